@@ -1,0 +1,24 @@
+# The one entry point for people and CI.
+CARGO ?= cargo
+LISTEN ?= 127.0.0.1:18000
+NODE ?= demo-node
+
+.PHONY: build test test-rust lint run-server run-client
+
+build:
+	$(CARGO) build --workspace --all-targets
+
+test: test-rust
+
+test-rust:
+	$(CARGO) test --workspace
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+run-server:
+	$(CARGO) run -p xdsloop-server -- --fixtures fixtures/demo --listen $(LISTEN)
+
+run-client:
+	$(CARGO) run -p xdsloop-client -- --server $(LISTEN) --node-id $(NODE)

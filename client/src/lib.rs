@@ -1,0 +1,1 @@
+//! xdsloop-client (being written).

@@ -1,0 +1,208 @@
+//! The descriptor pool and the conversions between the proto3 JSON mapping and encoded
+//! resources. The pool starts from the complete Envoy API that `envoy-types` ships and can be
+//! extended with user `FileDescriptorSet`s (`--descriptor-set`).
+
+use std::sync::LazyLock;
+
+use bytes::Bytes;
+use prost::Message;
+use prost_reflect::{
+    DescriptorPool, DeserializeOptions, DynamicMessage, MessageDescriptor, SerializeOptions,
+};
+use serde::de::IntoDeserializer;
+
+use crate::{DecodeError, Resource, type_url, version};
+
+static ENVOY_DESCRIPTORS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/envoy.bin"));
+
+static ENVOY_POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
+    DescriptorPool::decode(ENVOY_DESCRIPTORS)
+        .expect("the descriptor set embedded from envoy-types decodes")
+});
+
+/// Converts between fixture JSON and encoded resources. Cheap to clone (the pool is shared).
+#[derive(Clone, Debug)]
+pub struct Codec {
+    pool: DescriptorPool,
+}
+
+impl Default for Codec {
+    fn default() -> Self {
+        Self::envoy()
+    }
+}
+
+impl Codec {
+    /// A codec over the Envoy v3 API only.
+    pub fn envoy() -> Self {
+        Self {
+            pool: ENVOY_POOL.clone(),
+        }
+    }
+
+    /// A codec over the Envoy API plus the given encoded `FileDescriptorSet`s.
+    pub fn with_descriptor_sets<'a>(
+        sets: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Result<Self, DecodeError> {
+        let mut pool = ENVOY_POOL.clone();
+        for set in sets {
+            pool.decode_file_descriptor_set(set)
+                .map_err(|e| DecodeError::Descriptors(e.to_string()))?;
+        }
+        Ok(Self { pool })
+    }
+
+    pub fn pool(&self) -> &DescriptorPool {
+        &self.pool
+    }
+
+    /// The message descriptor for a type URL, if the pool knows it.
+    pub fn message(&self, type_url: &str) -> Option<MessageDescriptor> {
+        self.pool
+            .get_message_by_name(type_url::message_name(type_url))
+    }
+
+    /// Encodes one resource object in the proto3 JSON mapping (with its `@type`).
+    /// `label` names the resource in errors (e.g. `resource #2`).
+    pub fn encode_resource(
+        &self,
+        value: &serde_json::Value,
+        label: &str,
+    ) -> Result<Resource, DecodeError> {
+        let serde_json::Value::Object(object) = value else {
+            return Err(DecodeError::Field {
+                resource: label.to_string(),
+                path: ".".into(),
+                message: format!("expected an object with \"@type\", found {}", kind(value)),
+            });
+        };
+        let Some(type_url) = object.get("@type").and_then(|t| t.as_str()) else {
+            return Err(DecodeError::MissingType {
+                resource: label.to_string(),
+            });
+        };
+        let type_url = type_url.to_string();
+        let label = match peek_name(object, &type_url) {
+            Some(name) => format!("{label} ({} \"{name}\")", type_url::message_name(&type_url)),
+            None => label.to_string(),
+        };
+        let Some(desc) = self.message(&type_url) else {
+            return Err(DecodeError::UnknownType {
+                resource: label,
+                type_url,
+            });
+        };
+        let mut fields = object.clone();
+        fields.remove("@type");
+        let message = decode_json(desc, serde_json::Value::Object(fields), &label)?;
+        let name = name_of(&message, &type_url).ok_or_else(|| DecodeError::MissingName {
+            resource: label.clone(),
+            field: type_url::name_field(&type_url).to_string(),
+        })?;
+        // Hash the JSON rather than the encoding: prost-reflect encodes map fields in hash-map
+        // order, which differs between processes, and versions must survive restarts.
+        let canonical = serde_json::to_vec(value).expect("JSON values serialize");
+        let hash = version::fnv1a(&[type_url.as_bytes(), &canonical]);
+        Ok(Resource {
+            type_url,
+            name,
+            bytes: Bytes::from(message.encode_to_vec()),
+            version: version::short(hash),
+        })
+    }
+
+    /// Decodes an encoded resource of `type_url` (e.g. an `Any.value` from the wire).
+    pub fn decode(&self, type_url: &str, bytes: &[u8]) -> Result<DynamicMessage, DecodeError> {
+        let desc = self.message(type_url).ok_or_else(|| DecodeError::Wire {
+            type_url: type_url.to_string(),
+            message: "type not in the descriptor pool".into(),
+        })?;
+        DynamicMessage::decode(desc, bytes).map_err(|e| DecodeError::Wire {
+            type_url: type_url.to_string(),
+            message: e.to_string(),
+        })
+    }
+
+    /// The name of an encoded resource (`name`, or `cluster_name` for endpoints).
+    pub fn resource_name(&self, type_url: &str, bytes: &[u8]) -> Result<String, DecodeError> {
+        let message = self.decode(type_url, bytes)?;
+        name_of(&message, type_url).ok_or_else(|| DecodeError::Wire {
+            type_url: type_url.to_string(),
+            message: format!("resource has no `{}`", type_url::name_field(type_url)),
+        })
+    }
+
+    /// The resource as proto3 JSON with `@type` first-class, using proto field names.
+    pub fn to_json(&self, type_url: &str, bytes: &[u8]) -> Result<serde_json::Value, DecodeError> {
+        let message = self.decode(type_url, bytes)?;
+        let options = SerializeOptions::new().use_proto_field_name(true);
+        let value = message
+            .serialize_with_options(serde_json::value::Serializer, &options)
+            .map_err(|e| DecodeError::Wire {
+                type_url: type_url.to_string(),
+                message: e.to_string(),
+            })?;
+        let mut object = serde_json::Map::new();
+        object.insert(
+            "@type".into(),
+            serde_json::Value::String(type_url.to_string()),
+        );
+        if let serde_json::Value::Object(fields) = value {
+            object.extend(fields);
+        }
+        Ok(serde_json::Value::Object(object))
+    }
+}
+
+fn decode_json(
+    desc: MessageDescriptor,
+    value: serde_json::Value,
+    label: &str,
+) -> Result<DynamicMessage, DecodeError> {
+    let options = DeserializeOptions::new().deny_unknown_fields(true);
+    let mut track = serde_path_to_error::Track::new();
+    let deserializer =
+        serde_path_to_error::Deserializer::new(value.into_deserializer(), &mut track);
+    DynamicMessage::deserialize_with_options(desc, deserializer, &options).map_err(|e| {
+        let path = track.path().to_string();
+        DecodeError::Field {
+            resource: label.to_string(),
+            path: if path.is_empty() { ".".into() } else { path },
+            message: e.to_string(),
+        }
+    })
+}
+
+fn name_of(message: &DynamicMessage, type_url: &str) -> Option<String> {
+    let field = type_url::name_field(type_url);
+    let name = message.get_field_by_name(field)?.as_str()?.to_string();
+    (!name.is_empty()).then_some(name)
+}
+
+fn peek_name(
+    object: &serde_json::Map<String, serde_json::Value>,
+    type_url: &str,
+) -> Option<String> {
+    let field = type_url::name_field(type_url);
+    let camel = if field == "cluster_name" {
+        "clusterName"
+    } else {
+        field
+    };
+    object
+        .get(field)
+        .or_else(|| object.get(camel))?
+        .as_str()
+        .map(str::to_string)
+}
+
+pub(crate) fn kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "a list",
+        serde_json::Value::Object(_) => "an object",
+    }
+}

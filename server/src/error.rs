@@ -1,0 +1,22 @@
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+/// Errors that stop the server from starting or serving. Expected protocol outcomes (NACKs,
+/// stale nonces, rejected reloads) are values, not errors.
+#[derive(Debug, Error)]
+pub enum Error {
+    #[error("fixture directory {}: {message}", path.display())]
+    FixtureDir { path: PathBuf, message: String },
+    #[error("--descriptor-set {}: {message}", path.display())]
+    DescriptorSet { path: PathBuf, message: String },
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error("file watcher: {0}")]
+    Watch(String),
+    #[error("gRPC server: {0}")]
+    Transport(String),
+}

@@ -1,0 +1,23 @@
+//! xdsloop-server: a fixture-driven mock xDS control plane.
+//!
+//! Layout (the only seam between reloading and streams is a `watch` of `Arc<Snapshot>`):
+//! - [`snapshot`]: the immutable snapshot: resources by type, versions, per-node overlays.
+//! - [`fixtures`]: fixture directory → `Snapshot` (pure; errors name file, resource and field).
+//! - [`watch`]: notify watcher + debounce → reload → publish, or reject and keep the last good.
+//! - [`subscription`]: per-stream, per-type interest and ACK/NACK ledger (pure).
+//! - [`sotw`] / [`delta`]: the SotW and Delta stream state machines (pure) and their async loops.
+//! - [`service`]: tonic services (ADS SotW + Delta) on those state machines.
+//! - [`app`]: wiring: bind, start the watcher and the gRPC server, shut down cleanly.
+
+pub mod app;
+pub mod delta;
+pub mod error;
+pub mod fixtures;
+pub mod service;
+pub mod snapshot;
+pub mod sotw;
+pub mod subscription;
+pub mod watch;
+
+pub use error::Error;
+pub use snapshot::{Snapshot, TypeResources};

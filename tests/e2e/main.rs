@@ -1,0 +1,1 @@
+//! End-to-end tests: the real server and clients over loopback gRPC.
