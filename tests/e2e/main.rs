@@ -1,1 +1,3 @@
 //! End-to-end tests: the real server and clients over loopback gRPC.
+
+mod examples;
