@@ -1,3 +1,8 @@
 //! End-to-end tests: the real server and clients over loopback gRPC.
 
+mod delta;
 mod examples;
+mod harness;
+mod large;
+mod sotw;
+mod streams;
