@@ -1,1 +1,2 @@
 //! End-to-end tests: the real server and clients over loopback gRPC.
+mod reload;

@@ -1,0 +1,472 @@
+//! Hot reload against real files, real notify events and the real `Watcher`: every way editors
+//! and tools change a fixture directory ends in the right snapshot, and bad edits are rejected
+//! while the last good snapshot keeps being served.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+    time::Duration,
+};
+
+use tempfile::TempDir;
+use tokio::sync::watch;
+use xdsloop_proto::{Codec, type_url};
+use xdsloop_server::{
+    Snapshot,
+    watch::{ReloadStatus, Watcher},
+};
+
+/// Generous: a loaded CI machine may be slow to deliver file events. Waits end as soon as the
+/// expected state shows up.
+const WAIT: Duration = Duration::from_secs(10);
+const DEBOUNCE: Duration = Duration::from_millis(50);
+
+fn fixture_set(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures")
+        .join(name)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// A temp copy of the demo set, watched.
+fn demo() -> (TempDir, Watcher) {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture_set("demo"), dir.path());
+    let watcher = Watcher::start(dir.path().to_path_buf(), Codec::envoy(), DEBOUNCE)
+        .unwrap_or_else(|e| panic!("{e}"));
+    (dir, watcher)
+}
+
+fn endpoints_yaml(web_port: u16) -> String {
+    format!(
+        "\"@type\": {}\ncluster_name: web\nendpoints:\n- lb_endpoints:\n  - endpoint: {{ address: {{ \
+         socket_address: {{ address: 127.0.0.1, port_value: {web_port} }} }} }}\n",
+        type_url::ENDPOINT
+    )
+}
+
+fn cluster_yaml(name: &str) -> String {
+    format!(
+        "\"@type\": {}\nname: {name}\nconnect_timeout: 1s\n",
+        type_url::CLUSTER
+    )
+}
+
+/// The ports of cluster `cluster`'s endpoints as served to any node.
+fn ports(snapshot: &Snapshot, cluster: &str) -> Vec<u64> {
+    let Some(resource) = snapshot
+        .get("any-node", type_url::ENDPOINT)
+        .and_then(|t| t.resources.get(cluster))
+    else {
+        return Vec::new();
+    };
+    let json = Codec::envoy()
+        .to_json(type_url::ENDPOINT, &resource.bytes)
+        .unwrap();
+    let mut ports = Vec::new();
+    for locality in json["endpoints"].as_array().unwrap() {
+        for lb in locality["lb_endpoints"].as_array().unwrap() {
+            let address = &lb["endpoint"]["address"]["socket_address"];
+            ports.push(address["port_value"].as_u64().unwrap());
+        }
+    }
+    ports
+}
+
+fn has(snapshot: &Snapshot, node: &str, type_url: &str, name: &str) -> bool {
+    snapshot
+        .get(node, type_url)
+        .is_some_and(|t| t.resources.contains_key(name))
+}
+
+async fn wait_snapshot(
+    rx: &mut watch::Receiver<Arc<Snapshot>>,
+    what: &str,
+    done: impl Fn(&Snapshot) -> bool,
+) -> Arc<Snapshot> {
+    let wait = async {
+        loop {
+            let current = rx.borrow_and_update().clone();
+            if done(&current) {
+                return current;
+            }
+            rx.changed().await.expect("the watcher stopped");
+        }
+    };
+    tokio::time::timeout(WAIT, wait)
+        .await
+        .unwrap_or_else(|_| panic!("timed out waiting for a snapshot with {what}"))
+}
+
+async fn wait_reload(
+    rx: &mut watch::Receiver<ReloadStatus>,
+    what: &str,
+    done: impl Fn(&ReloadStatus) -> bool,
+) -> ReloadStatus {
+    let wait = async {
+        loop {
+            let current = rx.borrow_and_update().clone();
+            if done(&current) {
+                return current;
+            }
+            rx.changed().await.expect("the watcher stopped");
+        }
+    };
+    tokio::time::timeout(WAIT, wait)
+        .await
+        .unwrap_or_else(|_| panic!("timed out waiting for a reload status: {what}"))
+}
+
+#[tokio::test]
+async fn initial_load_serves_the_directory() {
+    let (_dir, watcher) = demo();
+    let snapshot = watcher.snapshots.borrow().clone();
+    assert_eq!(snapshot.generation, 1);
+    assert_eq!(ports(&snapshot, "web"), [8081, 8082, 8083]);
+    assert_eq!(snapshot.get("n", type_url::LISTENER).unwrap().version, "v1");
+    let status = watcher.reloads.borrow().clone();
+    assert!(
+        status.ok && status.generation == 1 && status.resources == 6,
+        "{status:?}"
+    );
+}
+
+#[tokio::test]
+async fn in_place_edit_publishes_a_new_version() {
+    let (dir, mut watcher) = demo();
+    let before = watcher.snapshots.borrow().clone();
+    std::fs::write(dir.path().join("endpoints.yaml"), endpoints_yaml(9001)).unwrap();
+    let after = wait_snapshot(&mut watcher.snapshots, "web on 9001", |s| {
+        ports(s, "web") == [9001]
+    })
+    .await;
+    assert!(after.generation > before.generation);
+    let version = |s: &Snapshot, t: &str| s.get("n", t).unwrap().version.clone();
+    assert_ne!(
+        version(&after, type_url::ENDPOINT),
+        version(&before, type_url::ENDPOINT)
+    );
+    assert_eq!(
+        version(&after, type_url::CLUSTER),
+        version(&before, type_url::CLUSTER)
+    );
+    assert!(
+        !has(&after, "n", type_url::ENDPOINT, "api"),
+        "api's CLA was removed"
+    );
+}
+
+#[tokio::test]
+async fn write_to_temp_then_rename_publishes() {
+    let (dir, mut watcher) = demo();
+    // Same directory, hidden temp name (vim with `backupcopy=no`, many IDEs).
+    let temp = dir.path().join(".endpoints.yaml.tmp");
+    std::fs::write(&temp, endpoints_yaml(9002)).unwrap();
+    std::fs::rename(&temp, dir.path().join("endpoints.yaml")).unwrap();
+    wait_snapshot(&mut watcher.snapshots, "web on 9002", |s| {
+        ports(s, "web") == [9002]
+    })
+    .await;
+
+    // From outside the watched tree (atomic writers that use the system temp directory).
+    let outside = tempfile::tempdir().unwrap();
+    let temp = outside.path().join("endpoints.yaml");
+    std::fs::write(&temp, endpoints_yaml(9003)).unwrap();
+    std::fs::rename(&temp, dir.path().join("endpoints.yaml")).unwrap();
+    wait_snapshot(&mut watcher.snapshots, "web on 9003", |s| {
+        ports(s, "web") == [9003]
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn several_writes_in_a_row_end_at_the_last_content() {
+    let (dir, mut watcher) = demo();
+    for port in 9100..9110 {
+        std::fs::write(dir.path().join("endpoints.yaml"), endpoints_yaml(port)).unwrap();
+    }
+    let last = wait_snapshot(&mut watcher.snapshots, "web on 9109", |s| {
+        ports(s, "web") == [9109]
+    })
+    .await;
+    assert!(watcher.reloads.borrow().ok);
+    assert_eq!(watcher.snapshots.borrow().generation, last.generation);
+}
+
+#[tokio::test]
+async fn new_deleted_files_and_directories_are_followed() {
+    let (dir, mut watcher) = demo();
+    let rx = &mut watcher.snapshots;
+    let extra = dir.path().join("extra.yaml");
+    std::fs::write(&extra, cluster_yaml("extra")).unwrap();
+    wait_snapshot(rx, "new file", |s| has(s, "n", type_url::CLUSTER, "extra")).await;
+    std::fs::remove_file(&extra).unwrap();
+    wait_snapshot(rx, "file deleted", |s| {
+        !has(s, "n", type_url::CLUSTER, "extra")
+    })
+    .await;
+
+    // A new directory with a file written right after it: the file lands before notify has
+    // had a chance to watch the directory.
+    let sub = dir.path().join("team/a");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(sub.join("more.yaml"), cluster_yaml("more")).unwrap();
+    wait_snapshot(rx, "new sub-directory", |s| {
+        has(s, "n", type_url::CLUSTER, "more")
+    })
+    .await;
+    // And a later edit inside it: the new directory is watched too.
+    std::fs::write(sub.join("more.yaml"), cluster_yaml("more2")).unwrap();
+    wait_snapshot(rx, "edit in new sub-directory", |s| {
+        has(s, "n", type_url::CLUSTER, "more2") && !has(s, "n", type_url::CLUSTER, "more")
+    })
+    .await;
+    std::fs::remove_dir_all(dir.path().join("team")).unwrap();
+    wait_snapshot(rx, "sub-directory deleted", |s| {
+        !has(s, "n", type_url::CLUSTER, "more2")
+    })
+    .await;
+
+    // A node overlay appearing later is served to that node only.
+    let canary = dir.path().join("nodes/canary");
+    std::fs::create_dir_all(&canary).unwrap();
+    std::fs::write(canary.join("c.yaml"), cluster_yaml("canary-only")).unwrap();
+    let s = wait_snapshot(rx, "overlay", |s| {
+        has(s, "canary", type_url::CLUSTER, "canary-only")
+    })
+    .await;
+    assert!(!has(&s, "other", type_url::CLUSTER, "canary-only"));
+    assert!(has(&s, "canary", type_url::CLUSTER, "web"));
+}
+
+/// Every file in `fixtures/invalid`, with what its rejection must point at.
+const INVALID: &[(&str, &str, &[&str])] = &[
+    ("bad-syntax.yaml", "bad-syntax.yaml", &["line 7"]),
+    ("bad-syntax.json", "bad-syntax.json", &["line 4"]),
+    (
+        "unknown-field.yaml",
+        "unknown-field.yaml",
+        &["Cluster \"typo\"", "conect_timeout"],
+    ),
+    (
+        "wrong-type.yaml",
+        "wrong-type.yaml",
+        &["\"wrong-type\"", "endpoints[0].load_balancing_weight"],
+    ),
+    (
+        "unknown-type.yaml",
+        "unknown-type.yaml",
+        &["unknown @type", "envoy.config.cluster.v3.Clustr"],
+    ),
+    (
+        "missing-type.yaml",
+        "missing-type.yaml",
+        &["missing \"@type\""],
+    ),
+    (
+        "duplicate-name.yaml",
+        "duplicate-name.yaml",
+        &["duplicate name", "Cluster \"twice\""],
+    ),
+    ("missing-name.yaml", "missing-name.yaml", &["cluster_name"]),
+    (
+        "conflicting-version",
+        "conflicting-version/b.yaml",
+        &["conflicting version_info", "conflicting-version/a.yaml"],
+    ),
+];
+
+#[tokio::test]
+async fn each_invalid_kind_is_rejected_and_fixing_it_recovers() {
+    let (dir, mut watcher) = demo();
+    let good = watcher.snapshots.borrow().clone();
+    for (source, reported, fragments) in INVALID {
+        let from = fixture_set("invalid").join(source);
+        let to = dir.path().join(source);
+        if from.is_dir() {
+            copy_dir(&from, &to);
+        } else {
+            std::fs::copy(&from, &to).unwrap();
+        }
+        let status = wait_reload(&mut watcher.reloads, source, |r| !r.ok).await;
+        let error = status.error.clone().unwrap();
+        assert_eq!(status.file, Some(dir.path().join(reported)), "{error}");
+        assert!(error.contains(reported), "{error}");
+        for fragment in *fragments {
+            assert!(
+                error.contains(fragment),
+                "{source}: expected {fragment:?} in {error}"
+            );
+        }
+        assert_eq!(status.generation, good.generation);
+        assert!(
+            Arc::ptr_eq(&watcher.snapshots.borrow(), &good),
+            "{source}: kept"
+        );
+
+        if from.is_dir() {
+            std::fs::remove_dir_all(&to).unwrap();
+        } else {
+            std::fs::remove_file(&to).unwrap();
+        }
+        let status = wait_reload(&mut watcher.reloads, "recovered", |r| r.ok).await;
+        // Back to the same content: nothing new to publish.
+        assert_eq!(status.generation, good.generation, "{source}");
+        assert!(Arc::ptr_eq(&watcher.snapshots.borrow(), &good), "{source}");
+    }
+}
+
+#[tokio::test]
+async fn fixing_a_bad_edit_in_place_recovers_with_the_new_content() {
+    let (dir, mut watcher) = demo();
+    let file = dir.path().join("endpoints.yaml");
+    std::fs::write(&file, "cluster_name: [web\n").unwrap();
+    let status = wait_reload(&mut watcher.reloads, "rejected", |r| !r.ok).await;
+    assert_eq!(status.file.as_deref(), Some(file.as_path()));
+    assert_eq!(
+        ports(&watcher.snapshots.borrow(), "web"),
+        [8081, 8082, 8083]
+    );
+
+    std::fs::write(&file, endpoints_yaml(9200)).unwrap();
+    wait_snapshot(&mut watcher.snapshots, "web on 9200", |s| {
+        ports(s, "web") == [9200]
+    })
+    .await;
+    let status = wait_reload(&mut watcher.reloads, "accepted", |r| r.ok).await;
+    assert_eq!(status.generation, watcher.snapshots.borrow().generation);
+}
+
+#[tokio::test]
+async fn start_up_errors_are_one_clear_line_and_empty_is_fine() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let err = Watcher::start(missing.clone(), Codec::envoy(), DEBOUNCE)
+        .err()
+        .expect("a missing directory is an error")
+        .to_string();
+    assert!(err.contains(&missing.display().to_string()), "{err}");
+    assert!(!err.contains('\n'), "{err}");
+
+    std::fs::copy(
+        fixture_set("invalid/unknown-field.yaml"),
+        dir.path().join("bad.yaml"),
+    )
+    .unwrap();
+    let err = Watcher::start(dir.path().to_path_buf(), Codec::envoy(), DEBOUNCE)
+        .err()
+        .expect("invalid fixtures are an error")
+        .to_string();
+    assert!(
+        err.contains("bad.yaml") && err.contains("conect_timeout"),
+        "{err}"
+    );
+    assert!(!err.contains('\n'), "{err}");
+
+    std::fs::remove_file(dir.path().join("bad.yaml")).unwrap();
+    let mut watcher = Watcher::start(dir.path().to_path_buf(), Codec::envoy(), DEBOUNCE).unwrap();
+    assert_eq!(watcher.snapshots.borrow().resource_count(), 0);
+    std::fs::write(dir.path().join("c.yaml"), cluster_yaml("first")).unwrap();
+    wait_snapshot(&mut watcher.snapshots, "first file", |s| {
+        has(s, "n", type_url::CLUSTER, "first")
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn replacing_the_whole_directory_is_followed() {
+    let parent = tempfile::tempdir().unwrap();
+    let live = parent.path().join("live");
+    copy_dir(&fixture_set("demo"), &live);
+    let mut watcher = Watcher::start(live.clone(), Codec::envoy(), DEBOUNCE).unwrap();
+
+    // Deploy-style swap: build the new tree beside it, move the old one away, move the new in.
+    let next = parent.path().join("next");
+    copy_dir(&fixture_set("demo"), &next);
+    std::fs::write(next.join("endpoints.yaml"), endpoints_yaml(9300)).unwrap();
+    std::fs::rename(&live, parent.path().join("old")).unwrap();
+    std::fs::rename(&next, &live).unwrap();
+    wait_snapshot(&mut watcher.snapshots, "the new tree", |s| {
+        ports(s, "web") == [9300]
+    })
+    .await;
+    // And the new tree is watched.
+    std::fs::write(live.join("endpoints.yaml"), endpoints_yaml(9301)).unwrap();
+    wait_snapshot(&mut watcher.snapshots, "an edit in the new tree", |s| {
+        ports(s, "web") == [9301]
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn stopping_ends_the_channels() {
+    let (_dir, watcher) = demo();
+    let mut snapshots = watcher.snapshots.clone();
+    watcher.stop();
+    let ended = tokio::time::timeout(WAIT, snapshots.changed()).await;
+    assert!(matches!(ended, Ok(Err(_))), "the sender is dropped on stop");
+}
+
+#[tokio::test]
+async fn shipped_fixture_sets_load_and_their_references_resolve() {
+    for (set, listener, route, clusters) in [
+        ("demo", "ingress", "local_route", &["api", "web"]),
+        (
+            "grpc",
+            "greeter",
+            "greeter-route",
+            &["greeter-a", "greeter-b"],
+        ),
+    ] {
+        let watcher = Watcher::start(fixture_set(set), Codec::envoy(), DEBOUNCE)
+            .unwrap_or_else(|e| panic!("{set}: {e}"));
+        let snapshot = watcher.snapshots.borrow().clone();
+        assert!(has(&snapshot, "n", type_url::LISTENER, listener), "{set}");
+        assert!(has(&snapshot, "n", type_url::ROUTE, route), "{set}");
+        for cluster in clusters {
+            assert!(
+                has(&snapshot, "n", type_url::CLUSTER, cluster),
+                "{set}: {cluster}"
+            );
+            assert!(
+                !ports(&snapshot, cluster).is_empty(),
+                "{set}: {cluster} has endpoints"
+            );
+        }
+        let codec = Codec::envoy();
+        let listener = &snapshot.get("n", type_url::LISTENER).unwrap().resources[listener];
+        let json = codec
+            .to_json(type_url::LISTENER, &listener.bytes)
+            .unwrap()
+            .to_string();
+        assert!(
+            json.contains(&format!("\"route_config_name\":\"{route}\"")),
+            "{set}: {json}"
+        );
+        let route = &snapshot.get("n", type_url::ROUTE).unwrap().resources[route];
+        let json = codec
+            .to_json(type_url::ROUTE, &route.bytes)
+            .unwrap()
+            .to_string();
+        assert!(
+            json.contains(&format!("\"cluster\":\"{}\"", clusters[0])),
+            "{set}: {json}"
+        );
+    }
+    let grpc = Watcher::start(fixture_set("grpc"), Codec::envoy(), DEBOUNCE).unwrap();
+    let snapshot = grpc.snapshots.borrow().clone();
+    assert_eq!(ports(&snapshot, "greeter-a"), [50051]);
+    assert_eq!(ports(&snapshot, "greeter-b"), [50052]);
+}
