@@ -3,7 +3,7 @@
 //!
 //! The rules (user-facing version in `fixtures/README.md`):
 //! - every `*.yaml`/`*.yml`/`*.json` below the directory, in a deterministic order; hidden
-//!   entries and editor leftovers are skipped ([`files`]);
+//!   entries and editor leftovers are skipped (see `files`);
 //! - `nodes/<node-id>/...` holds an overlay served only to that node id;
 //! - a resource's name is the one Envoy uses for its type; a name may appear once per type in the
 //!   base set and once per type in each overlay;

@@ -16,7 +16,7 @@ use std::{
 
 use notify::{
     Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher as _,
-    event::{AccessKind, AccessMode},
+    event::{AccessKind, AccessMode, ModifyKind},
 };
 use tokio::sync::mpsc;
 
@@ -45,6 +45,9 @@ pub fn classify(root: &Path, event: &notify::Result<Event>) -> Signal {
         // reacting would reload forever. A close after writing is a real change.
         EventKind::Access(AccessKind::Close(AccessMode::Write)) => {}
         EventKind::Access(_) => return Signal::Ignore,
+        // inotify cannot tell atime updates from chmod, and reading a file may update its
+        // atime: reacting could keep reloading. Content changes come with their own events.
+        EventKind::Modify(ModifyKind::Metadata(_)) => return Signal::Ignore,
         _ => {}
     }
     if event.paths.is_empty() {
@@ -52,9 +55,7 @@ pub fn classify(root: &Path, event: &notify::Result<Event>) -> Signal {
     }
     let root_itself = matches!(
         event.kind,
-        EventKind::Create(_)
-            | EventKind::Remove(_)
-            | EventKind::Modify(notify::event::ModifyKind::Name(_))
+        EventKind::Create(_) | EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(_))
     ) && event.paths.iter().any(|p| p == root);
     if root_itself {
         Signal::Rewatch
@@ -154,7 +155,7 @@ fn identity(path: &Path) -> Option<Identity> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use notify::event::{CreateKind, DataChange, Flag, ModifyKind, RemoveKind, RenameMode};
+    use notify::event::{CreateKind, DataChange, Flag, MetadataKind, RemoveKind, RenameMode};
 
     fn event(kind: EventKind, path: &str) -> notify::Result<Event> {
         Ok(Event::new(kind).add_path(PathBuf::from(path)))
@@ -188,6 +189,9 @@ mod tests {
             classify(root, &event(read, "/srv/fixtures")),
             Signal::Ignore
         );
+        let attrib = EventKind::Modify(ModifyKind::Metadata(MetadataKind::Any));
+        let signal = classify(root, &event(attrib, "/srv/fixtures/a.yaml"));
+        assert_eq!(signal, Signal::Ignore);
     }
 
     #[test]
