@@ -2,8 +2,9 @@
 CARGO ?= cargo
 LISTEN ?= 127.0.0.1:18000
 NODE ?= demo-node
+PYTHON ?= python3
 
-.PHONY: build test test-rust lint run-server run-client
+.PHONY: build test test-rust interop lint run-server run-client
 
 build:
 	$(CARGO) build --workspace --all-targets
@@ -12,6 +13,11 @@ test: test-rust
 
 test-rust:
 	$(CARGO) test --workspace
+
+# A real third-party xDS client (gRPC's proxyless client from PyPI grpcio) follows the server's
+# hot pushes. Creates tests/interop/.venv once (pinned requirements.txt), then reuses it.
+interop:
+	CARGO="$(CARGO)" $(PYTHON) tests/interop/run.py
 
 lint:
 	$(CARGO) fmt --all -- --check

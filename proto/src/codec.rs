@@ -20,6 +20,11 @@ static ENVOY_POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
         .expect("the descriptor set embedded from envoy-types decodes")
 });
 
+/// The encoded `FileDescriptorSet` of the whole Envoy v3 API (for gRPC server reflection).
+pub fn envoy_descriptor_set() -> &'static [u8] {
+    ENVOY_DESCRIPTORS
+}
+
 /// Converts between fixture JSON and encoded resources. Cheap to clone (the pool is shared).
 #[derive(Clone, Debug)]
 pub struct Codec {

@@ -1,1 +1,4 @@
 //! End-to-end tests: the real server and clients over loopback gRPC.
+
+mod examples;
+mod reload;

@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""Interop test: gRPC's proxyless xDS client (PyPI `grpcio`) follows xdsloop-server's hot pushes.
+
+Runs with the system python3 (standard library only); the backends and the client run in a
+cached virtual environment (tests/interop/.venv) with the pinned packages of requirements.txt.
+Prints one PASS/FAIL line per check and `N passed, N failed`; exits non-zero on any failure.
+Every wait is bounded and every process it starts is stopped by its pid, also on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import fixture_edits as fx
+import harness
+from harness import Proc, Setup
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+TARGET = f"xds:///{fx.LISTENER}"
+# Bounds: the first resolution includes the client's ADS handshake and four resource types;
+# a hot push after that takes well under a second, so a few seconds means "it didn't push".
+FIRST_CALL_TIMEOUT_S = 30
+PUSH_TIMEOUT_S = 10
+START_TIMEOUT_S = 20
+# How many calls in a row must agree before the run believes the client moved.
+RUN = 5
+# Calls observed after a rejected edit was logged, all of which must still reach the old backend.
+STEADY_CALLS = 20
+
+
+class Report:
+    def __init__(self) -> None:
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, name: str, ok: bool, why: str = "") -> bool:
+        if ok:
+            self.passed += 1
+            print(f"PASS {name}", flush=True)
+        else:
+            self.failed += 1
+            print(f"FAIL {name}" + (f": {why}" if why else ""), flush=True)
+        return ok
+
+
+class Calls:
+    """The client's output: one `SEQ OK NAME` / `SEQ ERR CODE ...` line per call."""
+
+    def __init__(self, client: Proc) -> None:
+        self.client = client
+
+    def mark(self) -> int:
+        return self.client.out.mark()
+
+    @staticmethod
+    def parse(lines: list[str]) -> list[str]:
+        """Each call as the answering backend's name, or `ERR:<code>`."""
+        calls = []
+        for line in lines:
+            parts = line.split(" ", 3)
+            if len(parts) >= 3:
+                calls.append(parts[2] if parts[1] == "OK" else f"ERR:{parts[2]}")
+        return calls
+
+    def wait_moved(self, name: str, since: int, timeout: float) -> tuple[bool, str]:
+        """Waits for RUN calls in a row answered by `name`, among calls made after `since`."""
+        def moved(lines):
+            calls = self.parse(lines[since:])
+            return len(calls) >= RUN and all(c == name for c in calls[-RUN:])
+        ok = self.client.out.wait(moved, timeout)
+        return bool(ok), self.describe(since)
+
+    def wait_steady(self, name: str, since: int, timeout: float) -> tuple[bool, str]:
+        """Waits for STEADY_CALLS calls after `since`; all of them must be answered by `name`."""
+        def enough(lines):
+            calls = self.parse(lines[since:])
+            return calls[:STEADY_CALLS] if len(calls) >= STEADY_CALLS else None
+        calls = self.client.out.wait(enough, timeout)
+        ok = bool(calls) and all(c == name for c in calls)
+        return ok, self.describe(since)
+
+    def describe(self, since: int) -> str:
+        calls = self.parse(self.client.out.lines[since:])
+        counts = {c: calls.count(c) for c in dict.fromkeys(calls)}
+        return f"{len(calls)} calls since the edit: {counts}; last: {calls[-RUN:]}"
+
+
+def wait_rejection(server: Proc, since: int, needles: list[str]) -> tuple[bool, str]:
+    """Waits for a warn/error log line naming the file, then for every needle in the log."""
+    def rejected(lines):
+        new = lines[since:]
+        logged = any(("WARN" in l or "ERROR" in l) and fx.ENDPOINTS_FILE in l for l in new)
+        return logged and all(any(n in l for l in new) for n in needles)
+    ok = server.err.wait(rejected, PUSH_TIMEOUT_S)
+    return bool(ok), f"no warn line naming {fx.ENDPOINTS_FILE} and {needles} in the server log"
+
+
+def start_backends(python: Path) -> tuple[dict[str, int], list[Proc]]:
+    ports, procs = {}, []
+    for name in ("A", "B"):
+        proc = Proc(f"backend {name}", [str(python), str(HERE / "backend.py"), name])
+        procs.append(proc)
+        line = proc.out.wait(lambda ls: next((l for l in ls if l.startswith("listening ")), None),
+                             START_TIMEOUT_S)
+        if not line:
+            raise Setup(f"backend {name} did not start\n{proc.tail()}")
+        ports[name] = int(line.split()[1])
+    return ports, procs
+
+
+def start_server(binary: Path, fixtures: Path) -> tuple[int, Proc]:
+    port = harness.free_port()
+    env = dict(os.environ, NO_COLOR="1", RUST_LOG=os.environ.get("INTEROP_RUST_LOG", "info"))
+    argv = [str(binary), "--fixtures", str(fixtures), "--listen", f"127.0.0.1:{port}"]
+    server = Proc("xdsloop-server", argv, env=env)
+    if not harness.wait_tcp(port, server, START_TIMEOUT_S):
+        raise Setup(f"xdsloop-server is not listening on 127.0.0.1:{port}\n{server.tail()}")
+    return port, server
+
+
+def write_bootstrap(work: Path, server_port: int) -> Path:
+    """The example bootstrap from examples/, pointed at this run's server."""
+    bootstrap = json.loads((REPO / "examples" / "grpc-bootstrap.json").read_text())
+    bootstrap["xds_servers"][0]["server_uri"] = f"127.0.0.1:{server_port}"
+    bootstrap["node"]["id"] = "interop-client"
+    path = work / "grpc-bootstrap.json"
+    path.write_text(json.dumps(bootstrap, indent=2))
+    return path
+
+
+def start_client(python: Path, bootstrap: Path) -> Proc:
+    env = dict(os.environ, GRPC_XDS_BOOTSTRAP=str(bootstrap))
+    if os.environ.get("INTEROP_GRPC_TRACE"):
+        env["GRPC_TRACE"] = os.environ["INTEROP_GRPC_TRACE"]
+        env["GRPC_VERBOSITY"] = "DEBUG"
+    return Proc("grpc client", [str(python), str(HERE / "client.py"), TARGET], env=env)
+
+
+def scenario(r: Report, calls: Calls, server: Proc, fixtures: Path, ports: dict) -> None:
+    a, b = ports["A"], ports["B"]
+    eds, rds = fixtures / fx.ENDPOINTS_FILE, fixtures / fx.ROUTES_FILE
+
+    ok, why = calls.wait_moved("A", 0, FIRST_CALL_TIMEOUT_S)
+    answers = Calls.parse(calls.client.out.lines)
+    r.check(f"{TARGET} resolves through xdsloop-server and calls reach A (LDS/RDS/CDS/EDS)",
+            ok and "B" not in answers, why)
+    connected = calls.mark()
+
+    def edit(name, write, expect):
+        since = calls.mark()
+        write()
+        r.check(name, *calls.wait_moved(expect, since, PUSH_TIMEOUT_S))
+
+    edit("EDS edit by temp file + rename moves calls to B",
+         lambda: fx.write_by_rename(eds, fx.endpoints(b, b, f"{fx.CLUSTER_A} -> B")), "B")
+    edit("EDS edit in place moves calls back to A",
+         lambda: fx.write_in_place(eds, fx.endpoints(a, b, f"{fx.CLUSTER_A} -> A")), "A")
+    edit("EDS edit in place, in several writes, moves calls to B",
+         lambda: fx.write_in_place(eds, fx.endpoints(b, b, f"{fx.CLUSTER_A} -> B"), 3), "B")
+
+    for label, text, needles in (
+        ("bad YAML", fx.endpoints_bad_yaml(a, b), []),
+        ("unknown field", fx.endpoints_unknown_field(a, b), [fx.BOGUS_FIELD]),
+    ):
+        logged = server.err.mark()
+        fx.write_in_place(eds, text)
+        ok, why = wait_rejection(server, logged, needles)
+        r.check(f"{label} in {fx.ENDPOINTS_FILE} is rejected and logged by the server", ok, why)
+        r.check(f"calls keep going to B after the {label} edit",
+                *calls.wait_steady("B", calls.mark(), PUSH_TIMEOUT_S + STEADY_CALLS * 0.2))
+
+    edit("fixed EDS fixture is pushed again: calls move to A",
+         lambda: fx.write_in_place(eds, fx.endpoints(a, b, f"{fx.CLUSTER_A} -> A")), "A")
+    edit(f"RDS edit routes calls to cluster {fx.CLUSTER_B} (B)",
+         lambda: fx.write_by_rename(rds, fx.routes(fx.CLUSTER_B)), "B")
+    edit(f"RDS edit routes calls back to cluster {fx.CLUSTER_A} (A)",
+         lambda: fx.write_in_place(rds, fx.routes(fx.CLUSTER_A)), "A")
+
+    failed = [c for c in Calls.parse(calls.client.out.lines[connected:]) if c.startswith("ERR")]
+    r.check("no call failed once the client was connected", not failed,
+            f"{len(failed)} failed calls: {sorted(set(failed))}")
+    r.check("xdsloop-server is still running", server.alive())
+
+
+def run(r: Report, work: Path) -> None:
+    source = REPO / "fixtures" / "grpc"
+    problem = fx.check_fixture(source)
+    if problem:
+        raise Setup(problem)
+    python = harness.ensure_venv(HERE / ".venv", HERE / "requirements.txt")
+    binary = harness.build_server(REPO)
+    procs: list[Proc] = []
+    try:
+        ports, backends = start_backends(python)
+        procs += backends
+        fixtures = work / "fixtures"
+        fx.copy_with_ports(source, fixtures, ports["A"], ports["B"])
+        server_port, server = start_server(binary, fixtures)
+        procs.append(server)
+        client = start_client(python, write_bootstrap(work, server_port))
+        procs.append(client)
+        failed_before = r.failed
+        scenario(r, Calls(client), server, fixtures, ports)
+        if r.failed > failed_before:
+            print("\n".join(p.tail() for p in procs), file=sys.stderr)
+    finally:
+        for proc in reversed(procs):
+            proc.stop()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", action="store_true", help="keep the temp directory")
+    args = parser.parse_args()
+    harness.install_cleanup()
+    r = Report()
+    work = Path(tempfile.mkdtemp(prefix="xdsloop-interop-"))
+    try:
+        run(r, work)
+    except Setup as err:
+        r.check("setup", False, str(err))
+    finally:
+        harness.stop_all()
+        if args.keep:
+            print(f"kept {work}", file=sys.stderr)
+        else:
+            import shutil
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"{r.passed} passed, {r.failed} failed", flush=True)
+    return 0 if r.failed == 0 and r.passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
