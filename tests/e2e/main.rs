@@ -4,5 +4,6 @@ mod delta;
 mod examples;
 mod harness;
 mod large;
+mod reload;
 mod sotw;
 mod streams;
