@@ -26,7 +26,7 @@ use std::{
 use tracing::{info, warn};
 use xdsloop_proto::{
     discovery::{Any, DeltaDiscoveryRequest, DeltaDiscoveryResponse, WireResource},
-    type_url,
+    type_url, version,
 };
 
 use crate::{
@@ -47,6 +47,22 @@ struct TypeState {
     known: BTreeMap<String, Option<String>>,
     /// The type's content hash at the last reconciliation: unchanged content needs no work.
     seen_hash: Option<u64>,
+}
+
+impl TypeState {
+    /// Hash of what the client holds, by the formula of `TypeResources::content_hash`, so
+    /// `/status` can compare it with the current snapshot. `None` before the first response.
+    fn held_hash(&self) -> Option<u64> {
+        self.sub.ledger.last_sent.as_ref()?;
+        let held = self
+            .known
+            .iter()
+            .filter_map(|(n, v)| Some((n, v.as_ref()?)));
+        let parts: Vec<&[u8]> = held
+            .flat_map(|(n, v)| [n.as_bytes(), v.as_bytes()])
+            .collect();
+        Some(version::fnv1a(&parts))
+    }
 }
 
 /// What one reconciliation found to send.
@@ -159,7 +175,10 @@ impl DeltaStream {
         let changed = std::mem::take(&mut self.changed);
         changed
             .iter()
-            .filter_map(|url| self.types.get(url).map(|s| s.sub.status(url)))
+            .filter_map(|url| {
+                let state = self.types.get(url)?;
+                Some(state.sub.status(url, state.held_hash()))
+            })
             .collect()
     }
 
