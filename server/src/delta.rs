@@ -341,6 +341,13 @@ impl StreamMachine for DeltaStream {
     fn take_status(&mut self) -> Vec<TypeStatus> {
         DeltaStream::take_status(self)
     }
+    fn payload(response: &DeltaDiscoveryResponse) -> (&str, usize) {
+        let resources = response.resources.iter();
+        let bytes = resources
+            .map(|r| r.resource.as_ref().map_or(0, |a| a.value.len()))
+            .sum();
+        (&response.type_url, bytes)
+    }
 }
 
 #[cfg(test)]

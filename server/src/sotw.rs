@@ -216,6 +216,11 @@ impl StreamMachine for SotwStream {
     fn take_status(&mut self) -> Vec<TypeStatus> {
         SotwStream::take_status(self)
     }
+    fn payload(response: &DiscoveryResponse) -> (&str, usize) {
+        let resources = response.resources.iter();
+        let bytes = resources.map(|a| a.value.len()).sum();
+        (&response.type_url, bytes)
+    }
 }
 
 /// The resources a subscription receives: all of them for a wildcard, else the named ones

@@ -1,5 +1,6 @@
 //! End-to-end tests: the real server and clients over loopback gRPC.
 
+mod app;
 mod delta;
 mod examples;
 mod harness;
