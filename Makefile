@@ -4,7 +4,7 @@ LISTEN ?= 127.0.0.1:18000
 NODE ?= demo-node
 PYTHON ?= python3
 
-.PHONY: build test test-rust interop lint run-server run-client
+.PHONY: build test test-rust interop lint run-server run-client bench bench-status
 
 build:
 	$(CARGO) build --workspace --all-targets
@@ -28,3 +28,10 @@ run-server:
 
 run-client:
 	$(CARGO) run -p xdsloop-client -- --server $(LISTEN) --node-id $(NODE)
+
+# Benchmarks print numbers and assert no timings.
+bench: bench-status
+
+# /status and the `status` table with 1,000 open ADS streams (all four types ACKed).
+bench-status:
+	$(CARGO) bench -p xdsloop-tests --bench status

@@ -147,7 +147,14 @@ struct StatusQuery {
 }
 
 async fn get_status(State(admin): State<Admin>, Query(q): Query<StatusQuery>) -> Response {
-    Json(admin.status(q.node.as_deref())).into_response()
+    // Thousands of streams make this milliseconds of CPU: keep it off the runtime threads
+    // that move xDS messages.
+    let built =
+        tokio::task::spawn_blocking(move || Json(admin.status(q.node.as_deref())).into_response());
+    match built.await {
+        Ok(response) => response,
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -184,10 +191,16 @@ async fn get_snapshot(State(admin): State<Admin>, Query(q): Query<SnapshotQuery>
     let codec = admin.codec.clone();
     // Decoding every resource to JSON is CPU work; keep it off the runtime threads.
     let built = tokio::task::spawn_blocking(move || {
-        snapshot_document(&snapshot, &codec, q.node, type_url.as_deref())
+        Json(snapshot_document(
+            &snapshot,
+            &codec,
+            q.node,
+            type_url.as_deref(),
+        ))
+        .into_response()
     });
     match built.await {
-        Ok(doc) => Json(doc).into_response(),
+        Ok(doc) => doc,
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
     }
 }

@@ -7,4 +7,5 @@ mod harness;
 mod large;
 mod reload;
 mod sotw;
+mod status;
 mod streams;
