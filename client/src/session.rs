@@ -204,6 +204,7 @@ impl Session {
                 return Exit::Retry;
             }
         };
+        self.report(Report::Connection(ConnectionReport::Connected { server }));
         // Queue the resubscription before opening: some servers send no headers until they
         // have a request, so waiting for the open first could deadlock.
         self.mux.on_stream_start(now());
@@ -222,7 +223,6 @@ impl Session {
                     .await;
             }
         };
-        self.report(Report::Connection(ConnectionReport::Connected { server }));
         loop {
             let deadline = self.mux.next_deadline().map(Instant::from_std);
             let timer = async move {
@@ -232,10 +232,10 @@ impl Session {
                 }
             };
             tokio::select! {
-                _ = &mut *shutdown => return Exit::Stop,
+                _ = &mut *shutdown => return close(tx, incoming).await,
                 command = self.commands.recv() => match command {
                     Some(command) => self.handle(command),
-                    None => return Exit::Stop,
+                    None => return close(tx, incoming).await,
                 },
                 message = incoming.next() => match message {
                     Ok(Some(response)) => {
@@ -337,6 +337,19 @@ impl Session {
         // No receivers is fine: reports are for whoever is watching.
         let _ = self.reports.send(report);
     }
+}
+
+/// How long a stopping client waits for the server to end the stream after the client
+/// half-closed it: long enough for the last ACK/NACK to be delivered, short enough to exit.
+const CLOSE_GRACE: Duration = Duration::from_secs(1);
+
+/// Ends the stream gracefully: half-close, so queued requests (the last ACK or NACK) are
+/// flushed, then wait briefly for the server to finish.
+async fn close(tx: mpsc::Sender<Outgoing>, mut incoming: crate::source::Incoming) -> Exit {
+    drop(tx);
+    let drain = async { while let Ok(Some(_)) = incoming.next().await {} };
+    let _ = tokio::time::timeout(CLOSE_GRACE, drain).await;
+    Exit::Stop
 }
 
 /// An error with its causes, e.g. "transport error: tcp connect error: Connection refused".
