@@ -26,8 +26,6 @@ use xdsloop_proto::{Codec, FixtureDoc, Format, Resource, type_url};
 
 use crate::snapshot::{Snapshot, TypeResources};
 
-pub use files::is_ignored;
-
 /// Why a fixture directory was rejected. `message` locates the problem inside `file`: a line
 /// (syntax), or a resource and field path (content), or the other file involved (duplicates,
 /// conflicting versions).

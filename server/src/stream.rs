@@ -34,7 +34,8 @@ pub trait StreamMachine: Send + 'static {
     fn take_status(&mut self) -> Vec<TypeStatus>;
 }
 
-/// Runs one stream until the client goes away, the request stream ends or fails, or `shutdown`
+/// Runs one stream (its machine built from `snapshots`' current value, already marked seen)
+/// until the client goes away, the request stream ends or fails, or `shutdown`
 /// turns true. Whatever happens here affects this stream only (S12).
 pub async fn run<M, S>(
     mut machine: M,
@@ -48,9 +49,8 @@ pub async fn run<M, S>(
     S: Stream<Item = Result<M::Request, Status>> + Unpin,
 {
     let stream = entry.id();
-    // The machine was built with the current snapshot; only later ones are news.
-    snapshots.borrow_and_update();
-    let mut node_published = false;
+    info!(stream, "stream opened");
+    let (mut node_published, mut source_open) = (false, true);
     loop {
         let out = tokio::select! {
             request = requests.next() => match request {
@@ -67,9 +67,11 @@ pub async fn run<M, S>(
                     break;
                 }
             },
-            changed = snapshots.changed() => {
+            changed = snapshots.changed(), if source_open => {
                 if changed.is_err() {
-                    break; // The snapshot source is gone: the server is stopping.
+                    // The snapshot source is gone: keep serving the last snapshot.
+                    source_open = false;
+                    continue;
                 }
                 let snapshot = snapshots.borrow_and_update().clone();
                 machine.on_snapshot(snapshot)
@@ -81,19 +83,32 @@ pub async fn run<M, S>(
             }
         };
         if !node_published && let Some(node) = machine.node_id() {
+            info!(stream, node, "node identified");
             entry.set_node(node);
             node_published = true;
         }
         entry.update(machine.take_status());
-        for response in out {
-            // A client that stops reading must not keep a shutting-down server waiting.
-            tokio::select! {
-                sent = responses.send(Ok(response)) => if sent.is_err() {
-                    debug!(stream, "client went away");
-                    return;
-                },
-                _ = shutdown.wait_for(|stop| *stop) => return,
-            }
+        if !send_all(&responses, out, &mut shutdown).await {
+            break;
         }
     }
+    info!(stream, "stream closed");
+}
+
+/// Sends one batch in order; false when the client went away or the server is stopping.
+async fn send_all<T>(
+    responses: &mpsc::Sender<Result<T, Status>>,
+    out: Vec<T>,
+    shutdown: &mut watch::Receiver<bool>,
+) -> bool {
+    for response in out {
+        // A client that stops reading must not keep a shutting-down server waiting.
+        tokio::select! {
+            sent = responses.send(Ok(response)) => if sent.is_err() {
+                return false;
+            },
+            _ = shutdown.wait_for(|stop| *stop) => return false,
+        }
+    }
+    true
 }
