@@ -52,7 +52,8 @@ pub struct Args {
     /// NACK any response holding this resource, e.g. `--reject cds:web` (repeatable).
     #[arg(long, value_name = "TYPE:NAME")]
     pub reject: Vec<String>,
-    /// Print the applied resources (YAML, or JSON with --output json) once synced, and exit.
+    /// Print only the applied resources (YAML, or JSON with --output json) once synced, and
+    /// exit.
     #[arg(long)]
     pub dump: bool,
     /// How long a requested resource may take before it is reported not found.
@@ -209,7 +210,8 @@ pub async fn run(
                 dump_deadline = Some(tokio::time::Instant::now() + args.not_found_timeout);
             }
         }
-        if let Some(line) = output::line(&report, args.output) {
+        // With --dump, stdout is only the document (so it can be piped to jq or yq).
+        if let Some(line) = output::line(&report, args.output).filter(|_| !args.dump) {
             writeln!(out, "{line}")?;
             out.flush()?;
         }

@@ -293,20 +293,15 @@ impl Session {
         self.dispatch(output, None).await;
     }
 
-    /// Sends a subscription's events (waiting if it is slow: like Envoy's callbacks, applying
-    /// comes before the ACK), the requests, the reports and the new store.
+    /// Hands events to subscriptions first (waiting if one is slow: like Envoy's callbacks, an
+    /// update reaches its subscribers before it is ACKed), then the requests, the new store and
+    /// the reports.
     async fn dispatch(
         &mut self,
         mut output: crate::mux::Output,
         tx: Option<&mpsc::Sender<Outgoing>>,
     ) {
         loop {
-            for request in output.requests.drain(..) {
-                if let Some(tx) = tx {
-                    // A closed queue means the stream is gone; the reader notices and reconnects.
-                    let _ = tx.send(request).await;
-                }
-            }
             let mut gone = Vec::new();
             for (id, event) in output.deliveries.drain(..) {
                 let Some(subscriber) = self.subscribers.get(&id) else {
@@ -316,11 +311,18 @@ impl Session {
                     gone.push(id);
                 }
             }
-            for report in output.reports.drain(..) {
-                self.report(report);
+            for request in output.requests.drain(..) {
+                if let Some(tx) = tx {
+                    // A closed queue means the stream is gone; the reader notices and reconnects.
+                    let _ = tx.send(request).await;
+                }
             }
+            // The store first: whoever hears a report must find the store already updated.
             if output.store_changed {
                 self.store.send_replace(Arc::new(self.mux.store().clone()));
+            }
+            for report in output.reports.drain(..) {
+                self.report(report);
             }
             if gone.is_empty() {
                 return;

@@ -42,14 +42,24 @@ struct Served {
 }
 
 async fn serve_demo_on(dir: TempDir, listen: SocketAddr) -> Served {
-    let watcher = Watcher::start(dir.path().into(), Codec::envoy(), Duration::from_millis(50)).unwrap();
-    let server = serve(listen, watcher.snapshots.clone(), 64 << 20).await.unwrap();
-    Served { _dir: dir, watcher, server }
+    let watcher =
+        Watcher::start(dir.path().into(), Codec::envoy(), Duration::from_millis(50)).unwrap();
+    let server = serve(listen, watcher.snapshots.clone(), 64 << 20)
+        .await
+        .unwrap();
+    Served {
+        _dir: dir,
+        watcher,
+        server,
+    }
 }
 
 async fn serve_demo() -> Served {
     let dir = tempfile::tempdir().unwrap();
-    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo"), dir.path());
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo"),
+        dir.path(),
+    );
     serve_demo_on(dir, "127.0.0.1:0".parse().unwrap()).await
 }
 
@@ -95,12 +105,18 @@ impl Cli {
             .unwrap();
         let stdout = lines(child.stdout.take().unwrap());
         let stderr = lines(child.stderr.take().unwrap());
-        Self { child, stdout, stderr }
+        Self {
+            child,
+            stdout,
+            stderr,
+        }
     }
 
     /// The next stdout line; `None` once the process closed stdout.
     async fn line(&mut self) -> Option<String> {
-        tokio::time::timeout(WAIT, self.stdout.recv()).await.expect("a line in time")
+        tokio::time::timeout(WAIT, self.stdout.recv())
+            .await
+            .expect("a line in time")
     }
 
     async fn lines(&mut self, n: usize) -> Vec<String> {
@@ -129,7 +145,9 @@ impl Cli {
                 }
             }
         };
-        tokio::time::timeout(WAIT, wait).await.unwrap_or_else(|_| panic!("stderr never said {wanted:?}"))
+        tokio::time::timeout(WAIT, wait)
+            .await
+            .unwrap_or_else(|_| panic!("stderr never said {wanted:?}"))
     }
 
     /// Stdout lines arriving until it stays quiet for `QUIET`.
@@ -152,11 +170,26 @@ impl Drop for Cli {
 /// `time type version=V nonce=N ACK added=[..] updated=[..] removed=[..]` → its fields.
 fn text_fields(line: &str) -> (String, String, String, String) {
     let parts: Vec<&str> = line.split(' ').collect();
-    assert!(humantime::parse_rfc3339(parts[0]).is_ok(), "time first: {line}");
+    assert!(
+        humantime::parse_rfc3339(parts[0]).is_ok(),
+        "time first: {line}"
+    );
     let version = parts[2].strip_prefix("version=").expect(line).to_string();
-    assert!(parts[3].starts_with("nonce=") && parts[3].len() > 6, "{line}");
-    let added = line.split("added=[").nth(1).and_then(|r| r.split(']').next()).expect(line);
-    (parts[1].to_string(), version, parts[4].to_string(), added.to_string())
+    assert!(
+        parts[3].starts_with("nonce=") && parts[3].len() > 6,
+        "{line}"
+    );
+    let added = line
+        .split("added=[")
+        .nth(1)
+        .and_then(|r| r.split(']').next())
+        .expect(line);
+    (
+        parts[1].to_string(),
+        version,
+        parts[4].to_string(),
+        added.to_string(),
+    )
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -182,7 +215,10 @@ async fn text_output_has_one_line_per_update_with_version_ack_and_names() {
 #[tokio::test(flavor = "multi_thread")]
 async fn json_output_is_one_object_per_line_with_the_documented_fields() {
     let served = serve_demo().await;
-    let mut cli = Cli::spawn(served.server.addr(), &["--delta", "--output", "json", "--exit-after", "4"]);
+    let mut cli = Cli::spawn(
+        served.server.addr(),
+        &["--delta", "--output", "json", "--exit-after", "4"],
+    );
     let objects: Vec<Value> = cli
         .lines(4)
         .await
@@ -191,27 +227,46 @@ async fn json_output_is_one_object_per_line_with_the_documented_fields() {
         .collect();
     assert!(cli.finish().await.1.success());
     let documented = [
-        "event", "time", "mode", "type", "type_url", "version", "nonce", "status", "error", "added",
-        "updated", "removed",
+        "event", "time", "mode", "type", "type_url", "version", "nonce", "status", "error",
+        "added", "updated", "removed",
     ];
     let mut types = Vec::new();
     for object in &objects {
-        let keys: Vec<&str> = object.as_object().unwrap().keys().map(String::as_str).collect();
+        let keys: Vec<&str> = object
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
         let mut sorted = documented.to_vec();
         sorted.sort();
         assert_eq!(keys, sorted, "{object}");
-        assert_eq!((object["event"].as_str(), object["mode"].as_str()), (Some("update"), Some("delta")));
-        assert_eq!((object["status"].as_str(), &object["error"]), (Some("ACK"), &Value::Null));
+        assert_eq!(
+            (object["event"].as_str(), object["mode"].as_str()),
+            (Some("update"), Some("delta"))
+        );
+        assert_eq!(
+            (object["status"].as_str(), &object["error"]),
+            (Some("ACK"), &Value::Null)
+        );
         assert!(!object["nonce"].as_str().unwrap().is_empty());
         let alias = object["type"].as_str().unwrap().to_string();
-        assert_eq!(object["type_url"].as_str(), type_url::resolve(&alias).as_deref());
+        assert_eq!(
+            object["type_url"].as_str(),
+            type_url::resolve(&alias).as_deref()
+        );
         types.push((alias, object["added"].clone()));
     }
     types.sort_by(|a, b| a.0.cmp(&b.0));
     let added: Vec<String> = types.iter().map(|(t, a)| format!("{t}={a}")).collect();
     assert_eq!(
         added,
-        [r#"cds=["api","web"]"#, r#"eds=["api","web"]"#, r#"lds=["ingress"]"#, r#"rds=["local_route"]"#]
+        [
+            r#"cds=["api","web"]"#,
+            r#"eds=["api","web"]"#,
+            r#"lds=["ingress"]"#,
+            r#"rds=["local_route"]"#
+        ]
     );
 }
 
@@ -223,7 +278,11 @@ async fn reject_flag_nacks_once_and_the_server_records_it() {
     seen.extend(cli.quiet_lines().await);
     let cds: Vec<&String> = seen.iter().filter(|l| text_fields(l).0 == "cds").collect();
     assert_eq!(cds.len(), 1, "one NACK, no resend loop: {seen:#?}");
-    assert!(cds[0].contains(" NACK (resource \"web\": rejected by --reject cds:web)"), "{}", cds[0]);
+    assert!(
+        cds[0].contains(" NACK (resource \"web\": rejected by --reject cds:web)"),
+        "{}",
+        cds[0]
+    );
     assert!(!seen.iter().any(|l| text_fields(l).0 == "eds"), "{seen:#?}");
     let recorded = served
         .server
@@ -232,35 +291,54 @@ async fn reject_flag_nacks_once_and_the_server_records_it() {
         .into_iter()
         .find_map(|s| s.types.get(CLUSTER).and_then(|t| t.last_nack.clone()));
     let recorded = format!("{:?}", recorded.expect("the server recorded the NACK"));
-    assert!(recorded.contains("rejected by --reject cds:web"), "{recorded}");
+    assert!(
+        recorded.contains("rejected by --reject cds:web"),
+        "{recorded}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn dump_prints_the_applied_resources_and_exits() {
     let served = serve_demo().await;
     for (format, parse) in [
-        ("text", (|s: &str| serde_yaml_ng::from_str::<Value>(s).unwrap()) as fn(&str) -> Value),
+        (
+            "text",
+            (|s: &str| serde_yaml_ng::from_str::<Value>(s).unwrap()) as fn(&str) -> Value,
+        ),
         ("json", |s: &str| serde_json::from_str::<Value>(s).unwrap()),
     ] {
         let mut cli = Cli::spawn(served.server.addr(), &["--dump", "--output", format]);
         let (lines, status) = cli.finish().await;
         assert!(status.success());
-        // The update lines come first, then the document.
-        let start = lines.iter().position(|l| l.starts_with("types") || l.starts_with('{')).unwrap();
-        let dump = parse(&lines[start..].join("\n"));
+        // Only the document: it can be piped straight into jq or yq.
+        let dump = parse(&lines.join("\n"));
         let types = dump["types"].as_array().unwrap();
         let summary: Vec<String> = types
             .iter()
             .map(|t| {
-                let names: Vec<&str> =
-                    t["resources"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
-                format!("{}@{}={}", t["type"].as_str().unwrap(), t["version"].as_str().unwrap(), names.join(","))
+                let names: Vec<&str> = t["resources"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|r| r["name"].as_str().unwrap())
+                    .collect();
+                format!(
+                    "{}@{}={}",
+                    t["type"].as_str().unwrap(),
+                    t["version"].as_str().unwrap(),
+                    names.join(",")
+                )
             })
             .collect();
-        let expected: Vec<String> = [("cds", "api,web"), ("eds", "api,web"), ("lds", "ingress"), ("rds", "local_route")]
-            .iter()
-            .map(|(t, n)| format!("{t}@{}={n}", served.version(t)))
-            .collect();
+        let expected: Vec<String> = [
+            ("cds", "api,web"),
+            ("eds", "api,web"),
+            ("lds", "ingress"),
+            ("rds", "local_route"),
+        ]
+        .iter()
+        .map(|(t, n)| format!("{t}@{}={n}", served.version(t)))
+        .collect();
         assert_eq!(summary, expected, "{format}");
         let web = &types[0]["resources"][1]["resource"];
         assert_eq!(web["@type"].as_str(), Some(CLUSTER));
@@ -270,13 +348,20 @@ async fn dump_prints_the_applied_resources_and_exits() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn unreachable_server_is_retried_with_backoff_and_reported_on_stderr() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let mut cli = Cli::spawn(([127, 0, 0, 1], port).into(), &[]);
     cli.stderr_until("cannot connect to").await;
     cli.stderr_until("retrying in").await;
     cli.stderr_until("(attempt 2)").await;
     cli.stderr_until("(attempt 3)").await;
-    assert!(cli.child.try_wait().unwrap().is_none(), "still running, not crashed");
+    assert!(
+        cli.child.try_wait().unwrap().is_none(),
+        "still running, not crashed"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -285,7 +370,11 @@ async fn server_loss_is_shown_on_stderr_and_the_client_reconnects() {
     let addr = served.server.addr();
     let mut cli = Cli::spawn(addr, &[]);
     cli.lines(4).await;
-    let Served { _dir: dir, watcher, server } = served;
+    let Served {
+        _dir: dir,
+        watcher,
+        server,
+    } = served;
     server.shutdown().await.unwrap();
     drop(watcher);
     cli.stderr_until("stream closed").await;

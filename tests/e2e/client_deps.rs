@@ -24,13 +24,18 @@ async fn new_cluster_yields_one_eds_request(source: Source) {
     let (client, mut reports) = demo_client(config(served.addr(), source)).await;
     let first = served.snapshot();
     store_where(&client, |s| matches_snapshot(s, &first, source)).await;
+    // Only what happens from here on.
+    reports = reports.resubscribe();
     served.edit("clusters.yaml", |text| text + EXTRA).await;
     let cds = report(&mut reports, |r| match r {
         Report::Update(u) if u.type_url == CLUSTER => Some(u.clone()),
         _ => None,
     })
     .await;
-    assert_eq!((cds.verdict, cds.diff.added), (Verdict::Ack, vec!["extra".to_string()]));
+    assert_eq!(
+        (cds.verdict, cds.diff.added),
+        (Verdict::Ack, vec!["extra".to_string()])
+    );
     // Everything the client sends until the server answers for EDS (or goes quiet).
     let mut eds_requests = Vec::new();
     while let Ok(Ok(report)) = tokio::time::timeout(QUIET, reports.recv()).await {
@@ -64,7 +69,10 @@ async fn never_served_name_is_not_found(source: Source) {
     config.not_found_timeout = Duration::from_millis(300);
     let client = Client::start(config, std::future::pending()).unwrap();
     let mut reports = client.reports();
-    let mut ghost = client.subscribe(ENDPOINT, Interest::names(["ghost", "web"])).await.unwrap();
+    let mut ghost = client
+        .subscribe(ENDPOINT, Interest::names(["ghost", "web"]))
+        .await
+        .unwrap();
     let missing = tokio::time::timeout(WAIT, async {
         loop {
             match ghost.recv().await.expect("client runs") {

@@ -24,24 +24,36 @@ async fn rejected_update_keeps_the_last_good_config(source: Source) {
     let (client, mut reports) = demo_client(config).await;
     let first = served.snapshot();
     let good = store_where(&client, |s| matches_snapshot(s, &first, source)).await;
+    // Only what happens from here on.
+    reports = reports.resubscribe();
     refuse.store(true, Ordering::SeqCst);
     served
-        .edit("clusters.yaml", |text| text.replacen("connect_timeout: 0.25s", "connect_timeout: 0.5s", 1))
+        .edit("clusters.yaml", |text| {
+            text.replacen("connect_timeout: 0.25s", "connect_timeout: 0.5s", 1)
+        })
         .await;
     let nack = report(&mut reports, |r| match r {
         Report::Update(u) if u.type_url == CLUSTER => Some(u.clone()),
         _ => None,
     })
     .await;
-    assert!(matches!(&nack.verdict, Verdict::Nack(m) if m.contains("web refused by test")), "{nack:?}");
+    assert!(
+        matches!(&nack.verdict, Verdict::Nack(m) if m.contains("web refused by test")),
+        "{nack:?}"
+    );
 
     // The server records the NACK with its message.
     let recorded = wait_until(|| {
-        served.server.registry().streams().into_iter().find_map(|stream| {
-            let cds = stream.types.get(CLUSTER)?;
-            let nacked = cds.last_nack.as_ref()?;
-            Some(format!("{nacked:?}"))
-        })
+        served
+            .server
+            .registry()
+            .streams()
+            .into_iter()
+            .find_map(|stream| {
+                let cds = stream.types.get(CLUSTER)?;
+                let nacked = cds.last_nack.as_ref()?;
+                Some(format!("{nacked:?}"))
+            })
     })
     .await;
     assert!(recorded.contains("web refused by test"), "{recorded}");
@@ -68,7 +80,9 @@ async fn wait_until<T>(mut probe: impl FnMut() -> Option<T>) -> T {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
     };
-    tokio::time::timeout(WAIT, poll).await.expect("server state reached")
+    tokio::time::timeout(WAIT, poll)
+        .await
+        .expect("server state reached")
 }
 
 #[tokio::test]

@@ -1,8 +1,8 @@
 //! A server restart on the same port is survived: the client backs off, reconnects,
 //! resubscribes and ends with the same applied versions (C10, C11, C13).
 
-use xdsloop_client::{ConnectionReport, Report, Source};
 use xdsloop_client::request::Outgoing;
+use xdsloop_client::{ConnectionReport, Report, Source};
 use xdsloop_proto::type_url::CLUSTER;
 
 use crate::client_support::*;
@@ -18,7 +18,10 @@ async fn survives_restart(source: Source) {
         _ => None,
     })
     .await;
-    assert!(client.store().borrow().holds(CLUSTER, "web"), "C13: config survives the drop");
+    assert!(
+        client.store().borrow().holds(CLUSTER, "web"),
+        "C13: config survives the drop"
+    );
     let served = Served::restart(dir, addr).await;
     report(&mut reports, |r| match r {
         Report::Connection(ConnectionReport::Connected { .. }) => Some(()),
@@ -33,7 +36,10 @@ async fn survives_restart(source: Source) {
     let held = before.of_type(CLUSTER).unwrap();
     match resubscribe {
         Outgoing::Sotw(request) => {
-            assert_eq!(request.version_info, held.version, "SotW resends the last version");
+            assert_eq!(
+                request.version_info, held.version,
+                "SotW resends the last version"
+            );
             assert!(request.node.is_some() && request.response_nonce.is_empty());
         }
         Outgoing::Delta(request) => {
@@ -46,8 +52,15 @@ async fn survives_restart(source: Source) {
     let snapshot = served.snapshot();
     let after = store_where(&client, |s| matches_snapshot(s, &snapshot, source)).await;
     for (type_url, held) in before.types() {
-        assert_eq!(after.version(type_url), Some(held.version.as_str()), "{type_url}");
-        assert_eq!(after.held_versions(type_url), before.held_versions(type_url));
+        assert_eq!(
+            after.version(type_url),
+            Some(held.version.as_str()),
+            "{type_url}"
+        );
+        assert_eq!(
+            after.held_versions(type_url),
+            before.held_versions(type_url)
+        );
     }
     client.stop().await;
 }

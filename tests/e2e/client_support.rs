@@ -97,7 +97,9 @@ impl Served {
         std::fs::write(&path, text).unwrap();
         let mut snapshots = self.watcher.snapshots.clone();
         let next = snapshots.wait_for(|s| s.generation > before);
-        let next = tokio::time::timeout(WAIT, next).await.expect("fixture reloaded");
+        let next = tokio::time::timeout(WAIT, next)
+            .await
+            .expect("fixture reloaded");
         next.unwrap().clone()
     }
 }
@@ -124,8 +126,16 @@ pub fn drain(mut subscription: Subscription) {
 pub async fn demo_client(config: ClientConfig) -> (Client, broadcast::Receiver<Report>) {
     let client = Client::start(config, std::future::pending()).unwrap();
     let reports = client.reports();
-    for type_url in [xdsloop_proto::type_url::LISTENER, xdsloop_proto::type_url::CLUSTER] {
-        drain(client.subscribe(type_url, Interest::Wildcard).await.unwrap());
+    for type_url in [
+        xdsloop_proto::type_url::LISTENER,
+        xdsloop_proto::type_url::CLUSTER,
+    ] {
+        drain(
+            client
+                .subscribe(type_url, Interest::Wildcard)
+                .await
+                .unwrap(),
+        );
     }
     (client, reports)
 }
@@ -134,7 +144,8 @@ pub async fn demo_client(config: ClientConfig) -> (Client, broadcast::Receiver<R
 pub async fn store_where(client: &Client, done: impl Fn(&Store) -> bool) -> Arc<Store> {
     let mut store = client.store();
     let found = tokio::time::timeout(WAIT, store.wait_for(|s| done(s))).await;
-    let found = found.unwrap_or_else(|_| panic!("store never matched: {:#?}", client.store().borrow()));
+    let found =
+        found.unwrap_or_else(|_| panic!("store never matched: {:#?}", client.store().borrow()));
     found.unwrap().clone()
 }
 
@@ -151,7 +162,9 @@ pub async fn report<T>(
             }
         }
     };
-    tokio::time::timeout(WAIT, wait).await.expect("expected report")
+    tokio::time::timeout(WAIT, wait)
+        .await
+        .expect("expected report")
 }
 
 /// Every report until `QUIET` passes without one.
@@ -166,19 +179,23 @@ pub async fn quiet_reports(reports: &mut broadcast::Receiver<Report>) -> Vec<Rep
 /// Whether the store holds exactly what the snapshot serves to this client, per type:
 /// SotW by type version, Delta by per-resource versions.
 pub fn matches_snapshot(store: &Store, snapshot: &Snapshot, source: Source) -> bool {
-    snapshot.type_urls("client-e2e").into_iter().all(|type_url| {
-        let served = snapshot.get("client-e2e", type_url).unwrap();
-        let Some(held) = store.of_type(type_url) else {
-            return false;
-        };
-        let same_names = held.resources.keys().eq(served.resources.keys());
-        let same_versions = match source {
-            Source::Ads => held.version == served.version,
-            Source::AdsDelta => served
-                .resources
-                .iter()
-                .all(|(name, r)| held.resources.get(name).is_some_and(|h| h.version == r.version)),
-        };
-        same_names && same_versions
-    })
+    snapshot
+        .type_urls("client-e2e")
+        .into_iter()
+        .all(|type_url| {
+            let served = snapshot.get("client-e2e", type_url).unwrap();
+            let Some(held) = store.of_type(type_url) else {
+                return false;
+            };
+            let same_names = held.resources.keys().eq(served.resources.keys());
+            let same_versions = match source {
+                Source::Ads => held.version == served.version,
+                Source::AdsDelta => served.resources.iter().all(|(name, r)| {
+                    held.resources
+                        .get(name)
+                        .is_some_and(|h| h.version == r.version)
+                }),
+            };
+            same_names && same_versions
+        })
 }

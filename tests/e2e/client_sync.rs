@@ -12,7 +12,12 @@ async fn reaches_demo_versions(source: Source) {
     let (client, _reports) = demo_client(config(served.addr(), source)).await;
     let snapshot = served.snapshot();
     let store = store_where(&client, |s| matches_snapshot(s, &snapshot, source)).await;
-    for (type_url, name) in [(LISTENER, "ingress"), (ROUTE, "local_route"), (CLUSTER, "web"), (ENDPOINT, "api")] {
+    for (type_url, name) in [
+        (LISTENER, "ingress"),
+        (ROUTE, "local_route"),
+        (CLUSTER, "web"),
+        (ENDPOINT, "api"),
+    ] {
         assert!(store.holds(type_url, name), "{type_url} {name}");
     }
     client.stop().await;
@@ -33,9 +38,13 @@ async fn fixture_edit_arrives(source: Source) {
     let (client, mut reports) = demo_client(config(served.addr(), source)).await;
     let first = served.snapshot();
     let before = store_where(&client, |s| matches_snapshot(s, &first, source)).await;
+    // Only what happens from here on.
+    reports = reports.resubscribe();
     let old_api = before.get(ENDPOINT, "api").unwrap().clone();
     let next = served
-        .edit("endpoints.yaml", |text| text.replace("port_value: 8091", "port_value: 9091"))
+        .edit("endpoints.yaml", |text| {
+            text.replace("port_value: 8091", "port_value: 9091")
+        })
         .await;
     let update = report(&mut reports, |r| match r {
         Report::Update(u) if u.type_url == ENDPOINT => Some(u.clone()),
@@ -48,7 +57,11 @@ async fn fixture_edit_arrives(source: Source) {
     let new_api = after.get(ENDPOINT, "api").unwrap();
     assert_ne!(new_api.bytes, old_api.bytes);
     assert_ne!(new_api.version, old_api.version, "a new applied version");
-    assert_eq!(after.get(ENDPOINT, "web"), before.get(ENDPOINT, "web"), "web untouched");
+    assert_eq!(
+        after.get(ENDPOINT, "web"),
+        before.get(ENDPOINT, "web"),
+        "web untouched"
+    );
     client.stop().await;
 }
 
@@ -65,13 +78,29 @@ async fn client_delta_applies_a_fixture_edit_as_a_new_version() {
 #[tokio::test]
 async fn client_typed_subscription_decodes_clusters() {
     let served = Served::demo().await;
-    let client = xdsloop_client::Client::start(config(served.addr(), Source::Ads), std::future::pending()).unwrap();
-    let mut clusters = client.subscribe_typed::<Cluster>(Interest::Wildcard).await.unwrap();
-    let event = tokio::time::timeout(WAIT, clusters.recv()).await.unwrap().unwrap().unwrap();
+    let client =
+        xdsloop_client::Client::start(config(served.addr(), Source::Ads), std::future::pending())
+            .unwrap();
+    let mut clusters = client
+        .subscribe_typed::<Cluster>(Interest::Wildcard)
+        .await
+        .unwrap();
+    let event = tokio::time::timeout(WAIT, clusters.recv())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
     let TypedEvent::Sotw { version, resources } = event else {
         panic!("expected a SotW update, got {event:?}");
     };
-    assert_eq!(version, served.snapshot().get("client-e2e", CLUSTER).unwrap().version);
+    assert_eq!(
+        version,
+        served
+            .snapshot()
+            .get("client-e2e", CLUSTER)
+            .unwrap()
+            .version
+    );
     let names: Vec<_> = resources.iter().map(|r| r.resource.name.as_str()).collect();
     assert_eq!(names, ["api", "web"]);
     client.stop().await;
