@@ -12,11 +12,9 @@ use std::time::Duration;
 use serde_json::Value;
 use tempfile::TempDir;
 use tokio::sync::mpsc;
-use xdsloop_proto::Codec;
 use xdsloop_proto::type_url::{self, CLUSTER};
 use xdsloop_server::Snapshot;
-use xdsloop_server::app::{GrpcServer, serve};
-use xdsloop_server::watch::Watcher;
+use xdsloop_server::app::{self, Running};
 
 const WAIT: Duration = Duration::from_secs(20);
 const QUIET: Duration = Duration::from_millis(500);
@@ -36,22 +34,20 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 struct Served {
-    _dir: TempDir,
-    watcher: Watcher,
-    server: GrpcServer,
+    dir: TempDir,
+    running: Running,
 }
 
 async fn serve_demo_on(dir: TempDir, listen: SocketAddr) -> Served {
-    let watcher =
-        Watcher::start(dir.path().into(), Codec::envoy(), Duration::from_millis(50)).unwrap();
-    let server = serve(listen, watcher.snapshots.clone(), 64 << 20)
-        .await
-        .unwrap();
-    Served {
-        _dir: dir,
-        watcher,
-        server,
-    }
+    let config = app::Config {
+        fixtures: dir.path().into(),
+        listen,
+        descriptor_sets: Vec::new(),
+        debounce: Duration::from_millis(50),
+        max_message_bytes: 64 << 20,
+    };
+    let running = app::start(config).await.unwrap();
+    Served { dir, running }
 }
 
 async fn serve_demo() -> Served {
@@ -65,7 +61,7 @@ async fn serve_demo() -> Served {
 
 impl Served {
     fn snapshot(&self) -> Arc<Snapshot> {
-        self.watcher.snapshots.borrow().clone()
+        self.running.snapshots.borrow().clone()
     }
 
     fn version(&self, alias: &str) -> String {
@@ -195,7 +191,7 @@ fn text_fields(line: &str) -> (String, String, String, String) {
 #[tokio::test(flavor = "multi_thread")]
 async fn text_output_has_one_line_per_update_with_version_ack_and_names() {
     let served = serve_demo().await;
-    let mut cli = Cli::spawn(served.server.addr(), &["--exit-after", "4"]);
+    let mut cli = Cli::spawn(served.running.addr, &["--exit-after", "4"]);
     let mut lines: Vec<_> = cli.lines(4).await.iter().map(|l| text_fields(l)).collect();
     let (rest, status) = cli.finish().await;
     assert!(status.success() && rest.is_empty(), "{rest:?}");
@@ -216,7 +212,7 @@ async fn text_output_has_one_line_per_update_with_version_ack_and_names() {
 async fn json_output_is_one_object_per_line_with_the_documented_fields() {
     let served = serve_demo().await;
     let mut cli = Cli::spawn(
-        served.server.addr(),
+        served.running.addr,
         &["--delta", "--output", "json", "--exit-after", "4"],
     );
     let objects: Vec<Value> = cli
@@ -273,7 +269,7 @@ async fn json_output_is_one_object_per_line_with_the_documented_fields() {
 #[tokio::test(flavor = "multi_thread")]
 async fn reject_flag_nacks_once_and_the_server_records_it() {
     let served = serve_demo().await;
-    let mut cli = Cli::spawn(served.server.addr(), &["--reject", "cds:web"]);
+    let mut cli = Cli::spawn(served.running.addr, &["--reject", "cds:web"]);
     let mut seen = cli.lines(3).await; // CDS (NACK), LDS, RDS; EDS never follows a NACKed CDS.
     seen.extend(cli.quiet_lines().await);
     let cds: Vec<&String> = seen.iter().filter(|l| text_fields(l).0 == "cds").collect();
@@ -285,8 +281,8 @@ async fn reject_flag_nacks_once_and_the_server_records_it() {
     );
     assert!(!seen.iter().any(|l| text_fields(l).0 == "eds"), "{seen:#?}");
     let recorded = served
-        .server
-        .registry()
+        .running
+        .registry
         .streams()
         .into_iter()
         .find_map(|s| s.types.get(CLUSTER).and_then(|t| t.last_nack.clone()));
@@ -307,7 +303,7 @@ async fn dump_prints_the_applied_resources_and_exits() {
         ),
         ("json", |s: &str| serde_json::from_str::<Value>(s).unwrap()),
     ] {
-        let mut cli = Cli::spawn(served.server.addr(), &["--dump", "--output", format]);
+        let mut cli = Cli::spawn(served.running.addr, &["--dump", "--output", format]);
         let (lines, status) = cli.finish().await;
         assert!(status.success());
         // Only the document: it can be piped straight into jq or yq.
@@ -367,16 +363,11 @@ async fn unreachable_server_is_retried_with_backoff_and_reported_on_stderr() {
 #[tokio::test(flavor = "multi_thread")]
 async fn server_loss_is_shown_on_stderr_and_the_client_reconnects() {
     let served = serve_demo().await;
-    let addr = served.server.addr();
+    let addr = served.running.addr;
     let mut cli = Cli::spawn(addr, &[]);
     cli.lines(4).await;
-    let Served {
-        _dir: dir,
-        watcher,
-        server,
-    } = served;
-    server.shutdown().await.unwrap();
-    drop(watcher);
+    let Served { dir, running } = served;
+    running.shutdown().await.unwrap();
     cli.stderr_until("stream closed").await;
     cli.stderr_until("retrying in").await;
     assert!(cli.child.try_wait().unwrap().is_none(), "no crash");

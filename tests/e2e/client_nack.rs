@@ -45,8 +45,8 @@ async fn rejected_update_keeps_the_last_good_config(source: Source) {
     // The server records the NACK with its message.
     let recorded = wait_until(|| {
         served
-            .server
-            .registry()
+            .running
+            .registry
             .streams()
             .into_iter()
             .find_map(|stream| {

@@ -1,4 +1,4 @@
-//! Shared by the `client_*` areas: the real server (fixture watcher + gRPC) on 127.0.0.1 over
+//! Shared by the `client_*` areas: the real server (`app::start`) on 127.0.0.1 over
 //! a temp copy of `fixtures/demo`, and a real `xdsloop-client` pointed at it.
 
 #![allow(dead_code)] // Each client area uses a different subset.
@@ -13,10 +13,8 @@ use tokio::sync::broadcast;
 use xdsloop_client::{
     BackoffConfig, Client, ClientConfig, Interest, Report, Source, Store, Subscription,
 };
-use xdsloop_proto::Codec;
 use xdsloop_server::Snapshot;
-use xdsloop_server::app::{GrpcServer, serve};
-use xdsloop_server::watch::Watcher;
+use xdsloop_server::app::{self, Running};
 
 /// Longest wait for something that should happen; waits end as soon as it does.
 pub const WAIT: Duration = Duration::from_secs(15);
@@ -42,11 +40,10 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// A running server over a temp copy of the demo fixtures.
+/// A running server (`app::start`, as the binary runs it) over a temp copy of the demo.
 pub struct Served {
     pub dir: TempDir,
-    pub watcher: Watcher,
-    pub server: GrpcServer,
+    pub running: Running,
 }
 
 impl Served {
@@ -57,30 +54,29 @@ impl Served {
     }
 
     async fn start(dir: TempDir, listen: SocketAddr) -> Self {
-        let watcher = Watcher::start(dir.path().to_path_buf(), Codec::envoy(), DEBOUNCE).unwrap();
-        let server = serve(listen, watcher.snapshots.clone(), MAX_MESSAGE_BYTES)
-            .await
-            .unwrap();
-        Self {
-            dir,
-            watcher,
-            server,
-        }
+        let config = app::Config {
+            fixtures: dir.path().to_path_buf(),
+            listen,
+            descriptor_sets: Vec::new(),
+            debounce: DEBOUNCE,
+            max_message_bytes: MAX_MESSAGE_BYTES,
+        };
+        let running = app::start(config).await.unwrap();
+        Self { dir, running }
     }
 
     pub fn addr(&self) -> SocketAddr {
-        self.server.addr()
+        self.running.addr
     }
 
     pub fn snapshot(&self) -> Arc<Snapshot> {
-        self.watcher.snapshots.borrow().clone()
+        self.running.snapshots.borrow().clone()
     }
 
     /// Stops the server completely (streams, listener, watcher).
     pub async fn stop(self) -> (TempDir, SocketAddr) {
         let addr = self.addr();
-        self.server.shutdown().await.unwrap();
-        drop(self.watcher);
+        self.running.shutdown().await.unwrap();
         (self.dir, addr)
     }
 
@@ -95,7 +91,7 @@ impl Served {
         let before = self.snapshot().generation;
         let text = edit(std::fs::read_to_string(&path).unwrap());
         std::fs::write(&path, text).unwrap();
-        let mut snapshots = self.watcher.snapshots.clone();
+        let mut snapshots = self.running.snapshots.clone();
         let next = snapshots.wait_for(|s| s.generation > before);
         let next = tokio::time::timeout(WAIT, next)
             .await
