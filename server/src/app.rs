@@ -176,7 +176,8 @@ pub async fn serve(
     let addr = listener.local_addr().map_err(bind_error)?;
     let registry = Registry::new();
     let (stop, stopped) = watch::channel(false);
-    let discovery = Discovery::new(snapshots, registry.clone(), stopped.clone());
+    let discovery = Discovery::new(snapshots, registry.clone(), stopped.clone())
+        .with_max_message_bytes(max_message_bytes);
     let ads = Ads::new(discovery).into_server(max_message_bytes);
     // xDS pushes are small writes that should leave at once, not wait for Nagle.
     let incoming = TcpListenerStream::new(listener).map(|conn| {
