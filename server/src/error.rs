@@ -8,6 +8,9 @@ use thiserror::Error;
 pub enum Error {
     #[error("fixture directory {}: {message}", path.display())]
     FixtureDir { path: PathBuf, message: String },
+    /// The fixtures were rejected at start-up (later rejections are `ReloadStatus` values).
+    #[error("invalid fixtures: {0}")]
+    Fixture(#[from] crate::fixtures::FixtureError),
     #[error("--descriptor-set {}: {message}", path.display())]
     DescriptorSet { path: PathBuf, message: String },
     #[error("cannot listen on {addr}: {source}")]

@@ -1,1 +1,262 @@
-//! (being written)
+//! Fixture directory → [`Snapshot`]. Pure: it reads files and nothing else (no async, no global
+//! state), so the watcher can run it on a blocking thread and tests can call it directly.
+//!
+//! The rules (user-facing version in `fixtures/README.md`):
+//! - every `*.yaml`/`*.yml`/`*.json` below the directory, in a deterministic order; hidden
+//!   entries and editor leftovers are skipped (see `files`);
+//! - `nodes/<node-id>/...` holds an overlay served only to that node id;
+//! - a resource's name is the one Envoy uses for its type; a name may appear once per type in the
+//!   base set and once per type in each overlay;
+//! - a type's version is the explicit `version_info` of the documents holding it (they must
+//!   agree), else a content hash ([`TypeResources::new`]). An overlay's own `version_info` wins
+//!   over the base one for the types it touches.
+
+mod files;
+#[cfg(test)]
+mod tests;
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    fmt,
+    path::{Path, PathBuf},
+    sync::Arc,
+};
+
+use xdsloop_proto::{Codec, FixtureDoc, Format, Resource, type_url};
+
+use crate::snapshot::{Snapshot, TypeResources};
+
+/// Why a fixture directory was rejected. `message` locates the problem inside `file`: a line
+/// (syntax), or a resource and field path (content), or the other file involved (duplicates,
+/// conflicting versions).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FixtureError {
+    pub file: Option<PathBuf>,
+    pub message: String,
+}
+
+impl FixtureError {
+    pub(crate) fn new(file: &Path, message: impl Into<String>) -> Self {
+        Self {
+            file: Some(file.to_path_buf()),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for FixtureError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.file {
+            Some(file) => write!(f, "{}: {}", file.display(), self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for FixtureError {}
+
+/// Loads every fixture under `dir` into a snapshot numbered `generation`.
+pub fn load(dir: &Path, codec: &Codec, generation: u64) -> Result<Snapshot, FixtureError> {
+    let mut build = Build::default();
+    for file in files::collect(dir)? {
+        let docs = decode_file(&file.path, codec)?;
+        let scope = match file.node {
+            None => &mut build.base,
+            Some(node) => build.nodes.entry(node).or_default(),
+        };
+        let several = docs.len() > 1;
+        for (index, doc) in docs.into_iter().enumerate() {
+            let origin = Origin {
+                file: file.path.clone(),
+                document: several.then_some(index + 1),
+            };
+            scope.add(&origin, doc)?;
+        }
+    }
+    Ok(build.finish(generation))
+}
+
+fn decode_file(path: &Path, codec: &Codec) -> Result<Vec<FixtureDoc>, FixtureError> {
+    let format = Format::from_path(path).expect("files::collect only returns fixture files");
+    let bytes =
+        std::fs::read(path).map_err(|e| FixtureError::new(path, format!("cannot read: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        FixtureError::new(
+            path,
+            format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
+        )
+    })?;
+    codec
+        .decode_fixture(&text, format)
+        .map_err(|e| FixtureError::new(path, e.to_string()))
+}
+
+/// Where a resource or a `version_info` came from, for error messages.
+#[derive(Debug, Clone)]
+struct Origin {
+    file: PathBuf,
+    /// The YAML document number, only when the file holds several.
+    document: Option<usize>,
+}
+
+impl Origin {
+    /// How to point at `self` from an error reported against `here`.
+    fn describe_from(&self, here: &Origin) -> String {
+        let place = if self.file == here.file {
+            "earlier in this file".to_string()
+        } else {
+            format!("in {}", self.file.display())
+        };
+        match self.document {
+            Some(document) => format!("{place} (document {document})"),
+            None => place,
+        }
+    }
+}
+
+/// One type's resources within one scope (the base set or one node's overlay).
+#[derive(Default)]
+struct TypeBuild {
+    resources: BTreeMap<String, (Arc<Resource>, Origin)>,
+    version: Option<(String, Origin)>,
+}
+
+impl TypeBuild {
+    fn resources(&self) -> impl Iterator<Item = (String, Arc<Resource>)> + '_ {
+        self.resources
+            .iter()
+            .map(|(name, (resource, _))| (name.clone(), resource.clone()))
+    }
+
+    fn version(&self) -> Option<String> {
+        self.version.as_ref().map(|(version, _)| version.clone())
+    }
+}
+
+/// The base set, or one node's overlay, as read so far.
+#[derive(Default)]
+struct Scope {
+    types: BTreeMap<String, TypeBuild>,
+}
+
+impl Scope {
+    fn add(&mut self, origin: &Origin, doc: FixtureDoc) -> Result<(), FixtureError> {
+        if let Some(version) = &doc.version_info {
+            // A DiscoveryResponse-shaped document's version applies to every type it holds.
+            let types: BTreeSet<&str> = doc.resources.iter().map(|r| r.type_url.as_str()).collect();
+            for type_url in types {
+                self.set_version(type_url, version, origin)?;
+            }
+        }
+        for resource in doc.resources {
+            self.insert(resource, origin)?;
+        }
+        Ok(())
+    }
+
+    fn set_version(
+        &mut self,
+        type_url: &str,
+        version: &str,
+        origin: &Origin,
+    ) -> Result<(), FixtureError> {
+        let entry = self.types.entry(type_url.to_string()).or_default();
+        match &entry.version {
+            None => entry.version = Some((version.to_string(), origin.clone())),
+            Some((existing, _)) if existing == version => {}
+            Some((existing, first)) => {
+                return Err(FixtureError::new(
+                    &origin.file,
+                    format!(
+                        "conflicting version_info for {}: \"{version}\" here{} but \"{existing}\" {}",
+                        type_url::message_name(type_url),
+                        document_suffix(origin),
+                        first.describe_from(origin),
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn insert(&mut self, resource: Resource, origin: &Origin) -> Result<(), FixtureError> {
+        let entry = self.types.entry(resource.type_url.clone()).or_default();
+        if let Some((_, first)) = entry.resources.get(&resource.name) {
+            return Err(FixtureError::new(
+                &origin.file,
+                format!(
+                    "duplicate name: {} \"{}\"{} is also defined {}",
+                    type_url::message_name(&resource.type_url),
+                    resource.name,
+                    document_suffix(origin),
+                    first.describe_from(origin),
+                ),
+            ));
+        }
+        entry
+            .resources
+            .insert(resource.name.clone(), (Arc::new(resource), origin.clone()));
+        Ok(())
+    }
+}
+
+fn document_suffix(origin: &Origin) -> String {
+    origin
+        .document
+        .map(|d| format!(" (document {d})"))
+        .unwrap_or_default()
+}
+
+#[derive(Default)]
+struct Build {
+    base: Scope,
+    nodes: BTreeMap<String, Scope>,
+}
+
+impl Build {
+    fn finish(self, generation: u64) -> Snapshot {
+        let base = self
+            .base
+            .types
+            .iter()
+            .map(|(url, build)| {
+                let resources = build.resources().collect();
+                (
+                    url.clone(),
+                    Arc::new(TypeResources::new(resources, build.version())),
+                )
+            })
+            .collect();
+        let overlays = self
+            .nodes
+            .into_iter()
+            .map(|(node, scope)| (node, merge_overlay(&self.base, scope)))
+            .collect();
+        Snapshot {
+            generation,
+            base,
+            overlays,
+        }
+    }
+}
+
+/// A node's view of the types its overlay touches: the base resources with the overlay's
+/// same-named ones replaced. The `Arc`s are shared with the base set, so an overlay costs one
+/// map per type, not a copy of the resources.
+fn merge_overlay(base: &Scope, overlay: Scope) -> BTreeMap<String, Arc<TypeResources>> {
+    overlay
+        .types
+        .into_iter()
+        .map(|(url, build)| {
+            let base_type = base.types.get(&url);
+            let mut resources: BTreeMap<_, _> = base_type
+                .map(|b| b.resources().collect())
+                .unwrap_or_default();
+            resources.extend(build.resources());
+            let version = build
+                .version()
+                .or_else(|| base_type.and_then(TypeBuild::version));
+            (url, Arc::new(TypeResources::new(resources, version)))
+        })
+        .collect()
+}

@@ -5,7 +5,10 @@
 //! - [`fixtures`]: fixture directory → `Snapshot` (pure; errors name file, resource and field).
 //! - [`watch`]: notify watcher + debounce → reload → publish, or reject and keep the last good.
 //! - [`subscription`]: per-stream, per-type interest and ACK/NACK ledger (pure).
-//! - [`sotw`] / [`delta`]: the SotW and Delta stream state machines (pure) and their async loops.
+//! - [`sotw`] / [`delta`]: the SotW and Delta stream state machines (pure), with [`nonce`] and
+//!   the make-before-break [`ordering`] of one update's responses.
+//! - [`stream`]: the short async loop that feeds a state machine and drains its responses.
+//! - [`registry`]: open streams and their per-type state, for `/status`.
 //! - [`service`]: tonic services (ADS SotW + Delta) on those state machines.
 //! - [`app`]: wiring: bind, start the watcher and the gRPC server, shut down cleanly.
 
@@ -13,11 +16,18 @@ pub mod app;
 pub mod delta;
 pub mod error;
 pub mod fixtures;
+pub mod nonce;
+pub mod ordering;
+pub mod registry;
 pub mod service;
 pub mod snapshot;
 pub mod sotw;
+pub mod stream;
 pub mod subscription;
 pub mod watch;
+
+#[cfg(test)]
+mod test_support;
 
 pub use error::Error;
 pub use snapshot::{Snapshot, TypeResources};

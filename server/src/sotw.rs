@@ -1,1 +1,294 @@
-//! (being written)
+//! The State-of-the-World stream state machine (sans-I/O): requests and snapshots in,
+//! `DiscoveryResponse`s out.
+//!
+//! Decisions, by PROTOCOL.md rule:
+//! - S1: every response gets a fresh nonce from the stream's [`NonceSource`]; each `Any` is
+//!   stamped with the response's type URL.
+//! - S2/S3: ACK and NACK are told apart by `error_detail` only. Neither causes a resend; the
+//!   content a client NACKed is parked and not pushed again until the content changes.
+//! - S4: a request whose nonce is not the latest sent for its type is ignored entirely (no
+//!   response, no interest change): the client will send its full interest again when it
+//!   answers the newest response.
+//! - S5/S6: a response holds every subscribed resource that exists (all of them for a
+//!   wildcard). For LDS/CDS that is the full set the protocol requires; for EDS/RDS it is the
+//!   requested names that exist. A request that adds a name is answered even if the resources
+//!   were sent before.
+//! - S7: a request only ever produces a response for its own type.
+//! - S11: a snapshot change yields its responses make-before-break ([`crate::ordering`]).
+//! - S12: any type URL is served what the snapshot has for it, so a type without fixtures (or
+//!   one nobody knows) gets an empty response and no other type is affected; a request
+//!   without a type URL is ignored.
+//!
+//! A type changed for this stream when the hash of the resources it would receive differs
+//! from the hash of what it was last sent; versions are not compared, since an explicit
+//! `version_info` may stay the same while the content changes.
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    sync::Arc,
+};
+
+use tracing::{info, warn};
+use xdsloop_proto::{
+    Resource,
+    discovery::{Any, DiscoveryRequest, DiscoveryResponse},
+    envoy::envoy::config::core::v3::ControlPlane,
+    type_url, version,
+};
+
+use crate::{
+    Snapshot, TypeResources,
+    nonce::NonceSource,
+    ordering::{Planned, make_before_break},
+    registry::TypeStatus,
+    stream::StreamMachine,
+    subscription::{Interest, Subscription, Verdict},
+};
+
+/// The `control_plane` every response carries, so clients can log who configured them.
+pub fn control_plane() -> ControlPlane {
+    ControlPlane {
+        identifier: concat!("xdsloop-server/", env!("CARGO_PKG_VERSION")).to_string(),
+    }
+}
+
+#[derive(Debug, Default)]
+struct TypeState {
+    sub: Subscription,
+    /// Hash of the resources in the last response: what the client holds, or rejected.
+    sent_hash: Option<u64>,
+    /// The type's resources at the last response, to tell removal-only updates apart (S11).
+    /// Shared with the snapshot, so keeping it costs a pointer.
+    sent_from: Option<Arc<TypeResources>>,
+}
+
+/// One SotW stream (ADS or a per-type service).
+#[derive(Debug)]
+pub struct SotwStream {
+    id: u64,
+    nonces: NonceSource,
+    node: Option<String>,
+    snapshot: Arc<Snapshot>,
+    types: BTreeMap<String, TypeState>,
+    changed: BTreeSet<String>,
+    empty: Arc<TypeResources>,
+}
+
+impl SotwStream {
+    pub fn new(id: u64, snapshot: Arc<Snapshot>) -> Self {
+        Self {
+            id,
+            nonces: NonceSource::new(id),
+            node: None,
+            snapshot,
+            types: BTreeMap::new(),
+            changed: BTreeSet::new(),
+            empty: Arc::new(TypeResources::new(BTreeMap::new(), None)),
+        }
+    }
+
+    pub fn on_request(&mut self, request: DiscoveryRequest) -> Vec<DiscoveryResponse> {
+        let node = self.node_from(&request);
+        let url = request.type_url;
+        let (stream, short) = (self.id, type_url::short_name(&url));
+        if url.is_empty() {
+            warn!(stream, %node, "request without type_url ignored");
+            return Vec::new();
+        }
+        let first = !self.types.contains_key(&url);
+        let state = self.types.entry(url.clone()).or_default();
+        let nonce = request.response_nonce.as_str();
+        let error = request.error_detail.as_ref();
+        match state.sub.ledger.classify(nonce, error.is_some()) {
+            Verdict::Stale => {
+                info!(stream, %node, r#type = short, nonce, "stale nonce: request ignored");
+                return Vec::new();
+            }
+            Verdict::Ack => {
+                state.sub.ledger.record_ack(&request.version_info);
+                info!(stream, %node, r#type = short, version = request.version_info, nonce, "ACK");
+            }
+            Verdict::Nack => {
+                let message = error.map(|e| e.message.as_str()).unwrap_or_default();
+                let nack = state.sub.ledger.record_nack(message);
+                warn!(stream, %node, r#type = short, version = nack.version, nonce,
+                    error = nack.message, "NACK: not resending this content until it changes");
+                if let Some(hash) = state.sent_hash {
+                    state.sub.park(hash);
+                }
+            }
+            Verdict::Initial => {}
+        }
+        self.changed.insert(url.clone());
+        let widened = state.sub.interest.replace(&request.resource_names);
+        if !(first || widened) {
+            // A narrowed interest needs no response, but what the client holds of it is now
+            // a subset of the last response: compare future snapshots against that subset.
+            if let Some(from) = &state.sent_from {
+                state.sent_hash = Some(view_hash(&state.sub.interest, from));
+            }
+            return Vec::new();
+        }
+        let resources = self.resources(&node, &url);
+        let state = self.types.get_mut(&url).expect("inserted above");
+        let planned = respond(self.id, &node, &mut self.nonces, &url, state, &resources);
+        vec![planned.response]
+    }
+
+    pub fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<DiscoveryResponse> {
+        self.snapshot = snapshot;
+        let Some(node) = self.node.clone() else {
+            return Vec::new();
+        };
+        let mut planned = Vec::new();
+        let urls: Vec<String> = self.types.keys().cloned().collect();
+        for url in urls {
+            let resources = self.resources(&node, &url);
+            let state = self.types.get_mut(&url).expect("listed above");
+            if state.sub.interest.is_empty() {
+                continue;
+            }
+            let hash = view_hash(&state.sub.interest, &resources);
+            if state.sent_hash == Some(hash) || state.sub.is_parked(hash) {
+                continue;
+            }
+            planned.push(respond(
+                self.id,
+                &node,
+                &mut self.nonces,
+                &url,
+                state,
+                &resources,
+            ));
+            self.changed.insert(url);
+        }
+        make_before_break(planned)
+    }
+
+    pub fn node_id(&self) -> Option<&str> {
+        self.node.as_deref()
+    }
+
+    pub fn take_status(&mut self) -> Vec<TypeStatus> {
+        let changed = std::mem::take(&mut self.changed);
+        changed
+            .iter()
+            .filter_map(|url| self.types.get(url).map(|s| s.sub.status(url)))
+            .collect()
+    }
+
+    /// The node id is fixed by the stream's first request (C1: later ones may omit `node`).
+    fn node_from(&mut self, request: &DiscoveryRequest) -> String {
+        self.node
+            .get_or_insert_with(|| {
+                let node = request.node.as_ref().map(|n| n.id.clone());
+                if node.is_none() {
+                    warn!(
+                        stream = self.id,
+                        "first request has no node: serving the base fixtures"
+                    );
+                }
+                node.unwrap_or_default()
+            })
+            .clone()
+    }
+
+    fn resources(&self, node: &str, url: &str) -> Arc<TypeResources> {
+        self.snapshot
+            .get(node, url)
+            .cloned()
+            .unwrap_or_else(|| self.empty.clone())
+    }
+}
+
+impl StreamMachine for SotwStream {
+    type Request = DiscoveryRequest;
+    type Response = DiscoveryResponse;
+    fn on_request(&mut self, request: DiscoveryRequest) -> Vec<DiscoveryResponse> {
+        SotwStream::on_request(self, request)
+    }
+    fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<DiscoveryResponse> {
+        SotwStream::on_snapshot(self, snapshot)
+    }
+    fn node_id(&self) -> Option<&str> {
+        SotwStream::node_id(self)
+    }
+    fn take_status(&mut self) -> Vec<TypeStatus> {
+        SotwStream::take_status(self)
+    }
+}
+
+/// The resources a subscription receives: all of them for a wildcard, else the named ones
+/// that exist.
+fn view<'a>(interest: &Interest, resources: &'a TypeResources) -> Vec<&'a Arc<Resource>> {
+    if interest.is_wildcard() {
+        resources.resources.values().collect()
+    } else {
+        let names = interest.names().iter();
+        names.filter_map(|n| resources.resources.get(n)).collect()
+    }
+}
+
+/// Same formula as `TypeResources::content_hash`, so a wildcard view hashes like its type.
+fn view_hash(interest: &Interest, resources: &TypeResources) -> u64 {
+    if interest.is_wildcard() {
+        return resources.content_hash;
+    }
+    let picked = view(interest, resources);
+    let parts: Vec<&[u8]> = picked
+        .iter()
+        .flat_map(|r| [r.name.as_bytes(), r.version.as_bytes()])
+        .collect();
+    version::fnv1a(&parts)
+}
+
+/// Builds the response for `state`'s current interest and records it as sent.
+fn respond(
+    stream: u64,
+    node: &str,
+    nonces: &mut NonceSource,
+    url: &str,
+    state: &mut TypeState,
+    resources: &Arc<TypeResources>,
+) -> Planned<DiscoveryResponse> {
+    let picked = view(&state.sub.interest, resources);
+    let removal_only = state.sent_from.as_ref().is_some_and(|before| {
+        picked.iter().all(|r| {
+            before
+                .resources
+                .get(&r.name)
+                .is_some_and(|b| b.version == r.version)
+        })
+    });
+    let nonce = nonces.next_nonce();
+    let response = DiscoveryResponse {
+        version_info: resources.version.clone(),
+        resources: picked
+            .iter()
+            .map(|r| Any {
+                type_url: url.to_string(),
+                value: r.bytes.to_vec(),
+            })
+            .collect(),
+        type_url: url.to_string(),
+        nonce: nonce.clone(),
+        control_plane: Some(control_plane()),
+        ..Default::default()
+    };
+    let version = resources.version.as_str();
+    info!(stream, %node, r#type = type_url::short_name(url), version, nonce,
+        resources = picked.len(), "push");
+    state.sub.ledger.record_sent(version, &nonce, picked.len());
+    state.sent_hash = Some(view_hash(&state.sub.interest, resources));
+    state.sent_from = Some(resources.clone());
+    state.sub.unpark();
+    Planned {
+        type_url: url.to_string(),
+        removal_only,
+        response,
+    }
+}
+
+#[cfg(test)]
+#[path = "sotw_tests.rs"]
+mod tests;

@@ -1,1 +1,342 @@
-//! (being written)
+//! Per-stream, per-type subscription state, shared by the SotW and Delta state machines:
+//! what the client is interested in ([`Interest`]) and what happened on the wire
+//! ([`Ledger`]: last sent, last ACKed, last NACKed). Pure: no I/O, no clocks besides the
+//! timestamps recorded for `/status`.
+
+use std::{collections::BTreeSet, time::SystemTime};
+
+use serde::Serialize;
+
+/// The explicit wildcard resource name (xDS protocol, "wildcard subscriptions").
+pub const WILDCARD: &str = "*";
+
+/// NACK messages are client-controlled; keep at most this many bytes of one so a hostile or
+/// buggy client cannot grow server memory through the registry.
+const MAX_NACK_MESSAGE: usize = 4096;
+
+/// Which resources of one type a stream wants.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Interest {
+    wildcard: bool,
+    names: BTreeSet<String>,
+    /// Whether the client ever named resources (or `*`) for this type. Before that, an empty
+    /// SotW request is the legacy wildcard; after it, an empty request unsubscribes (S6).
+    explicit: bool,
+}
+
+impl Interest {
+    pub fn is_wildcard(&self) -> bool {
+        self.wildcard
+    }
+
+    /// Explicitly named resources (without `*`).
+    pub fn names(&self) -> &BTreeSet<String> {
+        &self.names
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.wildcard || self.names.contains(name)
+    }
+
+    /// Interested in nothing at all (explicitly unsubscribed from everything).
+    pub fn is_empty(&self) -> bool {
+        !self.wildcard && self.names.is_empty()
+    }
+
+    /// SotW: every request carries the complete set of names. Returns whether the interest
+    /// widened (wildcard switched on, or a name not asked for before), which the server must
+    /// answer even if it sent those resources before (S5).
+    pub fn replace(&mut self, requested: &[String]) -> bool {
+        let was_wildcard = self.wildcard;
+        if requested.is_empty() {
+            // Legacy wildcard persists through the empty-named ACKs that follow it; once the
+            // client has named resources, an empty list means "nothing".
+            self.wildcard = !self.explicit;
+            self.names.clear();
+            return self.wildcard && !was_wildcard;
+        }
+        self.explicit = true;
+        let mut names = BTreeSet::new();
+        let mut wildcard = false;
+        for name in requested {
+            if name == WILDCARD {
+                wildcard = true;
+            } else {
+                names.insert(name.clone());
+            }
+        }
+        let widened = (wildcard && !was_wildcard) || !names.is_subset(&self.names);
+        self.wildcard = wildcard;
+        self.names = names;
+        widened
+    }
+
+    /// Delta: requests carry changes only. A first request that subscribes nothing is the
+    /// legacy wildcard, equivalent to subscribing to `*`.
+    pub fn apply_delta(&mut self, first: bool, subscribe: &[String], unsubscribe: &[String]) {
+        if first && subscribe.is_empty() {
+            self.wildcard = true;
+        }
+        for name in subscribe {
+            if name == WILDCARD {
+                self.wildcard = true;
+            } else {
+                self.names.insert(name.clone());
+            }
+        }
+        for name in unsubscribe {
+            if name == WILDCARD {
+                self.wildcard = false;
+            } else {
+                self.names.remove(name);
+            }
+        }
+        self.explicit |= !subscribe.is_empty() || !unsubscribe.is_empty();
+    }
+}
+
+/// A response as recorded for `/status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Sent {
+    pub version: String,
+    pub nonce: String,
+    /// Resources in the response (Delta: changed resources, not counting removals).
+    pub resources: usize,
+    pub at: SystemTime,
+}
+
+/// The last ACK: the client applied `version` (sent with `nonce`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Acked {
+    pub version: String,
+    pub nonce: String,
+    pub at: SystemTime,
+}
+
+/// The last NACK: the client rejected `version` (sent with `nonce`) with `message`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Nacked {
+    pub version: String,
+    pub nonce: String,
+    pub message: String,
+    pub at: SystemTime,
+}
+
+/// What a request's `response_nonce` and `error_detail` say about our last response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// No response was sent for this type yet, or the request carries no nonce: a plain
+    /// (re)subscription, neither ACK nor NACK.
+    Initial,
+    /// The latest response was accepted (no `error_detail`; S2: never judged by version).
+    Ack,
+    /// The latest response was rejected (`error_detail` set).
+    Nack,
+    /// The nonce is not the latest sent for this type: the client has not seen our newest
+    /// response yet (S4).
+    Stale,
+}
+
+/// The wire history of one type on one stream.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ledger {
+    pub last_sent: Option<Sent>,
+    pub last_acked: Option<Acked>,
+    pub last_nack: Option<Nacked>,
+}
+
+impl Ledger {
+    pub fn classify(&self, response_nonce: &str, has_error: bool) -> Verdict {
+        match &self.last_sent {
+            // A nonce on a type we never answered on this stream can only come from an
+            // earlier stream; treat it as a fresh subscription rather than ignore it forever.
+            None => Verdict::Initial,
+            Some(_) if response_nonce.is_empty() => Verdict::Initial,
+            Some(sent) if sent.nonce != response_nonce => Verdict::Stale,
+            Some(_) if has_error => Verdict::Nack,
+            Some(_) => Verdict::Ack,
+        }
+    }
+
+    pub fn record_sent(&mut self, version: &str, nonce: &str, resources: usize) {
+        self.last_sent = Some(Sent {
+            version: version.to_string(),
+            nonce: nonce.to_string(),
+            resources,
+            at: SystemTime::now(),
+        });
+    }
+
+    /// Records an ACK of the latest response; `version` is what the client says it applied.
+    pub fn record_ack(&mut self, version: &str) {
+        let nonce = self.last_sent.as_ref().map(|s| s.nonce.clone());
+        self.last_acked = Some(Acked {
+            version: version.to_string(),
+            nonce: nonce.unwrap_or_default(),
+            at: SystemTime::now(),
+        });
+    }
+
+    /// Records a NACK of the latest response: the rejected version is the one we sent.
+    pub fn record_nack(&mut self, message: &str) -> &Nacked {
+        let (version, nonce) = self
+            .last_sent
+            .as_ref()
+            .map(|s| (s.version.clone(), s.nonce.clone()))
+            .unwrap_or_default();
+        self.last_nack.insert(Nacked {
+            version,
+            nonce,
+            message: bounded(message),
+            at: SystemTime::now(),
+        })
+    }
+}
+
+fn bounded(message: &str) -> String {
+    if message.len() <= MAX_NACK_MESSAGE {
+        return message.to_string();
+    }
+    let mut end = MAX_NACK_MESSAGE;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &message[..end])
+}
+
+/// One type's state on one stream.
+#[derive(Debug, Clone, Default)]
+pub struct Subscription {
+    pub interest: Interest,
+    pub ledger: Ledger,
+    /// SotW: hash of the content a client NACKed. That content is not pushed again; the next
+    /// different content is (S3).
+    parked: Option<u64>,
+}
+
+impl Subscription {
+    pub fn park(&mut self, content_hash: u64) {
+        self.parked = Some(content_hash);
+    }
+
+    pub fn is_parked(&self, content_hash: u64) -> bool {
+        self.parked == Some(content_hash)
+    }
+
+    /// Something else was sent, so the parked content may be sent again if it comes back.
+    pub fn unpark(&mut self) {
+        self.parked = None;
+    }
+
+    /// The `/status` view of this subscription.
+    pub fn status(&self, type_url: &str) -> crate::registry::TypeStatus {
+        crate::registry::TypeStatus {
+            type_url: type_url.to_string(),
+            wildcard: self.interest.is_wildcard(),
+            names: self.interest.names().iter().cloned().collect(),
+            last_sent: self.ledger.last_sent.clone(),
+            last_acked: self.ledger.last_acked.clone(),
+            last_nack: self.ledger.last_nack.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn s6_legacy_wildcard_survives_empty_acks_but_not_explicit_names() {
+        let mut interest = Interest::default();
+        assert!(interest.replace(&[]), "a fresh empty request is a wildcard");
+        assert!(interest.is_wildcard());
+        assert!(
+            !interest.replace(&[]),
+            "an empty ACK keeps the legacy wildcard"
+        );
+        assert!(interest.is_wildcard());
+        assert!(interest.replace(&names(&["a"])));
+        assert!(!interest.is_wildcard() && interest.contains("a"));
+        assert!(!interest.replace(&[]), "after names, empty means nothing");
+        assert!(interest.is_empty());
+    }
+
+    #[test]
+    fn s6_explicit_star_is_wildcard_alongside_names() {
+        let mut interest = Interest::default();
+        assert!(interest.replace(&names(&["*", "x"])));
+        assert!(interest.is_wildcard() && interest.names().contains("x"));
+        assert!(
+            !interest.replace(&names(&["*", "x"])),
+            "repeating is not widening"
+        );
+        assert!(!interest.replace(&names(&["x"])), "dropping * narrows");
+        assert!(!interest.is_wildcard());
+    }
+
+    #[test]
+    fn s5_new_names_widen_removed_names_do_not() {
+        let mut interest = Interest::default();
+        assert!(interest.replace(&names(&["a", "b"])));
+        assert!(!interest.replace(&names(&["a"])));
+        assert!(
+            interest.replace(&names(&["a", "b"])),
+            "re-added name is new again"
+        );
+    }
+
+    #[test]
+    fn delta_legacy_wildcard_and_star_unsubscribe() {
+        let mut interest = Interest::default();
+        interest.apply_delta(true, &[], &[]);
+        assert!(interest.is_wildcard());
+        interest.apply_delta(false, &names(&["a"]), &[]);
+        assert!(
+            interest.is_wildcard(),
+            "Delta requests are diffs: wildcard stays"
+        );
+        interest.apply_delta(false, &[], &names(&["*"]));
+        assert!(!interest.is_wildcard() && interest.contains("a"));
+        interest.apply_delta(false, &[], &names(&["a"]));
+        assert!(interest.is_empty());
+        let mut named = Interest::default();
+        named.apply_delta(true, &names(&["b"]), &[]);
+        assert!(!named.is_wildcard() && named.contains("b"));
+    }
+
+    #[test]
+    fn s2_verdict_is_told_by_nonce_and_error_detail_only() {
+        let mut ledger = Ledger::default();
+        assert_eq!(ledger.classify("", false), Verdict::Initial);
+        assert_eq!(ledger.classify("old-stream-nonce", false), Verdict::Initial);
+        ledger.record_sent("v1", "1-1", 3);
+        assert_eq!(ledger.classify("1-1", false), Verdict::Ack);
+        assert_eq!(ledger.classify("1-1", true), Verdict::Nack);
+        assert_eq!(ledger.classify("1-0", false), Verdict::Stale);
+        assert_eq!(ledger.classify("", false), Verdict::Initial);
+        let nack = ledger.record_nack("bad cluster").clone();
+        assert_eq!((nack.version.as_str(), nack.nonce.as_str()), ("v1", "1-1"));
+        ledger.record_ack("v1");
+        assert_eq!(ledger.last_acked.as_ref().unwrap().nonce, "1-1");
+    }
+
+    #[test]
+    fn nack_messages_are_bounded() {
+        let mut ledger = Ledger::default();
+        let long = "é".repeat(MAX_NACK_MESSAGE);
+        assert!(ledger.record_nack(&long).message.len() <= MAX_NACK_MESSAGE + 4);
+    }
+
+    #[test]
+    fn parking_is_by_content_hash() {
+        let mut sub = Subscription::default();
+        sub.park(42);
+        assert!(sub.is_parked(42) && !sub.is_parked(43));
+        sub.unpark();
+        assert!(!sub.is_parked(42));
+    }
+}

@@ -1,0 +1,277 @@
+//! The `xdsloop-client` command line: flags, the subscriptions they mean, and the print loop.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use tokio::sync::broadcast::error::RecvError;
+use xdsloop_proto::type_url;
+
+use crate::client::{Client, ClientConfig};
+use crate::error::ClientError;
+use crate::event::Report;
+use crate::output::{self, Format};
+use crate::source::{DEFAULT_MAX_MESSAGE_BYTES, Source};
+use crate::validate::Validator;
+use crate::watch_map::Interest;
+
+/// Envoy-style xDS client: subscribes over ADS, applies, ACKs or NACKs, reconnects, and prints
+/// one line per update.
+#[derive(Debug, Parser)]
+#[command(name = "xdsloop-client", version)]
+pub struct Args {
+    /// Server address (`host:port` or `http://host:port`).
+    #[arg(long, default_value = "127.0.0.1:18000")]
+    pub server: String,
+    /// Node id sent on the first request of every stream.
+    #[arg(long, default_value = "xdsloop-client")]
+    pub node_id: String,
+    /// Use Delta (incremental) ADS instead of State-of-the-World.
+    #[arg(long)]
+    pub delta: bool,
+    /// Types to subscribe (cds, eds, lds, rds, ... or type URLs). Default: lds,cds with
+    /// dependencies followed.
+    #[arg(long, value_delimiter = ',')]
+    pub types: Vec<String>,
+    /// Explicit names for a type, e.g. `--names eds=web,api` (repeatable). Other types are
+    /// wildcard.
+    #[arg(long, value_name = "TYPE=a,b")]
+    pub names: Vec<String>,
+    /// Follow LDS → RDS and CDS → EDS references (always on without --types).
+    #[arg(long)]
+    pub follow_deps: bool,
+    /// Output format for update lines and --dump.
+    #[arg(long, value_enum, default_value = "text")]
+    pub output: Format,
+    /// Exit after this many updates (ACK or NACK).
+    #[arg(long, value_name = "N")]
+    pub exit_after: Option<u64>,
+    /// NACK any response holding this resource, e.g. `--reject cds:web` (repeatable).
+    #[arg(long, value_name = "TYPE:NAME")]
+    pub reject: Vec<String>,
+    /// Print the applied resources (YAML, or JSON with --output json) once synced, and exit.
+    #[arg(long)]
+    pub dump: bool,
+    /// How long a requested resource may take before it is reported not found.
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "15s")]
+    pub not_found_timeout: Duration,
+    /// gRPC message size limit in bytes, both directions.
+    #[arg(long, default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
+    pub max_message_bytes: usize,
+}
+
+/// What to subscribe to.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub follow_deps: bool,
+    pub watches: Vec<(String, Interest)>,
+}
+
+fn resolve(alias: &str) -> Result<String, ClientError> {
+    type_url::resolve(alias).ok_or_else(|| ClientError::UnknownType(alias.to_string()))
+}
+
+/// Turns `--types`, `--names` and `--follow-deps` into watches.
+pub fn plan(args: &Args) -> Result<Plan, ClientError> {
+    let mut names: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for spec in &args.names {
+        let (kind, list) = spec
+            .split_once('=')
+            .ok_or_else(|| ClientError::Argument(format!("--names {spec:?}: expected TYPE=a,b")))?;
+        let list = list
+            .split(',')
+            .filter(|n| !n.is_empty())
+            .map(str::to_string);
+        names.entry(resolve(kind)?).or_default().extend(list);
+    }
+    let mut types = args
+        .types
+        .iter()
+        .map(|t| resolve(t))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut follow_deps = args.follow_deps;
+    if types.is_empty() && names.is_empty() {
+        types = vec![
+            type_url::LISTENER.to_string(),
+            type_url::CLUSTER.to_string(),
+        ];
+        follow_deps = true;
+    }
+    types.extend(names.keys().cloned());
+    types.sort_by_key(|t| (type_url::order(t), t.clone()));
+    types.dedup();
+    let parent_of = |child: &str| {
+        [type_url::LISTENER, type_url::CLUSTER]
+            .into_iter()
+            .find(|p| crate::deps::child_of(p) == Some(child))
+    };
+    let mut watches = Vec::new();
+    for t in &types {
+        if let Some(list) = names.get(t) {
+            watches.push((t.clone(), Interest::names(list.clone())));
+        } else if follow_deps && parent_of(t).is_some_and(|p| types.iter().any(|x| x == p)) {
+            // Dependency following decides these names.
+        } else {
+            watches.push((t.clone(), Interest::Wildcard));
+        }
+    }
+    Ok(Plan {
+        follow_deps,
+        watches,
+    })
+}
+
+/// `--reject TYPE:NAME` as a validator.
+pub fn reject_validator(specs: &[String]) -> Result<Option<Validator>, ClientError> {
+    if specs.is_empty() {
+        return Ok(None);
+    }
+    let mut rules = Vec::new();
+    for spec in specs {
+        let (kind, name) = spec.split_once(':').ok_or_else(|| {
+            ClientError::Argument(format!("--reject {spec:?}: expected TYPE:NAME"))
+        })?;
+        rules.push((resolve(kind)?, name.to_string(), spec.clone()));
+    }
+    Ok(Some(Arc::new(
+        move |type_url: &str, name: &str, _: &[u8]| match rules
+            .iter()
+            .find(|(t, n, _)| t == type_url && n == name)
+        {
+            Some((_, _, spec)) => Err(format!("rejected by --reject {spec}")),
+            None => Ok(()),
+        },
+    )))
+}
+
+/// Runs the CLI until `shutdown`, `--exit-after` or `--dump` ends it. Update lines go to
+/// `out`, connection news to `err`.
+pub async fn run(
+    args: Args,
+    shutdown: impl Future<Output = ()>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), ClientError> {
+    let plan = plan(&args)?;
+    let mut config = ClientConfig::new(args.server.clone(), args.node_id.clone());
+    config.source = if args.delta {
+        Source::AdsDelta
+    } else {
+        Source::Ads
+    };
+    config.follow_deps = plan.follow_deps;
+    config.validator = reject_validator(&args.reject)?;
+    config.not_found_timeout = args.not_found_timeout;
+    config.max_message_bytes = args.max_message_bytes;
+    let codec = config.codec.clone();
+    let client = Client::start(config, std::future::pending())?;
+    let mut reports = client.reports();
+    for (type_url, interest) in plan.watches {
+        let mut subscription = client.subscribe(&type_url, interest).await?;
+        // Updates are printed from reports; events only need draining (see Subscription).
+        tokio::spawn(async move { while subscription.recv().await.is_some() {} });
+    }
+    tokio::pin!(shutdown);
+    let mut updates = 0u64;
+    loop {
+        let report = tokio::select! {
+            _ = &mut shutdown => break,
+            report = reports.recv() => report,
+        };
+        let report = match report {
+            Ok(report) => report,
+            Err(RecvError::Lagged(missed)) => {
+                writeln!(
+                    err,
+                    "warning: {missed} reports were dropped (output too slow)"
+                )?;
+                continue;
+            }
+            Err(RecvError::Closed) => break,
+        };
+        if let Report::Connection(news) = &report {
+            writeln!(err, "xdsloop-client: {}", output::connection_line(news))?;
+        }
+        if let Some(line) = output::line(&report, args.output) {
+            writeln!(out, "{line}")?;
+            out.flush()?;
+        }
+        if matches!(report, Report::Update(_)) {
+            updates += 1;
+        }
+        let done_counting = args.exit_after.is_some_and(|n| updates >= n);
+        let synced_dump = args.dump && args.exit_after.is_none() && report == Report::Synced;
+        if done_counting || synced_dump {
+            break;
+        }
+    }
+    if args.dump {
+        let store = client.store().borrow().clone();
+        let rendered = output::render_dump(&output::dump(&store, &codec), args.output)?;
+        write!(out, "{rendered}")?;
+        out.flush()?;
+    }
+    client.stop().await;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(extra: &[&str]) -> Args {
+        Args::parse_from(["xdsloop-client"].iter().chain(extra))
+    }
+
+    #[test]
+    fn default_plan_is_lds_and_cds_wildcard_following_dependencies() {
+        let plan = plan(&args(&[])).unwrap();
+        assert!(plan.follow_deps);
+        let expected = vec![
+            (type_url::CLUSTER.to_string(), Interest::Wildcard),
+            (type_url::LISTENER.to_string(), Interest::Wildcard),
+        ];
+        assert_eq!(plan.watches, expected);
+    }
+
+    #[test]
+    fn names_make_explicit_watches_and_dependents_are_left_to_following() {
+        let plan = plan(&args(&[
+            "--types",
+            "lds,rds,cds,eds",
+            "--follow-deps",
+            "--names",
+            "rds=r1",
+        ]))
+        .unwrap();
+        let types: Vec<_> = plan
+            .watches
+            .iter()
+            .map(|(t, i)| (type_url::short_name(t), i.clone()))
+            .collect();
+        assert_eq!(
+            types,
+            vec![
+                ("cds", Interest::Wildcard),
+                ("lds", Interest::Wildcard),
+                ("rds", Interest::names(["r1"])),
+            ]
+        );
+    }
+
+    #[test]
+    fn reject_flag_builds_a_validator_for_that_resource_only() {
+        let validator = reject_validator(&["cds:web".into()]).unwrap().unwrap();
+        assert!(
+            validator(type_url::CLUSTER, "web", &[])
+                .unwrap_err()
+                .contains("--reject cds:web")
+        );
+        assert!(validator(type_url::CLUSTER, "api", &[]).is_ok());
+        assert!(validator(type_url::ENDPOINT, "web", &[]).is_ok());
+        assert!(reject_validator(&["nonsense".into()]).is_err());
+    }
+}

@@ -1,0 +1,81 @@
+//! Snapshot builders for the state machines' unit tests.
+
+use std::{collections::BTreeMap, sync::Arc};
+
+use bytes::Bytes;
+use xdsloop_proto::{
+    Resource,
+    discovery::{DiscoveryRequest, Node, Status},
+};
+
+use crate::{Snapshot, TypeResources};
+
+pub fn resource(type_url: &str, name: &str, version: &str) -> Arc<Resource> {
+    Arc::new(Resource {
+        type_url: type_url.to_string(),
+        name: name.to_string(),
+        bytes: Bytes::from(format!("{name}@{version}")),
+        version: version.to_string(),
+    })
+}
+
+/// One type's resources from `(name, version)` pairs.
+pub fn type_resources(
+    type_url: &str,
+    resources: &[(&str, &str)],
+    explicit_version: Option<&str>,
+) -> Arc<TypeResources> {
+    let map: BTreeMap<String, Arc<Resource>> = resources
+        .iter()
+        .map(|(n, v)| (n.to_string(), resource(type_url, n, v)))
+        .collect();
+    Arc::new(TypeResources::new(map, explicit_version.map(String::from)))
+}
+
+/// A snapshot with base resources only, by type.
+pub fn snapshot(generation: u64, types: &[(&str, &[(&str, &str)])]) -> Arc<Snapshot> {
+    Arc::new(Snapshot {
+        generation,
+        base: types
+            .iter()
+            .map(|(url, rs)| (url.to_string(), type_resources(url, rs, None)))
+            .collect(),
+        overlays: BTreeMap::new(),
+    })
+}
+
+pub fn names(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+pub fn node(id: &str) -> Option<Node> {
+    Some(Node {
+        id: id.to_string(),
+        ..Default::default()
+    })
+}
+
+/// A SotW request; `nonce`/`version` empty for an initial one.
+pub fn sotw(
+    type_url: &str,
+    resource_names: &[&str],
+    version: &str,
+    nonce: &str,
+) -> DiscoveryRequest {
+    DiscoveryRequest {
+        version_info: version.to_string(),
+        node: node("node-1"),
+        resource_names: names(resource_names),
+        type_url: type_url.to_string(),
+        response_nonce: nonce.to_string(),
+        ..Default::default()
+    }
+}
+
+pub fn error(message: &str) -> Option<Status> {
+    Some(Status {
+        code: 3,
+        message: message.to_string(),
+        details: vec![],
+    })
+}
