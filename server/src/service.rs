@@ -8,6 +8,7 @@ use futures::Stream;
 use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
+use tracing::info;
 use xdsloop_proto::{
     discovery::{
         DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
@@ -22,7 +23,7 @@ use crate::{
     delta::DeltaStream,
     registry::{Registry, Transport},
     sotw::SotwStream,
-    stream::{self, OUTBOUND_CAPACITY, StreamMachine},
+    stream::{self, Feeds, OUTBOUND_CAPACITY, StreamMachine},
 };
 
 /// gRPC's default 4 MiB limit is far too small for real fleets' CDS/EDS (S13).
@@ -38,6 +39,7 @@ pub struct Discovery {
     snapshots: watch::Receiver<Arc<Snapshot>>,
     registry: Registry,
     shutdown: watch::Receiver<bool>,
+    max_message_bytes: usize,
 }
 
 impl Discovery {
@@ -51,7 +53,15 @@ impl Discovery {
             snapshots,
             registry,
             shutdown,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
         }
+    }
+
+    /// The gRPC message limit the serving tonic services use, so streams can log responses
+    /// that will not fit.
+    pub fn with_max_message_bytes(mut self, max_message_bytes: usize) -> Self {
+        self.max_message_bytes = max_message_bytes;
+        self
     }
 
     pub fn registry(&self) -> &Registry {
@@ -96,16 +106,19 @@ impl Discovery {
         S: Stream<Item = Result<M::Request, Status>> + Send + Unpin + 'static,
     {
         let entry = self.registry.open(transport, peer);
+        info!(stream = entry.id(), %transport, peer = ?peer, "stream opened");
         // Mark the snapshot the machine starts from as seen on this stream's own receiver, so
         // a reload between here and the loop's first poll is still noticed.
         let mut snapshots = self.snapshots.clone();
         let current = snapshots.borrow_and_update().clone();
         let machine = machine(entry.id(), current);
         let (tx, rx) = mpsc::channel(OUTBOUND_CAPACITY);
-        let shutdown = self.shutdown.clone();
-        tokio::spawn(stream::run(
-            machine, requests, snapshots, shutdown, tx, entry,
-        ));
+        let feeds = Feeds {
+            snapshots,
+            shutdown: self.shutdown.clone(),
+            max_message_bytes: self.max_message_bytes,
+        };
+        tokio::spawn(stream::run(machine, requests, feeds, tx, entry));
         ReceiverStream::new(rx)
     }
 }

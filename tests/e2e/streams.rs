@@ -1,5 +1,7 @@
 //! Stream lifecycle: isolation between streams (S12), the registry `/status` reads, shutdown.
 
+mod malformed;
+
 use xdsloop_proto::{discovery::DiscoveryRequest, type_url::CLUSTER};
 use xdsloop_server::registry::{Transport, Variant};
 
@@ -28,6 +30,23 @@ async fn s12_a_vanished_client_does_not_affect_another_stream() {
     .await;
     server.publish(two_clusters(2).with(cluster("gamma")).build());
     assert_eq!(names_in(&stays.recv().await), ["alpha", "beta", "gamma"]);
+}
+
+#[tokio::test]
+async fn s12_a_malformed_request_ends_only_its_own_stream() {
+    let server = TestServer::start(two_clusters(1).build()).await;
+    let mut healthy = server.sotw("healthy").await;
+    let first = healthy.subscribe(CLUSTER, &[]).await;
+    healthy.ack(&first, &[]).await;
+    // Field 2 (`node`, a message) sent as a varint: not a DiscoveryRequest.
+    let mut broken = malformed::send_raw(server.addr(), vec![0x10, 0x01]).await;
+    let outcome = within("the malformed stream to end", broken.message()).await;
+    assert!(
+        outcome.is_err(),
+        "a malformed request fails its stream: {outcome:?}"
+    );
+    server.publish(two_clusters(2).with(cluster("gamma")).build());
+    assert_eq!(names_in(&healthy.recv().await), ["alpha", "beta", "gamma"]);
 }
 
 #[tokio::test]
