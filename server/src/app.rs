@@ -1,1 +1,203 @@
-//! (being written)
+//! Wiring: load and watch the fixtures, bind the listener, serve ADS on the `watch` of
+//! snapshots, shut down cleanly.
+//!
+//! [`start`] is the whole server; [`serve`] runs only the gRPC part on any snapshot source
+//! (tests, benchmarks, simulated fleets).
+
+use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
+
+use tokio::{net::TcpListener, sync::watch, task::JoinHandle};
+use tokio_stream::{StreamExt, wrappers::TcpListenerStream};
+use tracing::info;
+use xdsloop_proto::Codec;
+
+use crate::{
+    Error, Snapshot,
+    registry::Registry,
+    service::{Ads, DEFAULT_MAX_MESSAGE_BYTES, Discovery},
+    watch::{ReloadStatus, Watcher},
+};
+
+/// Where `xdsloop-server` listens unless told otherwise (Envoy examples use 18000 for xDS).
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:18000";
+/// Quiet time after the last file event before reloading: editors write in bursts.
+pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(100);
+
+/// Everything `xdsloop-server` needs to run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The fixture directory (watched recursively).
+    pub fixtures: PathBuf,
+    /// Port 0 picks a free port; [`Running::addr`] tells which.
+    pub listen: SocketAddr,
+    /// Extra `FileDescriptorSet`s for user resource types.
+    pub descriptor_sets: Vec<PathBuf>,
+    pub debounce: Duration,
+    /// gRPC message limit, both directions (S13).
+    pub max_message_bytes: usize,
+}
+
+impl Config {
+    /// Defaults for everything but the fixture directory.
+    pub fn new(fixtures: impl Into<PathBuf>) -> Self {
+        Self {
+            fixtures: fixtures.into(),
+            listen: DEFAULT_LISTEN.parse().expect("valid default address"),
+            descriptor_sets: Vec::new(),
+            debounce: DEFAULT_DEBOUNCE,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+        }
+    }
+}
+
+/// The running server: fixture watcher plus gRPC server.
+pub struct Running {
+    pub addr: SocketAddr,
+    /// The snapshot being served (changes on every good reload).
+    pub snapshots: watch::Receiver<Arc<Snapshot>>,
+    /// The outcome of the latest reload (rejections show here and in the log).
+    pub reloads: watch::Receiver<ReloadStatus>,
+    /// Open streams and their per-type state.
+    pub registry: Registry,
+    server: GrpcServer,
+    watcher: Watcher,
+}
+
+impl std::fmt::Debug for Running {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Running")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Running {
+    /// Ends every stream, stops the gRPC server, then stops watching the fixtures.
+    pub async fn shutdown(self) -> Result<(), Error> {
+        let result = self.server.shutdown().await;
+        drop(self.watcher);
+        result
+    }
+}
+
+/// Loads the fixtures (an unreadable directory or invalid fixtures are an error), starts
+/// watching them, binds `config.listen` and serves ADS.
+pub async fn start(config: Config) -> Result<Running, Error> {
+    let codec = codec(&config.descriptor_sets)?;
+    let watcher = Watcher::start(config.fixtures.clone(), codec, config.debounce)?;
+    let snapshots = watcher.snapshots.clone();
+    let server = serve(config.listen, snapshots.clone(), config.max_message_bytes).await?;
+    Ok(Running {
+        addr: server.addr(),
+        snapshots,
+        reloads: watcher.reloads.clone(),
+        registry: server.registry().clone(),
+        server,
+        watcher,
+    })
+}
+
+/// The Envoy API plus the user's descriptor sets, naming the first file that fails.
+pub fn codec(descriptor_sets: &[PathBuf]) -> Result<Codec, Error> {
+    let mut sets = Vec::with_capacity(descriptor_sets.len());
+    let mut codec = Codec::envoy();
+    for path in descriptor_sets {
+        let bytes = std::fs::read(path).map_err(|e| Error::DescriptorSet {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        sets.push(bytes);
+        // Decode the prefix so far: a set may import files from the ones before it, and the
+        // error must name the file that broke.
+        codec = Codec::with_descriptor_sets(sets.iter().map(Vec::as_slice)).map_err(|e| {
+            Error::DescriptorSet {
+                path: path.clone(),
+                message: e.to_string(),
+            }
+        })?;
+    }
+    Ok(codec)
+}
+
+/// A running gRPC server. Dropping it stops the server without waiting; [`shutdown`] waits.
+///
+/// [`shutdown`]: GrpcServer::shutdown
+#[derive(Debug)]
+pub struct GrpcServer {
+    addr: SocketAddr,
+    registry: Registry,
+    stop: watch::Sender<bool>,
+    task: Option<JoinHandle<Result<(), tonic::transport::Error>>>,
+}
+
+impl GrpcServer {
+    /// The bound address (the real port when asked for port 0).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Open streams and their per-type state.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Ends every stream, stops accepting, and waits for the server to finish.
+    pub async fn shutdown(mut self) -> Result<(), Error> {
+        let _ = self.stop.send(true);
+        let Some(task) = self.task.take() else {
+            return Ok(());
+        };
+        match task.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(Error::Transport(e.to_string())),
+            Err(e) => Err(Error::Transport(e.to_string())),
+        }
+    }
+}
+
+impl Drop for GrpcServer {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+/// Binds `listen` (port 0 picks a free port) and serves ADS (SotW and Delta) from
+/// `snapshots`, with gRPC message limits of `max_message_bytes` both ways (S13).
+pub async fn serve(
+    listen: SocketAddr,
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    max_message_bytes: usize,
+) -> Result<GrpcServer, Error> {
+    let bind_error = |source| Error::Bind {
+        addr: listen.to_string(),
+        source,
+    };
+    let listener = TcpListener::bind(listen).await.map_err(bind_error)?;
+    let addr = listener.local_addr().map_err(bind_error)?;
+    let registry = Registry::new();
+    let (stop, stopped) = watch::channel(false);
+    let discovery = Discovery::new(snapshots, registry.clone(), stopped.clone())
+        .with_max_message_bytes(max_message_bytes);
+    let ads = Ads::new(discovery).into_server(max_message_bytes);
+    // xDS pushes are small writes that should leave at once, not wait for Nagle.
+    let incoming = TcpListenerStream::new(listener).map(|conn| {
+        if let Ok(stream) = &conn {
+            let _ = stream.set_nodelay(true);
+        }
+        conn
+    });
+    let mut signal = stopped;
+    let server = tonic::transport::Server::builder()
+        .add_service(ads)
+        .serve_with_incoming_shutdown(incoming, async move {
+            let _ = signal.wait_for(|stop| *stop).await;
+        });
+    let task = tokio::spawn(server);
+    info!(%addr, "xDS server listening (ADS: SotW and Delta)");
+    Ok(GrpcServer {
+        addr,
+        registry,
+        stop,
+        task: Some(task),
+    })
+}
