@@ -21,7 +21,11 @@ use crate::watch_map::Interest;
 /// Envoy-style xDS client: subscribes over ADS, applies, ACKs or NACKs, reconnects, and prints
 /// one line per update.
 #[derive(Debug, Parser)]
-#[command(name = "xdsloop-client", version)]
+#[command(
+    name = "xdsloop-client",
+    version,
+    after_help = "Fleet mode (N simulated nodes, a load report): xdsloop-client fleet --help"
+)]
 pub struct Args {
     /// Server address (`host:port` or `http://host:port`).
     #[arg(long, default_value = "127.0.0.1:18000")]

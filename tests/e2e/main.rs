@@ -8,6 +8,7 @@ mod client_support;
 mod client_sync;
 mod delta;
 mod examples;
+mod fleet;
 mod harness;
 mod large;
 mod reload;
