@@ -21,7 +21,11 @@ use crate::watch_map::Interest;
 /// Envoy-style xDS client: subscribes over ADS, applies, ACKs or NACKs, reconnects, and prints
 /// one line per update.
 #[derive(Debug, Parser)]
-#[command(name = "xdsloop-client", version)]
+#[command(
+    name = "xdsloop-client",
+    version,
+    after_help = "Fleet mode (N simulated nodes, a load report): xdsloop-client fleet --help"
+)]
 pub struct Args {
     /// Server address (`host:port` or `http://host:port`).
     #[arg(long, default_value = "127.0.0.1:18000")]
@@ -52,7 +56,8 @@ pub struct Args {
     /// NACK any response holding this resource, e.g. `--reject cds:web` (repeatable).
     #[arg(long, value_name = "TYPE:NAME")]
     pub reject: Vec<String>,
-    /// Print the applied resources (YAML, or JSON with --output json) once synced, and exit.
+    /// Print only the applied resources (YAML, or JSON with --output json) once synced, and
+    /// exit.
     #[arg(long)]
     pub dump: bool,
     /// How long a requested resource may take before it is reported not found.
@@ -176,9 +181,19 @@ pub async fn run(
     }
     tokio::pin!(shutdown);
     let mut updates = 0u64;
+    // A wildcard type the server has nothing for may never be answered: --dump gives up
+    // waiting for "synced" one not-found timeout after connecting.
+    let mut dump_deadline: Option<tokio::time::Instant> = None;
     loop {
+        let give_up = async {
+            match dump_deadline {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
         let report = tokio::select! {
             _ = &mut shutdown => break,
+            _ = give_up => break,
             report = reports.recv() => report,
         };
         let report = match report {
@@ -194,8 +209,13 @@ pub async fn run(
         };
         if let Report::Connection(news) = &report {
             writeln!(err, "xdsloop-client: {}", output::connection_line(news))?;
+            let connected = matches!(news, crate::event::ConnectionReport::Connected { .. });
+            if args.dump && args.exit_after.is_none() && connected && dump_deadline.is_none() {
+                dump_deadline = Some(tokio::time::Instant::now() + args.not_found_timeout);
+            }
         }
-        if let Some(line) = output::line(&report, args.output) {
+        // With --dump, stdout is only the document (so it can be piped to jq or yq).
+        if let Some(line) = output::line(&report, args.output).filter(|_| !args.dump) {
             writeln!(out, "{line}")?;
             out.flush()?;
         }

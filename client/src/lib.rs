@@ -15,6 +15,7 @@
 //! - [`store`]: applied resources with version, nonce and time.
 //! - [`output`]: the CLI's text and JSON lines and `--dump` (see below).
 //! - [`cli`]: the CLI's flags and run loop (`main.rs` only calls it).
+//! - [`fleet`]: `xdsloop-client fleet`, N cheap simulated nodes for load tests.
 #![doc = include_str!("../README.md")]
 
 pub mod cli;
@@ -22,6 +23,7 @@ pub mod client;
 pub mod deps;
 pub mod error;
 pub mod event;
+pub mod fleet;
 pub mod mux;
 pub mod not_found;
 pub mod output;

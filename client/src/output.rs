@@ -25,7 +25,7 @@ fn time(at: SystemTime) -> String {
 pub fn line(report: &Report, format: Format) -> Option<String> {
     match (report, format) {
         (Report::Update(update), Format::Text) => Some(update_text(update)),
-        (Report::Update(update), Format::Json) => Some(update_json(update).to_string()),
+        (Report::Update(update), Format::Json) => Some(json_line(&UpdateLine::from(update))),
         (
             Report::NotFound {
                 at,
@@ -46,18 +46,72 @@ pub fn line(report: &Report, format: Format) -> Option<String> {
                 names,
             },
             Format::Json,
-        ) => Some(
-            json!({
-                "event": "not_found",
-                "time": time(*at),
-                "type": type_url::short_name(type_url),
-                "type_url": type_url,
-                "names": names,
-            })
-            .to_string(),
-        ),
+        ) => Some(json_line(&NotFoundLine {
+            event: "not_found",
+            time: time(*at),
+            r#type: type_url::short_name(type_url),
+            type_url,
+            names,
+        })),
         _ => None,
     }
+}
+
+fn json_line(value: &impl serde::Serialize) -> String {
+    serde_json::to_string(value).expect("output lines serialize")
+}
+
+/// `--output json` update line; field order as documented in the README.
+#[derive(serde::Serialize)]
+struct UpdateLine<'a> {
+    event: &'static str,
+    time: String,
+    mode: &'static str,
+    r#type: &'a str,
+    type_url: &'a str,
+    version: &'a str,
+    nonce: &'a str,
+    status: &'static str,
+    error: Option<&'a str>,
+    added: &'a [String],
+    updated: &'a [String],
+    removed: &'a [String],
+}
+
+impl<'a> From<&'a UpdateReport> for UpdateLine<'a> {
+    fn from(u: &'a UpdateReport) -> Self {
+        let (status, error) = match &u.verdict {
+            Verdict::Ack => ("ACK", None),
+            Verdict::Nack(reason) => ("NACK", Some(reason.as_str())),
+        };
+        Self {
+            event: "update",
+            time: time(u.at),
+            mode: match u.mode {
+                Mode::Sotw => "sotw",
+                Mode::Delta => "delta",
+            },
+            r#type: type_url::short_name(&u.type_url),
+            type_url: &u.type_url,
+            version: &u.version,
+            nonce: &u.nonce,
+            status,
+            error,
+            added: &u.diff.added,
+            updated: &u.diff.updated,
+            removed: &u.diff.removed,
+        }
+    }
+}
+
+/// `--output json` not-found line.
+#[derive(serde::Serialize)]
+struct NotFoundLine<'a> {
+    event: &'static str,
+    time: String,
+    r#type: &'a str,
+    type_url: &'a str,
+    names: &'a [String],
 }
 
 fn update_text(u: &UpdateReport) -> String {
@@ -76,28 +130,6 @@ fn update_text(u: &UpdateReport) -> String {
         u.diff.updated.join(","),
         u.diff.removed.join(","),
     )
-}
-
-/// The JSON object for one update (fields documented in the README).
-pub fn update_json(u: &UpdateReport) -> Value {
-    let (status, error) = match &u.verdict {
-        Verdict::Ack => ("ACK", Value::Null),
-        Verdict::Nack(reason) => ("NACK", Value::String(reason.clone())),
-    };
-    json!({
-        "event": "update",
-        "time": time(u.at),
-        "mode": match u.mode { Mode::Sotw => "sotw", Mode::Delta => "delta" },
-        "type": type_url::short_name(&u.type_url),
-        "type_url": u.type_url,
-        "version": u.version,
-        "nonce": u.nonce,
-        "status": status,
-        "error": error,
-        "added": u.diff.added,
-        "updated": u.diff.updated,
-        "removed": u.diff.removed,
-    })
 }
 
 /// The stderr line for connection news.
@@ -120,46 +152,69 @@ pub fn connection_line(report: &ConnectionReport) -> String {
     }
 }
 
+/// One type in a dump; fields in the order people read them.
+#[derive(serde::Serialize)]
+struct DumpType {
+    r#type: String,
+    type_url: String,
+    version: String,
+    nonce: String,
+    updated_at: Option<String>,
+    resources: Vec<DumpResource>,
+}
+
+#[derive(serde::Serialize)]
+struct DumpResource {
+    name: String,
+    version: String,
+    nonce: String,
+    applied_at: String,
+    resource: Value,
+}
+
 /// The applied resources as one document: `{"types": [...]}` (fields in the README).
-pub fn dump(store: &Store, codec: &Codec) -> Value {
+#[derive(serde::Serialize)]
+pub struct Dump {
+    types: Vec<DumpType>,
+}
+
+/// The applied resources, ready to render.
+pub fn dump(store: &Store, codec: &Codec) -> Dump {
     let mut types: Vec<(&str, &TypeStore)> = store.types().collect();
     types.sort_by_key(|(url, _)| (type_url::order(url), url.to_string()));
-    let types: Vec<Value> = types
+    let types: Vec<DumpType> = types
         .into_iter()
-        .map(|(url, held)| {
-            let resources: Vec<Value> = held
+        .map(|(url, held)| DumpType {
+            r#type: type_url::short_name(url).to_string(),
+            type_url: url.to_string(),
+            version: held.version.clone(),
+            nonce: held.nonce.clone(),
+            updated_at: held.updated_at.map(time),
+            resources: held
                 .resources
                 .values()
                 .map(|r| dump_resource(url, r, codec))
-                .collect();
-            json!({
-                "type": type_url::short_name(url),
-                "type_url": url,
-                "version": held.version,
-                "nonce": held.nonce,
-                "updated_at": held.updated_at.map(time),
-                "resources": resources,
-            })
+                .collect(),
         })
         .collect();
-    json!({ "types": types })
+    Dump { types }
 }
 
-fn dump_resource(type_url: &str, applied: &Applied, codec: &Codec) -> Value {
+fn dump_resource(type_url: &str, applied: &Applied, codec: &Codec) -> DumpResource {
     let resource = codec
         .to_json(type_url, &applied.bytes)
         .unwrap_or_else(|e| json!({ "error": e.to_string() }));
-    json!({
-        "name": applied.name,
-        "version": applied.version,
-        "nonce": applied.nonce,
-        "applied_at": time(applied.applied_at),
-        "resource": resource,
-    })
+    DumpResource {
+        name: applied.name.clone(),
+        version: applied.version.clone(),
+        nonce: applied.nonce.clone(),
+        applied_at: time(applied.applied_at),
+        resource,
+    }
 }
 
 /// Renders a dump in the chosen format (text means YAML).
-pub fn render_dump(value: &Value, format: Format) -> Result<String, crate::ClientError> {
+pub fn render_dump(value: &Dump, format: Format) -> Result<String, crate::ClientError> {
     match format {
         Format::Json => serde_json::to_string_pretty(value)
             .map_err(|e| crate::ClientError::Output(e.to_string())),

@@ -204,6 +204,7 @@ impl Session {
                 return Exit::Retry;
             }
         };
+        self.report(Report::Connection(ConnectionReport::Connected { server }));
         // Queue the resubscription before opening: some servers send no headers until they
         // have a request, so waiting for the open first could deadlock.
         self.mux.on_stream_start(now());
@@ -222,7 +223,6 @@ impl Session {
                     .await;
             }
         };
-        self.report(Report::Connection(ConnectionReport::Connected { server }));
         loop {
             let deadline = self.mux.next_deadline().map(Instant::from_std);
             let timer = async move {
@@ -232,10 +232,10 @@ impl Session {
                 }
             };
             tokio::select! {
-                _ = &mut *shutdown => return Exit::Stop,
+                _ = &mut *shutdown => return close(tx, incoming).await,
                 command = self.commands.recv() => match command {
                     Some(command) => self.handle(command),
-                    None => return Exit::Stop,
+                    None => return close(tx, incoming).await,
                 },
                 message = incoming.next() => match message {
                     Ok(Some(response)) => {
@@ -293,20 +293,15 @@ impl Session {
         self.dispatch(output, None).await;
     }
 
-    /// Sends a subscription's events (waiting if it is slow: like Envoy's callbacks, applying
-    /// comes before the ACK), the requests, the reports and the new store.
+    /// Hands events to subscriptions first (waiting if one is slow: like Envoy's callbacks, an
+    /// update reaches its subscribers before it is ACKed), then the requests, the new store and
+    /// the reports.
     async fn dispatch(
         &mut self,
         mut output: crate::mux::Output,
         tx: Option<&mpsc::Sender<Outgoing>>,
     ) {
         loop {
-            for request in output.requests.drain(..) {
-                if let Some(tx) = tx {
-                    // A closed queue means the stream is gone; the reader notices and reconnects.
-                    let _ = tx.send(request).await;
-                }
-            }
             let mut gone = Vec::new();
             for (id, event) in output.deliveries.drain(..) {
                 let Some(subscriber) = self.subscribers.get(&id) else {
@@ -316,11 +311,18 @@ impl Session {
                     gone.push(id);
                 }
             }
-            for report in output.reports.drain(..) {
-                self.report(report);
+            for request in output.requests.drain(..) {
+                if let Some(tx) = tx {
+                    // A closed queue means the stream is gone; the reader notices and reconnects.
+                    let _ = tx.send(request).await;
+                }
             }
+            // The store first: whoever hears a report must find the store already updated.
             if output.store_changed {
                 self.store.send_replace(Arc::new(self.mux.store().clone()));
+            }
+            for report in output.reports.drain(..) {
+                self.report(report);
             }
             if gone.is_empty() {
                 return;
@@ -337,6 +339,19 @@ impl Session {
         // No receivers is fine: reports are for whoever is watching.
         let _ = self.reports.send(report);
     }
+}
+
+/// How long a stopping client waits for the server to end the stream after the client
+/// half-closed it: long enough for the last ACK/NACK to be delivered, short enough to exit.
+const CLOSE_GRACE: Duration = Duration::from_secs(1);
+
+/// Ends the stream gracefully: half-close, so queued requests (the last ACK or NACK) are
+/// flushed, then wait briefly for the server to finish.
+async fn close(tx: mpsc::Sender<Outgoing>, mut incoming: crate::source::Incoming) -> Exit {
+    drop(tx);
+    let drain = async { while let Ok(Some(_)) = incoming.next().await {} };
+    let _ = tokio::time::timeout(CLOSE_GRACE, drain).await;
+    Exit::Stop
 }
 
 /// An error with its causes, e.g. "transport error: tcp connect error: Connection refused".

@@ -128,7 +128,7 @@ impl DeltaStream {
             let held = declared.iter().filter(|(n, _)| interest.contains(n));
             state.known = held.map(|(n, v)| (n.clone(), Some(v.clone()))).collect();
         } else if !declared.is_empty() {
-            info!(stream, %node, r#type = short, "initial_resource_versions after the first request ignored");
+            info!(stream, %node, r#type = %short, "initial_resource_versions after the first request ignored");
         }
         let force: BTreeSet<&str> = subscribe
             .iter()
@@ -214,7 +214,7 @@ impl DeltaStream {
         let nonce = self.nonces.next_nonce();
         let version = resources.version.as_str();
         let (sent, removed) = (changes.resources.len(), changes.removed.len());
-        info!(stream = self.id, %node, r#type = type_url::short_name(url), version, nonce,
+        info!(stream = self.id, %node, r#type = %type_url::short_name(url), %version, %nonce,
             resources = sent, removed, "push");
         let state = self.types.get_mut(url).expect("responding to a known type");
         state.sub.ledger.record_sent(version, &nonce, sent);
@@ -251,16 +251,16 @@ fn acknowledge(
             let version = sub.ledger.last_sent.as_ref().map(|s| s.version.clone());
             let version = version.unwrap_or_default();
             sub.ledger.record_ack(&version);
-            info!(stream, %node, r#type = short, version, nonce, "ACK");
+            info!(stream, %node, r#type = %short, %version, %nonce, "ACK");
         }
         Verdict::Nack => {
             let message = error.map(|e| e.message.as_str()).unwrap_or_default();
             let nack = sub.ledger.record_nack(message);
-            warn!(stream, %node, r#type = short, version = nack.version, nonce,
+            warn!(stream, %node, r#type = %short, version = %nack.version, %nonce,
                 error = nack.message, "NACK: not resending these versions until they change");
         }
         Verdict::Stale => {
-            info!(stream, %node, r#type = short, nonce, "stale nonce: ACK/NACK ignored, subscription changes applied");
+            info!(stream, %node, r#type = %short, %nonce, "stale nonce: ACK/NACK ignored, subscription changes applied");
         }
         Verdict::Initial => {}
     }

@@ -8,6 +8,7 @@ use futures::Stream;
 use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
+use tracing::info;
 use xdsloop_proto::{
     discovery::{
         DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
@@ -105,6 +106,7 @@ impl Discovery {
         S: Stream<Item = Result<M::Request, Status>> + Send + Unpin + 'static,
     {
         let entry = self.registry.open(transport, peer);
+        info!(stream = entry.id(), %transport, peer = ?peer, "stream opened");
         // Mark the snapshot the machine starts from as seen on this stream's own receiver, so
         // a reload between here and the loop's first poll is still noticed.
         let mut snapshots = self.snapshots.clone();

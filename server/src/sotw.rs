@@ -101,17 +101,17 @@ impl SotwStream {
         let error = request.error_detail.as_ref();
         match state.sub.ledger.classify(nonce, error.is_some()) {
             Verdict::Stale => {
-                info!(stream, %node, r#type = short, nonce, "stale nonce: request ignored");
+                info!(stream, %node, r#type = %short, %nonce, "stale nonce: request ignored");
                 return Vec::new();
             }
             Verdict::Ack => {
                 state.sub.ledger.record_ack(&request.version_info);
-                info!(stream, %node, r#type = short, version = request.version_info, nonce, "ACK");
+                info!(stream, %node, r#type = %short, version = %request.version_info, %nonce, "ACK");
             }
             Verdict::Nack => {
                 let message = error.map(|e| e.message.as_str()).unwrap_or_default();
                 let nack = state.sub.ledger.record_nack(message);
-                warn!(stream, %node, r#type = short, version = nack.version, nonce,
+                warn!(stream, %node, r#type = %short, version = %nack.version, %nonce,
                     error = nack.message, "NACK: not resending this content until it changes");
                 if let Some(hash) = state.sent_hash {
                     state.sub.park(hash);
@@ -281,7 +281,7 @@ fn respond(
         ..Default::default()
     };
     let version = resources.version.as_str();
-    info!(stream, %node, r#type = type_url::short_name(url), version, nonce,
+    info!(stream, %node, r#type = %type_url::short_name(url), %version, %nonce,
         resources = picked.len(), "push");
     state.sub.ledger.record_sent(version, &nonce, picked.len());
     state.sent_hash = Some(view_hash(&state.sub.interest, resources));

@@ -66,16 +66,15 @@ pub async fn run<M, S>(
         max_message_bytes,
     } = feeds;
     let stream = entry.id();
-    info!(stream, "stream opened");
     let (mut node_published, mut source_open) = (false, true);
     loop {
         let out = tokio::select! {
             request = requests.next() => match request {
                 Some(Ok(request)) => machine.on_request(request),
                 Some(Err(status)) => {
-                    // A malformed message or a broken transport: end this stream only, and
-                    // tell the client why if it is still listening.
-                    info!(stream, code = ?status.code(), error = status.message(), "stream failed");
+                    // A malformed message, or a client that vanished mid-stream: end this
+                    // stream only, and tell the client why if it is still listening.
+                    info!(stream, code = ?status.code(), error = status.message(), "stream ended by an error");
                     let _ = responses.try_send(Err(status));
                     break;
                 }
@@ -105,23 +104,23 @@ pub async fn run<M, S>(
             node_published = true;
         }
         entry.update(machine.take_status());
-        for response in &out {
-            let (url, bytes) = M::payload(response);
-            if bytes > max_message_bytes {
-                warn!(
-                    stream,
-                    r#type = type_url::short_name(url),
-                    bytes,
-                    limit = max_message_bytes,
-                    "response larger than --max-message-bytes: the client gets OUT_OF_RANGE instead"
-                );
-            }
-        }
+        warn_oversized::<M>(stream, &out, max_message_bytes);
         if !send_all(&responses, out, &mut shutdown).await {
             break;
         }
     }
     info!(stream, "stream closed");
+}
+
+/// tonic refuses to encode these and tells only the client; say it in the server log too.
+fn warn_oversized<M: StreamMachine>(stream: u64, out: &[M::Response], limit: usize) {
+    for response in out {
+        let (url, bytes) = M::payload(response);
+        if bytes > limit {
+            warn!(stream, r#type = %type_url::short_name(url), bytes, limit,
+                "response larger than --max-message-bytes: the client gets OUT_OF_RANGE instead");
+        }
+    }
 }
 
 /// Sends one batch in order; false when the client went away or the server is stopping.

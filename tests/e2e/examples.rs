@@ -196,3 +196,75 @@ fn grpc_bootstrap_points_a_proxyless_client_at_xdsloop() {
         "node.id"
     );
 }
+
+/// Every resource in a fixture directory, as proto JSON (proto field names).
+fn fixture_resources(relative: &str) -> Vec<serde_json::Value> {
+    let codec = Codec::envoy();
+    let dir = repo().join(relative);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.expect("readable dir entry").path())
+        .collect();
+    files.sort();
+    let mut resources = Vec::new();
+    for file in files {
+        let Some(format) = xdsloop_proto::Format::from_path(&file) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(&file).expect("readable fixture");
+        let docs = codec
+            .decode_fixture(&text, format)
+            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        for resource in docs.into_iter().flat_map(|d| d.resources) {
+            resources.push(
+                codec
+                    .to_json(&resource.type_url, &resource.bytes)
+                    .expect("an encoded fixture resource converts back to JSON"),
+            );
+        }
+    }
+    resources
+}
+
+/// Paths of every `ConfigSource` (RDS `config_source`, EDS `eds_config`) that is not ADS.
+fn non_ads_sources(value: &serde_json::Value, path: &str, found: &mut Vec<String>) {
+    match value {
+        serde_json::Value::Object(object) => {
+            for (key, child) in object {
+                let here = format!("{path}.{key}");
+                if (key == "config_source" || key == "eds_config") && child.get("ads").is_none() {
+                    found.push(here.clone());
+                }
+                non_ads_sources(child, &here, found);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                non_ads_sources(child, &format!("{path}[{i}]"), found);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The example bootstraps configure only the ADS stream, so every follow-up subscription the
+/// fixtures they are meant for trigger (RDS from listeners, EDS from clusters) must be ADS too.
+#[test]
+fn example_fixture_sets_fetch_routes_and_endpoints_over_ads() {
+    for dir in ["fixtures/demo", "fixtures/grpc"] {
+        let resources = fixture_resources(dir);
+        assert!(!resources.is_empty(), "{dir} has resources");
+        let mut found = Vec::new();
+        for resource in &resources {
+            let name = resource["name"]
+                .as_str()
+                .or(resource["cluster_name"].as_str())
+                .unwrap_or("?");
+            non_ads_sources(resource, name, &mut found);
+        }
+        assert!(
+            found.is_empty(),
+            "{dir}: config sources not over ADS: {found:?}"
+        );
+    }
+}

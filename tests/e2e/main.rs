@@ -1,8 +1,14 @@
 //! End-to-end tests: the real server and clients over loopback gRPC.
 
 mod app;
+mod client_deps;
+mod client_nack;
+mod client_restart;
+mod client_support;
+mod client_sync;
 mod delta;
 mod examples;
+mod fleet;
 mod harness;
 mod large;
 mod reload;

@@ -1,0 +1,89 @@
+//! What a fleet node reads from one resource: its name and the names it makes the node
+//! subscribe to (CDS → EDS, LDS → RDS). Nothing else is decoded.
+
+use bytes::Bytes;
+use prost::Message;
+use xdsloop_proto::type_url;
+
+use super::wire::{Cluster, Listener, Named};
+
+/// The role a type plays in Envoy-style subscription.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    /// CDS: wildcard; EDS clusters drive EDS names.
+    Clusters,
+    /// EDS: the names CDS asks for.
+    Endpoints,
+    /// LDS: wildcard; HTTP connection managers drive RDS names.
+    Listeners,
+    /// RDS: the names LDS asks for.
+    Routes,
+    /// Any other type: wildcard, payload not inspected.
+    Other,
+}
+
+impl Kind {
+    pub fn of(url: &str) -> Self {
+        match url {
+            type_url::CLUSTER => Self::Clusters,
+            type_url::ENDPOINT => Self::Endpoints,
+            type_url::LISTENER => Self::Listeners,
+            type_url::ROUTE => Self::Routes,
+            _ => Self::Other,
+        }
+    }
+
+    /// Whether the type is subscribed by wildcard (otherwise by names a parent type yields).
+    pub fn is_wildcard(self) -> bool {
+        !matches!(self, Self::Endpoints | Self::Routes)
+    }
+
+    /// The dependent kind this kind drives.
+    pub fn child(self) -> Option<Kind> {
+        match self {
+            Self::Clusters => Some(Self::Endpoints),
+            Self::Listeners => Some(Self::Routes),
+            _ => None,
+        }
+    }
+}
+
+/// One resource as the fleet sees it.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Inspected {
+    /// `None` for [`Kind::Other`] (not decoded).
+    pub name: Option<String>,
+    /// Names of the dependent type this resource needs (only when `follow` was asked).
+    pub children: Vec<String>,
+}
+
+/// Decodes the few fields `kind` needs. `follow`: also collect dependent names.
+pub fn inspect(kind: Kind, value: &Bytes, follow: bool) -> Result<Inspected, String> {
+    let err = |e: prost::DecodeError| format!("cannot decode: {e}");
+    let (name, children) = match kind {
+        Kind::Clusters if follow => {
+            let cluster = Cluster::decode(value.clone()).map_err(err)?;
+            let children = cluster.eds_name().map(str::to_string).into_iter().collect();
+            (cluster.name, children)
+        }
+        Kind::Listeners if follow => {
+            let listener = Listener::decode(value.clone()).map_err(err)?;
+            let children = listener.route_names();
+            (listener.name, children)
+        }
+        Kind::Other => {
+            return Ok(Inspected {
+                name: None,
+                children: Vec::new(),
+            });
+        }
+        _ => (Named::decode(value.clone()).map_err(err)?.name, Vec::new()),
+    };
+    if name.is_empty() {
+        return Err("resource has no name".into());
+    }
+    Ok(Inspected {
+        name: Some(name),
+        children,
+    })
+}

@@ -1,0 +1,238 @@
+//! Fleet mode: N simulated Envoy-like nodes against any ADS server, spread over M HTTP/2
+//! connections, with a report of who got which version and how fast.
+//!
+//! Layout:
+//! - [`wire`]: minimal prost messages (names, versions, the fields that reference other
+//!   resources); everything else on the wire is skipped, never decoded.
+//! - [`inspect`]: one resource → its name and the dependent names it needs.
+//! - [`node`]: one node's SotW/Delta state (sans-I/O): subscribe, ACK/NACK, follow CDS → EDS
+//!   and LDS → RDS.
+//! - [`session`]: one node's stream loop with reconnects.
+//! - [`transport`]: shared channels and raw-bytes ADS streams.
+//! - [`tally`]: shared counts; [`report`]: percentiles, text, JSON, progress line.
+//! - [`cli`]: `xdsloop-client fleet ...`.
+//!
+//! A node's ids are `<prefix>0 .. <prefix>(N-1)`; node `i` uses connection `i % M`.
+
+pub mod cli;
+pub mod inspect;
+pub mod node;
+pub mod report;
+pub mod session;
+pub mod tally;
+pub mod transport;
+pub mod wire;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+use xdsloop_proto::type_url;
+
+use self::node::{Node, Rules};
+use self::report::{Report, Setup};
+use self::session::NodeTask;
+use self::tally::Tally;
+use crate::error::ClientError;
+use crate::request::Mode;
+use crate::source::DEFAULT_MAX_MESSAGE_BYTES;
+
+/// Connections when none are asked for: enough to use several cores on both ends, few enough
+/// that each carries many streams, as a real fleet behind a few proxies would.
+pub const DEFAULT_CONNECTIONS: usize = 8;
+
+/// How to run a fleet.
+#[derive(Clone, Debug)]
+pub struct FleetConfig {
+    pub server: String,
+    pub nodes: usize,
+    pub node_prefix: String,
+    pub mode: Mode,
+    /// HTTP/2 connections the nodes share (`nodes` = one each).
+    pub connections: usize,
+    /// Type URLs; EDS needs CDS and RDS needs LDS (their names come from those).
+    pub types: Vec<String>,
+    /// `(type URL, name)`: every node NACKs responses holding that resource.
+    pub nack: Vec<(String, String)>,
+    pub max_message_bytes: usize,
+    pub connect_timeout: Duration,
+}
+
+impl FleetConfig {
+    /// `nodes` SotW nodes subscribing CDS and EDS, on [`DEFAULT_CONNECTIONS`] connections.
+    pub fn new(server: impl Into<String>, nodes: usize) -> Self {
+        Self {
+            server: server.into(),
+            nodes,
+            node_prefix: "fleet-".into(),
+            mode: Mode::Sotw,
+            connections: DEFAULT_CONNECTIONS.min(nodes).max(1),
+            types: vec![type_url::CLUSTER.into(), type_url::ENDPOINT.into()],
+            nack: Vec::new(),
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            connect_timeout: Duration::from_secs(5),
+        }
+    }
+
+    fn rules(&self) -> Result<Rules, ClientError> {
+        let has = |t: &str| self.types.iter().any(|x| x == t);
+        for (child, parent) in [
+            (type_url::ENDPOINT, type_url::CLUSTER),
+            (type_url::ROUTE, type_url::LISTENER),
+        ] {
+            if has(child) && !has(parent) {
+                return Err(ClientError::Argument(format!(
+                    "fleet: {} needs {} (its names come from there)",
+                    type_url::short_name(child),
+                    type_url::short_name(parent)
+                )));
+            }
+        }
+        if self.nodes == 0 || self.types.is_empty() {
+            return Err(ClientError::Argument(
+                "fleet: needs at least one node and one type".into(),
+            ));
+        }
+        let mut types = self.types.clone();
+        // Parents first, as Envoy does: CDS, then LDS; others after.
+        types.sort_by_key(|t| (type_url::order(t), t.clone()));
+        types.dedup();
+        Ok(Rules {
+            mode: self.mode,
+            types,
+            nack: self.nack.clone(),
+        })
+    }
+}
+
+/// A running fleet. Dropping it stops the nodes.
+pub struct Fleet {
+    tally: Arc<Tally>,
+    setup: Setup,
+    stop: watch::Sender<bool>,
+    tasks: JoinSet<()>,
+}
+
+impl Fleet {
+    /// Starts every node at once. Must be called inside a Tokio runtime.
+    pub fn start(config: FleetConfig) -> Result<Fleet, ClientError> {
+        let rules = Arc::new(config.rules()?);
+        let connections = config.connections.clamp(1, config.nodes);
+        let channels = transport::connect(&config.server, connections, config.connect_timeout)?;
+        let tally = Arc::new(Tally::new(config.nodes));
+        let (stop, stopped) = watch::channel(false);
+        let mut tasks = JoinSet::new();
+        for index in 0..config.nodes {
+            let id = format!("{}{index}", config.node_prefix);
+            let task = NodeTask {
+                index,
+                node: Node::new(id, rules.clone()),
+                channel: channels[index % channels.len()].clone(),
+                mode: config.mode,
+                max_message_bytes: config.max_message_bytes,
+                tally: tally.clone(),
+                stop: stopped.clone(),
+            };
+            tasks.spawn(task.run());
+        }
+        let setup = Setup {
+            nodes: config.nodes,
+            mode: match config.mode {
+                Mode::Sotw => "sotw",
+                Mode::Delta => "delta",
+            },
+            connections,
+            started: tally.started,
+        };
+        Ok(Fleet {
+            tally,
+            setup,
+            stop,
+            tasks,
+        })
+    }
+
+    /// Everything so far, with percentiles.
+    pub fn report(&self) -> Report {
+        self.tally.read(|counts| Report::build(&self.setup, counts))
+    }
+
+    /// Cheap counters, for waits and progress.
+    pub fn progress(&self) -> Progress {
+        self.tally.read(|c| Progress {
+            streams_open: c.streams_open,
+            configured: c.configured_nodes,
+            nacks: c.nacks,
+            reconnects: c.reconnects,
+            responses: c.responses,
+            bytes: c.bytes,
+            versions: (c.versions.iter())
+                .map(|((url, version), v)| (url.clone(), version.clone(), v.holding, v.nacks))
+                .collect(),
+        })
+    }
+
+    /// Waits until `done` holds for the progress, re-checking on every recorded change.
+    /// `Err` carries the last progress seen when `timeout` ran out.
+    pub async fn wait_until(
+        &self,
+        timeout: Duration,
+        mut done: impl FnMut(&Progress) -> bool,
+    ) -> Result<Progress, Progress> {
+        let mut changes = self.tally.subscribe();
+        let wait = async {
+            loop {
+                changes.borrow_and_update();
+                let progress = self.progress();
+                if done(&progress) {
+                    return progress;
+                }
+                if changes.changed().await.is_err() {
+                    return progress;
+                }
+            }
+        };
+        tokio::time::timeout(timeout, wait)
+            .await
+            .map_err(|_| self.progress())
+    }
+
+    /// Stops every node (closing its stream) and returns the final report.
+    pub async fn stop(mut self) -> Report {
+        let _ = self.stop.send(true);
+        while self.tasks.join_next().await.is_some() {}
+        self.report()
+    }
+}
+
+/// The fleet's counters at one moment.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Progress {
+    pub streams_open: usize,
+    /// Nodes that hold every type they asked for (at least once).
+    pub configured: usize,
+    pub nacks: u64,
+    pub reconnects: u64,
+    pub responses: u64,
+    pub bytes: u64,
+    /// `(type URL, version, nodes holding it, NACKs of it)`.
+    pub versions: Vec<(String, String, usize, u64)>,
+}
+
+impl Progress {
+    /// Nodes holding `version` of `type_url`.
+    pub fn holding(&self, type_url: &str, version: &str) -> usize {
+        (self.versions.iter())
+            .find(|(u, v, _, _)| u == type_url && v == version)
+            .map_or(0, |(_, _, holding, _)| *holding)
+    }
+
+    /// The version of `type_url` that most nodes hold, and how many hold it.
+    pub fn majority(&self, type_url: &str) -> Option<(&str, usize)> {
+        (self.versions.iter())
+            .filter(|(u, _, _, _)| u == type_url)
+            .max_by_key(|(_, _, holding, _)| *holding)
+            .map(|(_, v, holding, _)| (v.as_str(), *holding))
+    }
+}

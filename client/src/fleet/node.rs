@@ -1,0 +1,371 @@
+//! One simulated node (sans-I/O): subscribes like Envoy — wildcard CDS/LDS, EDS/RDS for the
+//! names its clusters and listeners reference — and answers every response with exactly one
+//! ACK or NACK (C4). It keeps only names and versions, never the resources themselves.
+//!
+//! The version a node reports for a type is the SotW `version_info`; for Delta it is the
+//! `system_version_info`, or, when a server leaves that empty, a digest of the held
+//! name → version map (so nodes holding the same resources report the same version).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use prost::Message;
+use xdsloop_proto::discovery::{DeltaDiscoveryRequest, DiscoveryRequest, Node as WireNode};
+
+use super::inspect::{Kind, inspect};
+use super::wire::{DeltaResponse, RawAny, SotwResponse};
+use crate::request::{Mode, Outgoing};
+
+/// What every node of a fleet does; shared by all of them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rules {
+    pub mode: Mode,
+    /// Type URLs to subscribe, in the order their first requests go out.
+    pub types: Vec<String>,
+    /// `(type URL, resource name)`: NACK any response holding that resource.
+    pub nack: Vec<(String, String)>,
+}
+
+/// What handling one response produced.
+#[derive(Debug, Default, PartialEq)]
+pub struct Handled {
+    /// The ACK or NACK first, then any dependent subscription change (C12).
+    pub requests: Vec<Outgoing>,
+    /// `None` when the response was for a type this node never asked for (ignored, C8).
+    pub outcome: Option<Outcome>,
+}
+
+#[derive(Debug)]
+struct TypeState {
+    url: String,
+    kind: Kind,
+    /// Collect dependent names from this type's resources.
+    follow: bool,
+    /// Interest of a named type (EDS/RDS).
+    names: BTreeSet<String>,
+    /// A request for this type went out on the current stream.
+    active: bool,
+    /// Last accepted version as reported; `None` until the first ACK.
+    version: Option<String>,
+    /// Last accepted SotW `version_info` (echoed in requests).
+    wire_version: String,
+    nonce: String,
+    /// Held names → version (Delta) or "" (SotW).
+    held: BTreeMap<String, String>,
+    /// Parent resources → the dependent names they need.
+    children: BTreeMap<String, Vec<String>>,
+}
+
+/// One simulated node.
+#[derive(Debug)]
+pub struct Node {
+    id: String,
+    rules: Arc<Rules>,
+    types: Vec<TypeState>,
+    node_sent: bool,
+}
+
+impl Node {
+    pub fn new(id: String, rules: Arc<Rules>) -> Self {
+        let has = |kind: Kind| rules.types.iter().any(|t| Kind::of(t) == kind);
+        let types = rules
+            .types
+            .iter()
+            .map(|url| {
+                let kind = Kind::of(url);
+                TypeState {
+                    url: url.clone(),
+                    kind,
+                    follow: kind.child().is_some_and(has),
+                    names: BTreeSet::new(),
+                    active: false,
+                    version: None,
+                    wire_version: String::new(),
+                    nonce: String::new(),
+                    held: BTreeMap::new(),
+                    children: BTreeMap::new(),
+                }
+            })
+            .collect();
+        Self {
+            id,
+            rules,
+            types,
+            node_sent: false,
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The last accepted version of `type_url`.
+    pub fn version(&self, type_url: &str) -> Option<&str> {
+        let t = self.types.iter().find(|t| t.url == type_url)?;
+        t.version.as_deref()
+    }
+
+    /// The names held for `type_url`.
+    pub fn held(&self, type_url: &str) -> Vec<&str> {
+        let t = self.types.iter().find(|t| t.url == type_url);
+        t.into_iter()
+            .flat_map(|t| t.held.keys())
+            .map(String::as_str)
+            .collect()
+    }
+
+    /// Every type this node asked for on the current stream has an accepted version.
+    pub fn configured(&self) -> bool {
+        self.types.iter().all(|t| !t.active || t.version.is_some())
+    }
+
+    /// A new stream: nonces are cleared, versions kept, every type resubscribed in a fixed
+    /// order (C11); the node goes on the first request (C1).
+    pub fn on_stream_start(&mut self) -> Vec<Outgoing> {
+        self.node_sent = false;
+        let mut requests = Vec::new();
+        for i in 0..self.types.len() {
+            let t = &mut self.types[i];
+            t.nonce.clear();
+            t.active = t.kind.is_wildcard() || !t.names.is_empty();
+            if t.active {
+                requests.push(self.initial_request(i));
+            }
+        }
+        requests
+    }
+
+    /// Handles one encoded response (`DiscoveryResponse` or `DeltaDiscoveryResponse`, as the
+    /// mode says). An undecodable message is answered by nobody: there is no nonce to echo.
+    pub fn on_response(&mut self, bytes: Bytes) -> Result<Handled, prost::DecodeError> {
+        Ok(match self.rules.mode {
+            Mode::Sotw => self.on_sotw(SotwResponse::decode(bytes)?),
+            Mode::Delta => self.on_delta(DeltaResponse::decode(bytes)?),
+        })
+    }
+
+    fn on_sotw(&mut self, response: SotwResponse) -> Handled {
+        let Some(i) = self.index(&response.type_url) else {
+            return Handled::default();
+        };
+        let checked = self.check(i, response.resources.iter().map(|r| (None, Some(r))));
+        let t = &mut self.types[i];
+        t.nonce = response.nonce;
+        let resources = response.resources.len();
+        let outcome = match checked {
+            Ok(items) => {
+                let previous = t.version.replace(response.version_info.clone());
+                t.wire_version = response.version_info.clone();
+                if t.follow {
+                    t.held = items.keys().map(|n| (n.clone(), String::new())).collect();
+                    t.children = items;
+                } else {
+                    t.held = items.into_keys().map(|n| (n, String::new())).collect();
+                }
+                accepted(t, response.version_info, previous, resources)
+            }
+            Err(message) => rejected(t, response.version_info, message, resources),
+        };
+        self.reply(i, outcome)
+    }
+
+    fn on_delta(&mut self, response: DeltaResponse) -> Handled {
+        let Some(i) = self.index(&response.type_url) else {
+            return Handled::default();
+        };
+        let items = response.resources.iter();
+        let mut checked = self.check(
+            i,
+            items.map(|r| (Some(r.name.as_str()), r.resource.as_ref())),
+        );
+        let removed: Vec<String> = (response.removed_resources.iter().cloned())
+            .chain(
+                response
+                    .removed_resource_names
+                    .iter()
+                    .map(|n| n.name.clone()),
+            )
+            .collect();
+        if let Ok(items) = &checked
+            && let Some(both) = removed.iter().find(|n| items.contains_key(*n))
+        {
+            checked = Err(format!("resource {both:?} is both updated and removed"));
+        }
+        let t = &mut self.types[i];
+        t.nonce = response.nonce;
+        let resources = response.resources.len();
+        let system_version = response.system_version_info;
+        let outcome = match checked {
+            Ok(items) => {
+                apply_delta(&mut t.held, &response.resources, &removed);
+                let version = delta_version(&system_version, &t.held);
+                let previous = t.version.replace(version.clone());
+                if t.follow {
+                    t.children.extend(items);
+                    for name in &removed {
+                        t.children.remove(name);
+                    }
+                }
+                accepted(t, version, previous, resources)
+            }
+            Err(message) => {
+                // The version this response would have produced, to name it in the report.
+                let mut held = t.held.clone();
+                apply_delta(&mut held, &response.resources, &removed);
+                rejected(t, delta_version(&system_version, &held), message, resources)
+            }
+        };
+        self.reply(i, outcome)
+    }
+
+    /// The checks every response gets before it is accepted (C6), plus `--nack` rules.
+    /// `items` are (envelope name for Delta, resource). Returns name → dependent names.
+    fn check<'a>(
+        &self,
+        i: usize,
+        items: impl Iterator<Item = (Option<&'a str>, Option<&'a RawAny>)>,
+    ) -> Result<BTreeMap<String, Vec<String>>, String> {
+        let t = &self.types[i];
+        let mut out = BTreeMap::new();
+        for (envelope, any) in items {
+            let inspected = match any {
+                Some(any) if any.type_url.as_ref() != t.url.as_bytes() => {
+                    let found = String::from_utf8_lossy(&any.type_url);
+                    return Err(format!("resource of type {found} in a {} response", t.url));
+                }
+                Some(any) if t.follow || envelope.is_none() => {
+                    inspect(t.kind, &any.value, t.follow)?
+                }
+                _ => Default::default(),
+            };
+            let Some(name) = envelope.map(str::to_string).or(inspected.name) else {
+                continue; // An uninspected type in SotW: nothing to check by name.
+            };
+            if self
+                .rules
+                .nack
+                .iter()
+                .any(|(u, n)| *u == t.url && *n == name)
+            {
+                return Err(format!("resource {name:?} rejected by --nack"));
+            }
+            if out.insert(name.clone(), inspected.children).is_some() {
+                return Err(format!("duplicate resource {name:?}"));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The ACK/NACK for type `i`, then the dependent type's interest change if the accepted
+    /// response changed it (C12: after the parent's ACK).
+    fn reply(&mut self, i: usize, outcome: Outcome) -> Handled {
+        let error = outcome.verdict.clone().err();
+        let mut requests = vec![self.ack(i, error)];
+        if outcome.verdict.is_ok() {
+            requests.extend(self.follow(i));
+        }
+        Handled {
+            requests,
+            outcome: Some(outcome),
+        }
+    }
+
+    fn follow(&mut self, parent: usize) -> Option<Outgoing> {
+        let kind = self.types[parent].kind.child()?;
+        let child = self.types.iter().position(|t| t.kind == kind)?;
+        let wanted: BTreeSet<String> = self.types[parent]
+            .children
+            .values()
+            .flatten()
+            .cloned()
+            .collect();
+        let t = &mut self.types[child];
+        if wanted == t.names || (wanted.is_empty() && !t.active) {
+            return None;
+        }
+        let subscribe: Vec<String> = wanted.difference(&t.names).cloned().collect();
+        let unsubscribe: Vec<String> = t.names.difference(&wanted).cloned().collect();
+        for name in &unsubscribe {
+            t.held.remove(name);
+        }
+        t.names = wanted;
+        if !t.active {
+            t.active = true;
+            return Some(self.initial_request(child));
+        }
+        Some(match self.rules.mode {
+            Mode::Sotw => self.sotw_request(child, None),
+            Mode::Delta => Outgoing::Delta(DeltaDiscoveryRequest {
+                type_url: t.url.clone(),
+                resource_names_subscribe: subscribe,
+                resource_names_unsubscribe: unsubscribe,
+                ..Default::default()
+            }),
+        })
+    }
+
+    fn initial_request(&mut self, i: usize) -> Outgoing {
+        match self.rules.mode {
+            Mode::Sotw => self.sotw_request(i, None),
+            Mode::Delta => {
+                let node = self.take_node();
+                let t = &self.types[i];
+                Outgoing::Delta(DeltaDiscoveryRequest {
+                    node,
+                    type_url: t.url.clone(),
+                    // Empty on a wildcard type = legacy wildcard, understood by every server.
+                    resource_names_subscribe: t.names.iter().cloned().collect(),
+                    initial_resource_versions: t.held.clone().into_iter().collect(),
+                    ..Default::default()
+                })
+            }
+        }
+    }
+
+    fn ack(&mut self, i: usize, error: Option<String>) -> Outgoing {
+        match self.rules.mode {
+            Mode::Sotw => self.sotw_request(i, error),
+            Mode::Delta => Outgoing::Delta(DeltaDiscoveryRequest {
+                node: self.take_node(),
+                type_url: self.types[i].url.clone(),
+                response_nonce: self.types[i].nonce.clone(),
+                error_detail: error.map(status),
+                ..Default::default()
+            }),
+        }
+    }
+
+    fn sotw_request(&mut self, i: usize, error: Option<String>) -> Outgoing {
+        let node = self.take_node();
+        let t = &self.types[i];
+        Outgoing::Sotw(DiscoveryRequest {
+            version_info: t.wire_version.clone(),
+            node,
+            resource_names: t.names.iter().cloned().collect(),
+            type_url: t.url.clone(),
+            response_nonce: t.nonce.clone(),
+            error_detail: error.map(status),
+            ..Default::default()
+        })
+    }
+
+    fn take_node(&mut self) -> Option<WireNode> {
+        (!std::mem::replace(&mut self.node_sent, true)).then(|| WireNode {
+            id: self.id.clone(),
+            user_agent_name: "xdsloop-client-fleet".into(),
+            ..Default::default()
+        })
+    }
+
+    fn index(&self, type_url: &str) -> Option<usize> {
+        self.types.iter().position(|t| t.url == type_url)
+    }
+}
+
+mod outcome;
+#[cfg(test)]
+mod tests;
+
+pub use outcome::Outcome;
+use outcome::{accepted, apply_delta, delta_version, rejected, status};

@@ -1,0 +1,325 @@
+//! The fleet's report: percentiles over the tally, as text or JSON, and the progress line.
+
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use xdsloop_proto::type_url;
+
+use super::tally::{Arrival, Counts};
+
+/// Count and nearest-rank percentiles of a set of durations, in milliseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Stats {
+    pub count: usize,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+impl Stats {
+    pub fn of(mut samples: Vec<Duration>) -> Self {
+        if samples.is_empty() {
+            return Self::default();
+        }
+        samples.sort_unstable();
+        let rank = |p: f64| {
+            let index = ((p * samples.len() as f64).ceil() as usize).clamp(1, samples.len());
+            samples[index - 1].as_secs_f64() * 1000.0
+        };
+        Self {
+            count: samples.len(),
+            p50_ms: rank(0.50),
+            p99_ms: rank(0.99),
+            max_ms: rank(1.0),
+        }
+    }
+
+    fn text(&self) -> String {
+        if self.count == 0 {
+            return "-".into();
+        }
+        format!(
+            "{}/{}/{}",
+            ms(self.p50_ms),
+            ms(self.p99_ms),
+            ms(self.max_ms)
+        )
+    }
+}
+
+fn ms(value: f64) -> String {
+    if value < 10.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.0}")
+    }
+}
+
+/// One (type, version) row.
+#[derive(Clone, Debug, Serialize)]
+pub struct VersionReport {
+    #[serde(rename = "type")]
+    pub short_type: String,
+    pub type_url: String,
+    pub version: String,
+    /// Nodes that ACKed it.
+    pub nodes: usize,
+    /// Nodes holding it now.
+    pub holding: usize,
+    pub nacks: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nack_error: Option<String>,
+    /// Nodes for which it was their first version: connection attempt → ACK.
+    pub first_config: Stats,
+    /// Nodes that moved to it from an older version: first sighting on any node → ACK.
+    pub converge: Stats,
+    pub responses: u64,
+    pub bytes: u64,
+    #[serde(skip)]
+    pub first_seen: Option<Instant>,
+    /// When each node that changed to it ACKed it (for callers measuring from their own origin,
+    /// e.g. the moment a fixture was written).
+    #[serde(skip)]
+    pub change_acks: Vec<Instant>,
+}
+
+/// The whole fleet at one moment.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub nodes: usize,
+    pub mode: &'static str,
+    pub connections: usize,
+    pub elapsed_ms: f64,
+    pub streams_open: usize,
+    /// Nodes holding every type they asked for.
+    pub configured: usize,
+    /// Connection attempt → every type held, per node.
+    pub first_config: Stats,
+    pub nacks: u64,
+    pub reconnects: u64,
+    pub stream_failures: u64,
+    pub responses: u64,
+    pub bytes_received: u64,
+    pub undecodable: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    pub versions: Vec<VersionReport>,
+}
+
+/// What the report needs besides the counts.
+pub struct Setup {
+    pub nodes: usize,
+    pub mode: &'static str,
+    pub connections: usize,
+    pub started: Instant,
+}
+
+impl Report {
+    pub fn build(setup: &Setup, counts: &Counts) -> Self {
+        let since_start = |node: usize, at: Instant| {
+            let start = counts.started[node].unwrap_or(setup.started);
+            at.saturating_duration_since(start)
+        };
+        let first_config: Vec<Duration> = (counts.configured.iter().enumerate())
+            .filter_map(|(node, at)| at.map(|at| since_start(node, at)))
+            .collect();
+        let mut versions: Vec<VersionReport> = counts
+            .versions
+            .iter()
+            .map(|((url, version), v)| {
+                let of = |arrival| v.acks.iter().filter(move |a| a.arrival == arrival);
+                let first = of(Arrival::First).map(|a| since_start(a.node as usize, a.at));
+                let change_acks: Vec<Instant> = of(Arrival::Change).map(|a| a.at).collect();
+                let converge = change_acks.iter().map(|at| at.duration_since(v.first_seen));
+                VersionReport {
+                    short_type: type_url::short_name(url).to_string(),
+                    type_url: url.clone(),
+                    version: version.clone(),
+                    nodes: v.acks.len(),
+                    holding: v.holding,
+                    nacks: v.nacks,
+                    nack_error: v.nack_error.clone(),
+                    first_config: Stats::of(first.collect()),
+                    converge: Stats::of(converge.collect()),
+                    responses: v.responses,
+                    bytes: v.bytes,
+                    first_seen: Some(v.first_seen),
+                    change_acks,
+                }
+            })
+            .collect();
+        versions.sort_by(|a, b| {
+            let key = |v: &VersionReport| {
+                (
+                    type_url::order(&v.type_url),
+                    v.type_url.clone(),
+                    v.first_seen,
+                )
+            };
+            key(a).cmp(&key(b))
+        });
+        Self {
+            nodes: setup.nodes,
+            mode: setup.mode,
+            connections: setup.connections,
+            elapsed_ms: setup.started.elapsed().as_secs_f64() * 1000.0,
+            streams_open: counts.streams_open,
+            configured: first_config.len(),
+            first_config: Stats::of(first_config),
+            nacks: counts.nacks,
+            reconnects: counts.reconnects,
+            stream_failures: counts.stream_failures,
+            responses: counts.responses,
+            bytes_received: counts.bytes,
+            undecodable: counts.undecodable,
+            last_error: counts.last_error.clone(),
+            versions,
+        }
+    }
+
+    /// The row for `(type_url, version)`.
+    pub fn version(&self, type_url: &str, version: &str) -> Option<&VersionReport> {
+        (self.versions.iter()).find(|v| v.type_url == type_url && v.version == version)
+    }
+
+    /// How many nodes hold `version` of `type_url` now.
+    pub fn holding(&self, type_url: &str, version: &str) -> usize {
+        self.version(type_url, version).map_or(0, |v| v.holding)
+    }
+
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "fleet: {} nodes ({}, {} connections), {:.1}s: {} streams open, {} configured",
+            self.nodes,
+            self.mode,
+            self.connections,
+            self.elapsed_ms / 1000.0,
+            self.streams_open,
+            self.configured
+        );
+        let _ = writeln!(
+            out,
+            "first config (all types), p50/p99/max ms: {}",
+            self.first_config.text()
+        );
+        let _ = writeln!(
+            out,
+            "{:<5} {:<18} {:>6} {:>7} {:>6} {:>22} {:>22} {:>10}",
+            "type",
+            "version",
+            "nodes",
+            "holding",
+            "nacks",
+            "first config ms",
+            "converge ms",
+            "bytes"
+        );
+        for v in &self.versions {
+            let _ = writeln!(
+                out,
+                "{:<5} {:<18} {:>6} {:>7} {:>6} {:>22} {:>22} {:>10}",
+                v.short_type,
+                v.version,
+                v.nodes,
+                v.holding,
+                v.nacks,
+                v.first_config.text(),
+                v.converge.text(),
+                human_bytes(v.bytes)
+            );
+        }
+        if let Some(v) = self.versions.iter().rev().find(|v| v.nacks > 0) {
+            let error = v.nack_error.as_deref().unwrap_or("");
+            let _ = writeln!(out, "NACK {} {}: {error}", v.short_type, v.version);
+        }
+        let _ = writeln!(
+            out,
+            "nacks {}, reconnects {}, failed connects {}, responses {}, received {}{}",
+            self.nacks,
+            self.reconnects,
+            self.stream_failures,
+            self.responses,
+            human_bytes(self.bytes_received),
+            match &self.last_error {
+                Some(e) => format!(", last error: {e}"),
+                None => String::new(),
+            }
+        );
+        out
+    }
+
+    /// One line for the terminal while the fleet runs.
+    pub fn progress_line(&self) -> String {
+        let mut latest: Vec<&VersionReport> = Vec::new();
+        for v in &self.versions {
+            match latest.last_mut() {
+                Some(last) if last.type_url == v.type_url => *last = v,
+                _ => latest.push(v),
+            }
+        }
+        let held: Vec<String> = latest
+            .iter()
+            .map(|v| {
+                format!(
+                    "{}={} {}/{}",
+                    v.short_type, v.version, v.holding, self.nodes
+                )
+            })
+            .collect();
+        format!(
+            "fleet {:.0}s: streams {}/{}, configured {}/{}, {}, nacks {}, reconnects {}, rx {}",
+            self.elapsed_ms / 1000.0,
+            self.streams_open,
+            self.nodes,
+            self.configured,
+            self.nodes,
+            held.join(" "),
+            self.nacks,
+            self.reconnects,
+            human_bytes(self.bytes_received)
+        )
+    }
+}
+
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let samples = (1..=100).map(Duration::from_millis).collect();
+        let stats = Stats::of(samples);
+        assert_eq!(stats.count, 100);
+        assert_eq!(
+            (stats.p50_ms, stats.p99_ms, stats.max_ms),
+            (50.0, 99.0, 100.0)
+        );
+        let one = Stats::of(vec![Duration::from_millis(7)]);
+        assert_eq!((one.p50_ms, one.p99_ms, one.max_ms), (7.0, 7.0, 7.0));
+        assert_eq!(Stats::of(Vec::new()).count, 0);
+    }
+
+    #[test]
+    fn bytes_are_human_readable() {
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(3 * 1024 * 1024 / 2), "1.5 MiB");
+    }
+}
