@@ -2,6 +2,7 @@
 
 mod app;
 mod client_deps;
+mod client_large;
 mod client_nack;
 mod client_restart;
 mod client_support;
