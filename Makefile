@@ -4,7 +4,7 @@ LISTEN ?= 127.0.0.1:18000
 NODE ?= demo-node
 PYTHON ?= python3
 
-.PHONY: build test test-rust interop lint run-server run-client
+.PHONY: build test test-rust interop lint run-server run-client bench
 
 build:
 	$(CARGO) build --workspace --all-targets
@@ -28,3 +28,13 @@ run-server:
 
 run-client:
 	$(CARGO) run -p xdsloop-client -- --server $(LISTEN) --node-id $(NODE)
+
+# Release builds of the server and the bench, then the matrix (N = 100,1000,5000 nodes, C = 1000
+# clusters x E = 10 endpoints, 3 runs each, medians) and the single numbers. Table on the
+# terminal, JSON in bench-results/bench.json. `make bench QUICK=1` runs a small matrix in seconds;
+# RUNS=, NODES=100,1000, CLUSTERS= and ENDPOINTS= override the defaults.
+bench:
+	$(CARGO) build --release -p xdsloop-server -p xdsloop-bench
+	$(CARGO) run --release -q -p xdsloop-bench -- $(if $(QUICK),--quick) \
+		$(if $(RUNS),--runs $(RUNS)) $(if $(NODES),--nodes $(NODES)) \
+		$(if $(CLUSTERS),--clusters $(CLUSTERS)) $(if $(ENDPOINTS),--endpoints $(ENDPOINTS))
