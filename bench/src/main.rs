@@ -38,6 +38,9 @@ struct Args {
     /// Skip the single-number measurements.
     #[arg(long)]
     matrix_only: bool,
+    /// Skip the matrix; only the single-number measurements.
+    #[arg(long, conflicts_with = "matrix_only")]
+    extras_only: bool,
     /// The server binary (default: xdsloop-server next to this binary).
     #[arg(long)]
     server_bin: Option<PathBuf>,
@@ -99,7 +102,8 @@ async fn run(args: Args, sizes: ExtraSizes) -> Result<(), String> {
     let mut results = Results::new(&args.output, runs_per_cell, args.quick);
     results.status_streams = sizes.status_streams;
     eprintln!("xdsloop-bench: server {}", binary.display());
-    for &nodes in &args.nodes {
+    let matrix = if args.extras_only { &[][..] } else { &args.nodes[..] };
+    for &nodes in matrix {
         let mut runs = Vec::new();
         for run in 1..=runs_per_cell {
             eprintln!(
