@@ -4,7 +4,7 @@ LISTEN ?= 127.0.0.1:18000
 NODE ?= demo-node
 PYTHON ?= python3
 
-.PHONY: build test test-rust interop lint run-server run-client bench
+.PHONY: build test test-rust interop lint run-server run-client bench bench-status
 
 build:
 	$(CARGO) build --workspace --all-targets
@@ -29,6 +29,7 @@ run-server:
 run-client:
 	$(CARGO) run -p xdsloop-client -- --server $(LISTEN) --node-id $(NODE)
 
+# Benchmarks print numbers and assert no timings.
 # Release builds of the server and the bench, then the matrix (N = 100,1000,5000 nodes, C = 1000
 # clusters x E = 10 endpoints, 3 runs each, medians) and the single numbers. Table on the
 # terminal, JSON in bench-results/bench.json. `make bench QUICK=1` runs a small matrix in seconds;
@@ -38,3 +39,7 @@ bench:
 	$(CARGO) run --release -q -p xdsloop-bench -- $(if $(QUICK),--quick) \
 		$(if $(RUNS),--runs $(RUNS)) $(if $(NODES),--nodes $(NODES)) \
 		$(if $(CLUSTERS),--clusters $(CLUSTERS)) $(if $(ENDPOINTS),--endpoints $(ENDPOINTS))
+
+# /status and the `status` table with 1,000 open ADS streams (all four types ACKed), in-process.
+bench-status:
+	$(CARGO) bench -p xdsloop-tests --bench status

@@ -51,13 +51,18 @@ fn strip_ansi(line: &str) -> String {
 }
 
 impl ServerProcess {
-    /// Starts the server on a free port and waits for its "listening" log line.
+    /// Starts the server on a free port and waits for its "listening" log line. Unless `extra`
+    /// says otherwise, the admin endpoint is off: its default port may be taken.
     pub fn start(binary: &Path, fixtures: &Path, extra: &[String]) -> Result<Self, String> {
+        let mut extra = extra.to_vec();
+        if !extra.iter().any(|a| a == "--admin") && supports_flag(binary, "--admin") {
+            extra.extend(["--admin".to_string(), "off".to_string()]);
+        }
         let mut child = Command::new(binary)
             .arg("--fixtures")
             .arg(fixtures)
             .args(["--listen", "127.0.0.1:0"])
-            .args(extra)
+            .args(&extra)
             // Per-stream logs would cost the server CPU the bench is measuring.
             .env("RUST_LOG", "warn,xdsloop_server::app=info")
             .env("NO_COLOR", "1")

@@ -1,18 +1,22 @@
 //! Wiring: load and watch the fixtures, bind the listener, serve ADS on the `watch` of
 //! snapshots, shut down cleanly.
 //!
-//! [`start`] is the whole server; [`serve`] runs only the gRPC part on any snapshot source
-//! (tests, benchmarks, simulated fleets).
+//! [`start`] is the whole server (plus the admin HTTP endpoint when configured); [`serve`] runs
+//! only the gRPC part on any snapshot source (tests, benchmarks, simulated fleets). Both serve
+//! gRPC health checking and reflection next to ADS ([`crate::introspection`]).
 
 use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 
 use tokio::{net::TcpListener, sync::watch, task::JoinHandle};
 use tokio_stream::{StreamExt, wrappers::TcpListenerStream};
+use tonic::server::NamedService;
 use tracing::info;
 use xdsloop_proto::Codec;
 
 use crate::{
     Error, Snapshot,
+    admin::{Admin, AdminServer},
+    introspection::{self, ServingReporter},
     registry::Registry,
     service::{Ads, DEFAULT_MAX_MESSAGE_BYTES, Discovery},
     watch::{ReloadStatus, Watcher},
@@ -35,6 +39,9 @@ pub struct Config {
     pub debounce: Duration,
     /// gRPC message limit, both directions (S13).
     pub max_message_bytes: usize,
+    /// Where to serve the admin HTTP endpoint (`/status`, `/snapshot`, `/healthz`); `None`
+    /// serves none. The CLI defaults to [`crate::admin::DEFAULT_ADDR`] (loopback).
+    pub admin: Option<SocketAddr>,
 }
 
 impl Config {
@@ -46,6 +53,9 @@ impl Config {
             descriptor_sets: Vec::new(),
             debounce: DEFAULT_DEBOUNCE,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            // Off unless asked for, so servers started from code (tests, fleets) never contend
+            // for a fixed port.
+            admin: None,
         }
     }
 }
@@ -59,7 +69,10 @@ pub struct Running {
     pub reloads: watch::Receiver<ReloadStatus>,
     /// Open streams and their per-type state.
     pub registry: Registry,
+    /// Where the admin HTTP endpoint listens, if [`Config::admin`] asked for one.
+    pub admin_addr: Option<SocketAddr>,
     server: GrpcServer,
+    admin: Option<AdminServer>,
     watcher: Watcher,
 }
 
@@ -72,11 +85,16 @@ impl std::fmt::Debug for Running {
 }
 
 impl Running {
-    /// Ends every stream, stops the gRPC server, then stops watching the fixtures.
+    /// Ends every stream, stops the gRPC server and the admin endpoint, then stops watching
+    /// the fixtures.
     pub async fn shutdown(self) -> Result<(), Error> {
         let result = self.server.shutdown().await;
+        let admin = match self.admin {
+            Some(admin) => admin.shutdown().await,
+            None => Ok(()),
+        };
         drop(self.watcher);
-        result
+        result.and(admin)
     }
 }
 
@@ -84,15 +102,25 @@ impl Running {
 /// watching them, binds `config.listen` and serves ADS.
 pub async fn start(config: Config) -> Result<Running, Error> {
     let codec = codec(&config.descriptor_sets)?;
-    let watcher = Watcher::start(config.fixtures.clone(), codec, config.debounce)?;
+    let watcher = Watcher::start(config.fixtures.clone(), codec.clone(), config.debounce)?;
     let snapshots = watcher.snapshots.clone();
     let server = serve(config.listen, snapshots.clone(), config.max_message_bytes).await?;
+    let admin = match config.admin {
+        Some(listen) => {
+            let reloads = Some(watcher.reloads.clone());
+            let state = Admin::new(server.registry().clone(), snapshots.clone(), reloads, codec);
+            Some(crate::admin::serve(listen, state).await?)
+        }
+        None => None,
+    };
     Ok(Running {
         addr: server.addr(),
         snapshots,
         reloads: watcher.reloads.clone(),
         registry: server.registry().clone(),
+        admin_addr: admin.as_ref().map(AdminServer::addr),
         server,
+        admin,
         watcher,
     })
 }
@@ -126,6 +154,7 @@ pub fn codec(descriptor_sets: &[PathBuf]) -> Result<Codec, Error> {
 pub struct GrpcServer {
     addr: SocketAddr,
     registry: Registry,
+    health: ServingReporter,
     stop: watch::Sender<bool>,
     task: Option<JoinHandle<Result<(), tonic::transport::Error>>>,
 }
@@ -143,6 +172,8 @@ impl GrpcServer {
 
     /// Ends every stream, stops accepting, and waits for the server to finish.
     pub async fn shutdown(mut self) -> Result<(), Error> {
+        // Health watchers (load balancers, grpc_health_probe) hear it before streams end.
+        self.health.not_serving().await;
         let _ = self.stop.send(true);
         let Some(task) = self.task.take() else {
             return Ok(());
@@ -162,7 +193,8 @@ impl Drop for GrpcServer {
 }
 
 /// Binds `listen` (port 0 picks a free port) and serves ADS (SotW and Delta) from
-/// `snapshots`, with gRPC message limits of `max_message_bytes` both ways (S13).
+/// `snapshots`, with gRPC message limits of `max_message_bytes` both ways (S13), plus gRPC
+/// health checking and reflection.
 pub async fn serve(
     listen: SocketAddr,
     snapshots: watch::Receiver<Arc<Snapshot>>,
@@ -179,6 +211,10 @@ pub async fn serve(
     let discovery = Discovery::new(snapshots, registry.clone(), stopped.clone())
         .with_max_message_bytes(max_message_bytes);
     let ads = Ads::new(discovery).into_server(max_message_bytes);
+    let mut routes = tonic::service::Routes::builder();
+    routes.add_service(ads);
+    let xds_services = [ads_service_name()];
+    let health = introspection::add_to(&mut routes, &xds_services).await?;
     // xDS pushes are small writes that should leave at once, not wait for Nagle.
     let incoming = TcpListenerStream::new(listener).map(|conn| {
         if let Ok(stream) = &conn {
@@ -188,7 +224,7 @@ pub async fn serve(
     });
     let mut signal = stopped;
     let server = tonic::transport::Server::builder()
-        .add_service(ads)
+        .add_routes(routes.routes())
         .serve_with_incoming_shutdown(incoming, async move {
             let _ = signal.wait_for(|stop| *stop).await;
         });
@@ -197,7 +233,14 @@ pub async fn serve(
     Ok(GrpcServer {
         addr,
         registry,
+        health,
         stop,
         task: Some(task),
     })
+}
+
+/// `envoy.service.discovery.v3.AggregatedDiscoveryService`, as health checks and reflection
+/// name it.
+fn ads_service_name() -> &'static str {
+    <xdsloop_proto::envoy::envoy::service::discovery::v3::aggregated_discovery_service_server::AggregatedDiscoveryServiceServer<Ads> as NamedService>::NAME
 }

@@ -6,9 +6,11 @@
 //! - S8: only resources whose version differs from what the client holds are sent, each as
 //!   `Resource{name, version, resource}`; held resources that disappeared and subscribed names
 //!   that don't exist go in `removed_resources`, each reported once.
-//! - S9: the first request's `initial_resource_versions` seed `known`, so unchanged resources
-//!   are skipped after a reconnect; names in `resource_names_subscribe` that the request does
-//!   not declare as held are always answered (sent, or reported removed).
+//! - S9: the first request's `initial_resource_versions` seed `known`, so resources a wildcard
+//!   covers are skipped after a reconnect when unchanged; names in `resource_names_subscribe`
+//!   are always answered (sent at the current version, or reported removed), even when the
+//!   request declares them held at that version (DESIGN rule 4: named resources are still
+//!   sent). A client that names a resource wants it confirmed, not assumed.
 //! - S10: an unsubscribed name is forgotten and no longer pushed. If a wildcard still covers
 //!   it, it is sent again (the client dropped it; the wildcard says it wants it).
 //! - S4: interest changes are honoured even with a stale nonce; only the ACK/NACK is ignored.
@@ -26,7 +28,7 @@ use std::{
 use tracing::{info, warn};
 use xdsloop_proto::{
     discovery::{Any, DeltaDiscoveryRequest, DeltaDiscoveryResponse, WireResource},
-    type_url,
+    type_url, version,
 };
 
 use crate::{
@@ -47,6 +49,22 @@ struct TypeState {
     known: BTreeMap<String, Option<String>>,
     /// The type's content hash at the last reconciliation: unchanged content needs no work.
     seen_hash: Option<u64>,
+}
+
+impl TypeState {
+    /// Hash of what the client holds, by the formula of `TypeResources::content_hash`, so
+    /// `/status` can compare it with the current snapshot. `None` before the first response.
+    fn held_hash(&self) -> Option<u64> {
+        self.sub.ledger.last_sent.as_ref()?;
+        let held = self
+            .known
+            .iter()
+            .filter_map(|(n, v)| Some((n, v.as_ref()?)));
+        let parts: Vec<&[u8]> = held
+            .flat_map(|(n, v)| [n.as_bytes(), v.as_bytes()])
+            .collect();
+        Some(version::fnv1a(&parts))
+    }
 }
 
 /// What one reconciliation found to send.
@@ -116,7 +134,7 @@ impl DeltaStream {
         }
         let force: BTreeSet<&str> = subscribe
             .iter()
-            .filter(|n| *n != WILDCARD && !(first && declared.contains_key(*n)))
+            .filter(|n| *n != WILDCARD)
             .map(String::as_str)
             .collect();
         self.changed.insert(url.clone());
@@ -159,7 +177,10 @@ impl DeltaStream {
         let changed = std::mem::take(&mut self.changed);
         changed
             .iter()
-            .filter_map(|url| self.types.get(url).map(|s| s.sub.status(url)))
+            .filter_map(|url| {
+                let state = self.types.get(url)?;
+                Some(state.sub.status(url, state.held_hash()))
+            })
             .collect()
     }
 

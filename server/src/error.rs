@@ -22,4 +22,7 @@ pub enum Error {
     Watch(String),
     #[error("gRPC server: {0}")]
     Transport(String),
+    /// The admin HTTP server failed, or `status` could not read a server's `/status`.
+    #[error("admin: {0}")]
+    Admin(String),
 }

@@ -10,18 +10,25 @@
 //! - [`stream`]: the short async loop that feeds a state machine and drains its responses.
 //! - [`registry`]: open streams and their per-type state, for `/status`.
 //! - [`service`]: tonic services (ADS SotW + Delta) on those state machines.
+//! - [`status`]: the `/status` document (per stream and type: SYNCED / PENDING / NACKED /
+//!   STALE), its terminal table and the `status` command's client.
+//! - [`admin`]: the HTTP admin surface (`/status`, `/snapshot`, `/healthz`).
+//! - [`introspection`]: gRPC health checking and server reflection on the xDS port.
 //! - [`app`]: wiring: bind, start the watcher and the gRPC server, shut down cleanly.
 
+pub mod admin;
 pub mod app;
 pub mod delta;
 pub mod error;
 pub mod fixtures;
+pub mod introspection;
 pub mod nonce;
 pub mod ordering;
 pub mod registry;
 pub mod service;
 pub mod snapshot;
 pub mod sotw;
+pub mod status;
 pub mod stream;
 pub mod subscription;
 pub mod watch;

@@ -3,12 +3,14 @@
 
 use std::{net::SocketAddr, path::PathBuf, process::ExitCode, time::Duration};
 
-use clap::Parser;
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use tracing::info;
 use tracing_subscriber::EnvFilter;
 use xdsloop_server::{
+    admin,
     app::{self, Config, DEFAULT_LISTEN},
     service::DEFAULT_MAX_MESSAGE_BYTES,
+    status::fetch::{self, Output},
 };
 
 /// Start-up failures users can fix (bad directory, descriptor set or address).
@@ -27,13 +29,61 @@ const EXIT_USAGE: u8 = 2;
                   Fixtures: every *.yaml/*.yml/*.json file under DIR holds Envoy resources in the \
                   proto3 JSON mapping, each with an \"@type\" (or a DiscoveryResponse-shaped \
                   {version_info, resources}); files under nodes/<node-id>/ are served to that node only.",
-    after_help = "Example:\n  xdsloop-server --fixtures fixtures/demo --listen 127.0.0.1:18000\n\n\
-                  Logs go to stderr; set RUST_LOG (default: info), e.g. RUST_LOG=xdsloop_server=debug."
+    after_help = "Example:\n  xdsloop-server --fixtures fixtures/demo --listen 127.0.0.1:18000\n  \
+                  xdsloop-server status\n\n\
+                  Logs go to stderr; set RUST_LOG (default: info), e.g. RUST_LOG=xdsloop_server=debug.",
+    subcommand_negates_reqs = true,
+    args_conflicts_with_subcommands = true
 )]
 struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Show what every connected client ACKed, NACKed and is still waiting for, read from a
+    /// running server's admin endpoint: one row per node, stream and type.
+    Status(StatusArgs),
+}
+
+#[derive(Debug, Args)]
+struct StatusArgs {
+    /// The server's admin address (its --admin).
+    #[arg(long, value_name = "ADDR", default_value = admin::DEFAULT_ADDR)]
+    server: String,
+    /// `text`: a table for a terminal; `json`: the raw /status document.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    output: OutputFormat,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum OutputFormat {
+    Text,
+    Json,
+}
+
+/// `--admin ADDR`, or `--admin off`.
+#[derive(Debug, Clone, Copy)]
+struct AdminListen(Option<SocketAddr>);
+
+fn admin_listen(value: &str) -> Result<AdminListen, String> {
+    if matches!(value, "off" | "none") {
+        return Ok(AdminListen(None));
+    }
+    let addr = value
+        .parse()
+        .map_err(|e| format!("{e} (expected HOST:PORT or `off`)"))?;
+    Ok(AdminListen(Some(addr)))
+}
+
+#[derive(Debug, Args)]
+struct ServeArgs {
     /// Fixture directory, watched recursively and reloaded on every change.
-    #[arg(long, value_name = "DIR")]
-    fixtures: PathBuf,
+    #[arg(long, value_name = "DIR", required = true)]
+    fixtures: Option<PathBuf>,
     /// Address to serve gRPC on (port 0 picks a free port).
     #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN)]
     listen: SocketAddr,
@@ -47,6 +97,10 @@ struct Cli {
     /// Largest gRPC message sent or accepted, in bytes (gRPC's usual default is 4 MiB).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
     max_message_bytes: usize,
+    /// Admin HTTP endpoint (/status, /snapshot, /healthz), or `off`. It has no authentication:
+    /// keep it on loopback.
+    #[arg(long, value_name = "ADDR", default_value = admin::DEFAULT_ADDR, value_parser = admin_listen)]
+    admin: AdminListen,
 }
 
 fn main() -> ExitCode {
@@ -63,16 +117,39 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(run(cli))
+    match cli.command {
+        Some(Command::Status(args)) => runtime.block_on(status(args)),
+        None => runtime.block_on(run(cli.serve)),
+    }
 }
 
-async fn run(cli: Cli) -> ExitCode {
+async fn status(args: StatusArgs) -> ExitCode {
+    let output = match args.output {
+        OutputFormat::Text => Output::Text,
+        OutputFormat::Json => Output::Json,
+    };
+    match fetch::command(&args.server, output).await {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("xdsloop-server status: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: ServeArgs) -> ExitCode {
     let config = Config {
-        fixtures: cli.fixtures,
+        fixtures: cli
+            .fixtures
+            .expect("clap requires --fixtures without a subcommand"),
         listen: cli.listen,
         descriptor_sets: cli.descriptor_sets,
         debounce: Duration::from_millis(cli.debounce_ms),
         max_message_bytes: cli.max_message_bytes,
+        admin: cli.admin.0,
     };
     let running = match app::start(config).await {
         Ok(running) => running,
@@ -82,6 +159,9 @@ async fn run(cli: Cli) -> ExitCode {
         }
     };
     println!("xdsloop-server listening on {}", running.addr);
+    if let Some(admin) = running.admin_addr {
+        println!("admin: http://{admin}/status (or `xdsloop-server status --server {admin}`)");
+    }
     shutdown_signal().await;
     info!("shutting down");
     match running.shutdown().await {

@@ -3,9 +3,12 @@
 //!
 //! Streams write on protocol events only (a request or a push), never on a timer, and a reader
 //! takes a cloned copy, so the lock is held for a map insert or a clone at most.
+//!
+//! A closed stream leaves the open list and joins a short list of recently closed ones, with its
+//! last state, so "why did my client drop off?" can still be answered after it left.
 
 use std::{
-    collections::BTreeMap,
+    collections::{BTreeMap, VecDeque},
     fmt,
     net::SocketAddr,
     sync::{
@@ -66,6 +69,12 @@ pub struct TypeStatus {
     pub last_sent: Option<Sent>,
     pub last_acked: Option<Acked>,
     pub last_nack: Option<Nacked>,
+    /// Content hash of what the latest response left the client with (or offered it, if that
+    /// was NACKed), restricted to the current subscription and computed like
+    /// `TypeResources::content_hash`. `/status` compares it with what the current snapshot
+    /// serves this node, by content rather than by version string: an explicit `version_info`
+    /// can stay the same while the content changes. `None` before the first response.
+    pub held_hash: Option<u64>,
 }
 
 /// One open stream.
@@ -81,10 +90,28 @@ pub struct StreamStatus {
     pub types: BTreeMap<String, TypeStatus>,
 }
 
+/// A stream that ended, as it was when it ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ClosedStream {
+    pub stream: StreamStatus,
+    pub disconnected_at: SystemTime,
+}
+
+/// How many closed streams are remembered. Enough to see a client flap or a fleet's last few
+/// departures; bounded because a reconnect loop must not grow server memory.
+pub const RECENTLY_CLOSED: usize = 32;
+
+#[derive(Debug, Default)]
+struct Streams {
+    open: BTreeMap<u64, StreamStatus>,
+    /// Oldest first; at most [`RECENTLY_CLOSED`].
+    closed: VecDeque<ClosedStream>,
+}
+
 /// Shared by every stream of one server. Cheap to clone.
 #[derive(Debug, Clone, Default)]
 pub struct Registry {
-    streams: Arc<Mutex<BTreeMap<u64, StreamStatus>>>,
+    streams: Arc<Mutex<Streams>>,
     next_id: Arc<AtomicU64>,
 }
 
@@ -104,7 +131,7 @@ impl Registry {
             connected_since: SystemTime::now(),
             types: BTreeMap::new(),
         };
-        self.lock().insert(id, status);
+        self.lock().open.insert(id, status);
         StreamEntry {
             registry: self.clone(),
             id,
@@ -113,23 +140,29 @@ impl Registry {
 
     /// A copy of every open stream, by stream id.
     pub fn streams(&self) -> Vec<StreamStatus> {
-        self.lock().values().cloned().collect()
+        self.lock().open.values().cloned().collect()
     }
 
-    /// A copy of one stream.
+    /// A copy of one open stream.
     pub fn stream(&self, id: u64) -> Option<StreamStatus> {
-        self.lock().get(&id).cloned()
+        self.lock().open.get(&id).cloned()
     }
 
+    /// The last [`RECENTLY_CLOSED`] streams that ended, most recent first.
+    pub fn recently_closed(&self) -> Vec<ClosedStream> {
+        self.lock().closed.iter().rev().cloned().collect()
+    }
+
+    /// Number of open streams.
     pub fn len(&self) -> usize {
-        self.lock().len()
+        self.lock().open.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    fn lock(&self) -> MutexGuard<'_, BTreeMap<u64, StreamStatus>> {
+    fn lock(&self) -> MutexGuard<'_, Streams> {
         // A panic while holding this lock leaves plain data behind; keep serving it.
         self.streams.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -148,7 +181,7 @@ impl StreamEntry {
     }
 
     pub fn set_node(&self, node_id: &str) {
-        if let Some(s) = self.registry.lock().get_mut(&self.id) {
+        if let Some(s) = self.registry.lock().open.get_mut(&self.id) {
             s.node_id = Some(node_id.to_string());
         }
     }
@@ -156,7 +189,7 @@ impl StreamEntry {
     /// Replaces the status of the given types.
     pub fn update(&self, types: impl IntoIterator<Item = TypeStatus>) {
         let mut streams = self.registry.lock();
-        if let Some(s) = streams.get_mut(&self.id) {
+        if let Some(s) = streams.open.get_mut(&self.id) {
             for status in types {
                 s.types.insert(status.type_url.clone(), status);
             }
@@ -166,7 +199,18 @@ impl StreamEntry {
 
 impl Drop for StreamEntry {
     fn drop(&mut self) {
-        self.registry.lock().remove(&self.id);
+        let mut streams = self.registry.lock();
+        let Some(stream) = streams.open.remove(&self.id) else {
+            return;
+        };
+        if streams.closed.len() == RECENTLY_CLOSED {
+            streams.closed.pop_front();
+        }
+        let disconnected_at = SystemTime::now();
+        streams.closed.push_back(ClosedStream {
+            stream,
+            disconnected_at,
+        });
     }
 }
 
@@ -188,6 +232,7 @@ mod tests {
             last_sent: None,
             last_acked: None,
             last_nack: None,
+            held_hash: None,
         }]);
         let seen = registry.stream(a.id()).unwrap();
         assert_eq!(seen.node_id.as_deref(), Some("node-a"));
@@ -198,5 +243,20 @@ mod tests {
         assert_eq!(registry.len(), 1);
         drop(b);
         assert!(registry.is_empty());
+        let closed = registry.recently_closed();
+        assert_eq!(closed.len(), 2, "closed streams are remembered");
+        assert_eq!(closed[0].stream.id, 2, "most recent first");
+        assert_eq!(closed[1].stream.node_id.as_deref(), Some("node-a"));
+    }
+
+    #[test]
+    fn recently_closed_is_bounded() {
+        let registry = Registry::new();
+        for _ in 0..RECENTLY_CLOSED + 5 {
+            drop(registry.open(Transport::ADS_SOTW, None));
+        }
+        let closed = registry.recently_closed();
+        assert_eq!(closed.len(), RECENTLY_CLOSED);
+        assert_eq!(closed[0].stream.id, (RECENTLY_CLOSED + 5) as u64);
     }
 }

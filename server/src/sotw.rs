@@ -173,7 +173,7 @@ impl SotwStream {
         let changed = std::mem::take(&mut self.changed);
         changed
             .iter()
-            .filter_map(|url| self.types.get(url).map(|s| s.sub.status(url)))
+            .filter_map(|url| self.types.get(url).map(|s| s.sub.status(url, s.sent_hash)))
             .collect()
     }
 

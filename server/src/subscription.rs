@@ -228,8 +228,9 @@ impl Subscription {
         self.parked = None;
     }
 
-    /// The `/status` view of this subscription.
-    pub fn status(&self, type_url: &str) -> crate::registry::TypeStatus {
+    /// The `/status` view of this subscription; `held_hash` is what the client holds (see
+    /// [`crate::registry::TypeStatus::held_hash`]).
+    pub fn status(&self, type_url: &str, held_hash: Option<u64>) -> crate::registry::TypeStatus {
         crate::registry::TypeStatus {
             type_url: type_url.to_string(),
             wildcard: self.interest.is_wildcard(),
@@ -237,6 +238,7 @@ impl Subscription {
             last_sent: self.ledger.last_sent.clone(),
             last_acked: self.ledger.last_acked.clone(),
             last_nack: self.ledger.last_nack.clone(),
+            held_hash,
         }
     }
 }

@@ -103,3 +103,52 @@ async fn client_sotw_never_served_name_is_reported_not_found() {
 async fn client_delta_never_served_name_is_reported_not_found() {
     never_served_name_is_not_found(Source::AdsDelta).await;
 }
+
+async fn interest_changes_later(source: Source) {
+    let served = Served::demo().await;
+    let mut config = config(served.addr(), source);
+    config.follow_deps = false;
+    let client = Client::start(config, std::future::pending()).unwrap();
+    let mut endpoints = client
+        .subscribe(ENDPOINT, Interest::names(["web"]))
+        .await
+        .unwrap();
+    let names_of = |event: Event| match event {
+        Event::Sotw { resources, .. } => resources.into_iter().map(|r| r.name).collect(),
+        Event::Delta { added, .. } => added.into_iter().map(|r| r.name).collect(),
+        other => panic!("unexpected {other:?}"),
+    };
+    let first: Vec<String> = names_of(next(&mut endpoints).await);
+    assert_eq!(first, ["web"]);
+    endpoints
+        .set_interest(Interest::names(["web", "api"]))
+        .await
+        .unwrap();
+    let second: Vec<String> = names_of(next(&mut endpoints).await);
+    // SotW delivers the whole wanted set, Delta what was added.
+    let expected: &[&str] = match source {
+        Source::Ads => &["api", "web"],
+        Source::AdsDelta => &["api"],
+    };
+    assert_eq!(second, expected);
+    store_where(&client, |s| {
+        s.holds(ENDPOINT, "api") && s.holds(ENDPOINT, "web")
+    })
+    .await;
+    client.stop().await;
+}
+
+#[tokio::test]
+async fn client_sotw_subscription_interest_changes_later() {
+    interest_changes_later(Source::Ads).await;
+}
+
+#[tokio::test]
+async fn client_delta_subscription_interest_changes_later() {
+    interest_changes_later(Source::AdsDelta).await;
+}
+
+async fn next(subscription: &mut xdsloop_client::Subscription) -> Event {
+    let event = tokio::time::timeout(WAIT, subscription.recv()).await;
+    event.expect("an event in time").expect("client runs")
+}

@@ -60,6 +60,7 @@ impl Served {
             descriptor_sets: Vec::new(),
             debounce: DEBOUNCE,
             max_message_bytes: MAX_MESSAGE_BYTES,
+            admin: None,
         };
         let running = app::start(config).await.unwrap();
         Self { dir, running }

@@ -2,6 +2,7 @@
 
 mod app;
 mod client_deps;
+mod client_large;
 mod client_nack;
 mod client_restart;
 mod client_support;
@@ -13,4 +14,5 @@ mod harness;
 mod large;
 mod reload;
 mod sotw;
+mod status;
 mod streams;

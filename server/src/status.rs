@@ -1,0 +1,310 @@
+//! The `/status` document: the snapshot being served, the last reload, and for every open (and
+//! recently closed) stream, per type, what was sent, ACKed and NACKed and the resulting
+//! [`SyncState`]. Pure: built from copies of the snapshot, the reload result and the registry.
+//!
+//! Field names are part of the interface (documented in `docs/status.md`); `schema` changes
+//! only if one is removed or changes meaning.
+
+pub mod fetch;
+mod rfc3339;
+mod state;
+pub mod table;
+
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+use xdsloop_proto::type_url;
+
+use crate::{
+    Snapshot, TypeResources,
+    registry::{ClosedStream, StreamStatus, TypeStatus},
+    watch::ReloadStatus,
+};
+
+pub use self::state::{SyncState, sync_state, view_hash};
+
+/// The document's schema name; see `docs/status.md`.
+pub const SCHEMA: &str = "xdsloop.status.v1";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusDocument {
+    pub schema: String,
+    #[serde(with = "rfc3339")]
+    pub generated_at: SystemTime,
+    pub snapshot: SnapshotSummary,
+    pub reload: ReloadSummary,
+    pub totals: Totals,
+    /// Open streams, by stream id.
+    pub streams: Vec<StreamView>,
+    /// The last few streams that ended, most recent first, as they were when they ended.
+    pub recently_closed: Vec<StreamView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnapshotSummary {
+    pub generation: u64,
+    /// Resources in the base set plus every overlay.
+    pub resources: usize,
+    /// What every node is served, in make-before-break order.
+    pub types: Vec<TypeSummary>,
+    /// Per-node overlays: only the types an overlay changes, already merged with the base.
+    pub overlays: Vec<OverlaySummary>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TypeSummary {
+    pub type_url: String,
+    /// Short alias (`cds`, `eds`, ...) or the message name.
+    #[serde(rename = "type")]
+    pub alias: String,
+    pub version: String,
+    pub resources: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OverlaySummary {
+    pub node_id: String,
+    pub types: Vec<TypeSummary>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReloadSummary {
+    pub ok: bool,
+    /// The generation being served (after a rejection: the last good one).
+    pub generation: u64,
+    /// The rejected file, when the rejection is about one file.
+    pub file: Option<String>,
+    pub error: Option<String>,
+    #[serde(with = "rfc3339")]
+    pub at: SystemTime,
+}
+
+/// Counts over open streams; states count (stream, type) pairs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Totals {
+    pub open_streams: usize,
+    pub synced: usize,
+    pub pending: usize,
+    pub nacked: usize,
+    pub stale: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamView {
+    pub id: u64,
+    pub peer: Option<String>,
+    /// `null` until the stream's first request names its node.
+    pub node_id: Option<String>,
+    /// `ads-sotw`, `ads-delta`, or `<service>-sotw` / `<service>-delta` for per-type services.
+    pub transport: String,
+    #[serde(with = "rfc3339")]
+    pub connected_since: SystemTime,
+    /// Only for recently closed streams.
+    #[serde(
+        default,
+        with = "rfc3339::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub disconnected_at: Option<SystemTime>,
+    /// In make-before-break order.
+    pub types: Vec<TypeView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TypeView {
+    pub type_url: String,
+    #[serde(rename = "type")]
+    pub alias: String,
+    pub state: SyncState,
+    pub wildcard: bool,
+    /// Explicitly subscribed names (without `*`), sorted.
+    pub names: Vec<String>,
+    /// The version the current snapshot serves this node for this type.
+    pub snapshot_version: String,
+    pub last_sent: Option<SentView>,
+    pub last_acked: Option<AckedView>,
+    pub last_nack: Option<NackView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SentView {
+    pub version: String,
+    pub nonce: String,
+    /// Resources in the response (Delta: changed ones, not counting removals).
+    pub resources: usize,
+    #[serde(with = "rfc3339")]
+    pub at: SystemTime,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AckedView {
+    pub version: String,
+    pub nonce: String,
+    #[serde(with = "rfc3339")]
+    pub at: SystemTime,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NackView {
+    /// The version the client rejected.
+    pub version: String,
+    pub nonce: String,
+    /// The client's `error_detail.message`, verbatim (bounded to 4 KiB).
+    pub message: String,
+    #[serde(with = "rfc3339")]
+    pub at: SystemTime,
+}
+
+/// Copies of everything the document is built from.
+#[derive(Debug, Clone, Copy)]
+pub struct Inputs<'a> {
+    pub snapshot: &'a Snapshot,
+    pub reload: &'a ReloadStatus,
+    pub open: &'a [StreamStatus],
+    pub closed: &'a [ClosedStream],
+    pub now: SystemTime,
+}
+
+/// Builds the document; with `node`, only streams of that node id are listed.
+pub fn build(inputs: Inputs<'_>, node: Option<&str>) -> StatusDocument {
+    let wanted = |s: &StreamStatus| node.is_none_or(|n| s.node_id.as_deref() == Some(n));
+    let snapshot = inputs.snapshot;
+    let streams: Vec<StreamView> = inputs
+        .open
+        .iter()
+        .filter(|s| wanted(s))
+        .map(|s| stream_view(snapshot, s, None))
+        .collect();
+    let recently_closed = inputs
+        .closed
+        .iter()
+        .filter(|c| wanted(&c.stream))
+        .map(|c| stream_view(snapshot, &c.stream, Some(c.disconnected_at)))
+        .collect();
+    StatusDocument {
+        schema: SCHEMA.to_string(),
+        generated_at: inputs.now,
+        snapshot: snapshot_summary(snapshot),
+        reload: reload_summary(inputs.reload),
+        totals: totals(&streams),
+        streams,
+        recently_closed,
+    }
+}
+
+fn snapshot_summary(snapshot: &Snapshot) -> SnapshotSummary {
+    let summarize = |types: &std::collections::BTreeMap<String, std::sync::Arc<TypeResources>>| {
+        let mut list: Vec<TypeSummary> = types
+            .iter()
+            .map(|(url, t)| TypeSummary {
+                type_url: url.clone(),
+                alias: type_url::short_name(url).to_string(),
+                version: t.version.clone(),
+                resources: t.resources.len(),
+            })
+            .collect();
+        list.sort_by_key(|t| (type_url::order(&t.type_url), t.type_url.clone()));
+        list
+    };
+    SnapshotSummary {
+        generation: snapshot.generation,
+        resources: snapshot.resource_count(),
+        types: summarize(&snapshot.base),
+        overlays: snapshot
+            .overlays
+            .iter()
+            .map(|(node, types)| OverlaySummary {
+                node_id: node.clone(),
+                types: summarize(types),
+            })
+            .collect(),
+    }
+}
+
+fn reload_summary(reload: &ReloadStatus) -> ReloadSummary {
+    ReloadSummary {
+        ok: reload.ok,
+        generation: reload.generation,
+        file: reload.file.as_ref().map(|f| f.display().to_string()),
+        error: reload.error.clone(),
+        at: reload.at,
+    }
+}
+
+fn totals(streams: &[StreamView]) -> Totals {
+    let mut totals = Totals {
+        open_streams: streams.len(),
+        ..Totals::default()
+    };
+    for t in streams.iter().flat_map(|s| &s.types) {
+        *match t.state {
+            SyncState::Synced => &mut totals.synced,
+            SyncState::Pending => &mut totals.pending,
+            SyncState::Nacked => &mut totals.nacked,
+            SyncState::Stale => &mut totals.stale,
+        } += 1;
+    }
+    totals
+}
+
+fn stream_view(
+    snapshot: &Snapshot,
+    stream: &StreamStatus,
+    disconnected_at: Option<SystemTime>,
+) -> StreamView {
+    // A stream without a node is served the base fixtures, as node "".
+    let node = stream.node_id.as_deref().unwrap_or_default();
+    let mut types: Vec<TypeView> = stream
+        .types
+        .values()
+        .map(|t| type_view(t, snapshot.get(node, &t.type_url).map(AsRef::as_ref)))
+        .collect();
+    types.sort_by_key(|t| (type_url::order(&t.type_url), t.type_url.clone()));
+    StreamView {
+        id: stream.id,
+        peer: stream.peer.map(|p| p.to_string()),
+        node_id: stream.node_id.clone(),
+        transport: stream.transport.to_string(),
+        connected_since: stream.connected_since,
+        disconnected_at,
+        types,
+    }
+}
+
+fn type_view(status: &TypeStatus, current: Option<&TypeResources>) -> TypeView {
+    let mut names = status.names.clone();
+    names.sort();
+    TypeView {
+        type_url: status.type_url.clone(),
+        alias: type_url::short_name(&status.type_url).to_string(),
+        state: sync_state(status, current),
+        wildcard: status.wildcard,
+        names,
+        snapshot_version: match current {
+            Some(t) => t.version.clone(),
+            // A type without fixtures is served empty, versioned like any empty set.
+            None => xdsloop_proto::version::short(view_hash(status, None)),
+        },
+        last_sent: status.last_sent.as_ref().map(|s| SentView {
+            version: s.version.clone(),
+            nonce: s.nonce.clone(),
+            resources: s.resources,
+            at: s.at,
+        }),
+        last_acked: status.last_acked.as_ref().map(|a| AckedView {
+            version: a.version.clone(),
+            nonce: a.nonce.clone(),
+            at: a.at,
+        }),
+        last_nack: status.last_nack.as_ref().map(|n| NackView {
+            version: n.version.clone(),
+            nonce: n.nonce.clone(),
+            message: n.message.clone(),
+            at: n.at,
+        }),
+    }
+}
+
+#[cfg(test)]
+#[path = "status/tests.rs"]
+mod tests;

@@ -1,0 +1,139 @@
+//! `xdsloop-server status`: fetch `/status` from a running server's admin port and render it.
+//!
+//! The admin surface is plain HTTP on loopback, so a minimal HTTP/1.0 GET over a TCP stream is
+//! all the client needs: HTTP/1.0 makes the server close the connection after one response
+//! and never use chunked encoding, so the body is everything after the headers.
+
+use std::time::{Duration, SystemTime};
+
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::TcpStream,
+};
+
+use super::{StatusDocument, table};
+use crate::Error;
+
+/// How long a status request may take in total: the admin port answers from memory.
+const TIMEOUT: Duration = Duration::from_secs(10);
+/// Responses larger than this are refused rather than buffered (a wrong port could stream
+/// anything at us). Far above the document for thousands of streams.
+const MAX_RESPONSE: u64 = 256 * 1024 * 1024;
+
+/// What `status` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Output {
+    /// The table for a terminal.
+    #[default]
+    Text,
+    /// The raw `/status` document.
+    Json,
+}
+
+/// Fetches `/status` from `server` (`HOST:PORT`, optionally with `http://`) and returns the
+/// text to print.
+pub async fn command(server: &str, output: Output) -> Result<String, Error> {
+    let body = get(server, "/status").await?;
+    match output {
+        Output::Json => Ok(body),
+        Output::Text => {
+            let doc: StatusDocument = serde_json::from_str(&body).map_err(|e| {
+                Error::Admin(format!("{server}: /status is not a status document: {e}"))
+            })?;
+            Ok(table::render(&doc, SystemTime::now()))
+        }
+    }
+}
+
+/// Fetches and parses `/status`.
+pub async fn fetch(server: &str) -> Result<StatusDocument, Error> {
+    let body = get(server, "/status").await?;
+    serde_json::from_str(&body)
+        .map_err(|e| Error::Admin(format!("{server}: /status is not a status document: {e}")))
+}
+
+/// `GET path` on `server`; the body of a 200 response, or an error naming the server.
+pub async fn get(server: &str, path: &str) -> Result<String, Error> {
+    let authority = server
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    let fail = |message: String| Error::Admin(format!("{authority}: {message}"));
+    let exchange = async {
+        let mut stream = TcpStream::connect(&authority).await?;
+        let request =
+            format!("GET {path} HTTP/1.0\r\nHost: {authority}\r\nAccept: application/json\r\n\r\n");
+        stream.write_all(request.as_bytes()).await?;
+        let mut response = Vec::new();
+        let mut limited = stream.take(MAX_RESPONSE + 1);
+        limited.read_to_end(&mut response).await?;
+        Ok::<_, std::io::Error>(response)
+    };
+    let response = match tokio::time::timeout(TIMEOUT, exchange).await {
+        Err(_) => return Err(fail(format!("no answer within {TIMEOUT:?}"))),
+        Ok(Err(e)) => {
+            return Err(fail(format!(
+                "{e} (is `xdsloop-server --admin` listening there?)"
+            )));
+        }
+        Ok(Ok(response)) => response,
+    };
+    if response.len() as u64 > MAX_RESPONSE {
+        return Err(fail(format!("response larger than {MAX_RESPONSE} bytes")));
+    }
+    let (code, body) = parse_response(&response).map_err(fail)?;
+    if code != 200 {
+        return Err(fail(format!("GET {path}: HTTP {code}: {}", body.trim())));
+    }
+    Ok(body)
+}
+
+/// Status code and body of an HTTP/1.x response that ends with the connection.
+fn parse_response(response: &[u8]) -> Result<(u16, String), String> {
+    let split = response
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or("not an HTTP response")?;
+    let head = std::str::from_utf8(&response[..split]).map_err(|_| "not an HTTP response")?;
+    let status_line = head.lines().next().unwrap_or_default();
+    let mut parts = status_line.split_whitespace();
+    let (Some(proto), Some(code)) = (parts.next(), parts.next()) else {
+        return Err(format!("bad status line {status_line:?}"));
+    };
+    let code: u16 = code
+        .parse()
+        .ok()
+        .filter(|_| proto.starts_with("HTTP/1."))
+        .ok_or_else(|| format!("bad status line {status_line:?}"))?;
+    let mut body = &response[split + 4..];
+    let length = head.lines().skip(1).find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        let is_length = name.trim().eq_ignore_ascii_case("content-length");
+        is_length
+            .then(|| value.trim().parse::<usize>().ok())
+            .flatten()
+    });
+    if let Some(length) = length {
+        body = body
+            .get(..length)
+            .ok_or("response shorter than its Content-Length")?;
+    }
+    let body = String::from_utf8(body.to_vec()).map_err(|_| "response body is not UTF-8")?;
+    Ok((code, body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_status_and_body_by_content_length() {
+        let raw = b"HTTP/1.0 200 OK\r\ncontent-type: application/json\r\nContent-Length: 2\r\n\r\n{}trailing";
+        assert_eq!(parse_response(raw).unwrap(), (200, "{}".to_string()));
+        let closed = b"HTTP/1.1 404 Not Found\r\n\r\nnope";
+        assert_eq!(parse_response(closed).unwrap(), (404, "nope".to_string()));
+        assert!(parse_response(b"SSH-2.0-OpenSSH\r\n").is_err());
+        let short = b"HTTP/1.0 200 OK\r\nContent-Length: 10\r\n\r\n{}";
+        assert!(parse_response(short).is_err());
+    }
+}
