@@ -102,7 +102,11 @@ async fn run(args: Args, sizes: ExtraSizes) -> Result<(), String> {
     let mut results = Results::new(&args.output, runs_per_cell, args.quick);
     results.status_streams = sizes.status_streams;
     eprintln!("xdsloop-bench: server {}", binary.display());
-    let matrix = if args.extras_only { &[][..] } else { &args.nodes[..] };
+    let matrix = if args.extras_only {
+        &[][..]
+    } else {
+        &args.nodes[..]
+    };
     for &nodes in matrix {
         let mut runs = Vec::new();
         for run in 1..=runs_per_cell {
