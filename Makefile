@@ -9,7 +9,9 @@ PYTHON ?= python3
 build:
 	$(CARGO) build --workspace --all-targets
 
+# Rust tests first: interop needs a server that already passes its own tests.
 test: test-rust
+	$(MAKE) interop
 
 test-rust:
 	$(CARGO) test --workspace
