@@ -6,9 +6,11 @@
 //! - S8: only resources whose version differs from what the client holds are sent, each as
 //!   `Resource{name, version, resource}`; held resources that disappeared and subscribed names
 //!   that don't exist go in `removed_resources`, each reported once.
-//! - S9: the first request's `initial_resource_versions` seed `known`, so unchanged resources
-//!   are skipped after a reconnect; names in `resource_names_subscribe` that the request does
-//!   not declare as held are always answered (sent, or reported removed).
+//! - S9: the first request's `initial_resource_versions` seed `known`, so resources a wildcard
+//!   covers are skipped after a reconnect when unchanged; names in `resource_names_subscribe`
+//!   are always answered (sent at the current version, or reported removed), even when the
+//!   request declares them held at that version (DESIGN rule 4: named resources are still
+//!   sent). A client that names a resource wants it confirmed, not assumed.
 //! - S10: an unsubscribed name is forgotten and no longer pushed. If a wildcard still covers
 //!   it, it is sent again (the client dropped it; the wildcard says it wants it).
 //! - S4: interest changes are honoured even with a stale nonce; only the ACK/NACK is ignored.
@@ -132,7 +134,7 @@ impl DeltaStream {
         }
         let force: BTreeSet<&str> = subscribe
             .iter()
-            .filter(|n| *n != WILDCARD && !(first && declared.contains_key(*n)))
+            .filter(|n| *n != WILDCARD)
             .map(String::as_str)
             .collect();
         self.changed.insert(url.clone());

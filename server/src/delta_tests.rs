@@ -99,31 +99,35 @@ fn s8_missing_subscribed_names_are_reported_once_until_resubscribed() {
     assert_eq!(sent(&appears[0]), ["missing@1"]);
 }
 
+fn held(list: &[(&str, &str)]) -> std::collections::HashMap<String, String> {
+    list.iter()
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect()
+}
+
 #[test]
-fn s9_reconnect_skips_unchanged_but_answers_new_names() {
+fn s9_reconnect_skips_unchanged_wildcard_resources_but_answers_named_ones() {
     let current = snapshot(
         5,
         &[
-            (CDS, &[("a", "1"), ("b", "2"), ("c", "1")]),
+            (CDS, &[("a", "1"), ("b", "2"), ("c", "1"), ("d", "1")]),
             (EDS, &[("e1", "1"), ("e2", "2")]),
         ],
     );
     let mut stream = DeltaStream::new(1, current);
     let mut wildcard = request(CDS, &["*", "a"], &[], "");
-    wildcard.initial_resource_versions = [("a", "1"), ("b", "1"), ("gone", "1")]
-        .map(|(n, v)| (n.into(), v.into()))
-        .into();
+    wildcard.initial_resource_versions = held(&[("a", "1"), ("b", "1"), ("d", "1"), ("gone", "1")]);
     let answer = stream.on_request(wildcard).remove(0);
-    assert_eq!(sent(&answer), ["b@2", "c@1"]);
+    // d: unchanged and only covered by the wildcard, skipped. a: unchanged but named, sent.
+    assert_eq!(sent(&answer), ["a@1", "b@2", "c@1"]);
     assert_eq!(answer.removed_resources, ["gone"]);
-    let mut named = request(EDS, &["e1", "e2", "e3"], &[], "");
-    named.initial_resource_versions = [("e1", "1"), ("e2", "1")]
-        .map(|(n, v)| (n.into(), v.into()))
-        .into();
+    let mut named = request(EDS, &["e1", "e2", "e3", "e4"], &[], "");
+    named.initial_resource_versions = held(&[("e1", "1"), ("e2", "1"), ("e4", "1")]);
     let answer = stream.on_request(named).remove(0);
     assert_eq!(
         (sent(&answer), answer.removed_resources.clone()),
-        (vec!["e2@2".into()], names(&["e3"]))
+        (vec!["e1@1".into(), "e2@2".into()], names(&["e3", "e4"])),
+        "every named resource is answered: held-and-current, changed, never held, held-but-gone"
     );
     // Subscribing again to a held name is answered anyway.
     let again = stream

@@ -49,11 +49,20 @@ pub struct ServingReporter {
 }
 
 impl ServingReporter {
+    /// Reports `NOT_SERVING` to checks and watchers, then ends every health `Watch` stream:
+    /// graceful shutdown waits for open streams, and a watch never ends by itself.
     pub async fn not_serving(&self) {
-        let status = ServingStatus::NotServing;
-        self.reporter.set_service_status("", status).await;
-        for service in &self.services {
-            self.reporter.set_service_status(service, status).await;
+        let mut reporter = self.reporter.clone();
+        let names = std::iter::once("").chain(self.services.iter().map(String::as_str));
+        let names: Vec<&str> = names.collect();
+        for name in &names {
+            let status = ServingStatus::NotServing;
+            reporter.set_service_status(name, status).await;
+        }
+        // Dropping a status's sender ends its watch streams once they have delivered the
+        // last value (NOT_SERVING).
+        for name in &names {
+            reporter.clear_service_status(name).await;
         }
     }
 }

@@ -61,36 +61,42 @@ fn demo_endpoints(generation: u64) -> SnapshotBuilder {
 
 #[tokio::test]
 async fn s9_reconnect_with_initial_versions_sends_only_changes_and_named_resources() {
-    let before = clusters(1, &["keep", "change", "drop"]);
+    let before = clusters(1, &["keep", "keep-named", "change", "drop"]);
     let server = TestServer::start(before.build()).await;
     let mut first = server.delta("node-1").await;
     first.change(CLUSTER, &[], &[], "").await;
     let held: BTreeMap<String, String> = delta_resources(&first.recv().await).into_iter().collect();
+    assert_eq!(held.len(), 4);
     drop(first);
 
     let after = SnapshotBuilder::new(2)
         .with(cluster("keep"))
+        .with(cluster("keep-named"))
         .with(cluster_with_timeout("change", 5))
-        .with(cluster("new"))
-        .with(cluster("named"));
+        .with(cluster("new"));
     server.publish(after.build());
     let mut resumed = server.delta("node-1").await;
-    let mut initial = held.clone();
-    // "named" is held at an old version it never had; "extra" is asked for but not held.
-    initial.insert("named".into(), "stale-version".into());
+    // The client holds everything it had; it names "keep-named" (held at the current
+    // version) and "extra" (never held, does not exist) next to the wildcard.
     let request = DeltaDiscoveryRequest {
         type_url: CLUSTER.into(),
-        resource_names_subscribe: strings(&["*", "keep", "extra"]),
-        initial_resource_versions: initial.into_iter().collect(),
+        resource_names_subscribe: strings(&["*", "keep-named", "extra"]),
+        initial_resource_versions: held.clone().into_iter().collect(),
         ..Default::default()
     };
     resumed.send(request).await;
     let response = resumed.recv().await;
+    let sent: BTreeMap<String, String> = delta_resources(&response).into_iter().collect();
     assert_eq!(
-        delta_names(&response),
-        ["change", "named", "new"],
-        "unchanged 'keep' skipped"
+        sent.keys().collect::<Vec<_>>(),
+        ["change", "keep-named", "new"],
+        "unchanged wildcard-only 'keep' skipped; named 'keep-named' sent although held"
     );
+    assert_eq!(
+        sent["keep-named"], held["keep-named"],
+        "sent at its current version"
+    );
+    assert_ne!(sent["change"], held["change"]);
     assert_eq!(response.removed_resources, ["drop", "extra"]);
 }
 

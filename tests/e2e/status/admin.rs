@@ -247,3 +247,33 @@ async fn grpc_health_and_reflection_are_served_on_the_xds_port() {
     );
     running.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn health_watchers_hear_not_serving_and_do_not_block_shutdown() {
+    let (_dir, running) = serving().await;
+    let channel = Channel::from_shared(format!("http://{}", running.addr))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut health = HealthClient::new(channel);
+    let request = HealthCheckRequest {
+        service: String::new(),
+    };
+    let mut watch = health.watch(request).await.unwrap().into_inner();
+    let first = within("the first health status", watch.message())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.status(), ServingStatus::Serving);
+    let shutdown = tokio::spawn(running.shutdown());
+    let next = within("NOT_SERVING", watch.message())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(next.status(), ServingStatus::NotServing);
+    within("shutdown with a health watcher connected", shutdown)
+        .await
+        .unwrap()
+        .unwrap();
+}
