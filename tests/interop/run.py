@@ -12,8 +12,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
+import time
+import urllib.request
 from pathlib import Path
 
 import fixture_edits as fx
@@ -101,6 +104,54 @@ def wait_rejection(server: Proc, since: int, needles: list[str]) -> tuple[bool, 
     return bool(ok), f"no warn line naming {fx.ENDPOINTS_FILE} and {needles} in the server log"
 
 
+CLIENT_NODE = "interop-client"
+XDS_TYPES = ("lds", "rds", "cds", "eds")
+
+
+def fetch_status(admin: str) -> dict | None:
+    try:
+        with urllib.request.urlopen(f"http://{admin}/status", timeout=2) as response:
+            return json.load(response)
+    except (OSError, ValueError):
+        return None
+
+
+def wait_status(admin: str, verdict, timeout: float = PUSH_TIMEOUT_S) -> tuple[bool, str]:
+    """Polls the admin /status (an HTTP endpoint: there is no event to wait on) until
+    `verdict(status)` returns "" (fine); otherwise reports its last complaint."""
+    deadline, why = time.monotonic() + timeout, "no /status answer"
+    while True:
+        status = fetch_status(admin)
+        if status is not None:
+            why = verdict(status)
+            if not why:
+                return True, ""
+        if time.monotonic() >= deadline:
+            return False, why
+        time.sleep(0.1)
+
+
+def rejected_in_status(status: dict) -> str:
+    reload = status.get("reload", {})
+    if reload.get("ok") is False and str(reload.get("file", "")).endswith(fx.ENDPOINTS_FILE):
+        return ""
+    return f"/status reload is {reload}"
+
+
+def client_synced(status: dict) -> str:
+    """"" when the gRPC client's SotW stream ACKed the served version of every type."""
+    streams = [s for s in status.get("streams", []) if s.get("node_id") == CLIENT_NODE]
+    if len(streams) != 1 or streams[0].get("transport") != "ads-sotw":
+        return f"expected one ads-sotw stream from {CLIENT_NODE}: {streams}"
+    types = {t.get("type"): t for t in streams[0].get("types", [])}
+    for name in XDS_TYPES:
+        t = types.get(name, {})
+        acked = (t.get("last_acked") or {}).get("version")
+        if t.get("last_nack") or acked is None or acked != t.get("snapshot_version"):
+            return f"{name}: {t}"
+    return ""
+
+
 def start_backends(python: Path) -> tuple[dict[str, int], list[Proc]]:
     ports, procs = {}, []
     for name in ("A", "B"):
@@ -114,21 +165,27 @@ def start_backends(python: Path) -> tuple[dict[str, int], list[Proc]]:
     return ports, procs
 
 
-def start_server(binary: Path, fixtures: Path) -> tuple[int, Proc]:
-    port = harness.free_port()
+def start_server(binary: Path, fixtures: Path) -> tuple[int, str, Proc]:
+    """Starts the server on free ports; returns its gRPC port, its admin address and the process."""
     env = dict(os.environ, NO_COLOR="1", RUST_LOG=os.environ.get("INTEROP_RUST_LOG", "info"))
-    argv = [str(binary), "--fixtures", str(fixtures), "--listen", f"127.0.0.1:{port}"]
+    argv = [str(binary), "--fixtures", str(fixtures), "--listen", "127.0.0.1:0",
+            "--admin", "127.0.0.1:0"]
     server = Proc("xdsloop-server", argv, env=env)
-    if not harness.wait_tcp(port, server, START_TIMEOUT_S):
-        raise Setup(f"xdsloop-server is not listening on 127.0.0.1:{port}\n{server.tail()}")
-    return port, server
+    # The server prints the addresses it bound: no port is guessed, so nothing can collide.
+    lines = server.out.wait(lambda ls: ls[:2] if len(ls) >= 2 else None, START_TIMEOUT_S)
+    grpc = next((l.rsplit(" ", 1)[1] for l in lines or [] if " listening on " in l), None)
+    admin = next((l.split("http://", 1)[1].split("/", 1)[0]
+                  for l in lines or [] if "http://" in l), None)
+    if not grpc or not admin:
+        raise Setup(f"xdsloop-server did not print its addresses\n{server.tail()}")
+    return int(grpc.rsplit(":", 1)[1]), admin, server
 
 
 def write_bootstrap(work: Path, server_port: int) -> Path:
     """The example bootstrap from examples/, pointed at this run's server."""
     bootstrap = json.loads((REPO / "examples" / "grpc-bootstrap.json").read_text())
     bootstrap["xds_servers"][0]["server_uri"] = f"127.0.0.1:{server_port}"
-    bootstrap["node"]["id"] = "interop-client"
+    bootstrap["node"]["id"] = CLIENT_NODE
     path = work / "grpc-bootstrap.json"
     path.write_text(json.dumps(bootstrap, indent=2))
     return path
@@ -142,7 +199,8 @@ def start_client(python: Path, bootstrap: Path) -> Proc:
     return Proc("grpc client", [str(python), str(HERE / "client.py"), TARGET], env=env)
 
 
-def scenario(r: Report, calls: Calls, server: Proc, fixtures: Path, ports: dict) -> None:
+def scenario(r: Report, calls: Calls, server: Proc, admin: str, fixtures: Path,
+             ports: dict) -> None:
     a, b = ports["A"], ports["B"]
     eds, rds = fixtures / fx.ENDPOINTS_FILE, fixtures / fx.ROUTES_FILE
 
@@ -176,7 +234,10 @@ def scenario(r: Report, calls: Calls, server: Proc, fixtures: Path, ports: dict)
         logged = server.err.mark()
         fx.write_in_place(eds, text)
         ok, why = wait_rejection(server, logged, needles)
-        r.check(f"{label} in {fx.ENDPOINTS_FILE} is rejected and logged by the server", ok, why)
+        if ok:
+            ok, why = wait_status(admin, rejected_in_status)
+        r.check(f"{label} in {fx.ENDPOINTS_FILE} is rejected: logged, and shown in /status",
+                ok, why)
         r.check(f"calls keep going to B after the {label} edit",
                 *calls.wait_steady("B", calls.mark(), PUSH_TIMEOUT_S + STEADY_CALLS * 0.2))
 
@@ -190,6 +251,8 @@ def scenario(r: Report, calls: Calls, server: Proc, fixtures: Path, ports: dict)
     failed = [c for c in Calls.parse(calls.client.out.lines[connected:]) if c.startswith("ERR")]
     r.check("no call failed once the client was connected", not failed,
             f"{len(failed)} failed calls: {sorted(set(failed))}")
+    r.check("/status: the client's ADS SotW stream ACKed the served LDS/RDS/CDS/EDS, no NACK",
+            *wait_status(admin, client_synced))
     r.check("xdsloop-server is still running", server.alive())
 
 
@@ -208,12 +271,12 @@ def run(r: Report, work: Path) -> None:
         procs += backends
         fixtures = work / "fixtures"
         fx.copy_with_ports(source, fixtures, ports["A"], ports["B"])
-        server_port, server = start_server(binary, fixtures)
+        server_port, admin, server = start_server(binary, fixtures)
         procs.append(server)
         client = start_client(python, write_bootstrap(work, server_port))
         procs.append(client)
         failed_before = r.failed
-        scenario(r, Calls(client), server, fixtures, ports)
+        scenario(r, Calls(client), server, admin, fixtures, ports)
         if r.failed > failed_before:
             print("\n".join(p.tail() for p in procs), file=sys.stderr)
     finally:
@@ -232,12 +295,13 @@ def main() -> int:
         run(r, work)
     except Setup as err:
         r.check("setup", False, str(err))
+    except (KeyboardInterrupt, SystemExit) as err:
+        r.check("run finished", False, f"interrupted ({type(err).__name__})")
     finally:
         harness.stop_all()
         if args.keep:
             print(f"kept {work}", file=sys.stderr)
         else:
-            import shutil
             shutil.rmtree(work, ignore_errors=True)
     print(f"{r.passed} passed, {r.failed} failed", flush=True)
     return 0 if r.failed == 0 and r.passed > 0 else 1

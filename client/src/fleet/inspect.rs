@@ -51,8 +51,8 @@ impl Kind {
 /// One resource as the fleet sees it.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Inspected {
-    /// `None` for [`Kind::Other`] (not decoded).
-    pub name: Option<String>,
+    /// `None` for [`Kind::Other`] (not decoded). Bytes of the received buffer, not a copy.
+    pub name: Option<Bytes>,
     /// Names of the dependent type this resource needs (only when `follow` was asked).
     pub children: Vec<String>,
 }
@@ -64,12 +64,12 @@ pub fn inspect(kind: Kind, value: &Bytes, follow: bool) -> Result<Inspected, Str
         Kind::Clusters if follow => {
             let cluster = Cluster::decode(value.clone()).map_err(err)?;
             let children = cluster.eds_name().map(str::to_string).into_iter().collect();
-            (cluster.name, children)
+            (Bytes::from(cluster.name), children)
         }
         Kind::Listeners if follow => {
             let listener = Listener::decode(value.clone()).map_err(err)?;
             let children = listener.route_names();
-            (listener.name, children)
+            (Bytes::from(listener.name), children)
         }
         Kind::Other => {
             return Ok(Inspected {

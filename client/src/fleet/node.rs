@@ -6,7 +6,7 @@
 //! `system_version_info`, or, when a server leaves that empty, a digest of the held
 //! name → version map (so nodes holding the same resources report the same version).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -51,7 +51,7 @@ struct TypeState {
     /// Last accepted SotW `version_info` (echoed in requests).
     wire_version: String,
     nonce: String,
-    /// Held names → version (Delta) or "" (SotW).
+    /// Delta: held names → version (declared on reconnect). SotW keeps no per-resource state.
     held: BTreeMap<String, String>,
     /// Parent resources → the dependent names they need.
     children: BTreeMap<String, Vec<String>>,
@@ -106,7 +106,7 @@ impl Node {
         t.version.as_deref()
     }
 
-    /// The names held for `type_url`.
+    /// The names held for `type_url` (Delta; SotW nodes keep no per-resource state).
     pub fn held(&self, type_url: &str) -> Vec<&str> {
         let t = self.types.iter().find(|t| t.url == type_url);
         t.into_iter()
@@ -158,10 +158,7 @@ impl Node {
                 let previous = t.version.replace(response.version_info.clone());
                 t.wire_version = response.version_info.clone();
                 if t.follow {
-                    t.held = items.keys().map(|n| (n.clone(), String::new())).collect();
                     t.children = items;
-                } else {
-                    t.held = items.into_keys().map(|n| (n, String::new())).collect();
                 }
                 accepted(t, response.version_info, previous, resources)
             }
@@ -184,7 +181,7 @@ impl Node {
                 response
                     .removed_resource_names
                     .iter()
-                    .map(|n| n.name.clone()),
+                    .map(|n| String::from_utf8_lossy(&n.name).into_owned()),
             )
             .collect();
         if let Ok(items) = &checked
@@ -220,14 +217,17 @@ impl Node {
     }
 
     /// The checks every response gets before it is accepted (C6), plus `--nack` rules.
-    /// `items` are (envelope name for Delta, resource). Returns name → dependent names.
+    /// `items` are (envelope name for Delta, resource). Returns, for a type whose dependents
+    /// are followed, resource name → dependent names (empty otherwise: names are only hashed,
+    /// never copied, which keeps big SotW responses cheap).
     fn check<'a>(
         &self,
         i: usize,
         items: impl Iterator<Item = (Option<&'a str>, Option<&'a RawAny>)>,
     ) -> Result<BTreeMap<String, Vec<String>>, String> {
         let t = &self.types[i];
-        let mut out = BTreeMap::new();
+        let mut seen: HashSet<Bytes> = HashSet::new();
+        let mut children = BTreeMap::new();
         for (envelope, any) in items {
             let inspected = match any {
                 Some(any) if any.type_url.as_ref() != t.url.as_bytes() => {
@@ -239,22 +239,25 @@ impl Node {
                 }
                 _ => Default::default(),
             };
-            let Some(name) = envelope.map(str::to_string).or(inspected.name) else {
+            let envelope = envelope.map(|n| Bytes::copy_from_slice(n.as_bytes()));
+            let Some(name) = envelope.or(inspected.name) else {
                 continue; // An uninspected type in SotW: nothing to check by name.
             };
-            if self
-                .rules
-                .nack
-                .iter()
-                .any(|(u, n)| *u == t.url && *n == name)
-            {
+            let named = |rule: &(String, String)| rule.0 == t.url && rule.1.as_bytes() == name;
+            if self.rules.nack.iter().any(named) {
+                let name = String::from_utf8_lossy(&name);
                 return Err(format!("resource {name:?} rejected by --nack"));
             }
-            if out.insert(name.clone(), inspected.children).is_some() {
+            if !seen.insert(name.clone()) {
+                let name = String::from_utf8_lossy(&name);
                 return Err(format!("duplicate resource {name:?}"));
             }
+            if t.follow {
+                let name = String::from_utf8_lossy(&name).into_owned();
+                children.insert(name, inspected.children);
+            }
         }
-        Ok(out)
+        Ok(children)
     }
 
     /// The ACK/NACK for type `i`, then the dependent type's interest change if the accepted

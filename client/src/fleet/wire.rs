@@ -61,11 +61,12 @@ pub struct RawAny {
 }
 
 /// Any message whose field 1 is its name: `Listener`, `RouteConfiguration`,
-/// `ClusterLoadAssignment` (`cluster_name`), `ResourceName`.
+/// `ClusterLoadAssignment` (`cluster_name`), `ResourceName`. Read as bytes (same wire type as
+/// a string): a slice of the received buffer, no allocation.
 #[derive(Clone, PartialEq, Message)]
 pub struct Named {
-    #[prost(string, tag = "1")]
-    pub name: String,
+    #[prost(bytes = "bytes", tag = "1")]
+    pub name: Bytes,
 }
 
 /// `envoy.config.cluster.v3.Cluster`: name, discovery type, EDS service name.

@@ -208,7 +208,7 @@ fn c12_sotw_cds_ack_then_one_eds_request_for_the_eds_clusters() {
     assert_eq!(requests[0].resource_names, vec!["a", "b"]);
     assert_eq!(requests[0].version_info, "e1");
     assert!(node.configured());
-    assert_eq!(node.held(ENDPOINT), vec!["a", "b"]);
+    assert_eq!(node.version(ENDPOINT), Some("e1"));
 }
 
 #[test]

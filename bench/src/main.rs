@@ -1,0 +1,160 @@
+//! `make bench`: the real `xdsloop-server` binary under a simulated fleet (in this process),
+//! over a matrix of fleet sizes, plus single-number measurements. Prints a table and writes
+//! `bench-results/bench.json`. Speed is measured here, never asserted in tests.
+
+mod apply;
+mod cell;
+mod extras;
+mod fixtures;
+mod output;
+mod server;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::output::{CellResult, Results};
+
+/// Benchmarks xdsloop-server with a simulated fleet.
+#[derive(Debug, Parser)]
+#[command(name = "xdsloop-bench")]
+struct Args {
+    /// Fleet sizes (N).
+    #[arg(long, value_delimiter = ',', default_value = "100,1000,5000")]
+    nodes: Vec<usize>,
+    /// Clusters in the fixtures (C); each has its own endpoint resource.
+    #[arg(long, default_value_t = 1000)]
+    clusters: usize,
+    /// Endpoints per cluster (E).
+    #[arg(long, default_value_t = 10)]
+    endpoints: usize,
+    /// Runs per matrix cell; the table shows medians [default: 3, or 1 with --quick].
+    #[arg(long)]
+    runs: Option<usize>,
+    /// A small matrix that finishes in about a minute (overrides the sizes above).
+    #[arg(long)]
+    quick: bool,
+    /// Skip the single-number measurements.
+    #[arg(long)]
+    matrix_only: bool,
+    /// Skip the matrix; only the single-number measurements.
+    #[arg(long, conflicts_with = "matrix_only")]
+    extras_only: bool,
+    /// The server binary (default: xdsloop-server next to this binary).
+    #[arg(long)]
+    server_bin: Option<PathBuf>,
+    /// Where the JSON results go.
+    #[arg(long, default_value = "bench-results/bench.json")]
+    output: PathBuf,
+}
+
+/// Sizes of the single-number measurements.
+struct ExtraSizes {
+    delta_nodes: usize,
+    status_streams: usize,
+    apply_endpoints: usize,
+}
+
+fn main() -> ExitCode {
+    let mut args = Args::parse();
+    let extra = if args.quick {
+        args.nodes = vec![10, 100];
+        args.clusters = 100;
+        args.runs.get_or_insert(1);
+        ExtraSizes {
+            delta_nodes: 20,
+            status_streams: 100,
+            apply_endpoints: 100_000,
+        }
+    } else {
+        ExtraSizes {
+            delta_nodes: 100,
+            status_streams: 1000,
+            apply_endpoints: 100_000,
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    match runtime.block_on(run(args, extra)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xdsloop-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args, sizes: ExtraSizes) -> Result<(), String> {
+    let binary = args
+        .server_bin
+        .clone()
+        .unwrap_or_else(server::default_binary);
+    if !binary.exists() {
+        return Err(format!(
+            "{} not found: build it first (make bench does: cargo build --release -p xdsloop-server)",
+            binary.display()
+        ));
+    }
+    let runs_per_cell = args.runs.unwrap_or(3).max(1);
+    let mut results = Results::new(&args.output, runs_per_cell, args.quick);
+    results.status_streams = sizes.status_streams;
+    eprintln!("xdsloop-bench: server {}", binary.display());
+    let matrix = if args.extras_only {
+        &[][..]
+    } else {
+        &args.nodes[..]
+    };
+    for &nodes in matrix {
+        let mut runs = Vec::new();
+        for run in 1..=runs_per_cell {
+            eprintln!(
+                "  N={nodes} C={} E={} run {run}/{runs_per_cell}",
+                args.clusters, args.endpoints
+            );
+            runs.push(cell::run(&binary, nodes, args.clusters, args.endpoints).await?);
+        }
+        results
+            .cells
+            .push(CellResult::new(nodes, args.clusters, args.endpoints, runs));
+        results.save()?;
+    }
+    if !args.matrix_only {
+        extras(&mut results, &binary, &args, &sizes, runs_per_cell.max(3)).await?;
+    }
+    results.save()?;
+    println!("{}", results.table());
+    eprintln!("results: {}", args.output.display());
+    Ok(())
+}
+
+async fn extras(
+    results: &mut Results,
+    binary: &std::path::Path,
+    args: &Args,
+    sizes: &ExtraSizes,
+    runs: usize,
+) -> Result<(), String> {
+    eprintln!("  reload of a 10,000-resource directory");
+    results.reload_10k_ms = Some(extras::reload_10k(args.endpoints, runs)?);
+    eprintln!("  Delta: one resource of 10,000 changes");
+    results.delta_one_change =
+        Some(extras::delta_one_change(binary, sizes.delta_nodes, args.endpoints).await?);
+    eprintln!("  /status with {} streams", sizes.status_streams);
+    results.status = extras::status_with_streams(
+        binary,
+        sizes.status_streams,
+        args.clusters,
+        args.endpoints,
+        runs,
+    )
+    .await?;
+    eprintln!(
+        "  client: apply one {}-endpoint EDS update",
+        sizes.apply_endpoints
+    );
+    results.client_apply = Some(apply::apply_big_eds(sizes.apply_endpoints, runs).await?);
+    Ok(())
+}
