@@ -18,8 +18,8 @@ use crate::source::{DEFAULT_MAX_MESSAGE_BYTES, Source};
 use crate::validate::Validator;
 use crate::watch_map::Interest;
 
-/// Envoy-style xDS client: subscribes over ADS, applies, ACKs or NACKs, reconnects, and prints
-/// one line per update.
+/// Envoy-style xDS client: subscribes over ADS (or per-type gRPC, REST polling, a watched file),
+/// applies, ACKs or NACKs, reconnects, and prints one line per update.
 #[derive(Debug, Parser)]
 #[command(
     name = "xdsloop-client",
@@ -33,9 +33,22 @@ pub struct Args {
     /// Node id sent on the first request of every stream.
     #[arg(long, default_value = "xdsloop-client")]
     pub node_id: String,
-    /// Use Delta (incremental) ADS instead of State-of-the-World.
-    #[arg(long)]
+    /// Config source: ads, ads-delta, grpc (a stream per type), delta-grpc, rest (polling) or
+    /// file (with --file).
+    #[arg(long, value_name = "SOURCE", value_parser = clap::builder::PossibleValuesParser::new(crate::source::SOURCE_NAMES))]
+    pub source: Option<String>,
+    /// Shorthand for `--source ads-delta`.
+    #[arg(long, conflicts_with = "source")]
     pub delta: bool,
+    /// The DiscoveryResponse file the file source watches (implies `--source file`).
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<std::path::PathBuf>,
+    /// REST: time between polls of each type.
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "1s")]
+    pub refresh_delay: Duration,
+    /// REST: how long one poll may take before it counts as failed.
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "1s")]
+    pub request_timeout: Duration,
     /// Types to subscribe (cds, eds, lds, rds, ... or type URLs). Default: lds,cds with
     /// dependencies followed.
     #[arg(long, value_delimiter = ',')]
@@ -129,6 +142,23 @@ pub fn plan(args: &Args) -> Result<Plan, ClientError> {
     })
 }
 
+/// `--source`, `--delta` and `--file` as one [`Source`].
+pub fn source(args: &Args) -> Result<Source, ClientError> {
+    let named = match (&args.source, args.delta) {
+        (Some(name), _) => Some(name.as_str()),
+        (None, true) => Some("ads-delta"),
+        (None, false) => None,
+    };
+    match (named, &args.file) {
+        (None | Some("file"), Some(path)) => Ok(Source::File(path.clone())),
+        (Some(other), Some(_)) => Err(ClientError::Argument(format!(
+            "--file goes with the file source, not {other}"
+        ))),
+        (Some(name), None) => Source::parse(name),
+        (None, None) => Ok(Source::Ads),
+    }
+}
+
 /// `--reject TYPE:NAME` as a validator.
 pub fn reject_validator(specs: &[String]) -> Result<Option<Validator>, ClientError> {
     if specs.is_empty() {
@@ -162,11 +192,9 @@ pub async fn run(
 ) -> Result<(), ClientError> {
     let plan = plan(&args)?;
     let mut config = ClientConfig::new(args.server.clone(), args.node_id.clone());
-    config.source = if args.delta {
-        Source::AdsDelta
-    } else {
-        Source::Ads
-    };
+    config.source = source(&args)?;
+    config.refresh_delay = args.refresh_delay;
+    config.request_timeout = args.request_timeout;
     config.follow_deps = plan.follow_deps;
     config.validator = reject_validator(&args.reject)?;
     config.not_found_timeout = args.not_found_timeout;
@@ -209,7 +237,11 @@ pub async fn run(
         };
         if let Report::Connection(news) = &report {
             writeln!(err, "xdsloop-client: {}", output::connection_line(news))?;
-            let connected = matches!(news, crate::event::ConnectionReport::Connected { .. });
+            let connected = matches!(
+                news,
+                crate::event::ConnectionReport::Connected { .. }
+                    | crate::event::ConnectionReport::Watching { .. }
+            );
             if args.dump && args.exit_after.is_none() && connected && dump_deadline.is_none() {
                 dump_deadline = Some(tokio::time::Instant::now() + args.not_found_timeout);
             }
@@ -280,6 +312,33 @@ mod tests {
                 ("rds", Interest::names(["r1"])),
             ]
         );
+    }
+
+    #[test]
+    fn source_flags_map_to_one_source() {
+        let source_of = |extra: &[&str]| source(&args(extra));
+        assert_eq!(source_of(&[]).unwrap(), Source::Ads);
+        assert_eq!(source_of(&["--delta"]).unwrap(), Source::AdsDelta);
+        assert_eq!(
+            source_of(&["--source", "delta-grpc"]).unwrap(),
+            Source::DeltaGrpc
+        );
+        assert_eq!(source_of(&["--source", "rest"]).unwrap(), Source::Rest);
+        assert_eq!(
+            source_of(&["--file", "x.yaml"]).unwrap(),
+            Source::File("x.yaml".into())
+        );
+        assert_eq!(
+            source_of(&["--source", "file", "--file", "x.yaml"]).unwrap(),
+            Source::File("x.yaml".into())
+        );
+        assert!(
+            source_of(&["--source", "file"]).is_err(),
+            "file needs --file"
+        );
+        assert!(source_of(&["--source", "grpc", "--file", "x"]).is_err());
+        assert!(Args::try_parse_from(["c", "--source", "xds"]).is_err());
+        assert!(Args::try_parse_from(["c", "--source", "ads", "--delta"]).is_err());
     }
 
     #[test]

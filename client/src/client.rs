@@ -15,8 +15,8 @@ use crate::error::ClientError;
 use crate::event::Report;
 use crate::mux::{Mux, MuxConfig};
 use crate::resource::XdsResource;
-use crate::session::{Backoff, BackoffConfig, Command, Session};
-use crate::source::{self, Source};
+use crate::session::{BackoffConfig, Command, Core, Session};
+use crate::source::{self, Source, Transport};
 use crate::store::Store;
 use crate::subscription::{Subscription, TypedSubscription};
 use crate::validate::Validator;
@@ -34,10 +34,15 @@ const REPORT_QUEUE: usize = 4096;
 /// Everything a client needs to know.
 #[derive(Clone)]
 pub struct ClientConfig {
-    /// `host:port` or an `http://` URI.
+    /// `host:port` or an `http://` URI: the gRPC server, or the REST server for
+    /// [`Source::Rest`]. Unused for [`Source::File`].
     pub server: String,
     pub node: Node,
     pub source: Source,
+    /// REST: time between polls of a type (Envoy's `refresh_delay`).
+    pub refresh_delay: Duration,
+    /// REST: how long one poll may take (Envoy's `request_timeout`, default 1 s).
+    pub request_timeout: Duration,
     /// Follow LDS → RDS and CDS → EDS references (C12).
     pub follow_deps: bool,
     pub validator: Option<Validator>,
@@ -60,6 +65,8 @@ impl ClientConfig {
             server: server.into(),
             node,
             source: Source::Ads,
+            refresh_delay: Duration::from_secs(1),
+            request_timeout: Duration::from_secs(1),
             follow_deps: false,
             validator: None,
             not_found_timeout: crate::not_found::DEFAULT_TIMEOUT,
@@ -88,9 +95,10 @@ impl Client {
         config: ClientConfig,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<Self, ClientError> {
-        let endpoint = source::endpoint(&config.server, config.connect_timeout)?;
+        let transport = Transport::new(&config)?;
         let mux = Mux::new(MuxConfig {
             mode: config.source.mode(),
+            source: config.source.kind(),
             node: config.node.clone(),
             follow_deps: config.follow_deps,
             not_found_timeout: config.not_found_timeout,
@@ -100,18 +108,14 @@ impl Client {
         let (commands_tx, commands) = mpsc::channel(COMMAND_QUEUE);
         let (reports, _) = broadcast::channel(REPORT_QUEUE);
         let (store_tx, store) = watch::channel(Arc::new(Store::default()));
-        let session = Session {
+        let core = Core {
             mux,
-            source: config.source,
-            endpoint,
-            server: config.server.clone(),
-            max_message_bytes: config.max_message_bytes,
-            backoff: Backoff::new(config.backoff),
             commands,
             subscribers: HashMap::new(),
             reports: reports.clone(),
             store: store_tx,
         };
+        let session = Session { core, transport };
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(session.run(async move {
             tokio::select! {

@@ -18,6 +18,8 @@ pub enum ClientError {
         name: String,
         message: String,
     },
+    #[error("cannot watch {path}: {message}")]
+    Watch { path: String, message: String },
     #[error("output: {0}")]
     Output(String),
     #[error(transparent)]

@@ -4,6 +4,7 @@
 use std::time::{Duration, SystemTime};
 
 use crate::request::{Mode, Outgoing};
+use crate::source::SourceKind;
 use crate::store::{Applied, Diff};
 
 /// Delivered to one subscription.
@@ -41,7 +42,9 @@ pub enum Failure {
     ConnectionFailure(String),
 }
 
-/// ACK or NACK.
+/// ACK or NACK. Where the source has no ACK channel (`file`) the verdict stays local and is
+/// shown as ACCEPTED / REJECTED; over REST a NACK is local too (the next poll carries the last
+/// accepted version, as Envoy's REST client does).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
     Ack,
@@ -53,6 +56,8 @@ pub enum Verdict {
 pub struct UpdateReport {
     pub at: SystemTime,
     pub mode: Mode,
+    /// The config source the response came from.
+    pub source: SourceKind,
     pub type_url: String,
     /// The response's version (`version_info`, or Delta's `system_version_info`).
     pub version: String,
@@ -65,11 +70,28 @@ pub struct UpdateReport {
 /// Connection lifecycle, for display.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ConnectionReport {
-    Connecting { server: String, attempt: u32 },
-    Connected { server: String },
-    ConnectFailed { server: String, reason: String },
-    StreamClosed { reason: String },
-    BackingOff { delay: Duration, attempt: u32 },
+    Connecting {
+        server: String,
+        attempt: u32,
+    },
+    Connected {
+        server: String,
+    },
+    ConnectFailed {
+        server: String,
+        reason: String,
+    },
+    StreamClosed {
+        reason: String,
+    },
+    BackingOff {
+        delay: Duration,
+        attempt: u32,
+    },
+    /// File source: watching this file (there is no server and no ACK channel).
+    Watching {
+        path: String,
+    },
 }
 
 /// Observed by anyone watching the whole client.

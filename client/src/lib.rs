@@ -4,9 +4,12 @@
 //! - [`client`]: [`Client`] — start a session, subscribe, observe [`Report`]s and the [`Store`].
 //! - [`subscription`]: [`Subscription`] / [`TypedSubscription`] handles and their [`Event`]s.
 //! - [`resource`]: [`XdsResource`], typed decoding generic over the resource type.
-//! - [`source`]: config sources ([`Source::Ads`], [`Source::AdsDelta`]) and their transports.
-//! - [`session`]: Connecting / Streaming / BackingOff, [`Backoff`] with jitter and a cap.
-//! - [`mux`]: sans-I/O core — one stream, many type watches; ACK/NACK, pause/resume.
+//! - [`source`]: config sources ([`Source`]: ads, ads-delta, grpc, delta-grpc, rest, file) and
+//!   the factory mapping each to its transport (gRPC streams, REST polling, a watched file).
+//! - [`session`]: what every transport shares: commands, event delivery, the store and reports,
+//!   and the reconnect [`Backoff`] with jitter and a cap.
+//! - [`mux`]: sans-I/O core — type watches on one stream (or one per type); ACK/NACK,
+//!   pause/resume.
 //! - [`request`]: per-type stream state and SotW / Delta request building.
 //! - [`watch_map`]: watches of one type merged into one wire interest.
 //! - [`validate`]: checks before accepting (C6) plus the user's validator.
@@ -42,7 +45,7 @@ pub use event::{ConnectionReport, Event, Failure, Report, UpdateReport, Verdict}
 pub use request::Mode;
 pub use resource::{Typed, TypedEvent, XdsResource};
 pub use session::{Backoff, BackoffConfig};
-pub use source::Source;
+pub use source::{Source, SourceKind};
 pub use store::{Applied, Store};
 pub use subscription::{Subscription, TypedSubscription};
 pub use validate::Validator;

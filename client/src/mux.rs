@@ -16,6 +16,7 @@ use xdsloop_proto::type_url;
 use crate::event::{Event, Failure, Report};
 use crate::not_found::NotFound;
 use crate::request::{Mode, Outgoing, TypeState};
+use crate::source::SourceKind;
 use crate::store::Store;
 use crate::validate::Validator;
 use crate::watch_map::{Interest, Wanted, WatchId, WatchMap};
@@ -24,6 +25,9 @@ use crate::watch_map::{Interest, Wanted, WatchId, WatchMap};
 #[derive(Clone)]
 pub struct MuxConfig {
     pub mode: Mode,
+    /// Which config source the wire is: decides whether every type shares one stream and
+    /// labels the reports.
+    pub source: SourceKind,
     pub node: Node,
     /// Follow LDS → RDS and CDS → EDS references (C12).
     pub follow_deps: bool,
@@ -33,9 +37,20 @@ pub struct MuxConfig {
 }
 
 impl MuxConfig {
+    /// An aggregated (ADS) mux of `mode`.
     pub fn new(mode: Mode, node: Node) -> Self {
+        let source = match mode {
+            Mode::Sotw => SourceKind::Ads,
+            Mode::Delta => SourceKind::AdsDelta,
+        };
+        Self::for_source(source, node)
+    }
+
+    /// A mux for a config source; the protocol flavour follows from it.
+    pub fn for_source(source: SourceKind, node: Node) -> Self {
         Self {
-            mode,
+            mode: source.mode(),
+            source,
             node,
             follow_deps: false,
             not_found_timeout: crate::not_found::DEFAULT_TIMEOUT,
@@ -43,6 +58,15 @@ impl MuxConfig {
             codec: Codec::envoy(),
         }
     }
+}
+
+/// The stream a type's requests travel on.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum StreamKey {
+    /// One stream for every type: ADS (and the single virtual stream of REST and file).
+    Aggregated,
+    /// One stream per type: non-aggregated gRPC (Envoy's per-subscription `GrpcMuxImpl`).
+    Type(String),
 }
 
 /// Everything the mux wants done since the last [`Mux::take_output`].
@@ -64,8 +88,10 @@ pub struct Mux {
     store: Store,
     not_found: NotFound,
     paused: BTreeMap<String, usize>,
-    live: bool,
-    node_sent: bool,
+    /// Streams open now.
+    live: BTreeSet<StreamKey>,
+    /// Streams whose first request (with the node, C1) went out.
+    node_sent: BTreeSet<StreamKey>,
     /// Internal watch per dependent type (dependency following).
     dep_watches: BTreeMap<String, WatchId>,
     /// Types whose last response was NACKed.
@@ -86,8 +112,8 @@ impl Mux {
             store: Store::default(),
             not_found,
             paused: BTreeMap::new(),
-            live: false,
-            node_sent: false,
+            live: BTreeSet::new(),
+            node_sent: BTreeSet::new(),
             dep_watches: BTreeMap::new(),
             nacked: BTreeSet::new(),
             answered: BTreeSet::new(),
@@ -165,26 +191,64 @@ impl Mux {
         self.flush(now);
     }
 
-    /// A new stream is live: forget per-stream state and resubscribe every type (C11).
+    /// The stream carrying `type_url`'s requests.
+    pub fn stream_of(&self, type_url: &str) -> StreamKey {
+        if self.config.source.per_type_streams() {
+            StreamKey::Type(type_url.to_string())
+        } else {
+            StreamKey::Aggregated
+        }
+    }
+
+    /// The streams that should be open: those of every type with a non-empty interest.
+    pub fn streams_wanted(&self) -> BTreeSet<StreamKey> {
+        self.types
+            .keys()
+            .filter(|t| !self.watches.wanted(t).is_empty())
+            .map(|t| self.stream_of(t))
+            .collect()
+    }
+
+    fn is_live(&self, type_url: &str) -> bool {
+        self.live.contains(&self.stream_of(type_url))
+    }
+
+    /// A new aggregated stream is live (see [`Mux::on_stream_open`]).
     pub fn on_stream_start(&mut self, now: Instant) {
-        self.live = true;
-        self.node_sent = false;
-        for state in self.types.values_mut() {
-            state.on_stream_start();
+        self.on_stream_open(&StreamKey::Aggregated, now);
+    }
+
+    /// A new stream is live: forget its per-stream state and resubscribe every type it carries
+    /// (C11); its first request carries the node (C1).
+    pub fn on_stream_open(&mut self, stream: &StreamKey, now: Instant) {
+        self.live.insert(stream.clone());
+        self.node_sent.remove(stream);
+        let types: Vec<String> = self.types_on(stream);
+        for type_url in types {
+            if let Some(state) = self.types.get_mut(&type_url) {
+                state.on_stream_start();
+            }
         }
         self.flush(now);
     }
 
-    /// The stream ended. Applied resources stay valid (C13); timers stop (C14).
+    /// The aggregated stream ended (see [`Mux::on_stream_closed`]).
     pub fn on_stream_end(&mut self, reason: &str) {
-        if !self.live {
+        self.on_stream_closed(&StreamKey::Aggregated, reason);
+    }
+
+    /// A stream ended. Applied resources stay valid (C13); its types' timers stop (C14) and
+    /// their subscriptions hear of the failure. Other streams are untouched.
+    pub fn on_stream_closed(&mut self, stream: &StreamKey, reason: &str) {
+        if !self.live.remove(stream) {
             return;
         }
-        self.live = false;
-        self.not_found.on_disconnect();
-        let ids: Vec<(WatchId, String)> = self
-            .types
-            .keys()
+        let types = self.types_on(stream);
+        for type_url in &types {
+            self.not_found.on_disconnect(type_url);
+        }
+        let ids: Vec<(WatchId, String)> = types
+            .iter()
             .flat_map(|t| {
                 self.watches
                     .subscribers(t)
@@ -197,6 +261,14 @@ impl Mux {
                 .deliveries
                 .push((id, Event::Failed { type_url, reason }));
         }
+    }
+
+    fn types_on(&self, stream: &StreamKey) -> Vec<String> {
+        self.types
+            .keys()
+            .filter(|t| self.stream_of(t) == *stream)
+            .cloned()
+            .collect()
     }
 
     /// When the next not-found timer fires, if any.
@@ -241,10 +313,12 @@ impl Mux {
 
     /// Builds and queues every owed request, types in make-before-break order (C11).
     fn flush(&mut self, now: Instant) {
-        if !self.live {
-            return;
-        }
-        let mut order: Vec<String> = self.types.keys().cloned().collect();
+        let mut order: Vec<String> = self
+            .types
+            .keys()
+            .filter(|t| self.is_live(t))
+            .cloned()
+            .collect();
         order.sort_by_key(|t| (type_url::order(t), t.clone()));
         for type_url in order {
             if self.paused.contains_key(&type_url) {
@@ -256,7 +330,8 @@ impl Mux {
 
     fn send_owed(&mut self, type_url: &str, now: Instant) {
         let wanted = self.watches.wanted(type_url);
-        let node = (!self.node_sent).then(|| self.config.node.clone());
+        let stream = self.stream_of(type_url);
+        let node = (!self.node_sent.contains(&stream)).then(|| self.config.node.clone());
         let held = self.store.held_versions(type_url);
         let Some(state) = self.types.get_mut(type_url) else {
             return;
@@ -271,7 +346,7 @@ impl Mux {
         let Some(request) = request else {
             return;
         };
-        self.node_sent = true;
+        self.node_sent.insert(stream);
         for name in wanted.names.iter().filter(|n| !held.contains_key(*n)) {
             self.not_found.start(type_url, name, now);
         }
@@ -309,3 +384,6 @@ impl Mux {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod per_type_tests;

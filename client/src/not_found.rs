@@ -48,9 +48,10 @@ impl NotFound {
         self.received(type_url, name);
     }
 
-    /// The stream ended: timers stop; they restart when the resubscription is sent.
-    pub fn on_disconnect(&mut self) {
-        self.deadlines.clear();
+    /// The stream carrying `type_url` ended: its timers stop; they restart when the
+    /// resubscription is sent.
+    pub fn on_disconnect(&mut self, type_url: &str) {
+        self.deadlines.retain(|(t, _), _| t != type_url);
     }
 
     /// The server said the resource does not exist (Delta `removed_resources`). Returns whether
@@ -118,9 +119,20 @@ mod tests {
         timers.start("eds", "a", t0);
         timers.start("eds", "b", t0);
         timers.received("eds", "a");
-        timers.on_disconnect();
+        timers.on_disconnect("eds");
         assert!(timers.expired(t0 + Duration::from_secs(5)).is_empty());
         assert!(timers.next_deadline().is_none());
+    }
+
+    #[test]
+    fn c14_a_per_type_stream_ending_stops_only_its_own_timers() {
+        let mut timers = NotFound::new(Duration::from_secs(1));
+        let t0 = Instant::now();
+        timers.start("eds", "a", t0);
+        timers.start("rds", "r", t0);
+        timers.on_disconnect("eds");
+        let due = timers.expired(t0 + Duration::from_secs(5));
+        assert_eq!(due, vec![("rds".to_string(), "r".to_string())]);
     }
 
     #[test]

@@ -67,6 +67,7 @@ struct UpdateLine<'a> {
     event: &'static str,
     time: String,
     mode: &'static str,
+    source: &'static str,
     r#type: &'a str,
     type_url: &'a str,
     version: &'a str,
@@ -78,11 +79,21 @@ struct UpdateLine<'a> {
     removed: &'a [String],
 }
 
+/// The status word: ACK / NACK, or ACCEPTED / REJECTED where there is no ACK channel (file).
+fn status(u: &UpdateReport) -> &'static str {
+    match (&u.verdict, u.source.has_ack_channel()) {
+        (Verdict::Ack, true) => "ACK",
+        (Verdict::Nack(_), true) => "NACK",
+        (Verdict::Ack, false) => "ACCEPTED",
+        (Verdict::Nack(_), false) => "REJECTED",
+    }
+}
+
 impl<'a> From<&'a UpdateReport> for UpdateLine<'a> {
     fn from(u: &'a UpdateReport) -> Self {
-        let (status, error) = match &u.verdict {
-            Verdict::Ack => ("ACK", None),
-            Verdict::Nack(reason) => ("NACK", Some(reason.as_str())),
+        let error = match &u.verdict {
+            Verdict::Ack => None,
+            Verdict::Nack(reason) => Some(reason.as_str()),
         };
         Self {
             event: "update",
@@ -91,11 +102,12 @@ impl<'a> From<&'a UpdateReport> for UpdateLine<'a> {
                 Mode::Sotw => "sotw",
                 Mode::Delta => "delta",
             },
+            source: u.source.name(),
             r#type: type_url::short_name(&u.type_url),
             type_url: &u.type_url,
             version: &u.version,
             nonce: &u.nonce,
-            status,
+            status: status(u),
             error,
             added: &u.diff.added,
             updated: &u.diff.updated,
@@ -116,8 +128,8 @@ struct NotFoundLine<'a> {
 
 fn update_text(u: &UpdateReport) -> String {
     let verdict = match &u.verdict {
-        Verdict::Ack => "ACK".to_string(),
-        Verdict::Nack(reason) => format!("NACK ({reason})"),
+        Verdict::Ack => status(u).to_string(),
+        Verdict::Nack(reason) => format!("{} ({reason})", status(u)),
     };
     format!(
         "{} {} version={} nonce={} {} added=[{}] updated=[{}] removed=[{}]",
@@ -143,6 +155,9 @@ pub fn connection_line(report: &ConnectionReport) -> String {
             format!("cannot connect to {server}: {reason}")
         }
         ConnectionReport::StreamClosed { reason } => format!("stream closed: {reason}"),
+        ConnectionReport::Watching { path } => {
+            format!("watching {path} (file source: no ACK channel, verdicts are ACCEPTED/REJECTED)")
+        }
         ConnectionReport::BackingOff { delay, attempt } => {
             format!(
                 "retrying in {:.1}s (attempt {attempt})",

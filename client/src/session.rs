@@ -1,19 +1,19 @@
-//! The connection lifecycle around the mux: Connecting → Streaming → BackingOff → Connecting.
-//! This loop only moves messages; every protocol decision is the mux's (C10, C11, C13).
+//! What every config source shares around the mux: the handles' commands, delivering events to
+//! subscriptions, publishing the store and reports ([`Core`]), and the reconnect [`Backoff`].
+//! The transports (`source::*`) only move messages; every protocol decision is the mux's.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::time::Instant;
-use tonic::transport::Endpoint;
 
-use crate::event::{ConnectionReport, Event, Report};
-use crate::mux::Mux;
+use crate::event::{Event, Report};
+use crate::mux::{Mux, Output};
 use crate::request::Outgoing;
-use crate::source::{Response, Source};
+use crate::source::Transport;
 use crate::store::Store;
 use crate::watch_map::{Interest, WatchId};
 
@@ -107,68 +107,54 @@ pub(crate) enum Command {
     },
 }
 
-enum Exit {
-    Retry,
-    Stop,
-}
-
+/// A running client: the shared core driven by the transport its source chose.
 pub(crate) struct Session {
-    pub mux: Mux,
-    pub source: Source,
-    pub endpoint: Endpoint,
-    pub server: String,
-    pub max_message_bytes: usize,
-    pub backoff: Backoff,
-    pub commands: mpsc::Receiver<Command>,
-    pub subscribers: HashMap<WatchId, mpsc::Sender<Event>>,
-    pub reports: broadcast::Sender<Report>,
-    pub store: watch::Sender<Arc<Store>>,
-}
-
-/// Capacity of a stream's outgoing request queue. At most one request per type is produced
-/// per input, so this only absorbs a burst (the resubscription) while HTTP/2 opens the stream.
-const REQUEST_QUEUE: usize = 64;
-
-fn now() -> std::time::Instant {
-    Instant::now().into_std()
+    pub core: Core,
+    pub transport: Transport,
 }
 
 impl Session {
     /// Runs until `shutdown` resolves or every handle is gone.
     pub(crate) async fn run(mut self, shutdown: impl Future<Output = ()>) {
         tokio::pin!(shutdown);
-        // Like Envoy, the stream opens once there is something to ask for.
-        match self.command_or_shutdown(&mut shutdown).await {
-            Some(command) => self.handle(command),
+        // Like Envoy, nothing goes on the wire until there is something to ask for.
+        match self.core.command_or_shutdown(&mut shutdown).await {
+            Some(command) => self.core.handle(command),
             None => return,
         }
-        self.dispatch_offline().await;
-        loop {
-            if let Exit::Stop = self.connect_and_stream(&mut shutdown).await {
-                return;
-            }
-            let delay = self.backoff.next_delay();
-            let attempt = self.backoff.attempt();
-            self.report(Report::Connection(ConnectionReport::BackingOff {
-                delay,
-                attempt,
-            }));
-            let sleep = tokio::time::sleep(delay);
-            tokio::pin!(sleep);
-            loop {
-                tokio::select! {
-                    _ = &mut sleep => break,
-                    command = self.command_or_shutdown(&mut shutdown) => match command {
-                        Some(command) => self.handle(command),
-                        None => return,
-                    },
-                }
-                self.dispatch_offline().await;
-            }
-        }
+        self.core.flush(&mut Offline).await;
+        self.transport.run(&mut self.core, &mut shutdown).await;
     }
+}
 
-    async fn command_or_shutdown(
+/// Where a transport puts the requests the mux produced.
+pub(crate) trait Wire {
+    fn send(&mut self, request: Outgoing) -> impl Future<Output = ()> + Send;
+}
+
+/// No wire: while nothing is connected the mux produces no requests anyway.
+pub(crate) struct Offline;
+
+impl Wire for Offline {
+    async fn send(&mut self, _request: Outgoing) {}
+}
+
+/// The mux plus everything around it that does not depend on the transport.
+pub(crate) struct Core {
+    pub mux: Mux,
+    pub commands: mpsc::Receiver<Command>,
+    pub subscribers: HashMap<WatchId, mpsc::Sender<Event>>,
+    pub reports: broadcast::Sender<Report>,
+    pub store: watch::Sender<Arc<Store>>,
+}
+
+pub(crate) fn now() -> std::time::Instant {
+    Instant::now().into_std()
+}
+
+impl Core {
+    /// The next command, or `None` on shutdown or once every handle is gone.
+    pub(crate) async fn command_or_shutdown(
         &mut self,
         shutdown: &mut (impl Future<Output = ()> + Unpin),
     ) -> Option<Command> {
@@ -178,96 +164,8 @@ impl Session {
         }
     }
 
-    async fn connect_and_stream(
-        &mut self,
-        shutdown: &mut (impl Future<Output = ()> + Unpin),
-    ) -> Exit {
-        let server = self.server.clone();
-        let attempt = self.backoff.attempt() + 1;
-        self.report(Report::Connection(ConnectionReport::Connecting {
-            server: server.clone(),
-            attempt,
-        }));
-        let connected = tokio::select! {
-            _ = &mut *shutdown => return Exit::Stop,
-            connected = self.endpoint.connect() => connected,
-        };
-        let channel = match connected {
-            Ok(channel) => channel,
-            Err(e) => {
-                let reason = error_chain(&e);
-                tracing::warn!(%server, %reason, "connect failed");
-                self.report(Report::Connection(ConnectionReport::ConnectFailed {
-                    server,
-                    reason,
-                }));
-                return Exit::Retry;
-            }
-        };
-        self.report(Report::Connection(ConnectionReport::Connected { server }));
-        // Queue the resubscription before opening: some servers send no headers until they
-        // have a request, so waiting for the open first could deadlock.
-        self.mux.on_stream_start(now());
-        let output = self.mux.take_output();
-        let (tx, rx) = mpsc::channel(REQUEST_QUEUE.max(output.requests.len()));
-        self.dispatch(output, Some(&tx)).await;
-        let opened = tokio::select! {
-            _ = &mut *shutdown => return Exit::Stop,
-            opened = self.source.open(channel, self.max_message_bytes, rx) => opened,
-        };
-        let mut incoming = match opened {
-            Ok(incoming) => incoming,
-            Err(status) => {
-                return self
-                    .stream_ended(format!("open failed: {}", status.message()))
-                    .await;
-            }
-        };
-        loop {
-            let deadline = self.mux.next_deadline().map(Instant::from_std);
-            let timer = async move {
-                match deadline {
-                    Some(at) => tokio::time::sleep_until(at).await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                _ = &mut *shutdown => return close(tx, incoming).await,
-                command = self.commands.recv() => match command {
-                    Some(command) => self.handle(command),
-                    None => return close(tx, incoming).await,
-                },
-                message = incoming.next() => match message {
-                    Ok(Some(response)) => {
-                        self.backoff.reset();
-                        match response {
-                            Response::Sotw(r) => self.mux.on_sotw_response(r, now(), SystemTime::now()),
-                            Response::Delta(r) => self.mux.on_delta_response(r, now(), SystemTime::now()),
-                        }
-                    }
-                    Ok(None) => return self.stream_ended("server closed the stream".into()).await,
-                    Err(status) => return self.stream_ended(status_text(&status)).await,
-                },
-                _ = timer => self.mux.on_timer(now(), SystemTime::now()),
-            }
-            let output = self.mux.take_output();
-            self.dispatch(output, Some(&tx)).await;
-        }
-    }
-
-    async fn stream_ended(&mut self, reason: String) -> Exit {
-        tracing::warn!(server = %self.server, %reason, "stream closed");
-        self.mux.on_stream_end(&reason);
-        let output = self.mux.take_output();
-        self.dispatch(output, None).await;
-        self.report(Report::Connection(ConnectionReport::StreamClosed {
-            reason,
-        }));
-        Exit::Retry
-    }
-
     /// Applies a handle's command to the mux; the caller dispatches the output.
-    fn handle(&mut self, command: Command) {
+    pub(crate) fn handle(&mut self, command: Command) {
         let at = now();
         match command {
             Command::Watch {
@@ -287,20 +185,16 @@ impl Session {
         }
     }
 
-    /// Dispatches output made while no stream is live (the mux queues no requests then).
-    async fn dispatch_offline(&mut self) {
+    /// Dispatches whatever the mux produced since the last call.
+    pub(crate) async fn flush(&mut self, wire: &mut impl Wire) {
         let output = self.mux.take_output();
-        self.dispatch(output, None).await;
+        self.dispatch(output, wire).await;
     }
 
     /// Hands events to subscriptions first (waiting if one is slow: like Envoy's callbacks, an
     /// update reaches its subscribers before it is ACKed), then the requests, the new store and
     /// the reports.
-    async fn dispatch(
-        &mut self,
-        mut output: crate::mux::Output,
-        tx: Option<&mpsc::Sender<Outgoing>>,
-    ) {
+    pub(crate) async fn dispatch(&mut self, mut output: Output, wire: &mut impl Wire) {
         loop {
             let mut gone = Vec::new();
             for (id, event) in output.deliveries.drain(..) {
@@ -312,10 +206,7 @@ impl Session {
                 }
             }
             for request in output.requests.drain(..) {
-                if let Some(tx) = tx {
-                    // A closed queue means the stream is gone; the reader notices and reconnects.
-                    let _ = tx.send(request).await;
-                }
+                wire.send(request).await;
             }
             // The store first: whoever hears a report must find the store already updated.
             if output.store_changed {
@@ -335,42 +226,41 @@ impl Session {
         }
     }
 
-    fn report(&self, report: Report) {
+    pub(crate) fn report(&self, report: Report) {
         // No receivers is fine: reports are for whoever is watching.
         let _ = self.reports.send(report);
     }
-}
 
-/// How long a stopping client waits for the server to end the stream after the client
-/// half-closed it: long enough for the last ACK/NACK to be delivered, short enough to exit.
-const CLOSE_GRACE: Duration = Duration::from_secs(1);
-
-/// Ends the stream gracefully: half-close, so queued requests (the last ACK or NACK) are
-/// flushed, then wait briefly for the server to finish.
-async fn close(tx: mpsc::Sender<Outgoing>, mut incoming: crate::source::Incoming) -> Exit {
-    drop(tx);
-    let drain = async { while let Ok(Some(_)) = incoming.next().await {} };
-    let _ = tokio::time::timeout(CLOSE_GRACE, drain).await;
-    Exit::Stop
+    /// Sleeps until `until` while still serving commands (their output is dispatched with no
+    /// wire). Returns false on shutdown or once every handle is gone.
+    pub(crate) async fn idle_until(
+        &mut self,
+        until: Instant,
+        shutdown: &mut (impl Future<Output = ()> + Unpin),
+    ) -> bool {
+        let sleep = tokio::time::sleep_until(until);
+        tokio::pin!(sleep);
+        loop {
+            tokio::select! {
+                _ = &mut sleep => return true,
+                command = self.command_or_shutdown(shutdown) => match command {
+                    Some(command) => self.handle(command),
+                    None => return false,
+                },
+            }
+            self.flush(&mut Offline).await;
+        }
+    }
 }
 
 /// An error with its causes, e.g. "transport error: tcp connect error: Connection refused".
-fn error_chain(error: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {
         text.push_str(": ");
         text.push_str(&cause.to_string());
         source = cause.source();
-    }
-    text
-}
-
-fn status_text(status: &tonic::Status) -> String {
-    let mut text = format!("{:?}: {}", status.code(), status.message());
-    if let Some(source) = std::error::Error::source(status) {
-        text.push_str(": ");
-        text.push_str(&error_chain(source));
     }
     text
 }

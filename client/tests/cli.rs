@@ -224,8 +224,8 @@ async fn json_output_is_one_object_per_line_with_the_documented_fields() {
         .collect();
     assert!(cli.finish().await.1.success());
     let documented = [
-        "event", "time", "mode", "type", "type_url", "version", "nonce", "status", "error",
-        "added", "updated", "removed",
+        "event", "time", "mode", "source", "type", "type_url", "version", "nonce", "status",
+        "error", "added", "updated", "removed",
     ];
     let mut types = Vec::new();
     for object in &objects {
@@ -242,6 +242,7 @@ async fn json_output_is_one_object_per_line_with_the_documented_fields() {
             (object["event"].as_str(), object["mode"].as_str()),
             (Some("update"), Some("delta"))
         );
+        assert_eq!(object["source"], "ads-delta");
         assert_eq!(
             (object["status"].as_str(), &object["error"]),
             (Some("ACK"), &Value::Null)

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use xdsloop_client::request::Outgoing;
-use xdsloop_client::{Client, Event, Interest, Report, Source, Verdict};
+use xdsloop_client::{Client, Event, Interest, Mode, Report, Source, Verdict};
 use xdsloop_proto::type_url::{CLUSTER, ENDPOINT};
 
 use crate::client_support::*;
@@ -21,9 +21,9 @@ const EXTRA: &str = r#"
 
 async fn new_cluster_yields_one_eds_request(source: Source) {
     let mut served = Served::demo().await;
-    let (client, mut reports) = demo_client(config(served.addr(), source)).await;
+    let (client, mut reports) = demo_client(config(served.addr(), source.clone())).await;
     let first = served.snapshot();
-    store_where(&client, |s| matches_snapshot(s, &first, source)).await;
+    store_where(&client, |s| matches_snapshot(s, &first, &source)).await;
     // Only what happens from here on.
     reports = reports.resubscribe();
     served.edit("clusters.yaml", |text| text + EXTRA).await;
@@ -65,7 +65,7 @@ async fn client_delta_new_cluster_yields_one_eds_request_naming_it() {
 
 async fn never_served_name_is_not_found(source: Source) {
     let served = Served::demo().await;
-    let mut config = config(served.addr(), source);
+    let mut config = config(served.addr(), source.clone());
     config.not_found_timeout = Duration::from_millis(300);
     let client = Client::start(config, std::future::pending()).unwrap();
     let mut reports = client.reports();
@@ -106,7 +106,7 @@ async fn client_delta_never_served_name_is_reported_not_found() {
 
 async fn interest_changes_later(source: Source) {
     let served = Served::demo().await;
-    let mut config = config(served.addr(), source);
+    let mut config = config(served.addr(), source.clone());
     config.follow_deps = false;
     let client = Client::start(config, std::future::pending()).unwrap();
     let mut endpoints = client
@@ -126,9 +126,9 @@ async fn interest_changes_later(source: Source) {
         .unwrap();
     let second: Vec<String> = names_of(next(&mut endpoints).await);
     // SotW delivers the whole wanted set, Delta what was added.
-    let expected: &[&str] = match source {
-        Source::Ads => &["api", "web"],
-        Source::AdsDelta => &["api"],
+    let expected: &[&str] = match source.mode() {
+        Mode::Sotw => &["api", "web"],
+        Mode::Delta => &["api"],
     };
     assert_eq!(second, expected);
     store_where(&client, |s| {

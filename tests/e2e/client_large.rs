@@ -18,7 +18,7 @@ fn twenty_mib() -> SnapshotBuilder {
 
 async fn accepts_a_20_mib_response(source: Source) {
     let server = TestServer::start_with_limit(twenty_mib().build(), 64 << 20).await;
-    let mut config = config(server.addr(), source);
+    let mut config = config(server.addr(), source.clone());
     config.follow_deps = false;
     let client = xdsloop_client::Client::start(config, std::future::pending()).unwrap();
     drain(client.subscribe(CLUSTER, Interest::Wildcard).await.unwrap());

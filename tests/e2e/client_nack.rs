@@ -12,7 +12,7 @@ use crate::client_support::*;
 async fn rejected_update_keeps_the_last_good_config(source: Source) {
     let mut served = Served::demo().await;
     let refuse = Arc::new(AtomicBool::new(false));
-    let mut config = config(served.addr(), source);
+    let mut config = config(served.addr(), source.clone());
     let flag = refuse.clone();
     config.validator = Some(Arc::new(move |type_url: &str, name: &str, _: &[u8]| {
         if flag.load(Ordering::SeqCst) && type_url == CLUSTER && name == "web" {
@@ -23,7 +23,7 @@ async fn rejected_update_keeps_the_last_good_config(source: Source) {
     }));
     let (client, mut reports) = demo_client(config).await;
     let first = served.snapshot();
-    let good = store_where(&client, |s| matches_snapshot(s, &first, source)).await;
+    let good = store_where(&client, |s| matches_snapshot(s, &first, &source)).await;
     // Only what happens from here on.
     reports = reports.resubscribe();
     refuse.store(true, Ordering::SeqCst);

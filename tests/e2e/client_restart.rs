@@ -9,9 +9,9 @@ use crate::client_support::*;
 
 async fn survives_restart(source: Source) {
     let served = Served::demo().await;
-    let (client, mut reports) = demo_client(config(served.addr(), source)).await;
+    let (client, mut reports) = demo_client(config(served.addr(), source.clone())).await;
     let snapshot = served.snapshot();
-    let before = store_where(&client, |s| matches_snapshot(s, &snapshot, source)).await;
+    let before = store_where(&client, |s| matches_snapshot(s, &snapshot, &source)).await;
     let (dir, addr) = served.stop().await;
     report(&mut reports, |r| match r {
         Report::Connection(ConnectionReport::BackingOff { .. }) => Some(()),
@@ -50,7 +50,7 @@ async fn survives_restart(source: Source) {
         }
     }
     let snapshot = served.snapshot();
-    let after = store_where(&client, |s| matches_snapshot(s, &snapshot, source)).await;
+    let after = store_where(&client, |s| matches_snapshot(s, &snapshot, &source)).await;
     for (type_url, held) in before.types() {
         assert_eq!(
             after.version(type_url),

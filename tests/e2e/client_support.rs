@@ -11,7 +11,7 @@ use std::time::Duration;
 use tempfile::TempDir;
 use tokio::sync::broadcast;
 use xdsloop_client::{
-    BackoffConfig, Client, ClientConfig, Interest, Report, Source, Store, Subscription,
+    BackoffConfig, Client, ClientConfig, Interest, Mode, Report, Source, Store, Subscription,
 };
 use xdsloop_server::Snapshot;
 use xdsloop_server::app::{self, Running};
@@ -175,7 +175,7 @@ pub async fn quiet_reports(reports: &mut broadcast::Receiver<Report>) -> Vec<Rep
 
 /// Whether the store holds exactly what the snapshot serves to this client, per type:
 /// SotW by type version, Delta by per-resource versions.
-pub fn matches_snapshot(store: &Store, snapshot: &Snapshot, source: Source) -> bool {
+pub fn matches_snapshot(store: &Store, snapshot: &Snapshot, source: &Source) -> bool {
     snapshot
         .type_urls("client-e2e")
         .into_iter()
@@ -185,9 +185,9 @@ pub fn matches_snapshot(store: &Store, snapshot: &Snapshot, source: Source) -> b
                 return false;
             };
             let same_names = held.resources.keys().eq(served.resources.keys());
-            let same_versions = match source {
-                Source::Ads => held.version == served.version,
-                Source::AdsDelta => served.resources.iter().all(|(name, r)| {
+            let same_versions = match source.mode() {
+                Mode::Sotw => held.version == served.version,
+                Mode::Delta => served.resources.iter().all(|(name, r)| {
                     held.resources
                         .get(name)
                         .is_some_and(|h| h.version == r.version)

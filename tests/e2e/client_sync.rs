@@ -9,9 +9,9 @@ use crate::client_support::*;
 
 async fn reaches_demo_versions(source: Source) {
     let served = Served::demo().await;
-    let (client, _reports) = demo_client(config(served.addr(), source)).await;
+    let (client, _reports) = demo_client(config(served.addr(), source.clone())).await;
     let snapshot = served.snapshot();
-    let store = store_where(&client, |s| matches_snapshot(s, &snapshot, source)).await;
+    let store = store_where(&client, |s| matches_snapshot(s, &snapshot, &source)).await;
     for (type_url, name) in [
         (LISTENER, "ingress"),
         (ROUTE, "local_route"),
@@ -35,9 +35,9 @@ async fn client_delta_reaches_the_demo_versions_for_all_four_types() {
 
 async fn fixture_edit_arrives(source: Source) {
     let mut served = Served::demo().await;
-    let (client, mut reports) = demo_client(config(served.addr(), source)).await;
+    let (client, mut reports) = demo_client(config(served.addr(), source.clone())).await;
     let first = served.snapshot();
-    let before = store_where(&client, |s| matches_snapshot(s, &first, source)).await;
+    let before = store_where(&client, |s| matches_snapshot(s, &first, &source)).await;
     // Only what happens from here on.
     reports = reports.resubscribe();
     let old_api = before.get(ENDPOINT, "api").unwrap().clone();
@@ -53,7 +53,7 @@ async fn fixture_edit_arrives(source: Source) {
     .await;
     assert_eq!(update.verdict, Verdict::Ack);
     assert_eq!(update.diff.updated, vec!["api"]);
-    let after = store_where(&client, |s| matches_snapshot(s, &next, source)).await;
+    let after = store_where(&client, |s| matches_snapshot(s, &next, &source)).await;
     let new_api = after.get(ENDPOINT, "api").unwrap();
     assert_ne!(new_api.bytes, old_api.bytes);
     assert_ne!(new_api.version, old_api.version, "a new applied version");

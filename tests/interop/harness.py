@@ -136,6 +136,8 @@ def _on_signal(signum, _frame) -> None:
 def install_cleanup() -> None:
     atexit.register(stop_all)
     signal.signal(signal.SIGTERM, _on_signal)
+    # A shell starts background jobs with SIGINT ignored; Ctrl-C must still stop the run.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def free_port() -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -294,12 +295,13 @@ def main() -> int:
         run(r, work)
     except Setup as err:
         r.check("setup", False, str(err))
+    except (KeyboardInterrupt, SystemExit) as err:
+        r.check("run finished", False, f"interrupted ({type(err).__name__})")
     finally:
         harness.stop_all()
         if args.keep:
             print(f"kept {work}", file=sys.stderr)
         else:
-            import shutil
             shutil.rmtree(work, ignore_errors=True)
     print(f"{r.passed} passed, {r.failed} failed", flush=True)
     return 0 if r.failed == 0 and r.passed > 0 else 1

@@ -116,6 +116,28 @@ impl Mux {
         self.finish_response(&type_url, now);
     }
 
+    /// An update that could not even be read — a REST body that is not a DiscoveryResponse, a
+    /// watched file that is unreadable or malformed — is rejected like an invalid response:
+    /// the last good config and version stay (C5) and subscriptions hear of the failure.
+    pub fn reject_update(
+        &mut self,
+        type_url: &str,
+        version: &str,
+        nonce: &str,
+        reason: &str,
+        now: Instant,
+        at: SystemTime,
+    ) {
+        if !self.types.contains_key(type_url) {
+            return;
+        }
+        let rejection = Rejection {
+            problems: vec![reason.to_string()],
+        };
+        self.rejected(type_url, version, nonce, &rejection, at);
+        self.finish_response(type_url, now);
+    }
+
     /// Not-found timers that expired by `now` are reported missing (C14).
     pub fn on_timer(&mut self, now: Instant, at: SystemTime) {
         let expired = self.not_found.expired(now);
@@ -178,6 +200,7 @@ impl Mux {
         self.out.reports.push(Report::Update(UpdateReport {
             at,
             mode: self.config.mode,
+            source: self.config.source,
             type_url: type_url.to_string(),
             version: version.to_string(),
             nonce: nonce.to_string(),
@@ -207,6 +230,7 @@ impl Mux {
         self.out.reports.push(Report::Update(UpdateReport {
             at,
             mode: self.config.mode,
+            source: self.config.source,
             type_url: type_url.to_string(),
             version: version.to_string(),
             nonce: nonce.to_string(),
@@ -359,11 +383,12 @@ impl Mux {
     /// C8: a response for a type nobody subscribed to is NACKed, and nothing else happens.
     fn reply_unwatched(&mut self, type_url: &str, nonce: &str) {
         tracing::warn!(type_url, nonce, "response for a type with no subscription");
-        if !self.live {
+        let stream = self.stream_of(type_url);
+        if !self.live.contains(&stream) {
             return;
         }
-        let node = (!self.node_sent).then(|| self.config.node.clone());
-        self.node_sent = true;
+        let node = (!self.node_sent.contains(&stream)).then(|| self.config.node.clone());
+        self.node_sent.insert(stream);
         let error_detail = Some(Status {
             code: INVALID_ARGUMENT,
             message: UNWATCHED.to_string(),
