@@ -16,8 +16,11 @@ use xdsloop_proto::Codec;
 use crate::{
     Error, Snapshot,
     admin::{Admin, AdminServer},
+    fetch::Fetcher,
     introspection::{self, ServingReporter},
+    per_type::{self, PerType},
     registry::Registry,
+    rest::{self, Rest},
     service::{Ads, DEFAULT_MAX_MESSAGE_BYTES, Discovery},
     watch::{ReloadStatus, Watcher},
 };
@@ -104,7 +107,13 @@ pub async fn start(config: Config) -> Result<Running, Error> {
     let codec = codec(&config.descriptor_sets)?;
     let watcher = Watcher::start(config.fixtures.clone(), codec.clone(), config.debounce)?;
     let snapshots = watcher.snapshots.clone();
-    let server = serve(config.listen, snapshots.clone(), config.max_message_bytes).await?;
+    let server = serve_with_codec(
+        config.listen,
+        snapshots.clone(),
+        config.max_message_bytes,
+        codec.clone(),
+    )
+    .await?;
     let admin = match config.admin {
         Some(listen) => {
             let reloads = Some(watcher.reloads.clone());
@@ -192,13 +201,25 @@ impl Drop for GrpcServer {
     }
 }
 
-/// Binds `listen` (port 0 picks a free port) and serves ADS (SotW and Delta) from
-/// `snapshots`, with gRPC message limits of `max_message_bytes` both ways (S13), plus gRPC
-/// health checking and reflection.
+/// Binds `listen` (port 0 picks a free port) and serves ADS (SotW and Delta) and the per-type
+/// services from `snapshots`, with gRPC message limits of `max_message_bytes` both ways (S13),
+/// REST-JSON on the same port, plus gRPC health checking and reflection. REST-JSON bodies
+/// use the Envoy API only; [`serve_with_codec`] adds user types.
 pub async fn serve(
     listen: SocketAddr,
     snapshots: watch::Receiver<Arc<Snapshot>>,
     max_message_bytes: usize,
+) -> Result<GrpcServer, Error> {
+    serve_with_codec(listen, snapshots, max_message_bytes, Codec::envoy()).await
+}
+
+/// [`serve`], writing REST-JSON resources with `codec` (the Envoy API plus the user's
+/// `--descriptor-set` types).
+pub async fn serve_with_codec(
+    listen: SocketAddr,
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    max_message_bytes: usize,
+    codec: Codec,
 ) -> Result<GrpcServer, Error> {
     let bind_error = |source| Error::Bind {
         addr: listen.to_string(),
@@ -208,13 +229,17 @@ pub async fn serve(
     let addr = listener.local_addr().map_err(bind_error)?;
     let registry = Registry::new();
     let (stop, stopped) = watch::channel(false);
+    let fetcher = Fetcher::new(snapshots.clone());
     let discovery = Discovery::new(snapshots, registry.clone(), stopped.clone())
         .with_max_message_bytes(max_message_bytes);
+    let per_type = PerType::new(discovery.clone(), fetcher.clone());
     let ads = Ads::new(discovery).into_server(max_message_bytes);
     let mut routes = tonic::service::Routes::builder();
     routes.add_service(ads);
-    let xds_services = [ads_service_name()];
+    let mut xds_services = vec![ads_service_name()];
+    xds_services.extend(per_type::add_to(&mut routes, per_type, max_message_bytes));
     let health = introspection::add_to(&mut routes, &xds_services).await?;
+    let routes = rest::with_grpc(routes.routes(), Rest::new(fetcher, &codec));
     // xDS pushes are small writes that should leave at once, not wait for Nagle.
     let incoming = TcpListenerStream::new(listener).map(|conn| {
         if let Ok(stream) = &conn {
@@ -224,12 +249,14 @@ pub async fn serve(
     });
     let mut signal = stopped;
     let server = tonic::transport::Server::builder()
-        .add_routes(routes.routes())
+        // REST-JSON clients (Envoy's REST config source) speak HTTP/1.1; gRPC keeps h2c.
+        .accept_http1(true)
+        .add_routes(routes)
         .serve_with_incoming_shutdown(incoming, async move {
             let _ = signal.wait_for(|stop| *stop).await;
         });
     let task = tokio::spawn(server);
-    info!(%addr, "xDS server listening (ADS: SotW and Delta)");
+    info!(%addr, "xDS server listening (ADS and per-type services: SotW, Delta, Fetch; REST-JSON)");
     Ok(GrpcServer {
         addr,
         registry,

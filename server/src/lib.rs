@@ -10,6 +10,10 @@
 //! - [`stream`]: the short async loop that feeds a state machine and drains its responses.
 //! - [`registry`]: open streams and their per-type state, for `/status`.
 //! - [`service`]: tonic services (ADS SotW + Delta) on those state machines.
+//! - [`per_type`]: the per-type services (CDS, EDS, LDS, RDS, SRDS, VHDS, SDS, RTDS, ECDS):
+//!   the same streams restricted to one type, plus unary Fetch.
+//! - [`fetch`]: stateless fetches (gRPC `Fetch*`, REST polling) answered by the SotW machine.
+//! - [`rest`]: Envoy's REST-JSON transport (`POST /v3/discovery:<type>`) on the xDS port.
 //! - [`status`]: the `/status` document (per stream and type: SYNCED / PENDING / NACKED /
 //!   STALE), its terminal table and the `status` command's client.
 //! - [`admin`]: the HTTP admin surface (`/status`, `/snapshot`, `/healthz`).
@@ -20,11 +24,14 @@ pub mod admin;
 pub mod app;
 pub mod delta;
 pub mod error;
+pub mod fetch;
 pub mod fixtures;
 pub mod introspection;
 pub mod nonce;
 pub mod ordering;
+pub mod per_type;
 pub mod registry;
+pub mod rest;
 pub mod service;
 pub mod snapshot;
 pub mod sotw;

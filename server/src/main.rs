@@ -25,7 +25,10 @@ const EXIT_USAGE: u8 = 2;
     long_about = "Mock xDS control plane: serves a directory of fixture files over the Envoy v3 \
                   Aggregated Discovery Service (State-of-the-World and Delta) and hot-pushes every \
                   edit, with versions, nonces and ACK/NACK tracking, to connected clients (Envoy, \
-                  proxyless gRPC, xdsloop-client).\n\n\
+                  proxyless gRPC, xdsloop-client). The same port serves the per-type services \
+                  (CDS, EDS, LDS, RDS, SRDS, VHDS, SDS, RTDS, ECDS: SotW, Delta and unary Fetch) \
+                  and Envoy's REST-JSON polling (POST /v3/discovery:clusters and the like, \
+                  HTTP/1.1).\n\n\
                   Fixtures: every *.yaml/*.yml/*.json file under DIR holds Envoy resources in the \
                   proto3 JSON mapping, each with an \"@type\" (or a DiscoveryResponse-shaped \
                   {version_info, resources}); files under nodes/<node-id>/ are served to that node only.",
@@ -84,7 +87,7 @@ struct ServeArgs {
     /// Fixture directory, watched recursively and reloaded on every change.
     #[arg(long, value_name = "DIR", required = true)]
     fixtures: Option<PathBuf>,
-    /// Address to serve gRPC on (port 0 picks a free port).
+    /// Address to serve xDS on: gRPC (h2c) and REST-JSON (HTTP/1.1); port 0 picks a free port.
     #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN)]
     listen: SocketAddr,
     /// A FileDescriptorSet (protoc --include_imports -o FILE) with your own resource types.

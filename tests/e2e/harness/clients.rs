@@ -16,14 +16,18 @@ use xdsloop_server::service::DEFAULT_MAX_MESSAGE_BYTES;
 
 use super::{CODEC, QUIET, within};
 
-/// An ADS client on its own connection, with the message limit raised like the server's.
-pub async fn ads_client(addr: SocketAddr) -> AggregatedDiscoveryServiceClient<Channel> {
-    let channel = Channel::from_shared(format!("http://{addr}"))
+/// A gRPC connection of its own to the test server.
+pub async fn channel(addr: SocketAddr) -> Channel {
+    Channel::from_shared(format!("http://{addr}"))
         .unwrap()
         .connect()
         .await
-        .expect("connects to the test server");
-    AggregatedDiscoveryServiceClient::new(channel)
+        .expect("connects to the test server")
+}
+
+/// An ADS client on its own connection, with the message limit raised like the server's.
+pub async fn ads_client(addr: SocketAddr) -> AggregatedDiscoveryServiceClient<Channel> {
+    AggregatedDiscoveryServiceClient::new(channel(addr).await)
         .max_decoding_message_size(DEFAULT_MAX_MESSAGE_BYTES)
         .max_encoding_message_size(DEFAULT_MAX_MESSAGE_BYTES)
 }
@@ -65,6 +69,20 @@ impl SotwClient {
             stream.await.expect("stream opens").into_inner()
         })
         .await;
+        Self {
+            node: node.to_string(),
+            requests,
+            responses,
+            node_sent: false,
+        }
+    }
+
+    /// A client on a stream opened elsewhere (e.g. a per-type service's).
+    pub fn from_parts(
+        node: &str,
+        requests: mpsc::Sender<DiscoveryRequest>,
+        responses: Streaming<DiscoveryResponse>,
+    ) -> Self {
         Self {
             node: node.to_string(),
             requests,
@@ -159,6 +177,25 @@ impl DeltaClient {
             responses,
             node_sent: false,
         }
+    }
+
+    /// A client on a stream opened elsewhere (e.g. a per-type service's).
+    pub fn from_parts(
+        node: &str,
+        requests: mpsc::Sender<DeltaDiscoveryRequest>,
+        responses: Streaming<DeltaDiscoveryResponse>,
+    ) -> Self {
+        Self {
+            node: node.to_string(),
+            requests,
+            responses,
+            node_sent: false,
+        }
+    }
+
+    /// The next message or the stream's error status (`Ok(None)` = stream ended).
+    pub async fn try_recv(&mut self) -> Result<Option<DeltaDiscoveryResponse>, tonic::Status> {
+        self.responses.message().await
     }
 
     pub async fn send(&mut self, mut request: DeltaDiscoveryRequest) {

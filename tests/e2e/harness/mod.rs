@@ -8,6 +8,8 @@
 #![allow(dead_code)] // Shared by several test areas; not every area uses every helper.
 
 mod clients;
+mod fixture_server;
+mod http;
 mod resources;
 
 use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
@@ -21,6 +23,8 @@ use xdsloop_server::{
 };
 
 pub use clients::*;
+pub use fixture_server::*;
+pub use http::*;
 pub use resources::*;
 
 /// Longest wait for something that should happen.

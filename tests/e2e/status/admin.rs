@@ -224,15 +224,23 @@ async fn grpc_health_and_reflection_are_served_on_the_xds_port() {
     };
     let mut names: Vec<String> = list.service.into_iter().map(|s| s.name).collect();
     names.sort();
-    assert_eq!(
-        names,
-        [
-            ADS,
-            "grpc.health.v1.Health",
-            "grpc.reflection.v1.ServerReflection",
-            "grpc.reflection.v1alpha.ServerReflection"
-        ]
-    );
+    let mut served = vec![
+        ADS,
+        "envoy.service.cluster.v3.ClusterDiscoveryService",
+        "envoy.service.endpoint.v3.EndpointDiscoveryService",
+        "envoy.service.extension.v3.ExtensionConfigDiscoveryService",
+        "envoy.service.listener.v3.ListenerDiscoveryService",
+        "envoy.service.route.v3.RouteDiscoveryService",
+        "envoy.service.route.v3.ScopedRoutesDiscoveryService",
+        "envoy.service.route.v3.VirtualHostDiscoveryService",
+        "envoy.service.runtime.v3.RuntimeDiscoveryService",
+        "envoy.service.secret.v3.SecretDiscoveryService",
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1.ServerReflection",
+        "grpc.reflection.v1alpha.ServerReflection",
+    ];
+    served.sort();
+    assert_eq!(names, served);
     let file = within("the ADS descriptor", replies.next())
         .await
         .unwrap()
