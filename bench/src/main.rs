@@ -20,12 +20,13 @@ use crate::output::{CellResult, Results};
 #[derive(Debug, Parser)]
 #[command(name = "xdsloop-bench")]
 struct Args {
-    /// Fleet sizes (N).
-    #[arg(long, value_delimiter = ',', default_value = "100,1000,5000")]
+    /// Fleet sizes (N) [default: 100,1000,5000, or 10,100 with --quick].
+    #[arg(long, value_delimiter = ',')]
     nodes: Vec<usize>,
-    /// Clusters in the fixtures (C); each has its own endpoint resource.
-    #[arg(long, default_value_t = 1000)]
-    clusters: usize,
+    /// Clusters in the fixtures (C); each has its own endpoint resource [default: 1000, or 100
+    /// with --quick].
+    #[arg(long)]
+    clusters: Option<usize>,
     /// Endpoints per cluster (E).
     #[arg(long, default_value_t = 10)]
     endpoints: usize,
@@ -58,9 +59,16 @@ struct ExtraSizes {
 
 fn main() -> ExitCode {
     let mut args = Args::parse();
+    let (nodes, clusters) = if args.quick {
+        (vec![10, 100], 100)
+    } else {
+        (vec![100, 1000, 5000], 1000)
+    };
+    if args.nodes.is_empty() {
+        args.nodes = nodes;
+    }
+    args.clusters.get_or_insert(clusters);
     let extra = if args.quick {
-        args.nodes = vec![10, 100];
-        args.clusters = 100;
         args.runs.get_or_insert(1);
         ExtraSizes {
             delta_nodes: 20,
@@ -99,6 +107,7 @@ async fn run(args: Args, sizes: ExtraSizes) -> Result<(), String> {
         ));
     }
     let runs_per_cell = args.runs.unwrap_or(3).max(1);
+    let clusters = args.clusters.unwrap_or(1000);
     let mut results = Results::new(&args.output, runs_per_cell, args.quick);
     results.status_streams = sizes.status_streams;
     eprintln!("xdsloop-bench: server {}", binary.display());
@@ -112,13 +121,13 @@ async fn run(args: Args, sizes: ExtraSizes) -> Result<(), String> {
         for run in 1..=runs_per_cell {
             eprintln!(
                 "  N={nodes} C={} E={} run {run}/{runs_per_cell}",
-                args.clusters, args.endpoints
+                clusters, args.endpoints
             );
-            runs.push(cell::run(&binary, nodes, args.clusters, args.endpoints).await?);
+            runs.push(cell::run(&binary, nodes, clusters, args.endpoints).await?);
         }
         results
             .cells
-            .push(CellResult::new(nodes, args.clusters, args.endpoints, runs));
+            .push(CellResult::new(nodes, clusters, args.endpoints, runs));
         results.save()?;
     }
     if !args.matrix_only {
@@ -146,7 +155,7 @@ async fn extras(
     results.status = extras::status_with_streams(
         binary,
         sizes.status_streams,
-        args.clusters,
+        args.clusters.unwrap_or(1000),
         args.endpoints,
         runs,
     )

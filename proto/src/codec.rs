@@ -169,13 +169,28 @@ fn decode_json(
     let deserializer =
         serde_path_to_error::Deserializer::new(value.into_deserializer(), &mut track);
     DynamicMessage::deserialize_with_options(desc, deserializer, &options).map_err(|e| {
-        let path = track.path().to_string();
+        let message = e.to_string();
         DecodeError::Field {
             resource: label.to_string(),
-            path: if path.is_empty() { ".".into() } else { path },
-            message: e.to_string(),
+            path: field_path(&track.path().to_string(), &message),
+            message,
         }
     })
+}
+
+/// The path of the offending field. An unknown field fails at its parent, so its own name
+/// (which prost-reflect puts in the message) is appended: users look for the typo.
+fn field_path(parent: &str, message: &str) -> String {
+    let parent = if parent == "." { "" } else { parent };
+    let unknown = message
+        .strip_prefix("unrecognized field name '")
+        .and_then(|rest| rest.split('\'').next());
+    match (parent, unknown) {
+        ("", Some(name)) => name.to_string(),
+        (parent, Some(name)) => format!("{parent}.{name}"),
+        ("", None) => ".".to_string(),
+        (parent, None) => parent.to_string(),
+    }
 }
 
 fn name_of(message: &DynamicMessage, type_url: &str) -> Option<String> {

@@ -86,6 +86,15 @@ fn errors_name_line_resource_and_field() {
     assert!(err.contains("load_assignment.endpoints[0]"), "{err}");
     assert!(err.contains("bogus"), "{err}");
 
+    let top_level_typo = r#"{"@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster", "name": "a", "conect_timeout": "1s"}"#;
+    let err = codec
+        .decode_fixture(top_level_typo, Format::Json)
+        .unwrap_err();
+    assert!(
+        matches!(&err, DecodeError::Field { path, .. } if path == "conect_timeout"),
+        "{err}"
+    );
+
     let wrong_type = r#"{"@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster", "name": "a", "connect_timeout": 5}"#;
     let err = codec
         .decode_fixture(wrong_type, Format::Json)

@@ -9,19 +9,19 @@ use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 
 use tokio::{net::TcpListener, sync::watch, task::JoinHandle};
 use tokio_stream::{StreamExt, wrappers::TcpListenerStream};
-use tonic::server::NamedService;
 use tracing::info;
 use xdsloop_proto::Codec;
 
 use crate::{
     Error, Snapshot,
     admin::{Admin, AdminServer},
+    ads::{ADS_SERVICE, Ads},
     fetch::Fetcher,
     introspection::{self, ServingReporter},
     per_type::{self, PerType},
     registry::Registry,
     rest::{self, Rest},
-    service::{Ads, DEFAULT_MAX_MESSAGE_BYTES, Discovery},
+    service::{DEFAULT_MAX_MESSAGE_BYTES, Discovery},
     watch::{ReloadStatus, Watcher},
 };
 
@@ -233,7 +233,7 @@ pub async fn serve_with_codec(
     let discovery = Discovery::new(snapshots, registry.clone(), stopped.clone())
         .with_max_message_bytes(max_message_bytes);
     let per_type = PerType::new(discovery.clone(), fetcher.clone());
-    let ads = Ads::new(discovery).into_server(max_message_bytes);
+    let ads = Ads::new(discovery, max_message_bytes);
     let mut routes = tonic::service::Routes::builder();
     routes.add_service(ads);
     let mut xds_services = vec![ads_service_name()];
@@ -269,5 +269,5 @@ pub async fn serve_with_codec(
 /// `envoy.service.discovery.v3.AggregatedDiscoveryService`, as health checks and reflection
 /// name it.
 fn ads_service_name() -> &'static str {
-    <xdsloop_proto::envoy::envoy::service::discovery::v3::aggregated_discovery_service_server::AggregatedDiscoveryServiceServer<Ads> as NamedService>::NAME
+    ADS_SERVICE
 }

@@ -25,9 +25,10 @@ use std::{
     sync::Arc,
 };
 
+use bytes::Bytes;
 use tracing::{info, warn};
 use xdsloop_proto::{
-    discovery::{Any, DeltaDiscoveryRequest, DeltaDiscoveryResponse, WireResource},
+    discovery::{DeltaDiscoveryRequest, DeltaDiscoveryResponse},
     type_url, version,
 };
 
@@ -39,6 +40,7 @@ use crate::{
     sotw::control_plane,
     stream::StreamMachine,
     subscription::{Subscription, Verdict, WILDCARD},
+    wire::DeltaResponse,
 };
 
 #[derive(Debug, Default)]
@@ -70,7 +72,8 @@ impl TypeState {
 /// What one reconciliation found to send.
 #[derive(Debug, Default)]
 struct Changes {
-    resources: Vec<WireResource>,
+    /// Encoded `resources` entries, shared with other streams sending the same resources.
+    resources: Vec<Bytes>,
     removed: BTreeSet<String>,
 }
 
@@ -99,7 +102,21 @@ impl DeltaStream {
         }
     }
 
+    /// Handles one client request; returns the responses to send, decoded (see
+    /// [`Self::on_request_wire`] for what the stream sends).
     pub fn on_request(&mut self, request: DeltaDiscoveryRequest) -> Vec<DeltaDiscoveryResponse> {
+        let out = self.on_request_wire(request);
+        out.iter().map(DeltaResponse::to_message).collect()
+    }
+
+    /// Handles a new snapshot; returns the responses to send, decoded.
+    pub fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<DeltaDiscoveryResponse> {
+        let out = self.on_snapshot_wire(snapshot);
+        out.iter().map(DeltaResponse::to_message).collect()
+    }
+
+    /// Handles one client request; returns the responses to send, with shared resource entries.
+    pub fn on_request_wire(&mut self, request: DeltaDiscoveryRequest) -> Vec<DeltaResponse> {
         let node = self.node_from(&request);
         let url = request.type_url.clone();
         let (stream, short) = (self.id, type_url::short_name(&url));
@@ -146,7 +163,8 @@ impl DeltaStream {
         vec![planned.response]
     }
 
-    pub fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<DeltaDiscoveryResponse> {
+    /// Handles a new snapshot; returns the responses to send, with shared resource entries.
+    pub fn on_snapshot_wire(&mut self, snapshot: Arc<Snapshot>) -> Vec<DeltaResponse> {
         self.snapshot = snapshot;
         let Some(node) = self.node.clone() else {
             return Vec::new();
@@ -212,7 +230,7 @@ impl DeltaStream {
         url: &str,
         resources: &TypeResources,
         changes: Changes,
-    ) -> Planned<DeltaDiscoveryResponse> {
+    ) -> Planned<DeltaResponse> {
         let nonce = self.nonces.next_nonce();
         let version = resources.version.as_str();
         let (sent, removed) = (changes.resources.len(), changes.removed.len());
@@ -223,14 +241,16 @@ impl DeltaStream {
         Planned {
             type_url: url.to_string(),
             removal_only: sent == 0,
-            response: DeltaDiscoveryResponse {
-                system_version_info: version.to_string(),
-                resources: changes.resources,
-                type_url: url.to_string(),
-                removed_resources: changes.removed.into_iter().collect(),
-                nonce,
-                control_plane: Some(control_plane()),
-                ..Default::default()
+            response: DeltaResponse {
+                head: DeltaDiscoveryResponse {
+                    system_version_info: version.to_string(),
+                    type_url: url.to_string(),
+                    removed_resources: changes.removed.into_iter().collect(),
+                    nonce,
+                    control_plane: Some(control_plane()),
+                    ..Default::default()
+                },
+                entries: changes.resources,
             },
         }
     }
@@ -284,13 +304,15 @@ fn reconcile(
         let names = interest.names().iter();
         names.filter_map(|n| resources.resources.get(n)).collect()
     };
+    let mut send = Vec::new();
     for r in present {
         let held = state.known.get(&r.name).and_then(Option::as_deref);
         if held != Some(r.version.as_str()) || force.contains(r.name.as_str()) {
-            changes.resources.push(wire(url, r));
+            send.push(r.as_ref());
             state.known.insert(r.name.clone(), Some(r.version.clone()));
         }
     }
+    changes.resources = resources.delta_entries(url, send);
     for (name, held) in &state.known {
         if held.is_some() && !resources.resources.contains_key(name) {
             changes.removed.insert(name.clone());
@@ -315,27 +337,14 @@ fn reconcile(
     changes
 }
 
-/// S1: the `Any` carries the response's type URL.
-fn wire(url: &str, resource: &xdsloop_proto::Resource) -> WireResource {
-    WireResource {
-        name: resource.name.clone(),
-        version: resource.version.clone(),
-        resource: Some(Any {
-            type_url: url.to_string(),
-            value: resource.bytes.to_vec(),
-        }),
-        ..Default::default()
-    }
-}
-
 impl StreamMachine for DeltaStream {
     type Request = DeltaDiscoveryRequest;
-    type Response = DeltaDiscoveryResponse;
-    fn on_request(&mut self, request: DeltaDiscoveryRequest) -> Vec<DeltaDiscoveryResponse> {
-        DeltaStream::on_request(self, request)
+    type Response = DeltaResponse;
+    fn on_request(&mut self, request: DeltaDiscoveryRequest) -> Vec<DeltaResponse> {
+        DeltaStream::on_request_wire(self, request)
     }
-    fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<DeltaDiscoveryResponse> {
-        DeltaStream::on_snapshot(self, snapshot)
+    fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<DeltaResponse> {
+        DeltaStream::on_snapshot_wire(self, snapshot)
     }
     fn node_id(&self) -> Option<&str> {
         DeltaStream::node_id(self)
@@ -343,12 +352,8 @@ impl StreamMachine for DeltaStream {
     fn take_status(&mut self) -> Vec<TypeStatus> {
         DeltaStream::take_status(self)
     }
-    fn payload(response: &DeltaDiscoveryResponse) -> (&str, usize) {
-        let resources = response.resources.iter();
-        let bytes = resources
-            .map(|r| r.resource.as_ref().map_or(0, |a| a.value.len()))
-            .sum();
-        (&response.type_url, bytes)
+    fn payload(response: &DeltaResponse) -> (&str, usize) {
+        (&response.head.type_url, response.entry_bytes())
     }
 }
 

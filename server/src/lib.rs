@@ -9,7 +9,9 @@
 //!   the make-before-break [`ordering`] of one update's responses.
 //! - [`stream`]: the short async loop that feeds a state machine and drains its responses.
 //! - [`registry`]: open streams and their per-type state, for `/status`.
-//! - [`service`]: tonic services (ADS SotW + Delta) on those state machines.
+//! - [`service`]: starts streams on those state machines for any gRPC service.
+//! - [`ads`]: the Aggregated Discovery Service (SotW + Delta) with the [`wire`] codec.
+//! - [`wire`]: responses with resource entries encoded once and shared across streams.
 //! - [`per_type`]: the per-type services (CDS, EDS, LDS, RDS, SRDS, VHDS, SDS, RTDS, ECDS):
 //!   the same streams restricted to one type, plus unary Fetch.
 //! - [`fetch`]: stateless fetches (gRPC `Fetch*`, REST polling) answered by the SotW machine.
@@ -21,6 +23,7 @@
 //! - [`app`]: wiring: bind, start the watcher and the gRPC server, shut down cleanly.
 
 pub mod admin;
+pub mod ads;
 pub mod app;
 pub mod delta;
 pub mod error;
@@ -39,6 +42,7 @@ pub mod status;
 pub mod stream;
 pub mod subscription;
 pub mod watch;
+pub mod wire;
 
 #[cfg(test)]
 mod test_support;

@@ -22,7 +22,7 @@ use xdsloop_proto::{
 use crate::{
     fetch::{Fetched, Fetcher},
     registry::{Transport, Variant},
-    service::{Discovery, ResponseStream},
+    service::{Discovery, MessageStream, into_messages},
 };
 
 /// One per-type API: the name streams show in `/status`, its type URL, and its REST-JSON path
@@ -146,8 +146,8 @@ pub struct PerType {
     fetcher: Fetcher,
 }
 
-type SotwResult = Result<Response<ResponseStream<DiscoveryResponse>>, Status>;
-type DeltaResult = Result<Response<ResponseStream<DeltaDiscoveryResponse>>, Status>;
+type SotwResult = Result<Response<MessageStream<DiscoveryResponse>>, Status>;
+type DeltaResult = Result<Response<MessageStream<DeltaDiscoveryResponse>>, Status>;
 type FetchResult = Result<Response<DiscoveryResponse>, Status>;
 
 impl PerType {
@@ -162,9 +162,9 @@ impl PerType {
             .into_inner()
             .map(move |r| r.and_then(|r| api.claim(r).map_err(Status::from)));
         let transport = api.transport(Variant::Sotw);
-        Ok(Response::new(
+        Ok(Response::new(into_messages(
             self.discovery.sotw(transport, peer, requests),
-        ))
+        )))
     }
 
     fn delta(&self, api: Api, request: Request<Streaming<DeltaDiscoveryRequest>>) -> DeltaResult {
@@ -173,9 +173,9 @@ impl PerType {
             .into_inner()
             .map(move |r| r.and_then(|r| api.claim(r).map_err(Status::from)));
         let transport = api.transport(Variant::Delta);
-        Ok(Response::new(
+        Ok(Response::new(into_messages(
             self.discovery.delta(transport, peer, requests),
-        ))
+        )))
     }
 
     /// gRPC has no "304": the current version is answered `FAILED_PRECONDITION` (the

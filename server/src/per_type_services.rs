@@ -20,7 +20,7 @@ use xdsloop_proto::{
 };
 
 use super::*;
-use crate::service::ResponseStream;
+use crate::service::MessageStream;
 
 pub(super) use xdsloop_proto::envoy::envoy::service::{
     cluster::v3::cluster_discovery_service_server::ClusterDiscoveryServiceServer as CdsServer,
@@ -36,8 +36,8 @@ pub(super) use xdsloop_proto::envoy::envoy::service::{
 
 #[tonic::async_trait]
 impl ClusterDiscoveryService for PerType {
-    type StreamClustersStream = ResponseStream<DiscoveryResponse>;
-    type DeltaClustersStream = ResponseStream<DeltaDiscoveryResponse>;
+    type StreamClustersStream = MessageStream<DiscoveryResponse>;
+    type DeltaClustersStream = MessageStream<DeltaDiscoveryResponse>;
     async fn stream_clusters(&self, r: Request<Streaming<DiscoveryRequest>>) -> SotwResult {
         self.sotw(CLUSTERS, r)
     }
@@ -51,8 +51,8 @@ impl ClusterDiscoveryService for PerType {
 
 #[tonic::async_trait]
 impl EndpointDiscoveryService for PerType {
-    type StreamEndpointsStream = ResponseStream<DiscoveryResponse>;
-    type DeltaEndpointsStream = ResponseStream<DeltaDiscoveryResponse>;
+    type StreamEndpointsStream = MessageStream<DiscoveryResponse>;
+    type DeltaEndpointsStream = MessageStream<DeltaDiscoveryResponse>;
     async fn stream_endpoints(&self, r: Request<Streaming<DiscoveryRequest>>) -> SotwResult {
         self.sotw(ENDPOINTS, r)
     }
@@ -66,8 +66,8 @@ impl EndpointDiscoveryService for PerType {
 
 #[tonic::async_trait]
 impl ListenerDiscoveryService for PerType {
-    type StreamListenersStream = ResponseStream<DiscoveryResponse>;
-    type DeltaListenersStream = ResponseStream<DeltaDiscoveryResponse>;
+    type StreamListenersStream = MessageStream<DiscoveryResponse>;
+    type DeltaListenersStream = MessageStream<DeltaDiscoveryResponse>;
     async fn stream_listeners(&self, r: Request<Streaming<DiscoveryRequest>>) -> SotwResult {
         self.sotw(LISTENERS, r)
     }
@@ -81,8 +81,8 @@ impl ListenerDiscoveryService for PerType {
 
 #[tonic::async_trait]
 impl RouteDiscoveryService for PerType {
-    type StreamRoutesStream = ResponseStream<DiscoveryResponse>;
-    type DeltaRoutesStream = ResponseStream<DeltaDiscoveryResponse>;
+    type StreamRoutesStream = MessageStream<DiscoveryResponse>;
+    type DeltaRoutesStream = MessageStream<DeltaDiscoveryResponse>;
     async fn stream_routes(&self, r: Request<Streaming<DiscoveryRequest>>) -> SotwResult {
         self.sotw(ROUTES, r)
     }
@@ -96,8 +96,8 @@ impl RouteDiscoveryService for PerType {
 
 #[tonic::async_trait]
 impl ScopedRoutesDiscoveryService for PerType {
-    type StreamScopedRoutesStream = ResponseStream<DiscoveryResponse>;
-    type DeltaScopedRoutesStream = ResponseStream<DeltaDiscoveryResponse>;
+    type StreamScopedRoutesStream = MessageStream<DiscoveryResponse>;
+    type DeltaScopedRoutesStream = MessageStream<DeltaDiscoveryResponse>;
     async fn stream_scoped_routes(&self, r: Request<Streaming<DiscoveryRequest>>) -> SotwResult {
         self.sotw(SCOPED_ROUTES, r)
     }
@@ -114,7 +114,7 @@ impl ScopedRoutesDiscoveryService for PerType {
 
 #[tonic::async_trait]
 impl VirtualHostDiscoveryService for PerType {
-    type DeltaVirtualHostsStream = ResponseStream<DeltaDiscoveryResponse>;
+    type DeltaVirtualHostsStream = MessageStream<DeltaDiscoveryResponse>;
     async fn delta_virtual_hosts(
         &self,
         r: Request<Streaming<DeltaDiscoveryRequest>>,
@@ -125,8 +125,8 @@ impl VirtualHostDiscoveryService for PerType {
 
 #[tonic::async_trait]
 impl SecretDiscoveryService for PerType {
-    type StreamSecretsStream = ResponseStream<DiscoveryResponse>;
-    type DeltaSecretsStream = ResponseStream<DeltaDiscoveryResponse>;
+    type StreamSecretsStream = MessageStream<DiscoveryResponse>;
+    type DeltaSecretsStream = MessageStream<DeltaDiscoveryResponse>;
     async fn stream_secrets(&self, r: Request<Streaming<DiscoveryRequest>>) -> SotwResult {
         self.sotw(SECRETS, r)
     }
@@ -140,8 +140,8 @@ impl SecretDiscoveryService for PerType {
 
 #[tonic::async_trait]
 impl RuntimeDiscoveryService for PerType {
-    type StreamRuntimeStream = ResponseStream<DiscoveryResponse>;
-    type DeltaRuntimeStream = ResponseStream<DeltaDiscoveryResponse>;
+    type StreamRuntimeStream = MessageStream<DiscoveryResponse>;
+    type DeltaRuntimeStream = MessageStream<DeltaDiscoveryResponse>;
     async fn stream_runtime(&self, r: Request<Streaming<DiscoveryRequest>>) -> SotwResult {
         self.sotw(RUNTIME, r)
     }
@@ -155,8 +155,8 @@ impl RuntimeDiscoveryService for PerType {
 
 #[tonic::async_trait]
 impl ExtensionConfigDiscoveryService for PerType {
-    type StreamExtensionConfigsStream = ResponseStream<DiscoveryResponse>;
-    type DeltaExtensionConfigsStream = ResponseStream<DeltaDiscoveryResponse>;
+    type StreamExtensionConfigsStream = MessageStream<DiscoveryResponse>;
+    type DeltaExtensionConfigsStream = MessageStream<DeltaDiscoveryResponse>;
     async fn stream_extension_configs(
         &self,
         r: Request<Streaming<DiscoveryRequest>>,

@@ -1,22 +1,15 @@
 //! tonic services on the stream state machines. [`Discovery`] starts SotW and Delta streams
-//! for any transport; [`Ads`] is the Aggregated Discovery Service on top of it. The per-type
+//! for any transport; [`crate::ads`] is the Aggregated Discovery Service on top of it. The per-type
 //! services (CDS, EDS, LDS, RDS, ...) are the same two calls with their own [`Transport`].
 
 use std::{net::SocketAddr, sync::Arc};
 
-use futures::Stream;
+use futures::{Stream, StreamExt};
 use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::{Request, Response, Status, Streaming};
+use tonic::Status;
 use tracing::info;
-use xdsloop_proto::{
-    discovery::{
-        DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
-    },
-    envoy::envoy::service::discovery::v3::aggregated_discovery_service_server::{
-        AggregatedDiscoveryService, AggregatedDiscoveryServiceServer,
-    },
-};
+use xdsloop_proto::discovery::{DeltaDiscoveryRequest, DiscoveryRequest};
 
 use crate::{
     Snapshot,
@@ -24,6 +17,7 @@ use crate::{
     registry::{Registry, Transport},
     sotw::SotwStream,
     stream::{self, Feeds, OUTBOUND_CAPACITY, StreamMachine},
+    wire::{DeltaResponse, Outbound, SotwResponse},
 };
 
 /// gRPC's default 4 MiB limit is far too small for real fleets' CDS/EDS (S13).
@@ -31,6 +25,20 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Responses as a gRPC server stream.
 pub type ResponseStream<T> = ReceiverStream<Result<T, Status>>;
+
+/// Responses as plain messages, for services on tonic's generated (prost-encoding) stubs.
+pub type MessageStream<M> = futures::stream::Map<
+    ResponseStream<Outbound<M>>,
+    fn(Result<Outbound<M>, Status>) -> Result<M, Status>,
+>;
+
+/// Decodes a stream's responses into plain messages (the per-type services: one encoding
+/// copy per response, which ADS avoids).
+pub fn into_messages<M: prost::Message + Default>(
+    responses: ResponseStream<Outbound<M>>,
+) -> MessageStream<M> {
+    responses.map(|r| r.map(|out| out.to_message()))
+}
 
 /// What every stream needs: the snapshots to serve, the registry to report to, and the signal
 /// that ends all streams when the server stops. Cheap to clone.
@@ -74,7 +82,7 @@ impl Discovery {
         transport: Transport,
         peer: Option<SocketAddr>,
         requests: S,
-    ) -> ResponseStream<DiscoveryResponse>
+    ) -> ResponseStream<SotwResponse>
     where
         S: Stream<Item = Result<DiscoveryRequest, Status>> + Send + Unpin + 'static,
     {
@@ -87,7 +95,7 @@ impl Discovery {
         transport: Transport,
         peer: Option<SocketAddr>,
         requests: S,
-    ) -> ResponseStream<DeltaDiscoveryResponse>
+    ) -> ResponseStream<DeltaResponse>
     where
         S: Stream<Item = Result<DeltaDiscoveryRequest, Status>> + Send + Unpin + 'static,
     {
@@ -120,50 +128,5 @@ impl Discovery {
         };
         tokio::spawn(stream::run(machine, requests, feeds, tx, entry));
         ReceiverStream::new(rx)
-    }
-}
-
-/// The Aggregated Discovery Service: every type on one stream, SotW or Delta.
-#[derive(Debug, Clone)]
-pub struct Ads {
-    discovery: Discovery,
-}
-
-impl Ads {
-    pub fn new(discovery: Discovery) -> Self {
-        Self { discovery }
-    }
-
-    /// The tonic service, with both message size limits set to `max_message_bytes`.
-    pub fn into_server(self, max_message_bytes: usize) -> AggregatedDiscoveryServiceServer<Ads> {
-        AggregatedDiscoveryServiceServer::new(self)
-            .max_decoding_message_size(max_message_bytes)
-            .max_encoding_message_size(max_message_bytes)
-    }
-}
-
-#[tonic::async_trait]
-impl AggregatedDiscoveryService for Ads {
-    type StreamAggregatedResourcesStream = ResponseStream<DiscoveryResponse>;
-    type DeltaAggregatedResourcesStream = ResponseStream<DeltaDiscoveryResponse>;
-
-    async fn stream_aggregated_resources(
-        &self,
-        request: Request<Streaming<DiscoveryRequest>>,
-    ) -> Result<Response<Self::StreamAggregatedResourcesStream>, Status> {
-        let peer = request.remote_addr();
-        let requests = request.into_inner();
-        let responses = self.discovery.sotw(Transport::ADS_SOTW, peer, requests);
-        Ok(Response::new(responses))
-    }
-
-    async fn delta_aggregated_resources(
-        &self,
-        request: Request<Streaming<DeltaDiscoveryRequest>>,
-    ) -> Result<Response<Self::DeltaAggregatedResourcesStream>, Status> {
-        let peer = request.remote_addr();
-        let requests = request.into_inner();
-        let responses = self.discovery.delta(Transport::ADS_DELTA, peer, requests);
-        Ok(Response::new(responses))
     }
 }

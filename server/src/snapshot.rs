@@ -23,6 +23,8 @@ pub struct TypeResources {
     pub content_hash: u64,
     /// Resources by name. Encoded once per fixture generation and shared by every stream.
     pub resources: BTreeMap<String, Arc<Resource>>,
+    /// The resources' response entries, encoded on first use (see [`crate::wire`]).
+    pub(crate) entries: crate::wire::EntryCache,
 }
 
 impl TypeResources {
@@ -41,6 +43,7 @@ impl TypeResources {
             version,
             content_hash,
             resources,
+            entries: Default::default(),
         }
     }
 }

@@ -31,7 +31,7 @@ use std::{
 use tracing::{info, warn};
 use xdsloop_proto::{
     Resource,
-    discovery::{Any, DiscoveryRequest, DiscoveryResponse},
+    discovery::{DiscoveryRequest, DiscoveryResponse},
     envoy::envoy::config::core::v3::ControlPlane,
     type_url, version,
 };
@@ -43,6 +43,7 @@ use crate::{
     registry::TypeStatus,
     stream::StreamMachine,
     subscription::{Interest, Subscription, Verdict},
+    wire::SotwResponse,
 };
 
 /// The `control_plane` every response carries, so clients can log who configured them.
@@ -87,7 +88,21 @@ impl SotwStream {
         }
     }
 
+    /// Handles one client request; returns the responses to send, decoded (see
+    /// [`Self::on_request_wire`] for what the stream sends).
     pub fn on_request(&mut self, request: DiscoveryRequest) -> Vec<DiscoveryResponse> {
+        let out = self.on_request_wire(request);
+        out.iter().map(SotwResponse::to_message).collect()
+    }
+
+    /// Handles a new snapshot; returns the responses to send, decoded.
+    pub fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<DiscoveryResponse> {
+        let out = self.on_snapshot_wire(snapshot);
+        out.iter().map(SotwResponse::to_message).collect()
+    }
+
+    /// Handles one client request; returns the responses to send, with shared resource entries.
+    pub fn on_request_wire(&mut self, request: DiscoveryRequest) -> Vec<SotwResponse> {
         let node = self.node_from(&request);
         let url = request.type_url;
         let (stream, short) = (self.id, type_url::short_name(&url));
@@ -135,7 +150,8 @@ impl SotwStream {
         vec![planned.response]
     }
 
-    pub fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<DiscoveryResponse> {
+    /// Handles a new snapshot; returns the responses to send, with shared resource entries.
+    pub fn on_snapshot_wire(&mut self, snapshot: Arc<Snapshot>) -> Vec<SotwResponse> {
         self.snapshot = snapshot;
         let Some(node) = self.node.clone() else {
             return Vec::new();
@@ -203,12 +219,12 @@ impl SotwStream {
 
 impl StreamMachine for SotwStream {
     type Request = DiscoveryRequest;
-    type Response = DiscoveryResponse;
-    fn on_request(&mut self, request: DiscoveryRequest) -> Vec<DiscoveryResponse> {
-        SotwStream::on_request(self, request)
+    type Response = SotwResponse;
+    fn on_request(&mut self, request: DiscoveryRequest) -> Vec<SotwResponse> {
+        SotwStream::on_request_wire(self, request)
     }
-    fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<DiscoveryResponse> {
-        SotwStream::on_snapshot(self, snapshot)
+    fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<SotwResponse> {
+        SotwStream::on_snapshot_wire(self, snapshot)
     }
     fn node_id(&self) -> Option<&str> {
         SotwStream::node_id(self)
@@ -216,10 +232,8 @@ impl StreamMachine for SotwStream {
     fn take_status(&mut self) -> Vec<TypeStatus> {
         SotwStream::take_status(self)
     }
-    fn payload(response: &DiscoveryResponse) -> (&str, usize) {
-        let resources = response.resources.iter();
-        let bytes = resources.map(|a| a.value.len()).sum();
-        (&response.type_url, bytes)
+    fn payload(response: &SotwResponse) -> (&str, usize) {
+        (&response.head.type_url, response.entry_bytes())
     }
 }
 
@@ -255,7 +269,7 @@ fn respond(
     url: &str,
     state: &mut TypeState,
     resources: &Arc<TypeResources>,
-) -> Planned<DiscoveryResponse> {
+) -> Planned<SotwResponse> {
     let picked = view(&state.sub.interest, resources);
     let removal_only = state.sent_from.as_ref().is_some_and(|before| {
         picked.iter().all(|r| {
@@ -266,20 +280,15 @@ fn respond(
         })
     });
     let nonce = nonces.next_nonce();
-    let response = DiscoveryResponse {
+    let head = DiscoveryResponse {
         version_info: resources.version.clone(),
-        resources: picked
-            .iter()
-            .map(|r| Any {
-                type_url: url.to_string(),
-                value: r.bytes.to_vec(),
-            })
-            .collect(),
         type_url: url.to_string(),
         nonce: nonce.clone(),
         control_plane: Some(control_plane()),
         ..Default::default()
     };
+    let entries = resources.sotw_entries(url, picked.iter().map(|r| r.as_ref()));
+    let response = SotwResponse { head, entries };
     let version = resources.version.as_str();
     info!(stream, %node, r#type = %type_url::short_name(url), %version, %nonce,
         resources = picked.len(), "push");

@@ -159,7 +159,7 @@ mod tests {
     };
 
     type Requests = mpsc::Sender<Result<DiscoveryRequest, Status>>;
-    type Responses = mpsc::Receiver<Result<DiscoveryResponse, Status>>;
+    type Responses = mpsc::Receiver<Result<crate::wire::SotwResponse, Status>>;
 
     struct Harness {
         source: watch::Sender<Arc<Snapshot>>,
@@ -205,6 +205,7 @@ mod tests {
         next.expect("a response in time")
             .expect("open")
             .expect("ok")
+            .to_message()
     }
 
     #[tokio::test]
