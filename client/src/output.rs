@@ -238,3 +238,42 @@ pub fn render_dump(value: &Dump, format: Format) -> Result<String, crate::Client
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::SourceKind;
+    use crate::store::Diff;
+
+    fn update(source: SourceKind, verdict: Verdict) -> UpdateReport {
+        UpdateReport {
+            at: SystemTime::UNIX_EPOCH,
+            mode: source.mode(),
+            source,
+            type_url: type_url::CLUSTER.into(),
+            version: "v1".into(),
+            nonce: "3".into(),
+            verdict,
+            diff: Diff::default(),
+        }
+    }
+
+    #[test]
+    fn sources_with_an_ack_channel_say_ack_and_nack_the_file_source_accepted_and_rejected() {
+        let nack = || Verdict::Nack("bad".into());
+        let text = |s, v| update_text(&update(s, v));
+        assert!(text(SourceKind::Grpc, Verdict::Ack).contains(" ACK added="));
+        assert!(text(SourceKind::Rest, nack()).contains(" NACK (bad) added="));
+        assert!(text(SourceKind::File, Verdict::Ack).contains(" ACCEPTED added="));
+        assert!(text(SourceKind::File, nack()).contains(" REJECTED (bad) added="));
+        let json = line(
+            &Report::Update(update(SourceKind::File, nack())),
+            Format::Json,
+        );
+        let json: Value = serde_json::from_str(&json.unwrap()).unwrap();
+        assert_eq!(
+            (&json["status"], &json["source"]),
+            (&json!("REJECTED"), &json!("file"))
+        );
+    }
+}

@@ -9,7 +9,7 @@ use xdsloop_proto::type_url::CLUSTER;
 
 use crate::client_support::*;
 
-async fn rejected_update_keeps_the_last_good_config(source: Source) {
+pub(crate) async fn rejected_update_keeps_the_last_good_config(source: Source) {
     let mut served = Served::demo().await;
     let refuse = Arc::new(AtomicBool::new(false));
     let mut config = config(served.addr(), source.clone());

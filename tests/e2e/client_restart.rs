@@ -7,7 +7,7 @@ use xdsloop_proto::type_url::CLUSTER;
 
 use crate::client_support::*;
 
-async fn survives_restart(source: Source) {
+pub(crate) async fn survives_restart(source: Source) {
     let served = Served::demo().await;
     let (client, mut reports) = demo_client(config(served.addr(), source.clone())).await;
     let snapshot = served.snapshot();

@@ -7,7 +7,7 @@ use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER, ROUTE};
 
 use crate::client_support::*;
 
-async fn reaches_demo_versions(source: Source) {
+pub(crate) async fn reaches_demo_versions(source: Source) {
     let served = Served::demo().await;
     let (client, _reports) = demo_client(config(served.addr(), source.clone())).await;
     let snapshot = served.snapshot();
@@ -33,7 +33,7 @@ async fn client_delta_reaches_the_demo_versions_for_all_four_types() {
     reaches_demo_versions(Source::AdsDelta).await;
 }
 
-async fn fixture_edit_arrives(source: Source) {
+pub(crate) async fn fixture_edit_arrives(source: Source) {
     let mut served = Served::demo().await;
     let (client, mut reports) = demo_client(config(served.addr(), source.clone())).await;
     let first = served.snapshot();

@@ -5,6 +5,7 @@ mod client_deps;
 mod client_large;
 mod client_nack;
 mod client_restart;
+mod client_sources;
 mod client_sources_file;
 mod client_support;
 mod client_sync;

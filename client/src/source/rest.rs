@@ -6,6 +6,10 @@
 //! accepted version again — Envoy sends no `error_detail` over REST either. Failed polls
 //! (connection, timeout, other statuses) are retried at the next refresh, never fatal.
 //!
+//! A 200 answer identical to the last accepted one for its type (same `version_info`, same
+//! resources) is "no update" too: a server that cannot answer 304 — xdsloop-server under a
+//! fixture's explicit `version_info` — would otherwise make every poll an update.
+//!
 //! The mux sees one virtual stream that never breaks; the requests it builds (first request,
 //! ACK, NACK, interest change) only update what the next poll of that type sends. A change of
 //! names is polled at once, so dependency following works as over gRPC.
@@ -19,13 +23,13 @@ use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use tokio::time::Instant;
 use xdsloop_proto::Codec;
-use xdsloop_proto::discovery::{DiscoveryRequest, Node};
+use xdsloop_proto::discovery::{Any, DiscoveryRequest, DiscoveryResponse, Node};
 
 use super::http::{self, Answer, Base};
 use super::services::rest_path;
 use crate::client::ClientConfig;
 use crate::error::ClientError;
-use crate::event::{ConnectionReport, Report};
+use crate::event::{ConnectionReport, Report, Verdict};
 use crate::request::Outgoing;
 use crate::session::{Core, Wire, now};
 
@@ -90,7 +94,9 @@ impl RestTransport {
                 },
                 Some((type_url, result)) = in_flight.next(), if !in_flight.is_empty() => {
                     polls.finished(&type_url, Instant::now() + self.refresh_delay);
-                    self.answered(core, &mut health, &type_url, result);
+                    if let Some(response) = self.answered(core, &mut health, &type_url, result) {
+                        polls.handle(core, response).await;
+                    }
                 }
                 _ = timer => core.mux.on_timer(now(), SystemTime::now()),
             }
@@ -121,14 +127,16 @@ impl RestTransport {
         })
     }
 
+    /// Reports connection news and returns the DiscoveryResponse a poll brought, if any (an
+    /// answer that is not one is rejected here).
     fn answered(
         &self,
         core: &mut Core,
         health: &mut Health,
         type_url: &str,
         result: Result<Answer, String>,
-    ) {
-        let body = match result {
+    ) -> Option<DiscoveryResponse> {
+        let answer = match result {
             Err(reason) => {
                 tracing::warn!(server = %self.server, type_url, %reason, "REST poll failed");
                 if *health != Health::Failing {
@@ -137,7 +145,7 @@ impl RestTransport {
                     let news = ConnectionReport::ConnectFailed { server, reason };
                     core.report(Report::Connection(news));
                 }
-                return;
+                return None;
             }
             Ok(answer) => answer,
         };
@@ -146,25 +154,27 @@ impl RestTransport {
             let server = self.server.clone();
             core.report(Report::Connection(ConnectionReport::Connected { server }));
         }
-        let Answer::Body(body) = body else {
+        let Answer::Body(body) = answer else {
             tracing::debug!(type_url, "not modified");
-            return;
+            return None;
         };
         let (at, wall) = (now(), SystemTime::now());
         match http::response_from_json(&self.codec, &body) {
             Ok(mut response) if response.type_url.is_empty() || response.type_url == type_url => {
                 response.type_url = type_url.to_string();
-                core.mux.on_sotw_response(response, at, wall);
+                Some(response)
             }
             Ok(response) => {
                 let reason = format!("the answer is for {}, not {type_url}", response.type_url);
                 let (version, nonce) = (&response.version_info, &response.nonce);
                 core.mux
                     .reject_update(type_url, version, nonce, &reason, at, wall);
+                None
             }
             Err(e) => {
                 let reason = format!("not a DiscoveryResponse: {e}");
                 core.mux.reject_update(type_url, "", "", &reason, at, wall);
+                None
             }
         }
     }
@@ -186,6 +196,14 @@ struct Polls {
     in_flight: BTreeSet<String>,
     /// Interest changed while a poll was out: poll again as soon as it is back.
     again: BTreeSet<String>,
+    /// The last answer handled per type, and whether it was accepted.
+    last: BTreeMap<String, Handled>,
+}
+
+struct Handled {
+    version: String,
+    resources: Vec<Any>,
+    accepted: bool,
 }
 
 impl Wire for Polls {
@@ -243,6 +261,34 @@ impl Polls {
             next
         };
         self.due.insert(type_url.to_string(), next);
+    }
+
+    /// Hands an answer to the mux, unless it repeats the last accepted one.
+    async fn handle(&mut self, core: &mut Core, response: DiscoveryResponse) {
+        let type_url = response.type_url.clone();
+        let repeat = self.last.get(&type_url).is_some_and(|last| {
+            last.accepted
+                && last.version == response.version_info
+                && last.resources == response.resources
+        });
+        if repeat {
+            tracing::debug!(%type_url, version = %response.version_info, "same as the last accepted answer");
+            return;
+        }
+        let (version, resources) = (response.version_info.clone(), response.resources.clone());
+        core.mux
+            .on_sotw_response(response, now(), SystemTime::now());
+        let output = core.mux.take_output();
+        let accepted = output.reports.iter().any(|r| {
+            matches!(r, Report::Update(u) if u.type_url == type_url && u.verdict == Verdict::Ack)
+        });
+        let handled = Handled {
+            version,
+            resources,
+            accepted,
+        };
+        self.last.insert(type_url, handled);
+        core.dispatch(output, self).await;
     }
 
     fn next_due(&self) -> Option<Instant> {
