@@ -41,6 +41,7 @@ pub mod sotw;
 pub mod status;
 pub mod stream;
 pub mod subscription;
+pub mod view;
 pub mod watch;
 pub mod wire;
 

@@ -25,6 +25,8 @@ pub struct TypeResources {
     pub resources: BTreeMap<String, Arc<Resource>>,
     /// The resources' response entries, encoded on first use (see [`crate::wire`]).
     pub(crate) entries: crate::wire::EntryCache,
+    /// SotW views of these resources, shared by streams (see [`crate::view`]).
+    pub(crate) views: crate::view::ViewCache,
 }
 
 impl TypeResources {
@@ -44,6 +46,7 @@ impl TypeResources {
             content_hash,
             resources,
             entries: Default::default(),
+            views: Default::default(),
         }
     }
 }

@@ -30,7 +30,6 @@ use std::{
 
 use tracing::{info, warn};
 use xdsloop_proto::{
-    Resource,
     discovery::{DiscoveryRequest, DiscoveryResponse},
     envoy::envoy::config::core::v3::ControlPlane,
     type_url, version,
@@ -43,6 +42,7 @@ use crate::{
     registry::TypeStatus,
     stream::StreamMachine,
     subscription::{Interest, Subscription, Verdict},
+    view::Picked,
     wire::SotwResponse,
 };
 
@@ -241,13 +241,14 @@ impl StreamMachine for SotwStream {
 }
 
 /// The resources a subscription receives: all of them for a wildcard, else the named ones
-/// that exist.
-fn view<'a>(interest: &Interest, resources: &'a TypeResources) -> Vec<&'a Arc<Resource>> {
+/// that exist. Shared by streams with the same interest (see [`crate::view`]).
+fn view(interest: &Interest, resources: &TypeResources) -> Picked {
     if interest.is_wildcard() {
-        resources.resources.values().collect()
+        resources
+            .views
+            .all(|| resources.resources.values().cloned().collect())
     } else {
-        let names = interest.names().iter();
-        names.filter_map(|n| resources.resources.get(n)).collect()
+        named_view(interest, resources).0
     }
 }
 
@@ -256,16 +257,24 @@ fn view_hash(interest: &Interest, resources: &TypeResources) -> u64 {
     if interest.is_wildcard() {
         return resources.content_hash;
     }
-    picked_hash(&view(interest, resources))
+    named_view(interest, resources).1
 }
 
-/// The hash of a non-wildcard view already picked by [`view`].
-fn picked_hash(picked: &[&Arc<Resource>]) -> u64 {
-    let parts: Vec<&[u8]> = picked
-        .iter()
-        .flat_map(|r| [r.name.as_bytes(), r.version.as_bytes()])
-        .collect();
-    version::fnv1a(&parts)
+fn named_view(interest: &Interest, resources: &TypeResources) -> (Picked, u64) {
+    let names = interest.shared_names();
+    resources.views.named(&names, || {
+        let picked: Picked = names
+            .iter()
+            .filter_map(|n| resources.resources.get(n))
+            .cloned()
+            .collect();
+        let parts: Vec<&[u8]> = picked
+            .iter()
+            .flat_map(|r| [r.name.as_bytes(), r.version.as_bytes()])
+            .collect();
+        let hash = version::fnv1a(&parts);
+        (picked, hash)
+    })
 }
 
 /// Builds the response for `state`'s current interest and records it as sent.
@@ -300,11 +309,7 @@ fn respond(
     info!(stream, %node, r#type = %type_url::short_name(url), %version, %nonce,
         resources = picked.len(), "push");
     state.sub.ledger.record_sent(version, &nonce, picked.len());
-    state.sent_hash = Some(if state.sub.interest.is_wildcard() {
-        resources.content_hash
-    } else {
-        picked_hash(&picked)
-    });
+    state.sent_hash = Some(view_hash(&state.sub.interest, resources));
     state.sent_from = Some(resources.clone());
     state.sub.unpark();
     Planned {

@@ -17,7 +17,7 @@ const MAX_NACK_MESSAGE: usize = 4096;
 /// A sorted name list shared between a subscription and its `/status` records: the stream
 /// publishes its status on every request and push, and copying 1,000 EDS names each time
 /// cost more than the push itself at large fleets. Rebuilt only when the interest changes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct SharedNames(Arc<[String]>);
 
 impl Default for SharedNames {
@@ -25,6 +25,21 @@ impl Default for SharedNames {
         Self(Arc::from(Vec::new()))
     }
 }
+
+impl SharedNames {
+    /// Same list: the same allocation (the common case for one stream), else equal names.
+    fn same(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+    }
+}
+
+impl PartialEq for SharedNames {
+    fn eq(&self, other: &Self) -> bool {
+        self.same(other)
+    }
+}
+
+impl Eq for SharedNames {}
 
 impl Deref for SharedNames {
     type Target = [String];
