@@ -17,6 +17,7 @@ use xdsloop_server::{
     Snapshot,
     watch::{ReloadStatus, Watcher},
 };
+use xdsloop_tests::copy_dir;
 
 /// Generous: a loaded CI machine may be slow to deliver file events. Waits end as soon as the
 /// expected state shows up.
@@ -27,19 +28,6 @@ fn fixture_set(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../fixtures")
         .join(name)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 /// A temp copy of the demo set, watched.

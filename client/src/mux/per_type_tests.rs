@@ -3,14 +3,10 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
-use prost::{Message, Name};
-use xdsloop_proto::discovery::{Any, DiscoveryResponse, Node};
-use xdsloop_proto::envoy::envoy::config::cluster::v3::Cluster;
-use xdsloop_proto::envoy::envoy::config::cluster::v3::cluster::{
-    ClusterDiscoveryType, DiscoveryType,
-};
+use xdsloop_proto::discovery::{DiscoveryResponse, Node};
 use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER};
 
+use super::tests::eds_cluster;
 use super::*;
 
 fn per_type(source: SourceKind) -> Mux {
@@ -22,18 +18,6 @@ fn per_type(source: SourceKind) -> Mux {
     config.follow_deps = true;
     config.not_found_timeout = Duration::from_secs(10);
     Mux::new(config)
-}
-
-fn eds_cluster(name: &str) -> Any {
-    let cluster = Cluster {
-        name: name.into(),
-        cluster_discovery_type: Some(ClusterDiscoveryType::Type(DiscoveryType::Eds as i32)),
-        ..Default::default()
-    };
-    Any {
-        type_url: Cluster::type_url(),
-        value: cluster.encode_to_vec(),
-    }
 }
 
 fn key(type_url: &str) -> StreamKey {
