@@ -39,11 +39,11 @@ impl Rejection {
 pub fn sotw(
     codec: &Codec,
     type_url: &str,
-    resources: &[Any],
+    resources: Vec<Any>,
     validator: Option<&Validator>,
 ) -> Result<Vec<Decoded>, Rejection> {
     let mut checker = Checker::new(codec, type_url, validator);
-    for (index, any) in resources.iter().enumerate() {
+    for (index, any) in resources.into_iter().enumerate() {
         checker.check(index, None, String::new(), any);
     }
     checker.finish()
@@ -53,14 +53,14 @@ pub fn sotw(
 pub fn delta(
     codec: &Codec,
     type_url: &str,
-    resources: &[WireResource],
+    resources: Vec<WireResource>,
     removed: &[String],
     validator: Option<&Validator>,
 ) -> Result<(Vec<Decoded>, Vec<String>), Rejection> {
     let mut checker = Checker::new(codec, type_url, validator);
-    for (index, resource) in resources.iter().enumerate() {
-        match &resource.resource {
-            Some(any) => checker.check(index, Some(&resource.name), resource.version.clone(), any),
+    for (index, resource) in resources.into_iter().enumerate() {
+        match resource.resource {
+            Some(any) => checker.check(index, Some(&resource.name), resource.version, any),
             // A body-less resource only refreshes a TTL (xDS "heartbeat"): nothing to apply.
             None => tracing::debug!(name = %resource.name, "delta resource without body ignored"),
         }
@@ -100,7 +100,8 @@ impl<'a> Checker<'a> {
         self.rejection.problems.push(problem);
     }
 
-    fn check(&mut self, index: usize, wire_name: Option<&str>, version: String, any: &Any) {
+    /// Takes the `Any` by value so its bytes move into the store without a copy.
+    fn check(&mut self, index: usize, wire_name: Option<&str>, version: String, any: Any) {
         if any.type_url != self.type_url {
             let found = &any.type_url;
             let expected = self.type_url;
@@ -129,7 +130,7 @@ impl<'a> Checker<'a> {
         self.accepted.push(Decoded {
             name,
             version,
-            bytes: Bytes::from(any.value.clone()),
+            bytes: Bytes::from(any.value),
         });
     }
 
@@ -172,7 +173,7 @@ mod tests {
     #[test]
     fn valid_resources_are_decoded_with_their_names() {
         let codec = Codec::envoy();
-        let ok = sotw(&codec, CLUSTER, &[cluster("a"), cluster("b")], None).unwrap();
+        let ok = sotw(&codec, CLUSTER, vec![cluster("a"), cluster("b")], None).unwrap();
         let names: Vec<_> = ok.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(names, ["a", "b"]);
     }
@@ -182,7 +183,7 @@ mod tests {
         let err = sotw(
             &Codec::envoy(),
             CLUSTER,
-            &[cluster("a"), cluster("a")],
+            vec![cluster("a"), cluster("a")],
             None,
         )
         .unwrap_err();
@@ -196,7 +197,7 @@ mod tests {
     fn c6_rejects_an_any_of_the_wrong_type() {
         let mut wrong = cluster("a");
         wrong.type_url = LISTENER.into();
-        let err = sotw(&Codec::envoy(), CLUSTER, &[wrong], None).unwrap_err();
+        let err = sotw(&Codec::envoy(), CLUSTER, vec![wrong], None).unwrap_err();
         assert!(
             err.message().contains("does not match the response type"),
             "{err:?}"
@@ -209,17 +210,23 @@ mod tests {
             type_url: CLUSTER.into(),
             value: vec![0xff, 0xff, 0xff],
         };
-        let err = sotw(&Codec::envoy(), CLUSTER, &[cluster("ok"), garbage], None).unwrap_err();
+        let err = sotw(&Codec::envoy(), CLUSTER, vec![cluster("ok"), garbage], None).unwrap_err();
         assert!(err.message().contains("resource #1"), "{err:?}");
     }
 
     #[test]
     fn c6_rejects_a_delta_name_both_added_and_removed() {
         let removed = vec!["a".to_string()];
-        let err = delta(&Codec::envoy(), CLUSTER, &[wire("a")], &removed, None).unwrap_err();
+        let err = delta(&Codec::envoy(), CLUSTER, vec![wire("a")], &removed, None).unwrap_err();
         assert!(err.message().contains("both added and removed"), "{err:?}");
-        let (added, removed) =
-            delta(&Codec::envoy(), CLUSTER, &[wire("a")], &["b".into()], None).unwrap();
+        let (added, removed) = delta(
+            &Codec::envoy(),
+            CLUSTER,
+            vec![wire("a")],
+            &["b".into()],
+            None,
+        )
+        .unwrap();
         assert_eq!(
             (added[0].version.as_str(), removed[0].as_str()),
             ("h-a", "b")
@@ -238,7 +245,7 @@ mod tests {
         let err = sotw(
             &Codec::envoy(),
             CLUSTER,
-            &[cluster("good"), cluster("bad")],
+            vec![cluster("good"), cluster("bad")],
             Some(&validator),
         )
         .unwrap_err();

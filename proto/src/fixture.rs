@@ -59,8 +59,9 @@ impl Codec {
         let values = parse(text, format)?;
         let mut docs = Vec::with_capacity(values.len());
         let mut counter = 0usize;
-        for (index, value) in values.iter().enumerate() {
-            docs.push(self.decode_document(index + 1, values.len(), value, &mut counter)?);
+        let documents = values.len();
+        for (index, value) in values.into_iter().enumerate() {
+            docs.push(self.decode_document(index + 1, documents, value, &mut counter)?);
         }
         Ok(docs)
     }
@@ -69,7 +70,7 @@ impl Codec {
         &self,
         document: usize,
         documents: usize,
-        value: &serde_json::Value,
+        value: serde_json::Value,
         counter: &mut usize,
     ) -> Result<FixtureDoc, DecodeError> {
         let shape = |message: String| DecodeError::Shape { document, message };
@@ -87,9 +88,11 @@ impl Codec {
         match value {
             serde_json::Value::Object(object) if object.contains_key("@type") => Ok(FixtureDoc {
                 version_info: None,
-                resources: vec![self.encode_resource(value, &label(None))?],
+                resources: vec![
+                    self.encode_owned_resource(serde_json::Value::Object(object), &label(None))?,
+                ],
             }),
-            serde_json::Value::Object(object) => {
+            serde_json::Value::Object(mut object) => {
                 if let Some(key) = object.keys().find(|k| !RESPONSE_KEYS.contains(&k.as_str())) {
                     return Err(shape(format!(
                         "unknown key `{key}`: a document is a resource with \"@type\", a list of \
@@ -109,25 +112,26 @@ impl Codec {
                 let type_url = object
                     .get("type_url")
                     .or(object.get("typeUrl"))
-                    .and_then(|t| t.as_str());
-                let items = match object.get("resources") {
-                    Some(serde_json::Value::Array(items)) => items.as_slice(),
-                    None | Some(serde_json::Value::Null) => &[],
+                    .and_then(|t| t.as_str())
+                    .map(str::to_string);
+                let items = match object.remove("resources") {
+                    Some(serde_json::Value::Array(items)) => items,
+                    None | Some(serde_json::Value::Null) => Vec::new(),
                     Some(other) => {
                         return Err(shape(format!(
                             "resources must be a list, found {}",
-                            kind(other)
+                            kind(&other)
                         )));
                     }
                 };
                 let mut resources = Vec::with_capacity(items.len());
-                for (i, item) in items.iter().enumerate() {
+                for (i, item) in items.into_iter().enumerate() {
                     let label = label(Some(i));
-                    let resource = self.encode_resource(item, &label)?;
-                    if let Some(expected) = type_url.filter(|t| *t != resource.type_url) {
+                    let resource = self.encode_owned_resource(item, &label)?;
+                    if let Some(expected) = type_url.as_ref().filter(|t| **t != resource.type_url) {
                         return Err(DecodeError::TypeMismatch {
                             resource: label,
-                            expected: expected.to_string(),
+                            expected: expected.clone(),
                             found: resource.type_url,
                         });
                     }
@@ -140,9 +144,9 @@ impl Codec {
             }
             serde_json::Value::Array(items) => {
                 let resources = items
-                    .iter()
+                    .into_iter()
                     .enumerate()
-                    .map(|(i, item)| self.encode_resource(item, &label(Some(i))))
+                    .map(|(i, item)| self.encode_owned_resource(item, &label(Some(i))))
                     .collect::<Result<_, _>>()?;
                 Ok(FixtureDoc {
                     version_info: None,
@@ -151,7 +155,7 @@ impl Codec {
             }
             other => Err(shape(format!(
                 "expected a resource, a list of resources or a DiscoveryResponse, found {}",
-                kind(other)
+                kind(&other)
             ))),
         }
     }

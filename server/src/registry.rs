@@ -65,7 +65,7 @@ pub struct TypeStatus {
     pub type_url: String,
     pub wildcard: bool,
     /// Explicitly subscribed names (without `*`).
-    pub names: Vec<String>,
+    pub names: crate::subscription::SharedNames,
     pub last_sent: Option<Sent>,
     pub last_acked: Option<Acked>,
     pub last_nack: Option<Nacked>,
@@ -228,7 +228,7 @@ mod tests {
         a.update([TypeStatus {
             type_url: "t".into(),
             wildcard: true,
-            names: vec![],
+            names: Default::default(),
             last_sent: None,
             last_acked: None,
             last_nack: None,

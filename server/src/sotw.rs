@@ -135,11 +135,14 @@ impl SotwStream {
             Verdict::Initial => {}
         }
         self.changed.insert(url.clone());
+        let revision = state.sub.interest.revision();
         let widened = state.sub.interest.replace(&request.resource_names);
         if !(first || widened) {
             // A narrowed interest needs no response, but what the client holds of it is now
             // a subset of the last response: compare future snapshots against that subset.
-            if let Some(from) = &state.sent_from {
+            // A plain ACK leaves the interest as it was, and the hash with it.
+            let narrowed = state.sub.interest.revision() != revision;
+            if let Some(from) = state.sent_from.as_ref().filter(|_| narrowed) {
                 state.sent_hash = Some(view_hash(&state.sub.interest, from));
             }
             return Vec::new();
@@ -253,7 +256,11 @@ fn view_hash(interest: &Interest, resources: &TypeResources) -> u64 {
     if interest.is_wildcard() {
         return resources.content_hash;
     }
-    let picked = view(interest, resources);
+    picked_hash(&view(interest, resources))
+}
+
+/// The hash of a non-wildcard view already picked by [`view`].
+fn picked_hash(picked: &[&Arc<Resource>]) -> u64 {
     let parts: Vec<&[u8]> = picked
         .iter()
         .flat_map(|r| [r.name.as_bytes(), r.version.as_bytes()])
@@ -293,7 +300,11 @@ fn respond(
     info!(stream, %node, r#type = %type_url::short_name(url), %version, %nonce,
         resources = picked.len(), "push");
     state.sub.ledger.record_sent(version, &nonce, picked.len());
-    state.sent_hash = Some(view_hash(&state.sub.interest, resources));
+    state.sent_hash = Some(if state.sub.interest.is_wildcard() {
+        resources.content_hash
+    } else {
+        picked_hash(&picked)
+    });
     state.sent_from = Some(resources.clone());
     state.sub.unpark();
     Planned {

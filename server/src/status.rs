@@ -272,7 +272,7 @@ fn stream_view(
 }
 
 fn type_view(status: &TypeStatus, current: Option<&TypeResources>) -> TypeView {
-    let mut names = status.names.clone();
+    let mut names = status.names.to_vec();
     names.sort();
     TypeView {
         type_url: status.type_url.clone(),

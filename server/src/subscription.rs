@@ -3,7 +3,7 @@
 //! ([`Ledger`]: last sent, last ACKed, last NACKed). Pure: no I/O, no clocks besides the
 //! timestamps recorded for `/status`.
 
-use std::{collections::BTreeSet, time::SystemTime};
+use std::{collections::BTreeSet, ops::Deref, sync::Arc, time::SystemTime};
 
 use serde::Serialize;
 
@@ -14,11 +14,53 @@ pub const WILDCARD: &str = "*";
 /// buggy client cannot grow server memory through the registry.
 const MAX_NACK_MESSAGE: usize = 4096;
 
+/// A sorted name list shared between a subscription and its `/status` records: the stream
+/// publishes its status on every request and push, and copying 1,000 EDS names each time
+/// cost more than the push itself at large fleets. Rebuilt only when the interest changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedNames(Arc<[String]>);
+
+impl Default for SharedNames {
+    fn default() -> Self {
+        Self(Arc::from(Vec::new()))
+    }
+}
+
+impl Deref for SharedNames {
+    type Target = [String];
+    fn deref(&self) -> &[String] {
+        &self.0
+    }
+}
+
+impl Serialize for SharedNames {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter())
+    }
+}
+
+impl FromIterator<String> for SharedNames {
+    fn from_iter<I: IntoIterator<Item = String>>(names: I) -> Self {
+        Self(names.into_iter().collect())
+    }
+}
+
+impl From<Vec<String>> for SharedNames {
+    fn from(names: Vec<String>) -> Self {
+        Self(Arc::from(names))
+    }
+}
+
 /// Which resources of one type a stream wants.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Interest {
     wildcard: bool,
     names: BTreeSet<String>,
+    /// `names` as handed to `/status`; kept equal to `names` by every mutation.
+    shared: SharedNames,
+    /// Bumped whenever `wildcard` or `names` change, so callers can keep values derived from
+    /// the interest until it changes.
+    revision: u64,
     /// Whether the client ever named resources (or `*`) for this type. Before that, an empty
     /// SotW request is the legacy wildcard; after it, an empty request unsubscribes (S6).
     explicit: bool,
@@ -32,6 +74,28 @@ impl Interest {
     /// Explicitly named resources (without `*`).
     pub fn names(&self) -> &BTreeSet<String> {
         &self.names
+    }
+
+    /// The explicit names as a shared list (cheap to clone).
+    pub fn shared_names(&self) -> SharedNames {
+        self.shared.clone()
+    }
+
+    /// Changes with every change of the wildcard flag or the names.
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    fn names_changed(&mut self) {
+        self.shared = SharedNames::from(self.names.iter().cloned().collect::<Vec<_>>());
+        self.revision += 1;
+    }
+
+    fn set_wildcard(&mut self, wildcard: bool) {
+        if self.wildcard != wildcard {
+            self.wildcard = wildcard;
+            self.revision += 1;
+        }
     }
 
     pub fn contains(&self, name: &str) -> bool {
@@ -51,11 +115,21 @@ impl Interest {
         if requested.is_empty() {
             // Legacy wildcard persists through the empty-named ACKs that follow it; once the
             // client has named resources, an empty list means "nothing".
-            self.wildcard = !self.explicit;
-            self.names.clear();
+            self.set_wildcard(!self.explicit);
+            if !self.names.is_empty() {
+                self.names.clear();
+                self.names_changed();
+            }
             return self.wildcard && !was_wildcard;
         }
         self.explicit = true;
+        // Fast path for the common ACK: the same names again, in the set's (sorted) order.
+        let same = !self.wildcard
+            && requested.len() == self.names.len()
+            && requested.iter().zip(&self.names).all(|(a, b)| a == b);
+        if same {
+            return false;
+        }
         let mut names = BTreeSet::new();
         let mut wildcard = false;
         for name in requested {
@@ -66,8 +140,11 @@ impl Interest {
             }
         }
         let widened = (wildcard && !was_wildcard) || !names.is_subset(&self.names);
-        self.wildcard = wildcard;
-        self.names = names;
+        self.set_wildcard(wildcard);
+        if names != self.names {
+            self.names = names;
+            self.names_changed();
+        }
         widened
     }
 
@@ -75,21 +152,25 @@ impl Interest {
     /// legacy wildcard, equivalent to subscribing to `*`.
     pub fn apply_delta(&mut self, first: bool, subscribe: &[String], unsubscribe: &[String]) {
         if first && subscribe.is_empty() {
-            self.wildcard = true;
+            self.set_wildcard(true);
         }
+        let mut changed = false;
         for name in subscribe {
             if name == WILDCARD {
-                self.wildcard = true;
+                self.set_wildcard(true);
             } else {
-                self.names.insert(name.clone());
+                changed |= self.names.insert(name.clone());
             }
         }
         for name in unsubscribe {
             if name == WILDCARD {
-                self.wildcard = false;
+                self.set_wildcard(false);
             } else {
-                self.names.remove(name);
+                changed |= self.names.remove(name);
             }
+        }
+        if changed {
+            self.names_changed();
         }
         self.explicit |= !subscribe.is_empty() || !unsubscribe.is_empty();
     }
@@ -234,7 +315,7 @@ impl Subscription {
         crate::registry::TypeStatus {
             type_url: type_url.to_string(),
             wildcard: self.interest.is_wildcard(),
-            names: self.interest.names().iter().cloned().collect(),
+            names: self.interest.shared_names(),
             last_sent: self.ledger.last_sent.clone(),
             last_acked: self.ledger.last_acked.clone(),
             last_nack: self.ledger.last_nack.clone(),

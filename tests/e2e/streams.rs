@@ -85,7 +85,7 @@ async fn registry_lists_streams_with_node_subscriptions_and_acks() {
     assert_eq!(s.transport, Transport::ADS_SOTW);
     assert!(s.peer.is_some_and(|p| p.ip().is_loopback()));
     let t = &s.types[CLUSTER];
-    assert_eq!((t.wildcard, t.names.clone()), (false, strings(&["alpha"])));
+    assert_eq!((t.wildcard, t.names.to_vec()), (false, strings(&["alpha"])));
     let sent = t.last_sent.clone().unwrap();
     assert_eq!(
         (sent.version.as_str(), sent.nonce.as_str()),

@@ -29,7 +29,12 @@ fn full_state(type_url: &str) -> bool {
 
 impl Mux {
     /// Handles a SotW response: exactly one ACK or NACK follows (C4).
-    pub fn on_sotw_response(&mut self, response: DiscoveryResponse, now: Instant, at: SystemTime) {
+    pub fn on_sotw_response(
+        &mut self,
+        mut response: DiscoveryResponse,
+        now: Instant,
+        at: SystemTime,
+    ) {
         let type_url = response.type_url.clone();
         if !self.types.contains_key(&type_url) {
             return self.reply_unwatched(&type_url, &response.nonce);
@@ -38,7 +43,7 @@ impl Mux {
         let result = validate::sotw(
             &self.config.codec,
             &type_url,
-            &response.resources,
+            std::mem::take(&mut response.resources),
             validator,
         );
         let (version, nonce) = (&response.version_info, &response.nonce);
@@ -71,7 +76,7 @@ impl Mux {
     /// Handles a Delta response: exactly one ACK or NACK follows (C4).
     pub fn on_delta_response(
         &mut self,
-        response: DeltaDiscoveryResponse,
+        mut response: DeltaDiscoveryResponse,
         now: Instant,
         at: SystemTime,
     ) {
@@ -81,7 +86,8 @@ impl Mux {
         }
         let validator = self.config.validator.as_ref();
         let codec = &self.config.codec;
-        let (resources, removed) = (&response.resources, &response.removed_resources);
+        let resources = std::mem::take(&mut response.resources);
+        let removed = &response.removed_resources;
         let result = validate::delta(codec, &type_url, resources, removed, validator);
         let (version, nonce) = (&response.system_version_info, &response.nonce);
         match result {

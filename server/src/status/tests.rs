@@ -141,7 +141,7 @@ fn sotw_named_subscription_stays_synced_when_other_resources_change() {
     let doc = document(&registry, &v2, None);
     let eds = &doc.streams[0].types[0];
     assert_eq!(eds.state, SyncState::Synced);
-    assert_eq!(eds.names, names(&["a"]));
+    assert_eq!(eds.names.to_vec(), names(&["a"]));
     assert_ne!(
         eds.snapshot_version, first.version_info,
         "type version moved"
