@@ -4,6 +4,17 @@ use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER, ROUTE};
 
 use super::*;
 
+/// A SotW CDS+EDS node that has accepted cluster `a` (v1, nonce n1) and its endpoints (e1, n2).
+fn configured_with_cluster_a() -> Node {
+    let mut node = cds_eds_node(Mode::Sotw, &[]);
+    node.on_stream_start();
+    node.on_response(sotw(CLUSTER, "v1", "n1", vec![eds_cluster("a")]))
+        .unwrap();
+    node.on_response(sotw(ENDPOINT, "e1", "n2", vec![endpoints("a")]))
+        .unwrap();
+    node
+}
+
 #[test]
 fn c1_sotw_first_request_is_cds_wildcard_with_the_node() {
     let mut node = cds_eds_node(Mode::Sotw, &[]);
@@ -60,12 +71,7 @@ fn c12_sotw_cds_ack_then_one_eds_request_for_the_eds_clusters() {
 
 #[test]
 fn c12_sotw_new_cluster_extends_eds_names_keeping_version_and_nonce() {
-    let mut node = cds_eds_node(Mode::Sotw, &[]);
-    node.on_stream_start();
-    node.on_response(sotw(CLUSTER, "v1", "n1", vec![eds_cluster("a")]))
-        .unwrap();
-    node.on_response(sotw(ENDPOINT, "e1", "n2", vec![endpoints("a")]))
-        .unwrap();
+    let mut node = configured_with_cluster_a();
     let clusters = vec![eds_cluster("a"), eds_cluster("c")];
     let handled = node
         .on_response(sotw(CLUSTER, "v2", "n3", clusters))
@@ -146,12 +152,7 @@ fn c8_response_for_a_type_never_asked_for_is_ignored() {
 
 #[test]
 fn c11_sotw_reconnect_resubscribes_every_type_with_versions_and_no_nonce() {
-    let mut node = cds_eds_node(Mode::Sotw, &[]);
-    node.on_stream_start();
-    node.on_response(sotw(CLUSTER, "v1", "n1", vec![eds_cluster("a")]))
-        .unwrap();
-    node.on_response(sotw(ENDPOINT, "e1", "n2", vec![endpoints("a")]))
-        .unwrap();
+    let mut node = configured_with_cluster_a();
     let again = node.on_stream_start();
     let requests = sotw_requests(&again);
     assert_eq!(requests.len(), 2);
