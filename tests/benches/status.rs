@@ -22,6 +22,7 @@ use xdsloop_server::{
     app::{self, Config},
     status::{StatusDocument, fetch, table},
 };
+use xdsloop_tests::copy_dir;
 
 /// HTTP/2 servers commonly cap concurrent streams per connection (hyper: 200); stay below.
 const STREAMS_PER_CONNECTION: usize = 100;
@@ -174,19 +175,6 @@ async fn client(channel: Channel, node: String, mut stop: tokio::sync::watch::Re
                 }
             }
             _ = stop.changed() => return,
-        }
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
         }
     }
 }

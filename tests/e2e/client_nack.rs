@@ -4,23 +4,28 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use xdsloop_client::{Report, Source, Verdict};
+use xdsloop_client::{Report, Source, Validator, Verdict};
 use xdsloop_proto::type_url::CLUSTER;
 
 use crate::client_support::*;
 
-pub(crate) async fn rejected_update_keeps_the_last_good_config(source: Source) {
-    let mut served = Served::demo().await;
-    let refuse = Arc::new(AtomicBool::new(false));
-    let mut config = config(served.addr(), source.clone());
+/// A validator that refuses the cluster `web` while `refuse` is set, and accepts all else.
+pub(crate) fn refuse_web_cluster_while(refuse: &Arc<AtomicBool>) -> Validator {
     let flag = refuse.clone();
-    config.validator = Some(Arc::new(move |type_url: &str, name: &str, _: &[u8]| {
+    Arc::new(move |type_url: &str, name: &str, _: &[u8]| {
         if flag.load(Ordering::SeqCst) && type_url == CLUSTER && name == "web" {
             Err("web refused by test".into())
         } else {
             Ok(())
         }
-    }));
+    })
+}
+
+pub(crate) async fn rejected_update_keeps_the_last_good_config(source: Source) {
+    let mut served = Served::demo().await;
+    let refuse = Arc::new(AtomicBool::new(false));
+    let mut config = config(served.addr(), source.clone());
+    config.validator = Some(refuse_web_cluster_while(&refuse));
     let (client, mut reports) = demo_client(config).await;
     let first = served.snapshot();
     let good = store_where(&client, |s| matches_snapshot(s, &first, &source)).await;

@@ -13,7 +13,7 @@ use xdsloop_client::{
 };
 use xdsloop_proto::type_url::{CLUSTER, ENDPOINT};
 
-use crate::client_nack::rejected_update_keeps_the_last_good_config;
+use crate::client_nack::{refuse_web_cluster_while, rejected_update_keeps_the_last_good_config};
 use crate::client_restart::survives_restart;
 use crate::client_support::*;
 use crate::client_sync::{fixture_edit_arrives, reaches_demo_versions};
@@ -169,14 +169,7 @@ async fn rest_source_rejected_update_keeps_the_last_good_config_and_version() {
     let mut served = Served::demo().await;
     let refuse = Arc::new(AtomicBool::new(false));
     let mut config = rest_config(&served);
-    let flag = refuse.clone();
-    config.validator = Some(Arc::new(move |type_url: &str, name: &str, _: &[u8]| {
-        if flag.load(Ordering::SeqCst) && type_url == CLUSTER && name == "web" {
-            Err("web refused by test".into())
-        } else {
-            Ok(())
-        }
-    }));
+    config.validator = Some(refuse_web_cluster_while(&refuse));
     let (client, mut reports) = demo_client(config).await;
     let first = served.snapshot();
     let good = store_where(&client, |s| matches_snapshot(s, &first, &Source::Rest)).await;

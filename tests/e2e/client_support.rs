@@ -15,6 +15,7 @@ use xdsloop_client::{
 };
 use xdsloop_server::Snapshot;
 use xdsloop_server::app::{self, Running};
+use xdsloop_tests::copy_dir;
 
 /// Longest wait for something that should happen; waits end as soon as it does.
 pub const WAIT: Duration = Duration::from_secs(15);
@@ -25,19 +26,6 @@ const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 pub fn demo_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 /// A running server (`app::start`, as the binary runs it) over a temp copy of the demo.

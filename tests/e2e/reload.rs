@@ -17,6 +17,7 @@ use xdsloop_server::{
     Snapshot,
     watch::{ReloadStatus, Watcher},
 };
+use xdsloop_tests::copy_dir;
 
 /// Generous: a loaded CI machine may be slow to deliver file events. Waits end as soon as the
 /// expected state shows up.
@@ -27,19 +28,6 @@ fn fixture_set(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../fixtures")
         .join(name)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 /// A temp copy of the demo set, watched.
@@ -93,11 +81,8 @@ fn has(snapshot: &Snapshot, node: &str, type_url: &str, name: &str) -> bool {
         .is_some_and(|t| t.resources.contains_key(name))
 }
 
-async fn wait_snapshot(
-    rx: &mut watch::Receiver<Arc<Snapshot>>,
-    what: &str,
-    done: impl Fn(&Snapshot) -> bool,
-) -> Arc<Snapshot> {
+/// The watched value once `done` holds for it; `None` if that takes longer than `WAIT`.
+async fn wait_until<T: Clone>(rx: &mut watch::Receiver<T>, done: impl Fn(&T) -> bool) -> Option<T> {
     let wait = async {
         loop {
             let current = rx.borrow_and_update().clone();
@@ -107,9 +92,17 @@ async fn wait_snapshot(
             rx.changed().await.expect("the watcher stopped");
         }
     };
-    tokio::time::timeout(WAIT, wait)
+    tokio::time::timeout(WAIT, wait).await.ok()
+}
+
+async fn wait_snapshot(
+    rx: &mut watch::Receiver<Arc<Snapshot>>,
+    what: &str,
+    done: impl Fn(&Snapshot) -> bool,
+) -> Arc<Snapshot> {
+    wait_until(rx, |s| done(s))
         .await
-        .unwrap_or_else(|_| panic!("timed out waiting for a snapshot with {what}"))
+        .unwrap_or_else(|| panic!("timed out waiting for a snapshot with {what}"))
 }
 
 async fn wait_reload(
@@ -117,18 +110,9 @@ async fn wait_reload(
     what: &str,
     done: impl Fn(&ReloadStatus) -> bool,
 ) -> ReloadStatus {
-    let wait = async {
-        loop {
-            let current = rx.borrow_and_update().clone();
-            if done(&current) {
-                return current;
-            }
-            rx.changed().await.expect("the watcher stopped");
-        }
-    };
-    tokio::time::timeout(WAIT, wait)
+    wait_until(rx, done)
         .await
-        .unwrap_or_else(|_| panic!("timed out waiting for a reload status: {what}"))
+        .unwrap_or_else(|| panic!("timed out waiting for a reload status: {what}"))
 }
 
 #[tokio::test]

@@ -3,14 +3,10 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
-use prost::{Message, Name};
-use xdsloop_proto::discovery::{Any, DiscoveryResponse, Node};
-use xdsloop_proto::envoy::envoy::config::cluster::v3::Cluster;
-use xdsloop_proto::envoy::envoy::config::cluster::v3::cluster::{
-    ClusterDiscoveryType, DiscoveryType,
-};
+use xdsloop_proto::discovery::Node;
 use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER};
 
+use super::tests::{eds_cluster, respond};
 use super::*;
 
 fn per_type(source: SourceKind) -> Mux {
@@ -22,18 +18,6 @@ fn per_type(source: SourceKind) -> Mux {
     config.follow_deps = true;
     config.not_found_timeout = Duration::from_secs(10);
     Mux::new(config)
-}
-
-fn eds_cluster(name: &str) -> Any {
-    let cluster = Cluster {
-        name: name.into(),
-        cluster_discovery_type: Some(ClusterDiscoveryType::Type(DiscoveryType::Eds as i32)),
-        ..Default::default()
-    };
-    Any {
-        type_url: Cluster::type_url(),
-        value: cluster.encode_to_vec(),
-    }
 }
 
 fn key(type_url: &str) -> StreamKey {
@@ -92,14 +76,7 @@ fn one_stream_ending_fails_only_its_own_type_and_resubscribes_only_it() {
     mux.on_stream_open(&key(CLUSTER), now);
     mux.on_stream_open(&key(LISTENER), now);
     mux.take_output();
-    let response = DiscoveryResponse {
-        version_info: "v1".into(),
-        resources: vec![eds_cluster("web")],
-        type_url: CLUSTER.into(),
-        nonce: "c1".into(),
-        ..Default::default()
-    };
-    mux.on_sotw_response(response, now, SystemTime::now());
+    respond(&mut mux, now, CLUSTER, "v1", "c1", vec![eds_cluster("web")]);
     mux.take_output();
     mux.on_stream_closed(&key(LISTENER), "reset");
     let out = mux.take_output();
@@ -124,14 +101,7 @@ fn c12_dependencies_are_followed_onto_the_child_types_own_stream() {
     mux.add_watch(1, CLUSTER, Interest::Wildcard, now);
     mux.on_stream_open(&key(CLUSTER), now);
     mux.take_output();
-    let response = DiscoveryResponse {
-        version_info: "v1".into(),
-        resources: vec![eds_cluster("web")],
-        type_url: CLUSTER.into(),
-        nonce: "c1".into(),
-        ..Default::default()
-    };
-    mux.on_sotw_response(response, now, SystemTime::now());
+    respond(&mut mux, now, CLUSTER, "v1", "c1", vec![eds_cluster("web")]);
     let out = mux.take_output();
     assert_eq!(out.requests.len(), 1, "the CDS ACK; EDS has no stream yet");
     assert!(mux.streams_wanted().contains(&key(ENDPOINT)));

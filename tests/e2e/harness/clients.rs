@@ -69,12 +69,7 @@ impl SotwClient {
             stream.await.expect("stream opens").into_inner()
         })
         .await;
-        Self {
-            node: node.to_string(),
-            requests,
-            responses,
-            node_sent: false,
-        }
+        Self::from_parts(node, requests, responses)
     }
 
     /// A client on a stream opened elsewhere (e.g. a per-type service's).
@@ -171,12 +166,7 @@ impl DeltaClient {
             stream.await.expect("stream opens").into_inner()
         })
         .await;
-        Self {
-            node: node.to_string(),
-            requests,
-            responses,
-            node_sent: false,
-        }
+        Self::from_parts(node, requests, responses)
     }
 
     /// A client on a stream opened elsewhere (e.g. a per-type service's).

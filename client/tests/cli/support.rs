@@ -1,0 +1,190 @@
+//! The harness: the real server on a temp copy of `fixtures/demo`, and the binary with its
+//! stdout and stderr read line by line.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tempfile::TempDir;
+use tokio::sync::mpsc;
+use xdsloop_proto::type_url;
+use xdsloop_server::Snapshot;
+use xdsloop_server::app::{self, Running};
+
+const WAIT: Duration = Duration::from_secs(20);
+const QUIET: Duration = Duration::from_millis(500);
+const NODE: &str = "cli-test";
+
+// The `xdsloop-tests` crate has the same helper; this crate cannot depend on it (it depends
+// on this one).
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+pub struct Served {
+    pub dir: TempDir,
+    pub running: Running,
+}
+
+pub async fn serve_demo_on(dir: TempDir, listen: SocketAddr) -> Served {
+    let config = app::Config {
+        fixtures: dir.path().into(),
+        listen,
+        descriptor_sets: Vec::new(),
+        debounce: Duration::from_millis(50),
+        max_message_bytes: 64 << 20,
+        admin: None,
+    };
+    let running = app::start(config).await.unwrap();
+    Served { dir, running }
+}
+
+pub async fn serve_demo() -> Served {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo"),
+        dir.path(),
+    );
+    serve_demo_on(dir, "127.0.0.1:0".parse().unwrap()).await
+}
+
+impl Served {
+    fn snapshot(&self) -> Arc<Snapshot> {
+        self.running.snapshots.borrow().clone()
+    }
+
+    pub fn version(&self, alias: &str) -> String {
+        let url = type_url::resolve(alias).unwrap();
+        self.snapshot().get(NODE, &url).unwrap().version.clone()
+    }
+}
+
+/// The binary, running; its stdout and stderr arrive line by line.
+pub struct Cli {
+    pub child: Child,
+    stdout: mpsc::Receiver<String>,
+    stderr: mpsc::Receiver<String>,
+}
+
+fn lines(pipe: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    // Bounded: a test reads everything it asks for; the bound only caps a runaway process.
+    let (tx, rx) = mpsc::channel(4096);
+    std::thread::spawn(move || {
+        for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+            if tx.blocking_send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+impl Cli {
+    pub fn spawn(server: SocketAddr, args: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_xdsloop-client"))
+            .args(["--server", &server.to_string(), "--node-id", NODE])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = lines(child.stdout.take().unwrap());
+        let stderr = lines(child.stderr.take().unwrap());
+        Self {
+            child,
+            stdout,
+            stderr,
+        }
+    }
+
+    /// The next stdout line; `None` once the process closed stdout.
+    pub async fn line(&mut self) -> Option<String> {
+        tokio::time::timeout(WAIT, self.stdout.recv())
+            .await
+            .expect("a line in time")
+    }
+
+    pub async fn lines(&mut self, n: usize) -> Vec<String> {
+        let mut lines = Vec::new();
+        for _ in 0..n {
+            lines.push(self.line().await.expect("more output"));
+        }
+        lines
+    }
+
+    /// All remaining stdout, then the exit status.
+    pub async fn finish(&mut self) -> (Vec<String>, std::process::ExitStatus) {
+        let mut rest = Vec::new();
+        while let Some(line) = self.line().await {
+            rest.push(line);
+        }
+        (rest, self.child.wait().unwrap())
+    }
+
+    pub async fn stderr_until(&mut self, wanted: &str) -> String {
+        let wait = async {
+            loop {
+                let line = self.stderr.recv().await.expect("stderr open");
+                if line.contains(wanted) {
+                    return line;
+                }
+            }
+        };
+        tokio::time::timeout(WAIT, wait)
+            .await
+            .unwrap_or_else(|_| panic!("stderr never said {wanted:?}"))
+    }
+
+    /// Stdout lines arriving until it stays quiet for `QUIET`.
+    pub async fn quiet_lines(&mut self) -> Vec<String> {
+        let mut seen = Vec::new();
+        while let Ok(Some(line)) = tokio::time::timeout(QUIET, self.stdout.recv()).await {
+            seen.push(line);
+        }
+        seen
+    }
+}
+
+impl Drop for Cli {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `time type version=V nonce=N ACK added=[..] updated=[..] removed=[..]` → its fields.
+pub fn text_fields(line: &str) -> (String, String, String, String) {
+    let parts: Vec<&str> = line.split(' ').collect();
+    assert!(
+        humantime::parse_rfc3339(parts[0]).is_ok(),
+        "time first: {line}"
+    );
+    let version = parts[2].strip_prefix("version=").expect(line).to_string();
+    assert!(
+        parts[3].starts_with("nonce=") && parts[3].len() > 6,
+        "{line}"
+    );
+    let added = line
+        .split("added=[")
+        .nth(1)
+        .and_then(|r| r.split(']').next())
+        .expect(line);
+    (
+        parts[1].to_string(),
+        version,
+        parts[4].to_string(),
+        added.to_string(),
+    )
+}
