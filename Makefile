@@ -4,7 +4,7 @@ LISTEN ?= 127.0.0.1:18000
 NODE ?= demo-node
 PYTHON ?= python3
 
-.PHONY: build test test-rust interop lint run-server run-client bench bench-status
+.PHONY: bins build test test-rust interop lint run-server run-client bench bench-status
 
 build:
 	$(CARGO) build --workspace --all-targets
@@ -25,11 +25,18 @@ lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-run-server:
-	$(CARGO) run -p xdsloop-server -- --fixtures fixtures/demo --listen $(LISTEN)
+# Both run targets build the workspace's binaries together: `cargo run -p X` would resolve a
+# different feature set per package and rebuild the dependency tree for the second one.
+BIN_DIR = $(or $(CARGO_TARGET_DIR),target)/debug
 
-run-client:
-	$(CARGO) run -p xdsloop-client -- --server $(LISTEN) --node-id $(NODE)
+bins:
+	$(CARGO) build --workspace --bins
+
+run-server: bins
+	$(BIN_DIR)/xdsloop-server --fixtures fixtures/demo --listen $(LISTEN)
+
+run-client: bins
+	$(BIN_DIR)/xdsloop-client --server $(LISTEN) --node-id $(NODE)
 
 # Benchmarks print numbers and assert no timings.
 # Release builds of the server and the bench, then the matrix (N = 100,1000,5000 nodes, C = 1000
