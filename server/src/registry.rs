@@ -31,7 +31,7 @@ pub enum Variant {
 }
 
 /// How a stream reached us: the protocol variant and the gRPC service (`ads`, or a per-type
-/// service alias such as `cds`).
+/// service's name such as `clusters` or `endpoints`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Transport {
     pub variant: Variant,
