@@ -1,31 +1,29 @@
 //! The Aggregated Discovery Service: every type on one stream, SotW or Delta.
 //!
 //! It is the generated tonic service's routing written out by hand for one reason: the
-//! generated one encodes responses with prost from plain messages, and ADS responses here are
+//! generated one copies every response into a per-stream buffer, while ADS responses here are
 //! [`Outbound`](crate::wire::Outbound) values whose resource entries are encoded once and
-//! shared by every stream ([`OutboundCodec`]). Requests are decoded with prost as before.
+//! shared by every stream; [`crate::frames`] writes them without copying. Requests are decoded
+//! by tonic with prost as before.
 
 use std::{
     convert::Infallible,
     future::Future,
+    net::SocketAddr,
     pin::Pin,
     task::{Context, Poll},
 };
 
 use tonic::{
-    Code, Request, Response, Status, Streaming,
-    body::Body,
-    codegen::http,
-    server::{Grpc, NamedService, StreamingService},
-};
-use xdsloop_proto::discovery::{
-    DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
+    Code, Status, Streaming, body::Body, codegen::http, server::NamedService,
+    transport::server::TcpConnectInfo,
 };
 
 use crate::{
+    frames,
     registry::Transport,
     service::{Discovery, ResponseStream},
-    wire::{DeltaResponse, OutboundCodec, SotwResponse},
+    wire::{Outbound, RequestDecoder},
 };
 
 /// gRPC service name of ADS.
@@ -53,13 +51,39 @@ impl Ads {
         }
     }
 
-    fn grpc<M, Req>(&self) -> Grpc<OutboundCodec<M, Req>>
+    /// Decodes the request stream, starts the stream's machine with `start` and answers with
+    /// its responses as a [`frames`] body.
+    fn serve<Req, M>(
+        &self,
+        request: http::Request<Body>,
+        start: impl FnOnce(
+            &Discovery,
+            Option<SocketAddr>,
+            Streaming<Req>,
+        ) -> ResponseStream<Outbound<M>>,
+    ) -> http::Response<Body>
     where
-        M: prost::Message + Default + Send + 'static,
         Req: prost::Message + Default + Send + 'static,
+        M: prost::Message + Default + Send + 'static,
     {
+        if let Some(encoding) = request.headers().get("grpc-encoding")
+            && encoding != "identity"
+        {
+            let message =
+                format!("Content is compressed with `{encoding:?}` which isn't supported");
+            return Status::unimplemented(message).into_http();
+        }
+        let peer = request
+            .extensions()
+            .get::<TcpConnectInfo>()
+            .and_then(TcpConnectInfo::remote_addr);
         let limit = Some(self.max_message_bytes);
-        Grpc::new(OutboundCodec::default()).apply_max_message_size_config(limit, limit)
+        let decoder = RequestDecoder::<Req>::default();
+        let requests = Streaming::new_request(decoder, request.into_body(), None, limit);
+        frames::response(
+            start(&self.discovery, peer, requests),
+            self.max_message_bytes,
+        )
     }
 }
 
@@ -80,44 +104,16 @@ impl tonic::codegen::Service<http::Request<Body>> for Ads {
         let ads = self.clone();
         match request.uri().path() {
             SOTW_PATH => Box::pin(async move {
-                let mut grpc = ads.grpc::<DiscoveryResponse, DiscoveryRequest>();
-                Ok(grpc.streaming(SotwCall(ads.discovery), request).await)
+                Ok(ads.serve(request, |discovery, peer, requests| {
+                    discovery.sotw(Transport::ADS_SOTW, peer, requests)
+                }))
             }),
             DELTA_PATH => Box::pin(async move {
-                let mut grpc = ads.grpc::<DeltaDiscoveryResponse, DeltaDiscoveryRequest>();
-                Ok(grpc.streaming(DeltaCall(ads.discovery), request).await)
+                Ok(ads.serve(request, |discovery, peer, requests| {
+                    discovery.delta(Transport::ADS_DELTA, peer, requests)
+                }))
             }),
             _ => Box::pin(async { Ok(Status::new(Code::Unimplemented, "").into_http()) }),
         }
-    }
-}
-
-struct SotwCall(Discovery);
-
-impl StreamingService<DiscoveryRequest> for SotwCall {
-    type Response = SotwResponse;
-    type ResponseStream = ResponseStream<SotwResponse>;
-    type Future = std::future::Ready<Result<Response<Self::ResponseStream>, Status>>;
-
-    fn call(&mut self, request: Request<Streaming<DiscoveryRequest>>) -> Self::Future {
-        let peer = request.remote_addr();
-        let responses = self.0.sotw(Transport::ADS_SOTW, peer, request.into_inner());
-        std::future::ready(Ok(Response::new(responses)))
-    }
-}
-
-struct DeltaCall(Discovery);
-
-impl StreamingService<DeltaDiscoveryRequest> for DeltaCall {
-    type Response = DeltaResponse;
-    type ResponseStream = ResponseStream<DeltaResponse>;
-    type Future = std::future::Ready<Result<Response<Self::ResponseStream>, Status>>;
-
-    fn call(&mut self, request: Request<Streaming<DeltaDiscoveryRequest>>) -> Self::Future {
-        let peer = request.remote_addr();
-        let responses = self
-            .0
-            .delta(Transport::ADS_DELTA, peer, request.into_inner());
-        std::future::ready(Ok(Response::new(responses)))
     }
 }

@@ -29,6 +29,7 @@ pub mod delta;
 pub mod error;
 pub mod fetch;
 pub mod fixtures;
+mod frames;
 pub mod introspection;
 pub mod nonce;
 pub mod ordering;

@@ -42,7 +42,7 @@ use crate::{
     registry::TypeStatus,
     stream::StreamMachine,
     subscription::{Interest, Subscription, Verdict},
-    view::Picked,
+    view::{Picked, View},
     wire::SotwResponse,
 };
 
@@ -143,7 +143,7 @@ impl SotwStream {
             // A plain ACK leaves the interest as it was, and the hash with it.
             let narrowed = state.sub.interest.revision() != revision;
             if let Some(from) = state.sent_from.as_ref().filter(|_| narrowed) {
-                state.sent_hash = Some(view_hash(&state.sub.interest, from));
+                state.sent_hash = Some(view(&state.sub.interest, from).hash);
             }
             return Vec::new();
         }
@@ -167,7 +167,7 @@ impl SotwStream {
             if state.sub.interest.is_empty() {
                 continue;
             }
-            let hash = view_hash(&state.sub.interest, &resources);
+            let hash = view(&state.sub.interest, &resources).hash;
             if state.sent_hash == Some(hash) || state.sub.is_parked(hash) {
                 continue;
             }
@@ -241,26 +241,15 @@ impl StreamMachine for SotwStream {
 }
 
 /// The resources a subscription receives: all of them for a wildcard, else the named ones
-/// that exist. Shared by streams with the same interest (see [`crate::view`]).
-fn view(interest: &Interest, resources: &TypeResources) -> Picked {
+/// that exist, with their hash (for a wildcard the type's content hash: same formula). Shared
+/// by streams with the same interest (see [`crate::view`]).
+fn view(interest: &Interest, resources: &TypeResources) -> Arc<View> {
     if interest.is_wildcard() {
-        resources
+        let all = || resources.resources.values().cloned().collect();
+        return resources
             .views
-            .all(|| resources.resources.values().cloned().collect())
-    } else {
-        named_view(interest, resources).0
+            .all(|| View::new(all(), resources.content_hash));
     }
-}
-
-/// Same formula as `TypeResources::content_hash`, so a wildcard view hashes like its type.
-fn view_hash(interest: &Interest, resources: &TypeResources) -> u64 {
-    if interest.is_wildcard() {
-        return resources.content_hash;
-    }
-    named_view(interest, resources).1
-}
-
-fn named_view(interest: &Interest, resources: &TypeResources) -> (Picked, u64) {
     let names = interest.shared_names();
     resources.views.named(&names, || {
         let picked: Picked = names
@@ -273,7 +262,7 @@ fn named_view(interest: &Interest, resources: &TypeResources) -> (Picked, u64) {
             .flat_map(|r| [r.name.as_bytes(), r.version.as_bytes()])
             .collect();
         let hash = version::fnv1a(&parts);
-        (picked, hash)
+        View::new(picked, hash)
     })
 }
 
@@ -286,9 +275,9 @@ fn respond(
     state: &mut TypeState,
     resources: &Arc<TypeResources>,
 ) -> Planned<SotwResponse> {
-    let picked = view(&state.sub.interest, resources);
+    let view = view(&state.sub.interest, resources);
     let removal_only = state.sent_from.as_ref().is_some_and(|before| {
-        picked.iter().all(|r| {
+        view.picked.iter().all(|r| {
             before
                 .resources
                 .get(&r.name)
@@ -303,13 +292,16 @@ fn respond(
         control_plane: Some(control_plane()),
         ..Default::default()
     };
-    let entries = resources.sotw_entries(url, picked.iter().map(|r| r.as_ref()));
+    let entries = vec![view.sotw_entries(url, resources)];
     let response = SotwResponse { head, entries };
     let version = resources.version.as_str();
     info!(stream, %node, r#type = %type_url::short_name(url), %version, %nonce,
-        resources = picked.len(), "push");
-    state.sub.ledger.record_sent(version, &nonce, picked.len());
-    state.sent_hash = Some(view_hash(&state.sub.interest, resources));
+        resources = view.picked.len(), "push");
+    state
+        .sub
+        .ledger
+        .record_sent(version, &nonce, view.picked.len());
+    state.sent_hash = Some(view.hash);
     state.sent_from = Some(resources.clone());
     state.sub.unpark();
     Planned {

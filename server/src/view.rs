@@ -5,51 +5,74 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
+use bytes::{Bytes, BytesMut};
 use xdsloop_proto::Resource;
 
-use crate::subscription::SharedNames;
+use crate::{TypeResources, subscription::SharedNames};
 
 /// Resources picked for a view, in name order.
 pub type Picked = Arc<[Arc<Resource>]>;
 
+/// What one subscription receives of one type, shared by the streams that ask the same.
 #[derive(Debug)]
-struct NamedView {
-    names: SharedNames,
-    picked: Picked,
-    hash: u64,
+pub struct View {
+    pub picked: Picked,
+    /// Changes whenever a picked resource's name or version does.
+    pub hash: u64,
+    /// The SotW `resources` field of `picked`, encoded on first use: one buffer sent by every
+    /// stream with this view, with the type URL it was built for.
+    sotw: OnceLock<(String, Bytes)>,
+}
+
+impl View {
+    pub fn new(picked: Picked, hash: u64) -> Self {
+        Self {
+            picked,
+            hash,
+            sotw: OnceLock::new(),
+        }
+    }
+
+    /// The encoded `resources` entries of this view as one shared buffer.
+    pub fn sotw_entries(&self, url: &str, all: &TypeResources) -> Bytes {
+        let encode = || {
+            let entries = all.sotw_entries(url, self.picked.iter().map(|r| r.as_ref()));
+            let mut body = BytesMut::with_capacity(entries.iter().map(Bytes::len).sum());
+            entries.iter().for_each(|e| body.extend_from_slice(e));
+            body.freeze()
+        };
+        let (cached_url, body) = self.sotw.get_or_init(|| (url.to_string(), encode()));
+        if cached_url == url {
+            body.clone()
+        } else {
+            encode()
+        }
+    }
 }
 
 /// Lives beside a `TypeResources`, so it is dropped with the snapshot it describes. One slot
 /// for named views: streams with identical interest hit it; others recompute as before.
 #[derive(Debug, Default)]
 pub struct ViewCache {
-    all: OnceLock<Picked>,
-    named: Mutex<Option<NamedView>>,
+    all: OnceLock<Arc<View>>,
+    named: Mutex<Option<(SharedNames, Arc<View>)>>,
 }
 
 impl ViewCache {
     /// Every resource (a wildcard view).
-    pub fn all(&self, compute: impl FnOnce() -> Picked) -> Picked {
-        self.all.get_or_init(compute).clone()
+    pub fn all(&self, compute: impl FnOnce() -> View) -> Arc<View> {
+        self.all.get_or_init(|| Arc::new(compute())).clone()
     }
 
-    /// The view of `names` and its hash, from the slot if it holds the same names.
-    pub fn named(
-        &self,
-        names: &SharedNames,
-        compute: impl FnOnce() -> (Picked, u64),
-    ) -> (Picked, u64) {
+    /// The view of `names`, from the slot if it holds the same names.
+    pub fn named(&self, names: &SharedNames, compute: impl FnOnce() -> View) -> Arc<View> {
         let mut slot = self.named.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(view) = slot.as_ref().filter(|v| v.names == *names) {
-            return (view.picked.clone(), view.hash);
+        if let Some((_, view)) = slot.as_ref().filter(|(n, _)| n == names) {
+            return view.clone();
         }
-        let (picked, hash) = compute();
-        *slot = Some(NamedView {
-            names: names.clone(),
-            picked: picked.clone(),
-            hash,
-        });
-        (picked, hash)
+        let view = Arc::new(compute());
+        *slot = Some((names.clone(), view.clone()));
+        view
     }
 }
 
@@ -83,12 +106,12 @@ mod tests {
         let mut computed = 0;
         let mut compute = |hash| {
             computed += 1;
-            (Picked::from(Vec::new()), hash)
+            View::new(Picked::from(Vec::new()), hash)
         };
-        assert_eq!(cache.named(&names(&["a", "b"]), || compute(1)).1, 1);
+        assert_eq!(cache.named(&names(&["a", "b"]), || compute(1)).hash, 1);
         // Equal names in another allocation (another stream) hit the slot.
-        assert_eq!(cache.named(&names(&["a", "b"]), || compute(2)).1, 1);
-        assert_eq!(cache.named(&names(&["a"]), || compute(3)).1, 3);
+        assert_eq!(cache.named(&names(&["a", "b"]), || compute(2)).hash, 1);
+        assert_eq!(cache.named(&names(&["a"]), || compute(3)).hash, 3);
         assert_eq!(computed, 2);
     }
 }

@@ -5,7 +5,7 @@
 //! times. Instead each resource's repeated-field entry (tag, length, `Any` or Delta
 //! `Resource`) is encoded once per fixture generation and kept beside the snapshot
 //! ([`EntryCache`]); a response is the stream's own small fields (nonce, version, type URL,
-//! removals) plus a list of shared entries, and [`OutboundCodec`] writes both. Protobuf lets
+//! removals) plus a list of shared entries, and [`crate::frames`] writes both. Protobuf lets
 //! fields come in any order and concatenates repeated fields, so the bytes decode (with any
 //! protobuf library) to the same message the plain path builds; `wire_tests` checks that.
 
@@ -15,7 +15,7 @@ use bytes::{BufMut, Bytes};
 use prost::Message;
 use tonic::{
     Status,
-    codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder},
+    codec::{DecodeBuf, Decoder},
 };
 use xdsloop_proto::{
     Resource,
@@ -156,56 +156,15 @@ fn delta_entry(url: &str, resource: &Resource) -> Bytes {
     one.encode_to_vec().into()
 }
 
-/// The gRPC codec of the streaming services: encodes [`Outbound`] responses, decodes requests
-/// with prost.
-#[derive(Debug)]
-pub struct OutboundCodec<M, Req> {
-    _types: PhantomData<fn(M) -> Req>,
-}
-
-impl<M, Req> Default for OutboundCodec<M, Req> {
-    fn default() -> Self {
-        Self {
-            _types: PhantomData,
-        }
-    }
-}
-
-impl<M, Req> Codec for OutboundCodec<M, Req>
-where
-    M: Message + Default + Send + 'static,
-    Req: Message + Default + Send + 'static,
-{
-    type Encode = Outbound<M>;
-    type Decode = Req;
-    type Encoder = OutboundEncoder<M>;
-    type Decoder = RequestDecoder<Req>;
-
-    fn encoder(&mut self) -> Self::Encoder {
-        OutboundEncoder(PhantomData)
-    }
-
-    fn decoder(&mut self) -> Self::Decoder {
-        RequestDecoder(PhantomData)
-    }
-}
-
-#[derive(Debug)]
-pub struct OutboundEncoder<M>(PhantomData<fn(M)>);
-
-impl<M: Message + Default> Encoder for OutboundEncoder<M> {
-    type Item = Outbound<M>;
-    type Error = Status;
-
-    fn encode(&mut self, item: Outbound<M>, buf: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        buf.reserve(item.encoded_len());
-        item.encode(buf);
-        Ok(())
-    }
-}
-
+/// Decodes requests with prost (for tonic's `Streaming`).
 #[derive(Debug)]
 pub struct RequestDecoder<Req>(PhantomData<fn() -> Req>);
+
+impl<Req> Default for RequestDecoder<Req> {
+    fn default() -> Self {
+        Self(PhantomData)
+    }
+}
 
 impl<Req: Message + Default> Decoder for RequestDecoder<Req> {
     type Item = Req;

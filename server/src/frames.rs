@@ -1,0 +1,142 @@
+//! The response body of an ADS stream, written frame by frame without copying resources.
+//!
+//! tonic's own streaming body encodes every message into a per-stream buffer: the resources
+//! are copied once per stream, and the buffer keeps the capacity of the largest response for
+//! as long as the stream lives (about 400 KiB per node for 1,000 clusters, 2 GiB at 5,000
+//! nodes). Here each gRPC message goes out as two chunks: a small one this stream owns (the
+//! 5-byte gRPC prefix and the stream's own fields: nonce, version, type URL, removals) and the
+//! resource entries, reference-counted `Bytes` shared with every other stream sending the
+//! same view. HTTP/2 sends `Bytes` chunks as they are, so a stream pins only its own fields.
+
+use std::{
+    collections::VecDeque,
+    pin::Pin,
+    task::{Context, Poll},
+};
+
+use bytes::{BufMut, Bytes, BytesMut};
+use futures::Stream;
+use http_body::{Body, Frame, SizeHint};
+use prost::Message;
+use tonic::{Status, codegen::http};
+
+use crate::{service::ResponseStream, wire::Outbound};
+
+/// Entries smaller than this are copied into the stream's own chunk: a chunk per tiny entry
+/// costs HTTP/2 more bookkeeping than the copy.
+const SHARE_AT_LEAST: usize = 4096;
+
+/// The body of one streaming response: gRPC messages from `responses`, then the trailers
+/// carrying the stream's final status.
+pub struct FrameBody<M> {
+    responses: ResponseStream<Outbound<M>>,
+    /// Chunks of the message being sent, in order.
+    pending: VecDeque<Bytes>,
+    max_message_bytes: usize,
+    done: bool,
+}
+
+impl<M> FrameBody<M> {
+    pub fn new(responses: ResponseStream<Outbound<M>>, max_message_bytes: usize) -> Self {
+        Self {
+            responses,
+            pending: VecDeque::new(),
+            max_message_bytes,
+            done: false,
+        }
+    }
+}
+
+impl<M: Message + Default> FrameBody<M> {
+    /// Queues the chunks of `out` as one length-prefixed gRPC message (no compression).
+    fn queue(&mut self, out: &Outbound<M>) -> Result<(), Status> {
+        let len = out.encoded_len();
+        if len > self.max_message_bytes {
+            // What tonic answers for a message over its encoding limit (S13).
+            return Err(Status::out_of_range(format!(
+                "Error, encoded message length too large: found {len} bytes, the limit is: {} bytes",
+                self.max_message_bytes
+            )));
+        }
+        let prefix_len =
+            u32::try_from(len).map_err(|_| Status::out_of_range("message over 4 GiB"))?;
+        let mut own = BytesMut::with_capacity(5 + out.head.encoded_len());
+        own.put_u8(0);
+        own.put_u32(prefix_len);
+        out.head.encode_raw(&mut own);
+        for entry in &out.entries {
+            if entry.len() < SHARE_AT_LEAST {
+                own.put_slice(entry);
+                continue;
+            }
+            if !own.is_empty() {
+                self.pending.push_back(own.split().freeze());
+            }
+            self.pending.push_back(entry.clone());
+        }
+        if !own.is_empty() {
+            self.pending.push_back(own.freeze());
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, status: &Status) -> Poll<Option<Result<Frame<Bytes>, Status>>> {
+        self.done = true;
+        let mut trailers = http::HeaderMap::new();
+        if let Err(unencodable) = status.add_header(&mut trailers) {
+            trailers.clear();
+            let _ = Status::internal(unencodable.message().to_string()).add_header(&mut trailers);
+        }
+        Poll::Ready(Some(Ok(Frame::trailers(trailers))))
+    }
+}
+
+impl<M: Message + Default + Send + 'static> Body for FrameBody<M> {
+    type Data = Bytes;
+    type Error = Status;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Status>>> {
+        let this = self.get_mut();
+        if let Some(chunk) = this.pending.pop_front() {
+            return Poll::Ready(Some(Ok(Frame::data(chunk))));
+        }
+        if this.done {
+            return Poll::Ready(None);
+        }
+        match Pin::new(&mut this.responses).poll_next(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(None) => this.finish(&Status::ok("")),
+            Poll::Ready(Some(Err(status))) => this.finish(&status),
+            Poll::Ready(Some(Ok(out))) => match this.queue(&out) {
+                // A message has at least its prefix chunk.
+                Ok(()) => Poll::Ready(this.pending.pop_front().map(|c| Ok(Frame::data(c)))),
+                Err(status) => this.finish(&status),
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done && self.pending.is_empty()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::default()
+    }
+}
+
+/// The HTTP response of a streaming call: gRPC headers and a [`FrameBody`].
+pub fn response<M: Message + Default + Send + 'static>(
+    responses: ResponseStream<Outbound<M>>,
+    max_message_bytes: usize,
+) -> http::Response<tonic::body::Body> {
+    let body = FrameBody::new(responses, max_message_bytes);
+    let mut response = http::Response::new(tonic::body::Body::new(body));
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/grpc"),
+    );
+    response
+}
