@@ -137,7 +137,7 @@ impl DeltaStream {
         let interest = &state.sub.interest;
         for name in unsubscribe {
             if name == WILDCARD {
-                state.known.retain(|n, _| interest.names().contains(n));
+                state.known.retain(|n, _| interest.names_contain(n));
             } else {
                 state.known.remove(name);
             }
@@ -325,7 +325,7 @@ fn reconcile(
         }
     }
     for name in &changes.removed {
-        if interest.names().contains(name) {
+        if interest.names_contain(name) {
             // Remember the report so it is not repeated on every change.
             state.known.insert(name.clone(), None);
         } else {

@@ -31,6 +31,7 @@ pub mod fetch;
 pub mod fixtures;
 mod frames;
 pub mod introspection;
+pub mod names;
 pub mod nonce;
 pub mod ordering;
 pub mod per_type;

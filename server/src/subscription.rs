@@ -3,9 +3,11 @@
 //! ([`Ledger`]: last sent, last ACKed, last NACKed). Pure: no I/O, no clocks besides the
 //! timestamps recorded for `/status`.
 
-use std::{collections::BTreeSet, ops::Deref, sync::Arc, time::SystemTime};
+use std::{collections::BTreeSet, time::SystemTime};
 
 use serde::Serialize;
+
+pub use crate::names::SharedNames;
 
 /// The explicit wildcard resource name (xDS protocol, "wildcard subscriptions").
 pub const WILDCARD: &str = "*";
@@ -14,65 +16,12 @@ pub const WILDCARD: &str = "*";
 /// buggy client cannot grow server memory through the registry.
 const MAX_NACK_MESSAGE: usize = 4096;
 
-/// A sorted name list shared between a subscription and its `/status` records: the stream
-/// publishes its status on every request and push, and copying 1,000 EDS names each time
-/// cost more than the push itself at large fleets. Rebuilt only when the interest changes.
-#[derive(Debug, Clone)]
-pub struct SharedNames(Arc<[String]>);
-
-impl Default for SharedNames {
-    fn default() -> Self {
-        Self(Arc::from(Vec::new()))
-    }
-}
-
-impl SharedNames {
-    /// Same list: the same allocation (the common case for one stream), else equal names.
-    fn same(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
-    }
-}
-
-impl PartialEq for SharedNames {
-    fn eq(&self, other: &Self) -> bool {
-        self.same(other)
-    }
-}
-
-impl Eq for SharedNames {}
-
-impl Deref for SharedNames {
-    type Target = [String];
-    fn deref(&self) -> &[String] {
-        &self.0
-    }
-}
-
-impl Serialize for SharedNames {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter())
-    }
-}
-
-impl FromIterator<String> for SharedNames {
-    fn from_iter<I: IntoIterator<Item = String>>(names: I) -> Self {
-        Self(names.into_iter().collect())
-    }
-}
-
-impl From<Vec<String>> for SharedNames {
-    fn from(names: Vec<String>) -> Self {
-        Self(Arc::from(names))
-    }
-}
-
 /// Which resources of one type a stream wants.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Interest {
     wildcard: bool,
-    names: BTreeSet<String>,
-    /// `names` as handed to `/status`; kept equal to `names` by every mutation.
-    shared: SharedNames,
+    /// Sorted, shared with other streams asking for the same names and with `/status`.
+    names: SharedNames,
     /// Bumped whenever `wildcard` or `names` change, so callers can keep values derived from
     /// the interest until it changes.
     revision: u64,
@@ -86,14 +35,19 @@ impl Interest {
         self.wildcard
     }
 
-    /// Explicitly named resources (without `*`).
-    pub fn names(&self) -> &BTreeSet<String> {
+    /// Explicitly named resources (without `*`), sorted.
+    pub fn names(&self) -> &[String] {
         &self.names
+    }
+
+    /// Whether `name` is explicitly named.
+    pub fn names_contain(&self, name: &str) -> bool {
+        self.names.has(name)
     }
 
     /// The explicit names as a shared list (cheap to clone).
     pub fn shared_names(&self) -> SharedNames {
-        self.shared.clone()
+        self.names.clone()
     }
 
     /// Changes with every change of the wildcard flag or the names.
@@ -101,9 +55,11 @@ impl Interest {
         self.revision
     }
 
-    fn names_changed(&mut self) {
-        self.shared = SharedNames::from(self.names.iter().cloned().collect::<Vec<_>>());
-        self.revision += 1;
+    fn set_names(&mut self, names: SharedNames) {
+        if names != self.names {
+            self.names = names;
+            self.revision += 1;
+        }
     }
 
     fn set_wildcard(&mut self, wildcard: bool) {
@@ -114,7 +70,7 @@ impl Interest {
     }
 
     pub fn contains(&self, name: &str) -> bool {
-        self.wildcard || self.names.contains(name)
+        self.wildcard || self.names.has(name)
     }
 
     /// Interested in nothing at all (explicitly unsubscribed from everything).
@@ -131,35 +87,23 @@ impl Interest {
             // Legacy wildcard persists through the empty-named ACKs that follow it; once the
             // client has named resources, an empty list means "nothing".
             self.set_wildcard(!self.explicit);
-            if !self.names.is_empty() {
-                self.names.clear();
-                self.names_changed();
-            }
+            self.set_names(SharedNames::default());
             return self.wildcard && !was_wildcard;
         }
         self.explicit = true;
         // Fast path for the common ACK: the same names again, in the set's (sorted) order.
         let same = !self.wildcard
             && requested.len() == self.names.len()
-            && requested.iter().zip(&self.names).all(|(a, b)| a == b);
+            && requested.iter().eq(self.names.iter());
         if same {
             return false;
         }
-        let mut names = BTreeSet::new();
-        let mut wildcard = false;
-        for name in requested {
-            if name == WILDCARD {
-                wildcard = true;
-            } else {
-                names.insert(name.clone());
-            }
-        }
-        let widened = (wildcard && !was_wildcard) || !names.is_subset(&self.names);
+        let wildcard = requested.iter().any(|n| n == WILDCARD);
+        let names = requested.iter().filter(|n| *n != WILDCARD).cloned();
+        let names = SharedNames::interned(names.collect());
+        let widened = (wildcard && !was_wildcard) || !names.iter().all(|n| self.names.has(n));
         self.set_wildcard(wildcard);
-        if names != self.names {
-            self.names = names;
-            self.names_changed();
-        }
+        self.set_names(names);
         widened
     }
 
@@ -169,23 +113,25 @@ impl Interest {
         if first && subscribe.is_empty() {
             self.set_wildcard(true);
         }
-        let mut changed = false;
+        let current = self.names.clone();
+        let mut names: BTreeSet<&String> = current.iter().collect();
         for name in subscribe {
             if name == WILDCARD {
                 self.set_wildcard(true);
             } else {
-                changed |= self.names.insert(name.clone());
+                names.insert(name);
             }
         }
         for name in unsubscribe {
             if name == WILDCARD {
                 self.set_wildcard(false);
             } else {
-                changed |= self.names.remove(name);
+                names.remove(name);
             }
         }
-        if changed {
-            self.names_changed();
+        if !names.iter().copied().eq(current.iter()) {
+            let names = names.into_iter().cloned().collect();
+            self.set_names(SharedNames::interned(names));
         }
         self.explicit |= !subscribe.is_empty() || !unsubscribe.is_empty();
     }
@@ -367,7 +313,7 @@ mod tests {
     fn s6_explicit_star_is_wildcard_alongside_names() {
         let mut interest = Interest::default();
         assert!(interest.replace(&names(&["*", "x"])));
-        assert!(interest.is_wildcard() && interest.names().contains("x"));
+        assert!(interest.is_wildcard() && interest.names_contain("x"));
         assert!(
             !interest.replace(&names(&["*", "x"])),
             "repeating is not widening"
