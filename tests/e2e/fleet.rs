@@ -187,6 +187,35 @@ async fn fleet_report_shows_every_node_nacking_a_rejected_cluster() {
     running.shutdown().await.unwrap();
 }
 
+/// A server restart on the same port: every stream ends, every node reconnects and converges
+/// again, and the report counts the reconnects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fleet_reconnects_after_a_server_restart() {
+    let (dir, running) = serve_fixtures().await;
+    let first = running.snapshots.borrow().clone();
+    let fleet = start_fleet(&running, Mode::Sotw, &[]);
+    converged(&fleet, &first).await;
+    let addr = running.addr;
+    running.shutdown().await.unwrap();
+    let down = until(&fleet, "every stream to end", |p| {
+        p.streams_open == 0 && p.reconnects >= NODES as u64
+    })
+    .await;
+
+    let mut config = Config::new(dir.path());
+    config.listen = addr;
+    let running = app::start(config).await.unwrap_or_else(|e| panic!("{e}"));
+    // Nodes keep what they held; each resubscribes and gets CDS and EDS again.
+    until(&fleet, "every node to resubscribe", |p| {
+        p.streams_open == NODES && p.responses >= down.responses + 2 * NODES as u64
+    })
+    .await;
+    let report = converged(&fleet, &running.snapshots.borrow().clone()).await;
+    assert_eq!(report.reconnects, NODES as u64, "{}", report.text());
+    fleet.stop().await;
+    running.shutdown().await.unwrap();
+}
+
 #[tokio::test]
 async fn fleet_cli_prints_a_json_report() {
     use clap::Parser;

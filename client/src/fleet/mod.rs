@@ -15,6 +15,7 @@
 //! A node's ids are `<prefix>0 .. <prefix>(N-1)`; node `i` uses connection `i % M`.
 
 pub mod cli;
+mod frames;
 pub mod inspect;
 pub mod node;
 pub mod report;

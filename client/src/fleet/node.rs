@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
-use bytes::Bytes;
+use bytes::{Buf, Bytes};
 use prost::Message;
 use xdsloop_proto::discovery::{DeltaDiscoveryRequest, DiscoveryRequest, Node as WireNode};
 
@@ -138,7 +138,7 @@ impl Node {
 
     /// Handles one encoded response (`DiscoveryResponse` or `DeltaDiscoveryResponse`, as the
     /// mode says). An undecodable message is answered by nobody: there is no nonce to echo.
-    pub fn on_response(&mut self, bytes: Bytes) -> Result<Handled, prost::DecodeError> {
+    pub fn on_response(&mut self, bytes: impl Buf) -> Result<Handled, prost::DecodeError> {
         Ok(match self.rules.mode {
             Mode::Sotw => self.on_sotw(SotwResponse::decode(bytes)?),
             Mode::Delta => self.on_delta(DeltaResponse::decode(bytes)?),

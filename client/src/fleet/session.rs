@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Buf;
 use tokio::sync::{mpsc, watch};
 use tonic::transport::Channel;
 
@@ -83,7 +84,7 @@ impl NodeTask {
     /// Handles responses until the stream ends (`Some(why)`) or the fleet stops (`None`).
     async fn stream(
         &mut self,
-        mut inbound: tonic::Streaming<bytes::Bytes>,
+        mut inbound: transport::MessageReader,
         requests: &mpsc::Sender<Outgoing>,
         backoff: &mut Backoff,
     ) -> Option<Option<String>> {
@@ -98,7 +99,7 @@ impl NodeTask {
                 Err(status) => return Some(Some(status.to_string())),
             };
             backoff.reset();
-            let size = bytes.len();
+            let size = bytes.remaining();
             let handled = match self.node.on_response(bytes) {
                 Ok(handled) => handled,
                 Err(e) => {

@@ -1,16 +1,21 @@
 //! The fleet's gRPC plumbing: M shared HTTP/2 connections, and ADS streams whose responses
-//! arrive as raw bytes (decoded later by the node, only as deep as it needs).
+//! arrive as raw chunks (decoded later by the node, only as deep as it needs).
 
 use std::time::Duration;
 
-use bytes::{Buf, Bytes};
+use bytes::{BufMut, Bytes, BytesMut};
+use futures::StreamExt;
+use http_body_util::StreamBody;
+use hyper::body::Frame;
 use prost::Message;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
-use tonic::codegen::http::uri::PathAndQuery;
+use tonic::Status;
+use tonic::body::Body;
+use tonic::codegen::{Service, http};
 use tonic::transport::Channel;
-use tonic::{Request, Status, Streaming};
+
+pub use super::frames::MessageReader;
 
 use crate::error::ClientError;
 use crate::request::{Mode, Outgoing};
@@ -41,68 +46,47 @@ pub fn connect(
         .collect())
 }
 
-/// Opens one ADS stream on `channel`, sending what `requests` yields.
+/// Opens one ADS stream on `channel`, sending what `requests` yields; responses are read
+/// with [`MessageReader`] (no per-stream receive buffer).
 pub async fn open(
-    channel: Channel,
+    mut channel: Channel,
     mode: Mode,
     max_message_bytes: usize,
     requests: mpsc::Receiver<Outgoing>,
-) -> Result<Streaming<Bytes>, Status> {
-    let mut grpc = tonic::client::Grpc::new(channel)
-        .max_decoding_message_size(max_message_bytes)
-        .max_encoding_message_size(max_message_bytes);
-    grpc.ready()
+) -> Result<MessageReader, Status> {
+    let unavailable = |e: tonic::transport::Error| Status::unavailable(e.to_string());
+    std::future::poll_fn(|cx| channel.poll_ready(cx))
         .await
-        .map_err(|e| Status::unavailable(e.to_string()))?;
+        .map_err(unavailable)?;
     let path = match mode {
         Mode::Sotw => SOTW_PATH,
         Mode::Delta => DELTA_PATH,
     };
-    let request = Request::new(ReceiverStream::new(requests));
-    let response = grpc
-        .streaming(request, PathAndQuery::from_static(path), RawCodec)
-        .await?;
-    Ok(response.into_inner())
+    let frames =
+        ReceiverStream::new(requests).map(|request| Ok::<_, Status>(Frame::data(frame(&request))));
+    let request = http::Request::builder()
+        .method(http::Method::POST)
+        .uri(path)
+        .header(http::header::CONTENT_TYPE, "application/grpc")
+        .header(http::header::TE, "trailers")
+        .body(Body::new(StreamBody::new(frames)))
+        .map_err(|e| Status::internal(e.to_string()))?;
+    let response = channel.call(request).await.map_err(unavailable)?;
+    MessageReader::new(response, max_message_bytes)
 }
 
-/// Encodes requests with prost; hands responses over undecoded. The `Bytes` shares tonic's
-/// receive buffer, so nothing is copied here.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RawCodec;
-
-impl Codec for RawCodec {
-    type Encode = Outgoing;
-    type Decode = Bytes;
-    type Encoder = RawCodec;
-    type Decoder = RawCodec;
-
-    fn encoder(&mut self) -> Self::Encoder {
-        RawCodec
+/// One request as a length-prefixed gRPC message.
+fn frame(request: &Outgoing) -> Bytes {
+    let len = match request {
+        Outgoing::Sotw(r) => r.encoded_len(),
+        Outgoing::Delta(r) => r.encoded_len(),
+    };
+    let mut buf = BytesMut::with_capacity(5 + len);
+    buf.put_u8(0);
+    buf.put_u32(u32::try_from(len).unwrap_or(u32::MAX));
+    match request {
+        Outgoing::Sotw(r) => r.encode_raw(&mut buf),
+        Outgoing::Delta(r) => r.encode_raw(&mut buf),
     }
-
-    fn decoder(&mut self) -> Self::Decoder {
-        RawCodec
-    }
-}
-
-impl Encoder for RawCodec {
-    type Item = Outgoing;
-    type Error = Status;
-
-    fn encode(&mut self, item: Outgoing, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        let encoded = match item {
-            Outgoing::Sotw(r) => r.encode(dst),
-            Outgoing::Delta(r) => r.encode(dst),
-        };
-        encoded.map_err(|e| Status::internal(format!("cannot encode a request: {e}")))
-    }
-}
-
-impl Decoder for RawCodec {
-    type Item = Bytes;
-    type Error = Status;
-
-    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Bytes>, Status> {
-        Ok(Some(src.copy_to_bytes(src.remaining())))
-    }
+    buf.freeze()
 }
