@@ -18,6 +18,7 @@ pub mod cli;
 mod frames;
 pub mod inspect;
 pub mod node;
+pub mod outgoing;
 pub mod report;
 pub mod session;
 pub mod tally;

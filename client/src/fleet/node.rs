@@ -14,6 +14,7 @@ use prost::Message;
 use xdsloop_proto::discovery::{DeltaDiscoveryRequest, DiscoveryRequest, Node as WireNode};
 
 use super::inspect::{Kind, inspect};
+use super::outgoing::{FleetRequest, encode_names};
 use super::wire::{DeltaResponse, RawAny, SotwResponse};
 use crate::request::{Mode, Outgoing};
 
@@ -31,7 +32,7 @@ pub struct Rules {
 #[derive(Debug, Default, PartialEq)]
 pub struct Handled {
     /// The ACK or NACK first, then any dependent subscription change (C12).
-    pub requests: Vec<Outgoing>,
+    pub requests: Vec<FleetRequest>,
     /// `None` when the response was for a type this node never asked for (ignored, C8).
     pub outcome: Option<Outcome>,
 }
@@ -44,6 +45,8 @@ struct TypeState {
     follow: bool,
     /// Interest of a named type (EDS/RDS).
     names: BTreeSet<String>,
+    /// `names` encoded as SotW `resource_names`, rebuilt when they change.
+    names_wire: Bytes,
     /// A request for this type went out on the current stream.
     active: bool,
     /// Last accepted version as reported; `None` until the first ACK.
@@ -79,6 +82,7 @@ impl Node {
                     kind,
                     follow: kind.child().is_some_and(has),
                     names: BTreeSet::new(),
+                    names_wire: Bytes::new(),
                     active: false,
                     version: None,
                     wire_version: String::new(),
@@ -122,7 +126,7 @@ impl Node {
 
     /// A new stream: nonces are cleared, versions kept, every type resubscribed in a fixed
     /// order (C11); the node goes on the first request (C1).
-    pub fn on_stream_start(&mut self) -> Vec<Outgoing> {
+    pub fn on_stream_start(&mut self) -> Vec<FleetRequest> {
         self.node_sent = false;
         let mut requests = Vec::new();
         for i in 0..self.types.len() {
@@ -278,7 +282,7 @@ impl Node {
         }
     }
 
-    fn follow(&mut self, parent: usize) -> Option<Outgoing> {
+    fn follow(&mut self, parent: usize) -> Option<FleetRequest> {
         let kind = self.types[parent].kind.child()?;
         let child = self.types.iter().position(|t| t.kind == kind)?;
         let wanted: BTreeSet<String> = self.types[parent]
@@ -296,6 +300,7 @@ impl Node {
         for name in &unsubscribe {
             t.held.remove(name);
         }
+        t.names_wire = encode_names(&wanted);
         t.names = wanted;
         if !t.active {
             t.active = true;
@@ -303,7 +308,7 @@ impl Node {
         }
         Some(match self.rules.mode {
             Mode::Sotw => self.sotw_request(child, None),
-            Mode::Delta => Outgoing::Delta(DeltaDiscoveryRequest {
+            Mode::Delta => FleetRequest::delta(DeltaDiscoveryRequest {
                 type_url: t.url.clone(),
                 resource_names_subscribe: subscribe,
                 resource_names_unsubscribe: unsubscribe,
@@ -312,13 +317,13 @@ impl Node {
         })
     }
 
-    fn initial_request(&mut self, i: usize) -> Outgoing {
+    fn initial_request(&mut self, i: usize) -> FleetRequest {
         match self.rules.mode {
             Mode::Sotw => self.sotw_request(i, None),
             Mode::Delta => {
                 let node = self.take_node();
                 let t = &self.types[i];
-                Outgoing::Delta(DeltaDiscoveryRequest {
+                FleetRequest::delta(DeltaDiscoveryRequest {
                     node,
                     type_url: t.url.clone(),
                     // Empty on a wildcard type = legacy wildcard, understood by every server.
@@ -330,10 +335,10 @@ impl Node {
         }
     }
 
-    fn ack(&mut self, i: usize, error: Option<String>) -> Outgoing {
+    fn ack(&mut self, i: usize, error: Option<String>) -> FleetRequest {
         match self.rules.mode {
             Mode::Sotw => self.sotw_request(i, error),
-            Mode::Delta => Outgoing::Delta(DeltaDiscoveryRequest {
+            Mode::Delta => FleetRequest::delta(DeltaDiscoveryRequest {
                 node: self.take_node(),
                 type_url: self.types[i].url.clone(),
                 response_nonce: self.types[i].nonce.clone(),
@@ -343,18 +348,21 @@ impl Node {
         }
     }
 
-    fn sotw_request(&mut self, i: usize, error: Option<String>) -> Outgoing {
+    fn sotw_request(&mut self, i: usize, error: Option<String>) -> FleetRequest {
         let node = self.take_node();
         let t = &self.types[i];
-        Outgoing::Sotw(DiscoveryRequest {
+        let message = Outgoing::Sotw(DiscoveryRequest {
             version_info: t.wire_version.clone(),
             node,
-            resource_names: t.names.iter().cloned().collect(),
             type_url: t.url.clone(),
             response_nonce: t.nonce.clone(),
             error_detail: error.map(status),
             ..Default::default()
-        })
+        });
+        FleetRequest {
+            message,
+            names: t.names_wire.clone(),
+        }
     }
 
     fn take_node(&mut self) -> Option<WireNode> {

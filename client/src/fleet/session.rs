@@ -10,9 +10,10 @@ use tokio::sync::{mpsc, watch};
 use tonic::transport::Channel;
 
 use super::node::Node;
+use super::outgoing::FleetRequest;
 use super::tally::Tally;
 use super::transport;
-use crate::request::{Mode, Outgoing};
+use crate::request::Mode;
 use crate::session::{Backoff, BackoffConfig};
 
 /// Requests one stream may queue. A response yields at most two (its ACK/NACK and one
@@ -85,7 +86,7 @@ impl NodeTask {
     async fn stream(
         &mut self,
         mut inbound: transport::MessageReader,
-        requests: &mpsc::Sender<Outgoing>,
+        requests: &mpsc::Sender<FleetRequest>,
         backoff: &mut Backoff,
     ) -> Option<Option<String>> {
         loop {

@@ -7,7 +7,6 @@ use bytes::{BufMut, Bytes, BytesMut};
 use futures::StreamExt;
 use http_body_util::StreamBody;
 use hyper::body::Frame;
-use prost::Message;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Status;
@@ -17,8 +16,9 @@ use tonic::transport::Channel;
 
 pub use super::frames::MessageReader;
 
+use super::outgoing::FleetRequest;
 use crate::error::ClientError;
-use crate::request::{Mode, Outgoing};
+use crate::request::Mode;
 use crate::source::endpoint;
 
 const SOTW_PATH: &str =
@@ -58,7 +58,7 @@ pub async fn open(
     mut channel: Channel,
     mode: Mode,
     max_message_bytes: usize,
-    requests: mpsc::Receiver<Outgoing>,
+    requests: mpsc::Receiver<FleetRequest>,
 ) -> Result<MessageReader, Status> {
     let unavailable = |e: tonic::transport::Error| Status::unavailable(e.to_string());
     std::future::poll_fn(|cx| channel.poll_ready(cx))
@@ -82,17 +82,11 @@ pub async fn open(
 }
 
 /// One request as a length-prefixed gRPC message.
-fn frame(request: &Outgoing) -> Bytes {
-    let len = match request {
-        Outgoing::Sotw(r) => r.encoded_len(),
-        Outgoing::Delta(r) => r.encoded_len(),
-    };
+fn frame(request: &FleetRequest) -> Bytes {
+    let len = request.encoded_len();
     let mut buf = BytesMut::with_capacity(5 + len);
     buf.put_u8(0);
     buf.put_u32(u32::try_from(len).unwrap_or(u32::MAX));
-    match request {
-        Outgoing::Sotw(r) => r.encode_raw(&mut buf),
-        Outgoing::Delta(r) => r.encode_raw(&mut buf),
-    }
+    request.encode(&mut buf);
     buf.freeze()
 }

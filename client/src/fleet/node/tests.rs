@@ -136,20 +136,21 @@ pub(super) fn delta(
     response.encode_to_vec().into()
 }
 
-pub(super) fn sotw_requests(requests: &[Outgoing]) -> Vec<&DiscoveryRequest> {
+/// The requests as the server decodes them.
+pub(super) fn sotw_requests(requests: &[FleetRequest]) -> Vec<DiscoveryRequest> {
     requests
         .iter()
-        .map(|r| match r {
+        .map(|r| match r.to_outgoing() {
             Outgoing::Sotw(r) => r,
             Outgoing::Delta(_) => panic!("a Delta request on a SotW node"),
         })
         .collect()
 }
 
-pub(super) fn delta_requests(requests: &[Outgoing]) -> Vec<&DeltaDiscoveryRequest> {
+pub(super) fn delta_requests(requests: &[FleetRequest]) -> Vec<DeltaDiscoveryRequest> {
     requests
         .iter()
-        .map(|r| match r {
+        .map(|r| match r.to_outgoing() {
             Outgoing::Delta(r) => r,
             Outgoing::Sotw(_) => panic!("a SotW request on a Delta node"),
         })

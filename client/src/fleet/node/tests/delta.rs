@@ -8,7 +8,7 @@ use super::*;
 fn c3_delta_follows_clusters_with_subscribe_and_unsubscribe_changes() {
     let mut node = cds_eds_node(Mode::Delta, &[]);
     let start = node.on_stream_start();
-    let Outgoing::Delta(first) = &start[0] else {
+    let Outgoing::Delta(first) = &start[0].to_outgoing() else {
         panic!()
     };
     assert!(first.node.is_some() && first.resource_names_subscribe.is_empty());

@@ -20,7 +20,7 @@ fn c1_sotw_first_request_is_cds_wildcard_with_the_node() {
     let mut node = cds_eds_node(Mode::Sotw, &[]);
     let start = node.on_stream_start();
     assert_eq!(start.len(), 1, "EDS waits for clusters: {start:?}");
-    let Outgoing::Sotw(cds) = &start[0] else {
+    let Outgoing::Sotw(cds) = &start[0].to_outgoing() else {
         panic!()
     };
     assert_eq!(cds.type_url, CLUSTER);
@@ -39,7 +39,7 @@ fn c12_sotw_cds_ack_then_one_eds_request_for_the_eds_clusters() {
         .unwrap();
     let requests = sotw_requests(&handled.requests);
     assert_eq!(requests.len(), 2);
-    let (ack, eds) = (requests[0], requests[1]);
+    let (ack, eds) = (&requests[0], &requests[1]);
     assert_eq!(
         (ack.type_url.as_str(), ack.version_info.as_str()),
         (CLUSTER, "v1")
@@ -77,7 +77,7 @@ fn c12_sotw_new_cluster_extends_eds_names_keeping_version_and_nonce() {
         .on_response(sotw(CLUSTER, "v2", "n3", clusters))
         .unwrap();
     let requests = sotw_requests(&handled.requests);
-    let eds = requests[1];
+    let eds = &requests[1];
     assert_eq!(eds.resource_names, vec!["a", "c"]);
     assert_eq!(
         (eds.version_info.as_str(), eds.response_nonce.as_str()),
@@ -107,7 +107,7 @@ fn c5_sotw_nack_rule_keeps_the_last_accepted_version_and_names() {
         .unwrap();
     let requests = sotw_requests(&handled.requests);
     assert_eq!(requests.len(), 1, "no EDS change after a NACK");
-    let nack = requests[0];
+    let nack = &requests[0];
     assert_eq!(
         (nack.version_info.as_str(), nack.response_nonce.as_str()),
         ("v1", "n2")

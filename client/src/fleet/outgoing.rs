@@ -1,0 +1,98 @@
+//! Requests as the fleet sends them. A SotW request repeats the type's whole name list on every
+//! ACK (1,000 EDS names per node per response at large fleets); building each one as a
+//! `DiscoveryRequest` cloned every name. The list is encoded once, when it changes, and each
+//! request is its own few fields plus that shared, already-encoded list.
+
+use bytes::{BufMut, Bytes};
+use prost::Message;
+use xdsloop_proto::discovery::DiscoveryRequest;
+
+use crate::request::Outgoing;
+
+/// One request: `message` (for SotW without its `resource_names`) and `names`, the encoded
+/// `resource_names` entries (empty for Delta).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FleetRequest {
+    pub message: Outgoing,
+    pub names: Bytes,
+}
+
+impl FleetRequest {
+    pub fn delta(message: xdsloop_proto::discovery::DeltaDiscoveryRequest) -> Self {
+        Self {
+            message: Outgoing::Delta(message),
+            names: Bytes::new(),
+        }
+    }
+
+    pub fn encoded_len(&self) -> usize {
+        let message = match &self.message {
+            Outgoing::Sotw(r) => r.encoded_len(),
+            Outgoing::Delta(r) => r.encoded_len(),
+        };
+        message + self.names.len()
+    }
+
+    /// Writes the message: its own fields, then the names (protobuf lets a repeated field's
+    /// entries come after the other fields).
+    pub fn encode(&self, buf: &mut impl BufMut) {
+        match &self.message {
+            Outgoing::Sotw(r) => r.encode_raw(buf),
+            Outgoing::Delta(r) => r.encode_raw(buf),
+        }
+        buf.put_slice(&self.names);
+    }
+
+    /// The complete message, as a server decodes it.
+    pub fn to_outgoing(&self) -> Outgoing {
+        let mut buf = Vec::with_capacity(self.encoded_len());
+        self.encode(&mut buf);
+        match &self.message {
+            Outgoing::Sotw(_) => Outgoing::Sotw(decode(&buf)),
+            Outgoing::Delta(_) => Outgoing::Delta(decode(&buf)),
+        }
+    }
+}
+
+fn decode<M: Message + Default>(buf: &[u8]) -> M {
+    M::decode(buf).expect("the fleet encodes valid requests")
+}
+
+/// The encoded `resource_names` entries of `names`.
+pub fn encode_names<'a>(names: impl IntoIterator<Item = &'a String>) -> Bytes {
+    let request = DiscoveryRequest {
+        resource_names: names.into_iter().cloned().collect(),
+        ..Default::default()
+    };
+    request.encode_to_vec().into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_names_decode_as_part_of_the_request() {
+        let names = ["a".to_string(), "b".to_string()];
+        let request = FleetRequest {
+            message: Outgoing::Sotw(DiscoveryRequest {
+                version_info: "v1".into(),
+                response_nonce: "n1".into(),
+                ..Default::default()
+            }),
+            names: encode_names(&names),
+        };
+        let Outgoing::Sotw(decoded) = request.to_outgoing() else {
+            panic!("SotW in, SotW out");
+        };
+        assert_eq!(decoded.resource_names, names);
+        assert_eq!(
+            (
+                decoded.version_info.as_str(),
+                decoded.response_nonce.as_str()
+            ),
+            ("v1", "n1")
+        );
+        assert_eq!(request.encoded_len(), decoded.encoded_len());
+    }
+}
