@@ -69,8 +69,8 @@ impl Ads {
         if let Some(encoding) = request.headers().get("grpc-encoding")
             && encoding != "identity"
         {
-            let message =
-                format!("Content is compressed with `{encoding:?}` which isn't supported");
+            let encoding = encoding.to_str().unwrap_or("(not ASCII)");
+            let message = format!("requests compressed with {encoding} are not supported");
             return Status::unimplemented(message).into_http();
         }
         let peer = request
