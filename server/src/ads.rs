@@ -9,22 +9,13 @@
 use std::{
     convert::Infallible,
     future::Future,
-    net::SocketAddr,
     pin::Pin,
     task::{Context, Poll},
 };
 
-use tonic::{
-    Code, Status, Streaming, body::Body, codegen::http, server::NamedService,
-    transport::server::TcpConnectInfo,
-};
+use tonic::{Code, Status, body::Body, codegen::http, server::NamedService};
 
-use crate::{
-    frames,
-    registry::Transport,
-    service::{Discovery, ResponseStream},
-    wire::{Outbound, RequestDecoder},
-};
+use crate::{frames, registry::Transport, service::Discovery};
 
 /// gRPC service name of ADS.
 pub const ADS_SERVICE: &str = "envoy.service.discovery.v3.AggregatedDiscoveryService";
@@ -33,7 +24,7 @@ const SOTW_PATH: &str =
 const DELTA_PATH: &str =
     "/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources";
 
-type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 /// ADS as a tonic route. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -49,41 +40,6 @@ impl Ads {
             discovery,
             max_message_bytes,
         }
-    }
-
-    /// Decodes the request stream, starts the stream's machine with `start` and answers with
-    /// its responses as a [`frames`] body.
-    fn serve<Req, M>(
-        &self,
-        request: http::Request<Body>,
-        start: impl FnOnce(
-            &Discovery,
-            Option<SocketAddr>,
-            Streaming<Req>,
-        ) -> ResponseStream<Outbound<M>>,
-    ) -> http::Response<Body>
-    where
-        Req: prost::Message + Default + Send + 'static,
-        M: prost::Message + Default + Send + 'static,
-    {
-        if let Some(encoding) = request.headers().get("grpc-encoding")
-            && encoding != "identity"
-        {
-            let encoding = encoding.to_str().unwrap_or("(not ASCII)");
-            let message = format!("requests compressed with {encoding} are not supported");
-            return Status::unimplemented(message).into_http();
-        }
-        let peer = request
-            .extensions()
-            .get::<TcpConnectInfo>()
-            .and_then(TcpConnectInfo::remote_addr);
-        let limit = Some(self.max_message_bytes);
-        let decoder = RequestDecoder::<Req>::default();
-        let requests = Streaming::new_request(decoder, request.into_body(), None, limit);
-        frames::response(
-            start(&self.discovery, peer, requests),
-            self.max_message_bytes,
-        )
     }
 }
 
@@ -104,13 +60,15 @@ impl tonic::codegen::Service<http::Request<Body>> for Ads {
         let ads = self.clone();
         match request.uri().path() {
             SOTW_PATH => Box::pin(async move {
-                Ok(ads.serve(request, |discovery, peer, requests| {
-                    discovery.sotw(Transport::ADS_SOTW, peer, requests)
+                let limit = ads.max_message_bytes;
+                Ok(frames::serve(request, limit, |peer, requests| {
+                    ads.discovery.sotw(Transport::ADS_SOTW, peer, requests)
                 }))
             }),
             DELTA_PATH => Box::pin(async move {
-                Ok(ads.serve(request, |discovery, peer, requests| {
-                    discovery.delta(Transport::ADS_DELTA, peer, requests)
+                let limit = ads.max_message_bytes;
+                Ok(frames::serve(request, limit, |peer, requests| {
+                    ads.discovery.delta(Transport::ADS_DELTA, peer, requests)
                 }))
             }),
             _ => Box::pin(async { Ok(Status::new(Code::Unimplemented, "").into_http()) }),

@@ -10,17 +10,21 @@
 
 use std::{
     collections::VecDeque,
+    net::SocketAddr,
     pin::Pin,
     task::{Context, Poll},
 };
 
 use bytes::{BufMut, Bytes, BytesMut};
 use futures::Stream;
-use http_body::{Body, Frame, SizeHint};
+use http_body::{Frame, SizeHint};
 use prost::Message;
-use tonic::{Status, codegen::http};
+use tonic::{Status, Streaming, body::Body, codegen::http, transport::server::TcpConnectInfo};
 
-use crate::{service::ResponseStream, wire::Outbound};
+use crate::{
+    service::ResponseStream,
+    wire::{Outbound, RequestDecoder},
+};
 
 /// Entries smaller than this are copied into the stream's own chunk: a chunk per tiny entry
 /// costs HTTP/2 more bookkeeping than the copy.
@@ -91,7 +95,7 @@ impl<M: Message + Default> FrameBody<M> {
     }
 }
 
-impl<M: Message + Default + Send + 'static> Body for FrameBody<M> {
+impl<M: Message + Default + Send + 'static> http_body::Body for FrameBody<M> {
     type Data = Bytes;
     type Error = Status;
 
@@ -127,13 +131,42 @@ impl<M: Message + Default + Send + 'static> Body for FrameBody<M> {
     }
 }
 
+/// Serves one streaming xDS call: decodes the request stream with tonic (both gRPC limits are
+/// `max_message_bytes`, S13), starts the stream with `start`, and answers with its responses
+/// as a [`FrameBody`].
+pub fn serve<Req, M>(
+    request: http::Request<Body>,
+    max_message_bytes: usize,
+    start: impl FnOnce(Option<SocketAddr>, Streaming<Req>) -> ResponseStream<Outbound<M>>,
+) -> http::Response<Body>
+where
+    Req: Message + Default + Send + 'static,
+    M: Message + Default + Send + 'static,
+{
+    if let Some(encoding) = request.headers().get("grpc-encoding")
+        && encoding != "identity"
+    {
+        let encoding = encoding.to_str().unwrap_or("(not ASCII)");
+        let message = format!("requests compressed with {encoding} are not supported");
+        return Status::unimplemented(message).into_http();
+    }
+    let peer = request
+        .extensions()
+        .get::<TcpConnectInfo>()
+        .and_then(TcpConnectInfo::remote_addr);
+    let limit = Some(max_message_bytes);
+    let decoder = RequestDecoder::<Req>::default();
+    let requests = Streaming::new_request(decoder, request.into_body(), None, limit);
+    response(start(peer, requests), max_message_bytes)
+}
+
 /// The HTTP response of a streaming call: gRPC headers and a [`FrameBody`].
-pub fn response<M: Message + Default + Send + 'static>(
+fn response<M: Message + Default + Send + 'static>(
     responses: ResponseStream<Outbound<M>>,
     max_message_bytes: usize,
-) -> http::Response<tonic::body::Body> {
+) -> http::Response<Body> {
     let body = FrameBody::new(responses, max_message_bytes);
-    let mut response = http::Response::new(tonic::body::Body::new(body));
+    let mut response = http::Response::new(Body::new(body));
     response.headers_mut().insert(
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static("application/grpc"),

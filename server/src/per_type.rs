@@ -8,48 +8,97 @@
 //! `INVALID_ARGUMENT` (xDS protocol: the type is "implicit in requests made via singleton xDS
 //! APIs"; serving another type there would hide a misconfigured client).
 
-use std::fmt;
+use std::{fmt, net::SocketAddr};
 
 use futures::StreamExt;
-use tonic::{Request, Response, Status, Streaming, server::NamedService, service::RoutesBuilder};
+use tonic::{Status, Streaming};
 use xdsloop_proto::{
-    discovery::{
-        DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
-    },
+    discovery::{DeltaDiscoveryRequest, DiscoveryRequest, DiscoveryResponse},
     type_url,
 };
 
 use crate::{
     fetch::{Fetched, Fetcher},
     registry::{Transport, Variant},
-    service::{Discovery, MessageStream, into_messages},
+    service::{Discovery, ResponseStream},
+    wire::{DeltaResponse, SotwResponse},
 };
 
-/// One per-type API: the name streams show in `/status`, its type URL, and its REST-JSON path
+/// One per-type API: the name streams show in `/status`, its type URL, its gRPC service and
+/// method suffix (`Stream<m>`, `Delta<m>`, `Fetch<m>`), and its REST-JSON path
 /// (`POST /v3/discovery:<rest>`, from the API's HTTP annotation) when it has a Fetch method.
+/// An API without Fetch (VHDS) has no SotW stream either.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Api {
     pub service: &'static str,
     pub type_url: &'static str,
+    pub grpc: &'static str,
+    pub method: &'static str,
     pub rest: Option<&'static str>,
 }
 
-pub const CLUSTERS: Api = api("clusters", type_url::CLUSTER, Some("clusters"));
-pub const ENDPOINTS: Api = api("endpoints", type_url::ENDPOINT, Some("endpoints"));
-pub const LISTENERS: Api = api("listeners", type_url::LISTENER, Some("listeners"));
-pub const ROUTES: Api = api("routes", type_url::ROUTE, Some("routes"));
+pub const CLUSTERS: Api = api(
+    "clusters",
+    type_url::CLUSTER,
+    "envoy.service.cluster.v3.ClusterDiscoveryService",
+    "Clusters",
+    Some("clusters"),
+);
+pub const ENDPOINTS: Api = api(
+    "endpoints",
+    type_url::ENDPOINT,
+    "envoy.service.endpoint.v3.EndpointDiscoveryService",
+    "Endpoints",
+    Some("endpoints"),
+);
+pub const LISTENERS: Api = api(
+    "listeners",
+    type_url::LISTENER,
+    "envoy.service.listener.v3.ListenerDiscoveryService",
+    "Listeners",
+    Some("listeners"),
+);
+pub const ROUTES: Api = api(
+    "routes",
+    type_url::ROUTE,
+    "envoy.service.route.v3.RouteDiscoveryService",
+    "Routes",
+    Some("routes"),
+);
 pub const SCOPED_ROUTES: Api = api(
     "scoped-routes",
     type_url::SCOPED_ROUTE,
+    "envoy.service.route.v3.ScopedRoutesDiscoveryService",
+    "ScopedRoutes",
     Some("scoped-routes"),
 );
 /// VHDS is Delta-only (no SotW stream, no Fetch).
-pub const VIRTUAL_HOSTS: Api = api("virtual-hosts", type_url::VIRTUAL_HOST, None);
-pub const SECRETS: Api = api("secrets", type_url::SECRET, Some("secrets"));
-pub const RUNTIME: Api = api("runtime", type_url::RUNTIME, Some("runtime"));
+pub const VIRTUAL_HOSTS: Api = api(
+    "virtual-hosts",
+    type_url::VIRTUAL_HOST,
+    "envoy.service.route.v3.VirtualHostDiscoveryService",
+    "VirtualHosts",
+    None,
+);
+pub const SECRETS: Api = api(
+    "secrets",
+    type_url::SECRET,
+    "envoy.service.secret.v3.SecretDiscoveryService",
+    "Secrets",
+    Some("secrets"),
+);
+pub const RUNTIME: Api = api(
+    "runtime",
+    type_url::RUNTIME,
+    "envoy.service.runtime.v3.RuntimeDiscoveryService",
+    "Runtime",
+    Some("runtime"),
+);
 pub const EXTENSION_CONFIGS: Api = api(
     "extension-configs",
     type_url::EXTENSION_CONFIG,
+    "envoy.service.extension.v3.ExtensionConfigDiscoveryService",
+    "ExtensionConfigs",
     Some("extension_configs"),
 );
 
@@ -66,10 +115,18 @@ pub const APIS: [Api; 9] = [
     EXTENSION_CONFIGS,
 ];
 
-const fn api(service: &'static str, type_url: &'static str, rest: Option<&'static str>) -> Api {
+const fn api(
+    service: &'static str,
+    type_url: &'static str,
+    grpc: &'static str,
+    method: &'static str,
+    rest: Option<&'static str>,
+) -> Api {
     Api {
         service,
         type_url,
+        grpc,
+        method,
         rest,
     }
 }
@@ -139,52 +196,48 @@ impl Api {
     }
 }
 
-/// Every per-type service; each trait method names its [`Api`]. Cheap to clone.
+/// What every per-type service serves from. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct PerType {
     discovery: Discovery,
     fetcher: Fetcher,
 }
 
-type SotwResult = Result<Response<MessageStream<DiscoveryResponse>>, Status>;
-type DeltaResult = Result<Response<MessageStream<DeltaDiscoveryResponse>>, Status>;
-type FetchResult = Result<Response<DiscoveryResponse>, Status>;
-
 impl PerType {
     pub fn new(discovery: Discovery, fetcher: Fetcher) -> Self {
         Self { discovery, fetcher }
     }
 
-    fn sotw(&self, api: Api, request: Request<Streaming<DiscoveryRequest>>) -> SotwResult {
-        let peer = request.remote_addr();
+    fn sotw(
+        &self,
+        api: Api,
+        peer: Option<SocketAddr>,
+        requests: Streaming<DiscoveryRequest>,
+    ) -> ResponseStream<SotwResponse> {
         // A wrong type becomes the stream's error: the loop sends it and ends this stream.
-        let requests = request
-            .into_inner()
-            .map(move |r| r.and_then(|r| api.claim(r).map_err(Status::from)));
+        let requests = requests.map(move |r| r.and_then(|r| api.claim(r).map_err(Status::from)));
         let transport = api.transport(Variant::Sotw);
-        Ok(Response::new(into_messages(
-            self.discovery.sotw(transport, peer, requests),
-        )))
+        self.discovery.sotw(transport, peer, requests)
     }
 
-    fn delta(&self, api: Api, request: Request<Streaming<DeltaDiscoveryRequest>>) -> DeltaResult {
-        let peer = request.remote_addr();
-        let requests = request
-            .into_inner()
-            .map(move |r| r.and_then(|r| api.claim(r).map_err(Status::from)));
+    fn delta(
+        &self,
+        api: Api,
+        peer: Option<SocketAddr>,
+        requests: Streaming<DeltaDiscoveryRequest>,
+    ) -> ResponseStream<DeltaResponse> {
+        let requests = requests.map(move |r| r.and_then(|r| api.claim(r).map_err(Status::from)));
         let transport = api.transport(Variant::Delta);
-        Ok(Response::new(into_messages(
-            self.discovery.delta(transport, peer, requests),
-        )))
+        self.discovery.delta(transport, peer, requests)
     }
 
     /// gRPC has no "304": the current version is answered `FAILED_PRECONDITION` (the
     /// precondition "version_info is not the current version" failed, as HTTP conditional
     /// requests do), never with an empty response, which would mean "delete everything".
-    fn fetch(&self, api: Api, request: Request<DiscoveryRequest>) -> FetchResult {
-        let request = api.claim(request.into_inner())?;
+    fn fetch(&self, api: Api, request: DiscoveryRequest) -> Result<DiscoveryResponse, Status> {
+        let request = api.claim(request)?;
         match self.fetcher.fetch("grpc", api.type_url, request) {
-            Fetched::Response(response) => Ok(Response::new(response)),
+            Fetched::Response(response) => Ok(response),
             Fetched::NotModified { version } => Err(Status::failed_precondition(format!(
                 "not modified: version_info {version:?} is the current version of {}",
                 api.type_url
@@ -193,77 +246,9 @@ impl PerType {
     }
 }
 
-/// Adds every per-type service to `routes` with gRPC message limits of `max_message_bytes`
-/// (S13); returns their gRPC service names (for health checks and reflection).
-pub fn add_to(
-    routes: &mut RoutesBuilder,
-    per_type: PerType,
-    max_message_bytes: usize,
-) -> Vec<&'static str> {
-    let max = max_message_bytes;
-    let p = per_type;
-    routes
-        .add_service(
-            CdsServer::new(p.clone())
-                .max_decoding_message_size(max)
-                .max_encoding_message_size(max),
-        )
-        .add_service(
-            EdsServer::new(p.clone())
-                .max_decoding_message_size(max)
-                .max_encoding_message_size(max),
-        )
-        .add_service(
-            LdsServer::new(p.clone())
-                .max_decoding_message_size(max)
-                .max_encoding_message_size(max),
-        )
-        .add_service(
-            RdsServer::new(p.clone())
-                .max_decoding_message_size(max)
-                .max_encoding_message_size(max),
-        )
-        .add_service(
-            SrdsServer::new(p.clone())
-                .max_decoding_message_size(max)
-                .max_encoding_message_size(max),
-        )
-        .add_service(
-            VhdsServer::new(p.clone())
-                .max_decoding_message_size(max)
-                .max_encoding_message_size(max),
-        )
-        .add_service(
-            SdsServer::new(p.clone())
-                .max_decoding_message_size(max)
-                .max_encoding_message_size(max),
-        )
-        .add_service(
-            RtdsServer::new(p.clone())
-                .max_decoding_message_size(max)
-                .max_encoding_message_size(max),
-        )
-        .add_service(
-            EcdsServer::new(p)
-                .max_decoding_message_size(max)
-                .max_encoding_message_size(max),
-        );
-    vec![
-        <CdsServer<PerType> as NamedService>::NAME,
-        <EdsServer<PerType> as NamedService>::NAME,
-        <LdsServer<PerType> as NamedService>::NAME,
-        <RdsServer<PerType> as NamedService>::NAME,
-        <SrdsServer<PerType> as NamedService>::NAME,
-        <VhdsServer<PerType> as NamedService>::NAME,
-        <SdsServer<PerType> as NamedService>::NAME,
-        <RtdsServer<PerType> as NamedService>::NAME,
-        <EcdsServer<PerType> as NamedService>::NAME,
-    ]
-}
-
 #[path = "per_type_services.rs"]
 mod services;
-use services::*;
+pub use services::add_to;
 
 #[cfg(test)]
 mod tests {
@@ -288,6 +273,24 @@ mod tests {
         assert_eq!(status.code(), tonic::Code::InvalidArgument);
         assert!(status.message().contains("clusters service serves only"));
         assert!(status.message().contains(type_url::LISTENER));
+    }
+
+    #[test]
+    fn every_api_names_its_generated_service() {
+        use xdsloop_proto::envoy::envoy::service as svc;
+        let generated = [
+            svc::cluster::v3::cluster_discovery_service_server::SERVICE_NAME,
+            svc::endpoint::v3::endpoint_discovery_service_server::SERVICE_NAME,
+            svc::listener::v3::listener_discovery_service_server::SERVICE_NAME,
+            svc::route::v3::route_discovery_service_server::SERVICE_NAME,
+            svc::route::v3::scoped_routes_discovery_service_server::SERVICE_NAME,
+            svc::route::v3::virtual_host_discovery_service_server::SERVICE_NAME,
+            svc::secret::v3::secret_discovery_service_server::SERVICE_NAME,
+            svc::runtime::v3::runtime_discovery_service_server::SERVICE_NAME,
+            svc::extension::v3::extension_config_discovery_service_server::SERVICE_NAME,
+        ];
+        let ours: Vec<&str> = APIS.iter().map(|a| a.grpc).collect();
+        assert_eq!(ours, generated);
     }
 
     #[test]

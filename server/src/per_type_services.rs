@@ -1,175 +1,168 @@
-//! The generated per-type service traits, each a thin mapping onto [`PerType`]'s three calls
-//! with its [`super::Api`]. Nothing but names differs between them.
+//! The per-type gRPC services, routed by hand like ADS ([`crate::ads`]): their streams answer
+//! with [`crate::frames`] bodies (resource bytes shared by every stream, never copied per
+//! stream), and Fetch is a plain tonic unary call. One route per [`Api`]; every API names its
+//! methods the same way (`Stream<m>`, `Delta<m>`, `Fetch<m>`).
 
-use tonic::{Request, Streaming};
-use xdsloop_proto::{
-    discovery::{
-        DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
-    },
-    envoy::envoy::service::{
-        cluster::v3::cluster_discovery_service_server::ClusterDiscoveryService,
-        endpoint::v3::endpoint_discovery_service_server::EndpointDiscoveryService,
-        extension::v3::extension_config_discovery_service_server::ExtensionConfigDiscoveryService,
-        listener::v3::listener_discovery_service_server::ListenerDiscoveryService,
-        route::v3::route_discovery_service_server::RouteDiscoveryService,
-        route::v3::scoped_routes_discovery_service_server::ScopedRoutesDiscoveryService,
-        route::v3::virtual_host_discovery_service_server::VirtualHostDiscoveryService,
-        runtime::v3::runtime_discovery_service_server::RuntimeDiscoveryService,
-        secret::v3::secret_discovery_service_server::SecretDiscoveryService,
-    },
+use std::{
+    convert::Infallible,
+    task::{Context, Poll},
 };
 
-use super::*;
-use crate::service::MessageStream;
-
-pub(super) use xdsloop_proto::envoy::envoy::service::{
-    cluster::v3::cluster_discovery_service_server::ClusterDiscoveryServiceServer as CdsServer,
-    endpoint::v3::endpoint_discovery_service_server::EndpointDiscoveryServiceServer as EdsServer,
-    extension::v3::extension_config_discovery_service_server::ExtensionConfigDiscoveryServiceServer as EcdsServer,
-    listener::v3::listener_discovery_service_server::ListenerDiscoveryServiceServer as LdsServer,
-    route::v3::route_discovery_service_server::RouteDiscoveryServiceServer as RdsServer,
-    route::v3::scoped_routes_discovery_service_server::ScopedRoutesDiscoveryServiceServer as SrdsServer,
-    route::v3::virtual_host_discovery_service_server::VirtualHostDiscoveryServiceServer as VhdsServer,
-    runtime::v3::runtime_discovery_service_server::RuntimeDiscoveryServiceServer as RtdsServer,
-    secret::v3::secret_discovery_service_server::SecretDiscoveryServiceServer as SdsServer,
+use tonic::{
+    Code, Request, Response, Status,
+    body::Body,
+    codegen::http,
+    server::{Grpc, NamedService, UnaryService},
+    service::RoutesBuilder,
 };
+use tonic_prost::ProstCodec;
+use xdsloop_proto::discovery::{DiscoveryRequest, DiscoveryResponse};
 
-#[tonic::async_trait]
-impl ClusterDiscoveryService for PerType {
-    type StreamClustersStream = MessageStream<DiscoveryResponse>;
-    type DeltaClustersStream = MessageStream<DeltaDiscoveryResponse>;
-    async fn stream_clusters(&self, r: Request<Streaming<DiscoveryRequest>>) -> SotwResult {
-        self.sotw(CLUSTERS, r)
-    }
-    async fn delta_clusters(&self, r: Request<Streaming<DeltaDiscoveryRequest>>) -> DeltaResult {
-        self.delta(CLUSTERS, r)
-    }
-    async fn fetch_clusters(&self, r: Request<DiscoveryRequest>) -> FetchResult {
-        self.fetch(CLUSTERS, r)
+use super::{APIS, Api, PerType};
+use crate::{ads::BoxFuture, frames};
+
+/// The methods of one API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Method {
+    Stream,
+    Delta,
+    Fetch,
+}
+
+impl Method {
+    /// The method a request path names, if `api` has it.
+    fn of(api: Api, path: &str) -> Option<Method> {
+        let name = path
+            .strip_prefix('/')?
+            .strip_prefix(api.grpc)?
+            .strip_prefix('/')?;
+        let (method, rest) = if let Some(rest) = name.strip_prefix("Stream") {
+            (Method::Stream, rest)
+        } else if let Some(rest) = name.strip_prefix("Delta") {
+            (Method::Delta, rest)
+        } else {
+            (Method::Fetch, name.strip_prefix("Fetch")?)
+        };
+        // VHDS (no REST path) is Delta-only.
+        let exists = method == Method::Delta || api.rest.is_some();
+        (rest == api.method && exists).then_some(method)
     }
 }
 
-#[tonic::async_trait]
-impl EndpointDiscoveryService for PerType {
-    type StreamEndpointsStream = MessageStream<DiscoveryResponse>;
-    type DeltaEndpointsStream = MessageStream<DeltaDiscoveryResponse>;
-    async fn stream_endpoints(&self, r: Request<Streaming<DiscoveryRequest>>) -> SotwResult {
-        self.sotw(ENDPOINTS, r)
+/// The gRPC service of `APIS[I]`. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Route<const I: usize> {
+    per_type: PerType,
+    max_message_bytes: usize,
+}
+
+impl<const I: usize> NamedService for Route<I> {
+    const NAME: &'static str = APIS[I].grpc;
+}
+
+impl<const I: usize> tonic::codegen::Service<http::Request<Body>> for Route<I> {
+    type Response = http::Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<Result<Self::Response, Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
     }
-    async fn delta_endpoints(&self, r: Request<Streaming<DeltaDiscoveryRequest>>) -> DeltaResult {
-        self.delta(ENDPOINTS, r)
-    }
-    async fn fetch_endpoints(&self, r: Request<DiscoveryRequest>) -> FetchResult {
-        self.fetch(ENDPOINTS, r)
+
+    fn call(&mut self, request: http::Request<Body>) -> Self::Future {
+        let api = APIS[I];
+        let (per_type, limit) = (self.per_type.clone(), self.max_message_bytes);
+        let method = Method::of(api, request.uri().path());
+        Box::pin(async move {
+            Ok(match method {
+                Some(Method::Stream) => frames::serve(request, limit, |peer, requests| {
+                    per_type.sotw(api, peer, requests)
+                }),
+                Some(Method::Delta) => frames::serve(request, limit, |peer, requests| {
+                    per_type.delta(api, peer, requests)
+                }),
+                Some(Method::Fetch) => {
+                    let codec = ProstCodec::<DiscoveryResponse, DiscoveryRequest>::default();
+                    let mut grpc =
+                        Grpc::new(codec).apply_max_message_size_config(Some(limit), Some(limit));
+                    grpc.unary(Fetch { per_type, api }, request).await
+                }
+                None => Status::new(Code::Unimplemented, "").into_http(),
+            })
+        })
     }
 }
 
-#[tonic::async_trait]
-impl ListenerDiscoveryService for PerType {
-    type StreamListenersStream = MessageStream<DiscoveryResponse>;
-    type DeltaListenersStream = MessageStream<DeltaDiscoveryResponse>;
-    async fn stream_listeners(&self, r: Request<Streaming<DiscoveryRequest>>) -> SotwResult {
-        self.sotw(LISTENERS, r)
-    }
-    async fn delta_listeners(&self, r: Request<Streaming<DeltaDiscoveryRequest>>) -> DeltaResult {
-        self.delta(LISTENERS, r)
-    }
-    async fn fetch_listeners(&self, r: Request<DiscoveryRequest>) -> FetchResult {
-        self.fetch(LISTENERS, r)
+struct Fetch {
+    per_type: PerType,
+    api: Api,
+}
+
+impl UnaryService<DiscoveryRequest> for Fetch {
+    type Response = DiscoveryResponse;
+    type Future = std::future::Ready<Result<Response<DiscoveryResponse>, Status>>;
+
+    fn call(&mut self, request: Request<DiscoveryRequest>) -> Self::Future {
+        let fetched = self.per_type.fetch(self.api, request.into_inner());
+        std::future::ready(fetched.map(Response::new))
     }
 }
 
-#[tonic::async_trait]
-impl RouteDiscoveryService for PerType {
-    type StreamRoutesStream = MessageStream<DiscoveryResponse>;
-    type DeltaRoutesStream = MessageStream<DeltaDiscoveryResponse>;
-    async fn stream_routes(&self, r: Request<Streaming<DiscoveryRequest>>) -> SotwResult {
-        self.sotw(ROUTES, r)
+/// Adds every per-type service to `routes` with gRPC message limits of `max_message_bytes`
+/// (S13); returns their gRPC service names (for health checks and reflection).
+pub fn add_to(
+    routes: &mut RoutesBuilder,
+    per_type: PerType,
+    max_message_bytes: usize,
+) -> Vec<&'static str> {
+    fn route<const I: usize>(per_type: &PerType, max_message_bytes: usize) -> Route<I> {
+        Route {
+            per_type: per_type.clone(),
+            max_message_bytes,
+        }
     }
-    async fn delta_routes(&self, r: Request<Streaming<DeltaDiscoveryRequest>>) -> DeltaResult {
-        self.delta(ROUTES, r)
-    }
-    async fn fetch_routes(&self, r: Request<DiscoveryRequest>) -> FetchResult {
-        self.fetch(ROUTES, r)
-    }
+    let (p, max) = (&per_type, max_message_bytes);
+    routes
+        .add_service(route::<0>(p, max))
+        .add_service(route::<1>(p, max))
+        .add_service(route::<2>(p, max))
+        .add_service(route::<3>(p, max))
+        .add_service(route::<4>(p, max))
+        .add_service(route::<5>(p, max))
+        .add_service(route::<6>(p, max))
+        .add_service(route::<7>(p, max))
+        .add_service(route::<8>(p, max));
+    APIS.iter().map(|api| api.grpc).collect()
 }
 
-#[tonic::async_trait]
-impl ScopedRoutesDiscoveryService for PerType {
-    type StreamScopedRoutesStream = MessageStream<DiscoveryResponse>;
-    type DeltaScopedRoutesStream = MessageStream<DeltaDiscoveryResponse>;
-    async fn stream_scoped_routes(&self, r: Request<Streaming<DiscoveryRequest>>) -> SotwResult {
-        self.sotw(SCOPED_ROUTES, r)
-    }
-    async fn delta_scoped_routes(
-        &self,
-        r: Request<Streaming<DeltaDiscoveryRequest>>,
-    ) -> DeltaResult {
-        self.delta(SCOPED_ROUTES, r)
-    }
-    async fn fetch_scoped_routes(&self, r: Request<DiscoveryRequest>) -> FetchResult {
-        self.fetch(SCOPED_ROUTES, r)
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::per_type::{CLUSTERS, VIRTUAL_HOSTS};
 
-#[tonic::async_trait]
-impl VirtualHostDiscoveryService for PerType {
-    type DeltaVirtualHostsStream = MessageStream<DeltaDiscoveryResponse>;
-    async fn delta_virtual_hosts(
-        &self,
-        r: Request<Streaming<DeltaDiscoveryRequest>>,
-    ) -> DeltaResult {
-        self.delta(VIRTUAL_HOSTS, r)
-    }
-}
-
-#[tonic::async_trait]
-impl SecretDiscoveryService for PerType {
-    type StreamSecretsStream = MessageStream<DiscoveryResponse>;
-    type DeltaSecretsStream = MessageStream<DeltaDiscoveryResponse>;
-    async fn stream_secrets(&self, r: Request<Streaming<DiscoveryRequest>>) -> SotwResult {
-        self.sotw(SECRETS, r)
-    }
-    async fn delta_secrets(&self, r: Request<Streaming<DeltaDiscoveryRequest>>) -> DeltaResult {
-        self.delta(SECRETS, r)
-    }
-    async fn fetch_secrets(&self, r: Request<DiscoveryRequest>) -> FetchResult {
-        self.fetch(SECRETS, r)
-    }
-}
-
-#[tonic::async_trait]
-impl RuntimeDiscoveryService for PerType {
-    type StreamRuntimeStream = MessageStream<DiscoveryResponse>;
-    type DeltaRuntimeStream = MessageStream<DeltaDiscoveryResponse>;
-    async fn stream_runtime(&self, r: Request<Streaming<DiscoveryRequest>>) -> SotwResult {
-        self.sotw(RUNTIME, r)
-    }
-    async fn delta_runtime(&self, r: Request<Streaming<DeltaDiscoveryRequest>>) -> DeltaResult {
-        self.delta(RUNTIME, r)
-    }
-    async fn fetch_runtime(&self, r: Request<DiscoveryRequest>) -> FetchResult {
-        self.fetch(RUNTIME, r)
-    }
-}
-
-#[tonic::async_trait]
-impl ExtensionConfigDiscoveryService for PerType {
-    type StreamExtensionConfigsStream = MessageStream<DiscoveryResponse>;
-    type DeltaExtensionConfigsStream = MessageStream<DeltaDiscoveryResponse>;
-    async fn stream_extension_configs(
-        &self,
-        r: Request<Streaming<DiscoveryRequest>>,
-    ) -> SotwResult {
-        self.sotw(EXTENSION_CONFIGS, r)
-    }
-    async fn delta_extension_configs(
-        &self,
-        r: Request<Streaming<DeltaDiscoveryRequest>>,
-    ) -> DeltaResult {
-        self.delta(EXTENSION_CONFIGS, r)
-    }
-    async fn fetch_extension_configs(&self, r: Request<DiscoveryRequest>) -> FetchResult {
-        self.fetch(EXTENSION_CONFIGS, r)
+    #[test]
+    fn paths_name_the_apis_methods_and_nothing_else() {
+        let path = |m: &str| format!("/{}/{m}", CLUSTERS.grpc);
+        assert_eq!(
+            Method::of(CLUSTERS, &path("StreamClusters")),
+            Some(Method::Stream)
+        );
+        assert_eq!(
+            Method::of(CLUSTERS, &path("DeltaClusters")),
+            Some(Method::Delta)
+        );
+        assert_eq!(
+            Method::of(CLUSTERS, &path("FetchClusters")),
+            Some(Method::Fetch)
+        );
+        assert_eq!(Method::of(CLUSTERS, &path("StreamListeners")), None);
+        assert_eq!(Method::of(CLUSTERS, "/other.Service/StreamClusters"), None);
+        let vhds = |m: &str| format!("/{}/{m}", VIRTUAL_HOSTS.grpc);
+        assert_eq!(
+            Method::of(VIRTUAL_HOSTS, &vhds("DeltaVirtualHosts")),
+            Some(Method::Delta)
+        );
+        assert_eq!(Method::of(VIRTUAL_HOSTS, &vhds("StreamVirtualHosts")), None);
+        assert_eq!(Method::of(VIRTUAL_HOSTS, &vhds("FetchVirtualHosts")), None);
     }
 }

@@ -1,10 +1,11 @@
 //! tonic services on the stream state machines. [`Discovery`] starts SotW and Delta streams
 //! for any transport; [`crate::ads`] is the Aggregated Discovery Service on top of it. The per-type
-//! services (CDS, EDS, LDS, RDS, ...) are the same two calls with their own [`Transport`].
+//! services (CDS, EDS, LDS, RDS, ...) are the same two calls with their own [`Transport`]
+//! ([`crate::per_type`]); both answer through [`crate::frames`].
 
 use std::{net::SocketAddr, sync::Arc};
 
-use futures::{Stream, StreamExt};
+use futures::Stream;
 use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Status;
@@ -17,7 +18,7 @@ use crate::{
     registry::{Registry, Transport},
     sotw::SotwStream,
     stream::{self, Feeds, OUTBOUND_CAPACITY, StreamMachine},
-    wire::{DeltaResponse, Outbound, SotwResponse},
+    wire::{DeltaResponse, SotwResponse},
 };
 
 /// gRPC's default 4 MiB limit is far too small for real fleets' CDS/EDS (S13).
@@ -25,20 +26,6 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Responses as a gRPC server stream.
 pub type ResponseStream<T> = ReceiverStream<Result<T, Status>>;
-
-/// Responses as plain messages, for services on tonic's generated (prost-encoding) stubs.
-pub type MessageStream<M> = futures::stream::Map<
-    ResponseStream<Outbound<M>>,
-    fn(Result<Outbound<M>, Status>) -> Result<M, Status>,
->;
-
-/// Decodes a stream's responses into plain messages (the per-type services: one encoding
-/// copy per response, which ADS avoids).
-pub fn into_messages<M: prost::Message + Default>(
-    responses: ResponseStream<Outbound<M>>,
-) -> MessageStream<M> {
-    responses.map(|r| r.map(|out| out.to_message()))
-}
 
 /// What every stream needs: the snapshots to serve, the registry to report to, and the signal
 /// that ends all streams when the server stops. Cheap to clone.
