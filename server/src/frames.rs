@@ -1,4 +1,5 @@
-//! The response body of an ADS stream, written frame by frame without copying resources.
+//! The response body of a streaming xDS call (ADS and the per-type services), written frame by
+//! frame without copying resources.
 //!
 //! tonic's own streaming body encodes every message into a per-stream buffer: the resources
 //! are copied once per stream, and the buffer keeps the capacity of the largest response for
