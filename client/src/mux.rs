@@ -4,6 +4,7 @@
 //! ...) with the current time; outputs accumulate in an [`Output`] the I/O loop drains with
 //! [`Mux::take_output`]: requests for the wire, events for subscriptions, reports for observers.
 
+mod deliver;
 mod update;
 
 use std::collections::{BTreeMap, BTreeSet};
