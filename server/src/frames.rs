@@ -174,3 +174,80 @@ fn response<M: Message + Default + Send + 'static>(
     );
     response
 }
+
+#[cfg(test)]
+mod tests {
+    use std::future::poll_fn;
+
+    use http_body::Body as _;
+    use tokio::sync::mpsc;
+    use tokio_stream::wrappers::ReceiverStream;
+    use xdsloop_proto::discovery::{Any, DiscoveryResponse};
+
+    use super::*;
+
+    async fn next(body: &mut FrameBody<DiscoveryResponse>) -> Frame<Bytes> {
+        let frame = poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await;
+        frame.expect("a frame").expect("no body error")
+    }
+
+    fn grpc_status(frame: Frame<Bytes>) -> String {
+        let trailers = frame.into_trailers().expect("trailers");
+        trailers["grpc-status"].to_str().unwrap().to_string()
+    }
+
+    fn response(entries: Vec<Bytes>) -> Outbound<DiscoveryResponse> {
+        let head = DiscoveryResponse {
+            version_info: "v1".into(),
+            nonce: "1-1".into(),
+            ..Default::default()
+        };
+        Outbound { head, entries }
+    }
+
+    /// One resource entry of `size` value bytes, encoded as the snapshot caches it.
+    fn entry(size: usize) -> Bytes {
+        let one = DiscoveryResponse {
+            resources: vec![Any {
+                type_url: "t".into(),
+                value: vec![7; size],
+            }],
+            ..Default::default()
+        };
+        one.encode_to_vec().into()
+    }
+
+    #[tokio::test]
+    async fn a_message_is_its_prefix_and_fields_then_the_shared_entry_uncopied() {
+        let (tx, rx) = mpsc::channel(4);
+        let mut body = FrameBody::new(ReceiverStream::new(rx), 1 << 20);
+        let (big, small) = (entry(10_000), entry(10));
+        let out = response(vec![small.clone(), big.clone()]);
+        let expected = out.to_message();
+        tx.send(Ok(out)).await.unwrap();
+        let own = next(&mut body).await.into_data().unwrap();
+        let shared = next(&mut body).await.into_data().unwrap();
+        assert_eq!(
+            shared.as_ptr(),
+            big.as_ptr(),
+            "the shared entry is sent as is"
+        );
+        let wire = [own.as_ref(), shared.as_ref()].concat();
+        assert_eq!(wire[0], 0, "not compressed");
+        let len = u32::from_be_bytes(wire[1..5].try_into().unwrap()) as usize;
+        assert_eq!(len, wire.len() - 5);
+        assert_eq!(DiscoveryResponse::decode(&wire[5..]).unwrap(), expected);
+        drop(tx);
+        assert_eq!(grpc_status(next(&mut body).await), "0");
+        assert!(body.is_end_stream());
+    }
+
+    #[tokio::test]
+    async fn a_message_over_the_limit_ends_the_stream_with_out_of_range() {
+        let (tx, rx) = mpsc::channel(4);
+        let mut body = FrameBody::new(ReceiverStream::new(rx), 1000);
+        tx.send(Ok(response(vec![entry(2000)]))).await.unwrap();
+        let code = tonic::Code::OutOfRange as i32;
+        assert_eq!(grpc_status(next(&mut body).await), code.to_string());
+    }
+}
