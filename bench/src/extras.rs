@@ -27,29 +27,37 @@ pub fn median(mut values: Vec<f64>) -> f64 {
     values[(values.len() - 1) / 2]
 }
 
-/// `fixtures::load` of a 10,000-resource directory (what every reload does), median of `runs`.
-pub fn reload_10k(endpoints: usize, runs: usize) -> Result<f64, String> {
+/// Reloads of a 10,000-resource directory, medians of `runs`: `(full, one_file)`. `full` decodes
+/// every file (the first load, or a loader that kept nothing); `one_file` is the server's reload
+/// after one file changed (its [`Loader`] decodes only that file, then checks the whole set).
+///
+/// [`Loader`]: xdsloop_server::fixtures::Loader
+pub fn reload_10k(endpoints: usize, runs: usize) -> Result<(f64, f64), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    FixtureSet::generate(dir.path(), BIG_CLUSTERS, endpoints).map_err(|e| e.to_string())?;
+    let mut set =
+        FixtureSet::generate(dir.path(), BIG_CLUSTERS, endpoints).map_err(|e| e.to_string())?;
     let codec = Codec::envoy();
-    let mut times = Vec::new();
-    // One unmeasured load warms the page cache, as a long-running server's reloads would be.
+    let check = |loaded: Result<xdsloop_server::Snapshot, _>| match loaded {
+        Ok(s) if s.resource_count() == BIG_CLUSTERS * 2 => Ok(()),
+        Ok(s) => Err(format!("reload loaded {} resources", s.resource_count())),
+        Err(e) => Err(format!("reload: {e}")),
+    };
+    let (mut full, mut one_file) = (Vec::new(), Vec::new());
+    // Run 0 is unmeasured: it warms the page cache, as a long-running server's reloads would be.
     for run in 0..=runs {
+        let mut loader = xdsloop_server::fixtures::Loader::default();
         let start = Instant::now();
-        let snapshot = xdsloop_server::fixtures::load(dir.path(), &codec, 1)
-            .map_err(|e| format!("reload: {e}"))?;
+        check(loader.load(dir.path(), &codec, 1))?;
         let took = start.elapsed();
-        if snapshot.resource_count() != BIG_CLUSTERS * 2 {
-            return Err(format!(
-                "reload loaded {} resources",
-                snapshot.resource_count()
-            ));
-        }
+        set.edit_one_endpoint().map_err(|e| e.to_string())?;
+        let start = Instant::now();
+        check(loader.load(dir.path(), &codec, 2))?;
         if run > 0 {
-            times.push(ms(took));
+            full.push(ms(took));
+            one_file.push(ms(start.elapsed()));
         }
     }
-    Ok(median(times))
+    Ok((median(full), median(one_file)))
 }
 
 #[derive(Clone, Debug, Default, Serialize)]

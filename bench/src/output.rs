@@ -97,6 +97,8 @@ pub struct Results {
     /// Median over every run of every cell.
     pub write_to_first_byte_p50_ms: Option<f64>,
     pub reload_10k_ms: Option<f64>,
+    /// The same directory reloaded after one of its files changed.
+    pub reload_10k_one_file_ms: Option<f64>,
     pub delta_one_change: Option<DeltaChange>,
     /// `None`: not measured (the server has no `--admin`/`/status`).
     pub status: Option<StatusTiming>,
@@ -119,6 +121,7 @@ impl Results {
             cells: Vec::new(),
             write_to_first_byte_p50_ms: None,
             reload_10k_ms: None,
+            reload_10k_one_file_ms: None,
             delta_one_change: None,
             status: None,
             status_streams: 0,
@@ -185,6 +188,12 @@ impl Results {
         }
         if let Some(v) = self.reload_10k_ms {
             let _ = writeln!(out, "- reload of a 10,000-resource directory: {v:.0} ms");
+        }
+        if let Some(v) = self.reload_10k_one_file_ms {
+            let _ = writeln!(
+                out,
+                "- the same directory reloaded after one file changed: {v:.0} ms"
+            );
         }
         if let Some(d) = &self.delta_one_change {
             let _ = writeln!(

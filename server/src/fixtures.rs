@@ -16,7 +16,7 @@ mod files;
 mod tests;
 
 use std::{
-    collections::{BTreeMap, BTreeSet},
+    collections::{BTreeMap, BTreeSet, HashMap},
     fmt,
     path::{Path, PathBuf},
     sync::Arc,
@@ -55,39 +55,66 @@ impl fmt::Display for FixtureError {
 
 impl std::error::Error for FixtureError {}
 
-/// Loads every fixture under `dir` into a snapshot numbered `generation`.
+/// Loads every fixture under `dir` into a snapshot numbered `generation` (decoding every file).
 pub fn load(dir: &Path, codec: &Codec, generation: u64) -> Result<Snapshot, FixtureError> {
-    let mut build = Build::default();
-    for file in files::collect(dir)? {
-        let docs = decode_file(&file.path, codec)?;
-        let scope = match file.node {
-            None => &mut build.base,
-            Some(node) => build.nodes.entry(node).or_default(),
-        };
-        let several = docs.len() > 1;
-        for (index, doc) in docs.into_iter().enumerate() {
-            let origin = Origin {
-                file: file.path.clone(),
-                document: several.then_some(index + 1),
-            };
-            scope.add(&origin, doc)?;
-        }
-    }
-    Ok(build.finish(generation))
+    Loader::default().load(dir, codec, generation)
 }
 
-fn decode_file(path: &Path, codec: &Codec) -> Result<Vec<FixtureDoc>, FixtureError> {
+/// Loads fixture directories again and again, decoding only the files whose bytes changed
+/// since its last load: a reload after editing one file of a large directory decodes that
+/// file, not the directory. Everything across files (duplicates, versions, overlays) is checked
+/// on every load, as [`load`] does.
+#[derive(Debug, Default)]
+pub struct Loader {
+    /// Each file's bytes at its last successful decode, and the documents decoded from them.
+    decoded: HashMap<PathBuf, (Vec<u8>, Vec<FixtureDoc>)>,
+}
+
+impl Loader {
+    /// Loads every fixture under `dir` into a snapshot numbered `generation`.
+    pub fn load(
+        &mut self,
+        dir: &Path,
+        codec: &Codec,
+        generation: u64,
+    ) -> Result<Snapshot, FixtureError> {
+        let mut build = Build::default();
+        let mut seen = HashMap::new();
+        for file in files::collect(dir)? {
+            let bytes = std::fs::read(&file.path)
+                .map_err(|e| FixtureError::new(&file.path, format!("cannot read: {e}")))?;
+            let docs = match self.decoded.get(&file.path) {
+                Some((before, docs)) if *before == bytes => docs.clone(),
+                _ => decode_file(&file.path, &bytes, codec)?,
+            };
+            let scope = match &file.node {
+                None => &mut build.base,
+                Some(node) => build.nodes.entry(node.clone()).or_default(),
+            };
+            let several = docs.len() > 1;
+            for (index, doc) in docs.iter().enumerate() {
+                let origin = Origin {
+                    file: file.path.clone(),
+                    document: several.then_some(index + 1),
+                };
+                scope.add(&origin, doc.clone())?;
+            }
+            seen.insert(file.path, (bytes, docs));
+        }
+        // Only after a good load: files deleted since drop out. A failed load changes nothing
+        // here (an edited file is told apart by its bytes either way).
+        self.decoded = seen;
+        Ok(build.finish(generation))
+    }
+}
+
+fn decode_file(path: &Path, bytes: &[u8], codec: &Codec) -> Result<Vec<FixtureDoc>, FixtureError> {
     let format = Format::from_path(path).expect("files::collect only returns fixture files");
-    let bytes =
-        std::fs::read(path).map_err(|e| FixtureError::new(path, format!("cannot read: {e}")))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        FixtureError::new(
-            path,
-            format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
-        )
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        FixtureError::new(path, format!("not UTF-8 text (byte {})", e.valid_up_to()))
     })?;
     codec
-        .decode_fixture(&text, format)
+        .decode_fixture(text, format)
         .map_err(|e| FixtureError::new(path, e.to_string()))
 }
 

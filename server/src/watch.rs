@@ -64,13 +64,15 @@ impl Watcher {
             path: dir.clone(),
             message: format!("cannot watch: {e}"),
         })?;
-        let snapshot = fixtures::load(&dir, &codec, 1)?;
+        let mut loader = fixtures::Loader::default();
+        let snapshot = loader.load(&dir, &codec, 1)?;
         reload::log_loaded(&snapshot, "fixtures loaded");
         let (reloads_tx, reloads) = watch::channel(ReloadStatus::ok(&snapshot));
         let (snapshots_tx, snapshots) = watch::channel(Arc::new(snapshot));
         let reloader = Reloader {
             dir,
             codec,
+            loader: Arc::new(std::sync::Mutex::new(loader)),
             snapshots: snapshots_tx,
             reloads: reloads_tx,
         };

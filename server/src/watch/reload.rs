@@ -1,7 +1,11 @@
 //! One reload: load the directory off the async threads, then publish the new snapshot, or keep
 //! the last good one and publish the rejection.
 
-use std::{path::PathBuf, sync::Arc, time::SystemTime};
+use std::{
+    path::PathBuf,
+    sync::{Arc, Mutex},
+    time::SystemTime,
+};
 
 use tokio::sync::watch;
 use xdsloop_proto::{Codec, type_url};
@@ -15,6 +19,8 @@ use crate::{
 pub struct Reloader {
     pub dir: PathBuf,
     pub codec: Codec,
+    /// Keeps each file's decoded documents between reloads (see [`fixtures::Loader`]).
+    pub loader: Arc<Mutex<fixtures::Loader>>,
     pub snapshots: watch::Sender<Arc<Snapshot>>,
     pub reloads: watch::Sender<ReloadStatus>,
 }
@@ -22,17 +28,20 @@ pub struct Reloader {
 impl Reloader {
     pub async fn reload(&self) {
         let current = self.snapshots.borrow().clone();
-        let (dir, codec) = (self.dir.clone(), self.codec.clone());
+        let (dir, codec, loader) = (self.dir.clone(), self.codec.clone(), self.loader.clone());
         let generation = current.generation + 1;
         // Decoding a large fixture set takes long enough to stall a runtime thread.
-        let loaded = tokio::task::spawn_blocking(move || fixtures::load(&dir, &codec, generation))
-            .await
-            .unwrap_or_else(|e| {
-                Err(FixtureError {
-                    file: None,
-                    message: format!("the fixture loader failed: {e}"),
-                })
-            });
+        let loaded = tokio::task::spawn_blocking(move || {
+            let mut loader = loader.lock().unwrap_or_else(|e| e.into_inner());
+            loader.load(&dir, &codec, generation)
+        })
+        .await
+        .unwrap_or_else(|e| {
+            Err(FixtureError {
+                file: None,
+                message: format!("the fixture loader failed: {e}"),
+            })
+        });
         self.apply(&current, loaded);
     }
 
