@@ -7,7 +7,7 @@
 //! carried it ([`Chunks`], a [`Buf`] prost decodes from); a field inside one chunk is a slice
 //! of it, and nothing outlives the message.
 
-use std::collections::VecDeque;
+use std::{collections::VecDeque, io::IoSlice};
 
 use bytes::{Buf, Bytes, BytesMut};
 use http_body_util::BodyExt;
@@ -68,6 +68,14 @@ impl Buf for Chunks {
         self.chunks.front().map_or(&[], |c| c.as_ref())
     }
 
+    /// Every chunk (up to `dst.len()`), so a reader can parse them in place.
+    fn chunks_vectored<'a>(&'a self, dst: &mut [IoSlice<'a>]) -> usize {
+        let pairs = dst.iter_mut().zip(&self.chunks);
+        pairs
+            .map(|(slot, chunk)| *slot = IoSlice::new(chunk))
+            .count()
+    }
+
     fn advance(&mut self, mut cnt: usize) {
         assert!(cnt <= self.remaining, "advance past the end");
         self.remaining -= cnt;
@@ -94,12 +102,9 @@ impl Buf for Chunks {
             }
             _ => {
                 let mut out = BytesMut::with_capacity(len);
-                out.extend(
-                    self.split_front(len)
-                        .chunks
-                        .iter()
-                        .flat_map(|c| c.iter().copied()),
-                );
+                for chunk in self.split_front(len).chunks {
+                    out.extend_from_slice(&chunk);
+                }
                 out.freeze()
             }
         }

@@ -1,11 +1,12 @@
 //! What a fleet node reads from one resource: its name and the names it makes the node
 //! subscribe to (CDS → EDS, LDS → RDS). Nothing else is decoded.
 
-use bytes::Bytes;
+use std::borrow::Cow;
+
 use prost::Message;
 use xdsloop_proto::type_url;
 
-use super::wire::{Cluster, Listener, Named};
+use super::wire::{Cluster, Listener, name_in_place};
 
 /// The role a type plays in Envoy-style subscription.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -50,26 +51,27 @@ impl Kind {
 
 /// One resource as the fleet sees it.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Inspected {
-    /// `None` for [`Kind::Other`] (not decoded). Bytes of the received buffer, not a copy.
-    pub name: Option<Bytes>,
+pub struct Inspected<'a> {
+    /// `None` for [`Kind::Other`] (not decoded). A slice of the received message unless the
+    /// resource was decoded to follow its dependents.
+    pub name: Option<Cow<'a, [u8]>>,
     /// Names of the dependent type this resource needs (only when `follow` was asked).
     pub children: Vec<String>,
 }
 
 /// Decodes the few fields `kind` needs. `follow`: also collect dependent names.
-pub fn inspect(kind: Kind, value: &Bytes, follow: bool) -> Result<Inspected, String> {
+pub fn inspect(kind: Kind, value: &[u8], follow: bool) -> Result<Inspected<'_>, String> {
     let err = |e: prost::DecodeError| format!("cannot decode: {e}");
     let (name, children) = match kind {
         Kind::Clusters if follow => {
-            let cluster = Cluster::decode(value.clone()).map_err(err)?;
+            let cluster = Cluster::decode(value).map_err(err)?;
             let children = cluster.eds_name().map(str::to_string).into_iter().collect();
-            (Bytes::from(cluster.name), children)
+            (Cow::Owned(cluster.name.into_bytes()), children)
         }
         Kind::Listeners if follow => {
-            let listener = Listener::decode(value.clone()).map_err(err)?;
+            let listener = Listener::decode(value).map_err(err)?;
             let children = listener.route_names();
-            (Bytes::from(listener.name), children)
+            (Cow::Owned(listener.name.into_bytes()), children)
         }
         Kind::Other => {
             return Ok(Inspected {
@@ -77,7 +79,10 @@ pub fn inspect(kind: Kind, value: &Bytes, follow: bool) -> Result<Inspected, Str
                 children: Vec::new(),
             });
         }
-        _ => (Named::decode(value.clone()).map_err(err)?.name, Vec::new()),
+        _ => {
+            let name = name_in_place(value).map_err(|e| format!("cannot decode: {e}"))?;
+            (Cow::Borrowed(name), Vec::new())
+        }
     };
     if name.is_empty() {
         return Err("resource has no name".into());

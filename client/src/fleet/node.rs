@@ -6,7 +6,9 @@
 //! `system_version_info`, or, when a server leaves that empty, a digest of the held
 //! name → version map (so nodes holding the same resources report the same version).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::IoSlice;
 use std::sync::Arc;
 
 use bytes::{Buf, Bytes};
@@ -15,10 +17,13 @@ use xdsloop_proto::discovery::{DeltaDiscoveryRequest, DiscoveryRequest, Node as 
 
 use super::inspect::{Kind, inspect};
 use super::outgoing::{FleetRequest, encode_names};
-use super::wire::{DeltaResponse, RawAny, SotwResponse};
+use super::wire::{AnyRef, DeltaResponse, SotwView};
 use crate::request::{Mode, Outgoing};
 
 /// What every node of a fleet does; shared by all of them.
+/// Chunks of one response parsed in place; a response in more pieces is copied into one.
+const MAX_PARTS: usize = 16;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rules {
     pub mode: Mode,
@@ -142,31 +147,48 @@ impl Node {
 
     /// Handles one encoded response (`DiscoveryResponse` or `DeltaDiscoveryResponse`, as the
     /// mode says). An undecodable message is answered by nobody: there is no nonce to echo.
-    pub fn on_response(&mut self, bytes: impl Buf) -> Result<Handled, prost::DecodeError> {
+    pub fn on_response(&mut self, mut message: impl Buf) -> Result<Handled, String> {
         Ok(match self.rules.mode {
-            Mode::Sotw => self.on_sotw(SotwResponse::decode(bytes)?),
-            Mode::Delta => self.on_delta(DeltaResponse::decode(bytes)?),
+            Mode::Sotw => {
+                // In place when the message's chunks split it between fields (the usual case:
+                // the server's own fields, then the resources); else one contiguous copy.
+                let mut parts = [IoSlice::new(&[]); MAX_PARTS];
+                let n = message.chunks_vectored(&mut parts);
+                let whole =
+                    parts[..n].iter().map(|p| p.len()).sum::<usize>() == message.remaining();
+                match SotwView::parse_parts(parts[..n].iter().map(|p| &**p)) {
+                    Ok(view) if whole => self.on_sotw(view),
+                    _ => {
+                        let message = message.copy_to_bytes(message.remaining());
+                        self.on_sotw(SotwView::parse(&message)?)
+                    }
+                }
+            }
+            Mode::Delta => {
+                self.on_delta(DeltaResponse::decode(message).map_err(|e| e.to_string())?)
+            }
         })
     }
 
-    fn on_sotw(&mut self, response: SotwResponse) -> Handled {
-        let Some(i) = self.index(&response.type_url) else {
+    fn on_sotw(&mut self, response: SotwView<'_>) -> Handled {
+        let Some(i) = self.index(response.type_url) else {
             return Handled::default();
         };
-        let checked = self.check(i, response.resources.iter().map(|r| (None, Some(r))));
+        let checked = self.check(i, response.resources.iter().map(|r| (None, Some(*r))));
         let t = &mut self.types[i];
-        t.nonce = response.nonce;
+        t.nonce = response.nonce.to_string();
         let resources = response.resources.len();
+        let version = response.version_info.to_string();
         let outcome = match checked {
             Ok(items) => {
-                let previous = t.version.replace(response.version_info.clone());
-                t.wire_version = response.version_info.clone();
+                let previous = t.version.replace(version.clone());
+                t.wire_version = version.clone();
                 if t.follow {
                     t.children = items;
                 }
-                accepted(t, response.version_info, previous, resources)
+                accepted(t, version, previous, resources)
             }
-            Err(message) => rejected(t, response.version_info, message, resources),
+            Err(message) => rejected(t, version, message, resources),
         };
         self.reply(i, outcome)
     }
@@ -178,7 +200,13 @@ impl Node {
         let items = response.resources.iter();
         let mut checked = self.check(
             i,
-            items.map(|r| (Some(r.name.as_str()), r.resource.as_ref())),
+            items.map(|r| {
+                let any = r.resource.as_ref().map(|a| AnyRef {
+                    type_url: &a.type_url,
+                    value: &a.value,
+                });
+                (Some(r.name.as_str()), any)
+            }),
         );
         let removed: Vec<String> = (response.removed_resources.iter().cloned())
             .chain(
@@ -227,29 +255,29 @@ impl Node {
     fn check<'a>(
         &self,
         i: usize,
-        items: impl Iterator<Item = (Option<&'a str>, Option<&'a RawAny>)>,
+        items: impl Iterator<Item = (Option<&'a str>, Option<AnyRef<'a>>)>,
     ) -> Result<BTreeMap<String, Vec<String>>, String> {
         let t = &self.types[i];
         // Names seen, checked for duplicates by sorting once at the end (cheaper than hashing
         // every name of a 1,000-resource response).
-        let mut seen: Vec<Bytes> = Vec::new();
+        let mut seen: Vec<Cow<'a, [u8]>> = Vec::new();
         let mut children = BTreeMap::new();
         for (envelope, any) in items {
             let inspected = match any {
-                Some(any) if any.type_url.as_ref() != t.url.as_bytes() => {
-                    let found = String::from_utf8_lossy(&any.type_url);
+                Some(any) if any.type_url != t.url.as_bytes() => {
+                    let found = String::from_utf8_lossy(any.type_url);
                     return Err(format!("resource of type {found} in a {} response", t.url));
                 }
                 Some(any) if t.follow || envelope.is_none() => {
-                    inspect(t.kind, &any.value, t.follow)?
+                    inspect(t.kind, any.value, t.follow)?
                 }
                 _ => Default::default(),
             };
-            let envelope = envelope.map(|n| Bytes::copy_from_slice(n.as_bytes()));
+            let envelope = envelope.map(|n| Cow::Borrowed(n.as_bytes()));
             let Some(name) = envelope.or(inspected.name) else {
                 continue; // An uninspected type in SotW: nothing to check by name.
             };
-            let named = |rule: &(String, String)| rule.0 == t.url && rule.1.as_bytes() == name;
+            let named = |rule: &(String, String)| rule.0 == t.url && rule.1.as_bytes() == &*name;
             if self.rules.nack.iter().any(named) {
                 let name = String::from_utf8_lossy(&name);
                 return Err(format!("resource {name:?} rejected by --nack"));

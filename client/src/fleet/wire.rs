@@ -1,26 +1,15 @@
 //! Just enough of the xDS wire format to follow names and versions.
 //!
-//! These prost messages carry only the fields the fleet reads, under their real field numbers;
-//! prost skips every other field without decoding it (a length-delimited skip is one bounds
-//! check). Payloads are `Bytes` so they point into the received gRPC buffer instead of being
-//! copied. This is what keeps thousands of simulated nodes cheap: the full Envoy messages are
-//! never built.
+//! SotW responses, the bulk of a large fleet's traffic, are read in place ([`SotwView`]: every
+//! field a slice of the received message, nothing allocated per resource). Delta responses and
+//! the resources the fleet follows (clusters, listeners) use prost messages that carry only
+//! the fields the fleet reads, under their real field numbers; prost skips every other field
+//! without decoding it. Either way the full Envoy messages are never built, which is what keeps
+//! thousands of simulated nodes cheap.
 
 use bytes::Bytes;
 use prost::Message;
-
-/// `envoy.service.discovery.v3.DiscoveryResponse`, minus canary, control plane and errors.
-#[derive(Clone, PartialEq, Message)]
-pub struct SotwResponse {
-    #[prost(string, tag = "1")]
-    pub version_info: String,
-    #[prost(message, repeated, tag = "2")]
-    pub resources: Vec<RawAny>,
-    #[prost(string, tag = "4")]
-    pub type_url: String,
-    #[prost(string, tag = "5")]
-    pub nonce: String,
-}
+use prost::encoding::decode_varint;
 
 /// `envoy.service.discovery.v3.DeltaDiscoveryResponse`, minus control plane and errors.
 #[derive(Clone, PartialEq, Message)]
@@ -60,9 +49,8 @@ pub struct RawAny {
     pub value: Bytes,
 }
 
-/// Any message whose field 1 is its name: `Listener`, `RouteConfiguration`,
-/// `ClusterLoadAssignment` (`cluster_name`), `ResourceName`. Read as bytes (same wire type as
-/// a string): a slice of the received buffer, no allocation.
+/// `ResourceName` (Delta `removed_resource_names`): field 1 is the name. Read as bytes (same
+/// wire type as a string): a slice of the received buffer, no allocation.
 #[derive(Clone, PartialEq, Message)]
 pub struct Named {
     #[prost(bytes = "bytes", tag = "1")]
@@ -171,6 +159,107 @@ impl Listener {
     }
 }
 
+/// A SotW response read in place: every field is a slice of the received message. A response
+/// of 1,000 resources costs no allocation per resource (the prost structs above would take a
+/// reference-counted `Bytes` for each payload and type URL).
+#[derive(Debug, Default)]
+pub struct SotwView<'a> {
+    pub version_info: &'a str,
+    pub type_url: &'a str,
+    pub nonce: &'a str,
+    pub resources: Vec<AnyRef<'a>>,
+}
+
+/// `google.protobuf.Any`, in place.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AnyRef<'a> {
+    pub type_url: &'a [u8],
+    pub value: &'a [u8],
+}
+
+impl<'a> SotwView<'a> {
+    pub fn parse(message: &'a [u8]) -> Result<Self, String> {
+        Self::parse_parts([message])
+    }
+
+    /// Parses a message given as consecutive parts. It fails when a field straddles two parts
+    /// (every field must lie within one part); the caller then parses a contiguous copy.
+    pub fn parse_parts(parts: impl IntoIterator<Item = &'a [u8]>) -> Result<Self, String> {
+        let mut view = SotwView::default();
+        let text = |v: &'a [u8]| std::str::from_utf8(v).map_err(|e| format!("not UTF-8: {e}"));
+        for part in parts {
+            fields(part, |tag, value| {
+                match tag {
+                    1 => view.version_info = text(value)?,
+                    2 => view.resources.push(AnyRef::parse(value)?),
+                    4 => view.type_url = text(value)?,
+                    5 => view.nonce = text(value)?,
+                    _ => {}
+                }
+                Ok(())
+            })?;
+        }
+        Ok(view)
+    }
+}
+
+impl<'a> AnyRef<'a> {
+    fn parse(message: &'a [u8]) -> Result<Self, String> {
+        let mut any = AnyRef::default();
+        fields(message, |tag, value| {
+            match tag {
+                1 => any.type_url = value,
+                2 => any.value = value,
+                _ => {}
+            }
+            Ok(())
+        })?;
+        Ok(any)
+    }
+}
+
+/// Field 1 of a message, in place: the name of a `Listener`, `RouteConfiguration`,
+/// `ClusterLoadAssignment` (`cluster_name`) or `ResourceName`; empty when absent.
+pub fn name_in_place(message: &[u8]) -> Result<&[u8], String> {
+    let mut name: &[u8] = &[];
+    fields(message, |tag, value| {
+        if tag == 1 {
+            name = value;
+        }
+        Ok(())
+    })?;
+    Ok(name)
+}
+
+/// Calls `each` with the tag and bytes of every length-delimited field of `message`, in order,
+/// skipping the other wire types (protobuf wire format, no schema needed).
+fn fields<'a>(
+    mut message: &'a [u8],
+    mut each: impl FnMut(u32, &'a [u8]) -> Result<(), String>,
+) -> Result<(), String> {
+    let varint = |buf: &mut &'a [u8]| decode_varint(buf).map_err(|e| e.to_string());
+    while !message.is_empty() {
+        let key = varint(&mut message)?;
+        let skip = match key & 7 {
+            0 => {
+                varint(&mut message)?;
+                0
+            }
+            1 => 8,
+            2 => {
+                let len = usize::try_from(varint(&mut message)?).unwrap_or(usize::MAX);
+                let value = message.get(..len).ok_or("a field runs past the end")?;
+                each((key >> 3) as u32, value)?;
+                len
+            }
+            5 => 4,
+            other => return Err(format!("unsupported wire type {other}")),
+        };
+        message = message.get(skip..).ok_or("a field runs past the end")?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,6 +279,50 @@ mod tests {
             }),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn sotw_view_reads_the_real_encoding_in_place_and_rejects_a_truncated_one() {
+        use xdsloop_proto::discovery::DiscoveryResponse;
+        use xdsloop_proto::envoy::envoy::config::core::v3::ControlPlane;
+        let full = DiscoveryResponse {
+            version_info: "v1".into(),
+            resources: vec![
+                Any {
+                    type_url: "t".into(),
+                    value: b"one".to_vec(),
+                },
+                Any {
+                    type_url: "t".into(),
+                    value: full_eds_cluster("web", "").encode_to_vec(),
+                },
+            ],
+            canary: true,
+            type_url: "t".into(),
+            nonce: "n-1".into(),
+            control_plane: Some(ControlPlane {
+                identifier: "cp".into(),
+            }),
+            ..Default::default()
+        };
+        let bytes = full.encode_to_vec();
+        let view = SotwView::parse(&bytes).unwrap();
+        assert_eq!(
+            (view.version_info, view.type_url, view.nonce),
+            ("v1", "t", "n-1")
+        );
+        let values: Vec<&[u8]> = view.resources.iter().map(|r| r.value).collect();
+        assert_eq!(values, [b"one".as_slice(), &full.resources[1].value]);
+        assert_eq!(name_in_place(view.resources[1].value).unwrap(), b"web");
+        assert!(SotwView::parse(&bytes[..bytes.len() - 1]).is_err());
+        // Parts split between fields parse in place; a split inside a field is refused.
+        // version_info (2 + 2 bytes), then the first resource (2 + its length).
+        let first = 4 + 2 + full.resources[0].encoded_len();
+        let (a, b) = bytes.split_at(first);
+        let parts = SotwView::parse_parts([a, b]).unwrap();
+        assert_eq!((parts.resources.len(), parts.nonce), (2, "n-1"));
+        let (a, b) = bytes.split_at(first + 3);
+        assert!(SotwView::parse_parts([a, b]).is_err());
     }
 
     #[test]
