@@ -20,10 +20,10 @@ use super::outgoing::{FleetRequest, encode_names};
 use super::wire::{AnyRef, DeltaResponse, SotwView};
 use crate::request::{Mode, Outgoing};
 
-/// What every node of a fleet does; shared by all of them.
 /// Chunks of one response parsed in place; a response in more pieces is copied into one.
 const MAX_PARTS: usize = 16;
 
+/// What every node of a fleet does; shared by all of them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rules {
     pub mode: Mode,
@@ -250,8 +250,8 @@ impl Node {
 
     /// The checks every response gets before it is accepted (C6), plus `--nack` rules.
     /// `items` are (envelope name for Delta, resource). Returns, for a type whose dependents
-    /// are followed, resource name → dependent names (empty otherwise: names are only hashed,
-    /// never copied, which keeps big SotW responses cheap).
+    /// are followed, resource name → dependent names (empty otherwise: names are only compared in
+    /// place, never copied, which keeps big SotW responses cheap).
     fn check<'a>(
         &self,
         i: usize,
