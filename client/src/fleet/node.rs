@@ -13,12 +13,11 @@ use std::sync::Arc;
 
 use bytes::{Buf, Bytes};
 use prost::Message;
-use xdsloop_proto::discovery::{DeltaDiscoveryRequest, DiscoveryRequest, Node as WireNode};
 
 use super::inspect::{Kind, inspect};
-use super::outgoing::{FleetRequest, encode_names};
+use super::outgoing::FleetRequest;
 use super::wire::{AnyRef, DeltaResponse, SotwView};
-use crate::request::{Mode, Outgoing};
+use crate::request::Mode;
 
 /// Chunks of one response parsed in place; a response in more pieces is copied into one.
 const MAX_PARTS: usize = 16;
@@ -310,105 +309,15 @@ impl Node {
         }
     }
 
-    fn follow(&mut self, parent: usize) -> Option<FleetRequest> {
-        let kind = self.types[parent].kind.child()?;
-        let child = self.types.iter().position(|t| t.kind == kind)?;
-        let wanted: BTreeSet<String> = self.types[parent]
-            .children
-            .values()
-            .flatten()
-            .cloned()
-            .collect();
-        let t = &mut self.types[child];
-        if wanted == t.names || (wanted.is_empty() && !t.active) {
-            return None;
-        }
-        let subscribe: Vec<String> = wanted.difference(&t.names).cloned().collect();
-        let unsubscribe: Vec<String> = t.names.difference(&wanted).cloned().collect();
-        for name in &unsubscribe {
-            t.held.remove(name);
-        }
-        t.names_wire = encode_names(&wanted);
-        t.names = wanted;
-        if !t.active {
-            t.active = true;
-            return Some(self.initial_request(child));
-        }
-        Some(match self.rules.mode {
-            Mode::Sotw => self.sotw_request(child, None),
-            Mode::Delta => FleetRequest::delta(DeltaDiscoveryRequest {
-                type_url: t.url.clone(),
-                resource_names_subscribe: subscribe,
-                resource_names_unsubscribe: unsubscribe,
-                ..Default::default()
-            }),
-        })
-    }
-
-    fn initial_request(&mut self, i: usize) -> FleetRequest {
-        match self.rules.mode {
-            Mode::Sotw => self.sotw_request(i, None),
-            Mode::Delta => {
-                let node = self.take_node();
-                let t = &self.types[i];
-                FleetRequest::delta(DeltaDiscoveryRequest {
-                    node,
-                    type_url: t.url.clone(),
-                    // Empty on a wildcard type = legacy wildcard, understood by every server.
-                    resource_names_subscribe: t.names.iter().cloned().collect(),
-                    initial_resource_versions: t.held.clone().into_iter().collect(),
-                    ..Default::default()
-                })
-            }
-        }
-    }
-
-    fn ack(&mut self, i: usize, error: Option<String>) -> FleetRequest {
-        match self.rules.mode {
-            Mode::Sotw => self.sotw_request(i, error),
-            Mode::Delta => FleetRequest::delta(DeltaDiscoveryRequest {
-                node: self.take_node(),
-                type_url: self.types[i].url.clone(),
-                response_nonce: self.types[i].nonce.clone(),
-                error_detail: error.map(status),
-                ..Default::default()
-            }),
-        }
-    }
-
-    fn sotw_request(&mut self, i: usize, error: Option<String>) -> FleetRequest {
-        let node = self.take_node();
-        let t = &self.types[i];
-        let message = Outgoing::Sotw(DiscoveryRequest {
-            version_info: t.wire_version.clone(),
-            node,
-            type_url: t.url.clone(),
-            response_nonce: t.nonce.clone(),
-            error_detail: error.map(status),
-            ..Default::default()
-        });
-        FleetRequest {
-            message,
-            names: t.names_wire.clone(),
-        }
-    }
-
-    fn take_node(&mut self) -> Option<WireNode> {
-        (!std::mem::replace(&mut self.node_sent, true)).then(|| WireNode {
-            id: self.id.clone(),
-            user_agent_name: "xdsloop-client-fleet".into(),
-            ..Default::default()
-        })
-    }
-
     fn index(&self, type_url: &str) -> Option<usize> {
         self.types.iter().position(|t| t.url == type_url)
     }
 }
 
 mod outcome;
+mod requests;
 #[cfg(test)]
 mod tests;
 
 pub use outcome::Outcome;
-use outcome::{accepted, apply_delta, delta_version, rejected, status};
+use outcome::{accepted, apply_delta, delta_version, rejected};

@@ -8,7 +8,10 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use prost::Message;
-use xdsloop_proto::discovery::{Any, DeltaDiscoveryResponse, DiscoveryResponse, WireResource};
+use xdsloop_proto::discovery::{
+    Any, DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
+    WireResource,
+};
 use xdsloop_proto::envoy::envoy::config::cluster::v3::Cluster;
 use xdsloop_proto::envoy::envoy::config::cluster::v3::cluster::{
     ClusterDiscoveryType, DiscoveryType,
@@ -23,6 +26,7 @@ use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER, ROUTE};
 
 use super::super::wire;
 use super::*;
+use crate::request::Outgoing;
 
 pub(super) fn rules(mode: Mode, types: &[&str], nack: &[(&str, &str)]) -> Arc<Rules> {
     Arc::new(Rules {
