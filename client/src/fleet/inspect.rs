@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use prost::Message;
 use xdsloop_proto::type_url;
 
-use super::wire::{Cluster, Listener, name_in_place};
+use super::wire::{ClusterRef, Listener, name_in_place};
 
 /// The role a type plays in Envoy-style subscription.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -55,8 +55,9 @@ pub struct Inspected<'a> {
     /// `None` for [`Kind::Other`] (not decoded). A slice of the received message unless the
     /// resource was decoded to follow its dependents.
     pub name: Option<Cow<'a, [u8]>>,
-    /// Names of the dependent type this resource needs (only when `follow` was asked).
-    pub children: Vec<String>,
+    /// Names of the dependent type this resource needs (only when `follow` was asked); slices
+    /// of the message for clusters.
+    pub children: Vec<Cow<'a, str>>,
 }
 
 /// Decodes the few fields `kind` needs. `follow`: also collect dependent names.
@@ -64,13 +65,13 @@ pub fn inspect(kind: Kind, value: &[u8], follow: bool) -> Result<Inspected<'_>, 
     let err = |e: prost::DecodeError| format!("cannot decode: {e}");
     let (name, children) = match kind {
         Kind::Clusters if follow => {
-            let cluster = Cluster::decode(value).map_err(err)?;
-            let children = cluster.eds_name().map(str::to_string).into_iter().collect();
-            (Cow::Owned(cluster.name.into_bytes()), children)
+            let cluster = ClusterRef::parse(value).map_err(|e| format!("cannot decode: {e}"))?;
+            let children = cluster.eds_name.map(Cow::Borrowed).into_iter().collect();
+            (Cow::Borrowed(cluster.name.as_bytes()), children)
         }
         Kind::Listeners if follow => {
             let listener = Listener::decode(value).map_err(err)?;
-            let children = listener.route_names();
+            let children = listener.route_names().into_iter().map(Cow::Owned).collect();
             (Cow::Owned(listener.name.into_bytes()), children)
         }
         Kind::Other => {

@@ -5,6 +5,7 @@
 //! - [`wire`]: minimal prost messages (names, versions, the fields that reference other
 //!   resources); everything else on the wire is skipped, never decoded.
 //! - [`inspect`]: one resource → its name and the dependent names it needs.
+//! - [`names`]: the dependent-name lists, shared by the nodes that want the same ones.
 //! - [`node`]: one node's SotW/Delta state (sans-I/O): subscribe, ACK/NACK, follow CDS → EDS
 //!   and LDS → RDS.
 //! - [`session`]: one node's stream loop with reconnects.
@@ -17,6 +18,7 @@
 pub mod cli;
 mod frames;
 pub mod inspect;
+pub mod names;
 pub mod node;
 pub mod outgoing;
 pub mod report;
@@ -104,6 +106,7 @@ impl FleetConfig {
             mode: self.mode,
             types,
             nack: self.nack.clone(),
+            names: Default::default(),
         })
     }
 }

@@ -7,14 +7,15 @@
 //! name → version map (so nodes holding the same resources report the same version).
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::io::IoSlice;
 use std::sync::Arc;
 
-use bytes::{Buf, Bytes};
+use bytes::Buf;
 use prost::Message;
 
 use super::inspect::{Kind, inspect};
+use super::names::{Interner, Names};
 use super::outgoing::FleetRequest;
 use super::wire::{AnyRef, DeltaResponse, SotwView};
 use crate::request::Mode;
@@ -23,13 +24,15 @@ use crate::request::Mode;
 const MAX_PARTS: usize = 16;
 
 /// What every node of a fleet does; shared by all of them.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Rules {
     pub mode: Mode,
     /// Type URLs to subscribe, in the order their first requests go out.
     pub types: Vec<String>,
     /// `(type URL, resource name)`: NACK any response holding that resource.
     pub nack: Vec<(String, String)>,
+    /// The fleet's shared dependent-name lists.
+    pub names: Interner,
 }
 
 /// What handling one response produced.
@@ -47,10 +50,8 @@ struct TypeState {
     kind: Kind,
     /// Collect dependent names from this type's resources.
     follow: bool,
-    /// Interest of a named type (EDS/RDS).
-    names: BTreeSet<String>,
-    /// `names` encoded as SotW `resource_names`, rebuilt when they change.
-    names_wire: Bytes,
+    /// Interest of a named type (EDS/RDS), shared with the nodes that want the same names.
+    names: Names,
     /// A request for this type went out on the current stream.
     active: bool,
     /// Last accepted version as reported; `None` until the first ACK.
@@ -60,7 +61,8 @@ struct TypeState {
     nonce: String,
     /// Delta: held names → version (declared on reconnect). SotW keeps no per-resource state.
     held: BTreeMap<String, String>,
-    /// Parent resources → the dependent names they need.
+    /// Delta: parent resources → the dependent names they need (a SotW response carries all
+    /// of them every time, so SotW nodes keep none).
     children: BTreeMap<String, Vec<String>>,
 }
 
@@ -85,8 +87,7 @@ impl Node {
                     url: url.clone(),
                     kind,
                     follow: kind.child().is_some_and(has),
-                    names: BTreeSet::new(),
-                    names_wire: Bytes::new(),
+                    names: Names::default(),
                     active: false,
                     version: None,
                     wire_version: String::new(),
@@ -178,18 +179,17 @@ impl Node {
         t.nonce = response.nonce.to_string();
         let resources = response.resources.len();
         let version = response.version_info.to_string();
-        let outcome = match checked {
-            Ok(items) => {
+        let (outcome, wanted) = match checked {
+            Ok(checked) => {
                 let previous = t.version.replace(version.clone());
                 t.wire_version = version.clone();
-                if t.follow {
-                    t.children = items;
-                }
-                accepted(t, version, previous, resources)
+                let children = checked.children.iter().flat_map(|(_, c)| c);
+                let wanted = t.follow.then(|| intern(&self.rules.names, children));
+                (accepted(t, version, previous, resources), wanted)
             }
-            Err(message) => rejected(t, version, message, resources),
+            Err(message) => (rejected(t, version, message, resources), None),
         };
-        self.reply(i, outcome)
+        self.reply(i, outcome, wanted)
     }
 
     fn on_delta(&mut self, response: DeltaResponse) -> Handled {
@@ -216,51 +216,53 @@ impl Node {
             )
             .collect();
         if let Ok(items) = &checked
-            && let Some(both) = removed.iter().find(|n| items.contains_key(*n))
+            && let Some(both) = removed.iter().find(|n| items.has(n))
         {
             checked = Err(format!("resource {both:?} is both updated and removed"));
         }
         let t = &mut self.types[i];
-        t.nonce = response.nonce;
+        t.nonce = response.nonce.clone();
         let resources = response.resources.len();
-        let system_version = response.system_version_info;
-        let outcome = match checked {
-            Ok(items) => {
+        let system_version = &response.system_version_info;
+        let (outcome, wanted) = match checked {
+            Ok(checked) => {
                 apply_delta(&mut t.held, &response.resources, &removed);
-                let version = delta_version(&system_version, &t.held);
+                let version = delta_version(system_version, &t.held);
                 let previous = t.version.replace(version.clone());
-                if t.follow {
-                    t.children.extend(items);
+                let wanted = t.follow.then(|| {
+                    for (name, children) in checked.children {
+                        let name = String::from_utf8_lossy(&name).into_owned();
+                        let children = children.into_iter().map(Cow::into_owned).collect();
+                        t.children.insert(name, children);
+                    }
                     for name in &removed {
                         t.children.remove(name);
                     }
-                }
-                accepted(t, version, previous, resources)
+                    intern(&self.rules.names, t.children.values().flatten())
+                });
+                (accepted(t, version, previous, resources), wanted)
             }
             Err(message) => {
                 // The version this response would have produced, to name it in the report.
                 let mut held = t.held.clone();
                 apply_delta(&mut held, &response.resources, &removed);
-                rejected(t, delta_version(&system_version, &held), message, resources)
+                let version = delta_version(system_version, &held);
+                (rejected(t, version, message, resources), None)
             }
         };
-        self.reply(i, outcome)
+        self.reply(i, outcome, wanted)
     }
 
     /// The checks every response gets before it is accepted (C6), plus `--nack` rules.
-    /// `items` are (envelope name for Delta, resource). Returns, for a type whose dependents
-    /// are followed, resource name → dependent names (empty otherwise: names are only compared in
-    /// place, never copied, which keeps big SotW responses cheap).
+    /// `items` are (envelope name for Delta, resource). Names are compared in place, never
+    /// copied, which keeps big SotW responses cheap.
     fn check<'a>(
         &self,
         i: usize,
         items: impl Iterator<Item = (Option<&'a str>, Option<AnyRef<'a>>)>,
-    ) -> Result<BTreeMap<String, Vec<String>>, String> {
+    ) -> Result<Checked<'a>, String> {
         let t = &self.types[i];
-        // Names seen, checked for duplicates by sorting once at the end (cheaper than hashing
-        // every name of a 1,000-resource response).
-        let mut seen: Vec<Cow<'a, [u8]>> = Vec::new();
-        let mut children = BTreeMap::new();
+        let mut checked = Checked::default();
         for (envelope, any) in items {
             let inspected = match any {
                 Some(any) if any.type_url != t.url.as_bytes() => {
@@ -282,26 +284,28 @@ impl Node {
                 return Err(format!("resource {name:?} rejected by --nack"));
             }
             if t.follow {
-                let name = String::from_utf8_lossy(&name).into_owned();
-                children.insert(name, inspected.children);
+                checked.children.push((name.clone(), inspected.children));
             }
-            seen.push(name);
+            checked.names.push(name);
         }
-        seen.sort_unstable();
-        if let Some(pair) = seen.windows(2).find(|pair| pair[0] == pair[1]) {
+        // Duplicates found by sorting once (cheaper than hashing every name of a
+        // 1,000-resource response).
+        checked.names.sort_unstable();
+        if let Some(pair) = checked.names.windows(2).find(|pair| pair[0] == pair[1]) {
             let name = String::from_utf8_lossy(&pair[0]);
             return Err(format!("duplicate resource {name:?}"));
         }
-        Ok(children)
+        Ok(checked)
     }
 
     /// The ACK/NACK for type `i`, then the dependent type's interest change if the accepted
     /// response changed it (C12: after the parent's ACK).
-    fn reply(&mut self, i: usize, outcome: Outcome) -> Handled {
+    /// `wanted`: the dependent names, for a type whose dependents are followed.
+    fn reply(&mut self, i: usize, outcome: Outcome, wanted: Option<Names>) -> Handled {
         let error = outcome.verdict.clone().err();
         let mut requests = vec![self.ack(i, error)];
-        if outcome.verdict.is_ok() {
-            requests.extend(self.follow(i));
+        if let Some(wanted) = wanted {
+            requests.extend(self.follow(i, wanted));
         }
         Handled {
             requests,
@@ -312,6 +316,36 @@ impl Node {
     fn index(&self, type_url: &str) -> Option<usize> {
         self.types.iter().position(|t| t.url == type_url)
     }
+}
+
+/// A response's resources as [`Node::check`] passed them.
+#[derive(Debug, Default)]
+struct Checked<'a> {
+    /// Every resource's name, sorted.
+    names: Vec<Cow<'a, [u8]>>,
+    /// Types whose dependents are followed: each resource's name and the names it needs.
+    children: Vec<(Cow<'a, [u8]>, Dependents<'a>)>,
+}
+
+/// The dependent names one resource needs.
+type Dependents<'a> = Vec<Cow<'a, str>>;
+
+impl Checked<'_> {
+    fn has(&self, name: &str) -> bool {
+        let found = self.names.binary_search_by(|n| (**n).cmp(name.as_bytes()));
+        found.is_ok()
+    }
+}
+
+/// The shared list of `names` (in any order, repeats allowed).
+fn intern<'a, S: AsRef<str> + 'a>(
+    interner: &Interner,
+    names: impl Iterator<Item = &'a S>,
+) -> Names {
+    let mut names: Vec<&str> = names.map(AsRef::as_ref).collect();
+    names.sort_unstable();
+    names.dedup();
+    interner.intern(&names)
 }
 
 mod outcome;

@@ -5,7 +5,7 @@
 
 use bytes::{BufMut, Bytes};
 use prost::Message;
-use xdsloop_proto::discovery::DiscoveryRequest;
+use prost::encoding::{WireType, encode_key, encode_varint, encoded_len_varint};
 
 use crate::request::Outgoing;
 
@@ -58,29 +58,36 @@ fn decode<M: Message + Default>(buf: &[u8]) -> M {
     M::decode(buf).expect("the fleet encodes valid requests")
 }
 
-/// The encoded `resource_names` entries of `names`.
-pub fn encode_names<'a>(names: impl IntoIterator<Item = &'a String>) -> Bytes {
-    let request = DiscoveryRequest {
-        resource_names: names.into_iter().cloned().collect(),
-        ..Default::default()
-    };
-    request.encode_to_vec().into()
+/// The encoded `resource_names` entries (field 3) of `names`.
+pub fn encode_names<'a>(names: impl IntoIterator<Item = &'a str> + Clone) -> Bytes {
+    const FIELD: u32 = 3;
+    let entry = |n: &str| encoded_len_varint(n.len() as u64) + n.len();
+    let len: usize = names.clone().into_iter().map(|n| 1 + entry(n)).sum();
+    let mut buf = Vec::with_capacity(len);
+    for name in names {
+        encode_key(FIELD, WireType::LengthDelimited, &mut buf);
+        encode_varint(name.len() as u64, &mut buf);
+        buf.put_slice(name.as_bytes());
+    }
+    buf.into()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use xdsloop_proto::discovery::DiscoveryRequest;
 
     #[test]
     fn shared_names_decode_as_part_of_the_request() {
-        let names = ["a".to_string(), "b".to_string()];
+        let long = "x".repeat(200); // A two-byte length.
+        let names = ["a", "b", long.as_str()];
         let request = FleetRequest {
             message: Outgoing::Sotw(DiscoveryRequest {
                 version_info: "v1".into(),
                 response_nonce: "n1".into(),
                 ..Default::default()
             }),
-            names: encode_names(&names),
+            names: encode_names(names),
         };
         let Outgoing::Sotw(decoded) = request.to_outgoing() else {
             panic!("SotW in, SotW out");

@@ -1,9 +1,9 @@
 //! Just enough of the xDS wire format to follow names and versions.
 //!
 //! SotW responses, the bulk of a large fleet's traffic, are read in place ([`SotwView`]: every
-//! field a slice of the received message, nothing allocated per resource). Delta responses and
-//! the resources the fleet follows (clusters, listeners) use prost messages that carry only
-//! the fields the fleet reads, under their real field numbers; prost skips every other field
+//! field a slice of the received message, nothing allocated per resource), and so are clusters
+//! ([`ClusterRef`]). Delta responses and listeners use prost messages that carry only the
+//! fields the fleet reads, under their real field numbers; prost skips every other field
 //! without decoding it. Either way the full Envoy messages are never built, which is what keeps
 //! thousands of simulated nodes cheap.
 
@@ -57,25 +57,41 @@ pub struct Named {
     pub name: Bytes,
 }
 
-/// `envoy.config.cluster.v3.Cluster`: name, discovery type, EDS service name.
-#[derive(Clone, PartialEq, Message)]
-pub struct Cluster {
-    #[prost(string, tag = "1")]
-    pub name: String,
-    /// `type` (the `cluster_discovery_type` oneof's enum arm); `EDS` = 3.
-    #[prost(int32, optional, tag = "2")]
-    pub discovery_type: Option<i32>,
-    #[prost(message, optional, tag = "3")]
-    pub eds_cluster_config: Option<EdsClusterConfig>,
+/// `Cluster.DiscoveryType.EDS`.
+const DISCOVERY_TYPE_EDS: u64 = 3;
+
+/// `envoy.config.cluster.v3.Cluster`, read in place: its name and the EDS name it needs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClusterRef<'a> {
+    pub name: &'a str,
+    /// The EDS name, if this is an EDS cluster: `eds_cluster_config.service_name`, or the
+    /// cluster's name when that is empty.
+    pub eds_name: Option<&'a str>,
 }
 
-/// `Cluster.DiscoveryType.EDS`.
-pub const DISCOVERY_TYPE_EDS: i32 = 3;
-
-#[derive(Clone, PartialEq, Message)]
-pub struct EdsClusterConfig {
-    #[prost(string, tag = "2")]
-    pub service_name: String,
+impl<'a> ClusterRef<'a> {
+    pub fn parse(message: &'a [u8]) -> Result<Self, String> {
+        let text = |v: &'a [u8]| std::str::from_utf8(v).map_err(|e| format!("not UTF-8: {e}"));
+        let (mut name, mut eds, mut service) = ("", false, "");
+        fields(message, |tag, field| {
+            match (tag, field) {
+                (1, Field::Bytes(v)) => name = text(v)?,
+                // `type` and `cluster_type` are one oneof: the last one on the wire wins.
+                (2, Field::Varint(t)) => eds = t == DISCOVERY_TYPE_EDS,
+                (38, Field::Bytes(_)) => eds = false,
+                (3, Field::Bytes(config)) => fields(config, |tag, field| {
+                    if let (2, Field::Bytes(v)) = (tag, field) {
+                        service = text(v)?;
+                    }
+                    Ok(())
+                })?,
+                _ => {}
+            }
+            Ok(())
+        })?;
+        let eds_name = eds.then_some(if service.is_empty() { name } else { service });
+        Ok(Self { name, eds_name })
+    }
 }
 
 /// `envoy.config.listener.v3.Listener`: the places an HTTP connection manager can be.
@@ -123,21 +139,6 @@ pub struct Rds {
 }
 
 pub const HCM_TYPE_URL: &str = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
-
-impl Cluster {
-    /// The EDS name this cluster subscribes to, if it is an EDS cluster.
-    pub fn eds_name(&self) -> Option<&str> {
-        if self.discovery_type != Some(DISCOVERY_TYPE_EDS) {
-            return None;
-        }
-        let service = self
-            .eds_cluster_config
-            .as_ref()
-            .map(|c| c.service_name.as_str())
-            .filter(|s| !s.is_empty());
-        Some(service.unwrap_or(&self.name))
-    }
-}
 
 impl Listener {
     /// RDS names of the listener's HTTP connection managers: filter chains, the default filter
@@ -188,7 +189,10 @@ impl<'a> SotwView<'a> {
         let mut view = SotwView::default();
         let text = |v: &'a [u8]| std::str::from_utf8(v).map_err(|e| format!("not UTF-8: {e}"));
         for part in parts {
-            fields(part, |tag, value| {
+            fields(part, |tag, field| {
+                let Field::Bytes(value) = field else {
+                    return Ok(());
+                };
                 match tag {
                     1 => view.version_info = text(value)?,
                     2 => view.resources.push(AnyRef::parse(value)?),
@@ -206,10 +210,10 @@ impl<'a> SotwView<'a> {
 impl<'a> AnyRef<'a> {
     fn parse(message: &'a [u8]) -> Result<Self, String> {
         let mut any = AnyRef::default();
-        fields(message, |tag, value| {
-            match tag {
-                1 => any.type_url = value,
-                2 => any.value = value,
+        fields(message, |tag, field| {
+            match (tag, field) {
+                (1, Field::Bytes(value)) => any.type_url = value,
+                (2, Field::Bytes(value)) => any.value = value,
                 _ => {}
             }
             Ok(())
@@ -222,8 +226,8 @@ impl<'a> AnyRef<'a> {
 /// `ClusterLoadAssignment` (`cluster_name`) or `ResourceName`; empty when absent.
 pub fn name_in_place(message: &[u8]) -> Result<&[u8], String> {
     let mut name: &[u8] = &[];
-    fields(message, |tag, value| {
-        if tag == 1 {
+    fields(message, |tag, field| {
+        if let (1, Field::Bytes(value)) = (tag, field) {
             name = value;
         }
         Ok(())
@@ -231,25 +235,33 @@ pub fn name_in_place(message: &[u8]) -> Result<&[u8], String> {
     Ok(name)
 }
 
-/// Calls `each` with the tag and bytes of every length-delimited field of `message`, in order,
-/// skipping the other wire types (protobuf wire format, no schema needed).
+/// One field as [`fields`] hands it over.
+#[derive(Clone, Copy, Debug)]
+enum Field<'a> {
+    Varint(u64),
+    Bytes(&'a [u8]),
+}
+
+/// Calls `each` with the tag and value of every varint and length-delimited field of
+/// `message`, in order, skipping fixed-width ones (protobuf wire format, no schema needed).
 fn fields<'a>(
     mut message: &'a [u8],
-    mut each: impl FnMut(u32, &'a [u8]) -> Result<(), String>,
+    mut each: impl FnMut(u32, Field<'a>) -> Result<(), String>,
 ) -> Result<(), String> {
     let varint = |buf: &mut &'a [u8]| decode_varint(buf).map_err(|e| e.to_string());
     while !message.is_empty() {
         let key = varint(&mut message)?;
+        let tag = u32::try_from(key >> 3).map_err(|_| "field number out of range")?;
         let skip = match key & 7 {
             0 => {
-                varint(&mut message)?;
+                each(tag, Field::Varint(varint(&mut message)?))?;
                 0
             }
             1 => 8,
             2 => {
                 let len = usize::try_from(varint(&mut message)?).unwrap_or(usize::MAX);
                 let value = message.get(..len).ok_or("a field runs past the end")?;
-                each((key >> 3) as u32, value)?;
+                each(tag, Field::Bytes(value))?;
                 len
             }
             5 => 4,
@@ -261,124 +273,4 @@ fn fields<'a>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use xdsloop_proto::envoy::envoy::config::cluster::v3 as full_cluster;
-    use xdsloop_proto::envoy::envoy::config::listener::v3 as full_listener;
-    use xdsloop_proto::envoy::envoy::extensions::filters::network::http_connection_manager::v3 as hcm;
-    use xdsloop_proto::envoy::google::protobuf::Any;
-
-    fn full_eds_cluster(name: &str, service: &str) -> full_cluster::Cluster {
-        use full_cluster::cluster::{ClusterDiscoveryType, DiscoveryType, EdsClusterConfig};
-        full_cluster::Cluster {
-            name: name.into(),
-            cluster_discovery_type: Some(ClusterDiscoveryType::Type(DiscoveryType::Eds as i32)),
-            eds_cluster_config: Some(EdsClusterConfig {
-                service_name: service.into(),
-                ..Default::default()
-            }),
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn sotw_view_reads_the_real_encoding_in_place_and_rejects_a_truncated_one() {
-        use xdsloop_proto::discovery::DiscoveryResponse;
-        use xdsloop_proto::envoy::envoy::config::core::v3::ControlPlane;
-        let full = DiscoveryResponse {
-            version_info: "v1".into(),
-            resources: vec![
-                Any {
-                    type_url: "t".into(),
-                    value: b"one".to_vec(),
-                },
-                Any {
-                    type_url: "t".into(),
-                    value: full_eds_cluster("web", "").encode_to_vec(),
-                },
-            ],
-            canary: true,
-            type_url: "t".into(),
-            nonce: "n-1".into(),
-            control_plane: Some(ControlPlane {
-                identifier: "cp".into(),
-            }),
-            ..Default::default()
-        };
-        let bytes = full.encode_to_vec();
-        let view = SotwView::parse(&bytes).unwrap();
-        assert_eq!(
-            (view.version_info, view.type_url, view.nonce),
-            ("v1", "t", "n-1")
-        );
-        let values: Vec<&[u8]> = view.resources.iter().map(|r| r.value).collect();
-        assert_eq!(values, [b"one".as_slice(), &full.resources[1].value]);
-        assert_eq!(name_in_place(view.resources[1].value).unwrap(), b"web");
-        assert!(SotwView::parse(&bytes[..bytes.len() - 1]).is_err());
-        // Parts split between fields parse in place; a split inside a field is refused.
-        // version_info (2 + 2 bytes), then the first resource (2 + its length).
-        let first = 4 + 2 + full.resources[0].encoded_len();
-        let (a, b) = bytes.split_at(first);
-        let parts = SotwView::parse_parts([a, b]).unwrap();
-        assert_eq!((parts.resources.len(), parts.nonce), (2, "n-1"));
-        let (a, b) = bytes.split_at(first + 3);
-        assert!(SotwView::parse_parts([a, b]).is_err());
-    }
-
-    #[test]
-    fn minimal_cluster_reads_the_eds_name_from_the_real_encoding() {
-        let bytes = full_eds_cluster("web", "").encode_to_vec();
-        assert_eq!(
-            Cluster::decode(bytes.as_slice()).unwrap().eds_name(),
-            Some("web")
-        );
-        let bytes = full_eds_cluster("web", "web-svc").encode_to_vec();
-        let cluster = Cluster::decode(bytes.as_slice()).unwrap();
-        assert_eq!(cluster.eds_name(), Some("web-svc"));
-        let static_cluster = full_cluster::Cluster {
-            name: "static".into(),
-            ..Default::default()
-        };
-        let cluster = Cluster::decode(static_cluster.encode_to_vec().as_slice()).unwrap();
-        assert_eq!(cluster.name, "static");
-        assert_eq!(cluster.eds_name(), None);
-    }
-
-    #[test]
-    fn minimal_listener_finds_rds_names_in_chains_and_api_listener() {
-        let manager = |route: &str| Any {
-            type_url: HCM_TYPE_URL.into(),
-            value: hcm::HttpConnectionManager {
-                route_specifier: Some(hcm::http_connection_manager::RouteSpecifier::Rds(
-                    hcm::Rds {
-                        route_config_name: route.into(),
-                        ..Default::default()
-                    },
-                )),
-                ..Default::default()
-            }
-            .encode_to_vec(),
-        };
-        let chain = |route: &str| full_listener::FilterChain {
-            filters: vec![full_listener::Filter {
-                name: "hcm".into(),
-                config_type: Some(full_listener::filter::ConfigType::TypedConfig(manager(
-                    route,
-                ))),
-            }],
-            ..Default::default()
-        };
-        let listener = full_listener::Listener {
-            name: "ingress".into(),
-            filter_chains: vec![chain("a")],
-            default_filter_chain: Some(chain("b")),
-            api_listener: Some(full_listener::ApiListener {
-                api_listener: Some(manager("c")),
-            }),
-            ..Default::default()
-        };
-        let minimal = Listener::decode(listener.encode_to_vec().as_slice()).unwrap();
-        assert_eq!(minimal.name, "ingress");
-        assert_eq!(minimal.route_names(), vec!["a", "b", "c"]);
-    }
-}
+mod tests;

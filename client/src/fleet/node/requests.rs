@@ -2,36 +2,36 @@
 //! interest change after a parent's update (C12). SotW requests carry the type's name list as
 //! encoded once per change ([`FleetRequest`]).
 
-use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use xdsloop_proto::discovery::{DeltaDiscoveryRequest, DiscoveryRequest, Node as WireNode};
 
 use super::Node;
 use super::outcome::status;
-use crate::fleet::outgoing::{FleetRequest, encode_names};
+use crate::fleet::names::Names;
+use crate::fleet::outgoing::FleetRequest;
 use crate::request::{Mode, Outgoing};
 
 impl Node {
-    pub(super) fn follow(&mut self, parent: usize) -> Option<FleetRequest> {
+    /// Moves the dependent type of `parent` to the `wanted` names.
+    pub(super) fn follow(&mut self, parent: usize, wanted: Names) -> Option<FleetRequest> {
         let kind = self.types[parent].kind.child()?;
         let child = self.types.iter().position(|t| t.kind == kind)?;
-        let wanted: BTreeSet<String> = self.types[parent]
-            .children
-            .values()
-            .flatten()
-            .cloned()
-            .collect();
         let t = &mut self.types[child];
-        if wanted == t.names || (wanted.is_empty() && !t.active) {
+        let same = Arc::ptr_eq(&wanted, &t.names) || *wanted == *t.names;
+        if same || (wanted.is_empty() && !t.active) {
             return None;
         }
-        let subscribe: Vec<String> = wanted.difference(&t.names).cloned().collect();
-        let unsubscribe: Vec<String> = t.names.difference(&wanted).cloned().collect();
+        let old = std::mem::replace(&mut t.names, wanted);
+        let delta = matches!(self.rules.mode, Mode::Delta);
+        let unsubscribe = if delta {
+            old.missing_from(&t.names)
+        } else {
+            Vec::new()
+        };
         for name in &unsubscribe {
             t.held.remove(name);
         }
-        t.names_wire = encode_names(&wanted);
-        t.names = wanted;
         if !t.active {
             t.active = true;
             return Some(self.initial_request(child));
@@ -40,7 +40,7 @@ impl Node {
             Mode::Sotw => self.sotw_request(child, None),
             Mode::Delta => FleetRequest::delta(DeltaDiscoveryRequest {
                 type_url: t.url.clone(),
-                resource_names_subscribe: subscribe,
+                resource_names_subscribe: t.names.missing_from(&old),
                 resource_names_unsubscribe: unsubscribe,
                 ..Default::default()
             }),
@@ -57,7 +57,7 @@ impl Node {
                     node,
                     type_url: t.url.clone(),
                     // Empty on a wildcard type = legacy wildcard, understood by every server.
-                    resource_names_subscribe: t.names.iter().cloned().collect(),
+                    resource_names_subscribe: t.names.iter().map(str::to_string).collect(),
                     initial_resource_versions: t.held.clone().into_iter().collect(),
                     ..Default::default()
                 })
@@ -91,7 +91,7 @@ impl Node {
         });
         FleetRequest {
             message,
-            names: t.names_wire.clone(),
+            names: t.names.wire().clone(),
         }
     }
 

@@ -36,6 +36,7 @@ pub(super) fn rules(mode: Mode, types: &[&str], nack: &[(&str, &str)]) -> Arc<Ru
             .iter()
             .map(|(t, n)| (t.to_string(), n.to_string()))
             .collect(),
+        names: Default::default(),
     })
 }
 

@@ -90,4 +90,12 @@ fn c6_delta_name_both_updated_and_removed_is_nacked() {
     assert_eq!(requests.len(), 1);
     assert!(requests[0].error_detail.is_some());
     assert!(node.held(CLUSTER).is_empty());
+    // The same check holds for a type whose resources are not followed.
+    let cds = delta(CLUSTER, "n2", vec![("a", "1", eds_cluster("a"))], &[]);
+    node.on_response(cds).unwrap();
+    let eds = delta(ENDPOINT, "n3", vec![("a", "1", endpoints("a"))], &["a"]);
+    let handled = node.on_response(eds).unwrap();
+    let requests = delta_requests(&handled.requests);
+    assert!(requests[0].error_detail.is_some());
+    assert!(node.held(ENDPOINT).is_empty());
 }
