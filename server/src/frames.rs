@@ -23,8 +23,9 @@ use prost::Message;
 use tonic::{Status, Streaming, body::Body, codegen::http, transport::server::TcpConnectInfo};
 
 use crate::{
+    request::{Inbound, RequestDecoder},
     service::ResponseStream,
-    wire::{Outbound, RequestDecoder},
+    wire::Outbound,
 };
 
 /// Entries smaller than this are copied into the stream's own chunk: a chunk per tiny entry
@@ -141,7 +142,7 @@ pub fn serve<Req, M>(
     start: impl FnOnce(Option<SocketAddr>, Streaming<Req>) -> ResponseStream<Outbound<M>>,
 ) -> http::Response<Body>
 where
-    Req: Message + Default + Send + 'static,
+    Req: Inbound,
     M: Message + Default + Send + 'static,
 {
     if let Some(encoding) = request.headers().get("grpc-encoding")

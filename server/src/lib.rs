@@ -12,6 +12,7 @@
 //! - [`service`]: starts streams on those state machines for any gRPC service.
 //! - [`ads`]: the Aggregated Discovery Service (SotW + Delta) with the [`wire`] codec.
 //! - [`wire`]: responses with resource entries encoded once and shared across streams.
+//! - [`request`]: requests off the wire; SotW names stay in the received bytes.
 //! - [`per_type`]: the per-type services (CDS, EDS, LDS, RDS, SRDS, VHDS, SDS, RTDS, ECDS):
 //!   the same streams restricted to one type, plus unary Fetch.
 //! - [`fetch`]: stateless fetches (gRPC `Fetch*`, REST polling) answered by the SotW machine.
@@ -36,6 +37,7 @@ pub mod nonce;
 pub mod ordering;
 pub mod per_type;
 pub mod registry;
+pub mod request;
 pub mod rest;
 pub mod service;
 pub mod snapshot;

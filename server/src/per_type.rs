@@ -20,6 +20,7 @@ use xdsloop_proto::{
 use crate::{
     fetch::{Fetched, Fetcher},
     registry::{Transport, Variant},
+    request::SotwRequest,
     service::{Discovery, ResponseStream},
     wire::{DeltaResponse, SotwResponse},
 };
@@ -166,6 +167,12 @@ impl Typed for DiscoveryRequest {
     }
 }
 
+impl Typed for SotwRequest {
+    fn type_url_mut(&mut self) -> &mut String {
+        &mut self.head.type_url
+    }
+}
+
 impl Typed for DeltaDiscoveryRequest {
     fn type_url_mut(&mut self) -> &mut String {
         &mut self.type_url
@@ -212,7 +219,7 @@ impl PerType {
         &self,
         api: Api,
         peer: Option<SocketAddr>,
-        requests: Streaming<DiscoveryRequest>,
+        requests: Streaming<SotwRequest>,
     ) -> ResponseStream<SotwResponse> {
         // A wrong type becomes the stream's error: the loop sends it and ends this stream.
         let requests = requests.map(move |r| r.and_then(|r| api.claim(r).map_err(Status::from)));

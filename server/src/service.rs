@@ -10,12 +10,13 @@ use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Status;
 use tracing::info;
-use xdsloop_proto::discovery::{DeltaDiscoveryRequest, DiscoveryRequest};
+use xdsloop_proto::discovery::DeltaDiscoveryRequest;
 
 use crate::{
     Snapshot,
     delta::DeltaStream,
     registry::{Registry, Transport},
+    request::SotwRequest,
     sotw::SotwStream,
     stream::{self, Feeds, OUTBOUND_CAPACITY, StreamMachine},
     wire::{DeltaResponse, SotwResponse},
@@ -71,7 +72,7 @@ impl Discovery {
         requests: S,
     ) -> ResponseStream<SotwResponse>
     where
-        S: Stream<Item = Result<DiscoveryRequest, Status>> + Send + Unpin + 'static,
+        S: Stream<Item = Result<SotwRequest, Status>> + Send + Unpin + 'static,
     {
         self.spawn(transport, peer, requests, SotwStream::new)
     }

@@ -40,6 +40,7 @@ use crate::{
     nonce::NonceSource,
     ordering::{Planned, make_before_break},
     registry::TypeStatus,
+    request::SotwRequest,
     stream::StreamMachine,
     subscription::{Interest, Subscription, Verdict},
     view::{Picked, View},
@@ -91,7 +92,7 @@ impl SotwStream {
     /// Handles one client request; returns the responses to send, decoded (see
     /// [`Self::on_request_wire`] for what the stream sends).
     pub fn on_request(&mut self, request: DiscoveryRequest) -> Vec<DiscoveryResponse> {
-        let out = self.on_request_wire(request);
+        let out = self.on_request_wire(request.into());
         out.iter().map(SotwResponse::to_message).collect()
     }
 
@@ -102,9 +103,11 @@ impl SotwStream {
     }
 
     /// Handles one client request; returns the responses to send, with shared resource entries.
-    pub fn on_request_wire(&mut self, request: DiscoveryRequest) -> Vec<SotwResponse> {
-        let node = self.node_from(&request);
-        let url = request.type_url;
+    pub fn on_request_wire(&mut self, request: SotwRequest) -> Vec<SotwResponse> {
+        let names = request.names();
+        let request = &request.head;
+        let node = self.node_from(request);
+        let url = request.type_url.clone();
         let (stream, short) = (self.id, type_url::short_name(&url));
         if url.is_empty() {
             warn!(stream, %node, "request without type_url ignored");
@@ -136,7 +139,7 @@ impl SotwStream {
         }
         self.changed.insert(url.clone());
         let revision = state.sub.interest.revision();
-        let widened = state.sub.interest.replace(&request.resource_names);
+        let widened = state.sub.interest.replace(&names);
         if !(first || widened) {
             // A narrowed interest needs no response, but what the client holds of it is now
             // a subset of the last response: compare future snapshots against that subset.
@@ -221,9 +224,9 @@ impl SotwStream {
 }
 
 impl StreamMachine for SotwStream {
-    type Request = DiscoveryRequest;
+    type Request = SotwRequest;
     type Response = SotwResponse;
-    fn on_request(&mut self, request: DiscoveryRequest) -> Vec<SotwResponse> {
+    fn on_request(&mut self, request: SotwRequest) -> Vec<SotwResponse> {
         SotwStream::on_request_wire(self, request)
     }
     fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<SotwResponse> {

@@ -146,19 +146,17 @@ mod tests {
     use std::time::Duration;
 
     use tokio_stream::wrappers::ReceiverStream;
-    use xdsloop_proto::{
-        discovery::{DiscoveryRequest, DiscoveryResponse},
-        type_url::CLUSTER,
-    };
+    use xdsloop_proto::{discovery::DiscoveryResponse, type_url::CLUSTER};
 
     use super::*;
     use crate::{
         registry::{Registry, Transport},
+        request::SotwRequest,
         sotw::SotwStream,
         test_support::{snapshot, sotw},
     };
 
-    type Requests = mpsc::Sender<Result<DiscoveryRequest, Status>>;
+    type Requests = mpsc::Sender<Result<SotwRequest, Status>>;
     type Responses = mpsc::Receiver<Result<crate::wire::SotwResponse, Status>>;
 
     struct Harness {
@@ -212,7 +210,7 @@ mod tests {
     async fn latest_wins_a_slow_stream_gets_the_newest_snapshot_not_a_queue() {
         let mut h = start();
         h.requests
-            .send(Ok(sotw(CLUSTER, &[], "", "")))
+            .send(Ok(sotw(CLUSTER, &[], "", "").into()))
             .await
             .unwrap();
         recv(&mut h.responses).await;

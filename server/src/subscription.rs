@@ -81,7 +81,7 @@ impl Interest {
     /// SotW: every request carries the complete set of names. Returns whether the interest
     /// widened (wildcard switched on, or a name not asked for before), which the server must
     /// answer even if it sent those resources before (S5).
-    pub fn replace(&mut self, requested: &[String]) -> bool {
+    pub fn replace<S: AsRef<str>>(&mut self, requested: &[S]) -> bool {
         let was_wildcard = self.wildcard;
         if requested.is_empty() {
             // Legacy wildcard persists through the empty-named ACKs that follow it; once the
@@ -92,14 +92,15 @@ impl Interest {
         }
         self.explicit = true;
         // Fast path for the common ACK: the same names again, in the set's (sorted) order.
+        let requested = requested.iter().map(AsRef::as_ref);
         let same = !self.wildcard
             && requested.len() == self.names.len()
-            && requested.iter().eq(self.names.iter());
+            && requested.clone().eq(self.names.iter().map(String::as_str));
         if same {
             return false;
         }
-        let wildcard = requested.iter().any(|n| n == WILDCARD);
-        let names = requested.iter().filter(|n| *n != WILDCARD).cloned();
+        let wildcard = requested.clone().any(|n| n == WILDCARD);
+        let names = requested.filter(|n| *n != WILDCARD).map(str::to_string);
         let names = SharedNames::interned(names.collect());
         let widened = (wildcard && !was_wildcard) || !names.iter().all(|n| self.names.has(n));
         self.set_wildcard(wildcard);
@@ -296,16 +297,22 @@ mod tests {
     #[test]
     fn s6_legacy_wildcard_survives_empty_acks_but_not_explicit_names() {
         let mut interest = Interest::default();
-        assert!(interest.replace(&[]), "a fresh empty request is a wildcard");
+        assert!(
+            interest.replace::<&str>(&[]),
+            "a fresh empty request is a wildcard"
+        );
         assert!(interest.is_wildcard());
         assert!(
-            !interest.replace(&[]),
+            !interest.replace::<&str>(&[]),
             "an empty ACK keeps the legacy wildcard"
         );
         assert!(interest.is_wildcard());
         assert!(interest.replace(&names(&["a"])));
         assert!(!interest.is_wildcard() && interest.contains("a"));
-        assert!(!interest.replace(&[]), "after names, empty means nothing");
+        assert!(
+            !interest.replace::<&str>(&[]),
+            "after names, empty means nothing"
+        );
         assert!(interest.is_empty());
     }
 

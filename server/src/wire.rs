@@ -9,14 +9,10 @@
 //! fields come in any order and concatenates repeated fields, so the bytes decode (with any
 //! protobuf library) to the same message the plain path builds; `wire_tests` checks that.
 
-use std::{collections::BTreeMap, marker::PhantomData, sync::OnceLock};
+use std::{collections::BTreeMap, sync::OnceLock};
 
 use bytes::{BufMut, Bytes};
 use prost::Message;
-use tonic::{
-    Status,
-    codec::{DecodeBuf, Decoder},
-};
 use xdsloop_proto::{
     Resource,
     discovery::{Any, DeltaDiscoveryResponse, DiscoveryResponse, WireResource},
@@ -154,27 +150,6 @@ fn delta_entry(url: &str, resource: &Resource) -> Bytes {
         ..Default::default()
     };
     one.encode_to_vec().into()
-}
-
-/// Decodes requests with prost (for tonic's `Streaming`).
-#[derive(Debug)]
-pub struct RequestDecoder<Req>(PhantomData<fn() -> Req>);
-
-impl<Req> Default for RequestDecoder<Req> {
-    fn default() -> Self {
-        Self(PhantomData)
-    }
-}
-
-impl<Req: Message + Default> Decoder for RequestDecoder<Req> {
-    type Item = Req;
-    type Error = Status;
-
-    fn decode(&mut self, buf: &mut DecodeBuf<'_>) -> Result<Option<Req>, Status> {
-        Req::decode(buf)
-            .map(Some)
-            .map_err(|e| Status::internal(format!("decoding a request: {e}")))
-    }
 }
 
 #[cfg(test)]

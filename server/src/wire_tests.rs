@@ -115,8 +115,8 @@ fn streams_of_one_fleet_share_the_resource_bytes() {
     };
     let mut one = SotwStream::new(1, snap.clone());
     let mut two = SotwStream::new(2, snap.clone());
-    let a = one.on_request_wire(request.clone()).remove(0);
-    let b = two.on_request_wire(request).remove(0);
+    let a = one.on_request_wire(request.clone().into()).remove(0);
+    let b = two.on_request_wire(request.into()).remove(0);
     assert_ne!(a.head.nonce, b.head.nonce);
     // Both resources in one buffer, the same allocation for both streams.
     assert_eq!(a.entries.len(), 1);
