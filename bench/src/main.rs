@@ -14,6 +14,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use crate::output::{CellResult, Results};
 
 /// Benchmarks xdsloop-server with a simulated fleet.

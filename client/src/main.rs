@@ -6,6 +6,9 @@ use xdsloop_client::ClientError;
 use xdsloop_client::cli::{self, Args};
 use xdsloop_client::fleet::cli::{self as fleet_cli, FleetArgs};
 
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> ExitCode {
     // `fleet` is a separate mode with its own flags; everything else is the single client.

@@ -13,6 +13,9 @@ use xdsloop_server::{
     status::fetch::{self, Output},
 };
 
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Start-up failures users can fix (bad directory, descriptor set or address).
 const EXIT_USAGE: u8 = 2;
 

@@ -5,12 +5,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Buf;
+use bytes::{Buf, Bytes};
 use tokio::sync::{mpsc, watch};
 use tonic::transport::Channel;
 
 use super::node::Node;
-use super::outgoing::FleetRequest;
 use super::tally::Tally;
 use super::transport;
 use crate::request::Mode;
@@ -49,7 +48,7 @@ impl NodeTask {
             let (requests, outgoing) = mpsc::channel(REQUEST_CAPACITY);
             for request in self.node.on_stream_start() {
                 // Fewer than REQUEST_CAPACITY: one per type.
-                let _ = requests.try_send(request);
+                let _ = requests.try_send(request.frame());
             }
             let open = transport::open(
                 self.channel.clone(),
@@ -86,7 +85,7 @@ impl NodeTask {
     async fn stream(
         &mut self,
         mut inbound: transport::MessageReader,
-        requests: &mpsc::Sender<FleetRequest>,
+        requests: &mpsc::Sender<Bytes>,
         backoff: &mut Backoff,
     ) -> Option<Option<String>> {
         loop {
@@ -110,7 +109,7 @@ impl NodeTask {
                 }
             };
             for request in handled.requests {
-                if requests.send(request).await.is_err() {
+                if requests.send(request.frame()).await.is_err() {
                     return Some(Some("the request stream closed".into()));
                 }
             }
