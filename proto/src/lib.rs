@@ -8,10 +8,12 @@
 //! - [`fixture`]: decoding fixture documents (JSON/YAML, single resources, lists,
 //!   DiscoveryResponse-shaped files, multi-document YAML) into encoded [`Resource`]s.
 //! - [`version`]: deterministic content hashes used as versions.
+//! - [`grpc_frames`]: gRPC messages split out of HTTP/2 data chunks without a stream buffer.
 
 pub mod codec;
 pub mod error;
 pub mod fixture;
+pub mod grpc_frames;
 pub mod type_url;
 pub mod version;
 

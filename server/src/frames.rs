@@ -20,10 +20,10 @@ use bytes::{BufMut, Bytes, BytesMut};
 use futures::Stream;
 use http_body::{Frame, SizeHint};
 use prost::Message;
-use tonic::{Status, Streaming, body::Body, codegen::http, transport::server::TcpConnectInfo};
+use tonic::{Status, body::Body, codegen::http, transport::server::TcpConnectInfo};
 
 use crate::{
-    request::{Inbound, RequestDecoder},
+    request::{Inbound, Requests},
     service::ResponseStream,
     wire::Outbound,
 };
@@ -139,7 +139,7 @@ impl<M: Message + Default + Send + 'static> http_body::Body for FrameBody<M> {
 pub fn serve<Req, M>(
     request: http::Request<Body>,
     max_message_bytes: usize,
-    start: impl FnOnce(Option<SocketAddr>, Streaming<Req>) -> ResponseStream<Outbound<M>>,
+    start: impl FnOnce(Option<SocketAddr>, Requests<Req>) -> ResponseStream<Outbound<M>>,
 ) -> http::Response<Body>
 where
     Req: Inbound,
@@ -156,9 +156,7 @@ where
         .extensions()
         .get::<TcpConnectInfo>()
         .and_then(TcpConnectInfo::remote_addr);
-    let limit = Some(max_message_bytes);
-    let decoder = RequestDecoder::<Req>::default();
-    let requests = Streaming::new_request(decoder, request.into_body(), None, limit);
+    let requests = Requests::new(request.into_body(), max_message_bytes);
     response(start(peer, requests), max_message_bytes)
 }
 

@@ -11,7 +11,7 @@
 use std::{fmt, net::SocketAddr};
 
 use futures::StreamExt;
-use tonic::{Status, Streaming};
+use tonic::Status;
 use xdsloop_proto::{
     discovery::{DeltaDiscoveryRequest, DiscoveryRequest, DiscoveryResponse},
     type_url,
@@ -20,7 +20,7 @@ use xdsloop_proto::{
 use crate::{
     fetch::{Fetched, Fetcher},
     registry::{Transport, Variant},
-    request::SotwRequest,
+    request::{Requests, SotwRequest},
     service::{Discovery, ResponseStream},
     wire::{DeltaResponse, SotwResponse},
 };
@@ -219,7 +219,7 @@ impl PerType {
         &self,
         api: Api,
         peer: Option<SocketAddr>,
-        requests: Streaming<SotwRequest>,
+        requests: Requests<SotwRequest>,
     ) -> ResponseStream<SotwResponse> {
         // A wrong type becomes the stream's error: the loop sends it and ends this stream.
         let requests = requests.map(move |r| r.and_then(|r| api.claim(r).map_err(Status::from)));
@@ -231,7 +231,7 @@ impl PerType {
         &self,
         api: Api,
         peer: Option<SocketAddr>,
-        requests: Streaming<DeltaDiscoveryRequest>,
+        requests: Requests<DeltaDiscoveryRequest>,
     ) -> ResponseStream<DeltaResponse> {
         let requests = requests.map(move |r| r.and_then(|r| api.claim(r).map_err(Status::from)));
         let transport = api.transport(Variant::Delta);
