@@ -3,7 +3,7 @@
 //!
 //! [`start`] is the whole server (plus the admin HTTP endpoint when configured); [`serve`] runs
 //! only the gRPC part on any snapshot source (tests, benchmarks, simulated fleets). Both serve
-//! gRPC health checking and reflection next to ADS ([`crate::introspection`]).
+//! gRPC health checking and reflection next to ADS ([`crate::transport::introspection`]).
 
 use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 
@@ -14,15 +14,15 @@ use xdsloop_proto::Codec;
 
 use crate::{
     Error, Snapshot,
+    admin::registry::Registry,
     admin::{Admin, AdminServer},
-    ads::{ADS_SERVICE, Ads},
-    fetch::Fetcher,
-    introspection::{self, ServingReporter},
-    per_type::{self, PerType},
-    registry::Registry,
-    rest::{self, Rest},
-    service::{DEFAULT_MAX_MESSAGE_BYTES, Discovery},
-    watch::{ReloadStatus, Watcher},
+    config::watch::{ReloadStatus, Watcher},
+    protocol::fetch::Fetcher,
+    transport::ads::{ADS_SERVICE, Ads},
+    transport::discovery::{DEFAULT_MAX_MESSAGE_BYTES, Discovery},
+    transport::introspection::{self, ServingReporter},
+    transport::per_type::{self, PerType},
+    transport::rest::{self, Rest},
 };
 
 /// Where `xdsloop-server` listens unless told otherwise (Envoy examples use 18000 for xDS).

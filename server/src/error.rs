@@ -10,7 +10,7 @@ pub enum Error {
     FixtureDir { path: PathBuf, message: String },
     /// The fixtures were rejected at start-up (later rejections are `ReloadStatus` values).
     #[error("invalid fixtures: {0}")]
-    Fixture(#[from] crate::fixtures::FixtureError),
+    Fixture(#[from] crate::config::fixtures::FixtureError),
     #[error("--descriptor-set {}: {message}", path.display())]
     DescriptorSet { path: PathBuf, message: String },
     #[error("cannot listen on {addr}: {source}")]

@@ -8,9 +8,9 @@ use tracing::info;
 use tracing_subscriber::EnvFilter;
 use xdsloop_server::{
     admin,
+    admin::status::remote::{self, Output},
     app::{self, Config, DEFAULT_LISTEN},
-    service::DEFAULT_MAX_MESSAGE_BYTES,
-    status::fetch::{self, Output},
+    transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
 };
 
 #[global_allocator]
@@ -134,7 +134,7 @@ async fn status(args: StatusArgs) -> ExitCode {
         OutputFormat::Text => Output::Text,
         OutputFormat::Json => Output::Json,
     };
-    match fetch::command(&args.server, output).await {
+    match remote::command(&args.server, output).await {
         Ok(text) => {
             print!("{text}");
             ExitCode::SUCCESS

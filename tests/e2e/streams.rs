@@ -3,7 +3,7 @@
 mod malformed;
 
 use xdsloop_proto::{discovery::DiscoveryRequest, type_url::CLUSTER};
-use xdsloop_server::registry::{Transport, Variant};
+use xdsloop_server::admin::registry::{Transport, Variant};
 
 use crate::harness::*;
 

@@ -5,7 +5,7 @@
 //! Field names are part of the interface (documented in `docs/status.md`); `schema` changes
 //! only if one is removed or changes meaning.
 
-pub mod fetch;
+pub mod remote;
 mod rfc3339;
 mod state;
 pub mod table;
@@ -17,8 +17,8 @@ use xdsloop_proto::type_url;
 
 use crate::{
     Snapshot, TypeResources,
-    registry::{ClosedStream, StreamStatus, TypeStatus},
-    watch::ReloadStatus,
+    admin::registry::{ClosedStream, StreamStatus, TypeStatus},
+    config::watch::ReloadStatus,
 };
 
 pub use self::state::{SyncState, sync_state, view_hash};
@@ -306,5 +306,4 @@ fn type_view(status: &TypeStatus, current: Option<&TypeResources>) -> TypeView {
 }
 
 #[cfg(test)]
-#[path = "status/tests.rs"]
 mod tests;

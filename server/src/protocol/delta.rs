@@ -34,13 +34,13 @@ use xdsloop_proto::{
 
 use crate::{
     Snapshot, TypeResources,
-    nonce::NonceSource,
-    ordering::{Planned, make_before_break},
-    registry::TypeStatus,
-    sotw::control_plane,
-    stream::StreamMachine,
-    subscription::{Subscription, Verdict, WILDCARD},
-    wire::DeltaResponse,
+    admin::registry::TypeStatus,
+    protocol::nonce::NonceSource,
+    protocol::ordering::{Planned, make_before_break},
+    protocol::sotw::control_plane,
+    protocol::subscription::{Subscription, Verdict, WILDCARD},
+    snapshot::entries::DeltaResponse,
+    transport::stream_loop::StreamMachine,
 };
 
 #[derive(Debug, Default)]
@@ -358,5 +358,4 @@ impl StreamMachine for DeltaStream {
 }
 
 #[cfg(test)]
-#[path = "delta_tests.rs"]
 mod tests;

@@ -23,9 +23,9 @@ use prost::Message;
 use tonic::{Status, body::Body, codegen::http, transport::server::TcpConnectInfo};
 
 use crate::{
-    request::{Inbound, Requests},
-    service::ResponseStream,
-    wire::Outbound,
+    protocol::request::{Inbound, Requests},
+    snapshot::entries::Outbound,
+    transport::discovery::ResponseStream,
 };
 
 /// Entries smaller than this are copied into the stream's own chunk: a chunk per tiny entry

@@ -2,7 +2,7 @@
 //! `POST /v3/discovery:<type>` with a `DiscoveryRequest` in the proto3 JSON mapping, answered
 //! with a `DiscoveryResponse` in JSON, served on the xDS port next to gRPC (HTTP/1.1 and h2c).
 //!
-//! Answers ([`crate::fetch`] decides; this module only converts):
+//! Answers ([`crate::protocol::fetch`] decides; this module only converts):
 //! - `200` + `DiscoveryResponse` JSON: the same resources and `version_info` a SotW stream
 //!   would send now;
 //! - `304 Not Modified`, empty body: the request's `version_info` is the current version
@@ -26,8 +26,8 @@ use xdsloop_proto::{
 };
 
 use crate::{
-    fetch::{Fetched, Fetcher},
-    per_type::{APIS, Api},
+    protocol::fetch::{Fetched, Fetcher},
+    transport::per_type::{APIS, Api},
 };
 
 const REQUEST: &str = "envoy.service.discovery.v3.DiscoveryRequest";
@@ -162,7 +162,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::{Snapshot, per_type::CLUSTERS};
+    use crate::{Snapshot, transport::per_type::CLUSTERS};
 
     fn rest(snapshot: Snapshot) -> Rest {
         let (_source, snapshots) = watch::channel(Arc::new(snapshot));

@@ -24,7 +24,7 @@ use tokio::{sync::mpsc, sync::watch, task::JoinHandle};
 use xdsloop_proto::Codec;
 
 use self::{debounce::Debounce, events::WatchedRoot, reload::Reloader};
-use crate::{Error, fixtures, snapshot::Snapshot};
+use crate::{Error, config::fixtures, snapshot::Snapshot};
 
 /// The outcome of the latest reload, for `/status` and logs.
 #[derive(Debug, Clone, serde::Serialize)]

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 use xdsloop_proto::version;
 
-use crate::{TypeResources, registry::TypeStatus};
+use crate::{TypeResources, admin::registry::TypeStatus};
 
 /// One stream's standing on one type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -102,7 +102,7 @@ mod tests {
     use xdsloop_proto::{Resource, type_url};
 
     use super::*;
-    use crate::subscription::{Acked, Nacked, Sent};
+    use crate::protocol::subscription::{Acked, Nacked, Sent};
 
     fn resources(items: &[(&str, &str)]) -> TypeResources {
         let map: BTreeMap<String, Arc<Resource>> = items

@@ -26,7 +26,7 @@ use xdsloop_proto::{
     type_url, version,
 };
 
-use crate::{Snapshot, TypeResources, sotw::SotwStream};
+use crate::{Snapshot, TypeResources, protocol::sotw::SotwStream};
 
 /// Nonces of fetch responses are `0-1`: stream ids start at 1, so they never match a stream's.
 /// REST-JSON makes the nonce optional (there is one request in flight at a time).

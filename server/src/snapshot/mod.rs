@@ -4,6 +4,10 @@
 //! A snapshot is built once per successful reload and shared as `Arc<Snapshot>` through a
 //! `tokio::sync::watch`; streams never see files and the watcher never sees streams.
 
+pub mod entries;
+pub mod names;
+pub mod views;
+
 use std::{
     collections::{BTreeMap, BTreeSet},
     sync::Arc,
@@ -23,10 +27,10 @@ pub struct TypeResources {
     pub content_hash: u64,
     /// Resources by name. Encoded once per fixture generation and shared by every stream.
     pub resources: BTreeMap<String, Arc<Resource>>,
-    /// The resources' response entries, encoded on first use (see [`crate::wire`]).
-    pub(crate) entries: crate::wire::EntryCache,
-    /// SotW views of these resources, shared by streams (see [`crate::view`]).
-    pub(crate) views: crate::view::ViewCache,
+    /// The resources' response entries, encoded on first use (see [`crate::snapshot::entries`]).
+    pub(crate) entries: crate::snapshot::entries::EntryCache,
+    /// SotW views of these resources, shared by streams (see [`crate::snapshot::views`]).
+    pub(crate) views: crate::snapshot::views::ViewCache,
 }
 
 impl TypeResources {

@@ -1,6 +1,6 @@
 //! The HTTP admin surface, on its own listener (loopback by default: it has no authentication
 //! and shows every client's configuration):
-//! - `GET /status`: the [`crate::status`] document (`?node=ID` lists one node's streams only);
+//! - `GET /status`: the [`crate::admin::status`] document (`?node=ID` lists one node's streams only);
 //! - `GET /snapshot`: the resources being served, as proto3 JSON (`?node=ID`, `?type=cds`);
 //! - `GET /healthz`: `{"status":"ok"}` while the server runs.
 //!
@@ -24,9 +24,9 @@ use xdsloop_proto::{Codec, type_url};
 
 use crate::{
     Error, Snapshot, TypeResources,
-    registry::Registry,
-    status::{self, Inputs},
-    watch::ReloadStatus,
+    admin::registry::Registry,
+    admin::status::{self, Inputs},
+    config::watch::ReloadStatus,
 };
 
 /// Where `--admin` listens unless told otherwise: loopback, next to the default xDS port.

@@ -5,7 +5,7 @@
 //! times. Instead each resource's repeated-field entry (tag, length, `Any` or Delta
 //! `Resource`) is encoded once per fixture generation and kept beside the snapshot
 //! ([`EntryCache`]); a response is the stream's own small fields (nonce, version, type URL,
-//! removals) plus a list of shared entries, and [`crate::frames`] writes both. Protobuf lets
+//! removals) plus a list of shared entries, and [`crate::transport::response_body`] writes both. Protobuf lets
 //! fields come in any order and concatenates repeated fields, so the bytes decode (with any
 //! protobuf library) to the same message the plain path builds; `wire_tests` checks that.
 
@@ -153,5 +153,4 @@ fn delta_entry(url: &str, resource: &Resource) -> Bytes {
 }
 
 #[cfg(test)]
-#[path = "wire_tests.rs"]
 mod tests;

@@ -1,5 +1,5 @@
-//! The per-type gRPC services, routed by hand like ADS ([`crate::ads`]): their streams answer
-//! with [`crate::frames`] bodies (resource bytes shared by every stream, never copied per
+//! The per-type gRPC services, routed by hand like ADS ([`crate::transport::ads`]): their streams answer
+//! with [`crate::transport::response_body`] bodies (resource bytes shared by every stream, never copied per
 //! stream), and Fetch is a plain tonic unary call. One route per [`Api`]; every API names its
 //! methods the same way (`Stream<m>`, `Delta<m>`, `Fetch<m>`).
 
@@ -19,7 +19,7 @@ use tonic_prost::ProstCodec;
 use xdsloop_proto::discovery::{DiscoveryRequest, DiscoveryResponse};
 
 use super::{APIS, Api, PerType};
-use crate::{ads::BoxFuture, frames};
+use crate::{transport::ads::BoxFuture, transport::response_body};
 
 /// The methods of one API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,10 +75,10 @@ impl<const I: usize> tonic::codegen::Service<http::Request<Body>> for Route<I> {
         let method = Method::of(api, request.uri().path());
         Box::pin(async move {
             Ok(match method {
-                Some(Method::Stream) => frames::serve(request, limit, |peer, requests| {
+                Some(Method::Stream) => response_body::serve(request, limit, |peer, requests| {
                     per_type.sotw(api, peer, requests)
                 }),
-                Some(Method::Delta) => frames::serve(request, limit, |peer, requests| {
+                Some(Method::Delta) => response_body::serve(request, limit, |peer, requests| {
                     per_type.delta(api, peer, requests)
                 }),
                 Some(Method::Fetch) => {
@@ -138,7 +138,7 @@ pub fn add_to(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::per_type::{CLUSTERS, VIRTUAL_HOSTS};
+    use crate::transport::per_type::{CLUSTERS, VIRTUAL_HOSTS};
 
     #[test]
     fn paths_name_the_apis_methods_and_nothing_else() {

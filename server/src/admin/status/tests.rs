@@ -9,9 +9,9 @@ use xdsloop_proto::{
 
 use super::*;
 use crate::{
-    delta::DeltaStream,
-    registry::{Registry, StreamEntry, Transport},
-    sotw::SotwStream,
+    admin::registry::{Registry, StreamEntry, Transport},
+    protocol::delta::DeltaStream,
+    protocol::sotw::SotwStream,
     test_support::{error, names, node, snapshot, sotw},
 };
 

@@ -14,7 +14,7 @@
 //!   requested names that exist. A request that adds a name is answered even if the resources
 //!   were sent before.
 //! - S7: a request only ever produces a response for its own type.
-//! - S11: a snapshot change yields its responses make-before-break ([`crate::ordering`]).
+//! - S11: a snapshot change yields its responses make-before-break ([`crate::protocol::ordering`]).
 //! - S12: any type URL is served what the snapshot has for it, so a type without fixtures (or
 //!   one nobody knows) gets an empty response and no other type is affected; a request
 //!   without a type URL is ignored.
@@ -37,14 +37,14 @@ use xdsloop_proto::{
 
 use crate::{
     Snapshot, TypeResources,
-    nonce::NonceSource,
-    ordering::{Planned, make_before_break},
-    registry::TypeStatus,
-    request::SotwRequest,
-    stream::StreamMachine,
-    subscription::{Interest, Subscription, Verdict},
-    view::{Picked, View},
-    wire::SotwResponse,
+    admin::registry::TypeStatus,
+    protocol::nonce::NonceSource,
+    protocol::ordering::{Planned, make_before_break},
+    protocol::request::SotwRequest,
+    protocol::subscription::{Interest, Subscription, Verdict},
+    snapshot::entries::SotwResponse,
+    snapshot::views::{Picked, View},
+    transport::stream_loop::StreamMachine,
 };
 
 /// The `control_plane` every response carries, so clients can log who configured them.
@@ -245,7 +245,7 @@ impl StreamMachine for SotwStream {
 
 /// The resources a subscription receives: all of them for a wildcard, else the named ones
 /// that exist, with their hash (for a wildcard the type's content hash: same formula). Shared
-/// by streams with the same interest (see [`crate::view`]).
+/// by streams with the same interest (see [`crate::snapshot::views`]).
 fn view(interest: &Interest, resources: &TypeResources) -> Arc<View> {
     if interest.is_wildcard() {
         let all = || resources.resources.values().cloned().collect();
@@ -315,5 +315,4 @@ fn respond(
 }
 
 #[cfg(test)]
-#[path = "sotw_tests.rs"]
 mod tests;

@@ -3,7 +3,7 @@
 //!
 //! They are ADS restricted to one type: the streams run on the same [`Discovery`] (the same
 //! SotW and Delta state machines), registered with their service's [`Transport`], and Fetch is
-//! [`crate::fetch`]. The only per-type rule is the type URL: a client may omit it (it is
+//! [`crate::protocol::fetch`]. The only per-type rule is the type URL: a client may omit it (it is
 //! implicit in the service), and a request for another type ends the stream with
 //! `INVALID_ARGUMENT` (xDS protocol: the type is "implicit in requests made via singleton xDS
 //! APIs"; serving another type there would hide a misconfigured client).
@@ -18,11 +18,11 @@ use xdsloop_proto::{
 };
 
 use crate::{
-    fetch::{Fetched, Fetcher},
-    registry::{Transport, Variant},
-    request::{Requests, SotwRequest},
-    service::{Discovery, ResponseStream},
-    wire::{DeltaResponse, SotwResponse},
+    admin::registry::{Transport, Variant},
+    protocol::fetch::{Fetched, Fetcher},
+    protocol::request::{Requests, SotwRequest},
+    snapshot::entries::{DeltaResponse, SotwResponse},
+    transport::discovery::{Discovery, ResponseStream},
 };
 
 /// One per-type API: the name streams show in `/status`, its type URL, its gRPC service and
@@ -253,9 +253,8 @@ impl PerType {
     }
 }
 
-#[path = "per_type_services.rs"]
-mod services;
-pub use services::add_to;
+mod routes;
+pub use routes::add_to;
 
 #[cfg(test)]
 mod tests {

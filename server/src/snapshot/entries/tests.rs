@@ -10,8 +10,8 @@ use xdsloop_proto::{
 
 use super::*;
 use crate::{
-    delta::DeltaStream,
-    sotw::{SotwStream, control_plane},
+    protocol::delta::DeltaStream,
+    protocol::sotw::{SotwStream, control_plane},
     test_support::{resource, snapshot},
 };
 

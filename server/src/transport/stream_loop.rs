@@ -1,6 +1,6 @@
 //! The async loop around a stream state machine. It only moves messages: requests in, snapshot
 //! changes in, responses out, status to the registry. All protocol decisions are in
-//! [`crate::sotw`] and [`crate::delta`].
+//! [`crate::protocol::sotw`] and [`crate::protocol::delta`].
 
 use std::sync::Arc;
 
@@ -12,7 +12,7 @@ use xdsloop_proto::type_url;
 
 use crate::{
     Snapshot,
-    registry::{StreamEntry, TypeStatus},
+    admin::registry::{StreamEntry, TypeStatus},
 };
 
 /// Responses one stream may have queued for gRPC before its loop waits. An update yields at most
@@ -150,14 +150,14 @@ mod tests {
 
     use super::*;
     use crate::{
-        registry::{Registry, Transport},
-        request::SotwRequest,
-        sotw::SotwStream,
+        admin::registry::{Registry, Transport},
+        protocol::request::SotwRequest,
+        protocol::sotw::SotwStream,
         test_support::{snapshot, sotw},
     };
 
     type Requests = mpsc::Sender<Result<SotwRequest, Status>>;
-    type Responses = mpsc::Receiver<Result<crate::wire::SotwResponse, Status>>;
+    type Responses = mpsc::Receiver<Result<crate::snapshot::entries::SotwResponse, Status>>;
 
     struct Harness {
         source: watch::Sender<Arc<Snapshot>>,

@@ -1,7 +1,7 @@
 //! tonic services on the stream state machines. [`Discovery`] starts SotW and Delta streams
-//! for any transport; [`crate::ads`] is the Aggregated Discovery Service on top of it. The per-type
+//! for any transport; [`crate::transport::ads`] is the Aggregated Discovery Service on top of it. The per-type
 //! services (CDS, EDS, LDS, RDS, ...) are the same two calls with their own [`Transport`]
-//! ([`crate::per_type`]); both answer through [`crate::frames`].
+//! ([`crate::transport::per_type`]); both answer through [`crate::transport::response_body`].
 
 use std::{net::SocketAddr, sync::Arc};
 
@@ -14,12 +14,12 @@ use xdsloop_proto::discovery::DeltaDiscoveryRequest;
 
 use crate::{
     Snapshot,
-    delta::DeltaStream,
-    registry::{Registry, Transport},
-    request::SotwRequest,
-    sotw::SotwStream,
-    stream::{self, Feeds, OUTBOUND_CAPACITY, StreamMachine},
-    wire::{DeltaResponse, SotwResponse},
+    admin::registry::{Registry, Transport},
+    protocol::delta::DeltaStream,
+    protocol::request::SotwRequest,
+    protocol::sotw::SotwStream,
+    snapshot::entries::{DeltaResponse, SotwResponse},
+    transport::stream_loop::{self, Feeds, OUTBOUND_CAPACITY, StreamMachine},
 };
 
 /// gRPC's default 4 MiB limit is far too small for real fleets' CDS/EDS (S13).
@@ -114,7 +114,7 @@ impl Discovery {
             shutdown: self.shutdown.clone(),
             max_message_bytes: self.max_message_bytes,
         };
-        tokio::spawn(stream::run(machine, requests, feeds, tx, entry));
+        tokio::spawn(stream_loop::run(machine, requests, feeds, tx, entry));
         ReceiverStream::new(rx)
     }
 }

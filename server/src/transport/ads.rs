@@ -2,8 +2,8 @@
 //!
 //! It is the generated tonic service's routing written out by hand for one reason: the
 //! generated one copies every response into a per-stream buffer, while ADS responses here are
-//! [`Outbound`](crate::wire::Outbound) values whose resource entries are encoded once and
-//! shared by every stream; [`crate::frames`] writes them without copying. Requests are decoded
+//! [`Outbound`](crate::snapshot::entries::Outbound) values whose resource entries are encoded once and
+//! shared by every stream; [`crate::transport::response_body`] writes them without copying. Requests are decoded
 //! by tonic with prost as before.
 
 use std::{
@@ -15,7 +15,9 @@ use std::{
 
 use tonic::{Code, Status, body::Body, codegen::http, server::NamedService};
 
-use crate::{frames, registry::Transport, service::Discovery};
+use crate::{
+    admin::registry::Transport, transport::discovery::Discovery, transport::response_body,
+};
 
 /// gRPC service name of ADS.
 pub const ADS_SERVICE: &str = "envoy.service.discovery.v3.AggregatedDiscoveryService";
@@ -61,13 +63,13 @@ impl tonic::codegen::Service<http::Request<Body>> for Ads {
         match request.uri().path() {
             SOTW_PATH => Box::pin(async move {
                 let limit = ads.max_message_bytes;
-                Ok(frames::serve(request, limit, |peer, requests| {
+                Ok(response_body::serve(request, limit, |peer, requests| {
                     ads.discovery.sotw(Transport::ADS_SOTW, peer, requests)
                 }))
             }),
             DELTA_PATH => Box::pin(async move {
                 let limit = ads.max_message_bytes;
-                Ok(frames::serve(request, limit, |peer, requests| {
+                Ok(response_body::serve(request, limit, |peer, requests| {
                     ads.discovery.delta(Transport::ADS_DELTA, peer, requests)
                 }))
             }),

@@ -12,7 +12,7 @@ use xdsloop_proto::{Codec, type_url};
 
 use super::ReloadStatus;
 use crate::{
-    fixtures::{self, FixtureError},
+    config::fixtures::{self, FixtureError},
     snapshot::Snapshot,
 };
 

@@ -20,7 +20,7 @@ use std::{
 
 use serde::Serialize;
 
-use crate::subscription::{Acked, Nacked, Sent};
+use crate::protocol::subscription::{Acked, Nacked, Sent};
 
 /// SotW or Delta.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -65,7 +65,7 @@ pub struct TypeStatus {
     pub type_url: String,
     pub wildcard: bool,
     /// Explicitly subscribed names (without `*`).
-    pub names: crate::subscription::SharedNames,
+    pub names: crate::protocol::subscription::SharedNames,
     pub last_sent: Option<Sent>,
     pub last_acked: Option<Acked>,
     pub last_nack: Option<Nacked>,

@@ -7,7 +7,7 @@ use std::{collections::BTreeSet, time::SystemTime};
 
 use serde::Serialize;
 
-pub use crate::names::SharedNames;
+pub use crate::snapshot::names::SharedNames;
 
 /// The explicit wildcard resource name (xDS protocol, "wildcard subscriptions").
 pub const WILDCARD: &str = "*";
@@ -272,9 +272,13 @@ impl Subscription {
     }
 
     /// The `/status` view of this subscription; `held_hash` is what the client holds (see
-    /// [`crate::registry::TypeStatus::held_hash`]).
-    pub fn status(&self, type_url: &str, held_hash: Option<u64>) -> crate::registry::TypeStatus {
-        crate::registry::TypeStatus {
+    /// [`crate::admin::registry::TypeStatus::held_hash`]).
+    pub fn status(
+        &self,
+        type_url: &str,
+        held_hash: Option<u64>,
+    ) -> crate::admin::registry::TypeStatus {
+        crate::admin::registry::TypeStatus {
             type_url: type_url.to_string(),
             wildcard: self.interest.is_wildcard(),
             names: self.interest.shared_names(),

@@ -1,0 +1,18 @@
+//! I/O: how requests reach the protocol machines and responses leave them.
+//!
+//! - [`stream_loop`]: the short async loop around one state machine: requests, snapshot
+//!   changes and shutdown in; responses and status out.
+//! - [`discovery`]: starts those loops for any gRPC service, registered in the registry.
+//! - `response_body`: a streaming call's HTTP/2 body, written frame by frame with the shared
+//!   resource bytes uncopied.
+//! - [`ads`]: the Aggregated Discovery Service; [`per_type`]: CDS, EDS, LDS, RDS, ... as
+//!   their own services (streams and unary Fetch); [`rest`]: Envoy's REST-JSON polling.
+//! - [`introspection`]: gRPC health checking and reflection on the xDS port.
+
+pub mod ads;
+pub mod discovery;
+pub mod introspection;
+pub mod per_type;
+mod response_body;
+pub mod rest;
+pub mod stream_loop;
