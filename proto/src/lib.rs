@@ -8,12 +8,17 @@
 //! - [`fixture`]: decoding fixture documents (JSON/YAML, single resources, lists,
 //!   DiscoveryResponse-shaped files, multi-document YAML) into encoded [`Resource`]s.
 //! - [`version`]: deterministic content hashes used as versions.
+//! - [`discovery`]: the discovery request and response messages, and the protocol constants
+//!   both ends share (wildcard, NACK code and size bound).
+//! - [`services`]: ADS and the per-type services by name: gRPC paths and REST paths.
 //! - [`grpc_frames`]: gRPC messages split out of HTTP/2 data chunks without a stream buffer.
 
 pub mod codec;
+pub mod discovery;
 pub mod error;
 pub mod fixture;
 pub mod grpc_frames;
+pub mod services;
 pub mod type_url;
 pub mod version;
 
@@ -23,17 +28,6 @@ pub use fixture::{FixtureDoc, Format};
 
 /// Envoy's generated protobuf messages and gRPC stubs (`envoy-types`' `pb` module).
 pub use envoy_types::pb as envoy;
-
-/// The discovery service messages every xDS transport uses.
-pub mod discovery {
-    pub use envoy_types::pb::envoy::config::core::v3::Node;
-    pub use envoy_types::pb::envoy::service::discovery::v3::{
-        DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
-        Resource as WireResource,
-    };
-    pub use envoy_types::pb::google::protobuf::Any;
-    pub use envoy_types::pb::google::rpc::Status;
-}
 
 use bytes::Bytes;
 

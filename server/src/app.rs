@@ -10,7 +10,7 @@ use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 use tokio::{net::TcpListener, sync::watch, task::JoinHandle};
 use tokio_stream::{StreamExt, wrappers::TcpListenerStream};
 use tracing::info;
-use xdsloop_proto::Codec;
+use xdsloop_proto::{Codec, services::ADS_SERVICE};
 
 use crate::{
     Error, Snapshot,
@@ -18,7 +18,7 @@ use crate::{
     admin::{Admin, AdminServer},
     config::watch::{ReloadStatus, Watcher},
     protocol::fetch::Fetcher,
-    transport::ads::{ADS_SERVICE, Ads},
+    transport::ads::Ads,
     transport::discovery::{DEFAULT_MAX_MESSAGE_BYTES, Discovery},
     transport::introspection::{self, ServingReporter},
     transport::per_type::{self, PerType},

@@ -9,12 +9,8 @@ use serde::Serialize;
 
 pub use crate::snapshot::names::SharedNames;
 
-/// The explicit wildcard resource name (xDS protocol, "wildcard subscriptions").
-pub const WILDCARD: &str = "*";
-
-/// NACK messages are client-controlled; keep at most this many bytes of one so a hostile or
-/// buggy client cannot grow server memory through the registry.
-const MAX_NACK_MESSAGE: usize = 4096;
+pub use xdsloop_proto::discovery::WILDCARD;
+use xdsloop_proto::discovery::{MAX_NACK_MESSAGE_BYTES, truncated};
 
 /// Which resources of one type a stream wants.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -236,15 +232,13 @@ impl Ledger {
     }
 }
 
+/// NACK messages are client-controlled; keep at most [`MAX_NACK_MESSAGE_BYTES`] of one so a
+/// hostile or buggy client cannot grow server memory through the registry.
 fn bounded(message: &str) -> String {
-    if message.len() <= MAX_NACK_MESSAGE {
+    if message.len() <= MAX_NACK_MESSAGE_BYTES {
         return message.to_string();
     }
-    let mut end = MAX_NACK_MESSAGE;
-    while !message.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &message[..end])
+    format!("{}…", truncated(message, MAX_NACK_MESSAGE_BYTES))
 }
 
 /// One type's state on one stream.
@@ -382,8 +376,8 @@ mod tests {
     #[test]
     fn nack_messages_are_bounded() {
         let mut ledger = Ledger::default();
-        let long = "é".repeat(MAX_NACK_MESSAGE);
-        assert!(ledger.record_nack(&long).message.len() <= MAX_NACK_MESSAGE + 4);
+        let long = "é".repeat(MAX_NACK_MESSAGE_BYTES);
+        assert!(ledger.record_nack(&long).message.len() <= MAX_NACK_MESSAGE_BYTES + 4);
     }
 
     #[test]

@@ -14,17 +14,11 @@ use std::{
 };
 
 use tonic::{Code, Status, body::Body, codegen::http, server::NamedService};
+use xdsloop_proto::services::{ADS_DELTA_PATH, ADS_SERVICE, ADS_SOTW_PATH};
 
 use crate::{
     admin::registry::Transport, transport::discovery::Discovery, transport::response_body,
 };
-
-/// gRPC service name of ADS.
-pub const ADS_SERVICE: &str = "envoy.service.discovery.v3.AggregatedDiscoveryService";
-const SOTW_PATH: &str =
-    "/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources";
-const DELTA_PATH: &str =
-    "/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources";
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
@@ -61,13 +55,13 @@ impl tonic::codegen::Service<http::Request<Body>> for Ads {
     fn call(&mut self, request: http::Request<Body>) -> Self::Future {
         let ads = self.clone();
         match request.uri().path() {
-            SOTW_PATH => Box::pin(async move {
+            ADS_SOTW_PATH => Box::pin(async move {
                 let limit = ads.max_message_bytes;
                 Ok(response_body::serve(request, limit, |peer, requests| {
                     ads.discovery.sotw(Transport::ADS_SOTW, peer, requests)
                 }))
             }),
-            DELTA_PATH => Box::pin(async move {
+            ADS_DELTA_PATH => Box::pin(async move {
                 let limit = ads.max_message_bytes;
                 Ok(response_body::serve(request, limit, |peer, requests| {
                     ads.discovery.delta(Transport::ADS_DELTA, peer, requests)

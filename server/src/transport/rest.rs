@@ -23,20 +23,16 @@ use tracing::{info, warn};
 use xdsloop_proto::{
     Codec,
     discovery::{DiscoveryRequest, DiscoveryResponse},
+    services::{PER_TYPE_APIS, PerTypeApi},
 };
 
 use crate::{
     protocol::fetch::{Fetched, Fetcher},
-    transport::per_type::{APIS, Api},
+    transport::per_type::claim,
 };
 
 const REQUEST: &str = "envoy.service.discovery.v3.DiscoveryRequest";
 const RESPONSE: &str = "envoy.service.discovery.v3.DiscoveryResponse";
-
-/// `/v3/discovery:clusters` and the like: the path of each per-type API's HTTP annotation.
-pub fn path(rest: &str) -> String {
-    format!("/v3/discovery:{rest}")
-}
 
 /// What the REST handlers need: fetches and the descriptor pool that turns JSON into
 /// messages and back (the pool includes `--descriptor-set` types, so their `Any`s print).
@@ -65,16 +61,16 @@ impl Rest {
     /// One route per API with a Fetch method.
     pub fn router(self) -> Router {
         let mut router = Router::new();
-        for api in APIS {
-            let Some(rest) = api.rest else { continue };
+        for api in PER_TYPE_APIS {
+            let Some(path) = api.rest_path else { continue };
             let state = self.clone();
             let handler = move |body: Bytes| async move { state.handle(api, &body) };
-            router = router.route(&path(rest), post(handler));
+            router = router.route(path, post(handler));
         }
         router
     }
 
-    fn handle(&self, api: Api, body: &[u8]) -> Response {
+    fn handle(&self, api: PerTypeApi, body: &[u8]) -> Response {
         let request = match self.parse(body) {
             Ok(request) => request,
             Err(e) => {
@@ -83,7 +79,7 @@ impl Rest {
                 return (StatusCode::BAD_REQUEST, reason).into_response();
             }
         };
-        let request = match api.claim(request) {
+        let request = match claim(api, request) {
             Ok(request) => request,
             Err(wrong) => return (StatusCode::BAD_REQUEST, wrong.to_string()).into_response(),
         };
@@ -144,7 +140,7 @@ async fn unmatched(headers: HeaderMap, uri: Uri) -> Response {
     if content_type.starts_with("application/grpc") {
         return tonic::Status::unimplemented("").into_http();
     }
-    let paths: Vec<String> = APIS.iter().filter_map(|a| a.rest).map(path).collect();
+    let paths: Vec<&str> = PER_TYPE_APIS.iter().filter_map(|a| a.rest_path).collect();
     let reason = format!(
         "no xDS endpoint at {}; REST-JSON endpoints (POST): {}",
         uri.path(),
@@ -162,7 +158,9 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::{Snapshot, transport::per_type::CLUSTERS};
+    use xdsloop_proto::services::CLUSTERS;
+
+    use crate::Snapshot;
 
     fn rest(snapshot: Snapshot) -> Rest {
         let (_source, snapshots) = watch::channel(Arc::new(snapshot));

@@ -1,6 +1,6 @@
 //! The per-type gRPC services, routed by hand like ADS ([`crate::transport::ads`]): their streams answer
 //! with [`crate::transport::response_body`] bodies (resource bytes shared by every stream, never copied per
-//! stream), and Fetch is a plain tonic unary call. One route per [`Api`]; every API names its
+//! stream), and Fetch is a plain tonic unary call. One route per [`PerTypeApi`]; every API names its
 //! methods the same way (`Stream<m>`, `Delta<m>`, `Fetch<m>`).
 
 use std::{
@@ -18,7 +18,9 @@ use tonic::{
 use tonic_prost::ProstCodec;
 use xdsloop_proto::discovery::{DiscoveryRequest, DiscoveryResponse};
 
-use super::{APIS, Api, PerType};
+use xdsloop_proto::services::{PER_TYPE_APIS, PerTypeApi};
+
+use super::PerType;
 use crate::{transport::ads::BoxFuture, transport::response_body};
 
 /// The methods of one API.
@@ -31,7 +33,7 @@ enum Method {
 
 impl Method {
     /// The method a request path names, if `api` has it.
-    fn of(api: Api, path: &str) -> Option<Method> {
+    fn of(api: PerTypeApi, path: &str) -> Option<Method> {
         let name = path
             .strip_prefix('/')?
             .strip_prefix(api.grpc)?
@@ -44,12 +46,12 @@ impl Method {
             (Method::Fetch, name.strip_prefix("Fetch")?)
         };
         // VHDS (no REST path) is Delta-only.
-        let exists = method == Method::Delta || api.rest.is_some();
+        let exists = method == Method::Delta || api.has_sotw();
         (rest == api.method && exists).then_some(method)
     }
 }
 
-/// The gRPC service of `APIS[I]`. Cheap to clone.
+/// The gRPC service of `PER_TYPE_APIS[I]`. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Route<const I: usize> {
     per_type: PerType,
@@ -57,7 +59,7 @@ pub struct Route<const I: usize> {
 }
 
 impl<const I: usize> NamedService for Route<I> {
-    const NAME: &'static str = APIS[I].grpc;
+    const NAME: &'static str = PER_TYPE_APIS[I].grpc;
 }
 
 impl<const I: usize> tonic::codegen::Service<http::Request<Body>> for Route<I> {
@@ -70,7 +72,7 @@ impl<const I: usize> tonic::codegen::Service<http::Request<Body>> for Route<I> {
     }
 
     fn call(&mut self, request: http::Request<Body>) -> Self::Future {
-        let api = APIS[I];
+        let api = PER_TYPE_APIS[I];
         let (per_type, limit) = (self.per_type.clone(), self.max_message_bytes);
         let method = Method::of(api, request.uri().path());
         Box::pin(async move {
@@ -95,7 +97,7 @@ impl<const I: usize> tonic::codegen::Service<http::Request<Body>> for Route<I> {
 
 struct Fetch {
     per_type: PerType,
-    api: Api,
+    api: PerTypeApi,
 }
 
 impl UnaryService<DiscoveryRequest> for Fetch {
@@ -132,13 +134,13 @@ pub fn add_to(
         .add_service(route::<6>(p, max))
         .add_service(route::<7>(p, max))
         .add_service(route::<8>(p, max));
-    APIS.iter().map(|api| api.grpc).collect()
+    PER_TYPE_APIS.iter().map(|api| api.grpc).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::per_type::{CLUSTERS, VIRTUAL_HOSTS};
+    use xdsloop_proto::services::{CLUSTERS, VIRTUAL_HOSTS};
 
     #[test]
     fn paths_name_the_apis_methods_and_nothing_else() {
