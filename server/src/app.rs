@@ -17,12 +17,12 @@ use crate::{
     admin::registry::Registry,
     admin::{Admin, AdminServer},
     config::watch::{ReloadStatus, Watcher},
-    protocol::fetch::Fetcher,
     transport::ads::Ads,
     transport::discovery::{DEFAULT_MAX_MESSAGE_BYTES, Discovery},
     transport::introspection::{self, ServingReporter},
     transport::per_type::{self, PerType},
     transport::rest::{self, Rest},
+    transport::unary::Fetcher,
 };
 
 /// Where `xdsloop-server` listens unless told otherwise (Envoy examples use 18000 for xDS).

@@ -1,4 +1,7 @@
-use std::path::PathBuf;
+use std::{
+    fmt,
+    path::{Path, PathBuf},
+};
 
 use thiserror::Error;
 
@@ -10,7 +13,7 @@ pub enum Error {
     FixtureDir { path: PathBuf, message: String },
     /// The fixtures were rejected at start-up (later rejections are `ReloadStatus` values).
     #[error("invalid fixtures: {0}")]
-    Fixture(#[from] crate::config::fixtures::FixtureError),
+    Fixture(#[from] FixtureError),
     #[error("--descriptor-set {}: {message}", path.display())]
     DescriptorSet { path: PathBuf, message: String },
     #[error("cannot listen on {addr}: {source}")]
@@ -26,3 +29,32 @@ pub enum Error {
     #[error("admin: {0}")]
     Admin(String),
 }
+
+/// Why a fixture directory was rejected. `message` locates the problem inside `file`: a line
+/// (syntax), or a resource and field path (content), or the other file involved (duplicates,
+/// conflicting versions).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FixtureError {
+    pub file: Option<PathBuf>,
+    pub message: String,
+}
+
+impl FixtureError {
+    pub(crate) fn new(file: &Path, message: impl Into<String>) -> Self {
+        Self {
+            file: Some(file.to_path_buf()),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for FixtureError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.file {
+            Some(file) => write!(f, "{}: {}", file.display(), self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for FixtureError {}

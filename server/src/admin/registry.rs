@@ -1,4 +1,4 @@
-//! The registry of open streams: each stream publishes who it is (node, peer, transport) and,
+//! The registry of open streams: each stream publishes who it is (node, peer, service) and,
 //! per type, its subscription and ACK/NACK ledger, so `/status` can show them.
 //!
 //! Streams write on protocol events only (a request or a push), never on a timer, and a reader
@@ -20,7 +20,7 @@ use std::{
 
 use serde::Serialize;
 
-use crate::protocol::subscription::{Acked, Nacked, Sent};
+use crate::protocol::subscription::TypeStatus;
 
 /// SotW or Delta.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -33,23 +33,23 @@ pub enum Variant {
 /// How a stream reached us: the protocol variant and the gRPC service (`ads`, or a per-type
 /// service's name such as `clusters` or `endpoints`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Transport {
+pub struct StreamKind {
     pub variant: Variant,
     pub service: &'static str,
 }
 
-impl Transport {
-    pub const ADS_SOTW: Transport = Transport {
+impl StreamKind {
+    pub const ADS_SOTW: StreamKind = StreamKind {
         variant: Variant::Sotw,
         service: "ads",
     };
-    pub const ADS_DELTA: Transport = Transport {
+    pub const ADS_DELTA: StreamKind = StreamKind {
         variant: Variant::Delta,
         service: "ads",
     };
 }
 
-impl fmt::Display for Transport {
+impl fmt::Display for StreamKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let variant = match self.variant {
             Variant::Sotw => "sotw",
@@ -59,24 +59,6 @@ impl fmt::Display for Transport {
     }
 }
 
-/// One type's subscription on one stream, as `/status` shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TypeStatus {
-    pub type_url: String,
-    pub wildcard: bool,
-    /// Explicitly subscribed names (without `*`).
-    pub names: crate::protocol::subscription::SharedNames,
-    pub last_sent: Option<Sent>,
-    pub last_acked: Option<Acked>,
-    pub last_nack: Option<Nacked>,
-    /// Content hash of what the latest response left the client with (or offered it, if that
-    /// was NACKed), restricted to the current subscription and computed like
-    /// `TypeResources::content_hash`. `/status` compares it with what the current snapshot
-    /// serves this node, by content rather than by version string: an explicit `version_info`
-    /// can stay the same while the content changes. `None` before the first response.
-    pub held_hash: Option<u64>,
-}
-
 /// One open stream.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StreamStatus {
@@ -84,7 +66,7 @@ pub struct StreamStatus {
     pub peer: Option<SocketAddr>,
     /// From the first request's `node`; `None` until the first request arrives.
     pub node_id: Option<String>,
-    pub transport: Transport,
+    pub kind: StreamKind,
     pub connected_since: SystemTime,
     /// By type URL.
     pub types: BTreeMap<String, TypeStatus>,
@@ -121,13 +103,13 @@ impl Registry {
     }
 
     /// Registers a new stream; it stays listed until the returned guard is dropped.
-    pub fn open(&self, transport: Transport, peer: Option<SocketAddr>) -> StreamEntry {
+    pub fn open(&self, kind: StreamKind, peer: Option<SocketAddr>) -> StreamEntry {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         let status = StreamStatus {
             id,
             peer,
             node_id: None,
-            transport,
+            kind,
             connected_since: SystemTime::now(),
             types: BTreeMap::new(),
         };
@@ -221,8 +203,8 @@ mod tests {
     #[test]
     fn streams_are_listed_until_their_entry_drops() {
         let registry = Registry::new();
-        let a = registry.open(Transport::ADS_SOTW, None);
-        let b = registry.open(Transport::ADS_DELTA, "127.0.0.1:1".parse().ok());
+        let a = registry.open(StreamKind::ADS_SOTW, None);
+        let b = registry.open(StreamKind::ADS_DELTA, "127.0.0.1:1".parse().ok());
         assert_ne!(a.id(), b.id());
         a.set_node("node-a");
         a.update([TypeStatus {
@@ -238,7 +220,7 @@ mod tests {
         assert_eq!(seen.node_id.as_deref(), Some("node-a"));
         assert!(seen.types["t"].wildcard);
         assert_eq!(b.id(), registry.streams()[1].id);
-        assert_eq!(Transport::ADS_DELTA.to_string(), "ads-delta");
+        assert_eq!(StreamKind::ADS_DELTA.to_string(), "ads-delta");
         drop(a);
         assert_eq!(registry.len(), 1);
         drop(b);
@@ -253,7 +235,7 @@ mod tests {
     fn recently_closed_is_bounded() {
         let registry = Registry::new();
         for _ in 0..RECENTLY_CLOSED + 5 {
-            drop(registry.open(Transport::ADS_SOTW, None));
+            drop(registry.open(StreamKind::ADS_SOTW, None));
         }
         let closed = registry.recently_closed();
         assert_eq!(closed.len(), RECENTLY_CLOSED);

@@ -17,8 +17,9 @@ use xdsloop_proto::type_url;
 
 use crate::{
     Snapshot, TypeResources,
-    admin::registry::{ClosedStream, StreamStatus, TypeStatus},
+    admin::registry::{ClosedStream, StreamStatus},
     config::watch::ReloadStatus,
+    protocol::subscription::TypeStatus,
 };
 
 pub use self::state::{SyncState, sync_state, view_hash};
@@ -264,7 +265,7 @@ fn stream_view(
         id: stream.id,
         peer: stream.peer.map(|p| p.to_string()),
         node_id: stream.node_id.clone(),
-        transport: stream.transport.to_string(),
+        transport: stream.kind.to_string(),
         connected_since: stream.connected_since,
         disconnected_at,
         types,

@@ -17,7 +17,6 @@ mod tests;
 
 use std::{
     collections::{BTreeMap, BTreeSet, HashMap},
-    fmt,
     path::{Path, PathBuf},
     sync::Arc,
 };
@@ -26,34 +25,7 @@ use xdsloop_proto::{Codec, FixtureDoc, Format, Resource, type_url};
 
 use crate::snapshot::{Snapshot, TypeResources};
 
-/// Why a fixture directory was rejected. `message` locates the problem inside `file`: a line
-/// (syntax), or a resource and field path (content), or the other file involved (duplicates,
-/// conflicting versions).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FixtureError {
-    pub file: Option<PathBuf>,
-    pub message: String,
-}
-
-impl FixtureError {
-    pub(crate) fn new(file: &Path, message: impl Into<String>) -> Self {
-        Self {
-            file: Some(file.to_path_buf()),
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for FixtureError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.file {
-            Some(file) => write!(f, "{}: {}", file.display(), self.message),
-            None => f.write_str(&self.message),
-        }
-    }
-}
-
-impl std::error::Error for FixtureError {}
+pub use crate::error::FixtureError;
 
 /// Loads every fixture under `dir` into a snapshot numbered `generation` (decoding every file).
 pub fn load(dir: &Path, codec: &Codec, generation: u64) -> Result<Snapshot, FixtureError> {

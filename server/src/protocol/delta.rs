@@ -34,13 +34,13 @@ use xdsloop_proto::{
 
 use crate::{
     Snapshot, TypeResources,
-    admin::registry::TypeStatus,
+    protocol::machine::StreamMachine,
     protocol::nonce::NonceSource,
     protocol::ordering::{Planned, make_before_break},
+    protocol::response::DeltaResponse,
     protocol::sotw::control_plane,
+    protocol::subscription::TypeStatus,
     protocol::subscription::{Subscription, Verdict, WILDCARD},
-    snapshot::entries::DeltaResponse,
-    transport::stream_loop::StreamMachine,
 };
 
 #[derive(Debug, Default)]
@@ -102,21 +102,8 @@ impl DeltaStream {
         }
     }
 
-    /// Handles one client request; returns the responses to send, decoded (see
-    /// [`Self::on_request_wire`] for what the stream sends).
-    pub fn on_request(&mut self, request: DeltaDiscoveryRequest) -> Vec<DeltaDiscoveryResponse> {
-        let out = self.on_request_wire(request);
-        out.iter().map(DeltaResponse::to_message).collect()
-    }
-
-    /// Handles a new snapshot; returns the responses to send, decoded.
-    pub fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<DeltaDiscoveryResponse> {
-        let out = self.on_snapshot_wire(snapshot);
-        out.iter().map(DeltaResponse::to_message).collect()
-    }
-
     /// Handles one client request; returns the responses to send, with shared resource entries.
-    pub fn on_request_wire(&mut self, request: DeltaDiscoveryRequest) -> Vec<DeltaResponse> {
+    pub fn on_request(&mut self, request: DeltaDiscoveryRequest) -> Vec<DeltaResponse> {
         let node = self.node_from(&request);
         let url = request.type_url.clone();
         let (stream, short) = (self.id, type_url::short_name(&url));
@@ -164,7 +151,7 @@ impl DeltaStream {
     }
 
     /// Handles a new snapshot; returns the responses to send, with shared resource entries.
-    pub fn on_snapshot_wire(&mut self, snapshot: Arc<Snapshot>) -> Vec<DeltaResponse> {
+    pub fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<DeltaResponse> {
         self.snapshot = snapshot;
         let Some(node) = self.node.clone() else {
             return Vec::new();
@@ -185,6 +172,22 @@ impl DeltaStream {
             self.changed.insert(url);
         }
         make_before_break(planned)
+    }
+
+    /// [`Self::on_request`], with the responses decoded into plain messages (for fetches
+    /// and tests; streams send the shared entries as they are).
+    pub fn on_request_decoded(
+        &mut self,
+        request: DeltaDiscoveryRequest,
+    ) -> Vec<DeltaDiscoveryResponse> {
+        let out = self.on_request(request);
+        out.iter().map(DeltaResponse::to_message).collect()
+    }
+
+    /// [`Self::on_snapshot`], with the responses decoded into plain messages.
+    pub fn on_snapshot_decoded(&mut self, snapshot: Arc<Snapshot>) -> Vec<DeltaDiscoveryResponse> {
+        let out = self.on_snapshot(snapshot);
+        out.iter().map(DeltaResponse::to_message).collect()
     }
 
     pub fn node_id(&self) -> Option<&str> {
@@ -341,10 +344,10 @@ impl StreamMachine for DeltaStream {
     type Request = DeltaDiscoveryRequest;
     type Response = DeltaResponse;
     fn on_request(&mut self, request: DeltaDiscoveryRequest) -> Vec<DeltaResponse> {
-        DeltaStream::on_request_wire(self, request)
+        DeltaStream::on_request(self, request)
     }
     fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<DeltaResponse> {
-        DeltaStream::on_snapshot_wire(self, snapshot)
+        DeltaStream::on_snapshot(self, snapshot)
     }
     fn node_id(&self) -> Option<&str> {
         DeltaStream::node_id(self)

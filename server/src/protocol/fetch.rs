@@ -19,11 +19,9 @@
 
 use std::{collections::BTreeMap, sync::Arc};
 
-use tokio::sync::watch;
-use tracing::info;
 use xdsloop_proto::{
     discovery::{DiscoveryRequest, DiscoveryResponse},
-    type_url, version,
+    version,
 };
 
 use crate::{Snapshot, TypeResources, protocol::sotw::SotwStream};
@@ -54,7 +52,7 @@ pub fn fetch(snapshot: Arc<Snapshot>, type_url: &str, mut request: DiscoveryRequ
     if content_version && !request.version_info.is_empty() && request.version_info == version {
         return Fetched::NotModified { version };
     }
-    let mut answers = SotwStream::new(FETCH_STREAM_ID, snapshot).on_request(request);
+    let mut answers = SotwStream::new(FETCH_STREAM_ID, snapshot).on_request_decoded(request);
     Fetched::Response(
         answers
             .pop()
@@ -66,41 +64,6 @@ pub fn fetch(snapshot: Arc<Snapshot>, type_url: &str, mut request: DiscoveryRequ
 /// `version_info`), so an equal version proves equal content.
 fn is_content_version(resources: &TypeResources) -> bool {
     resources.version == version::short(resources.content_hash)
-}
-
-/// Fetches against the newest snapshot. Cheap to clone.
-#[derive(Debug, Clone)]
-pub struct Fetcher {
-    snapshots: watch::Receiver<Arc<Snapshot>>,
-}
-
-impl Fetcher {
-    pub fn new(snapshots: watch::Receiver<Arc<Snapshot>>) -> Self {
-        Self { snapshots }
-    }
-
-    /// Answers one fetch; `via` names the transport in the log (`grpc`, `rest`).
-    pub fn fetch(&self, via: &str, type_url: &str, request: DiscoveryRequest) -> Fetched {
-        let snapshot = self.snapshots.borrow().clone();
-        let node = request
-            .node
-            .as_ref()
-            .map(|n| n.id.clone())
-            .unwrap_or_default();
-        let held = request.version_info.clone();
-        let fetched = fetch(snapshot, type_url, request);
-        let short = type_url::short_name(type_url);
-        match &fetched {
-            Fetched::NotModified { version } => {
-                info!(via, %node, r#type = %short, %version, "fetch: not modified");
-            }
-            Fetched::Response(r) => {
-                info!(via, %node, r#type = %short, %held, version = %r.version_info,
-                    resources = r.resources.len(), "fetch: answered");
-            }
-        }
-        fetched
-    }
 }
 
 #[cfg(test)]
@@ -133,7 +96,7 @@ mod tests {
         let mut stream = SotwStream::new(9, current);
         let mut on_request = request("", &[]);
         on_request.type_url = CLUSTER.into();
-        let streamed = stream.on_request(on_request).remove(0);
+        let streamed = stream.on_request_decoded(on_request).remove(0);
         assert_eq!(fetched.version_info, streamed.version_info);
         assert_eq!(fetched.resources, streamed.resources);
         assert_eq!(fetched.type_url, CLUSTER);

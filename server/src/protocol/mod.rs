@@ -12,8 +12,10 @@
 
 pub mod delta;
 pub mod fetch;
+pub mod machine;
 pub mod nonce;
 pub mod ordering;
 pub mod request;
+pub mod response;
 pub mod sotw;
 pub mod subscription;

@@ -37,14 +37,14 @@ use xdsloop_proto::{
 
 use crate::{
     Snapshot, TypeResources,
-    admin::registry::TypeStatus,
+    protocol::machine::StreamMachine,
     protocol::nonce::NonceSource,
     protocol::ordering::{Planned, make_before_break},
     protocol::request::SotwRequest,
+    protocol::response::SotwResponse,
+    protocol::subscription::TypeStatus,
     protocol::subscription::{Interest, Subscription, Verdict},
-    snapshot::entries::SotwResponse,
     snapshot::views::{Picked, View},
-    transport::stream_loop::StreamMachine,
 };
 
 /// The `control_plane` every response carries, so clients can log who configured them.
@@ -89,21 +89,8 @@ impl SotwStream {
         }
     }
 
-    /// Handles one client request; returns the responses to send, decoded (see
-    /// [`Self::on_request_wire`] for what the stream sends).
-    pub fn on_request(&mut self, request: DiscoveryRequest) -> Vec<DiscoveryResponse> {
-        let out = self.on_request_wire(request.into());
-        out.iter().map(SotwResponse::to_message).collect()
-    }
-
-    /// Handles a new snapshot; returns the responses to send, decoded.
-    pub fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<DiscoveryResponse> {
-        let out = self.on_snapshot_wire(snapshot);
-        out.iter().map(SotwResponse::to_message).collect()
-    }
-
     /// Handles one client request; returns the responses to send, with shared resource entries.
-    pub fn on_request_wire(&mut self, request: SotwRequest) -> Vec<SotwResponse> {
+    pub fn on_request(&mut self, request: SotwRequest) -> Vec<SotwResponse> {
         let names = request.names();
         let request = &request.head;
         let node = self.node_from(request);
@@ -157,7 +144,7 @@ impl SotwStream {
     }
 
     /// Handles a new snapshot; returns the responses to send, with shared resource entries.
-    pub fn on_snapshot_wire(&mut self, snapshot: Arc<Snapshot>) -> Vec<SotwResponse> {
+    pub fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<SotwResponse> {
         self.snapshot = snapshot;
         let Some(node) = self.node.clone() else {
             return Vec::new();
@@ -185,6 +172,19 @@ impl SotwStream {
             self.changed.insert(url);
         }
         make_before_break(planned)
+    }
+
+    /// [`Self::on_request`], with the responses decoded into plain messages (for fetches
+    /// and tests; streams send the shared entries as they are).
+    pub fn on_request_decoded(&mut self, request: DiscoveryRequest) -> Vec<DiscoveryResponse> {
+        let out = self.on_request(request.into());
+        out.iter().map(SotwResponse::to_message).collect()
+    }
+
+    /// [`Self::on_snapshot`], with the responses decoded into plain messages.
+    pub fn on_snapshot_decoded(&mut self, snapshot: Arc<Snapshot>) -> Vec<DiscoveryResponse> {
+        let out = self.on_snapshot(snapshot);
+        out.iter().map(SotwResponse::to_message).collect()
     }
 
     pub fn node_id(&self) -> Option<&str> {
@@ -227,10 +227,10 @@ impl StreamMachine for SotwStream {
     type Request = SotwRequest;
     type Response = SotwResponse;
     fn on_request(&mut self, request: SotwRequest) -> Vec<SotwResponse> {
-        SotwStream::on_request_wire(self, request)
+        SotwStream::on_request(self, request)
     }
     fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<SotwResponse> {
-        SotwStream::on_snapshot_wire(self, snapshot)
+        SotwStream::on_snapshot(self, snapshot)
     }
     fn node_id(&self) -> Option<&str> {
         SotwStream::node_id(self)

@@ -241,6 +241,24 @@ fn bounded(message: &str) -> String {
     format!("{}…", truncated(message, MAX_NACK_MESSAGE_BYTES))
 }
 
+/// One type's subscription on one stream, as `/status` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TypeStatus {
+    pub type_url: String,
+    pub wildcard: bool,
+    /// Explicitly subscribed names (without `*`).
+    pub names: SharedNames,
+    pub last_sent: Option<Sent>,
+    pub last_acked: Option<Acked>,
+    pub last_nack: Option<Nacked>,
+    /// Content hash of what the latest response left the client with (or offered it, if that
+    /// was NACKed), restricted to the current subscription and computed like
+    /// `TypeResources::content_hash`. `/status` compares it with what the current snapshot
+    /// serves this node, by content rather than by version string: an explicit `version_info`
+    /// can stay the same while the content changes. `None` before the first response.
+    pub held_hash: Option<u64>,
+}
+
 /// One type's state on one stream.
 #[derive(Debug, Clone, Default)]
 pub struct Subscription {
@@ -266,13 +284,9 @@ impl Subscription {
     }
 
     /// The `/status` view of this subscription; `held_hash` is what the client holds (see
-    /// [`crate::admin::registry::TypeStatus::held_hash`]).
-    pub fn status(
-        &self,
-        type_url: &str,
-        held_hash: Option<u64>,
-    ) -> crate::admin::registry::TypeStatus {
-        crate::admin::registry::TypeStatus {
+    /// [`TypeStatus::held_hash`]).
+    pub fn status(&self, type_url: &str, held_hash: Option<u64>) -> TypeStatus {
+        TypeStatus {
             type_url: type_url.to_string(),
             wildcard: self.interest.is_wildcard(),
             names: self.interest.shared_names(),

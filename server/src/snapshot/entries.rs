@@ -1,63 +1,23 @@
-//! Responses as they go on the wire, with the resources encoded once and shared.
+//! Each resource's response entries, encoded once per fixture generation and shared by every
+//! stream.
 //!
-//! A 5,000-client fleet subscribed to the same 1,000 clusters would otherwise make 5,000
-//! copies of every resource's bytes, wrap each in its own `Any`, and prost-encode it 5,000
-//! times. Instead each resource's repeated-field entry (tag, length, `Any` or Delta
-//! `Resource`) is encoded once per fixture generation and kept beside the snapshot
-//! ([`EntryCache`]); a response is the stream's own small fields (nonce, version, type URL,
-//! removals) plus a list of shared entries, and [`crate::transport::response_body`] writes both. Protobuf lets
-//! fields come in any order and concatenates repeated fields, so the bytes decode (with any
-//! protobuf library) to the same message the plain path builds; `wire_tests` checks that.
+//! A fleet of streams subscribed to the same clusters would otherwise copy every resource's
+//! bytes per stream, wrap each in its own `Any`, and prost-encode it again for each. Instead
+//! each resource's repeated-field entry (tag, length, `Any` or Delta `Resource`) is encoded
+//! once and kept beside the snapshot ([`EntryCache`]); a response
+//! ([`crate::protocol::response`]) is the stream's own small fields plus a list of these
+//! shared entries.
 
 use std::{collections::BTreeMap, sync::OnceLock};
 
-use bytes::{BufMut, Bytes};
+use bytes::Bytes;
 use prost::Message;
 use xdsloop_proto::{
     Resource,
     discovery::{Any, DeltaDiscoveryResponse, DiscoveryResponse, WireResource},
 };
 
-use crate::TypeResources;
-
-/// A response: the stream's own fields in `head` (its repeated resources field left empty)
-/// and the resource entries, each already encoded as one element of that repeated field.
-#[derive(Debug, Clone, Default)]
-pub struct Outbound<M> {
-    pub head: M,
-    pub entries: Vec<Bytes>,
-}
-
-pub type SotwResponse = Outbound<DiscoveryResponse>;
-pub type DeltaResponse = Outbound<DeltaDiscoveryResponse>;
-
-impl<M: Message + Default> Outbound<M> {
-    pub fn encoded_len(&self) -> usize {
-        self.head.encoded_len() + self.entries.iter().map(Bytes::len).sum::<usize>()
-    }
-
-    /// Writes the message: the head's fields, then the shared entries. `buf` must grow as
-    /// needed (a `Vec`, `BytesMut` or tonic's `EncodeBuf` do).
-    pub fn encode(&self, buf: &mut impl BufMut) {
-        self.head.encode_raw(buf);
-        for entry in &self.entries {
-            buf.put_slice(entry);
-        }
-    }
-
-    /// The plain message, decoded from the wire bytes: for unary answers (Fetch, REST), the
-    /// per-type services, and tests. Our own encoding of a valid message cannot fail to decode.
-    pub fn to_message(&self) -> M {
-        let mut buf = Vec::with_capacity(self.encoded_len());
-        self.encode(&mut buf);
-        M::decode(buf.as_slice()).expect("the encoder writes valid protobuf")
-    }
-
-    /// Bytes of the resource entries (close to the message's encoded size).
-    pub fn entry_bytes(&self) -> usize {
-        self.entries.iter().map(Bytes::len).sum()
-    }
-}
+use super::TypeResources;
 
 /// One resource's encoded entries for the two response kinds, built on first use and then
 /// shared by every stream served from the same [`TypeResources`] (one fixture generation).
@@ -151,6 +111,3 @@ fn delta_entry(url: &str, resource: &Resource) -> Bytes {
     };
     one.encode_to_vec().into()
 }
-
-#[cfg(test)]
-mod tests;

@@ -27,10 +27,10 @@ pub struct TypeResources {
     pub content_hash: u64,
     /// Resources by name. Encoded once per fixture generation and shared by every stream.
     pub resources: BTreeMap<String, Arc<Resource>>,
-    /// The resources' response entries, encoded on first use (see [`crate::snapshot::entries`]).
-    pub(crate) entries: crate::snapshot::entries::EntryCache,
-    /// SotW views of these resources, shared by streams (see [`crate::snapshot::views`]).
-    pub(crate) views: crate::snapshot::views::ViewCache,
+    /// The resources' response entries, encoded on first use (see [`entries`]).
+    pub(crate) entries: entries::EntryCache,
+    /// SotW views of these resources, shared by streams (see [`views`]).
+    pub(crate) views: views::ViewCache,
 }
 
 impl TypeResources {

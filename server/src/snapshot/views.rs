@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use bytes::{Bytes, BytesMut};
 use xdsloop_proto::Resource;
 
-use crate::{TypeResources, protocol::subscription::SharedNames};
+use super::{TypeResources, names::SharedNames};
 
 /// Resources picked for a view, in name order.
 pub type Picked = Arc<[Arc<Resource>]>;

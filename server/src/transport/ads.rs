@@ -2,7 +2,7 @@
 //!
 //! It is the generated tonic service's routing written out by hand for one reason: the
 //! generated one copies every response into a per-stream buffer, while ADS responses here are
-//! [`Outbound`](crate::snapshot::entries::Outbound) values whose resource entries are encoded once and
+//! [`Outbound`](crate::protocol::response::Outbound) values whose resource entries are encoded once and
 //! shared by every stream; [`crate::transport::response_body`] writes them without copying. Requests are decoded
 //! by tonic with prost as before.
 
@@ -17,7 +17,7 @@ use tonic::{Code, Status, body::Body, codegen::http, server::NamedService};
 use xdsloop_proto::services::{ADS_DELTA_PATH, ADS_SERVICE, ADS_SOTW_PATH};
 
 use crate::{
-    admin::registry::Transport, transport::discovery::Discovery, transport::response_body,
+    admin::registry::StreamKind, transport::discovery::Discovery, transport::response_body,
 };
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -58,13 +58,13 @@ impl tonic::codegen::Service<http::Request<Body>> for Ads {
             ADS_SOTW_PATH => Box::pin(async move {
                 let limit = ads.max_message_bytes;
                 Ok(response_body::serve(request, limit, |peer, requests| {
-                    ads.discovery.sotw(Transport::ADS_SOTW, peer, requests)
+                    ads.discovery.sotw(StreamKind::ADS_SOTW, peer, requests)
                 }))
             }),
             ADS_DELTA_PATH => Box::pin(async move {
                 let limit = ads.max_message_bytes;
                 Ok(response_body::serve(request, limit, |peer, requests| {
-                    ads.discovery.delta(Transport::ADS_DELTA, peer, requests)
+                    ads.discovery.delta(StreamKind::ADS_DELTA, peer, requests)
                 }))
             }),
             _ => Box::pin(async { Ok(Status::new(Code::Unimplemented, "").into_http()) }),

@@ -1,6 +1,6 @@
 //! tonic services on the stream state machines. [`Discovery`] starts SotW and Delta streams
 //! for any transport; [`crate::transport::ads`] is the Aggregated Discovery Service on top of it. The per-type
-//! services (CDS, EDS, LDS, RDS, ...) are the same two calls with their own [`Transport`]
+//! services (CDS, EDS, LDS, RDS, ...) are the same two calls with their own [`StreamKind`]
 //! ([`crate::transport::per_type`]); both answer through [`crate::transport::response_body`].
 
 use std::{net::SocketAddr, sync::Arc};
@@ -14,12 +14,13 @@ use xdsloop_proto::discovery::DeltaDiscoveryRequest;
 
 use crate::{
     Snapshot,
-    admin::registry::{Registry, Transport},
+    admin::registry::{Registry, StreamKind},
     protocol::delta::DeltaStream,
+    protocol::machine::StreamMachine,
     protocol::request::SotwRequest,
+    protocol::response::{DeltaResponse, SotwResponse},
     protocol::sotw::SotwStream,
-    snapshot::entries::{DeltaResponse, SotwResponse},
-    transport::stream_loop::{self, Feeds, OUTBOUND_CAPACITY, StreamMachine},
+    transport::stream_loop::{self, Feeds, OUTBOUND_CAPACITY},
 };
 
 /// gRPC's default 4 MiB limit is far too small for real fleets' CDS/EDS (S13).
@@ -67,32 +68,32 @@ impl Discovery {
     /// Starts a SotW stream over `requests` and returns its responses.
     pub fn sotw<S>(
         &self,
-        transport: Transport,
+        kind: StreamKind,
         peer: Option<SocketAddr>,
         requests: S,
     ) -> ResponseStream<SotwResponse>
     where
         S: Stream<Item = Result<SotwRequest, Status>> + Send + Unpin + 'static,
     {
-        self.spawn(transport, peer, requests, SotwStream::new)
+        self.spawn(kind, peer, requests, SotwStream::new)
     }
 
     /// Starts a Delta stream over `requests` and returns its responses.
     pub fn delta<S>(
         &self,
-        transport: Transport,
+        kind: StreamKind,
         peer: Option<SocketAddr>,
         requests: S,
     ) -> ResponseStream<DeltaResponse>
     where
         S: Stream<Item = Result<DeltaDiscoveryRequest, Status>> + Send + Unpin + 'static,
     {
-        self.spawn(transport, peer, requests, DeltaStream::new)
+        self.spawn(kind, peer, requests, DeltaStream::new)
     }
 
     fn spawn<M, S>(
         &self,
-        transport: Transport,
+        kind: StreamKind,
         peer: Option<SocketAddr>,
         requests: S,
         machine: impl FnOnce(u64, Arc<Snapshot>) -> M,
@@ -101,8 +102,8 @@ impl Discovery {
         M: StreamMachine,
         S: Stream<Item = Result<M::Request, Status>> + Send + Unpin + 'static,
     {
-        let entry = self.registry.open(transport, peer);
-        info!(stream = entry.id(), %transport, peer = ?peer, "stream opened");
+        let entry = self.registry.open(kind, peer);
+        info!(stream = entry.id(), transport = %kind, peer = ?peer, "stream opened");
         // Mark the snapshot the machine starts from as seen on this stream's own receiver, so
         // a reload between here and the loop's first poll is still noticed.
         let mut snapshots = self.snapshots.clone();

@@ -13,6 +13,8 @@ pub mod ads;
 pub mod discovery;
 pub mod introspection;
 pub mod per_type;
+pub mod request_body;
 mod response_body;
 pub mod rest;
 pub mod stream_loop;
+pub mod unary;

@@ -2,7 +2,7 @@
 //! ECDS, each with its SotW stream, Delta stream and unary Fetch where the API defines them.
 //!
 //! They are ADS restricted to one type: the streams run on the same [`Discovery`] (the same
-//! SotW and Delta state machines), registered with their service's [`Transport`], and Fetch is
+//! SotW and Delta state machines), registered with their service's [`StreamKind`], and Fetch is
 //! [`crate::protocol::fetch`]. The only per-type rule is the type URL: a client may omit it (it is
 //! implicit in the service), and a request for another type ends the stream with
 //! `INVALID_ARGUMENT` (xDS protocol: the type is "implicit in requests made via singleton xDS
@@ -18,11 +18,13 @@ use xdsloop_proto::{
 };
 
 use crate::{
-    admin::registry::{Transport, Variant},
-    protocol::fetch::{Fetched, Fetcher},
-    protocol::request::{Requests, SotwRequest},
-    snapshot::entries::{DeltaResponse, SotwResponse},
+    admin::registry::{StreamKind, Variant},
+    protocol::fetch::Fetched,
+    protocol::request::SotwRequest,
+    protocol::response::{DeltaResponse, SotwResponse},
     transport::discovery::{Discovery, ResponseStream},
+    transport::request_body::Requests,
+    transport::unary::Fetcher,
 };
 
 /// A request for another type than the service's.
@@ -84,8 +86,8 @@ pub fn claim<R: Typed>(api: PerTypeApi, mut request: R) -> Result<R, WrongType> 
     Ok(request)
 }
 
-fn transport(api: PerTypeApi, variant: Variant) -> Transport {
-    Transport {
+fn kind(api: PerTypeApi, variant: Variant) -> StreamKind {
+    StreamKind {
         variant,
         service: api.service,
     }
@@ -111,8 +113,8 @@ impl PerType {
     ) -> ResponseStream<SotwResponse> {
         // A wrong type becomes the stream's error: the loop sends it and ends this stream.
         let requests = requests.map(move |r| r.and_then(|r| claim(api, r).map_err(Status::from)));
-        let transport = transport(api, Variant::Sotw);
-        self.discovery.sotw(transport, peer, requests)
+        self.discovery
+            .sotw(kind(api, Variant::Sotw), peer, requests)
     }
 
     fn delta(
@@ -122,8 +124,8 @@ impl PerType {
         requests: Requests<DeltaDiscoveryRequest>,
     ) -> ResponseStream<DeltaResponse> {
         let requests = requests.map(move |r| r.and_then(|r| claim(api, r).map_err(Status::from)));
-        let transport = transport(api, Variant::Delta);
-        self.discovery.delta(transport, peer, requests)
+        self.discovery
+            .delta(kind(api, Variant::Delta), peer, requests)
     }
 
     /// gRPC has no "304": the current version is answered `FAILED_PRECONDITION` (the

@@ -23,9 +23,8 @@ use prost::Message;
 use tonic::{Status, body::Body, codegen::http, transport::server::TcpConnectInfo};
 
 use crate::{
-    protocol::request::{Inbound, Requests},
-    snapshot::entries::Outbound,
-    transport::discovery::ResponseStream,
+    protocol::request::Inbound, protocol::response::Outbound, transport::discovery::ResponseStream,
+    transport::request_body::Requests,
 };
 
 /// Entries smaller than this are copied into the stream's own chunk: a chunk per tiny entry

@@ -26,10 +26,7 @@ use xdsloop_proto::{
     services::{PER_TYPE_APIS, PerTypeApi},
 };
 
-use crate::{
-    protocol::fetch::{Fetched, Fetcher},
-    transport::per_type::claim,
-};
+use crate::{protocol::fetch::Fetched, transport::per_type::claim, transport::unary::Fetcher};
 
 const REQUEST: &str = "envoy.service.discovery.v3.DiscoveryRequest";
 const RESPONSE: &str = "envoy.service.discovery.v3.DiscoveryResponse";

@@ -10,32 +10,13 @@ use tonic::Status;
 use tracing::{debug, info, warn};
 use xdsloop_proto::type_url;
 
-use crate::{
-    Snapshot,
-    admin::registry::{StreamEntry, TypeStatus},
-};
+use crate::{Snapshot, admin::registry::StreamEntry, protocol::machine::StreamMachine};
 
 /// Responses one stream may have queued for gRPC before its loop waits. An update yields at most
 /// one response per type, and responses can be many MiB each: a small bound caps the memory a
 /// slow client pins, while the loop waits the watch channel keeps only the newest snapshot
 /// (latest wins, never a queue of stale ones).
 pub const OUTBOUND_CAPACITY: usize = 4;
-
-/// A sans-I/O stream state machine (SotW or Delta).
-pub trait StreamMachine: Send + 'static {
-    type Request: Send + 'static;
-    type Response: Send + 'static;
-    /// Handles one client request; returns the responses to send, in order.
-    fn on_request(&mut self, request: Self::Request) -> Vec<Self::Response>;
-    /// Handles a new snapshot; returns the responses to send, in order.
-    fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<Self::Response>;
-    /// The node id, once the first request has told it.
-    fn node_id(&self) -> Option<&str>;
-    /// Status of the types whose state changed since the last call.
-    fn take_status(&mut self) -> Vec<TypeStatus>;
-    /// A response's type URL and the bytes of its resources (close to its encoded size).
-    fn payload(response: &Self::Response) -> (&str, usize);
-}
 
 /// What a stream loop listens to besides its requests.
 #[derive(Debug, Clone)]
@@ -150,14 +131,14 @@ mod tests {
 
     use super::*;
     use crate::{
-        admin::registry::{Registry, Transport},
+        admin::registry::{Registry, StreamKind},
         protocol::request::SotwRequest,
         protocol::sotw::SotwStream,
         test_support::{snapshot, sotw},
     };
 
     type Requests = mpsc::Sender<Result<SotwRequest, Status>>;
-    type Responses = mpsc::Receiver<Result<crate::snapshot::entries::SotwResponse, Status>>;
+    type Responses = mpsc::Receiver<Result<crate::protocol::response::SotwResponse, Status>>;
 
     struct Harness {
         source: watch::Sender<Arc<Snapshot>>,
@@ -175,7 +156,7 @@ mod tests {
 
     fn start() -> Harness {
         let registry = Registry::new();
-        let entry = registry.open(Transport::ADS_SOTW, None);
+        let entry = registry.open(StreamKind::ADS_SOTW, None);
         let (source, mut snapshots) = watch::channel(clusters(0));
         let machine = SotwStream::new(entry.id(), snapshots.borrow_and_update().clone());
         let (requests, inbound) = mpsc::channel(4);

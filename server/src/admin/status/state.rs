@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 use xdsloop_proto::version;
 
-use crate::{TypeResources, admin::registry::TypeStatus};
+use crate::{TypeResources, protocol::subscription::TypeStatus};
 
 /// One stream's standing on one type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

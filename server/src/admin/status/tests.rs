@@ -9,7 +9,7 @@ use xdsloop_proto::{
 
 use super::*;
 use crate::{
-    admin::registry::{Registry, StreamEntry, Transport},
+    admin::registry::{Registry, StreamEntry, StreamKind},
     protocol::delta::DeltaStream,
     protocol::sotw::SotwStream,
     test_support::{error, names, node, snapshot, sotw},
@@ -57,7 +57,7 @@ struct Sotw {
 
 impl Sotw {
     fn open(registry: &Registry, snapshot: Arc<Snapshot>) -> Self {
-        let entry = registry.open(Transport::ADS_SOTW, "127.0.0.1:5000".parse().ok());
+        let entry = registry.open(StreamKind::ADS_SOTW, "127.0.0.1:5000".parse().ok());
         let machine = SotwStream::new(entry.id(), snapshot);
         Self { machine, entry }
     }
@@ -66,13 +66,13 @@ impl Sotw {
         &mut self,
         request: xdsloop_proto::discovery::DiscoveryRequest,
     ) -> Vec<DiscoveryResponse> {
-        let out = self.machine.on_request(request);
+        let out = self.machine.on_request_decoded(request);
         self.report();
         out
     }
 
     fn push(&mut self, snapshot: Arc<Snapshot>) -> Vec<DiscoveryResponse> {
-        let out = self.machine.on_snapshot(snapshot);
+        let out = self.machine.on_snapshot_decoded(snapshot);
         self.report();
         out
     }
@@ -162,10 +162,10 @@ fn delta(type_url: &str, subscribe: &[&str], nonce: &str) -> DeltaDiscoveryReque
 fn delta_states_compare_what_the_client_holds() {
     let registry = Registry::new();
     let v1 = snapshot(1, &[(ENDPOINT, &[("a", "1"), ("b", "1")])]);
-    let entry = registry.open(Transport::ADS_DELTA, None);
+    let entry = registry.open(StreamKind::ADS_DELTA, None);
     let mut machine = DeltaStream::new(entry.id(), v1.clone());
     let first = machine
-        .on_request(delta(ENDPOINT, &["a", "missing"], ""))
+        .on_request_decoded(delta(ENDPOINT, &["a", "missing"], ""))
         .remove(0);
     entry.set_node("node-d");
     entry.update(machine.take_status());
@@ -173,7 +173,7 @@ fn delta_states_compare_what_the_client_holds() {
         state_of(&document(&registry, &v1, None), ENDPOINT),
         SyncState::Pending
     );
-    machine.on_request(delta(ENDPOINT, &[], &first.nonce));
+    machine.on_request_decoded(delta(ENDPOINT, &[], &first.nonce));
     entry.update(machine.take_status());
     assert_eq!(
         state_of(&document(&registry, &v1, None), ENDPOINT),
@@ -181,7 +181,11 @@ fn delta_states_compare_what_the_client_holds() {
     );
 
     let other_changed = snapshot(2, &[(ENDPOINT, &[("a", "1"), ("b", "2")])]);
-    assert!(machine.on_snapshot(other_changed.clone()).is_empty());
+    assert!(
+        machine
+            .on_snapshot_decoded(other_changed.clone())
+            .is_empty()
+    );
     entry.update(machine.take_status());
     let doc = document(&registry, &other_changed, None);
     assert_eq!(state_of(&doc, ENDPOINT), SyncState::Synced);
@@ -192,11 +196,11 @@ fn delta_states_compare_what_the_client_holds() {
         state_of(&document(&registry, &mine_changed, None), ENDPOINT),
         SyncState::Stale
     );
-    let pushed = machine.on_snapshot(mine_changed.clone()).remove(0);
+    let pushed = machine.on_snapshot_decoded(mine_changed.clone()).remove(0);
     entry.update(machine.take_status());
     let mut nack = delta(ENDPOINT, &[], &pushed.nonce);
     nack.error_detail = error("endpoint a: no port");
-    machine.on_request(nack);
+    machine.on_request_decoded(nack);
     entry.update(machine.take_status());
     assert_eq!(
         state_of(&document(&registry, &mine_changed, None), ENDPOINT),
@@ -211,9 +215,9 @@ fn node_filter_closed_streams_and_reload_summary() {
     let mut kept = Sotw::open(&registry, v1.clone());
     kept.request(sotw(CLUSTER, &[], "", ""));
     kept.request(sotw(ENDPOINT, &["a"], "", ""));
-    let other = registry.open(Transport::ADS_SOTW, None);
+    let other = registry.open(StreamKind::ADS_SOTW, None);
     other.set_node("node-2");
-    let gone = registry.open(Transport::ADS_DELTA, None);
+    let gone = registry.open(StreamKind::ADS_DELTA, None);
     gone.set_node("node-1");
     drop(gone);
 

@@ -23,17 +23,19 @@ fn base() -> Arc<Snapshot> {
 
 /// A stream that subscribed to `type_url` and ACKed the first response; returns that response.
 fn subscribed(stream: &mut SotwStream, type_url: &str, names: &[&str]) -> DiscoveryResponse {
-    let first = stream.on_request(sotw(type_url, names, "", "")).remove(0);
+    let first = stream
+        .on_request_decoded(sotw(type_url, names, "", ""))
+        .remove(0);
     let ack = sotw(type_url, names, &first.version_info, &first.nonce);
-    assert!(stream.on_request(ack).is_empty());
+    assert!(stream.on_request_decoded(ack).is_empty());
     first
 }
 
 #[test]
 fn s1_each_response_has_type_url_fresh_nonce_and_matching_any() {
     let mut stream = SotwStream::new(1, base());
-    let cds = stream.on_request(sotw(CDS, &[], "", ""));
-    let eds = stream.on_request(sotw(EDS, &["c1"], "", ""));
+    let cds = stream.on_request_decoded(sotw(CDS, &[], "", ""));
+    let eds = stream.on_request_decoded(sotw(EDS, &["c1"], "", ""));
     assert_eq!((cds.len(), eds.len()), (1, 1));
     assert_eq!(cds[0].type_url, CDS);
     assert_eq!(held(&cds[0]), ["c1@1", "c2@1"]);
@@ -49,9 +51,9 @@ fn s3_ack_causes_no_resend_and_a_change_is_pushed() {
     let mut stream = SotwStream::new(1, base());
     let first = subscribed(&mut stream, CDS, &[]);
     let same_content = base();
-    assert!(stream.on_snapshot(same_content).is_empty());
+    assert!(stream.on_snapshot_decoded(same_content).is_empty());
     let changed = snapshot(2, &[(CDS, &[("c1", "2"), ("c2", "1")])]);
-    let pushed = stream.on_snapshot(changed);
+    let pushed = stream.on_snapshot_decoded(changed);
     assert_eq!(pushed.len(), 1);
     assert_ne!(pushed[0].version_info, first.version_info);
     assert_ne!(pushed[0].nonce, first.nonce);
@@ -61,10 +63,10 @@ fn s3_ack_causes_no_resend_and_a_change_is_pushed() {
 #[test]
 fn s3_nack_is_recorded_and_parks_the_content_until_it_changes() {
     let mut stream = SotwStream::new(1, base());
-    let first = stream.on_request(sotw(CDS, &[], "", "")).remove(0);
+    let first = stream.on_request_decoded(sotw(CDS, &[], "", "")).remove(0);
     let mut nack = sotw(CDS, &[], "", &first.nonce);
     nack.error_detail = error("cluster c1: bad lb policy");
-    assert!(stream.on_request(nack).is_empty());
+    assert!(stream.on_request_decoded(nack).is_empty());
     let status = stream.take_status();
     let rejected = status[0].last_nack.as_ref().unwrap();
     assert_eq!(rejected.version, first.version_info);
@@ -74,9 +76,9 @@ fn s3_nack_is_recorded_and_parks_the_content_until_it_changes() {
         2,
         &[(CDS, &[("c1", "1"), ("c2", "1")]), (LDS, &[("l9", "1")])],
     );
-    assert!(stream.on_snapshot(other_type_changed).is_empty());
+    assert!(stream.on_snapshot_decoded(other_type_changed).is_empty());
     let fixed = snapshot(3, &[(CDS, &[("c1", "2"), ("c2", "1")])]);
-    let pushed = stream.on_snapshot(fixed);
+    let pushed = stream.on_snapshot_decoded(fixed);
     assert_eq!(held(&pushed[0]), ["c1@2", "c2@1"]);
 }
 
@@ -90,7 +92,7 @@ fn s3_content_change_under_an_unchanged_explicit_version_is_pushed() {
     };
     let mut stream = SotwStream::new(1, with_version("1"));
     subscribed(&mut stream, CDS, &[]);
-    let pushed = stream.on_snapshot(with_version("2"));
+    let pushed = stream.on_snapshot_decoded(with_version("2"));
     assert_eq!(pushed.len(), 1);
     assert_eq!(pushed[0].version_info, "v7");
 }
@@ -98,13 +100,15 @@ fn s3_content_change_under_an_unchanged_explicit_version_is_pushed() {
 #[test]
 fn s4_stale_nonce_gets_no_response_and_the_fresh_one_does() {
     let mut stream = SotwStream::new(1, base());
-    let first = stream.on_request(sotw(EDS, &["c1"], "", "")).remove(0);
-    let newer = stream.on_snapshot(snapshot(2, &[(EDS, &[("c1", "2"), ("c2", "1")])]));
+    let first = stream
+        .on_request_decoded(sotw(EDS, &["c1"], "", ""))
+        .remove(0);
+    let newer = stream.on_snapshot_decoded(snapshot(2, &[(EDS, &[("c1", "2"), ("c2", "1")])]));
     // The client asks for c2 while still answering the first response: stale.
     let stale = sotw(EDS, &["c1", "c2"], &first.version_info, &first.nonce);
-    assert!(stream.on_request(stale).is_empty());
+    assert!(stream.on_request_decoded(stale).is_empty());
     let fresh = sotw(EDS, &["c1", "c2"], &newer[0].version_info, &newer[0].nonce);
-    let answer = stream.on_request(fresh);
+    let answer = stream.on_request_decoded(fresh);
     assert_eq!(held(&answer[0]), ["c1@2", "c2@1"]);
 }
 
@@ -119,10 +123,10 @@ fn s5_named_subscription_gets_existing_names_and_added_names_are_resent() {
         &first.version_info,
         &first.nonce,
     );
-    let answer = stream.on_request(added).remove(0);
+    let answer = stream.on_request_decoded(added).remove(0);
     assert_eq!(held(&answer), ["c1@1", "c2@1"]);
     let narrowed = sotw(EDS, &["c2"], &answer.version_info, &answer.nonce);
-    assert!(stream.on_request(narrowed).is_empty());
+    assert!(stream.on_request_decoded(narrowed).is_empty());
     // A change to a resource this stream did not ask for is not pushed.
     let unrelated = snapshot(
         2,
@@ -131,9 +135,9 @@ fn s5_named_subscription_gets_existing_names_and_added_names_are_resent() {
             (CDS, &[("c1", "1"), ("c2", "1")]),
         ],
     );
-    assert!(stream.on_snapshot(unrelated).is_empty());
+    assert!(stream.on_snapshot_decoded(unrelated).is_empty());
     // Named LDS/CDS: the named ones that exist.
-    let cds = stream.on_request(sotw(CDS, &["c2", "nope"], "", ""));
+    let cds = stream.on_request_decoded(sotw(CDS, &["c2", "nope"], "", ""));
     assert_eq!(held(&cds[0]), ["c2@1"]);
 }
 
@@ -143,32 +147,36 @@ fn s6_legacy_wildcard_and_explicit_names_then_empty_unsubscribes() {
     let first = subscribed(&mut stream, CDS, &[]);
     assert_eq!(held(&first), ["c1@1", "c2@1"]);
     let named = sotw(CDS, &["c1"], &first.version_info, &first.nonce);
-    let answer = stream.on_request(named).remove(0);
+    let answer = stream.on_request_decoded(named).remove(0);
     assert_eq!(held(&answer), ["c1@1"]);
     let empty = sotw(CDS, &[], &answer.version_info, &answer.nonce);
-    assert!(stream.on_request(empty).is_empty());
+    assert!(stream.on_request_decoded(empty).is_empty());
     let changed = snapshot(2, &[(CDS, &[("c1", "2")])]);
     assert!(
-        stream.on_snapshot(changed).is_empty(),
+        stream.on_snapshot_decoded(changed).is_empty(),
         "unsubscribed: nothing pushed"
     );
-    let star = stream.on_request(sotw(CDS, &["*"], "", "")).remove(0);
+    let star = stream
+        .on_request_decoded(sotw(CDS, &["*"], "", ""))
+        .remove(0);
     assert_eq!(held(&star), ["c1@2"]);
 }
 
 #[test]
 fn s7_acking_one_type_never_pushes_another() {
     let mut stream = SotwStream::new(1, base());
-    let cds = stream.on_request(sotw(CDS, &[], "", "")).remove(0);
-    let eds = stream.on_request(sotw(EDS, &["c1"], "", "")).remove(0);
+    let cds = stream.on_request_decoded(sotw(CDS, &[], "", "")).remove(0);
+    let eds = stream
+        .on_request_decoded(sotw(EDS, &["c1"], "", ""))
+        .remove(0);
     assert!(
         stream
-            .on_request(sotw(CDS, &[], &cds.version_info, &cds.nonce))
+            .on_request_decoded(sotw(CDS, &[], &cds.version_info, &cds.nonce))
             .is_empty()
     );
     assert!(
         stream
-            .on_request(sotw(EDS, &["c1"], &eds.version_info, &eds.nonce))
+            .on_request_decoded(sotw(EDS, &["c1"], &eds.version_info, &eds.nonce))
             .is_empty()
     );
 }
@@ -194,7 +202,7 @@ fn s11_one_update_is_ordered_make_before_break() {
         ],
     );
     let order: Vec<String> = stream
-        .on_snapshot(all_changed)
+        .on_snapshot_decoded(all_changed)
         .into_iter()
         .map(|r| r.type_url)
         .collect();
@@ -210,7 +218,7 @@ fn s11_one_update_is_ordered_make_before_break() {
         ],
     );
     let order: Vec<String> = stream
-        .on_snapshot(remove_c2)
+        .on_snapshot_decoded(remove_c2)
         .into_iter()
         .map(|r| r.type_url)
         .collect();
@@ -221,11 +229,14 @@ fn s11_one_update_is_ordered_make_before_break() {
 fn s12_unknown_types_get_an_empty_response_and_missing_type_url_is_ignored() {
     let mut stream = SotwStream::new(1, base());
     let unknown = "type.googleapis.com/example.Unknown";
-    let answer = stream.on_request(sotw(unknown, &[], "", ""));
+    let answer = stream.on_request_decoded(sotw(unknown, &[], "", ""));
     assert_eq!(answer.len(), 1);
     assert!(answer[0].resources.is_empty());
-    assert!(stream.on_request(sotw("", &[], "", "")).is_empty());
-    assert_eq!(held(&stream.on_request(sotw(CDS, &[], "", ""))[0]).len(), 2);
+    assert!(stream.on_request_decoded(sotw("", &[], "", "")).is_empty());
+    assert_eq!(
+        held(&stream.on_request_decoded(sotw(CDS, &[], "", ""))[0]).len(),
+        2
+    );
 }
 
 #[test]
@@ -239,7 +250,10 @@ fn overlays_are_served_by_node_id() {
     let mut one = SotwStream::new(1, with_overlay.clone());
     let mut two = SotwStream::new(2, with_overlay);
     let mut request = sotw(CDS, &[], "", "");
-    assert_eq!(held(&one.on_request(request.clone())[0]), ["c1@1", "c2@1"]);
+    assert_eq!(
+        held(&one.on_request_decoded(request.clone())[0]),
+        ["c1@1", "c2@1"]
+    );
     request.node = node("node-2");
-    assert_eq!(held(&two.on_request(request)[0]), ["c1@mine"]);
+    assert_eq!(held(&two.on_request_decoded(request)[0]), ["c1@mine"]);
 }

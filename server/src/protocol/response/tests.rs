@@ -9,10 +9,15 @@ use xdsloop_proto::{
 };
 
 use super::*;
+use crate::TypeResources;
 use crate::{
     protocol::delta::DeltaStream,
     protocol::sotw::{SotwStream, control_plane},
     test_support::{resource, snapshot},
+};
+use xdsloop_proto::{
+    Resource,
+    discovery::{Any, WireResource},
 };
 
 fn plain_any(url: &str, r: &Resource) -> Any {
@@ -115,8 +120,8 @@ fn streams_of_one_fleet_share_the_resource_bytes() {
     };
     let mut one = SotwStream::new(1, snap.clone());
     let mut two = SotwStream::new(2, snap.clone());
-    let a = one.on_request_wire(request.clone().into()).remove(0);
-    let b = two.on_request_wire(request.into()).remove(0);
+    let a = one.on_request(request.clone().into()).remove(0);
+    let b = two.on_request(request.into()).remove(0);
     assert_ne!(a.head.nonce, b.head.nonce);
     // Both resources in one buffer, the same allocation for both streams.
     assert_eq!(a.entries.len(), 1);
@@ -124,7 +129,7 @@ fn streams_of_one_fleet_share_the_resource_bytes() {
     assert_eq!(a.to_message().resources.len(), 2);
     let mut delta = DeltaStream::new(3, snap);
     let d = delta
-        .on_request_wire(xdsloop_proto::discovery::DeltaDiscoveryRequest {
+        .on_request(xdsloop_proto::discovery::DeltaDiscoveryRequest {
             type_url: CLUSTER.into(),
             node: Some(Node {
                 id: "n".into(),
