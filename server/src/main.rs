@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use tracing::info;
 use tracing_subscriber::EnvFilter;
 use xdsloop_server::{
-    admin,
+    admin::Placement,
     app::{self, Config, DEFAULT_LISTEN},
     service::DEFAULT_MAX_MESSAGE_BYTES,
     status::fetch::{self, Output},
@@ -34,9 +34,16 @@ const EXIT_USAGE: u8 = 2;
                   HTTP/1.1).\n\n\
                   Fixtures: every *.yaml/*.yml/*.json file under DIR holds Envoy resources in the \
                   proto3 JSON mapping, each with an \"@type\" (or a DiscoveryResponse-shaped \
-                  {version_info, resources}); files under nodes/<node-id>/ are served to that node only.",
-    after_help = "Example:\n  xdsloop-server --fixtures fixtures/demo --listen 127.0.0.1:18000\n  \
-                  xdsloop-server status\n\n\
+                  {version_info, resources}); files under nodes/<node-id>/ are served to that node only.\n\n\
+                  The admin routes (GET /status, /snapshot, /healthz) are on the xDS port too, so \
+                  several servers run side by side with nothing more than their own --listen \
+                  (127.0.0.1:0 picks a free port). The first line on stdout says where it \
+                  listens: \"xdsloop-server listening on ADDR\".",
+    after_help = "Examples:\n  \
+                  xdsloop-server --fixtures fixtures/demo          # xDS and admin on 127.0.0.1:18000\n  \
+                  xdsloop-server status                            # reads 127.0.0.1:18000/status\n  \
+                  xdsloop-server --fixtures DIR --listen 127.0.0.1:0   # a free port, printed on stdout\n  \
+                  xdsloop-server --fixtures DIR --listen 0.0.0.0:18000 --admin 127.0.0.1:18001\n\n\
                   Logs go to stderr; set RUST_LOG (default: info), e.g. RUST_LOG=xdsloop_server=debug.",
     subcommand_negates_reqs = true,
     args_conflicts_with_subcommands = true
@@ -57,8 +64,9 @@ enum Command {
 
 #[derive(Debug, Args)]
 struct StatusArgs {
-    /// The server's admin address (its --admin).
-    #[arg(long, value_name = "ADDR", default_value = admin::DEFAULT_ADDR)]
+    /// The server's address: its --listen (the admin routes are on the xDS port), or its
+    /// --admin ADDR if it was started with one.
+    #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN)]
     server: String,
     /// `text`: a table for a terminal; `json`: the raw /status document.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
@@ -72,17 +80,14 @@ enum OutputFormat {
 }
 
 /// `--admin ADDR`, or `--admin off`.
-#[derive(Debug, Clone, Copy)]
-struct AdminListen(Option<SocketAddr>);
-
-fn admin_listen(value: &str) -> Result<AdminListen, String> {
+fn admin_placement(value: &str) -> Result<Placement, String> {
     if matches!(value, "off" | "none") {
-        return Ok(AdminListen(None));
+        return Ok(Placement::Off);
     }
     let addr = value
         .parse()
         .map_err(|e| format!("{e} (expected HOST:PORT or `off`)"))?;
-    Ok(AdminListen(Some(addr)))
+    Ok(Placement::Listener(addr))
 }
 
 #[derive(Debug, Args)]
@@ -103,10 +108,12 @@ struct ServeArgs {
     /// Largest gRPC message sent or accepted, in bytes (gRPC's usual default is 4 MiB).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
     max_message_bytes: usize,
-    /// Admin HTTP endpoint (/status, /snapshot, /healthz), or `off`. It has no authentication:
-    /// keep it on loopback.
-    #[arg(long, value_name = "ADDR", default_value = admin::DEFAULT_ADDR, value_parser = admin_listen)]
-    admin: AdminListen,
+    /// Serve the admin routes (/status, /snapshot, /healthz) on a listener of their own at
+    /// ADDR instead of the xDS port, or `off` for none. They have no authentication: with xDS
+    /// on a public address, `--admin 127.0.0.1:PORT` keeps them on loopback. Default: on the
+    /// xDS port.
+    #[arg(long, value_name = "ADDR|off", value_parser = admin_placement)]
+    admin: Option<Placement>,
 }
 
 fn main() -> ExitCode {
@@ -155,7 +162,7 @@ async fn run(cli: ServeArgs) -> ExitCode {
         descriptor_sets: cli.descriptor_sets,
         debounce: Duration::from_millis(cli.debounce_ms),
         max_message_bytes: cli.max_message_bytes,
-        admin: cli.admin.0,
+        admin: cli.admin.unwrap_or_default(),
     };
     let running = match app::start(config).await {
         Ok(running) => running,
@@ -166,7 +173,10 @@ async fn run(cli: ServeArgs) -> ExitCode {
     };
     println!("xdsloop-server listening on {}", running.addr);
     if let Some(admin) = running.admin_addr {
-        println!("admin: http://{admin}/status (or `xdsloop-server status --server {admin}`)");
+        println!(
+            "admin: http://{admin}/status (or `{}`)",
+            status_command(admin)
+        );
     }
     shutdown_signal().await;
     info!("shutting down");
@@ -176,6 +186,15 @@ async fn run(cli: ServeArgs) -> ExitCode {
             eprintln!("xdsloop-server: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The `status` command that reads this server: no flags at the default address.
+fn status_command(admin: SocketAddr) -> String {
+    if admin.to_string() == DEFAULT_LISTEN {
+        "xdsloop-server status".to_string()
+    } else {
+        format!("xdsloop-server status --server {admin}")
     }
 }
 
@@ -199,5 +218,35 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(["xdsloop-server"].iter().chain(args))
+    }
+
+    #[test]
+    fn status_defaults_to_the_default_listen_address() {
+        let Some(Command::Status(status)) = parse(&["status"]).unwrap().command else {
+            panic!("status subcommand");
+        };
+        let serve = parse(&["--fixtures", "dir"]).unwrap().serve;
+        assert_eq!(status.server, serve.listen.to_string());
+        assert_eq!(serve.admin.unwrap_or_default(), Placement::XdsPort);
+    }
+
+    #[test]
+    fn admin_flag_moves_or_turns_off_the_admin_routes() {
+        let admin =
+            |value: &str| parse(&["--fixtures", "d", "--admin", value]).map(|c| c.serve.admin);
+        let listener = Placement::Listener("127.0.0.1:9901".parse().unwrap());
+        assert_eq!(admin("127.0.0.1:9901").unwrap(), Some(listener));
+        assert_eq!(admin("off").unwrap(), Some(Placement::Off));
+        let error = admin("loopback").unwrap_err().to_string();
+        assert!(error.contains("expected HOST:PORT or `off`"), "{error}");
     }
 }

@@ -45,7 +45,7 @@ pub async fn serve_demo_on(dir: TempDir, listen: SocketAddr) -> Served {
         descriptor_sets: Vec::new(),
         debounce: Duration::from_millis(50),
         max_message_bytes: 64 << 20,
-        admin: None,
+        admin: Default::default(),
     };
     let running = app::start(config).await.unwrap();
     Served { dir, running }
