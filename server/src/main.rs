@@ -1,7 +1,14 @@
 //! `xdsloop-server`: parse flags, set up logging, run [`xdsloop_server::app`] until Ctrl-C or
 //! SIGTERM.
 
-use std::{net::SocketAddr, path::PathBuf, process::ExitCode, time::Duration};
+use std::{
+    ffi::OsStr,
+    io::IsTerminal,
+    net::SocketAddr,
+    path::PathBuf,
+    process::ExitCode,
+    time::{Duration, SystemTime},
+};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use tracing::info;
@@ -44,7 +51,9 @@ const EXIT_USAGE: u8 = 2;
                   xdsloop-server status                            # reads 127.0.0.1:18000/status\n  \
                   xdsloop-server --fixtures DIR --listen 127.0.0.1:0   # a free port, printed on stdout\n  \
                   xdsloop-server --fixtures DIR --listen 0.0.0.0:18000 --admin 127.0.0.1:18001\n\n\
-                  Logs go to stderr; set RUST_LOG (default: info), e.g. RUST_LOG=xdsloop_server=debug.",
+                  Logs go to stderr, coloured only on a terminal and never with NO_COLOR set \
+                  (--log-format json: one JSON object per line); set RUST_LOG (default: info), \
+                  e.g. RUST_LOG=xdsloop_server=debug.",
     subcommand_negates_reqs = true,
     args_conflicts_with_subcommands = true
 )]
@@ -53,6 +62,16 @@ struct Cli {
     command: Option<Command>,
     #[command(flatten)]
     serve: ServeArgs,
+    /// stderr: `text`, coloured only on a terminal and never with NO_COLOR set, or `json`, one
+    /// object per line (timestamp, level, target, message and the event's fields).
+    #[arg(long, value_enum, global = true, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -118,25 +137,65 @@ struct ServeArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+    let format = cli.log_format;
+    init_logging(format);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("xdsloop-server: cannot start the async runtime: {e}");
+            fail(
+                format,
+                "xdsloop-server",
+                &format!("cannot start the async runtime: {e}"),
+            );
             return ExitCode::FAILURE;
         }
     };
     match cli.command {
-        Some(Command::Status(args)) => runtime.block_on(status(args)),
-        None => runtime.block_on(run(cli.serve)),
+        Some(Command::Status(args)) => runtime.block_on(status(args, format)),
+        None => runtime.block_on(run(cli.serve, format)),
     }
 }
 
-async fn status(args: StatusArgs) -> ExitCode {
+fn init_logging(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => {
+            let no_color = std::env::var_os("NO_COLOR");
+            let colour = colour(std::io::stderr().is_terminal(), no_color.as_deref());
+            logs.with_ansi(colour).init();
+        }
+        // The event's fields, `message` included, at the top level next to `level` and `target`.
+        LogFormat::Json => logs.json().flatten_event(true).with_ansi(false).init(),
+    }
+}
+
+/// Colour only for a person at a terminal, and never when `NO_COLOR` is set to anything but
+/// the empty string (<https://no-color.org>): escapes in a file or a pipe are noise.
+fn colour(stderr_is_terminal: bool, no_color: Option<&OsStr>) -> bool {
+    stderr_is_terminal && no_color.is_none_or(OsStr::is_empty)
+}
+
+/// The error that ends the program, on stderr in the log format: not through `tracing`, so
+/// `RUST_LOG` cannot hide it.
+fn fail(format: LogFormat, program: &str, message: &dyn std::fmt::Display) {
+    match format {
+        LogFormat::Text => eprintln!("{program}: {message}"),
+        LogFormat::Json => {
+            let line = serde_json::json!({
+                "timestamp": humantime::format_rfc3339_micros(SystemTime::now()).to_string(),
+                "level": "ERROR",
+                "target": "xdsloop_server",
+                "message": message.to_string(),
+            });
+            eprintln!("{line}");
+        }
+    }
+}
+
+async fn status(args: StatusArgs, format: LogFormat) -> ExitCode {
     let output = match args.output {
         OutputFormat::Text => Output::Text,
         OutputFormat::Json => Output::Json,
@@ -147,13 +206,13 @@ async fn status(args: StatusArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("xdsloop-server status: {e}");
+            fail(format, "xdsloop-server status", &e);
             ExitCode::FAILURE
         }
     }
 }
 
-async fn run(cli: ServeArgs) -> ExitCode {
+async fn run(cli: ServeArgs, format: LogFormat) -> ExitCode {
     let config = Config {
         fixtures: cli
             .fixtures
@@ -167,7 +226,7 @@ async fn run(cli: ServeArgs) -> ExitCode {
     let running = match app::start(config).await {
         Ok(running) => running,
         Err(e) => {
-            eprintln!("xdsloop-server: {e}");
+            fail(format, "xdsloop-server", &e);
             return ExitCode::from(EXIT_USAGE);
         }
     };
@@ -183,7 +242,7 @@ async fn run(cli: ServeArgs) -> ExitCode {
     match running.shutdown().await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("xdsloop-server: {e}");
+            fail(format, "xdsloop-server", &e);
             ExitCode::FAILURE
         }
     }
@@ -237,6 +296,25 @@ mod tests {
         let serve = parse(&["--fixtures", "dir"]).unwrap().serve;
         assert_eq!(status.server, serve.listen.to_string());
         assert_eq!(serve.admin.unwrap_or_default(), Placement::XdsPort);
+    }
+
+    #[test]
+    fn colour_only_on_a_terminal_and_never_with_no_color() {
+        assert!(colour(true, None));
+        assert!(!colour(false, None), "a file or a pipe");
+        assert!(!colour(true, Some(OsStr::new("1"))));
+        assert!(
+            colour(true, Some(OsStr::new(""))),
+            "NO_COLOR= (empty) is unset"
+        );
+    }
+
+    #[test]
+    fn log_format_applies_to_the_status_subcommand_too() {
+        let cli = parse(&["status", "--log-format", "json"]).unwrap();
+        assert_eq!(cli.log_format, LogFormat::Json);
+        let cli = parse(&["--log-format", "json", "--fixtures", "d"]).unwrap();
+        assert_eq!(cli.log_format, LogFormat::Json);
     }
 
     #[test]
