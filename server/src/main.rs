@@ -47,8 +47,8 @@ const EXIT_USAGE: u8 = 2;
                   (127.0.0.1:0 picks a free port). The first line on stdout says where it \
                   listens: \"xdsloop-server listening on ADDR\".",
     after_help = "Examples:\n  \
-                  xdsloop-server --fixtures fixtures/demo          # xDS and admin on 127.0.0.1:18000\n  \
-                  xdsloop-server status                            # reads 127.0.0.1:18000/status\n  \
+                  xdsloop-server --fixtures fixtures/demo              # xDS and admin on 127.0.0.1:18000\n  \
+                  xdsloop-server status                                # reads 127.0.0.1:18000/status\n  \
                   xdsloop-server --fixtures DIR --listen 127.0.0.1:0   # a free port, printed on stdout\n  \
                   xdsloop-server --fixtures DIR --listen 0.0.0.0:18000 --admin 127.0.0.1:18001\n\n\
                   Logs go to stderr, coloured only on a terminal and never with NO_COLOR set \
@@ -114,7 +114,8 @@ struct ServeArgs {
     /// Fixture directory, watched recursively and reloaded on every change.
     #[arg(long, value_name = "DIR", required = true)]
     fixtures: Option<PathBuf>,
-    /// Address to serve xDS on: gRPC (h2c) and REST-JSON (HTTP/1.1); port 0 picks a free port.
+    /// Address to serve xDS on: gRPC (h2c), REST-JSON (HTTP/1.1) and the admin routes; port 0
+    /// picks a free port (printed on stdout).
     #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN)]
     listen: SocketAddr,
     /// A FileDescriptorSet (protoc --include_imports -o FILE) with your own resource types.

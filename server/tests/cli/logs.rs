@@ -34,10 +34,7 @@ fn logs_to_a_pipe_carry_no_colour() {
     let stderr = server.stop_and_stderr();
     assert_no_escapes(&stderr);
     let listening = format!("xDS listening on {addr} (admin: http://{addr}/status)");
-    assert!(
-        stderr.iter().any(|l| l.contains(&listening)),
-        "{stderr:#?}"
-    );
+    assert!(stderr.iter().any(|l| l.contains(&listening)), "{stderr:#?}");
 }
 
 #[test]
@@ -52,7 +49,11 @@ fn log_format_json_writes_one_object_per_line() {
         .find(|l| l["target"] == "xdsloop_server::app")
         .expect("the listening line");
     assert_eq!(listening["level"], "INFO");
-    assert_eq!(listening["addr"], addr.as_str(), "event fields at the top level");
+    assert_eq!(
+        listening["addr"],
+        addr.as_str(),
+        "event fields at the top level"
+    );
     let loaded = logs
         .iter()
         .find(|l| l["message"] == "fixtures loaded")
@@ -73,5 +74,8 @@ fn log_format_json_reports_a_start_up_error_as_json() {
     let last = logs.last().unwrap();
     assert_eq!(last["level"], "ERROR");
     let message = last["message"].as_str().unwrap();
-    assert!(message.contains(&format!("cannot listen on {addr}")), "{message}");
+    assert!(
+        message.contains(&format!("cannot listen on {addr}")),
+        "{message}"
+    );
 }
