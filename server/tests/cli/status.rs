@@ -96,6 +96,28 @@ fn admin_off_serves_no_admin_routes() {
     assert!(stderr.contains("--admin off"), "{stderr}");
 }
 
+/// The admin routes have no authentication: exposing the xDS port exposes them too, and the
+/// server says so, with the way out; moving them to a loopback listener silences it.
+#[test]
+fn exposed_xds_port_warns_that_the_admin_routes_come_with_it() {
+    let dir = fixtures("v1");
+    let warning = "--admin 127.0.0.1:PORT keeps them on loopback";
+    let exposed = Server::spawn(dir.path(), &["--listen", "0.0.0.0:0"], &[]);
+    exposed.listening();
+    let stderr = exposed.stop_and_stderr();
+    assert!(
+        stderr
+            .iter()
+            .any(|l| l.contains("WARN") && l.contains(warning)),
+        "{stderr:#?}"
+    );
+    let args = ["--listen", "0.0.0.0:0", "--admin", "127.0.0.1:0"];
+    let moved = Server::spawn(dir.path(), &args, &[]);
+    moved.listening();
+    let stderr = moved.stop_and_stderr();
+    assert!(!stderr.iter().any(|l| l.contains(warning)), "{stderr:#?}");
+}
+
 #[test]
 fn serving_still_requires_fixtures() {
     let out = Command::new(BIN).output().unwrap();
