@@ -115,21 +115,12 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         Placement::Listener(listen) => Some(admin::serve(listen, state.clone()).await?),
         Placement::XdsPort | Placement::Off => None,
     };
-    let on_xds_port = match &admin {
-        _ if config.admin == Placement::XdsPort => state.router(),
-        Some(admin) => admin::elsewhere(format!(
-            "the admin routes are not on the xDS port: this server serves them on http://{}/ \
-             (its --admin)",
-            admin.addr()
-        )),
-        None => admin::elsewhere("this server runs with --admin off".to_string()),
-    };
-    let (listen, limit) = (config.listen, config.max_message_bytes);
+    let on_xds_port = xds_port_admin(config.admin, state, admin.as_ref());
     let server = bind(
-        listen,
+        config.listen,
         snapshots.clone(),
         registry.clone(),
-        limit,
+        config.max_message_bytes,
         codec,
         on_xds_port,
     )
@@ -149,6 +140,24 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         admin,
         watcher,
     })
+}
+
+/// What the xDS port answers on the admin paths: the admin routes themselves, or a 404 saying
+/// where they are.
+fn xds_port_admin(
+    placement: Placement,
+    state: Admin,
+    listener: Option<&AdminServer>,
+) -> axum::Router {
+    match (placement, listener) {
+        (Placement::XdsPort, _) => state.router(),
+        (_, Some(listener)) => admin::elsewhere(format!(
+            "the admin routes are not on the xDS port: this server serves them on http://{}/ \
+             (its --admin)",
+            listener.addr()
+        )),
+        (_, None) => admin::elsewhere("this server runs with --admin off".to_string()),
+    }
 }
 
 /// The bound addresses, once, for people and for harnesses that parse them (port 0 resolved).
@@ -257,15 +266,14 @@ pub async fn serve_with_codec(
     max_message_bytes: usize,
     codec: Codec,
 ) -> Result<GrpcServer, Error> {
-    let registry = Registry::new();
-    let limit = max_message_bytes;
+    let (registry, no_admin) = (Registry::new(), axum::Router::new());
     let server = bind(
         listen,
         snapshots,
         registry,
-        limit,
+        max_message_bytes,
         codec,
-        axum::Router::new(),
+        no_admin,
     )
     .await?;
     let addr = server.addr();
