@@ -13,7 +13,7 @@
 //!   subscription ledger (ACK/NACK), nonces, make-before-break ordering, stateless fetches, and
 //!   the requests and responses they take and give.
 //! - [`admin`]: the registry of open streams, the `/status` document and table, and the admin
-//!   HTTP endpoint that serves them.
+//!   routes that serve them (on the xDS port unless `--admin` gives them a listener).
 //! - [`transport`]: I/O — the async loop around each state machine, gRPC request and response
 //!   bodies, ADS, the per-type services, REST-JSON, health and reflection.
 //! - [`app`]: wiring: bind, start the watcher and the servers, shut down cleanly.

@@ -48,7 +48,7 @@ impl Served {
             descriptor_sets: Vec::new(),
             debounce: DEBOUNCE,
             max_message_bytes: MAX_MESSAGE_BYTES,
-            admin: None,
+            admin: Default::default(),
         };
         let running = app::start(config).await.unwrap();
         Self { dir, running }
