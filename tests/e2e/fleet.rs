@@ -219,7 +219,7 @@ async fn fleet_reconnects_after_a_server_restart() {
 #[tokio::test]
 async fn fleet_cli_prints_a_json_report() {
     use clap::Parser;
-    use xdsloop_client::fleet::cli::{FleetArgs, run};
+    use xdsloop_client::fleet::command::{FleetArgs, run};
 
     let (_dir, running) = serve_fixtures().await;
     let args = FleetArgs::parse_from([

@@ -15,17 +15,16 @@
 //!
 //! A node's ids are `<prefix>0 .. <prefix>(N-1)`; node `i` uses connection `i % M`.
 
-pub mod cli;
-mod frames;
+pub mod command;
+pub mod decode;
 pub mod inspect;
 pub mod names;
 pub mod node;
+pub mod node_task;
 pub mod outgoing;
 pub mod report;
-pub mod session;
+pub mod streams;
 pub mod tally;
-pub mod transport;
-pub mod wire;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,12 +34,12 @@ use tokio::task::JoinSet;
 use xdsloop_proto::type_url;
 
 use self::node::{Node, Rules};
+use self::node_task::NodeTask;
 use self::report::{Report, Setup};
-use self::session::NodeTask;
 use self::tally::Tally;
+use crate::core::request::Mode;
 use crate::error::ClientError;
-use crate::request::Mode;
-use crate::source::DEFAULT_MAX_MESSAGE_BYTES;
+use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
 
 /// Connections when none are asked for: enough to use several cores on both ends, few enough
 /// that each carries many streams, as a real fleet behind a few proxies would.
@@ -124,7 +123,7 @@ impl Fleet {
     pub fn start(config: FleetConfig) -> Result<Fleet, ClientError> {
         let rules = Arc::new(config.rules()?);
         let connections = config.connections.clamp(1, config.nodes);
-        let channels = transport::connect(&config.server, connections, config.connect_timeout)?;
+        let channels = streams::connect(&config.server, connections, config.connect_timeout)?;
         let tally = Arc::new(Tally::new(config.nodes));
         let (stop, stopped) = watch::channel(false);
         let mut tasks = JoinSet::new();

@@ -7,7 +7,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use prost::Message;
 use prost::encoding::{WireType, encode_key, encode_varint, encoded_len_varint};
 
-use crate::request::Outgoing;
+use crate::core::request::Outgoing;
 
 /// One request: `message` (for SotW without its `resource_names`) and `names`, the encoded
 /// `resource_names` entries (empty for Delta).

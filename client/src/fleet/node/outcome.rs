@@ -7,8 +7,8 @@ use xdsloop_proto::discovery::Status;
 use xdsloop_proto::version;
 
 use super::TypeState;
-use crate::fleet::wire::DeltaResource;
-use crate::request::{INVALID_ARGUMENT, MAX_ERROR_BYTES};
+use crate::core::request::{INVALID_ARGUMENT, MAX_ERROR_BYTES};
+use crate::fleet::decode::DeltaResource;
 
 /// The verdict on one response, for the fleet's tally.
 #[derive(Debug, Clone, PartialEq, Eq)]
