@@ -23,19 +23,18 @@
 
 pub mod cli;
 pub mod client;
+pub mod config;
 pub mod core;
 pub mod error;
 pub mod fleet;
 pub mod transport;
 
-pub use client::session::{Backoff, BackoffConfig};
+pub use client::Client;
 pub use client::subscription::{Subscription, TypedSubscription};
-pub use client::{Client, ClientConfig};
+pub use config::{BackoffConfig, ClientConfig, Mode, Source, SourceKind, Validator};
 pub use core::event::{ConnectionReport, Event, Failure, Report, UpdateReport, Verdict};
-pub use core::request::Mode;
 pub use core::resource::{Typed, TypedEvent, XdsResource};
 pub use core::store::{Applied, Store};
-pub use core::validate::Validator;
 pub use core::watch_map::Interest;
 pub use error::ClientError;
-pub use transport::{Source, SourceKind};
+pub use transport::backoff::Backoff;

@@ -7,3 +7,34 @@ mod doc_links;
 mod modules;
 mod purity;
 mod rust_source;
+mod tree;
+
+use tree::*;
+
+#[test]
+fn i13_server_modules_depend_one_way() {
+    let graph = graph("server");
+    let mut problems = graph.cycles();
+    problems.extend(graph.layer_violations(SERVER_LAYERS));
+    assert!(problems.is_empty(), "server/src:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn i13_client_modules_depend_one_way() {
+    let graph = graph("client");
+    let mut problems = graph.cycles();
+    problems.extend(graph.layer_violations(CLIENT_LAYERS));
+    assert!(problems.is_empty(), "client/src:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn i13_server_protocol_layers_do_no_io() {
+    let found = impure("server", SERVER_PURE);
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn i13_client_core_does_no_io() {
+    let found = impure("client", CLIENT_PURE);
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}

@@ -15,12 +15,13 @@ use xdsloop_proto::type_url;
 
 use self::log_format::LogFormat;
 use self::output::Format;
-use crate::client::{Client, ClientConfig};
+use crate::client::Client;
+use crate::config::ClientConfig;
+use crate::config::Validator;
+use crate::config::{DEFAULT_MAX_MESSAGE_BYTES, Source};
 use crate::core::event::Report;
-use crate::core::validate::Validator;
 use crate::core::watch_map::Interest;
 use crate::error::ClientError;
-use crate::transport::{DEFAULT_MAX_MESSAGE_BYTES, Source};
 
 /// Envoy-style xDS client: subscribes over ADS (or per-type gRPC, REST polling, a watched file),
 /// applies, ACKs or NACKs, reconnects, and prints one line per update.
@@ -39,7 +40,7 @@ pub struct Args {
     pub node_id: String,
     /// Config source: ads, ads-delta, grpc (a stream per type), delta-grpc, rest (polling) or
     /// file (with --file).
-    #[arg(long, value_name = "SOURCE", value_parser = clap::builder::PossibleValuesParser::new(crate::transport::SOURCE_NAMES))]
+    #[arg(long, value_name = "SOURCE", value_parser = clap::builder::PossibleValuesParser::new(crate::config::SOURCE_NAMES))]
     pub source: Option<String>,
     /// Shorthand for `--source ads-delta`.
     #[arg(long, conflicts_with = "source")]

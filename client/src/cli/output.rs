@@ -6,8 +6,8 @@ use std::time::SystemTime;
 use serde_json::{Value, json};
 use xdsloop_proto::{Codec, type_url};
 
+use crate::config::Mode;
 use crate::core::event::{ConnectionReport, Report, UpdateReport, Verdict};
-use crate::core::request::Mode;
 use crate::core::store::{Applied, Store, TypeStore};
 
 /// How updates and dumps are printed.
@@ -252,8 +252,8 @@ pub fn render_dump(value: &Dump, format: Format) -> Result<String, crate::Client
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::SourceKind;
     use crate::core::store::Diff;
-    use crate::transport::SourceKind;
 
     fn update(source: SourceKind, verdict: Verdict) -> UpdateReport {
         UpdateReport {

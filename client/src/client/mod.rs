@@ -11,23 +11,21 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
-use xdsloop_proto::Codec;
-use xdsloop_proto::discovery::Node;
 
-use crate::client::session::{BackoffConfig, Command, Core, Session};
+use crate::client::session::Session;
 use crate::client::subscription::{Subscription, TypedSubscription};
+use crate::config::ClientConfig;
 use crate::core::event::Report;
 use crate::core::mux::{Mux, MuxConfig};
 use crate::core::resource::XdsResource;
 use crate::core::store::Store;
-use crate::core::validate::Validator;
 use crate::core::watch_map::Interest;
 use crate::error::ClientError;
-use crate::transport::{self, Source, Transport};
+use crate::transport::Transport;
+use crate::transport::hub::{Command, Hub};
 
 /// Handles issue few commands; a small queue back-pressures them while the session is busy.
 const COMMAND_QUEUE: usize = 64;
@@ -37,53 +35,6 @@ const EVENT_QUEUE: usize = 16;
 /// Observers that fall this far behind miss reports (they are told how many): observing must
 /// never stall the protocol.
 const REPORT_QUEUE: usize = 4096;
-
-/// Everything a client needs to know.
-#[derive(Clone)]
-pub struct ClientConfig {
-    /// `host:port` or an `http://` URI: the gRPC server, or the REST server for
-    /// [`Source::Rest`]. Unused for [`Source::File`].
-    pub server: String,
-    pub node: Node,
-    pub source: Source,
-    /// REST: time between polls of a type (Envoy's `refresh_delay`).
-    pub refresh_delay: Duration,
-    /// REST: how long one poll may take (Envoy's `request_timeout`, default 1 s).
-    pub request_timeout: Duration,
-    /// Follow LDS → RDS and CDS → EDS references (C12).
-    pub follow_deps: bool,
-    pub validator: Option<Validator>,
-    pub not_found_timeout: Duration,
-    pub backoff: BackoffConfig,
-    pub connect_timeout: Duration,
-    /// gRPC message limit, both directions (C16).
-    pub max_message_bytes: usize,
-    pub codec: Codec,
-}
-
-impl ClientConfig {
-    pub fn new(server: impl Into<String>, node_id: impl Into<String>) -> Self {
-        let node = Node {
-            id: node_id.into(),
-            user_agent_name: "xdsloop-client".into(),
-            ..Default::default()
-        };
-        Self {
-            server: server.into(),
-            node,
-            source: Source::Ads,
-            refresh_delay: Duration::from_secs(1),
-            request_timeout: Duration::from_secs(1),
-            follow_deps: false,
-            validator: None,
-            not_found_timeout: crate::core::not_found::DEFAULT_TIMEOUT,
-            backoff: BackoffConfig::default(),
-            connect_timeout: Duration::from_secs(5),
-            max_message_bytes: transport::DEFAULT_MAX_MESSAGE_BYTES,
-            codec: Codec::envoy(),
-        }
-    }
-}
 
 /// A running client. Dropping it stops the session.
 pub struct Client {
@@ -115,14 +66,14 @@ impl Client {
         let (commands_tx, commands) = mpsc::channel(COMMAND_QUEUE);
         let (reports, _) = broadcast::channel(REPORT_QUEUE);
         let (store_tx, store) = watch::channel(Arc::new(Store::default()));
-        let core = Core {
+        let hub = Hub {
             mux,
             commands,
             subscribers: HashMap::new(),
             reports: reports.clone(),
             store: store_tx,
         };
-        let session = Session { core, transport };
+        let session = Session { hub, transport };
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(session.run(async move {
             tokio::select! {

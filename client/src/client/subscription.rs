@@ -5,11 +5,11 @@ use std::marker::PhantomData;
 
 use tokio::sync::mpsc;
 
-use crate::client::session::Command;
 use crate::core::event::Event;
 use crate::core::resource::{TypedEvent, XdsResource};
 use crate::core::watch_map::{Interest, WatchId};
 use crate::error::ClientError;
+use crate::transport::hub::Command;
 
 /// One watch of one type. Dropping it unsubscribes.
 ///

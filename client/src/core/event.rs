@@ -3,9 +3,10 @@
 
 use std::time::{Duration, SystemTime};
 
-use crate::core::request::{Mode, Outgoing};
+use crate::config::Mode;
+use crate::config::SourceKind;
+use crate::core::request::Outgoing;
 use crate::core::store::{Applied, Diff};
-use crate::transport::SourceKind;
 
 /// Delivered to one subscription.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -14,13 +14,14 @@ use xdsloop_proto::Codec;
 use xdsloop_proto::discovery::Node;
 use xdsloop_proto::type_url;
 
+use crate::config::Mode;
+use crate::config::SourceKind;
+use crate::config::Validator;
 use crate::core::event::{Event, Failure, Report};
 use crate::core::not_found::NotFound;
-use crate::core::request::{Mode, Outgoing, TypeState};
+use crate::core::request::{Outgoing, TypeState};
 use crate::core::store::Store;
-use crate::core::validate::Validator;
 use crate::core::watch_map::{Interest, Wanted, WatchId, WatchMap};
-use crate::transport::SourceKind;
 
 /// How the mux behaves; fixed for the life of a client.
 #[derive(Clone)]
@@ -54,7 +55,7 @@ impl MuxConfig {
             source,
             node,
             follow_deps: false,
-            not_found_timeout: crate::core::not_found::DEFAULT_TIMEOUT,
+            not_found_timeout: crate::config::DEFAULT_NOT_FOUND_TIMEOUT,
             validator: None,
             codec: Codec::envoy(),
         }

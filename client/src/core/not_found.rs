@@ -5,9 +5,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-/// Envoy's and gRPC's default initial fetch timeout.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
-
 type Key = (String, String);
 
 #[derive(Debug)]

@@ -15,13 +15,6 @@ pub const MAX_ERROR_BYTES: usize = 4096;
 /// `google.rpc.Code.INVALID_ARGUMENT`: the code a NACK carries.
 pub const INVALID_ARGUMENT: i32 = 3;
 
-/// Which flavour of the xDS protocol a stream speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    Sotw,
-    Delta,
-}
-
 /// A request ready for the wire.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Outgoing {

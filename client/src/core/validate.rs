@@ -4,15 +4,12 @@
 //! last good config and the response is NACKed with every reason found.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 use bytes::Bytes;
 use xdsloop_proto::Codec;
 use xdsloop_proto::discovery::{Any, WireResource};
 
-/// A user check run on every resource before it is accepted: `(type_url, name, bytes)`.
-/// `Err(reason)` rejects the response; the reason goes into the NACK's `error_detail`.
-pub type Validator = Arc<dyn Fn(&str, &str, &[u8]) -> Result<(), String> + Send + Sync>;
+pub use crate::config::Validator;
 
 /// A resource that passed validation.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -235,7 +232,7 @@ mod tests {
 
     #[test]
     fn user_validator_rejects_with_its_reason() {
-        let validator: Validator = Arc::new(|_, name, _| {
+        let validator: Validator = std::sync::Arc::new(|_, name, _| {
             if name == "bad" {
                 Err("not allowed".into())
             } else {

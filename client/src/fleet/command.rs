@@ -10,9 +10,9 @@ use xdsloop_proto::type_url;
 use super::{DEFAULT_CONNECTIONS, Fleet, FleetConfig};
 use crate::cli::log_format::{self, LogFormat};
 use crate::cli::output::Format;
-use crate::core::request::Mode;
+use crate::config::DEFAULT_MAX_MESSAGE_BYTES;
+use crate::config::Mode;
 use crate::error::ClientError;
-use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
 
 /// Simulates N Envoy-like nodes against any ADS server: CDS wildcard, EDS for the clusters seen,
 /// optionally LDS/RDS; every response ACKed. Prints a progress line (stderr) while it runs and

@@ -37,9 +37,9 @@ use self::node::{Node, Rules};
 use self::node_task::NodeTask;
 use self::report::{Report, Setup};
 use self::tally::Tally;
-use crate::core::request::Mode;
+use crate::config::DEFAULT_MAX_MESSAGE_BYTES;
+use crate::config::Mode;
 use crate::error::ClientError;
-use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
 
 /// Connections when none are asked for: enough to use several cores on both ends, few enough
 /// that each carries many streams, as a real fleet behind a few proxies would.

@@ -18,7 +18,7 @@ use super::decode::{AnyRef, DeltaResponse, SotwView};
 use super::inspect::{Kind, inspect};
 use super::names::{Interner, Names};
 use super::outgoing::FleetRequest;
-use crate::core::request::Mode;
+use crate::config::Mode;
 
 /// Chunks of one response parsed in place; a response in more pieces is copied into one.
 const MAX_PARTS: usize = 16;

@@ -12,8 +12,9 @@ use tonic::transport::Channel;
 use super::node::Node;
 use super::streams;
 use super::tally::Tally;
-use crate::client::session::{Backoff, BackoffConfig};
-use crate::core::request::Mode;
+use crate::config::BackoffConfig;
+use crate::config::Mode;
+use crate::transport::backoff::Backoff;
 
 /// Requests one stream may queue. A response yields at most two (its ACK/NACK and one
 /// dependent interest change) and a new stream one per type, so 16 never blocks in practice;

@@ -19,7 +19,7 @@ pub use xdsloop_proto::grpc_frames::Chunks;
 use xdsloop_proto::grpc_frames::Messages;
 use xdsloop_proto::services::{ADS_DELTA_PATH, ADS_SOTW_PATH};
 
-use crate::core::request::Mode;
+use crate::config::Mode;
 use crate::error::ClientError;
 use crate::transport::endpoint;
 

@@ -22,11 +22,11 @@ use tokio::time::Instant;
 use xdsloop_proto::discovery::{Any, DiscoveryResponse};
 use xdsloop_proto::{Codec, Format, type_url, version};
 
-use crate::client::ClientConfig;
-use crate::client::session::{Core, Wire, now};
+use crate::config::ClientConfig;
 use crate::core::event::{ConnectionReport, Report};
 use crate::core::request::Outgoing;
 use crate::error::ClientError;
+use crate::transport::hub::{Hub, Wire, now};
 
 /// Editors save in several writes (or write, then rename): wait this long after the first
 /// event so one save is one reload.
@@ -79,18 +79,18 @@ impl FileTransport {
 
     pub(crate) async fn run(
         mut self,
-        core: &mut Core,
+        hub: &mut Hub,
         shutdown: &mut (impl Future<Output = ()> + Unpin),
     ) {
         let path = self.path.display().to_string();
-        core.report(Report::Connection(ConnectionReport::Watching { path }));
+        hub.report(Report::Connection(ConnectionReport::Watching { path }));
         let mut file = Loads::default();
-        core.mux.on_stream_start(now());
-        core.flush(&mut file).await;
-        self.reload(core, &mut file).await;
+        hub.mux.on_stream_start(now());
+        hub.flush(&mut file).await;
+        self.reload(hub, &mut file).await;
         let mut reload_at: Option<Instant> = None;
         loop {
-            let deadline = core.mux.next_deadline().map(Instant::from_std);
+            let deadline = hub.mux.next_deadline().map(Instant::from_std);
             let deadline = [deadline, reload_at].into_iter().flatten().min();
             let timer = async move {
                 match deadline {
@@ -100,8 +100,8 @@ impl FileTransport {
             };
             tokio::select! {
                 _ = &mut *shutdown => return,
-                command = core.commands.recv() => match command {
-                    Some(command) => core.handle(command),
+                command = hub.commands.recv() => match command {
+                    Some(command) => hub.handle(command),
                     None => return,
                 },
                 Some(()) = self.changes.recv() => {
@@ -110,19 +110,19 @@ impl FileTransport {
                 _ = timer => {
                     if reload_at.is_some_and(|at| at <= Instant::now()) {
                         reload_at = None;
-                        self.reload(core, &mut file).await;
+                        self.reload(hub, &mut file).await;
                     }
-                    core.mux.on_timer(now(), SystemTime::now());
+                    hub.mux.on_timer(now(), SystemTime::now());
                 }
             }
-            core.flush(&mut file).await;
-            serve(core, &mut file).await;
+            hub.flush(&mut file).await;
+            serve(hub, &mut file).await;
         }
     }
 
     /// Reads and decodes the file: good content replaces the last good and every type asked
     /// for is answered again; bad content is rejected for every type asked for.
-    async fn reload(&self, core: &mut Core, file: &mut Loads) {
+    async fn reload(&self, hub: &mut Hub, file: &mut Loads) {
         let text = std::fs::read_to_string(&self.path)
             .map_err(|e| format!("cannot read {}: {e}", self.path.display()));
         if let Ok(text) = &text
@@ -144,11 +144,11 @@ impl FileTransport {
                 tracing::warn!(path = %self.path.display(), %reason, "file rejected");
                 file.last_text = None;
                 file.failure = Some((file.load, reason));
-                reject(core, file).await;
+                reject(hub, file).await;
             }
         }
-        core.flush(file).await;
-        serve(core, file).await;
+        hub.flush(file).await;
+        serve(hub, file).await;
     }
 
     fn decode(&self, text: &str, load: u64) -> Result<Content, String> {
@@ -244,7 +244,7 @@ impl Loads {
 }
 
 /// Rejects the failed load for every type asked for and not yet told about it.
-async fn reject(core: &mut Core, file: &mut Loads) {
+async fn reject(hub: &mut Hub, file: &mut Loads) {
     let Some((load, reason)) = file.failure.clone() else {
         return;
     };
@@ -258,18 +258,18 @@ async fn reject(core: &mut Core, file: &mut Loads) {
         file.told.insert(type_url.clone(), load);
         let nonce = load.to_string();
         let (at, wall) = (now(), SystemTime::now());
-        core.mux
+        hub.mux
             .reject_update(&type_url, "", &nonce, &reason, at, wall);
-        core.flush(file).await;
+        hub.flush(file).await;
     }
 }
 
 /// Answers every type owed an answer, one at a time: an answer can make the mux ask for more
 /// (dependency following), so the owed set is recomputed after each. While no load was ever
 /// good, a type asked for hears why instead.
-async fn serve(core: &mut Core, file: &mut Loads) {
+async fn serve(hub: &mut Hub, file: &mut Loads) {
     if file.content.is_none() {
-        reject(core, file).await;
+        reject(hub, file).await;
         return;
     }
     while let Some(type_url) = file.owed() {
@@ -283,8 +283,7 @@ async fn serve(core: &mut Core, file: &mut Loads) {
         };
         let names = file.asked.get(&type_url).cloned().unwrap_or_default();
         file.served.insert(type_url.clone(), (content.load, names));
-        core.mux
-            .on_sotw_response(response, now(), SystemTime::now());
-        core.flush(file).await;
+        hub.mux.on_sotw_response(response, now(), SystemTime::now());
+        hub.flush(file).await;
     }
 }

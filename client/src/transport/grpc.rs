@@ -22,12 +22,15 @@ use tonic::transport::{Channel, Endpoint};
 use xdsloop_proto::type_url;
 
 use self::call::{Incoming, Response};
-use crate::client::ClientConfig;
-use crate::client::session::{Backoff, BackoffConfig, Core, Wire, error_chain, now};
+use crate::config::BackoffConfig;
+use crate::config::ClientConfig;
+use crate::config::Mode;
 use crate::core::event::{ConnectionReport, Report};
 use crate::core::mux::StreamKey;
-use crate::core::request::{Mode, Outgoing};
+use crate::core::request::Outgoing;
 use crate::error::ClientError;
+use crate::transport::backoff::Backoff;
+use crate::transport::hub::{Hub, Wire, error_chain, now};
 
 /// Capacity of a stream's outgoing request queue. At most one request per type is produced
 /// per input, so this only absorbs a burst (the resubscription) while HTTP/2 opens the stream.
@@ -67,20 +70,20 @@ impl GrpcTransport {
 
     pub(crate) async fn run(
         mut self,
-        core: &mut Core,
+        hub: &mut Hub,
         shutdown: &mut (impl Future<Output = ()> + Unpin),
     ) {
         loop {
-            if let Exit::Stop = self.connect_and_stream(core, shutdown).await {
+            if let Exit::Stop = self.connect_and_stream(hub, shutdown).await {
                 return;
             }
             let delay = self.backoff.next_delay();
             let attempt = self.backoff.attempt();
-            core.report(Report::Connection(ConnectionReport::BackingOff {
+            hub.report(Report::Connection(ConnectionReport::BackingOff {
                 delay,
                 attempt,
             }));
-            if !core.idle_until(Instant::now() + delay, shutdown).await {
+            if !hub.idle_until(Instant::now() + delay, shutdown).await {
                 return;
             }
         }
@@ -88,12 +91,12 @@ impl GrpcTransport {
 
     async fn connect_and_stream(
         &mut self,
-        core: &mut Core,
+        hub: &mut Hub,
         shutdown: &mut (impl Future<Output = ()> + Unpin),
     ) -> Exit {
         let server = self.server.clone();
         let attempt = self.backoff.attempt() + 1;
-        core.report(Report::Connection(ConnectionReport::Connecting {
+        hub.report(Report::Connection(ConnectionReport::Connecting {
             server: server.clone(),
             attempt,
         }));
@@ -106,18 +109,18 @@ impl GrpcTransport {
             Err(e) => {
                 let reason = error_chain(&e);
                 tracing::warn!(%server, %reason, "connect failed");
-                core.report(Report::Connection(ConnectionReport::ConnectFailed {
+                hub.report(Report::Connection(ConnectionReport::ConnectFailed {
                     server,
                     reason,
                 }));
                 return Exit::Retry;
             }
         };
-        core.report(Report::Connection(ConnectionReport::Connected { server }));
+        hub.report(Report::Connection(ConnectionReport::Connected { server }));
         let mut streams = Streams::new(channel, self);
-        streams.open_wanted(core).await;
+        streams.open_wanted(hub).await;
         loop {
-            let deadline = core.mux.next_deadline().map(Instant::from_std);
+            let deadline = hub.mux.next_deadline().map(Instant::from_std);
             let deadline = [deadline, streams.next_reopen()]
                 .into_iter()
                 .flatten()
@@ -130,27 +133,27 @@ impl GrpcTransport {
             };
             tokio::select! {
                 _ = &mut *shutdown => return streams.close().await,
-                command = core.commands.recv() => match command {
-                    Some(command) => core.handle(command),
+                command = hub.commands.recv() => match command {
+                    Some(command) => hub.handle(command),
                     None => return streams.close().await,
                 },
                 event = streams.events.next(), if !streams.events.is_empty() => match event {
                     Some((key, StreamEvent::Response(response))) => {
                         self.backoff.reset();
-                        streams.responded(core, &key, response);
+                        streams.responded(hub, &key, response);
                     }
                     Some((key, StreamEvent::Ended(reason))) => {
-                        let in_use = streams.ended(core, key, reason).await;
+                        let in_use = streams.ended(hub, key, reason).await;
                         if !in_use {
                             return Exit::Retry;
                         }
                     }
                     None => {}
                 },
-                _ = timer => core.mux.on_timer(now(), SystemTime::now()),
+                _ = timer => hub.mux.on_timer(now(), SystemTime::now()),
             }
-            core.flush(&mut streams).await;
-            streams.open_wanted(core).await;
+            hub.flush(&mut streams).await;
+            streams.open_wanted(hub).await;
         }
     }
 }
@@ -210,11 +213,11 @@ impl Streams {
     /// Opens every stream the mux wants that is neither open nor waiting to be reopened, and
     /// those whose reopen time has come. Opening one can make the mux want another (a
     /// dependency's type), so this repeats until nothing is new.
-    async fn open_wanted(&mut self, core: &mut Core) {
+    async fn open_wanted(&mut self, hub: &mut Hub) {
         let at = Instant::now();
         self.reopen_at.retain(|_, reopen| *reopen > at);
         loop {
-            let new: Vec<StreamKey> = core
+            let new: Vec<StreamKey> = hub
                 .mux
                 .streams_wanted()
                 .into_iter()
@@ -224,19 +227,19 @@ impl Streams {
                 return;
             }
             for key in new {
-                self.open_one(core, key).await;
+                self.open_one(hub, key).await;
             }
         }
     }
 
     /// Queues the resubscription before opening: some servers send no headers until they
     /// have a request, so waiting for the open first could deadlock.
-    async fn open_one(&mut self, core: &mut Core, key: StreamKey) {
-        core.mux.on_stream_open(&key, now());
-        let output = core.mux.take_output();
+    async fn open_one(&mut self, hub: &mut Hub, key: StreamKey) {
+        hub.mux.on_stream_open(&key, now());
+        let output = hub.mux.take_output();
         let (tx, rx) = mpsc::channel(REQUEST_QUEUE.max(output.requests.len()));
         self.open.insert(key.clone(), tx);
-        core.dispatch(output, self).await;
+        hub.dispatch(output, self).await;
         tracing::debug!(stream = %label(&key), "opening stream");
         let opened = call::open(
             self.channel.clone(),
@@ -248,7 +251,7 @@ impl Streams {
         self.events.push(stream_events(key, opened));
     }
 
-    fn responded(&mut self, core: &mut Core, key: &StreamKey, response: Response) {
+    fn responded(&mut self, hub: &mut Hub, key: &StreamKey, response: Response) {
         if let Some(backoff) = self.backoffs.get_mut(key) {
             backoff.reset();
         }
@@ -264,24 +267,24 @@ impl Streams {
             return;
         }
         match response {
-            Response::Sotw(r) => core.mux.on_sotw_response(r, now(), SystemTime::now()),
-            Response::Delta(r) => core.mux.on_delta_response(r, now(), SystemTime::now()),
+            Response::Sotw(r) => hub.mux.on_sotw_response(r, now(), SystemTime::now()),
+            Response::Delta(r) => hub.mux.on_delta_response(r, now(), SystemTime::now()),
         }
     }
 
     /// A stream ended: its types hear of it. Returns whether the connection is still in use
     /// (another stream is open); if so this stream is reopened after its own backoff.
-    async fn ended(&mut self, core: &mut Core, key: StreamKey, reason: String) -> bool {
+    async fn ended(&mut self, hub: &mut Hub, key: StreamKey, reason: String) -> bool {
         self.open.remove(&key);
         tracing::warn!(stream = %label(&key), %reason, "stream closed");
-        core.mux.on_stream_closed(&key, &reason);
-        core.flush(self).await;
+        hub.mux.on_stream_closed(&key, &reason);
+        hub.flush(self).await;
         let reason = match &key {
             StreamKey::Aggregated => reason,
             StreamKey::Type(t) => format!("{} stream: {reason}", type_url::short_name(t)),
         };
         if self.open.is_empty() {
-            core.report(Report::Connection(ConnectionReport::StreamClosed {
+            hub.report(Report::Connection(ConnectionReport::StreamClosed {
                 reason,
             }));
             return false;
@@ -294,7 +297,7 @@ impl Streams {
         let delay = backoff.next_delay();
         self.reopen_at.insert(key, Instant::now() + delay);
         let reason = format!("{reason}; reopening in {:.1}s", delay.as_secs_f64());
-        core.report(Report::Connection(ConnectionReport::StreamClosed {
+        hub.report(Report::Connection(ConnectionReport::StreamClosed {
             reason,
         }));
         true

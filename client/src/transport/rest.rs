@@ -27,11 +27,11 @@ use xdsloop_proto::discovery::{Any, DiscoveryRequest, DiscoveryResponse, Node};
 
 use super::http::{self, Answer, Base};
 use super::rest_path;
-use crate::client::ClientConfig;
-use crate::client::session::{Core, Wire, now};
+use crate::config::ClientConfig;
 use crate::core::event::{ConnectionReport, Report, Verdict};
 use crate::core::request::Outgoing;
 use crate::error::ClientError;
+use crate::transport::hub::{Hub, Wire, now};
 
 pub(crate) struct RestTransport {
     base: Base,
@@ -65,20 +65,20 @@ impl RestTransport {
 
     pub(crate) async fn run(
         self,
-        core: &mut Core,
+        hub: &mut Hub,
         shutdown: &mut (impl Future<Output = ()> + Unpin),
     ) {
         let mut polls = Polls::default();
         let mut in_flight: FuturesUnordered<BoxFuture<'static, PollResult>> =
             FuturesUnordered::new();
         let mut health = Health::Unknown;
-        core.mux.on_stream_start(now());
-        core.flush(&mut polls).await;
+        hub.mux.on_stream_start(now());
+        hub.flush(&mut polls).await;
         loop {
-            for (type_url, request) in polls.start_due(core, Instant::now()) {
+            for (type_url, request) in polls.start_due(hub, Instant::now()) {
                 in_flight.push(self.poll(type_url, request));
             }
-            let deadline = core.mux.next_deadline().map(Instant::from_std);
+            let deadline = hub.mux.next_deadline().map(Instant::from_std);
             let deadline = [deadline, polls.next_due()].into_iter().flatten().min();
             let timer = async move {
                 match deadline {
@@ -88,19 +88,19 @@ impl RestTransport {
             };
             tokio::select! {
                 _ = &mut *shutdown => return,
-                command = core.commands.recv() => match command {
-                    Some(command) => core.handle(command),
+                command = hub.commands.recv() => match command {
+                    Some(command) => hub.handle(command),
                     None => return,
                 },
                 Some((type_url, result)) = in_flight.next(), if !in_flight.is_empty() => {
                     polls.finished(&type_url, Instant::now() + self.refresh_delay);
-                    if let Some(response) = self.answered(core, &mut health, &type_url, result) {
-                        polls.handle(core, response).await;
+                    if let Some(response) = self.answered(hub, &mut health, &type_url, result) {
+                        polls.handle(hub, response).await;
                     }
                 }
-                _ = timer => core.mux.on_timer(now(), SystemTime::now()),
+                _ = timer => hub.mux.on_timer(now(), SystemTime::now()),
             }
-            core.flush(&mut polls).await;
+            hub.flush(&mut polls).await;
         }
     }
 
@@ -131,7 +131,7 @@ impl RestTransport {
     /// answer that is not one is rejected here).
     fn answered(
         &self,
-        core: &mut Core,
+        hub: &mut Hub,
         health: &mut Health,
         type_url: &str,
         result: Result<Answer, String>,
@@ -143,7 +143,7 @@ impl RestTransport {
                     *health = Health::Failing;
                     let server = self.server.clone();
                     let news = ConnectionReport::ConnectFailed { server, reason };
-                    core.report(Report::Connection(news));
+                    hub.report(Report::Connection(news));
                 }
                 return None;
             }
@@ -152,7 +152,7 @@ impl RestTransport {
         if *health != Health::Up {
             *health = Health::Up;
             let server = self.server.clone();
-            core.report(Report::Connection(ConnectionReport::Connected { server }));
+            hub.report(Report::Connection(ConnectionReport::Connected { server }));
         }
         let Answer::Body(body) = answer else {
             tracing::debug!(type_url, "not modified");
@@ -167,13 +167,13 @@ impl RestTransport {
             Ok(response) => {
                 let reason = format!("the answer is for {}, not {type_url}", response.type_url);
                 let (version, nonce) = (&response.version_info, &response.nonce);
-                core.mux
+                hub.mux
                     .reject_update(type_url, version, nonce, &reason, at, wall);
                 None
             }
             Err(e) => {
                 let reason = format!("not a DiscoveryResponse: {e}");
-                core.mux.reject_update(type_url, "", "", &reason, at, wall);
+                hub.mux.reject_update(type_url, "", "", &reason, at, wall);
                 None
             }
         }
@@ -232,7 +232,7 @@ impl Wire for Polls {
 impl Polls {
     /// The polls due at `at`, now in flight. A type nobody wants any more is not polled (an
     /// empty name list would mean "everything" to a REST server).
-    fn start_due(&mut self, core: &Core, at: Instant) -> Vec<(String, DiscoveryRequest)> {
+    fn start_due(&mut self, hub: &Hub, at: Instant) -> Vec<(String, DiscoveryRequest)> {
         let due: Vec<String> = self
             .due
             .iter()
@@ -242,7 +242,7 @@ impl Polls {
         let mut started = Vec::new();
         for type_url in due {
             self.due.remove(&type_url);
-            if core.mux.wanted(&type_url).is_empty() {
+            if hub.mux.wanted(&type_url).is_empty() {
                 continue;
             }
             if let Some(request) = self.latest.get(&type_url) {
@@ -264,7 +264,7 @@ impl Polls {
     }
 
     /// Hands an answer to the mux, unless it repeats the last accepted one.
-    async fn handle(&mut self, core: &mut Core, response: DiscoveryResponse) {
+    async fn handle(&mut self, hub: &mut Hub, response: DiscoveryResponse) {
         let type_url = response.type_url.clone();
         let repeat = self.last.get(&type_url).is_some_and(|last| {
             last.accepted
@@ -276,9 +276,8 @@ impl Polls {
             return;
         }
         let (version, resources) = (response.version_info.clone(), response.resources.clone());
-        core.mux
-            .on_sotw_response(response, now(), SystemTime::now());
-        let output = core.mux.take_output();
+        hub.mux.on_sotw_response(response, now(), SystemTime::now());
+        let output = hub.mux.take_output();
         let accepted = output.reports.iter().any(|r| {
             matches!(r, Report::Update(u) if u.type_url == type_url && u.verdict == Verdict::Ack)
         });
@@ -288,7 +287,7 @@ impl Polls {
             accepted,
         };
         self.last.insert(type_url, handled);
-        core.dispatch(output, self).await;
+        hub.dispatch(output, self).await;
     }
 
     fn next_due(&self) -> Option<Instant> {

@@ -2,8 +2,8 @@
 //! response, and the held resources a new watch gets at once (C15).
 
 use super::Mux;
+use crate::config::Mode;
 use crate::core::event::Event;
-use crate::core::request::Mode;
 use crate::core::store::Diff;
 
 impl Mux {

@@ -9,9 +9,10 @@ use xdsloop_proto::discovery::{
 use xdsloop_proto::type_url::{CLUSTER, LISTENER};
 
 use super::Mux;
+use crate::config::Mode;
 use crate::core::deps;
 use crate::core::event::{Event, Failure, Report, UpdateReport, Verdict};
-use crate::core::request::{INVALID_ARGUMENT, Mode, Outgoing};
+use crate::core::request::{INVALID_ARGUMENT, Outgoing};
 use crate::core::store::{Diff, Stamp};
 use crate::core::validate::{self, Rejection};
 use crate::core::watch_map::Interest;

@@ -8,7 +8,8 @@ use xdsloop_proto::discovery::{DeltaDiscoveryRequest, DiscoveryRequest, Node as 
 
 use super::Node;
 use super::outcome::status;
-use crate::core::request::{Mode, Outgoing};
+use crate::config::Mode;
+use crate::core::request::Outgoing;
 use crate::fleet::names::Names;
 use crate::fleet::outgoing::FleetRequest;
 

@@ -12,8 +12,9 @@ use xdsloop_proto::discovery::{
 use xdsloop_proto::envoy::envoy::service;
 use xdsloop_proto::type_url;
 
+use crate::config::Mode;
 use crate::core::mux::StreamKey;
-use crate::core::request::{Mode, Outgoing};
+use crate::core::request::Outgoing;
 
 /// Responses arriving on an open stream.
 pub(crate) enum Incoming {
