@@ -210,3 +210,6 @@ fn shape(document: usize, message: String, path: Vec<Step>) -> Failure {
     };
     Failure::new(error).at(path, false)
 }
+
+#[cfg(test)]
+mod tests;
