@@ -6,7 +6,7 @@ use std::{
     path::Path,
     process::{Child, Command, Stdio},
     sync::mpsc,
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 const BIN: &str = env!("CARGO_BIN_EXE_xdsloop-server");
@@ -26,22 +26,23 @@ impl Drop for Server {
 }
 
 fn start(fixtures: &Path) -> Server {
+    spawn(fixtures, Stdio::null()).0
+}
+
+/// Starts the server; with `stderr` piped, its log lines come out of the receiver.
+fn spawn(fixtures: &Path, stderr: Stdio) -> (Server, mpsc::Receiver<String>) {
     let mut child = Command::new(BIN)
         .args(["--fixtures", fixtures.to_str().unwrap()])
         .args(["--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"])
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .spawn()
         .expect("the server binary starts");
-    let stdout = child.stdout.take().unwrap();
-    let (lines, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if lines.send(line).is_err() {
-                return;
-            }
-        }
-    });
+    let rx = lines(child.stdout.take().unwrap());
+    let log = match child.stderr.take() {
+        Some(stderr) => lines(stderr),
+        None => mpsc::channel().1,
+    };
     let mut server = Server {
         child,
         admin: String::new(),
@@ -52,9 +53,22 @@ fn start(fixtures: &Path) -> Server {
             .expect("the server prints its admin address");
         if let Some(rest) = line.strip_prefix("admin: http://") {
             server.admin = rest.split('/').next().unwrap().to_string();
-            return server;
+            return (server, log);
         }
     }
+}
+
+/// The lines of a child's output, read on a thread.
+fn lines(output: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(output).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    rx
 }
 
 fn status(args: &[&str]) -> std::process::Output {
@@ -106,4 +120,53 @@ fn serving_still_requires_fixtures() {
     assert!(!out.status.success());
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("--fixtures"), "{stderr}");
+}
+
+/// Issue #12 item 9: a private key written where a map belongs is rejected, and its text is in
+/// none of what users see: the start-up error, the reload log line, `/status`.
+#[test]
+fn secret_is_never_quoted_in_errors() {
+    let secret_fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/invalid/secret-not-a-map.yaml");
+    let secret_text = ["PRIVATE KEY", "Tk9ULUEt"];
+    let shows_secret = |text: &str| secret_text.iter().any(|s| text.contains(s));
+
+    let dir = fixtures();
+    let bad = dir.path().join("secret.yaml");
+    std::fs::copy(&secret_fixture, &bad).unwrap();
+    let out = Command::new(BIN)
+        .args(["--fixtures", dir.path().to_str().unwrap()])
+        .args(["--listen", "127.0.0.1:0", "--admin", "off"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("secret.yaml: line 7, column "), "{stderr}");
+    assert!(!shows_secret(&stderr), "{stderr}");
+
+    std::fs::remove_file(&bad).unwrap();
+    let (server, log) = spawn(dir.path(), Stdio::piped());
+    std::fs::copy(&secret_fixture, &bad).unwrap();
+    let mut seen = Vec::new();
+    loop {
+        let line = log
+            .recv_timeout(WAIT)
+            .expect("the server logs the rejection");
+        assert!(!shows_secret(&line), "{line}");
+        let rejected = line.contains("fixtures rejected");
+        seen.push(line);
+        if rejected {
+            break;
+        }
+    }
+    assert!(seen.last().unwrap().contains("secret.yaml"), "{seen:?}");
+
+    let json = status(&["--server", &server.admin, "--output", "json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let error = doc["reload"]["error"]
+        .as_str()
+        .expect("the rejection is in /status");
+    assert!(error.contains("tls_certificate.private_key"), "{error}");
+    let raw = String::from_utf8(json.stdout).unwrap();
+    assert!(!shows_secret(&raw), "{raw}");
 }
