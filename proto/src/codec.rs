@@ -10,12 +10,11 @@ use prost_reflect::{
     DescriptorPool, DeserializeOptions, DynamicMessage, MessageDescriptor, SerializeOptions,
 };
 use serde::de::IntoDeserializer;
-
 use serde_path_to_error::Segment;
 
 use crate::{
     DecodeError, Position, Resource,
-    locate::{self, Step},
+    locate::{self, Failure, Step},
     secret, strict, type_url, version,
 };
 
@@ -89,7 +88,7 @@ impl Codec {
         value: serde_json::Value,
         label: &str,
     ) -> Result<Resource, DecodeError> {
-        self.encode(value, label).map_err(|failure| failure.error)
+        self.encode(value, label).map_err(|failure| *failure.error)
     }
 
     /// [`Codec::encode_owned_resource`], keeping where in the resource a failure is.
@@ -109,36 +108,7 @@ impl Codec {
                 }));
             }
         };
-        let Some(type_url) = object.get("@type").and_then(|t| t.as_str()) else {
-            return Err(Failure::new(DecodeError::MissingType {
-                at: Position::default(),
-                resource: label.to_string(),
-            }));
-        };
-        let type_url = type_url.to_string();
-        let label = match peek_name(&object, &type_url) {
-            Some(name) => format!("{label} ({} \"{name}\")", type_url::message_name(&type_url)),
-            None => label.to_string(),
-        };
-        let at_type = vec![Step::Key("@type".into())];
-        let Some(desc) = type_url::fixture_message_name(&type_url)
-            .and_then(|name| self.pool.get_message_by_name(name))
-        else {
-            let error = if type_url::fixture_message_name(&type_url).is_none() {
-                DecodeError::BadTypeUrl {
-                    at: Position::default(),
-                    resource: label,
-                    type_url,
-                }
-            } else {
-                DecodeError::UnknownType {
-                    at: Position::default(),
-                    resource: label,
-                    type_url,
-                }
-            };
-            return Err(Failure::new(error).at(at_type, false));
-        };
+        let (type_url, label, desc) = self.resource_type(&object, label)?;
         // Hash the JSON rather than the encoding: prost-reflect encodes map fields in hash-map
         // order, which differs between processes, and versions must survive restarts. The
         // JSON (with its `@type`) is serialized straight into the hash, before `@type` goes.
@@ -171,6 +141,43 @@ impl Codec {
             bytes: Bytes::from(message.encode_to_vec()),
             version: version::short(hash.finish()),
         })
+    }
+
+    /// A resource object's type URL, its label for errors (with the name, when it has one)
+    /// and its message descriptor.
+    fn resource_type(
+        &self,
+        object: &serde_json::Map<String, serde_json::Value>,
+        label: &str,
+    ) -> Result<(String, String, MessageDescriptor), Failure> {
+        let Some(type_url) = object.get("@type").and_then(|t| t.as_str()) else {
+            return Err(Failure::new(DecodeError::MissingType {
+                at: Position::default(),
+                resource: label.to_string(),
+            }));
+        };
+        let type_url = type_url.to_string();
+        let label = match peek_name(object, &type_url) {
+            Some(name) => format!("{label} ({} \"{name}\")", type_url::message_name(&type_url)),
+            None => label.to_string(),
+        };
+        let at = Position::default();
+        let error = match type_url::fixture_message_name(&type_url) {
+            None => DecodeError::BadTypeUrl {
+                at,
+                resource: label,
+                type_url,
+            },
+            Some(name) => match self.pool.get_message_by_name(name) {
+                Some(desc) => return Ok((type_url, label, desc)),
+                None => DecodeError::UnknownType {
+                    at,
+                    resource: label,
+                    type_url,
+                },
+            },
+        };
+        Err(Failure::new(error).at(vec![Step::Key("@type".into())], false))
     }
 
     /// Decodes an encoded resource of `type_url` (e.g. an `Any.value` from the wire).
@@ -310,36 +317,6 @@ fn field_failure(
         message,
     };
     Failure::new(error).at(path, key)
-}
-
-/// A decode error and where it is inside the document it came from, for [`locate`].
-#[derive(Debug)]
-pub(crate) struct Failure {
-    pub error: DecodeError,
-    pub path: Vec<Step>,
-    pub key: bool,
-}
-
-impl Failure {
-    pub(crate) fn new(error: DecodeError) -> Self {
-        Self {
-            error,
-            path: Vec::new(),
-            key: false,
-        }
-    }
-
-    pub(crate) fn at(mut self, path: Vec<Step>, key: bool) -> Self {
-        self.path = path;
-        self.key = key;
-        self
-    }
-
-    /// The failure seen from `prefix` up (a resource's path inside its document).
-    pub(crate) fn under(mut self, prefix: &[Step]) -> Self {
-        self.path.splice(0..0, prefix.iter().cloned());
-        self
-    }
 }
 
 fn json_name(field: &str) -> &str {

@@ -7,32 +7,12 @@
 //!
 //! YAML files may hold several documents separated by `---`.
 
-use std::path::Path;
-
 use crate::{
     Codec, DecodeError, Position, Resource,
-    codec::{Failure, kind},
-    locate::{Spot, Step, locate},
-    parse,
+    codec::kind,
+    locate::{Failure, Step},
+    parse::{self, Format},
 };
-
-/// The syntax a fixture file is written in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    Json,
-    Yaml,
-}
-
-impl Format {
-    /// The format for a path by extension (`.json`, `.yaml`, `.yml`), if it is a fixture file.
-    pub fn from_path(path: &Path) -> Option<Self> {
-        match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
-            "json" => Some(Format::Json),
-            "yaml" | "yml" => Some(Format::Yaml),
-            _ => None,
-        }
-    }
-}
 
 /// One decoded document: its explicit `version_info` (if it is DiscoveryResponse-shaped and
 /// sets one) and its resources, in file order.
@@ -72,18 +52,7 @@ impl Codec {
         for (number, document) in documents.into_iter().enumerate() {
             let doc = self
                 .decode_document(number + 1, count, document.value, &mut counter)
-                .map_err(|failure| {
-                    let spot = Spot {
-                        document: document.index,
-                        path: failure.path,
-                        key: failure.key,
-                    };
-                    let mut error = failure.error;
-                    if let Some(at) = error.position_mut() {
-                        *at = locate(text, format, &spot);
-                    }
-                    error
-                })?;
+                .map_err(|failure| failure.located(text, format, document.index))?;
             docs.push(doc);
         }
         Ok(docs)

@@ -27,7 +27,8 @@ pub mod version;
 
 pub use codec::Codec;
 pub use error::{DecodeError, Position};
-pub use fixture::{FixtureDoc, Format};
+pub use fixture::FixtureDoc;
+pub use parse::Format;
 
 /// Envoy's generated protobuf messages and gRPC stubs (`envoy-types`' `pb` module).
 pub use envoy_types::pb as envoy;

@@ -8,7 +8,7 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use crate::{Format, Position};
+use crate::{DecodeError, Position, parse::Format};
 
 /// One step into a fixture document.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,22 +57,56 @@ pub fn display_path(path: &[Step]) -> String {
     if out.is_empty() { ".".to_string() } else { out }
 }
 
-/// What to point at: the value at `path` in YAML document `document` (0-based, counting
-/// empty documents), or with `key`, the map key that ends the path.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Spot {
-    pub document: usize,
+/// A decode error and where it is inside its document: the value at `path`, or with `key`, the
+/// map key that ends the path. [`Failure::located`] turns the path into a line and column.
+#[derive(Debug)]
+pub struct Failure {
+    /// Boxed: failures travel up several `Result`s on the error path only.
+    pub error: Box<DecodeError>,
     pub path: Vec<Step>,
     pub key: bool,
 }
 
-/// Where `spot` is in `text`. A path that does not exist in the text (it cannot, for paths
+impl Failure {
+    /// A failure at the root of what is being decoded.
+    pub fn new(error: DecodeError) -> Self {
+        Self {
+            error: Box::new(error),
+            path: Vec::new(),
+            key: false,
+        }
+    }
+
+    pub fn at(mut self, path: Vec<Step>, key: bool) -> Self {
+        self.path = path;
+        self.key = key;
+        self
+    }
+
+    /// The failure seen from `prefix` up (a resource's path inside its document).
+    pub fn under(mut self, prefix: &[Step]) -> Self {
+        self.path.splice(0..0, prefix.iter().cloned());
+        self
+    }
+
+    /// The error, with its position in YAML document `document` (0-based, counting empty
+    /// documents) of `text`.
+    pub fn located(self, text: &str, format: Format, document: usize) -> DecodeError {
+        let mut error = *self.error;
+        if let Some(at) = error.position_mut() {
+            *at = locate(text, format, document, &self.path, self.key);
+        }
+        error
+    }
+}
+
+/// Where `path` is in `text`. A path that does not exist in the text (it cannot, for paths
 /// taken from the same text, but a best effort beats a panic) gives its longest existing prefix.
-pub fn locate(text: &str, format: Format, spot: &Spot) -> Position {
-    let mut path = spot.path.as_slice();
-    let mut key = spot.key;
+fn locate(text: &str, format: Format, document: usize, path: &[Step], key: bool) -> Position {
+    let mut path = path;
+    let mut key = key;
     loop {
-        if let Some(position) = locate_exact(text, format, spot.document, path, key) {
+        if let Some(position) = locate_exact(text, format, document, path, key) {
             return position;
         }
         match path.split_last() {

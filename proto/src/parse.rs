@@ -4,12 +4,30 @@
 //! it would become `null`, which the decoder takes as "unset"). Both are refused from inside the
 //! parser, so the error carries the exact line and column.
 
-use std::{cell::Cell, fmt};
+use std::{cell::Cell, fmt, path::Path};
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
-use crate::{DecodeError, Format, Position};
+use crate::{DecodeError, Position};
+
+/// The syntax a fixture file is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Yaml,
+}
+
+impl Format {
+    /// The format for a path by extension (`.json`, `.yaml`, `.yml`), if it is a fixture file.
+    pub fn from_path(path: &Path) -> Option<Self> {
+        match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+            "json" => Some(Format::Json),
+            "yaml" | "yml" => Some(Format::Yaml),
+            _ => None,
+        }
+    }
+}
 
 /// One parsed document: its index among all documents of the file (empty YAML documents
 /// included, for [`crate::locate`]) and its value.
