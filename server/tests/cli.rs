@@ -161,12 +161,19 @@ fn secret_is_never_quoted_in_errors() {
     }
     assert!(seen.last().unwrap().contains("secret.yaml"), "{seen:?}");
 
-    let json = status(&["--server", &server.admin, "--output", "json"]);
-    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
-    let error = doc["reload"]["error"]
-        .as_str()
-        .expect("the rejection is in /status");
+    // The log line is written just before /status changes: ask until it has.
+    let deadline = Instant::now() + WAIT;
+    let (doc, raw) = loop {
+        let json = status(&["--server", &server.admin, "--output", "json"]);
+        let raw = String::from_utf8(json.stdout).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&raw).unwrap();
+        if doc["reload"]["ok"] == false {
+            break (doc, raw);
+        }
+        assert!(Instant::now() < deadline, "no rejection in /status: {raw}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let error = doc["reload"]["error"].as_str().unwrap();
     assert!(error.contains("tls_certificate.private_key"), "{error}");
-    let raw = String::from_utf8(json.stdout).unwrap();
     assert!(!shows_secret(&raw), "{raw}");
 }
