@@ -42,10 +42,14 @@ fn is_secret_name(name: &str) -> bool {
 
 /// A decoder message about a secret value, with every quoted literal (`"…"`, `'…'`, `` `…` ``)
 /// replaced by [`REDACTED`]. The name in "unrecognized field name 'x'" is a key the user
-/// typed, not a value, and is what they need to see; it is kept.
+/// typed, not a value, and is what they need to see; it is kept. A base64 error names the
+/// offending byte and its offset, unquoted: only its kind is kept.
 pub fn redact_values(message: &str) -> String {
     if message.starts_with("unrecognized field name '") {
         return message.to_string();
+    }
+    if message.starts_with("invalid base64") {
+        return format!("invalid base64 ({REDACTED} details)");
     }
     let mut out = String::with_capacity(message.len());
     let mut chars = message.chars();
@@ -139,6 +143,10 @@ mod tests {
         assert_eq!(
             redact_values("unrecognized field name 'inline_strin'"),
             "unrecognized field name 'inline_strin'"
+        );
+        assert_eq!(
+            redact_values("invalid base64: Invalid symbol 45, offset 0."),
+            "invalid base64 (<redacted> details)"
         );
     }
 
