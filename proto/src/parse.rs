@@ -1,6 +1,6 @@
 //! Fixture text → one JSON value per document, refusing what the parsers would otherwise
 //! accept silently: a duplicate key (both serde_json and serde_yaml_ng keep the last value) and
-//! a NaN or infinite number (`.nan`, `.inf`, `-.inf`, `1e999`; a JSON value cannot hold one, so
+//! a NaN or infinite number (YAML `.nan`, `.inf`, `-.inf`; a JSON value cannot hold one, so
 //! it would become `null`, which the decoder takes as "unset"). Both are refused from inside the
 //! parser, so the error carries the exact line and column.
 
