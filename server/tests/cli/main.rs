@@ -4,6 +4,7 @@
 //! One test binary with a module per area (every extra binary links Envoy's types again).
 
 mod logs;
+mod secrets;
 mod side_by_side;
 mod status;
 mod support;
