@@ -22,7 +22,7 @@ use crate::{
     registry::Registry,
     rest::{self, Rest},
     service::{DEFAULT_MAX_MESSAGE_BYTES, Discovery},
-    watch::{ReloadStatus, Watcher},
+    watch::{ReloadStatus, Settings, Watcher},
 };
 
 /// Where `xdsloop-server` listens unless told otherwise (Envoy examples use 18000 for xDS).
@@ -40,6 +40,8 @@ pub struct Config {
     /// Extra `FileDescriptorSet`s for user resource types.
     pub descriptor_sets: Vec<PathBuf>,
     pub debounce: Duration,
+    /// Fixture files larger than this are rejected (`--max-fixture-bytes`).
+    pub max_fixture_bytes: u64,
     /// gRPC message limit, both directions (S13).
     pub max_message_bytes: usize,
     /// Where to serve the admin HTTP endpoint (`/status`, `/snapshot`, `/healthz`); `None`
@@ -55,6 +57,7 @@ impl Config {
             listen: DEFAULT_LISTEN.parse().expect("valid default address"),
             descriptor_sets: Vec::new(),
             debounce: DEFAULT_DEBOUNCE,
+            max_fixture_bytes: crate::fixtures::DEFAULT_MAX_FILE_BYTES,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             // Off unless asked for, so servers started from code (tests, fleets) never contend
             // for a fixed port.
@@ -105,7 +108,11 @@ impl Running {
 /// watching them, binds `config.listen` and serves ADS.
 pub async fn start(config: Config) -> Result<Running, Error> {
     let codec = codec(&config.descriptor_sets)?;
-    let watcher = Watcher::start(config.fixtures.clone(), codec.clone(), config.debounce)?;
+    let settings = Settings {
+        debounce: config.debounce,
+        max_file_bytes: config.max_fixture_bytes,
+    };
+    let watcher = Watcher::start_with(config.fixtures.clone(), codec.clone(), settings)?;
     let snapshots = watcher.snapshots.clone();
     let server = serve_with_codec(
         config.listen,

@@ -9,6 +9,7 @@ use tracing_subscriber::EnvFilter;
 use xdsloop_server::{
     admin,
     app::{self, Config, DEFAULT_LISTEN},
+    fixtures,
     service::DEFAULT_MAX_MESSAGE_BYTES,
     status::fetch::{self, Output},
 };
@@ -100,6 +101,11 @@ struct ServeArgs {
     /// Quiet time after the last file change before reloading, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 100)]
     debounce_ms: u64,
+    /// Largest fixture file read, in bytes; a larger one is a rejected reload naming the file.
+    /// The default (16 MiB) is far above any real fixture file; it stops a pasted blob or a
+    /// runaway generator from holding up every later edit while it decodes.
+    #[arg(long, value_name = "N", default_value_t = fixtures::DEFAULT_MAX_FILE_BYTES)]
+    max_fixture_bytes: u64,
     /// Largest gRPC message sent or accepted, in bytes (gRPC's usual default is 4 MiB).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
     max_message_bytes: usize,
@@ -123,10 +129,14 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match cli.command {
+    let code = match cli.command {
         Some(Command::Status(args)) => runtime.block_on(status(args)),
         None => runtime.block_on(run(cli.serve)),
-    }
+    };
+    // Everything that matters has stopped by now. What may remain is a fixture decode on a
+    // blocking thread, which only reads: dropping the runtime would wait for it.
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    code
 }
 
 async fn status(args: StatusArgs) -> ExitCode {
@@ -154,6 +164,7 @@ async fn run(cli: ServeArgs) -> ExitCode {
         listen: cli.listen,
         descriptor_sets: cli.descriptor_sets,
         debounce: Duration::from_millis(cli.debounce_ms),
+        max_fixture_bytes: cli.max_fixture_bytes,
         max_message_bytes: cli.max_message_bytes,
         admin: cli.admin.0,
     };

@@ -16,14 +16,7 @@ use crate::{
 };
 
 fn reload_ok(snapshot: &Snapshot) -> ReloadStatus {
-    ReloadStatus {
-        generation: snapshot.generation,
-        ok: true,
-        file: None,
-        error: None,
-        at: SystemTime::now(),
-        resources: snapshot.resource_count(),
-    }
+    ReloadStatus::ok(snapshot)
 }
 
 fn document(registry: &Registry, snapshot: &Snapshot, node: Option<&str>) -> StatusDocument {
@@ -310,7 +303,21 @@ fn json_field_names_are_the_documented_ones_and_round_trip() {
     );
     assert_eq!(
         keys(&json["reload"]),
-        ["at", "error", "file", "generation", "ok"]
+        [
+            "at",
+            "count",
+            "duration_ms",
+            "error",
+            "file",
+            "generation",
+            "in_progress",
+            "ok",
+            "watcher"
+        ]
+    );
+    assert_eq!(
+        keys(&json["reload"]["watcher"]),
+        ["error", "ok", "restarts", "since"]
     );
     assert!(
         cds["last_sent"]["at"].as_str().unwrap().ends_with('Z'),
