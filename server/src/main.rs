@@ -102,8 +102,9 @@ struct ServeArgs {
     #[arg(long, value_name = "MS", default_value_t = 100)]
     debounce_ms: u64,
     /// Largest fixture file read, in bytes; a larger one is a rejected reload naming the file.
-    /// The default (16 MiB) is far above any real fixture file; it stops a pasted blob or a
-    /// runaway generator from holding up every later edit while it decodes.
+    /// The default (16 MiB, about 100,000 small clusters) is far above a hand-written or
+    /// generated fixture file: it stops a pasted blob or a runaway generator from holding up
+    /// every later edit while it decodes.
     #[arg(long, value_name = "N", default_value_t = fixtures::DEFAULT_MAX_FILE_BYTES)]
     max_fixture_bytes: u64,
     /// Largest gRPC message sent or accepted, in bytes (gRPC's usual default is 4 MiB).
