@@ -78,7 +78,8 @@ impl Reloader {
         let loaded = self.wait(job, files_rx, started).await;
         let took = started.elapsed();
         if took >= SLOW {
-            tracing::info!(took = ?took, "reload finished");
+            let ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
+            tracing::info!(took = ?Duration::from_millis(ms), "reload finished");
         }
         self.apply(&current, loaded, took);
     }

@@ -39,6 +39,10 @@ async fn watcher(reloader: &Reloader, first: Option<Watched>, debounce: Duration
         Some(first) => first,
         None => {
             let (tx, rx) = mpsc::channel(1);
+            if !reloader.root.is_dir() {
+                let dir = reloader.dir.display();
+                return format!("{dir} is not there; waiting for it to come back");
+            }
             match WatchedRoot::start(reloader.root.clone(), tx) {
                 Ok(watched) => {
                     recovered(&reloader.reloads);
@@ -81,18 +85,21 @@ where
     }
 }
 
-/// Marks the watcher down. The first failure of a run is an error in the log; the same one
-/// again on every retry (a directory that stays gone) is not worth repeating there.
+/// Marks the watcher down. Its first failure is an error in the log; while it stays down, a
+/// different reason is a warning and the same one again (on every retry) only a debug line.
 fn failed(reloads: &watch::Sender<ReloadStatus>, why: &str, retry: Duration) {
-    let repeated = reloads.borrow().watcher.error.as_deref() == Some(why);
-    if repeated {
-        tracing::debug!(error = %why, retry_in = ?retry, "the fixture watcher is still down");
+    let (was_ok, repeated) = {
+        let health = &reloads.borrow().watcher;
+        (health.ok, health.error.as_deref() == Some(why))
+    };
+    let message =
+        "the fixture watcher is down: fixture changes are not followed until it is restarted";
+    if was_ok {
+        tracing::error!(error = %why, retry_in = ?retry, "{message}");
+    } else if !repeated {
+        tracing::warn!(error = %why, retry_in = ?retry, "{message}");
     } else {
-        tracing::error!(
-            error = %why,
-            retry_in = ?retry,
-            "the fixture watcher failed: fixture changes are not followed until it is restarted"
-        );
+        tracing::debug!(error = %why, retry_in = ?retry, "{message}");
     }
     reloads.send_modify(|s| {
         let health = &mut s.watcher;
