@@ -27,8 +27,8 @@ pub enum Signal {
     Ignore,
     /// Something below the directory changed: reload it.
     Reload,
-    /// The directory itself was created, removed or renamed, or notify lost track (queue
-    /// overflow, error): set the watches up again, then reload.
+    /// The directory itself (or its parent) was created, removed or renamed, or notify lost
+    /// track (queue overflow, error): set the watches up again, then reload.
     Rewatch,
 }
 
@@ -53,11 +53,13 @@ pub fn classify(root: &Path, event: &notify::Result<Event>) -> Signal {
     if event.paths.is_empty() {
         return Signal::Reload;
     }
-    let root_itself = matches!(
+    // The directory itself, or its parent (watched too), was created, removed or renamed: the
+    // parent going means nothing would see the directory come back, which `refresh` reports.
+    let root_or_above = matches!(
         event.kind,
         EventKind::Create(_) | EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(_))
-    ) && event.paths.iter().any(|p| p == root);
-    if root_itself {
+    ) && event.paths.iter().any(|p| root.starts_with(p));
+    if root_or_above {
         Signal::Rewatch
     } else if event.paths.iter().any(|p| p.starts_with(root)) {
         Signal::Reload
@@ -223,6 +225,11 @@ mod tests {
         assert_eq!(
             classify(root, &event(renamed, "/srv/fixtures")),
             Signal::Rewatch
+        );
+        assert_eq!(
+            classify(root, &event(removed, "/srv")),
+            Signal::Rewatch,
+            "the parent removed"
         );
         let overflow = Ok(Event::new(EventKind::Other).set_flag(Flag::Rescan));
         assert_eq!(classify(root, &overflow), Signal::Rewatch);

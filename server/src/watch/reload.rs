@@ -195,13 +195,24 @@ fn lock(loader: &Mutex<Loader>) -> MutexGuard<'_, Loader> {
 
 fn loader_failed(e: tokio::task::JoinError) -> FixtureError {
     let why = if e.is_panic() {
-        super::supervise::panic_message(e.into_panic())
+        panic_message(e.into_panic())
     } else {
         e.to_string()
     };
     FixtureError {
         file: None,
         message: format!("the fixture loader failed: {why}"),
+    }
+}
+
+/// The message a panic was raised with.
+pub fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    match payload.downcast::<String>() {
+        Ok(message) => *message,
+        Err(payload) => match payload.downcast::<&'static str>() {
+            Ok(message) => (*message).to_string(),
+            Err(_) => "(no message)".to_string(),
+        },
     }
 }
 

@@ -4,14 +4,19 @@
 //! failure is logged as an error, shown in `/status` and `/healthz`, and a new watcher is
 //! started with a full rescan, retrying with a capped backoff until one works.
 
-use std::{any::Any, future::Future, sync::Arc, time::Duration};
+use std::{future::Future, sync::Arc, time::Duration};
 
 use tokio::{
     sync::{mpsc, watch},
     task::JoinSet,
 };
 
-use super::{ReloadStatus, events::WatchedRoot, follow::follow, reload::Reloader};
+use super::{
+    ReloadStatus,
+    events::WatchedRoot,
+    follow::follow,
+    reload::{Reloader, panic_message},
+};
 
 /// The first retry comes quickly (a directory swapped by a deploy is back at once); later ones
 /// slow down to this, which is also how long a re-created directory may wait to be noticed.
@@ -108,6 +113,8 @@ fn failed(reloads: &watch::Sender<ReloadStatus>, why: &str, retry: Duration) {
         }
         health.ok = false;
         health.error = Some(why.to_string());
+        // A reload the failed watcher had running will not be published.
+        s.in_progress = None;
     });
 }
 
@@ -120,17 +127,6 @@ fn recovered(reloads: &watch::Sender<ReloadStatus>) {
         health.since = None;
         health.restarts += 1;
     });
-}
-
-/// The message a panic was raised with.
-pub fn panic_message(payload: Box<dyn Any + Send>) -> String {
-    match payload.downcast::<String>() {
-        Ok(message) => *message,
-        Err(payload) => match payload.downcast::<&'static str>() {
-            Ok(message) => (*message).to_string(),
-            Err(_) => "(no message)".to_string(),
-        },
-    }
 }
 
 #[cfg(test)]
