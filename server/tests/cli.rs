@@ -149,3 +149,25 @@ fn sigterm_stops_the_server_with_a_fifo_in_the_fixtures() {
     };
     assert!(exit.success(), "{exit:?}");
 }
+
+#[test]
+fn max_fixture_bytes_flag_sets_the_per_file_limit() {
+    let dir = fixtures();
+    let size = std::fs::metadata(dir.path().join("clusters.json"))
+        .unwrap()
+        .len();
+    let out = Command::new(BIN)
+        .args(["--fixtures", dir.path().to_str().unwrap()])
+        .args(["--listen", "127.0.0.1:0", "--admin", "off"])
+        .args(["--max-fixture-bytes", "100"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains(&format!(
+            "clusters.json: {size} bytes is over the 100 bytes limit (--max-fixture-bytes)"
+        )),
+        "{stderr}"
+    );
+}
