@@ -20,7 +20,8 @@
 //! - [`rest`]: Envoy's REST-JSON transport (`POST /v3/discovery:<type>`) on the xDS port.
 //! - [`status`]: the `/status` document (per stream and type: SYNCED / PENDING / NACKED /
 //!   STALE), its terminal table and the `status` command's client.
-//! - [`admin`]: the HTTP admin surface (`/status`, `/snapshot`, `/healthz`).
+//! - [`admin`]: the HTTP admin surface (`/status`, `/snapshot`, `/healthz`), on the xDS port
+//!   unless `--admin` gives it a listener of its own.
 //! - [`introspection`]: gRPC health checking and server reflection on the xDS port.
 //! - [`app`]: wiring: bind, start the watcher and the gRPC server, shut down cleanly.
 

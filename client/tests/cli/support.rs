@@ -89,9 +89,16 @@ fn lines(pipe: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
 
 impl Cli {
     pub fn spawn(server: SocketAddr, args: &[&str]) -> Self {
+        Self::spawn_with_env(server, args, &[])
+    }
+
+    /// [`Cli::spawn`] with `envs` set and `NO_COLOR` unset.
+    pub fn spawn_with_env(server: SocketAddr, args: &[&str], envs: &[(&str, &str)]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_xdsloop-client"))
             .args(["--server", &server.to_string(), "--node-id", NODE])
             .args(args)
+            .env_remove("NO_COLOR")
+            .envs(envs.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -141,6 +148,20 @@ impl Cli {
         tokio::time::timeout(WAIT, wait)
             .await
             .unwrap_or_else(|_| panic!("stderr never said {wanted:?}"))
+    }
+
+    /// All of stderr, once the process has ended (or is ending: it closes the pipe).
+    pub async fn all_stderr(&mut self) -> Vec<String> {
+        let mut all = Vec::new();
+        let wait = async {
+            while let Some(line) = self.stderr.recv().await {
+                all.push(line);
+            }
+        };
+        tokio::time::timeout(WAIT, wait)
+            .await
+            .expect("stderr closed in time");
+        all
     }
 
     /// Stdout lines arriving until it stays quiet for `QUIET`.

@@ -153,7 +153,6 @@ async fn fuzzed_edits_never_stall_the_server() {
 
     let mut config = Config::new(dir.path());
     config.listen = "127.0.0.1:0".parse().unwrap();
-    config.admin = Some("127.0.0.1:0".parse().unwrap());
     config.debounce = Duration::from_millis(5);
     config.max_fixture_bytes = LIMIT;
     let running = app::start(config).await.unwrap_or_else(|e| panic!("{e}"));

@@ -31,7 +31,6 @@ const SLOW_TO_DECODE: usize = 6 * 1024 * 1024;
 async fn serve(dir: &Path) -> Running {
     let mut config = Config::new(dir);
     config.listen = "127.0.0.1:0".parse().unwrap();
-    config.admin = Some("127.0.0.1:0".parse().unwrap());
     config.debounce = DEBOUNCE;
     app::start(config).await.unwrap_or_else(|e| panic!("{e}"))
 }
