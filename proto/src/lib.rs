@@ -6,7 +6,11 @@
 //! - [`codec`]: the descriptor pool (Envoy API plus user `--descriptor-set` files) and the
 //!   resource ⇄ JSON conversions built on it.
 //! - [`fixture`]: decoding fixture documents (JSON/YAML, single resources, lists,
-//!   DiscoveryResponse-shaped files, multi-document YAML) into encoded [`Resource`]s.
+//!   DiscoveryResponse-shaped files, multi-document YAML) into encoded [`Resource`]s, on top of
+//!   `parse` (strict text → JSON values: no duplicate keys, no NaN/Inf), `strict` (checks on the
+//!   decoded message: enum numbers, floats, nested `@type`s) and `locate` (the line and column
+//!   of a failing path).
+//! - [`secret`]: which values are secret material, and keeping them out of error messages.
 //! - [`version`]: deterministic content hashes used as versions.
 //! - [`discovery`]: the discovery request and response messages, and the protocol constants
 //!   both ends share (wildcard, NACK code and size bound).
@@ -18,13 +22,18 @@ pub mod discovery;
 pub mod error;
 pub mod fixture;
 pub mod grpc_frames;
+mod locate;
+mod parse;
+pub mod secret;
 pub mod services;
+mod strict;
 pub mod type_url;
 pub mod version;
 
 pub use codec::Codec;
-pub use error::DecodeError;
-pub use fixture::{FixtureDoc, Format};
+pub use error::{DecodeError, Position};
+pub use fixture::FixtureDoc;
+pub use parse::Format;
 
 /// Envoy's generated protobuf messages and gRPC stubs (`envoy-types`' `pb` module).
 pub use envoy_types::pb as envoy;

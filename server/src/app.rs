@@ -17,7 +17,7 @@ use crate::{
     Error, Snapshot,
     admin::registry::Registry,
     admin::{self, Admin, AdminServer, Placement},
-    config::watch::{ReloadStatus, Watcher},
+    config::watch::{ReloadStatus, Settings, Watcher},
     transport::ads::Ads,
     transport::discovery::{DEFAULT_MAX_MESSAGE_BYTES, Discovery},
     transport::introspection::{self, ServingReporter},
@@ -41,6 +41,8 @@ pub struct Config {
     /// Extra `FileDescriptorSet`s for user resource types.
     pub descriptor_sets: Vec<PathBuf>,
     pub debounce: Duration,
+    /// Fixture files larger than this are rejected (`--max-fixture-bytes`).
+    pub max_fixture_bytes: u64,
     /// gRPC message limit, both directions (S13).
     pub max_message_bytes: usize,
     /// Where to serve the admin routes (`/status`, `/snapshot`, `/healthz`): on the xDS port
@@ -56,6 +58,7 @@ impl Config {
             listen: DEFAULT_LISTEN.parse().expect("valid default address"),
             descriptor_sets: Vec::new(),
             debounce: DEFAULT_DEBOUNCE,
+            max_fixture_bytes: crate::config::fixtures::DEFAULT_MAX_FILE_BYTES,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             admin: Placement::XdsPort,
         }
@@ -106,7 +109,11 @@ impl Running {
 /// `config.admin` places them.
 pub async fn start(config: Config) -> Result<Running, Error> {
     let codec = codec(&config.descriptor_sets)?;
-    let watcher = Watcher::start(config.fixtures.clone(), codec.clone(), config.debounce)?;
+    let settings = Settings {
+        debounce: config.debounce,
+        max_file_bytes: config.max_fixture_bytes,
+    };
+    let watcher = Watcher::start_with(config.fixtures.clone(), codec.clone(), settings)?;
     let snapshots = watcher.snapshots.clone();
     let registry = Registry::new();
     let reloads = Some(watcher.reloads.clone());

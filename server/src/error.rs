@@ -4,6 +4,7 @@ use std::{
 };
 
 use thiserror::Error;
+use xdsloop_proto::secret;
 
 /// Errors that stop the server from starting or serving. Expected protocol outcomes (NACKs,
 /// stale nonces, rejected reloads) are values, not errors.
@@ -30,9 +31,9 @@ pub enum Error {
     Admin(String),
 }
 
-/// Why a fixture directory was rejected. `message` locates the problem inside `file`: a line
-/// (syntax), or a resource and field path (content), or the other file involved (duplicates,
-/// conflicting versions).
+/// Why a fixture directory was rejected. `message` locates the problem inside `file`: a line and
+/// column (`line 7, column 3: ...`, for anything the decoder refuses, with the resource and
+/// field path for content), or the other file involved (duplicates, conflicting versions).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FixtureError {
     pub file: Option<PathBuf>,
@@ -40,10 +41,13 @@ pub struct FixtureError {
 }
 
 impl FixtureError {
+    /// Messages go to the log and `/status`: secret-looking text is cut out of every one (the
+    /// decoder already keeps secret values out of its own; this also covers the other checks).
     pub(crate) fn new(file: &Path, message: impl Into<String>) -> Self {
+        let message = message.into();
         Self {
             file: Some(file.to_path_buf()),
-            message: message.into(),
+            message: secret::scrub(&message).into_owned(),
         }
     }
 }

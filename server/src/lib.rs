@@ -8,7 +8,7 @@
 //!   entries, views). It is the seam: [`config`] writes snapshots into a `watch` channel,
 //!   streams read them; neither side knows the other.
 //! - [`config`]: fixture directory → `Snapshot` (errors name file, line and field), and the
-//!   watcher that reloads it on every edit.
+//!   watcher that reloads it on every edit, shows its progress, and is restarted if it dies.
 //! - [`protocol`] (pure, sans-I/O): the SotW and Delta stream state machines, the
 //!   subscription ledger (ACK/NACK), nonces, make-before-break ordering, stateless fetches, and
 //!   the requests and responses they take and give.

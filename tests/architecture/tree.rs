@@ -65,12 +65,17 @@ pub fn graph(krate: &str) -> ModuleGraph {
 
 /// I/O uses in the pure files of `krate`, as `file: use`.
 pub fn impure(krate: &str, pure: &[&str]) -> Vec<String> {
-    let is_pure = |f: &str| pure.iter().any(|p| f == *p || p.ends_with('/') && f.starts_with(p));
+    let is_pure = |f: &str| {
+        pure.iter()
+            .any(|p| f == *p || p.ends_with('/') && f.starts_with(p))
+    };
     let files = sources(krate);
     let checked: Vec<_> = files.iter().filter(|(f, _)| is_pure(f)).collect();
     assert!(!checked.is_empty(), "{krate}: no files in {pure:?}");
     let per_file = checked.into_iter().flat_map(|(file, text)| {
-        io_uses(text).into_iter().map(move |u| format!("{krate}/src/{file}: {u}"))
+        io_uses(text)
+            .into_iter()
+            .map(move |u| format!("{krate}/src/{file}: {u}"))
     });
     per_file.collect()
 }

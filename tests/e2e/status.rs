@@ -2,6 +2,7 @@
 //! port) with real ADS streams: what each client ACKed, NACKed and is waiting for.
 
 mod admin;
+mod decode;
 
 use std::{path::Path, time::Duration};
 
