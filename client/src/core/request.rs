@@ -4,16 +4,12 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use xdsloop_proto::discovery::{DeltaDiscoveryRequest, DiscoveryRequest, Node, Status};
+use xdsloop_proto::discovery::{
+    DeltaDiscoveryRequest, DiscoveryRequest, INVALID_ARGUMENT, MAX_NACK_MESSAGE_BYTES, Node,
+    Status, WILDCARD, truncated,
+};
 
 use crate::core::watch_map::Wanted;
-
-/// The wildcard name (explicit form, C9).
-pub const WILDCARD: &str = "*";
-/// NACK messages are bounded (C5): a server stores them per client.
-pub const MAX_ERROR_BYTES: usize = 4096;
-/// `google.rpc.Code.INVALID_ARGUMENT`: the code a NACK carries.
-pub const INVALID_ARGUMENT: i32 = 3;
 
 /// A request ready for the wire.
 #[derive(Clone, Debug, PartialEq)]
@@ -129,11 +125,7 @@ impl TypeState {
         self.nonce = nonce.to_string();
         self.reply = Some(Reply {
             nonce: nonce.to_string(),
-            error: Some(Status {
-                code: INVALID_ARGUMENT,
-                message: bounded(message),
-                details: Vec::new(),
-            }),
+            error: Some(nack_detail(message)),
         });
     }
 
@@ -250,16 +242,24 @@ fn wire_names(wanted: &Wanted) -> BTreeSet<String> {
     names
 }
 
-/// Truncates a NACK message to [`MAX_ERROR_BYTES`] on a character boundary.
+/// A NACK's `error_detail`: `INVALID_ARGUMENT` and the reason, bounded (C5). The fleet's
+/// nodes NACK with it too.
+pub fn nack_detail(message: &str) -> Status {
+    Status {
+        code: INVALID_ARGUMENT,
+        message: bounded(message),
+        details: Vec::new(),
+    }
+}
+
+/// Truncates a NACK message to [`MAX_NACK_MESSAGE_BYTES`] on a character boundary, saying how
+/// much was cut.
 pub fn bounded(message: &str) -> String {
-    if message.len() <= MAX_ERROR_BYTES {
+    if message.len() <= MAX_NACK_MESSAGE_BYTES {
         return message.to_string();
     }
-    let mut end = MAX_ERROR_BYTES - 32;
-    while !message.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{} … ({} more bytes)", &message[..end], message.len() - end)
+    let kept = truncated(message, MAX_NACK_MESSAGE_BYTES - 32);
+    format!("{kept} … ({} more bytes)", message.len() - kept.len())
 }
 
 #[cfg(test)]

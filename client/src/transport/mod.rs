@@ -23,8 +23,6 @@ use crate::config::{ClientConfig, Source};
 use crate::error::ClientError;
 use crate::transport::hub::Hub;
 
-pub use grpc::call::{per_type_service, rest_path};
-
 /// The gRPC endpoint for a server address (`host:port` or a full `http://` URI).
 pub fn endpoint(server: &str, connect_timeout: Duration) -> Result<Endpoint, ClientError> {
     let uri = if server.contains("://") {

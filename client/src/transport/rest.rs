@@ -24,9 +24,9 @@ use futures::stream::FuturesUnordered;
 use tokio::time::Instant;
 use xdsloop_proto::Codec;
 use xdsloop_proto::discovery::{Any, DiscoveryRequest, DiscoveryResponse, Node};
+use xdsloop_proto::services::per_type_api;
 
 use super::http::{self, Answer, Base};
-use super::rest_path;
 use crate::config::ClientConfig;
 use crate::core::event::{ConnectionReport, Report, Verdict};
 use crate::core::request::Outgoing;
@@ -119,7 +119,7 @@ impl RestTransport {
         let (timeout, max) = (self.request_timeout, self.max_message_bytes);
         tracing::debug!(%type_url, version = %request.version_info, "polling");
         Box::pin(async move {
-            let result = match rest_path(&type_url) {
+            let result = match per_type_api(&type_url).and_then(|api| api.rest_path) {
                 Some(path) => http::post(&base, path, body, timeout, max).await,
                 None => Err(format!("{type_url} has no REST endpoint")),
             };

@@ -45,7 +45,7 @@ pub fn strings(list: &[&str]) -> Vec<String> {
 
 pub fn nack_status(message: &str) -> Option<Status> {
     Some(Status {
-        code: 3, // INVALID_ARGUMENT
+        code: xdsloop_proto::discovery::INVALID_ARGUMENT,
         message: message.to_string(),
         details: vec![],
     })

@@ -4,7 +4,7 @@
 use std::time::{Instant, SystemTime};
 
 use xdsloop_proto::discovery::{
-    DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse, Status,
+    DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
 };
 use xdsloop_proto::type_url::{CLUSTER, LISTENER};
 
@@ -12,7 +12,7 @@ use super::Mux;
 use crate::config::Mode;
 use crate::core::deps;
 use crate::core::event::{Event, Failure, Report, UpdateReport, Verdict};
-use crate::core::request::{INVALID_ARGUMENT, Outgoing};
+use crate::core::request::{Outgoing, nack_detail};
 use crate::core::store::{Diff, Stamp};
 use crate::core::validate::{self, Rejection};
 use crate::core::watch_map::Interest;
@@ -296,11 +296,7 @@ impl Mux {
         }
         let node = (!self.node_sent.contains(&stream)).then(|| self.config.node.clone());
         self.node_sent.insert(stream);
-        let error_detail = Some(Status {
-            code: INVALID_ARGUMENT,
-            message: UNWATCHED.to_string(),
-            details: Vec::new(),
-        });
+        let error_detail = Some(nack_detail(UNWATCHED));
         let request = match self.config.mode {
             Mode::Sotw => Outgoing::Sotw(DiscoveryRequest {
                 node,

@@ -61,13 +61,13 @@ fn c5_nack_carries_last_accepted_version_and_bounded_error() {
     state.build_sotw(&w, None);
     state.ack("n1", "v1");
     state.build_sotw(&w, None);
-    state.nack("n2", &"x".repeat(10 * MAX_ERROR_BYTES));
+    state.nack("n2", &"x".repeat(10 * MAX_NACK_MESSAGE_BYTES));
     let nack = state.build_sotw(&w, None).unwrap();
     assert_eq!(nack.version_info, "v1");
     assert_eq!(nack.response_nonce, "n2");
     let detail = nack.error_detail.unwrap();
     assert_ne!(detail.code, 0);
-    assert!(detail.message.len() <= MAX_ERROR_BYTES);
+    assert!(detail.message.len() <= MAX_NACK_MESSAGE_BYTES);
     assert_eq!(state.version, "v1");
 }
 
@@ -171,7 +171,7 @@ fn c4_delta_ack_and_nack_echo_the_nonce() {
 #[test]
 fn bounded_keeps_short_messages_and_cuts_on_char_boundaries() {
     assert_eq!(bounded("short"), "short");
-    let long = "é".repeat(MAX_ERROR_BYTES);
+    let long = "é".repeat(MAX_NACK_MESSAGE_BYTES);
     let cut = bounded(&long);
-    assert!(cut.len() <= MAX_ERROR_BYTES && cut.contains("more bytes"));
+    assert!(cut.len() <= MAX_NACK_MESSAGE_BYTES && cut.contains("more bytes"));
 }
