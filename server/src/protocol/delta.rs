@@ -9,8 +9,8 @@
 //! - S9: the first request's `initial_resource_versions` seed `known`, so resources a wildcard
 //!   covers are skipped after a reconnect when unchanged; names in `resource_names_subscribe`
 //!   are always answered (sent at the current version, or reported removed), even when the
-//!   request declares them held at that version (DESIGN rule 4: named resources are still
-//!   sent). A client that names a resource wants it confirmed, not assumed.
+//!   request declares them held at that version (S9: named resources are still sent). A
+//!   client that names a resource wants it confirmed, not assumed.
 //! - S10: an unsubscribed name is forgotten and no longer pushed. If a wildcard still covers
 //!   it, it is sent again (the client dropped it; the wildcard says it wants it).
 //! - S4: interest changes are honoured even with a stale nonce; only the ACK/NACK is ignored.

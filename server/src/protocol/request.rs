@@ -1,9 +1,8 @@
 //! Requests as they come off a stream.
 //!
-//! A SotW client repeats its whole name list on every request: each ACK of a fleet node that
-//! watches 1,000 clusters carries 1,000 EDS names. Decoded with prost, that is 1,000 strings
-//! allocated and freed per ACK, for a list that is almost always the one the stream already
-//! holds; at 5,000 nodes it was the server's largest cost after the kernel's. A
+//! A SotW client repeats its whole name list on every request: each ACK of a node that watches
+//! a thousand clusters carries a thousand EDS names, almost always the list the stream already
+//! holds. Decoded with prost, every one would be a string allocated and freed per ACK. A
 //! [`SotwRequest`] decodes every other field as usual and keeps the names as slices of the
 //! received message; the state machine compares them with its interest in place and copies
 //! them only when they changed.

@@ -1,7 +1,7 @@
 //! The State-of-the-World stream state machine (sans-I/O): requests and snapshots in,
 //! `DiscoveryResponse`s out.
 //!
-//! Decisions, by PROTOCOL.md rule:
+//! Decisions, by rule of `docs/protocol.md`:
 //! - S1: every response gets a fresh nonce from the stream's [`NonceSource`]; each `Any` is
 //!   stamped with the response's type URL.
 //! - S2/S3: ACK and NACK are told apart by `error_detail` only. Neither causes a resend; the

@@ -1,9 +1,9 @@
 //! Subscribed resource names, stored once for the whole server.
 //!
-//! Every node of a fleet asks for the same EDS names (1,000 clusters → 1,000 names per stream).
-//! Kept per stream as strings, 5,000 streams held 5 million copies and most of the server's
-//! memory. A stream's names are a sorted, shared list instead ([`SharedNames`]), interned: a
-//! stream that asks for a list another stream already holds gets that list's allocation.
+//! Every node of a fleet asks for the same EDS names (one per cluster), so per-stream copies
+//! would make names most of the server's memory. A stream's names are a sorted, shared list
+//! ([`SharedNames`]), interned: a stream that asks for a list another stream already holds gets
+//! that list's allocation.
 //! Lists are shared with `/status` records as well, so publishing status copies nothing.
 
 use std::{

@@ -1,7 +1,7 @@
 //! The resources a SotW subscription receives (its "view") and their hash, computed once per
-//! snapshot type and shared by every stream asking for the same names. At large fleets every
-//! node subscribes the same EDS names, and each of N streams looking up and hashing the same
-//! 1,000 names on every push was the server's largest cost.
+//! snapshot type and shared by every stream asking for the same names. In a fleet every node
+//! subscribes the same EDS names: one lookup and one hash per push serve all of them, instead
+//! of one per stream.
 
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -51,7 +51,8 @@ impl View {
 }
 
 /// Lives beside a `TypeResources`, so it is dropped with the snapshot it describes. One slot
-/// for named views: streams with identical interest hit it; others recompute as before.
+/// for named views: streams with identical interest hit it; a stream asking for other names
+/// computes its view and takes the slot.
 #[derive(Debug, Default)]
 pub struct ViewCache {
     all: OnceLock<Arc<View>>,

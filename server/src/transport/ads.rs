@@ -1,10 +1,10 @@
 //! The Aggregated Discovery Service: every type on one stream, SotW or Delta.
 //!
-//! It is the generated tonic service's routing written out by hand for one reason: the
-//! generated one copies every response into a per-stream buffer, while ADS responses here are
-//! [`Outbound`](crate::protocol::response::Outbound) values whose resource entries are encoded once and
-//! shared by every stream; [`crate::transport::response_body`] writes them without copying. Requests are decoded
-//! by tonic with prost as before.
+//! It is the generated tonic service's routing written out by hand: the generated one copies
+//! every message through a per-stream buffer, while here requests are read off the request
+//! body as they arrive ([`crate::transport::request_body`]) and responses are
+//! [`Outbound`](crate::protocol::response::Outbound) values whose resource entries, encoded once
+//! and shared by every stream, go out uncopied (`response_body`).
 
 use std::{
     convert::Infallible,

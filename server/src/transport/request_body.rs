@@ -15,9 +15,9 @@ use crate::protocol::request::Inbound;
 
 /// The requests of one stream, read off its HTTP/2 body (see [`xdsloop_proto::grpc_frames`]):
 /// a request inside one data chunk is a slice of it, one spread over several is copied once
-/// into a buffer of its exact size; nothing is kept between requests. tonic's `Streaming`
-/// kept a buffer per stream with the capacity of its largest request, ~50 KiB for a fleet
-/// node's 1,000-name ACKs.
+/// into a buffer of its exact size; nothing is kept between requests (a per-stream receive
+/// buffer would keep the capacity of the stream's largest request, a full name list, for as
+/// long as the stream lives).
 pub struct Requests<Req> {
     body: Body,
     messages: Messages,

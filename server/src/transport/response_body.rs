@@ -3,8 +3,8 @@
 //!
 //! tonic's own streaming body encodes every message into a per-stream buffer: the resources
 //! are copied once per stream, and the buffer keeps the capacity of the largest response for
-//! as long as the stream lives (about 400 KiB per node for 1,000 clusters, 2 GiB at 5,000
-//! nodes). Here each gRPC message goes out as two chunks: a small one this stream owns (the
+//! as long as the stream lives, which across a fleet is most of the server's memory. Here
+//! each gRPC message goes out as two chunks: a small one this stream owns (the
 //! 5-byte gRPC prefix and the stream's own fields: nonce, version, type URL, removals) and the
 //! resource entries, reference-counted `Bytes` shared with every other stream sending the
 //! same view. HTTP/2 sends `Bytes` chunks as they are, so a stream pins only its own fields.
@@ -33,7 +33,7 @@ const SHARE_AT_LEAST: usize = 4096;
 
 /// The body of one streaming response: gRPC messages from `responses`, then the trailers
 /// carrying the stream's final status.
-pub struct FrameBody<M> {
+pub struct ResponseBody<M> {
     responses: ResponseStream<Outbound<M>>,
     /// Chunks of the message being sent, in order.
     pending: VecDeque<Bytes>,
@@ -41,7 +41,7 @@ pub struct FrameBody<M> {
     done: bool,
 }
 
-impl<M> FrameBody<M> {
+impl<M> ResponseBody<M> {
     pub fn new(responses: ResponseStream<Outbound<M>>, max_message_bytes: usize) -> Self {
         Self {
             responses,
@@ -52,7 +52,7 @@ impl<M> FrameBody<M> {
     }
 }
 
-impl<M: Message + Default> FrameBody<M> {
+impl<M: Message + Default> ResponseBody<M> {
     /// Queues the chunks of `out` as one length-prefixed gRPC message (no compression).
     fn queue(&mut self, out: &Outbound<M>) -> Result<(), Status> {
         let len = out.encoded_len();
@@ -96,7 +96,7 @@ impl<M: Message + Default> FrameBody<M> {
     }
 }
 
-impl<M: Message + Default + Send + 'static> http_body::Body for FrameBody<M> {
+impl<M: Message + Default + Send + 'static> http_body::Body for ResponseBody<M> {
     type Data = Bytes;
     type Error = Status;
 
@@ -132,9 +132,9 @@ impl<M: Message + Default + Send + 'static> http_body::Body for FrameBody<M> {
     }
 }
 
-/// Serves one streaming xDS call: decodes the request stream with tonic (both gRPC limits are
-/// `max_message_bytes`, S13), starts the stream with `start`, and answers with its responses
-/// as a [`FrameBody`].
+/// Serves one streaming xDS call: reads the requests off the request body ([`Requests`]; both
+/// gRPC limits are `max_message_bytes`, S13), starts the stream with `start`, and answers with
+/// its responses as a [`ResponseBody`].
 pub fn serve<Req, M>(
     request: http::Request<Body>,
     max_message_bytes: usize,
@@ -159,12 +159,12 @@ where
     response(start(peer, requests), max_message_bytes)
 }
 
-/// The HTTP response of a streaming call: gRPC headers and a [`FrameBody`].
+/// The HTTP response of a streaming call: gRPC headers and a [`ResponseBody`].
 fn response<M: Message + Default + Send + 'static>(
     responses: ResponseStream<Outbound<M>>,
     max_message_bytes: usize,
 ) -> http::Response<Body> {
-    let body = FrameBody::new(responses, max_message_bytes);
+    let body = ResponseBody::new(responses, max_message_bytes);
     let mut response = http::Response::new(Body::new(body));
     response.headers_mut().insert(
         http::header::CONTENT_TYPE,
@@ -184,7 +184,7 @@ mod tests {
 
     use super::*;
 
-    async fn next(body: &mut FrameBody<DiscoveryResponse>) -> Frame<Bytes> {
+    async fn next(body: &mut ResponseBody<DiscoveryResponse>) -> Frame<Bytes> {
         let frame = poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await;
         frame.expect("a frame").expect("no body error")
     }
@@ -218,7 +218,7 @@ mod tests {
     #[tokio::test]
     async fn a_message_is_its_prefix_and_fields_then_the_shared_entry_uncopied() {
         let (tx, rx) = mpsc::channel(4);
-        let mut body = FrameBody::new(ReceiverStream::new(rx), 1 << 20);
+        let mut body = ResponseBody::new(ReceiverStream::new(rx), 1 << 20);
         let (big, small) = (entry(10_000), entry(10));
         let out = response(vec![small.clone(), big.clone()]);
         let expected = out.to_message();
@@ -243,7 +243,7 @@ mod tests {
     #[tokio::test]
     async fn a_message_over_the_limit_ends_the_stream_with_out_of_range() {
         let (tx, rx) = mpsc::channel(4);
-        let mut body = FrameBody::new(ReceiverStream::new(rx), 1000);
+        let mut body = ResponseBody::new(ReceiverStream::new(rx), 1000);
         tx.send(Ok(response(vec![entry(2000)]))).await.unwrap();
         let code = tonic::Code::OutOfRange as i32;
         assert_eq!(grpc_status(next(&mut body).await), code.to_string());
