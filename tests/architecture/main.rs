@@ -38,3 +38,25 @@ fn i13_client_core_does_no_io() {
     let found = impure("client", CLIENT_PURE);
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
+
+#[test]
+fn i13_architecture_walk_names_functions_that_exist() {
+    let links = doc_links::source_links(
+        &std::fs::read_to_string(workspace().join("docs/architecture.md")).unwrap(),
+    );
+    assert!(
+        links.len() > 40,
+        "the walk links the source: {} links",
+        links.len()
+    );
+    let mut broken = Vec::new();
+    for doc in [
+        "docs/architecture.md",
+        "README.md",
+        "client/README.md",
+        "docs/performance.md",
+    ] {
+        broken.extend(broken_doc_links(doc));
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}

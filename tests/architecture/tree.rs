@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::doc_links::broken_links;
 use crate::modules::ModuleGraph;
 use crate::purity::io_uses;
 
@@ -78,4 +79,12 @@ pub fn impure(krate: &str, pure: &[&str]) -> Vec<String> {
             .map(move |u| format!("{krate}/src/{file}: {u}"))
     });
     per_file.collect()
+}
+
+/// Broken source links in a document (a path relative to the workspace).
+pub fn broken_doc_links(doc: &str) -> Vec<String> {
+    let root = workspace();
+    let text = std::fs::read_to_string(root.join(doc)).expect("the document exists");
+    let read = |p: &Path| std::fs::read_to_string(root.join(p)).ok();
+    broken_links(Path::new(doc), &text, &read)
 }
