@@ -255,7 +255,11 @@ fn merge_overlay(base: &Scope, overlay: Scope) -> BTreeMap<String, Arc<TypeResou
         .types
         .into_iter()
         .map(|(url, build)| {
-            let base_entries = base.types.get(&url).into_iter().flat_map(TypeBuild::entries);
+            let base_entries = base
+                .types
+                .get(&url)
+                .into_iter()
+                .flat_map(TypeBuild::entries);
             let entries = base_entries.chain(build.entries());
             (url, Arc::new(TypeResources::from_documents(entries)))
         })

@@ -190,9 +190,9 @@ mod tests {
     }
 
     fn documents(items: &[(&str, &str, Option<&'static str>)]) -> TypeResources {
-        let entries = items.iter().map(|(name, content, document)| {
-            (resource(name, content).1, *document)
-        });
+        let entries = items
+            .iter()
+            .map(|(name, content, document)| (resource(name, content).1, *document));
         TypeResources::from_documents(entries)
     }
 
