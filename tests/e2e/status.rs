@@ -2,6 +2,7 @@
 //! real ADS streams: what each client ACKed, NACKed and is waiting for.
 
 mod admin;
+mod exact;
 
 use std::{path::Path, time::Duration};
 
