@@ -84,7 +84,7 @@ impl TypeResources {
                 [r.name.as_bytes(), r.version.as_bytes(), document.as_bytes()]
             })
             .collect();
-        let version = version::short(version::fnv1a(&parts));
+        let version = version::short(spread(version::fnv1a(&parts)));
         let content_hash = content_hash(&resources);
         Self::with_version(resources, content_hash, version, VersionKind::Combined)
     }
@@ -104,6 +104,18 @@ impl TypeResources {
             views: Default::default(),
         }
     }
+}
+
+/// FNV-1a barely moves its high bits for a change in the last bytes it reads, and a document's
+/// `version_info` often comes last and differs in one character (`web-1` → `web-2`), while the
+/// status table shows a version's first 8 hex digits. MurmurHash3's 64-bit finalizer spreads
+/// every input bit over the whole value.
+fn spread(mut hash: u64) -> u64 {
+    hash ^= hash >> 33;
+    hash = hash.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    hash ^= hash >> 33;
+    hash = hash.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    hash ^ (hash >> 33)
 }
 
 /// Hash over the resources' names and versions, in name order.
@@ -189,7 +201,7 @@ mod tests {
         assert_eq!(hashed.version, version::short(a.content_hash));
     }
 
-    fn documents(items: &[(&str, &str, Option<&'static str>)]) -> TypeResources {
+    fn documents(items: &[(&str, &str, Option<&str>)]) -> TypeResources {
         let entries = items
             .iter()
             .map(|(name, content, document)| (resource(name, content).1, *document));
@@ -219,6 +231,22 @@ mod tests {
         let hashed = documents(&[("a", "1", None)]);
         assert_eq!(hashed.version_kind, VersionKind::Content);
         assert_eq!(hashed.version, version::short(hashed.content_hash));
+    }
+
+    #[test]
+    fn combined_version_bumps_show_in_the_first_8_digits() {
+        // The status table shows 8 hex digits; a bump of the last file's version is a change
+        // in the last bytes hashed, which must not leave those digits (nearly) alike.
+        let prefix = |n: u32| {
+            let bump = format!("web-{n}");
+            let combined = documents(&[("api", "1", Some("api-1")), ("web", "1", Some(&bump))]);
+            combined.version[..8].to_string()
+        };
+        for n in 1..16 {
+            let (before, after) = (prefix(n), prefix(n + 1));
+            let differing = before.chars().zip(after.chars()).filter(|(a, b)| a != b);
+            assert!(differing.count() >= 4, "{before} -> {after}");
+        }
     }
 
     #[test]
