@@ -80,7 +80,10 @@ pub fn sync_state(
     };
     let same_content = status.held_hash == Some(view_hash(status, current));
     let same_version = match variant {
-        Variant::Sotw => sent.version == served_version(current),
+        Variant::Sotw => match current {
+            Some(resources) => sent.version == resources.version,
+            None => sent.version == served_version(None),
+        },
         Variant::Delta => true,
     };
     if !(same_content && same_version) {
