@@ -52,7 +52,7 @@ fn strip_ansi(line: &str) -> String {
 
 impl ServerProcess {
     /// Starts the server on a free port and waits for its "listening" log line. Unless `extra`
-    /// says otherwise, the admin endpoint is off: its default port may be taken.
+    /// says otherwise, the admin routes are off: the runs measure xDS alone.
     pub fn start(binary: &Path, fixtures: &Path, extra: &[String]) -> Result<Self, String> {
         let mut extra = extra.to_vec();
         if !extra.iter().any(|a| a == "--admin") && supports_flag(binary, "--admin") {

@@ -13,6 +13,7 @@ use xdsloop_proto::type_url;
 use crate::client::{Client, ClientConfig};
 use crate::error::ClientError;
 use crate::event::Report;
+use crate::log_format::{self, LogFormat};
 use crate::output::{self, Format};
 use crate::source::{DEFAULT_MAX_MESSAGE_BYTES, Source};
 use crate::validate::Validator;
@@ -79,6 +80,10 @@ pub struct Args {
     /// gRPC message size limit in bytes, both directions.
     #[arg(long, default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
     pub max_message_bytes: usize,
+    /// stderr (connection news and logs): `text`, coloured only on a terminal and never with
+    /// NO_COLOR set, or `json`, one object per line for machines.
+    #[arg(long, value_enum, default_value = "text")]
+    pub log_format: LogFormat,
 }
 
 /// What to subscribe to.
@@ -227,16 +232,20 @@ pub async fn run(
         let report = match report {
             Ok(report) => report,
             Err(RecvError::Lagged(missed)) => {
-                writeln!(
-                    err,
-                    "warning: {missed} reports were dropped (output too slow)"
-                )?;
+                let message = format!("{missed} reports were dropped (output too slow)");
+                let line = stderr_line(&args, tracing::Level::WARN, Some("warning"), &message);
+                writeln!(err, "{line}")?;
                 continue;
             }
             Err(RecvError::Closed) => break,
         };
         if let Report::Connection(news) = &report {
-            writeln!(err, "xdsloop-client: {}", output::connection_line(news))?;
+            let (level, message) = (
+                output::connection_level(news),
+                output::connection_line(news),
+            );
+            let line = stderr_line(&args, level, Some("xdsloop-client"), &message);
+            writeln!(err, "{line}")?;
             let connected = matches!(
                 news,
                 crate::event::ConnectionReport::Connected { .. }
@@ -268,6 +277,11 @@ pub async fn run(
     }
     client.stop().await;
     Ok(())
+}
+
+fn stderr_line(args: &Args, level: tracing::Level, prefix: Option<&str>, message: &str) -> String {
+    let now = std::time::SystemTime::now();
+    log_format::line(args.log_format, now, level, prefix, message)
 }
 
 #[cfg(test)]

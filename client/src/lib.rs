@@ -18,6 +18,7 @@
 //! - [`store`]: applied resources with version, nonce and time.
 //! - [`output`]: the CLI's text and JSON lines and `--dump` (see below).
 //! - [`cli`]: the CLI's flags and run loop (`main.rs` only calls it).
+//! - [`log_format`]: `--log-format text|json`, colour, and the CLI's own stderr lines.
 //! - [`fleet`]: `xdsloop-client fleet`, N cheap simulated nodes for load tests.
 #![doc = include_str!("../README.md")]
 
@@ -27,6 +28,7 @@ pub mod deps;
 pub mod error;
 pub mod event;
 pub mod fleet;
+pub mod log_format;
 pub mod mux;
 pub mod not_found;
 pub mod output;

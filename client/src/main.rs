@@ -1,10 +1,13 @@
+use std::io::IsTerminal;
 use std::process::ExitCode;
+use std::time::SystemTime;
 
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 use xdsloop_client::ClientError;
 use xdsloop_client::cli::{self, Args};
 use xdsloop_client::fleet::cli::{self as fleet_cli, FleetArgs};
+use xdsloop_client::log_format::{self, LogFormat};
 
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -14,37 +17,52 @@ async fn main() -> ExitCode {
     // `fleet` is a separate mode with its own flags; everything else is the single client.
     if std::env::args().nth(1).as_deref() == Some("fleet") {
         let args = FleetArgs::parse_from(std::env::args().skip(1));
-        init_tracing();
+        let format = args.log_format;
+        init_tracing(format);
         let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
         let result = fleet_cli::run(args, ctrl_c(), &mut out, &mut err).await;
-        return exit_code("xdsloop-client fleet", result);
+        return exit_code(format, "xdsloop-client fleet", result);
     }
     let args = Args::parse();
-    init_tracing();
+    let format = args.log_format;
+    init_tracing(format);
     let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
     let result = cli::run(args, ctrl_c(), &mut out, &mut err).await;
-    exit_code("xdsloop-client", result)
+    exit_code(format, "xdsloop-client", result)
 }
 
 /// Logs go to stderr (stdout carries the update lines); quiet unless `RUST_LOG` says otherwise.
-fn init_tracing() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("error")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+fn init_tracing(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("error"));
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => {
+            let no_color = std::env::var_os("NO_COLOR");
+            let colour = log_format::colour(std::io::stderr().is_terminal(), no_color.as_deref());
+            logs.with_ansi(colour).init();
+        }
+        // The event's fields, `message` included, at the top level next to `level` and
+        // `target`, like the lines the CLI writes itself.
+        LogFormat::Json => logs.json().flatten_event(true).with_ansi(false).init(),
+    }
 }
 
 async fn ctrl_c() {
     let _ = tokio::signal::ctrl_c().await;
 }
 
-fn exit_code(program: &str, result: Result<(), ClientError>) -> ExitCode {
+fn exit_code(format: LogFormat, program: &str, result: Result<(), ClientError>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("{program}: {e}");
+            let (now, level) = (SystemTime::now(), tracing::Level::ERROR);
+            let message = e.to_string();
+            eprintln!(
+                "{}",
+                log_format::line(format, now, level, Some(program), &message)
+            );
             ExitCode::FAILURE
         }
     }

@@ -144,6 +144,16 @@ fn update_text(u: &UpdateReport) -> String {
     )
 }
 
+/// How much connection news matters, as a log level (for `--log-format json`).
+pub fn connection_level(report: &ConnectionReport) -> tracing::Level {
+    match report {
+        ConnectionReport::ConnectFailed { .. } | ConnectionReport::StreamClosed { .. } => {
+            tracing::Level::WARN
+        }
+        _ => tracing::Level::INFO,
+    }
+}
+
 /// The stderr line for connection news.
 pub fn connection_line(report: &ConnectionReport) -> String {
     match report {

@@ -1,8 +1,12 @@
-//! The HTTP admin surface, on its own listener (loopback by default: it has no authentication
-//! and shows every client's configuration):
+//! The HTTP admin surface. By default its routes are served on the xDS port itself (which
+//! already answers HTTP/1.1 next to gRPC), so every server started with its own `--listen`
+//! has its own admin and nothing else to configure. [`Placement::Listener`] moves them to a
+//! separate listener instead: the admin has no authentication and shows every client's
+//! configuration, so whoever exposes xDS beyond loopback can keep the admin on loopback.
 //! - `GET /status`: the [`crate::status`] document (`?node=ID` lists one node's streams only);
 //! - `GET /snapshot`: the resources being served, as proto3 JSON (`?node=ID`, `?type=cds`);
-//! - `GET /healthz`: `{"status":"ok"}` while the server runs.
+//! - `GET /healthz`: `{"status":"ok"}` while the server runs and follows fixture changes;
+//!   HTTP 503 `{"status":"unhealthy","error":...}` while the fixture watcher is down.
 //!
 //! Handlers read copies: the newest snapshot and reload result from their `watch` channels and
 //! the registry's stream list, so a slow HTTP client never holds anything streams need.
@@ -29,8 +33,20 @@ use crate::{
     watch::ReloadStatus,
 };
 
-/// Where `--admin` listens unless told otherwise: loopback, next to the default xDS port.
-pub const DEFAULT_ADDR: &str = "127.0.0.1:18001";
+/// The admin routes' paths.
+pub const ROUTES: [&str; 3] = ["/status", "/snapshot", "/healthz"];
+
+/// Where the admin routes are served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Placement {
+    /// On the xDS port, next to gRPC and REST-JSON.
+    #[default]
+    XdsPort,
+    /// Only on a listener of their own (port 0 picks a free port).
+    Listener(SocketAddr),
+    /// Nowhere.
+    Off,
+}
 
 /// What the admin handlers read. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -80,9 +96,22 @@ impl Admin {
         Router::new()
             .route("/status", get(get_status))
             .route("/snapshot", get(get_snapshot))
-            .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
+            .route("/healthz", get(healthz))
             .with_state(self)
     }
+}
+
+/// For the xDS port when the admin routes are elsewhere: they answer 404 with `reason` (where
+/// the admin is), rather than the xDS port's generic "no endpoint here".
+pub fn elsewhere(reason: String) -> Router {
+    let reason = Arc::<str>::from(reason);
+    ROUTES.iter().fold(Router::new(), |router, path| {
+        let reason = reason.clone();
+        router.route(
+            path,
+            get(move || async move { (StatusCode::NOT_FOUND, reason.to_string()) }),
+        )
+    })
 }
 
 /// A running admin server. Dropping it stops the server.
@@ -117,7 +146,7 @@ impl Drop for AdminServer {
     }
 }
 
-/// Binds `listen` (port 0 picks a free port) and serves the admin routes.
+/// Binds `listen` (port 0 picks a free port) and serves the admin routes on it alone.
 pub async fn serve(listen: SocketAddr, admin: Admin) -> Result<AdminServer, Error> {
     let bind_error = |source| Error::Bind {
         addr: listen.to_string(),
@@ -133,12 +162,30 @@ pub async fn serve(listen: SocketAddr, admin: Admin) -> Result<AdminServer, Erro
         let _ = stopped.wait_for(|stop| *stop).await;
     });
     let task = tokio::spawn(async move { server.await });
-    info!(%addr, "admin HTTP listening: /status /snapshot /healthz");
+    info!(%addr, "admin listening on http://{addr}/status (and /snapshot, /healthz)");
     Ok(AdminServer {
         addr,
         stop,
         task: Some(task),
     })
+}
+
+/// Unhealthy while the fixture watcher is down: the server still serves, but edits are not
+/// picked up, which a probe should hear about rather than read `ok`.
+async fn healthz(State(admin): State<Admin>) -> Response {
+    let watcher = match &admin.reloads {
+        Some(reloads) => reloads.borrow().watcher.clone(),
+        None => return Json(json!({"status": "ok"})).into_response(),
+    };
+    if watcher.ok {
+        return Json(json!({"status": "ok"})).into_response();
+    }
+    let error = format!(
+        "the fixture watcher is down ({}); restarting it",
+        watcher.error.as_deref().unwrap_or("no reason given")
+    );
+    let body = json!({"status": "unhealthy", "error": error});
+    (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response()
 }
 
 #[derive(Debug, Deserialize)]

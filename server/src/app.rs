@@ -1,20 +1,21 @@
 //! Wiring: load and watch the fixtures, bind the listener, serve ADS on the `watch` of
 //! snapshots, shut down cleanly.
 //!
-//! [`start`] is the whole server (plus the admin HTTP endpoint when configured); [`serve`] runs
-//! only the gRPC part on any snapshot source (tests, benchmarks, simulated fleets). Both serve
-//! gRPC health checking and reflection next to ADS ([`crate::introspection`]).
+//! [`start`] is the whole server, with the admin routes on the xDS port unless
+//! [`Config::admin`] places them elsewhere; [`serve`] runs only the gRPC part (and REST-JSON) on
+//! any snapshot source (tests, benchmarks, simulated fleets). Both serve gRPC health checking
+//! and reflection next to ADS ([`crate::introspection`]).
 
 use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 
 use tokio::{net::TcpListener, sync::watch, task::JoinHandle};
 use tokio_stream::{StreamExt, wrappers::TcpListenerStream};
-use tracing::info;
+use tracing::{info, warn};
 use xdsloop_proto::Codec;
 
 use crate::{
     Error, Snapshot,
-    admin::{Admin, AdminServer},
+    admin::{self, Admin, AdminServer, Placement},
     ads::{ADS_SERVICE, Ads},
     fetch::Fetcher,
     introspection::{self, ServingReporter},
@@ -22,7 +23,7 @@ use crate::{
     registry::Registry,
     rest::{self, Rest},
     service::{DEFAULT_MAX_MESSAGE_BYTES, Discovery},
-    watch::{ReloadStatus, Watcher},
+    watch::{ReloadStatus, Settings, Watcher},
 };
 
 /// Where `xdsloop-server` listens unless told otherwise (Envoy examples use 18000 for xDS).
@@ -40,11 +41,13 @@ pub struct Config {
     /// Extra `FileDescriptorSet`s for user resource types.
     pub descriptor_sets: Vec<PathBuf>,
     pub debounce: Duration,
+    /// Fixture files larger than this are rejected (`--max-fixture-bytes`).
+    pub max_fixture_bytes: u64,
     /// gRPC message limit, both directions (S13).
     pub max_message_bytes: usize,
-    /// Where to serve the admin HTTP endpoint (`/status`, `/snapshot`, `/healthz`); `None`
-    /// serves none. The CLI defaults to [`crate::admin::DEFAULT_ADDR`] (loopback).
-    pub admin: Option<SocketAddr>,
+    /// Where to serve the admin routes (`/status`, `/snapshot`, `/healthz`): on the xDS port
+    /// by default, so servers side by side never contend for a second port.
+    pub admin: Placement,
 }
 
 impl Config {
@@ -55,10 +58,9 @@ impl Config {
             listen: DEFAULT_LISTEN.parse().expect("valid default address"),
             descriptor_sets: Vec::new(),
             debounce: DEFAULT_DEBOUNCE,
+            max_fixture_bytes: crate::fixtures::DEFAULT_MAX_FILE_BYTES,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
-            // Off unless asked for, so servers started from code (tests, fleets) never contend
-            // for a fixed port.
-            admin: None,
+            admin: Placement::XdsPort,
         }
     }
 }
@@ -72,7 +74,8 @@ pub struct Running {
     pub reloads: watch::Receiver<ReloadStatus>,
     /// Open streams and their per-type state.
     pub registry: Registry,
-    /// Where the admin HTTP endpoint listens, if [`Config::admin`] asked for one.
+    /// Where the admin routes are served: [`Running::addr`] unless [`Config::admin`] moved
+    /// them to a listener of their own (then its bound address) or turned them off (`None`).
     pub admin_addr: Option<SocketAddr>,
     server: GrpcServer,
     admin: Option<AdminServer>,
@@ -102,36 +105,85 @@ impl Running {
 }
 
 /// Loads the fixtures (an unreadable directory or invalid fixtures are an error), starts
-/// watching them, binds `config.listen` and serves ADS.
+/// watching them, binds `config.listen` and serves ADS, with the admin routes where
+/// `config.admin` places them.
 pub async fn start(config: Config) -> Result<Running, Error> {
     let codec = codec(&config.descriptor_sets)?;
-    let watcher = Watcher::start(config.fixtures.clone(), codec.clone(), config.debounce)?;
+    let settings = Settings {
+        debounce: config.debounce,
+        max_file_bytes: config.max_fixture_bytes,
+    };
+    let watcher = Watcher::start_with(config.fixtures.clone(), codec.clone(), settings)?;
     let snapshots = watcher.snapshots.clone();
-    let server = serve_with_codec(
+    let registry = Registry::new();
+    let reloads = Some(watcher.reloads.clone());
+    let state = Admin::new(registry.clone(), snapshots.clone(), reloads, codec.clone());
+    let admin = match config.admin {
+        Placement::Listener(listen) => Some(admin::serve(listen, state.clone()).await?),
+        Placement::XdsPort | Placement::Off => None,
+    };
+    let on_xds_port = xds_port_admin(config.admin, state, admin.as_ref());
+    let server = bind(
         config.listen,
         snapshots.clone(),
+        registry.clone(),
         config.max_message_bytes,
-        codec.clone(),
+        codec,
+        on_xds_port,
     )
     .await?;
-    let admin = match config.admin {
-        Some(listen) => {
-            let reloads = Some(watcher.reloads.clone());
-            let state = Admin::new(server.registry().clone(), snapshots.clone(), reloads, codec);
-            Some(crate::admin::serve(listen, state).await?)
-        }
-        None => None,
+    let admin_addr = match config.admin {
+        Placement::XdsPort => Some(server.addr()),
+        _ => admin.as_ref().map(AdminServer::addr),
     };
+    log_listening(server.addr(), config.admin, admin_addr);
     Ok(Running {
         addr: server.addr(),
         snapshots,
         reloads: watcher.reloads.clone(),
-        registry: server.registry().clone(),
-        admin_addr: admin.as_ref().map(AdminServer::addr),
+        registry,
+        admin_addr,
         server,
         admin,
         watcher,
     })
+}
+
+/// What the xDS port answers on the admin paths: the admin routes themselves, or a 404 saying
+/// where they are.
+fn xds_port_admin(
+    placement: Placement,
+    state: Admin,
+    listener: Option<&AdminServer>,
+) -> axum::Router {
+    match (placement, listener) {
+        (Placement::XdsPort, _) => state.router(),
+        (_, Some(listener)) => admin::elsewhere(format!(
+            "the admin routes are not on the xDS port: this server serves them on http://{}/ \
+             (its --admin)",
+            listener.addr()
+        )),
+        (_, None) => admin::elsewhere("this server runs with --admin off".to_string()),
+    }
+}
+
+/// The bound addresses, once, for people and for harnesses that parse them (port 0 resolved).
+fn log_listening(addr: SocketAddr, placement: Placement, admin: Option<SocketAddr>) {
+    match (placement, admin) {
+        (Placement::XdsPort, _) => {
+            info!(%addr, "xDS listening on {addr} (admin: http://{addr}/status)");
+            if !addr.ip().is_loopback() {
+                warn!(
+                    %addr,
+                    "the admin routes (/status, /snapshot) are reachable from other hosts on the \
+                     xDS port and have no authentication; --admin 127.0.0.1:PORT keeps them on \
+                     loopback"
+                );
+            }
+        }
+        (_, Some(admin)) => info!(%addr, "xDS listening on {addr} (admin: http://{admin}/status)"),
+        (_, None) => info!(%addr, "xDS listening on {addr} (admin off)"),
+    }
 }
 
 /// The Envoy API plus the user's descriptor sets, naming the first file that fails.
@@ -221,13 +273,37 @@ pub async fn serve_with_codec(
     max_message_bytes: usize,
     codec: Codec,
 ) -> Result<GrpcServer, Error> {
+    let (registry, no_admin) = (Registry::new(), axum::Router::new());
+    let server = bind(
+        listen,
+        snapshots,
+        registry,
+        max_message_bytes,
+        codec,
+        no_admin,
+    )
+    .await?;
+    let addr = server.addr();
+    info!(%addr, "xDS listening on {addr} (ADS and per-type services: SotW, Delta, Fetch; REST-JSON)");
+    Ok(server)
+}
+
+/// Binds the xDS port and serves gRPC and REST-JSON there, plus the `http` routes (the admin
+/// routes, or what answers in their place) on HTTP/1.1 and h2c alike.
+async fn bind(
+    listen: SocketAddr,
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    registry: Registry,
+    max_message_bytes: usize,
+    codec: Codec,
+    http: axum::Router,
+) -> Result<GrpcServer, Error> {
     let bind_error = |source| Error::Bind {
         addr: listen.to_string(),
         source,
     };
     let listener = TcpListener::bind(listen).await.map_err(bind_error)?;
     let addr = listener.local_addr().map_err(bind_error)?;
-    let registry = Registry::new();
     let (stop, stopped) = watch::channel(false);
     let fetcher = Fetcher::new(snapshots.clone());
     let discovery = Discovery::new(snapshots, registry.clone(), stopped.clone())
@@ -239,7 +315,8 @@ pub async fn serve_with_codec(
     let mut xds_services = vec![ads_service_name()];
     xds_services.extend(per_type::add_to(&mut routes, per_type, max_message_bytes));
     let health = introspection::add_to(&mut routes, &xds_services).await?;
-    let routes = rest::with_grpc(routes.routes(), Rest::new(fetcher, &codec));
+    let http = Rest::new(fetcher, &codec).router().merge(http);
+    let routes = rest::with_grpc(routes.routes(), http);
     // xDS pushes are small writes that should leave at once, not wait for Nagle.
     let incoming = TcpListenerStream::new(listener).map(|conn| {
         if let Ok(stream) = &conn {
@@ -249,14 +326,14 @@ pub async fn serve_with_codec(
     });
     let mut signal = stopped;
     let server = tonic::transport::Server::builder()
-        // REST-JSON clients (Envoy's REST config source) speak HTTP/1.1; gRPC keeps h2c.
+        // REST-JSON clients (Envoy's REST config source) and the admin routes speak HTTP/1.1;
+        // gRPC keeps h2c.
         .accept_http1(true)
         .add_routes(routes)
         .serve_with_incoming_shutdown(incoming, async move {
             let _ = signal.wait_for(|stop| *stop).await;
         });
     let task = tokio::spawn(server);
-    info!(%addr, "xDS server listening (ADS and per-type services: SotW, Delta, Fetch; REST-JSON)");
     Ok(GrpcServer {
         addr,
         registry,

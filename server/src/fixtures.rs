@@ -13,6 +13,9 @@
 //!   `version_info`, is Envoy's file-xDS layout, so different versions are no error.
 
 mod files;
+mod read;
+#[cfg(test)]
+mod read_tests;
 #[cfg(test)]
 mod tests;
 
@@ -23,12 +26,15 @@ use std::{
     sync::Arc,
 };
 
-use xdsloop_proto::{Codec, FixtureDoc, Format, Resource, type_url};
+use xdsloop_proto::{Codec, FixtureDoc, Format, Resource, secret, type_url};
 
 use crate::snapshot::{Snapshot, TypeResources};
 
-/// Why a fixture directory was rejected. `message` locates the problem inside `file`: a line
-/// (syntax), or a resource and field path (content), or the other file involved (duplicates).
+pub use self::read::{DEFAULT_MAX_FILE_BYTES, human_bytes};
+
+/// Why a fixture directory was rejected. `message` locates the problem inside `file`: a line and
+/// column (`line 7, column 3: ...`, for anything the decoder refuses, with the resource and
+/// field path for content), or the other file involved (duplicates).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FixtureError {
     pub file: Option<PathBuf>,
@@ -36,10 +42,13 @@ pub struct FixtureError {
 }
 
 impl FixtureError {
+    /// Messages go to the log and `/status`: secret-looking text is cut out of every one (the
+    /// decoder already keeps secret values out of its own; this also covers the other checks).
     pub(crate) fn new(file: &Path, message: impl Into<String>) -> Self {
+        let message = message.into();
         Self {
             file: Some(file.to_path_buf()),
-            message: message.into(),
+            message: secret::scrub(&message).into_owned(),
         }
     }
 }
@@ -64,13 +73,31 @@ pub fn load(dir: &Path, codec: &Codec, generation: u64) -> Result<Snapshot, Fixt
 /// since its last load: a reload after editing one file of a large directory decodes that
 /// file, not the directory. Everything across files (duplicates, versions, overlays) is worked
 /// out on every load, as [`load`] does.
-#[derive(Debug, Default)]
+///
+/// A load has two steps, so that a caller can tell what a slow one is doing: [`Loader::read`]
+/// (list and read the files: cheap, bounded by the per-file size limit) and [`Loader::decode`].
+#[derive(Debug)]
 pub struct Loader {
     /// Each file's bytes at its last successful decode, and the documents decoded from them.
     decoded: HashMap<PathBuf, (Vec<u8>, Vec<FixtureDoc>)>,
+    max_file_bytes: u64,
+}
+
+impl Default for Loader {
+    fn default() -> Self {
+        Self::new(DEFAULT_MAX_FILE_BYTES)
+    }
 }
 
 impl Loader {
+    /// A loader that rejects any fixture file larger than `max_file_bytes`.
+    pub fn new(max_file_bytes: u64) -> Self {
+        Self {
+            decoded: HashMap::new(),
+            max_file_bytes,
+        }
+    }
+
     /// Loads every fixture under `dir` into a snapshot numbered `generation`.
     pub fn load(
         &mut self,
@@ -78,14 +105,57 @@ impl Loader {
         codec: &Codec,
         generation: u64,
     ) -> Result<Snapshot, FixtureError> {
+        let files = self.read(dir)?;
+        self.decode(files, codec, generation)
+    }
+
+    /// Lists and reads the fixture files under `dir`, and finds which ones need decoding.
+    pub fn read(&self, dir: &Path) -> Result<FileSet, FixtureError> {
+        let mut files = Vec::new();
+        for file in files::collect(dir)? {
+            let bytes = read::read(&file.path, self.max_file_bytes)?;
+            let before = self.decoded.get(&file.path);
+            let (bytes, docs, empty) = match before {
+                Some((before, docs)) if *before == bytes => (bytes, Some(docs.clone()), None),
+                // An editor truncates before it writes, and a failed write leaves nothing:
+                // an empty file is not written yet, so what it held before stays served.
+                Some((before, docs)) if bytes.is_empty() => {
+                    (before.clone(), Some(docs.clone()), Some(true))
+                }
+                None if bytes.is_empty() => (bytes, Some(Vec::new()), Some(false)),
+                _ => (bytes, None, None),
+            };
+            let empty = empty.map(|kept| EmptyFile {
+                path: file.path.clone(),
+                kept,
+            });
+            files.push(ReadFile {
+                file,
+                bytes,
+                docs,
+                empty,
+            });
+        }
+        Ok(FileSet { files })
+    }
+
+    /// Decodes the files of `files` that changed and builds the snapshot numbered `generation`.
+    /// Only a good load changes what the loader remembers.
+    pub fn decode(
+        &mut self,
+        files: FileSet,
+        codec: &Codec,
+        generation: u64,
+    ) -> Result<Snapshot, FixtureError> {
         let mut build = Build::default();
         let mut seen = HashMap::new();
-        for file in files::collect(dir)? {
-            let bytes = std::fs::read(&file.path)
-                .map_err(|e| FixtureError::new(&file.path, format!("cannot read: {e}")))?;
-            let docs = match self.decoded.get(&file.path) {
-                Some((before, docs)) if *before == bytes => docs.clone(),
-                _ => decode_file(&file.path, &bytes, codec)?,
+        for ReadFile {
+            file, bytes, docs, ..
+        } in files.files
+        {
+            let docs = match docs {
+                Some(docs) => docs,
+                None => decode_file(&file.path, &bytes, codec)?,
             };
             let scope = match &file.node {
                 None => &mut build.base,
@@ -105,6 +175,44 @@ impl Loader {
         // here (an edited file is told apart by its bytes either way).
         self.decoded = seen;
         Ok(build.finish(generation))
+    }
+}
+
+/// The fixture files of one load with their bytes, between [`Loader::read`] and
+/// [`Loader::decode`].
+#[derive(Debug)]
+pub struct FileSet {
+    files: Vec<ReadFile>,
+}
+
+#[derive(Debug)]
+struct ReadFile {
+    file: files::FixtureFile,
+    bytes: Vec<u8>,
+    /// The documents decoded before, when its bytes did not change; `None`: decode it.
+    docs: Option<Vec<FixtureDoc>>,
+    empty: Option<EmptyFile>,
+}
+
+/// A zero-byte fixture file, treated as not written yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmptyFile {
+    pub path: PathBuf,
+    /// True: its resources from the last good load stay served. False: it had none (a new
+    /// file, or at start-up), so it adds nothing.
+    pub kept: bool,
+}
+
+impl FileSet {
+    /// The files whose bytes changed since the last good load: what [`Loader::decode`] parses.
+    pub fn to_decode(&self) -> Vec<PathBuf> {
+        let changed = self.files.iter().filter(|read| read.docs.is_none());
+        changed.map(|read| read.file.path.clone()).collect()
+    }
+
+    /// The zero-byte files.
+    pub fn empty(&self) -> impl Iterator<Item = &EmptyFile> {
+        self.files.iter().filter_map(|read| read.empty.as_ref())
     }
 }
 

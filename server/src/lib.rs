@@ -3,7 +3,8 @@
 //! Layout (the only seam between reloading and streams is a `watch` of `Arc<Snapshot>`):
 //! - [`snapshot`]: the immutable snapshot: resources by type, versions, per-node overlays.
 //! - [`fixtures`]: fixture directory → `Snapshot` (pure; errors name file, resource and field).
-//! - [`watch`]: notify watcher + debounce → reload → publish, or reject and keep the last good.
+//! - [`watch`]: notify watcher + debounce → reload → publish, or reject and keep the last good;
+//!   reloads show their progress, and a watcher that dies is restarted.
 //! - [`subscription`]: per-stream, per-type interest and ACK/NACK ledger (pure).
 //! - [`sotw`] / [`delta`]: the SotW and Delta stream state machines (pure), with [`nonce`] and
 //!   the make-before-break [`ordering`] of one update's responses.
@@ -19,7 +20,8 @@
 //! - [`rest`]: Envoy's REST-JSON transport (`POST /v3/discovery:<type>`) on the xDS port.
 //! - [`status`]: the `/status` document (per stream and type: SYNCED / PENDING / NACKED /
 //!   STALE), its terminal table and the `status` command's client.
-//! - [`admin`]: the HTTP admin surface (`/status`, `/snapshot`, `/healthz`).
+//! - [`admin`]: the HTTP admin surface (`/status`, `/snapshot`, `/healthz`), on the xDS port
+//!   unless `--admin` gives it a listener of its own.
 //! - [`introspection`]: gRPC health checking and server reflection on the xDS port.
 //! - [`app`]: wiring: bind, start the watcher and the gRPC server, shut down cleanly.
 

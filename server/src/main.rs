@@ -1,14 +1,22 @@
 //! `xdsloop-server`: parse flags, set up logging, run [`xdsloop_server::app`] until Ctrl-C or
 //! SIGTERM.
 
-use std::{net::SocketAddr, path::PathBuf, process::ExitCode, time::Duration};
+use std::{
+    ffi::OsStr,
+    io::IsTerminal,
+    net::SocketAddr,
+    path::PathBuf,
+    process::ExitCode,
+    time::{Duration, SystemTime},
+};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use tracing::info;
 use tracing_subscriber::EnvFilter;
 use xdsloop_server::{
-    admin,
+    admin::Placement,
     app::{self, Config, DEFAULT_LISTEN},
+    fixtures,
     service::DEFAULT_MAX_MESSAGE_BYTES,
     status::fetch::{self, Output},
 };
@@ -34,10 +42,19 @@ const EXIT_USAGE: u8 = 2;
                   HTTP/1.1).\n\n\
                   Fixtures: every *.yaml/*.yml/*.json file under DIR holds Envoy resources in the \
                   proto3 JSON mapping, each with an \"@type\" (or a DiscoveryResponse-shaped \
-                  {version_info, resources}); files under nodes/<node-id>/ are served to that node only.",
-    after_help = "Example:\n  xdsloop-server --fixtures fixtures/demo --listen 127.0.0.1:18000\n  \
-                  xdsloop-server status\n\n\
-                  Logs go to stderr; set RUST_LOG (default: info), e.g. RUST_LOG=xdsloop_server=debug.",
+                  {version_info, resources}); files under nodes/<node-id>/ are served to that node only.\n\n\
+                  The admin routes (GET /status, /snapshot, /healthz) are on the xDS port too, so \
+                  several servers run side by side with nothing more than their own --listen \
+                  (127.0.0.1:0 picks a free port). The first line on stdout says where it \
+                  listens: \"xdsloop-server listening on ADDR\".",
+    after_help = "Examples:\n  \
+                  xdsloop-server --fixtures fixtures/demo              # xDS and admin on 127.0.0.1:18000\n  \
+                  xdsloop-server status                                # reads 127.0.0.1:18000/status\n  \
+                  xdsloop-server --fixtures DIR --listen 127.0.0.1:0   # a free port, printed on stdout\n  \
+                  xdsloop-server --fixtures DIR --listen 0.0.0.0:18000 --admin 127.0.0.1:18001\n\n\
+                  Logs go to stderr, coloured only on a terminal and never with NO_COLOR set \
+                  (--log-format json: one JSON object per line); set RUST_LOG (default: info), \
+                  e.g. RUST_LOG=xdsloop_server=debug.",
     subcommand_negates_reqs = true,
     args_conflicts_with_subcommands = true
 )]
@@ -46,6 +63,16 @@ struct Cli {
     command: Option<Command>,
     #[command(flatten)]
     serve: ServeArgs,
+    /// stderr: `text`, coloured only on a terminal and never with NO_COLOR set, or `json`, one
+    /// object per line (timestamp, level, target, message and the event's fields).
+    #[arg(long, value_enum, global = true, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -57,8 +84,9 @@ enum Command {
 
 #[derive(Debug, Args)]
 struct StatusArgs {
-    /// The server's admin address (its --admin).
-    #[arg(long, value_name = "ADDR", default_value = admin::DEFAULT_ADDR)]
+    /// The server's address: its --listen (the admin routes are on the xDS port), or its
+    /// --admin ADDR if it was started with one.
+    #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN)]
     server: String,
     /// `text`: a table for a terminal; `json`: the raw /status document.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
@@ -72,17 +100,14 @@ enum OutputFormat {
 }
 
 /// `--admin ADDR`, or `--admin off`.
-#[derive(Debug, Clone, Copy)]
-struct AdminListen(Option<SocketAddr>);
-
-fn admin_listen(value: &str) -> Result<AdminListen, String> {
+fn admin_placement(value: &str) -> Result<Placement, String> {
     if matches!(value, "off" | "none") {
-        return Ok(AdminListen(None));
+        return Ok(Placement::Off);
     }
     let addr = value
         .parse()
         .map_err(|e| format!("{e} (expected HOST:PORT or `off`)"))?;
-    Ok(AdminListen(Some(addr)))
+    Ok(Placement::Listener(addr))
 }
 
 #[derive(Debug, Args)]
@@ -90,7 +115,8 @@ struct ServeArgs {
     /// Fixture directory, watched recursively and reloaded on every change.
     #[arg(long, value_name = "DIR", required = true)]
     fixtures: Option<PathBuf>,
-    /// Address to serve xDS on: gRPC (h2c) and REST-JSON (HTTP/1.1); port 0 picks a free port.
+    /// Address to serve xDS on: gRPC (h2c), REST-JSON (HTTP/1.1) and the admin routes; port 0
+    /// picks a free port (printed on stdout).
     #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN)]
     listen: SocketAddr,
     /// A FileDescriptorSet (protoc --include_imports -o FILE) with your own resource types.
@@ -100,36 +126,88 @@ struct ServeArgs {
     /// Quiet time after the last file change before reloading, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 100)]
     debounce_ms: u64,
+    /// Largest fixture file read, in bytes; a larger one is a rejected reload naming the file.
+    /// The default (16 MiB, about 100,000 small clusters) is far above a hand-written or
+    /// generated fixture file: it stops a pasted blob or a runaway generator from holding up
+    /// every later edit while it decodes.
+    #[arg(long, value_name = "N", default_value_t = fixtures::DEFAULT_MAX_FILE_BYTES)]
+    max_fixture_bytes: u64,
     /// Largest gRPC message sent or accepted, in bytes (gRPC's usual default is 4 MiB).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
     max_message_bytes: usize,
-    /// Admin HTTP endpoint (/status, /snapshot, /healthz), or `off`. It has no authentication:
-    /// keep it on loopback.
-    #[arg(long, value_name = "ADDR", default_value = admin::DEFAULT_ADDR, value_parser = admin_listen)]
-    admin: AdminListen,
+    /// Serve the admin routes (/status, /snapshot, /healthz) on a listener of their own at
+    /// ADDR instead of the xDS port, or `off` for none. They have no authentication: with xDS
+    /// on a public address, `--admin 127.0.0.1:PORT` keeps them on loopback. Default: on the
+    /// xDS port.
+    #[arg(long, value_name = "ADDR|off", value_parser = admin_placement)]
+    admin: Option<Placement>,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+    let format = cli.log_format;
+    init_logging(format);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("xdsloop-server: cannot start the async runtime: {e}");
+            fail(
+                format,
+                "xdsloop-server",
+                &format!("cannot start the async runtime: {e}"),
+            );
             return ExitCode::FAILURE;
         }
     };
-    match cli.command {
-        Some(Command::Status(args)) => runtime.block_on(status(args)),
-        None => runtime.block_on(run(cli.serve)),
+    let code = match cli.command {
+        Some(Command::Status(args)) => runtime.block_on(status(args, format)),
+        None => runtime.block_on(run(cli.serve, format)),
+    };
+    // Everything that matters has stopped by now. What may remain is a fixture decode on a
+    // blocking thread, which only reads: dropping the runtime would wait for it.
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    code
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => {
+            let no_color = std::env::var_os("NO_COLOR");
+            let colour = colour(std::io::stderr().is_terminal(), no_color.as_deref());
+            logs.with_ansi(colour).init();
+        }
+        // The event's fields, `message` included, at the top level next to `level` and `target`.
+        LogFormat::Json => logs.json().flatten_event(true).with_ansi(false).init(),
     }
 }
 
-async fn status(args: StatusArgs) -> ExitCode {
+/// Colour only for a person at a terminal, and never when `NO_COLOR` is set to anything but
+/// the empty string (<https://no-color.org>): escapes in a file or a pipe are noise.
+fn colour(stderr_is_terminal: bool, no_color: Option<&OsStr>) -> bool {
+    stderr_is_terminal && no_color.is_none_or(OsStr::is_empty)
+}
+
+/// The error that ends the program, on stderr in the log format: not through `tracing`, so
+/// `RUST_LOG` cannot hide it.
+fn fail(format: LogFormat, program: &str, message: &dyn std::fmt::Display) {
+    match format {
+        LogFormat::Text => eprintln!("{program}: {message}"),
+        LogFormat::Json => {
+            let line = serde_json::json!({
+                "timestamp": humantime::format_rfc3339_micros(SystemTime::now()).to_string(),
+                "level": "ERROR",
+                "target": "xdsloop_server",
+                "message": message.to_string(),
+            });
+            eprintln!("{line}");
+        }
+    }
+}
+
+async fn status(args: StatusArgs, format: LogFormat) -> ExitCode {
     let output = match args.output {
         OutputFormat::Text => Output::Text,
         OutputFormat::Json => Output::Json,
@@ -140,13 +218,13 @@ async fn status(args: StatusArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("xdsloop-server status: {e}");
+            fail(format, "xdsloop-server status", &e);
             ExitCode::FAILURE
         }
     }
 }
 
-async fn run(cli: ServeArgs) -> ExitCode {
+async fn run(cli: ServeArgs, format: LogFormat) -> ExitCode {
     let config = Config {
         fixtures: cli
             .fixtures
@@ -154,28 +232,41 @@ async fn run(cli: ServeArgs) -> ExitCode {
         listen: cli.listen,
         descriptor_sets: cli.descriptor_sets,
         debounce: Duration::from_millis(cli.debounce_ms),
+        max_fixture_bytes: cli.max_fixture_bytes,
         max_message_bytes: cli.max_message_bytes,
-        admin: cli.admin.0,
+        admin: cli.admin.unwrap_or_default(),
     };
     let running = match app::start(config).await {
         Ok(running) => running,
         Err(e) => {
-            eprintln!("xdsloop-server: {e}");
+            fail(format, "xdsloop-server", &e);
             return ExitCode::from(EXIT_USAGE);
         }
     };
     println!("xdsloop-server listening on {}", running.addr);
     if let Some(admin) = running.admin_addr {
-        println!("admin: http://{admin}/status (or `xdsloop-server status --server {admin}`)");
+        println!(
+            "admin: http://{admin}/status (or `{}`)",
+            status_command(admin)
+        );
     }
     shutdown_signal().await;
     info!("shutting down");
     match running.shutdown().await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("xdsloop-server: {e}");
+            fail(format, "xdsloop-server", &e);
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The `status` command that reads this server: no flags at the default address.
+fn status_command(admin: SocketAddr) -> String {
+    if admin.to_string() == DEFAULT_LISTEN {
+        "xdsloop-server status".to_string()
+    } else {
+        format!("xdsloop-server status --server {admin}")
     }
 }
 
@@ -199,5 +290,54 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(["xdsloop-server"].iter().chain(args))
+    }
+
+    #[test]
+    fn status_defaults_to_the_default_listen_address() {
+        let Some(Command::Status(status)) = parse(&["status"]).unwrap().command else {
+            panic!("status subcommand");
+        };
+        let serve = parse(&["--fixtures", "dir"]).unwrap().serve;
+        assert_eq!(status.server, serve.listen.to_string());
+        assert_eq!(serve.admin.unwrap_or_default(), Placement::XdsPort);
+    }
+
+    #[test]
+    fn colour_only_on_a_terminal_and_never_with_no_color() {
+        assert!(colour(true, None));
+        assert!(!colour(false, None), "a file or a pipe");
+        assert!(!colour(true, Some(OsStr::new("1"))));
+        assert!(
+            colour(true, Some(OsStr::new(""))),
+            "NO_COLOR= (empty) is unset"
+        );
+    }
+
+    #[test]
+    fn log_format_applies_to_the_status_subcommand_too() {
+        let cli = parse(&["status", "--log-format", "json"]).unwrap();
+        assert_eq!(cli.log_format, LogFormat::Json);
+        let cli = parse(&["--log-format", "json", "--fixtures", "d"]).unwrap();
+        assert_eq!(cli.log_format, LogFormat::Json);
+    }
+
+    #[test]
+    fn admin_flag_moves_or_turns_off_the_admin_routes() {
+        let admin =
+            |value: &str| parse(&["--fixtures", "d", "--admin", value]).map(|c| c.serve.admin);
+        let listener = Placement::Listener("127.0.0.1:9901".parse().unwrap());
+        assert_eq!(admin("127.0.0.1:9901").unwrap(), Some(listener));
+        assert_eq!(admin("off").unwrap(), Some(Placement::Off));
+        let error = admin("loopback").unwrap_err().to_string();
+        assert!(error.contains("expected HOST:PORT or `off`"), "{error}");
     }
 }

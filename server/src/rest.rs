@@ -130,11 +130,12 @@ impl Rest {
     }
 }
 
-/// Serves `rest` next to the `grpc` services on one router. A request no route matches gets
-/// gRPC's `UNIMPLEMENTED` when it is gRPC, and a 404 listing the REST paths otherwise (an HTTP
-/// client should not read an empty 200 with gRPC trailers).
-pub fn with_grpc(grpc: Routes, rest: Rest) -> Routes {
-    let router = grpc.into_axum_router().merge(rest.router());
+/// Serves the `http` routes ([`Rest::router`] and whatever else the xDS port answers) next to
+/// the `grpc` services on one router. A request no route matches gets gRPC's `UNIMPLEMENTED`
+/// when it is gRPC, and a 404 listing the REST paths otherwise (an HTTP client should not read
+/// an empty 200 with gRPC trailers).
+pub fn with_grpc(grpc: Routes, http: Router) -> Routes {
+    let router = grpc.into_axum_router().merge(http);
     router.fallback(unmatched).into()
 }
 

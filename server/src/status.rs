@@ -75,8 +75,55 @@ pub struct ReloadSummary {
     /// The rejected file, when the rejection is about one file.
     pub file: Option<String>,
     pub error: Option<String>,
+    /// When the latest reload finished.
     #[serde(with = "rfc3339")]
     pub at: SystemTime,
+    /// How long the latest reload took.
+    #[serde(default)]
+    pub duration_ms: u64,
+    /// Reloads finished since start-up, the first load included: it moves on every reload,
+    /// also on one that changed nothing.
+    #[serde(default)]
+    pub count: u64,
+    /// The reload running now; `null` when none is.
+    #[serde(default)]
+    pub in_progress: Option<InProgressView>,
+    /// Whether fixture changes are being followed at all.
+    #[serde(default)]
+    pub watcher: WatcherView,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InProgressView {
+    #[serde(with = "rfc3339")]
+    pub since: SystemTime,
+    /// The files being decoded (changed since the last good load); empty while the directory
+    /// is still being read.
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WatcherView {
+    /// False while the watcher is down and being restarted: edits are not picked up.
+    pub ok: bool,
+    pub error: Option<String>,
+    /// When it went down.
+    #[serde(with = "rfc3339::option")]
+    pub since: Option<SystemTime>,
+    /// How many times a failed watcher was replaced by a working one.
+    pub restarts: u64,
+}
+
+impl Default for WatcherView {
+    /// What a server that does not report its watcher means: it is fine.
+    fn default() -> Self {
+        Self {
+            ok: true,
+            error: None,
+            since: None,
+            restarts: 0,
+        }
+    }
 }
 
 /// Counts over open streams; states count (stream, type) pairs.
@@ -229,6 +276,18 @@ fn reload_summary(reload: &ReloadStatus) -> ReloadSummary {
         file: reload.file.as_ref().map(|f| f.display().to_string()),
         error: reload.error.clone(),
         at: reload.at,
+        duration_ms: u64::try_from(reload.took.as_millis()).unwrap_or(u64::MAX),
+        count: reload.count,
+        in_progress: reload.in_progress.as_ref().map(|p| InProgressView {
+            since: p.since,
+            files: p.files.iter().map(|f| f.display().to_string()).collect(),
+        }),
+        watcher: WatcherView {
+            ok: reload.watcher.ok,
+            error: reload.watcher.error.clone(),
+            since: reload.watcher.since,
+            restarts: reload.watcher.restarts,
+        },
     }
 }
 

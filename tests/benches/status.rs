@@ -52,7 +52,6 @@ async fn main() {
     );
     let mut config = Config::new(fixtures.path());
     config.listen = "127.0.0.1:0".parse().unwrap();
-    config.admin = Some("127.0.0.1:0".parse().unwrap());
     let running = app::start(config).await.unwrap_or_else(|e| panic!("{e}"));
     let admin = running.admin_addr.unwrap().to_string();
 

@@ -1,7 +1,8 @@
-//! `/status` on a real server (`app::start` on a temp fixture dir, admin on 127.0.0.1:0) with
-//! real ADS streams: what each client ACKed, NACKed and is waiting for.
+//! `/status` on a real server (`app::start` on a temp fixture dir, the admin routes on its xDS
+//! port) with real ADS streams: what each client ACKed, NACKed and is waiting for.
 
 mod admin;
+mod decode;
 mod exact;
 
 use std::{path::Path, time::Duration};
@@ -33,7 +34,6 @@ async fn serving() -> (TempDir, Running) {
     write(&dir.path().join("listeners.json"), &[listener("l", 10000)]);
     let mut config = Config::new(dir.path());
     config.listen = "127.0.0.1:0".parse().unwrap();
-    config.admin = Some("127.0.0.1:0".parse().unwrap());
     config.debounce = Duration::from_millis(20);
     let running = app::start(config).await.unwrap_or_else(|e| panic!("{e}"));
     (dir, running)
@@ -42,7 +42,7 @@ async fn serving() -> (TempDir, Running) {
 fn admin_addr(running: &Running) -> String {
     running
         .admin_addr
-        .expect("admin endpoint configured")
+        .expect("the admin routes are served")
         .to_string()
 }
 

@@ -9,6 +9,7 @@ use xdsloop_proto::type_url;
 
 use super::{DEFAULT_CONNECTIONS, Fleet, FleetConfig};
 use crate::error::ClientError;
+use crate::log_format::{self, LogFormat};
 use crate::output::Format;
 use crate::request::Mode;
 use crate::source::DEFAULT_MAX_MESSAGE_BYTES;
@@ -55,6 +56,10 @@ pub struct FleetArgs {
     /// gRPC message size limit in bytes.
     #[arg(long, default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
     pub max_message_bytes: usize,
+    /// stderr (progress lines and logs): `text`, coloured only on a terminal and never with
+    /// NO_COLOR set, or `json`, one object per line for machines.
+    #[arg(long, value_enum, default_value = "text")]
+    pub log_format: LogFormat,
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -122,7 +127,10 @@ pub async fn run(
             _ = &mut shutdown => break,
             _ = &mut deadline => break,
             _ = ticks.tick() => if period.is_some() {
-                writeln!(err, "{}", fleet.report().progress_line())?;
+                let progress = fleet.report().progress_line();
+                let now = std::time::SystemTime::now();
+                let line = log_format::line(args.log_format, now, tracing::Level::INFO, None, &progress);
+                writeln!(err, "{line}")?;
             },
         }
     }

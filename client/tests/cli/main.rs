@@ -1,10 +1,11 @@
 //! The `xdsloop-client` binary on real runs against the real server (in-process, over a temp
-//! copy of `fixtures/demo`): its text and JSON lines, `--reject`, `--dump`, and how it reports
-//! an unreachable or lost server.
+//! copy of `fixtures/demo`): its text and JSON lines, `--reject`, `--dump`, how it reports
+//! an unreachable or lost server, and its stderr in a pipe (no colour; `--log-format json`).
 //!
 //! One test binary with a module per area (every extra binary links Envoy's types again).
 
 mod connection;
 mod file_source;
+mod logs;
 mod output;
 mod support;

@@ -39,14 +39,10 @@ pub struct Served {
 }
 
 pub async fn serve_demo_on(dir: TempDir, listen: SocketAddr) -> Served {
-    let config = app::Config {
-        fixtures: dir.path().into(),
-        listen,
-        descriptor_sets: Vec::new(),
-        debounce: Duration::from_millis(50),
-        max_message_bytes: 64 << 20,
-        admin: None,
-    };
+    let mut config = app::Config::new(dir.path());
+    config.listen = listen;
+    config.debounce = Duration::from_millis(50);
+    config.max_message_bytes = 64 << 20;
     let running = app::start(config).await.unwrap();
     Served { dir, running }
 }
@@ -93,9 +89,16 @@ fn lines(pipe: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
 
 impl Cli {
     pub fn spawn(server: SocketAddr, args: &[&str]) -> Self {
+        Self::spawn_with_env(server, args, &[])
+    }
+
+    /// [`Cli::spawn`] with `envs` set and `NO_COLOR` unset.
+    pub fn spawn_with_env(server: SocketAddr, args: &[&str], envs: &[(&str, &str)]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_xdsloop-client"))
             .args(["--server", &server.to_string(), "--node-id", NODE])
             .args(args)
+            .env_remove("NO_COLOR")
+            .envs(envs.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -145,6 +148,20 @@ impl Cli {
         tokio::time::timeout(WAIT, wait)
             .await
             .unwrap_or_else(|_| panic!("stderr never said {wanted:?}"))
+    }
+
+    /// All of stderr, once the process has ended (or is ending: it closes the pipe).
+    pub async fn all_stderr(&mut self) -> Vec<String> {
+        let mut all = Vec::new();
+        let wait = async {
+            while let Some(line) = self.stderr.recv().await {
+                all.push(line);
+            }
+        };
+        tokio::time::timeout(WAIT, wait)
+            .await
+            .expect("stderr closed in time");
+        all
     }
 
     /// Stdout lines arriving until it stays quiet for `QUIET`.

@@ -1,8 +1,9 @@
-//! `xdsloop-server status`: fetch `/status` from a running server's admin port and render it.
+//! `xdsloop-server status`: fetch `/status` from a running server (its xDS port, where the admin
+//! routes are served, or its `--admin` listener) and render it.
 //!
-//! The admin surface is plain HTTP on loopback, so a minimal HTTP/1.0 GET over a TCP stream is
-//! all the client needs: HTTP/1.0 makes the server close the connection after one response
-//! and never use chunked encoding, so the body is everything after the headers.
+//! The admin routes are plain HTTP, so a minimal HTTP/1.0 GET over a TCP stream is all the
+//! client needs: HTTP/1.0 makes the server close the connection after one response and never
+//! use chunked encoding, so the body is everything after the headers.
 
 use std::time::{Duration, SystemTime};
 
@@ -14,7 +15,7 @@ use tokio::{
 use super::{StatusDocument, table};
 use crate::Error;
 
-/// How long a status request may take in total: the admin port answers from memory.
+/// How long a status request may take in total: the admin routes answer from memory.
 const TIMEOUT: Duration = Duration::from_secs(10);
 /// Responses larger than this are refused rather than buffered (a wrong port could stream
 /// anything at us). Far above the document for thousands of streams.
@@ -73,7 +74,8 @@ pub async fn get(server: &str, path: &str) -> Result<String, Error> {
         Err(_) => return Err(fail(format!("no answer within {TIMEOUT:?}"))),
         Ok(Err(e)) => {
             return Err(fail(format!(
-                "{e} (is `xdsloop-server --admin` listening there?)"
+                "{e} (is xdsloop-server listening there? Give its --listen address, or its \
+                 --admin one if it has one)"
             )));
         }
         Ok(Ok(response)) => response,

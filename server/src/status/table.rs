@@ -58,6 +58,24 @@ fn header(out: &mut String, doc: &StatusDocument) {
             let _ = writeln!(out, "          {}", one_line(error));
         }
     }
+    if let Some(running) = &reload.in_progress {
+        let since = rfc3339::format(running.since);
+        let files = match running.files.as_slice() {
+            [] => "reading the fixture directory".to_string(),
+            [one] => format!("decoding {one}"),
+            [first, rest @ ..] => format!("decoding {first} and {} more", rest.len()),
+        };
+        let _ = writeln!(out, "reload    RUNNING since {since}: {files}");
+    }
+    let watcher = &reload.watcher;
+    if !watcher.ok {
+        let since = watcher.since.map(rfc3339::format).unwrap_or_default();
+        let error = one_line(watcher.error.as_deref().unwrap_or("no reason given"));
+        let _ = writeln!(
+            out,
+            "watcher   DOWN since {since}: {error} (edits are not picked up; restarting it)"
+        );
+    }
     let t = &doc.totals;
     let _ = writeln!(
         out,

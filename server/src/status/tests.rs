@@ -16,14 +16,7 @@ use crate::{
 };
 
 fn reload_ok(snapshot: &Snapshot) -> ReloadStatus {
-    ReloadStatus {
-        generation: snapshot.generation,
-        ok: true,
-        file: None,
-        error: None,
-        at: SystemTime::now(),
-        resources: snapshot.resource_count(),
-    }
+    ReloadStatus::ok(snapshot)
 }
 
 fn document(registry: &Registry, snapshot: &Snapshot, node: Option<&str>) -> StatusDocument {
@@ -326,7 +319,21 @@ fn json_field_names_are_the_documented_ones_and_round_trip() {
     );
     assert_eq!(
         keys(&json["reload"]),
-        ["at", "error", "file", "generation", "ok"]
+        [
+            "at",
+            "count",
+            "duration_ms",
+            "error",
+            "file",
+            "generation",
+            "in_progress",
+            "ok",
+            "watcher"
+        ]
+    );
+    assert_eq!(
+        keys(&json["reload"]["watcher"]),
+        ["error", "ok", "restarts", "since"]
     );
     assert!(
         cds["last_sent"]["at"].as_str().unwrap().ends_with('Z'),
@@ -342,4 +349,59 @@ fn json_field_names_are_the_documented_ones_and_round_trip() {
     );
     assert_eq!(back.totals, doc.totals);
     assert_eq!(back.snapshot, doc.snapshot);
+}
+
+#[test]
+fn reload_in_progress_shows_in_the_summary_and_table() {
+    let v1 = snapshot(3, &[(CLUSTER, &[("a", "1")])]);
+    let mut reload = reload_ok(&v1);
+    let since = SystemTime::now();
+    reload.in_progress = Some(crate::watch::InProgress {
+        since,
+        files: vec![PathBuf::from("fx/big.yaml"), PathBuf::from("fx/b.yaml")],
+    });
+    let summary = reload_summary(&reload);
+    let running = summary.in_progress.as_ref().unwrap();
+    assert_eq!(running.files, ["fx/big.yaml", "fx/b.yaml"]);
+    assert_eq!(running.since, since);
+    assert!(summary.watcher.ok);
+    let doc = document(&Registry::new(), &v1, None);
+    let doc = StatusDocument {
+        reload: summary,
+        ..doc
+    };
+    let text = table::render(&doc, SystemTime::now());
+    let at = rfc3339::format(since);
+    assert!(
+        text.contains(&format!(
+            "reload    RUNNING since {at}: decoding fx/big.yaml and 1 more\n"
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn watcher_failure_shows_in_status_and_table() {
+    let v1 = snapshot(3, &[(CLUSTER, &[("a", "1")])]);
+    let mut reload = reload_ok(&v1);
+    let since = SystemTime::now();
+    reload.watcher = crate::watch::WatcherHealth {
+        ok: false,
+        error: Some("fx is gone, and so is the parent directory watched for its return".into()),
+        since: Some(since),
+        restarts: 2,
+    };
+    let summary = reload_summary(&reload);
+    assert!(!summary.watcher.ok);
+    assert_eq!(summary.watcher.restarts, 2);
+    let json = serde_json::to_value(&summary).unwrap();
+    assert_eq!(json["watcher"]["ok"], false);
+    assert!(json["in_progress"].is_null());
+    let doc = StatusDocument {
+        reload: summary,
+        ..document(&Registry::new(), &v1, None)
+    };
+    let text = table::render(&doc, SystemTime::now());
+    assert!(text.contains("watcher   DOWN since "), "{text}");
+    assert!(text.contains("fx is gone, and so is the parent"), "{text}");
 }

@@ -9,14 +9,13 @@ use xdsloop_tests::copy_dir;
 
 use super::*;
 
-/// The demo set, copied to a temp dir and served with the admin endpoint.
+/// The demo set, copied to a temp dir and served (admin routes on the xDS port).
 async fn serving_demo() -> (TempDir, Running) {
     let dir = tempfile::tempdir().unwrap();
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo");
     copy_dir(&demo, dir.path());
     let mut config = Config::new(dir.path());
     config.listen = "127.0.0.1:0".parse().unwrap();
-    config.admin = Some("127.0.0.1:0".parse().unwrap());
     config.debounce = Duration::from_millis(20);
     let running = app::start(config).await.unwrap_or_else(|e| panic!("{e}"));
     (dir, running)
