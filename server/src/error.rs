@@ -33,7 +33,7 @@ pub enum Error {
 
 /// Why a fixture directory was rejected. `message` locates the problem inside `file`: a line and
 /// column (`line 7, column 3: ...`, for anything the decoder refuses, with the resource and
-/// field path for content), or the other file involved (duplicates, conflicting versions).
+/// field path for content), or the other file involved (duplicates).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FixtureError {
     pub file: Option<PathBuf>,

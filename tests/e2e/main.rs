@@ -20,3 +20,4 @@ mod rest;
 mod sotw;
 mod status;
 mod streams;
+mod versions;

@@ -3,6 +3,7 @@
 
 mod admin;
 mod decode;
+mod exact;
 
 use std::{path::Path, time::Duration};
 

@@ -25,7 +25,7 @@ use crate::core::store::Store;
 use crate::core::watch_map::Interest;
 use crate::error::ClientError;
 use crate::transport::Transport;
-use crate::transport::hub::{Command, Hub};
+use crate::transport::hub::{Command, Hub, NewWatch};
 
 /// Handles issue few commands; a small queue back-pressures them while the session is busy.
 const COMMAND_QUEUE: usize = 64;
@@ -97,24 +97,41 @@ impl Client {
         type_url: &str,
         interest: Interest,
     ) -> Result<Subscription, ClientError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (events_tx, events) = mpsc::channel(EVENT_QUEUE);
-        let command = Command::Watch {
-            id,
-            type_url: type_url.to_string(),
-            interest,
-            events: events_tx,
-        };
-        self.commands
-            .send(command)
-            .await
-            .map_err(|_| ClientError::Stopped)?;
-        Ok(Subscription::new(
-            id,
-            type_url.to_string(),
-            self.commands.clone(),
-            events,
-        ))
+        let mut one = self
+            .subscribe_all([(type_url.to_string(), interest)])
+            .await?;
+        Ok(one.remove(0))
+    }
+
+    /// Watches several types at once, e.g. a whole start-up plan like Envoy's bootstrap. The
+    /// session registers them in one step, before it handles another response, so the first
+    /// [`Report::Synced`] covers every one of them. (Watches subscribed one by one can see a
+    /// "synced" for the first ones before the later ones are registered.)
+    pub async fn subscribe_all(
+        &self,
+        watches: impl IntoIterator<Item = (String, Interest)>,
+    ) -> Result<Vec<Subscription>, ClientError> {
+        let mut new = Vec::new();
+        let mut subscriptions = Vec::new();
+        for (type_url, interest) in watches {
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+            let (events_tx, events) = mpsc::channel(EVENT_QUEUE);
+            let commands = self.commands.clone();
+            subscriptions.push(Subscription::new(id, type_url.clone(), commands, events));
+            new.push(NewWatch {
+                id,
+                type_url,
+                interest,
+                events: events_tx,
+            });
+        }
+        if !new.is_empty() {
+            self.commands
+                .send(Command::Watch(new))
+                .await
+                .map_err(|_| ClientError::Stopped)?;
+        }
+        Ok(subscriptions)
     }
 
     /// Watches resources of type `T`, decoded.
@@ -155,3 +172,6 @@ impl Drop for Client {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -17,12 +17,12 @@ use xdsloop_proto::type_url;
 
 use crate::{
     Snapshot, TypeResources,
-    admin::registry::{ClosedStream, StreamStatus},
+    admin::registry::{ClosedStream, StreamStatus, Variant},
     config::watch::ReloadStatus,
     protocol::subscription::TypeStatus,
 };
 
-pub use self::state::{SyncState, sync_state, view_hash};
+pub use self::state::{SyncState, served_version, sync_state, view_hash};
 
 /// The document's schema name; see `docs/status.md`.
 pub const SCHEMA: &str = "xdsloop.status.v1";
@@ -167,7 +167,8 @@ pub struct TypeView {
     pub wildcard: bool,
     /// Explicitly subscribed names (without `*`), sorted.
     pub names: Vec<String>,
-    /// The version the current snapshot serves this node for this type.
+    /// The version the current snapshot serves this node for this type (SotW: the
+    /// `version_info` this stream would be sent now).
     pub snapshot_version: String,
     pub last_sent: Option<SentView>,
     pub last_acked: Option<AckedView>,
@@ -317,7 +318,10 @@ fn stream_view(
     let mut types: Vec<TypeView> = stream
         .types
         .values()
-        .map(|t| type_view(t, snapshot.get(node, &t.type_url).map(AsRef::as_ref)))
+        .map(|t| {
+            let current = snapshot.get(node, &t.type_url).map(AsRef::as_ref);
+            type_view(t, current, stream.kind.variant)
+        })
         .collect();
     types.sort_by_key(|t| (type_url::order(&t.type_url), t.type_url.clone()));
     StreamView {
@@ -331,20 +335,16 @@ fn stream_view(
     }
 }
 
-fn type_view(status: &TypeStatus, current: Option<&TypeResources>) -> TypeView {
+fn type_view(status: &TypeStatus, current: Option<&TypeResources>, variant: Variant) -> TypeView {
     let mut names = status.names.to_vec();
     names.sort();
     TypeView {
         type_url: status.type_url.clone(),
         alias: type_url::short_name(&status.type_url).to_string(),
-        state: sync_state(status, current),
+        state: sync_state(status, current, variant),
         wildcard: status.wildcard,
         names,
-        snapshot_version: match current {
-            Some(t) => t.version.clone(),
-            // A type without fixtures is served empty, versioned like any empty set.
-            None => xdsloop_proto::version::short(view_hash(status, None)),
-        },
+        snapshot_version: served_version(current),
         last_sent: status.last_sent.as_ref().map(|s| SentView {
             version: s.version.clone(),
             nonce: s.nonce.clone(),

@@ -7,9 +7,10 @@
 //! - `nodes/<node-id>/...` holds an overlay served only to that node id;
 //! - a resource's name is the one Envoy uses for its type; a name may appear once per type in the
 //!   base set and once per type in each overlay;
-//! - a type's version is the explicit `version_info` of the documents holding it (they must
-//!   agree), else a content hash ([`TypeResources::new`]). An overlay's own `version_info` wins
-//!   over the base one for the types it touches.
+//! - a type's version, per node, comes from the `version_info` of the documents its served
+//!   resources came from: the one they set, a combination if they set several, else a content
+//!   hash ([`TypeResources::from_documents`]). One file per resource, each with its own
+//!   `version_info`, is Envoy's file-xDS layout, so different versions are no error.
 
 mod files;
 mod read;
@@ -17,7 +18,7 @@ mod read;
 mod tests;
 
 use std::{
-    collections::{BTreeMap, BTreeSet, HashMap},
+    collections::{BTreeMap, HashMap},
     path::{Path, PathBuf},
     sync::Arc,
 };
@@ -36,8 +37,8 @@ pub fn load(dir: &Path, codec: &Codec, generation: u64) -> Result<Snapshot, Fixt
 
 /// Loads fixture directories again and again, decoding only the files whose bytes changed
 /// since its last load: a reload after editing one file of a large directory decodes that
-/// file, not the directory. Everything across files (duplicates, versions, overlays) is checked
-/// on every load, as [`load`] does.
+/// file, not the directory. Everything across files (duplicates, versions, overlays) is worked
+/// out on every load, as [`load`] does.
 ///
 /// A load has two steps, so that a caller can tell what a slow one is doing: [`Loader::read`]
 /// (list and read the files: cheap, bounded by the per-file size limit) and [`Loader::decode`].
@@ -191,7 +192,7 @@ fn decode_file(path: &Path, bytes: &[u8], codec: &Codec) -> Result<Vec<FixtureDo
         .map_err(|e| FixtureError::new(path, e.to_string()))
 }
 
-/// Where a resource or a `version_info` came from, for error messages.
+/// Where a resource came from, for error messages.
 #[derive(Debug, Clone)]
 struct Origin {
     file: PathBuf,
@@ -214,22 +215,25 @@ impl Origin {
     }
 }
 
+/// One resource as read: where from, and its document's `version_info`.
+struct Placed {
+    resource: Arc<Resource>,
+    origin: Origin,
+    document_version: Option<Arc<str>>,
+}
+
 /// One type's resources within one scope (the base set or one node's overlay).
 #[derive(Default)]
 struct TypeBuild {
-    resources: BTreeMap<String, (Arc<Resource>, Origin)>,
-    version: Option<(String, Origin)>,
+    resources: BTreeMap<String, Placed>,
 }
 
 impl TypeBuild {
-    fn resources(&self) -> impl Iterator<Item = (String, Arc<Resource>)> + '_ {
-        self.resources
-            .iter()
-            .map(|(name, (resource, _))| (name.clone(), resource.clone()))
-    }
-
-    fn version(&self) -> Option<String> {
-        self.version.as_ref().map(|(version, _)| version.clone())
+    /// Each resource with its document's `version_info`, as [`TypeResources::from_documents`]
+    /// takes them.
+    fn entries(&self) -> impl Iterator<Item = (Arc<Resource>, Option<&str>)> + '_ {
+        let entries = self.resources.values();
+        entries.map(|p| (p.resource.clone(), p.document_version.as_deref()))
     }
 }
 
@@ -241,47 +245,22 @@ struct Scope {
 
 impl Scope {
     fn add(&mut self, origin: &Origin, doc: FixtureDoc) -> Result<(), FixtureError> {
-        if let Some(version) = &doc.version_info {
-            // A DiscoveryResponse-shaped document's version applies to every type it holds.
-            let types: BTreeSet<&str> = doc.resources.iter().map(|r| r.type_url.as_str()).collect();
-            for type_url in types {
-                self.set_version(type_url, version, origin)?;
-            }
-        }
+        // A DiscoveryResponse-shaped document's version applies to every resource it holds.
+        let version: Option<Arc<str>> = doc.version_info.map(Into::into);
         for resource in doc.resources {
-            self.insert(resource, origin)?;
+            self.insert(resource, origin, version.clone())?;
         }
         Ok(())
     }
 
-    fn set_version(
+    fn insert(
         &mut self,
-        type_url: &str,
-        version: &str,
+        resource: Resource,
         origin: &Origin,
+        document_version: Option<Arc<str>>,
     ) -> Result<(), FixtureError> {
-        let entry = self.types.entry(type_url.to_string()).or_default();
-        match &entry.version {
-            None => entry.version = Some((version.to_string(), origin.clone())),
-            Some((existing, _)) if existing == version => {}
-            Some((existing, first)) => {
-                return Err(FixtureError::new(
-                    &origin.file,
-                    format!(
-                        "conflicting version_info for {}: \"{version}\" here{} but \"{existing}\" {}",
-                        type_url::message_name(type_url),
-                        document_suffix(origin),
-                        first.describe_from(origin),
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    fn insert(&mut self, resource: Resource, origin: &Origin) -> Result<(), FixtureError> {
         let entry = self.types.entry(resource.type_url.clone()).or_default();
-        if let Some((_, first)) = entry.resources.get(&resource.name) {
+        if let Some(Placed { origin: first, .. }) = entry.resources.get(&resource.name) {
             return Err(FixtureError::new(
                 &origin.file,
                 format!(
@@ -293,9 +272,12 @@ impl Scope {
                 ),
             ));
         }
-        entry
-            .resources
-            .insert(resource.name.clone(), (Arc::new(resource), origin.clone()));
+        let placed = Placed {
+            resource: Arc::new(resource),
+            origin: origin.clone(),
+            document_version,
+        };
+        entry.resources.insert(placed.resource.name.clone(), placed);
         Ok(())
     }
 }
@@ -320,11 +302,8 @@ impl Build {
             .types
             .iter()
             .map(|(url, build)| {
-                let resources = build.resources().collect();
-                (
-                    url.clone(),
-                    Arc::new(TypeResources::new(resources, build.version())),
-                )
+                let resources = TypeResources::from_documents(build.entries());
+                (url.clone(), Arc::new(resources))
             })
             .collect();
         let overlays = self
@@ -342,21 +321,21 @@ impl Build {
 
 /// A node's view of the types its overlay touches: the base resources with the overlay's
 /// same-named ones replaced. The `Arc`s are shared with the base set, so an overlay costs one
-/// map per type, not a copy of the resources.
+/// map per type, not a copy of the resources. Each resource keeps its own document's
+/// `version_info`, so the node's version follows every file it is served from: a bump of a base
+/// file reaches overlay nodes too.
 fn merge_overlay(base: &Scope, overlay: Scope) -> BTreeMap<String, Arc<TypeResources>> {
     overlay
         .types
         .into_iter()
         .map(|(url, build)| {
-            let base_type = base.types.get(&url);
-            let mut resources: BTreeMap<_, _> = base_type
-                .map(|b| b.resources().collect())
-                .unwrap_or_default();
-            resources.extend(build.resources());
-            let version = build
-                .version()
-                .or_else(|| base_type.and_then(TypeBuild::version));
-            (url, Arc::new(TypeResources::new(resources, version)))
+            let base_entries = base
+                .types
+                .get(&url)
+                .into_iter()
+                .flat_map(TypeBuild::entries);
+            let entries = base_entries.chain(build.entries());
+            (url, Arc::new(TypeResources::from_documents(entries)))
         })
         .collect()
 }

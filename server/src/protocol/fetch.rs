@@ -10,7 +10,7 @@
 //!   resources changed, and Envoy's REST fetcher treats HTTP 304 Not Modified as "nothing new"
 //!   (`RestApiFetcher::onSuccess`). So a request whose `version_info` equals the type's current
 //!   version is answered [`Fetched::NotModified`].
-//! - Only when that version is the content hash the server computed itself: a fixture's
+//! - Only when that version is a hash the server computed over the content: a fixture's
 //!   explicit `version_info` can stay the same while the content changes, and a content change
 //!   must never be silently dropped, so under an explicit version every fetch is answered in
 //!   full (clients re-apply identical config, which Envoy does cheaply).
@@ -19,12 +19,9 @@
 
 use std::{collections::BTreeMap, sync::Arc};
 
-use xdsloop_proto::{
-    discovery::{DiscoveryRequest, DiscoveryResponse},
-    version,
-};
+use xdsloop_proto::discovery::{DiscoveryRequest, DiscoveryResponse};
 
-use crate::{Snapshot, TypeResources, protocol::sotw::SotwStream};
+use crate::{Snapshot, TypeResources, protocol::sotw::SotwStream, snapshot::VersionKind};
 
 /// Nonces of fetch responses are `0-1`: stream ids start at 1, so they never match a stream's.
 /// REST-JSON makes the nonce optional (there is one request in flight at a time).
@@ -60,10 +57,11 @@ pub fn fetch(snapshot: Arc<Snapshot>, type_url: &str, mut request: DiscoveryRequ
     )
 }
 
-/// Whether the type's version is the server's content hash (not a fixture's explicit
-/// `version_info`), so an equal version proves equal content.
+/// Whether the type's version is a hash the server computed over the content (alone, or
+/// combined with several files' `version_info`s), so an equal version proves equal content; a
+/// single explicit `version_info` proves nothing.
 fn is_content_version(resources: &TypeResources) -> bool {
-    resources.version == version::short(resources.content_hash)
+    resources.version_kind != VersionKind::Explicit
 }
 
 #[cfg(test)]

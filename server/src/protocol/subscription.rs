@@ -253,8 +253,8 @@ pub struct TypeStatus {
     pub last_nack: Option<Nacked>,
     /// Content hash of what the latest response left the client with (or offered it, if that
     /// was NACKed), restricted to the current subscription and computed like
-    /// `TypeResources::content_hash`. `/status` compares it with what the current snapshot
-    /// serves this node, by content rather than by version string: an explicit `version_info`
+    /// `TypeResources::content_hash`. `/status` compares it, and for SotW `last_sent.version`
+    /// too, with what the current snapshot would serve this stream: an explicit `version_info`
     /// can stay the same while the content changes. `None` before the first response.
     pub held_hash: Option<u64>,
 }
@@ -264,25 +264,9 @@ pub struct TypeStatus {
 pub struct Subscription {
     pub interest: Interest,
     pub ledger: Ledger,
-    /// SotW: hash of the content a client NACKed. That content is not pushed again; the next
-    /// different content is (S3).
-    parked: Option<u64>,
 }
 
 impl Subscription {
-    pub fn park(&mut self, content_hash: u64) {
-        self.parked = Some(content_hash);
-    }
-
-    pub fn is_parked(&self, content_hash: u64) -> bool {
-        self.parked == Some(content_hash)
-    }
-
-    /// Something else was sent, so the parked content may be sent again if it comes back.
-    pub fn unpark(&mut self) {
-        self.parked = None;
-    }
-
     /// The `/status` view of this subscription; `held_hash` is what the client holds (see
     /// [`TypeStatus::held_hash`]).
     pub fn status(&self, type_url: &str, held_hash: Option<u64>) -> TypeStatus {
@@ -392,14 +376,5 @@ mod tests {
         let mut ledger = Ledger::default();
         let long = "é".repeat(MAX_NACK_MESSAGE_BYTES);
         assert!(ledger.record_nack(&long).message.len() <= MAX_NACK_MESSAGE_BYTES + 4);
-    }
-
-    #[test]
-    fn parking_is_by_content_hash() {
-        let mut sub = Subscription::default();
-        sub.park(42);
-        assert!(sub.is_parked(42) && !sub.is_parked(43));
-        sub.unpark();
-        assert!(!sub.is_parked(42));
     }
 }

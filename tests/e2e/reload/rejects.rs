@@ -72,11 +72,6 @@ const INVALID: &[(&str, &str, &[&str])] = &[
         "missing-name.yaml",
         &["line 2", "cluster_name"],
     ),
-    (
-        "conflicting-version",
-        "conflicting-version/b.yaml",
-        &["conflicting version_info", "conflicting-version/a.yaml"],
-    ),
 ];
 
 /// Text of the fake private key in `secret-not-a-map.yaml`: no rejection may quote it.
@@ -102,11 +97,7 @@ async fn each_invalid_kind_is_rejected_and_fixing_it_recovers() {
     for (source, reported, fragments) in INVALID {
         let from = fixture_set("invalid").join(source);
         let to = dir.path().join(source);
-        if from.is_dir() {
-            copy_dir(&from, &to);
-        } else {
-            std::fs::copy(&from, &to).unwrap();
-        }
+        std::fs::copy(&from, &to).unwrap();
         let status = wait_reload(&mut watcher.reloads, source, |r| !r.ok).await;
         let error = status.error.clone().unwrap();
         assert_eq!(status.file, Some(dir.path().join(reported)), "{error}");
@@ -129,11 +120,7 @@ async fn each_invalid_kind_is_rejected_and_fixing_it_recovers() {
             "{source}: kept"
         );
 
-        if from.is_dir() {
-            std::fs::remove_dir_all(&to).unwrap();
-        } else {
-            std::fs::remove_file(&to).unwrap();
-        }
+        std::fs::remove_file(&to).unwrap();
         let status = wait_reload(&mut watcher.reloads, "recovered", |r| r.ok).await;
         // Back to the same content: nothing new to publish.
         assert_eq!(status.generation, good.generation, "{source}");
@@ -208,6 +195,7 @@ async fn shipped_fixture_sets_load_and_their_references_resolve() {
             "greeter-route",
             &["greeter-a", "greeter-b"],
         ),
+        ("per-file", "ingress", "local_route", &["api", "web"]),
     ] {
         let watcher = Watcher::start(fixture_set(set), Codec::envoy(), DEBOUNCE)
             .unwrap_or_else(|e| panic!("{set}: {e}"));

@@ -123,21 +123,37 @@ fn sotw_pending_synced_stale_nacked_follow_the_wire_and_the_snapshot() {
 }
 
 #[test]
-fn sotw_named_subscription_stays_synced_when_other_resources_change() {
+fn status_synced_only_when_current_version_acked() {
     let registry = Registry::new();
     let v1 = snapshot(1, &[(ENDPOINT, &[("a", "1"), ("b", "1")])]);
     let mut stream = Sotw::open(&registry, v1.clone());
     let first = stream.request(sotw(ENDPOINT, &["a"], "", "")).remove(0);
     stream.request(sotw(ENDPOINT, &["a"], &first.version_info, &first.nonce));
+    assert_eq!(
+        state_of(&document(&registry, &v1, None), ENDPOINT),
+        SyncState::Synced
+    );
+    // Another resource changed: the type's (content-hash) version moved, so the client is not
+    // on the version it would be served now until that is pushed and ACKed.
     let v2 = snapshot(2, &[(ENDPOINT, &[("a", "1"), ("b", "2")])]);
-    assert!(stream.push(v2.clone()).is_empty());
+    assert_eq!(
+        state_of(&document(&registry, &v2, None), ENDPOINT),
+        SyncState::Stale
+    );
+    let pushed = stream.push(v2.clone()).remove(0);
+    assert_eq!(pushed.version_info, v2.base[ENDPOINT].version);
+    assert_eq!(
+        state_of(&document(&registry, &v2, None), ENDPOINT),
+        SyncState::Pending
+    );
+    stream.request(sotw(ENDPOINT, &["a"], &pushed.version_info, &pushed.nonce));
     let doc = document(&registry, &v2, None);
     let eds = &doc.streams[0].types[0];
     assert_eq!(eds.state, SyncState::Synced);
     assert_eq!(eds.names.to_vec(), names(&["a"]));
-    assert_ne!(
-        eds.snapshot_version, first.version_info,
-        "type version moved"
+    assert_eq!(
+        eds.snapshot_version,
+        eds.last_acked.as_ref().unwrap().version
     );
 }
 
