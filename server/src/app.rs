@@ -208,6 +208,9 @@ pub fn codec(descriptor_sets: &[PathBuf]) -> Result<Codec, Error> {
     Ok(codec)
 }
 
+/// How long a shutdown waits for connections to take their last responses before closing them.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
 /// A running gRPC server. Dropping it stops the server without waiting; [`shutdown`] waits.
 ///
 /// [`shutdown`]: GrpcServer::shutdown
@@ -236,13 +239,23 @@ impl GrpcServer {
         // Health watchers (load balancers, grpc_health_probe) hear it before streams end.
         self.health.not_serving().await;
         let _ = self.stop.send(true);
-        let Some(task) = self.task.take() else {
+        let Some(mut task) = self.task.take() else {
             return Ok(());
         };
-        match task.await {
-            Ok(Ok(())) => Ok(()),
+        // A graceful shutdown waits until every response handed to HTTP/2 is delivered; a
+        // client that stopped reading would hold the server up forever.
+        match tokio::time::timeout(SHUTDOWN_GRACE, &mut task).await {
+            Ok(Ok(Ok(()))) => Ok(()),
+            Ok(Ok(Err(e))) => Err(Error::Transport(e.to_string())),
             Ok(Err(e)) => Err(Error::Transport(e.to_string())),
-            Err(e) => Err(Error::Transport(e.to_string())),
+            Err(_) => {
+                task.abort();
+                warn!(
+                    grace = ?SHUTDOWN_GRACE,
+                    "connections still had undelivered responses at shutdown (a client that stopped reading); closed them"
+                );
+                Ok(())
+            }
         }
     }
 }

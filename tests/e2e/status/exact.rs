@@ -102,19 +102,25 @@ async fn small_window_client(running: &Running, node: &str) -> SotwClient {
     SotwClient::from_parts(node, requests, responses)
 }
 
-#[tokio::test]
-async fn status_stale_when_client_stops_reading() {
+/// A served directory and a client that ACKed the first CDS response and then stopped
+/// reading while twelve edits made 1 MiB responses: the window, the server's send buffer and
+/// its bounded queue fill after a few.
+async fn stuck_stream() -> (TempDir, Running, SotwClient) {
     let (dir, running) = serving().await;
     let mut client = small_window_client(&running, "stuck").await;
     let first = client.subscribe(CLUSTER, &[]).await;
     client.ack(&first, &[]).await;
-    // From here on the client reads nothing. Each edit makes a 1 MiB response: the window,
-    // the server's send buffer and its bounded queue fill after a few.
     let file = dir.path().join("clusters.json");
     for fill in ('a'..='z').take(12) {
         let text = serde_json::to_string(&[big_cluster(fill, 1 << 20)]).unwrap();
         edit(&running, &file, &text).await;
     }
+    (dir, running, client)
+}
+
+#[tokio::test]
+async fn status_stale_when_client_stops_reading() {
+    let (_dir, running, client) = stuck_stream().await;
     let doc = status_until(&running, "the stuck stream to show STALE", |d| {
         state(d, "stuck", CLUSTER) == Some(SyncState::Stale)
     })
@@ -129,8 +135,21 @@ async fn status_stale_when_client_stops_reading() {
     );
     assert_eq!(doc.totals.stale, 1);
     assert_eq!(doc.totals.pending, 0);
-    // A graceful shutdown waits for the responses already handed to HTTP/2, which this client
-    // would never read: close its connection first.
     drop(client);
     running.shutdown().await.unwrap();
+}
+
+/// A graceful shutdown waits for responses already handed to HTTP/2, which a client that
+/// stopped reading never takes: the server must stop anyway, after its grace period.
+#[tokio::test]
+async fn shutdown_does_not_wait_for_a_client_that_stopped_reading() {
+    let (_dir, running, client) = stuck_stream().await;
+    status_until(&running, "the stuck stream to show STALE", |d| {
+        state(d, "stuck", CLUSTER) == Some(SyncState::Stale)
+    })
+    .await;
+    within("the server to shut down", running.shutdown())
+        .await
+        .expect("shutdown succeeds");
+    drop(client);
 }
