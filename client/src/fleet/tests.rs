@@ -44,7 +44,6 @@ struct Answer {
 
 /// A library mux and a fleet node, subscribed alike.
 struct Both {
-    mode: Mode,
     mux: Mux,
     node: Node,
 }
@@ -52,11 +51,7 @@ struct Both {
 impl Both {
     /// Subscribed to `parent` by wildcard, following its dependents (`child`).
     fn new(mode: Mode, parent: &str, child: &str) -> Self {
-        let wire_node = WireNode {
-            id: "n1".into(),
-            ..Default::default()
-        };
-        let mut config = MuxConfig::new(mode, wire_node);
+        let mut config = MuxConfig::new(mode, WireNode::default());
         config.follow_deps = true;
         let mut mux = Mux::new(config);
         mux.add_watch(1, parent, Interest::Wildcard, Instant::now());
@@ -70,10 +65,10 @@ impl Both {
         };
         let mut node = Node::new("n1".into(), Arc::new(rules));
         node.on_stream_start();
-        Self { mode, mux, node }
+        Self { mux, node }
     }
 
-    /// Both answers to a SotW response of `type_url` holding `resources`.
+    /// Both answers (library, fleet) to a SotW response of `type_url` holding `resources`.
     fn sotw(&mut self, type_url: &str, resources: Vec<Any>) -> (Answer, Answer) {
         let response = DiscoveryResponse {
             version_info: "v1".into(),
@@ -116,7 +111,7 @@ impl Both {
         let child = requests.iter().find(|r| r.type_url() != type_url);
         Answer {
             ack: reply.expect("one ACK or NACK").error().is_none(),
-            dependents: child.map(|r| names(self.mode, r)),
+            dependents: child.map(names),
         }
     }
 
@@ -126,18 +121,18 @@ impl Both {
         let child = handled.requests.get(1).map(|r| r.to_outgoing());
         Answer {
             ack: outcome.verdict.is_ok(),
-            dependents: child.map(|r| names(self.mode, &r)),
+            dependents: child.as_ref().map(names),
         }
     }
 }
 
 /// The names a request asks for: SotW's full list, Delta's first subscription.
-fn names(mode: Mode, request: &Outgoing) -> BTreeSet<String> {
-    match (mode, request) {
-        (Mode::Sotw, Outgoing::Sotw(r)) => r.resource_names.iter().cloned().collect(),
-        (Mode::Delta, Outgoing::Delta(r)) => r.resource_names_subscribe.iter().cloned().collect(),
-        other => panic!("a request of the other mode: {other:?}"),
-    }
+fn names(request: &Outgoing) -> BTreeSet<String> {
+    let names = match request {
+        Outgoing::Sotw(r) => &r.resource_names,
+        Outgoing::Delta(r) => &r.resource_names_subscribe,
+    };
+    names.iter().cloned().collect()
 }
 
 fn any(type_url: &str, value: Vec<u8>) -> Any {

@@ -116,23 +116,8 @@ impl Inbound for DeltaDiscoveryRequest {
 
 #[cfg(test)]
 mod tests {
-    use xdsloop_proto::discovery::Node;
-
     use super::*;
-
-    fn full() -> DiscoveryRequest {
-        DiscoveryRequest {
-            version_info: "v1".into(),
-            node: Some(Node {
-                id: "n".into(),
-                ..Default::default()
-            }),
-            resource_names: vec!["b".into(), "a".into(), "é".repeat(100)],
-            type_url: "t".into(),
-            response_nonce: "1-1".into(),
-            ..Default::default()
-        }
-    }
+    use crate::test_support::full_request as full;
 
     #[test]
     fn decodes_what_prost_decodes_with_the_names_in_place() {

@@ -86,24 +86,11 @@ impl<Req: Inbound> Stream for Requests<Req> {
 #[cfg(test)]
 mod tests {
     use prost::Message;
-    use xdsloop_proto::discovery::{DiscoveryRequest, Node};
+    use xdsloop_proto::discovery::DiscoveryRequest;
 
     use super::*;
     use crate::protocol::request::SotwRequest;
-
-    fn full() -> DiscoveryRequest {
-        DiscoveryRequest {
-            version_info: "v1".into(),
-            node: Some(Node {
-                id: "n".into(),
-                ..Default::default()
-            }),
-            resource_names: vec!["b".into(), "a".into(), "é".repeat(100)],
-            type_url: "t".into(),
-            response_nonce: "1-1".into(),
-            ..Default::default()
-        }
-    }
+    use crate::test_support::full_request as full;
 
     #[tokio::test]
     async fn requests_are_read_across_data_chunks_until_the_body_ends() {
