@@ -7,7 +7,8 @@
 //! - [`subscription`]: per stream and type, what the client wants and what happened on the
 //!   wire (sent, ACKed, NACKed), and the status each stream reports.
 //! - [`nonce`], [`ordering`]: response nonces (S1) and make-before-break order (S11).
-//! - [`request`]: requests as they come off the wire, SotW names read in place.
+//! - [`request`]: requests as they come off the wire, SotW names read in place;
+//!   [`response`]: responses as the machines return them, resource entries shared.
 //! - [`fetch`]: stateless fetches (gRPC `Fetch*`, REST) answered by the SotW machine.
 
 pub mod delta;

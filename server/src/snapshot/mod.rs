@@ -2,7 +2,10 @@
 //! version per resource, plus per-node overlays (`nodes/<node-id>/` in the fixture directory).
 //!
 //! A snapshot is built once per successful reload and shared as `Arc<Snapshot>` through a
-//! `tokio::sync::watch`; streams never see files and the watcher never sees streams.
+//! `tokio::sync::watch`; streams never see files and the watcher never sees streams. Beside
+//! each type's resources lives what is derived from them once per generation and shared by
+//! every stream: the encoded response entries ([`entries`]) and the SotW views ([`views`]),
+//! keyed by interned name lists ([`names`]). Pure: no I/O, no runtime.
 
 pub mod entries;
 pub mod names;
