@@ -101,7 +101,10 @@ mod tests {
         assert_eq!(json, "\"type.googleapis.com/acme.v1.Widget\"");
         assert_eq!(serde_json::from_str::<TypeUrl>(&json).unwrap(), own);
         let error = serde_json::from_str::<TypeUrl>("\"cdz\"").unwrap_err();
-        assert!(error.to_string().contains("unknown type \"cdz\""), "{error}");
+        assert!(
+            error.to_string().contains("unknown type \"cdz\""),
+            "{error}"
+        );
     }
 
     #[test]

@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 pub use crate::fields::TypeUrl;
 use crate::fields::rfc3339;
 use crate::step::{Change, Step, Verdict};
-pub use body::{RequestBody, ResponseBody};
 use body::{RawRequest, RawResponse};
+pub use body::{RequestBody, ResponseBody};
 
 /// The schema this build writes and reads.
 pub const SCHEMA: &str = "xdsloop.transcript.v1";

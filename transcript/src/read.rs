@@ -60,7 +60,9 @@ pub fn read(file: &str, mut input: impl BufRead) -> Result<Transcript, Error> {
         }
     };
     if next(&mut text)?.is_none() {
-        let message = format!("empty file: a transcript starts with a header line naming its schema ({SCHEMA})");
+        let message = format!(
+            "empty file: a transcript starts with a header line naming its schema ({SCHEMA})"
+        );
         return Err(at(file, 1, None, message));
     }
     let header = header(file, text.trim_end())?;
@@ -97,7 +99,8 @@ fn header(file: &str, json: &str) -> Result<Header, Error> {
     })?;
     match probe.schema {
         None => {
-            let message = format!("not a transcript: the first line has no \"schema\" (expected {SCHEMA:?})");
+            let message =
+                format!("not a transcript: the first line has no \"schema\" (expected {SCHEMA:?})");
             return Err(at(file, 1, None, message));
         }
         Some(serde_json::Value::String(s)) if s == SCHEMA => {}
@@ -107,7 +110,12 @@ fn header(file: &str, json: &str) -> Result<Header, Error> {
         }
     }
     serde_json::from_str(json).map_err(|e| {
-        at(file, 1, Some(e.column()), format!("header: {}", json_message(&e)))
+        at(
+            file,
+            1,
+            Some(e.column()),
+            format!("header: {}", json_message(&e)),
+        )
     })
 }
 

@@ -198,8 +198,14 @@ mod tests {
             Step::of_request(Nack, false, true, Some(Change::Widened)),
             Step::Nack
         );
-        assert_eq!(Step::of_request(Initial, true, false, None), Step::Subscribe);
-        assert_eq!(Step::of_request(Initial, true, true, None), Step::Resubscribe);
+        assert_eq!(
+            Step::of_request(Initial, true, false, None),
+            Step::Subscribe
+        );
+        assert_eq!(
+            Step::of_request(Initial, true, true, None),
+            Step::Resubscribe
+        );
         assert_eq!(
             Step::of_request(Initial, false, true, Some(Change::Narrowed)),
             Step::Update

@@ -133,7 +133,11 @@ mod tests {
     #[test]
     fn header_is_on_disk_before_any_event() {
         let writer = LineWriter::new(Vec::new(), &sample::header(Side::Client)).unwrap();
-        assert!(text(&writer).starts_with(r#"{"schema":"xdsloop.transcript.v1","kind":"header","side":"client","#));
+        assert!(
+            text(&writer).starts_with(
+                r#"{"schema":"xdsloop.transcript.v1","kind":"header","side":"client","#
+            )
+        );
         assert_eq!((writer.lines(), writer.next_flush()), (0, None));
     }
 
@@ -142,11 +146,23 @@ mod tests {
         let mut writer = LineWriter::new(Vec::new(), &sample::header(Side::Server)).unwrap();
         let start = Instant::now();
         let header_len = text(&writer).len();
-        writer.write(&sample::open(1, 1, "ads-sotw"), start).unwrap();
+        writer
+            .write(&sample::open(1, 1, "ads-sotw"), start)
+            .unwrap();
         let later = start + Duration::from_millis(60);
-        writer.write(&sample::sotw_request(1, 2, "cds", "", "", &[]), later).unwrap();
-        assert_eq!(writer.next_flush(), Some(start + FLUSH_INTERVAL), "the oldest line counts");
-        assert!(!writer.flush_if_due(start + Duration::from_millis(99)).unwrap());
+        writer
+            .write(&sample::sotw_request(1, 2, "cds", "", "", &[]), later)
+            .unwrap();
+        assert_eq!(
+            writer.next_flush(),
+            Some(start + FLUSH_INTERVAL),
+            "the oldest line counts"
+        );
+        assert!(
+            !writer
+                .flush_if_due(start + Duration::from_millis(99))
+                .unwrap()
+        );
         assert_eq!(text(&writer).len(), header_len, "still buffered");
         assert!(writer.flush_if_due(start + FLUSH_INTERVAL).unwrap());
         let written: Vec<&str> = text(&writer).lines().collect();
@@ -168,7 +184,10 @@ mod tests {
             written += 1;
         }
         assert!(written > 1, "several lines fit in the buffer");
-        assert!(text(&writer).ends_with('\n'), "only whole lines reach the output");
+        assert!(
+            text(&writer).ends_with('\n'),
+            "only whole lines reach the output"
+        );
         let out = writer.finish().unwrap();
         let lines = std::str::from_utf8(&out).unwrap().lines().count();
         assert_eq!(lines, written + 1, "finish writes the rest");
@@ -180,7 +199,10 @@ mod tests {
         writer.gap(sample::at(5), 120, Instant::now()).unwrap();
         let out = String::from_utf8(writer.finish().unwrap()).unwrap();
         let last = out.lines().last().unwrap();
-        assert_eq!(last, r#"{"t":"2025-01-02T12:00:05.000000Z","kind":"gap","lost":120}"#);
+        assert_eq!(
+            last,
+            r#"{"t":"2025-01-02T12:00:05.000000Z","kind":"gap","lost":120}"#
+        );
     }
 
     #[test]
@@ -188,10 +210,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("missing/dir/t.jsonl");
         let header = sample::header(Side::Server);
-        let error = LineWriter::create(&path, &header).err().unwrap().to_string();
+        let error = LineWriter::create(&path, &header)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(error.starts_with(&path.display().to_string()), "{error}");
         let path = dir.path().join("t.jsonl");
-        LineWriter::create(&path, &header).unwrap().finish().unwrap();
+        LineWriter::create(&path, &header)
+            .unwrap()
+            .finish()
+            .unwrap();
         assert_eq!(crate::read_file(&path).unwrap().header, header);
     }
 }

@@ -141,9 +141,11 @@ impl TryFrom<RawResponse> for Response {
                 removed: removed.unwrap_or_default(),
             },
             (None, None, _) => {
-                return Err("response without a version: a SotW response has `version`, \
+                return Err(
+                    "response without a version: a SotW response has `version`, \
                             a Delta response `system_version`"
-                    .to_string());
+                        .to_string(),
+                );
             }
             (Some(_), _, _) => {
                 return Err("response mixes SotW `version` with Delta fields \

@@ -26,10 +26,27 @@ fn sotw_request_line_has_the_documented_fields_in_order() {
 
 #[test]
 fn delta_lines_use_delta_fields() {
-    let request = round_trip(&sample::delta_request(5, 2, &["web"], &["old"], &[("web", "h1")]));
-    assert!(request.contains(r#""subscribe":["web"],"unsubscribe":["old"],"initial_resource_versions":{"web":"h1"}"#), "{request}");
+    let request = round_trip(&sample::delta_request(
+        5,
+        2,
+        &["web"],
+        &["old"],
+        &[("web", "h1")],
+    ));
+    assert!(
+        request.contains(
+            r#""subscribe":["web"],"unsubscribe":["old"],"initial_resource_versions":{"web":"h1"}"#
+        ),
+        "{request}"
+    );
     assert!(!request.contains("\"version\""), "{request}");
-    let response = round_trip(&sample::delta_response(5, 3, "5-1", &[("web", "h2")], &["old"]));
+    let response = round_trip(&sample::delta_response(
+        5,
+        3,
+        "5-1",
+        &[("web", "h2")],
+        &["old"],
+    ));
     assert!(response.contains(r#""system_version":"s1""#), "{response}");
     assert!(response.contains(r#""removed":["old"]"#), "{response}");
 }
@@ -66,13 +83,22 @@ fn unknown_fields_are_ignored_so_v1_can_grow() {
 fn mixed_or_missing_flavour_fields_are_named() {
     let base = r#""t":"2025-01-02T12:00:01Z","kind":"request","dir":"in","type":"cds","step":"ack","verdict":"ack","nonce":"","has_node":true"#;
     let mixed = format!(r#"{{{base},"version":"v1","names":[],"subscribe":["a"]}}"#);
-    let error = serde_json::from_str::<Event>(&mixed).unwrap_err().to_string();
-    assert!(error.contains("request mixes SotW and Delta fields"), "{error}");
+    let error = serde_json::from_str::<Event>(&mixed)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("request mixes SotW and Delta fields"),
+        "{error}"
+    );
     let none = format!("{{{base}}}");
-    let error = serde_json::from_str::<Event>(&none).unwrap_err().to_string();
+    let error = serde_json::from_str::<Event>(&none)
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("request without its names"), "{error}");
     let response = r#"{"t":"2025-01-02T12:00:01Z","kind":"response","dir":"out","type":"cds","step":"push","nonce":"1","resources":[]}"#;
-    let error = serde_json::from_str::<Event>(response).unwrap_err().to_string();
+    let error = serde_json::from_str::<Event>(response)
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("response without a version"), "{error}");
 }
 
@@ -87,5 +113,8 @@ fn events_say_their_type_step_and_nonce() {
     };
     assert_eq!(response.nonce, "n1");
     let open = &sample::one_of_each()[0];
-    assert_eq!((open.kind(), open.step()), (Kind::Open, Some(Step::Established)));
+    assert_eq!(
+        (open.kind(), open.step()),
+        (Kind::Open, Some(Step::Established))
+    );
 }

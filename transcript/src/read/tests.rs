@@ -2,7 +2,8 @@ use super::*;
 use crate::{line::Side, sample};
 
 const HEADER: &str = r#"{"schema":"xdsloop.transcript.v1","kind":"header","side":"server","tool":"xdsloop-server 0.1.0","started":"2025-01-02T12:00:00Z","resources":false}"#;
-const OPEN: &str = r#"{"t":"2025-01-02T12:00:01Z","stream":3,"seq":1,"kind":"open","transport":"ads-sotw"}"#;
+const OPEN: &str =
+    r#"{"t":"2025-01-02T12:00:01Z","stream":3,"seq":1,"kind":"open","transport":"ads-sotw"}"#;
 const REQUEST: &str = r#"{"t":"2025-01-02T12:00:01Z","stream":3,"seq":2,"node":"edge-1","kind":"request","dir":"in","type":"cds","step":"subscribe","verdict":"initial","version":"","names":[],"nonce":"","has_node":true}"#;
 
 fn error(text: &str) -> String {
@@ -118,7 +119,9 @@ fn bad_lines_are_named_with_file_line_and_column() {
 
 #[test]
 fn missing_file_is_named() {
-    let error = read_file(Path::new("/nonexistent/t.jsonl")).unwrap_err().to_string();
+    let error = read_file(Path::new("/nonexistent/t.jsonl"))
+        .unwrap_err()
+        .to_string();
     assert!(error.starts_with("/nonexistent/t.jsonl: "), "{error}");
 }
 
