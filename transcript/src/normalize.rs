@@ -11,6 +11,9 @@
 //!   response it answers. Per type, because the default comparison is per type: the order in
 //!   which a client asks for CDS and LDS on one stream depends on its timing, and a per-stream
 //!   numbering would let that order leak into every nonce.
+//! - Compared per type (the default), a request's `has_node` is dropped too: the node rides on
+//!   a stream's first request, and which type goes first is the same timing question.
+//!   `--strict-order` keeps it.
 //! - `--ignore FIELD` drops more: a field name (`version`), or a path into objects and lists
 //!   (`resources.version`, `error_detail.message`).
 
@@ -149,6 +152,9 @@ pub fn normalise(transcript: &Transcript, ignore: &Ignore, strict_order: bool) -
         let mut value = serde_json::to_value(&event).expect("lines serialise to JSON");
         for field in ALWAYS_IGNORED {
             remove(&mut value, &[field.to_string()]);
+        }
+        if !strict_order {
+            remove(&mut value, &["has_node".to_string()]);
         }
         for path in &ignore.paths {
             remove(&mut value, path);

@@ -7,3 +7,4 @@ mod logs;
 mod side_by_side;
 mod status;
 mod support;
+mod transcript;
