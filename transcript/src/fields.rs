@@ -56,9 +56,13 @@ impl Serialize for TypeUrl {
 }
 
 impl<'de> Deserialize<'de> for TypeUrl {
+    /// The inverse of `serialize`: an alias of the table, or the URL as it was. Whatever a
+    /// client sent as a type URL reads back unchanged (one that is itself an alias, such as a
+    /// bare `cds`, is not a type URL any server serves).
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;
-        Self::parse(&text).map_err(de::Error::custom)
+        let known = type_url::ORDERED.iter().find(|(alias, _)| *alias == text);
+        Ok(Self(known.map_or(text, |(_, url)| url.to_string())))
     }
 }
 
@@ -94,15 +98,28 @@ mod tests {
     fn type_urls_are_short_in_the_file_and_full_in_rust() {
         let cds = TypeUrl::new(type_url::CLUSTER);
         assert_eq!(serde_json::to_string(&cds).unwrap(), "\"cds\"");
-        let back: TypeUrl = serde_json::from_str("\"clusters\"").unwrap();
+        let back: TypeUrl = serde_json::from_str("\"cds\"").unwrap();
         assert_eq!(back, cds);
         let own = TypeUrl::new("type.googleapis.com/acme.v1.Widget");
         let json = serde_json::to_string(&own).unwrap();
         assert_eq!(json, "\"type.googleapis.com/acme.v1.Widget\"");
         assert_eq!(serde_json::from_str::<TypeUrl>(&json).unwrap(), own);
-        let error = serde_json::from_str::<TypeUrl>("\"cdz\"").unwrap_err();
+    }
+
+    #[test]
+    fn any_type_url_a_client_sends_reads_back_unchanged() {
+        for sent in ["example.com/acme.Widget", "garbage", "clusters", ""] {
+            let json = serde_json::to_string(&TypeUrl::new(sent)).unwrap();
+            assert_eq!(serde_json::from_str::<TypeUrl>(&json).unwrap().0, sent);
+        }
+    }
+
+    #[test]
+    fn people_get_aliases_resolved_and_typos_refused() {
+        assert_eq!(TypeUrl::parse("Clusters").unwrap().0, type_url::CLUSTER);
+        let error = TypeUrl::parse("cdz").unwrap_err();
         assert!(
-            error.to_string().contains("unknown type \"cdz\""),
+            error.starts_with("unknown type \"cdz\" (expected cds, eds,"),
             "{error}"
         );
     }

@@ -129,21 +129,25 @@ impl Ignore {
 pub fn normalise(transcript: &Transcript, ignore: &Ignore, strict_order: bool) -> Vec<Normalised> {
     let nodes = transcript.stream_nodes();
     let mut ordinals = Ordinals::default();
-    let mut nonces: HashMap<(u64, Option<TypeUrl>), HashMap<String, String>> = HashMap::new();
+    let mut nonces: HashMap<(String, u64, Option<TypeUrl>), HashMap<String, String>> =
+        HashMap::new();
     let mut out = Vec::with_capacity(transcript.events.len());
     for numbered in &transcript.events {
         let mut event = numbered.event.clone();
         let stream = event.stream.unwrap_or(0);
-        let node = nodes
-            .get(&stream)
-            .copied()
-            .or(event.node.as_deref())
+        let stream_node = nodes.get(&stream).copied();
+        let node = event
+            .node
+            .as_deref()
+            .or(stream_node)
             .unwrap_or("?")
             .to_string();
         let ordinal = ordinals.of(&node, event.stream);
         let type_url = event.type_url().cloned();
         if let Some(nonce) = event.nonce_mut().filter(|n| !n.is_empty()) {
-            let map = nonces.entry((stream, type_url.clone())).or_default();
+            let map = nonces
+                .entry((node.clone(), stream, type_url.clone()))
+                .or_default();
             let next = (map.len() + 1).to_string();
             *nonce = map.entry(nonce.clone()).or_insert(next).clone();
         }

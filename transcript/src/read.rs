@@ -151,11 +151,12 @@ fn at(file: &str, line: usize, column: Option<usize>, message: String) -> Error 
 
 impl Transcript {
     /// Each stream's node: the first node any line of that stream names. A stream's `open`
-    /// line may come before its first request says who the node is.
+    /// line may come before its first request says who the node is. Stream 0 (stateless
+    /// exchanges of any node) has none: its lines name their own.
     pub fn stream_nodes(&self) -> HashMap<u64, &str> {
         let mut nodes = HashMap::new();
         for Numbered { event, .. } in &self.events {
-            if let (Some(stream), Some(node)) = (event.stream, &event.node) {
+            if let (Some(stream @ 1..), Some(node)) = (event.stream, &event.node) {
                 nodes.entry(stream).or_insert(node.as_str());
             }
         }

@@ -174,3 +174,25 @@ fn has_node_counts_only_when_whole_streams_are_compared() {
     assert_eq!(compared(&cds_first, false), compared(&lds_first, false));
     assert_ne!(compared(&cds_first, true), compared(&lds_first, true));
 }
+
+#[test]
+fn stateless_lines_belong_to_the_node_they_name() {
+    let mut events = vec![];
+    for (node, nonce) in [("a", "r-1"), ("b", "r-2"), ("a", "r-3")] {
+        let mut event = sample::sotw_response(0, 1, "cds", "v1", nonce, &["web"]);
+        event.node = Some(node.into());
+        events.push(event);
+    }
+    let t = transcript(events);
+    assert!(t.stream_nodes().is_empty(), "stream 0 has no single node");
+    let seen: Vec<(String, Value)> = normalise(&t, &Ignore::default(), false)
+        .into_iter()
+        .map(|n| (n.group.to_string(), n.value["nonce"].clone()))
+        .collect();
+    let expected = [("a#0 cds", "1"), ("b#0 cds", "1"), ("a#0 cds", "2")];
+    let expected: Vec<(String, Value)> = expected
+        .iter()
+        .map(|(g, n)| (g.to_string(), Value::from(*n)))
+        .collect();
+    assert_eq!(seen, expected);
+}

@@ -93,9 +93,9 @@ fn bad_lines_are_named_with_file_line_and_column() {
             "time \"yesterday\"",
         ),
         (
-            &REQUEST.replace("\"cds\"", "\"cdz\""),
+            &REQUEST.replace("\"dir\":\"in\"", "\"dir\":\"inward\""),
             "t.jsonl:3:",
-            "unknown type \"cdz\"",
+            "unknown variant `inward`, expected `in` or `out`",
         ),
         (
             &REQUEST.replace(r#""names":[],"#, ""),
