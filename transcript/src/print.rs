@@ -12,6 +12,7 @@
 use std::{collections::HashMap, io::Write};
 
 use crate::{
+    Step,
     filter::Filter,
     line::*,
     read::{Numbered, Transcript},
@@ -81,27 +82,27 @@ fn type_label(event: &Event) -> &str {
 /// Everything after the node column: type, direction, step and details.
 pub fn body(event: &Event, type_width: usize) -> String {
     let (arrow, step, details) = match &event.what {
-        What::Open(open) => ("·", "ESTABLISHED", open_details(open)),
+        What::Open(open) => ("·", Step::Established.label(), open_details(open)),
         What::Request(request) => (
             arrow(request.dir),
-            step(request.step),
+            request.step.label(),
             request_details(request),
         ),
         What::Response(response) => (
             arrow(response.dir),
-            step(response.step),
+            response.step.label(),
             response_details(response),
         ),
-        What::Fault(fault) => ("!", "FAULT", fault_details(fault)),
-        What::Violation(v) => ("!", "VIOLATION", format!("{}: {}", v.check, v.message)),
-        What::Close(close) => ("·", "CLOSED", close_details(close)),
+        What::Fault(fault) => ("!", "fault", fault_details(fault)),
+        What::Violation(v) => ("!", "violation", format!("{}: {}", v.check, v.message)),
+        What::Close(close) => ("·", Step::Closed.label(), close_details(close)),
         What::Gap(gap) => (
             "!",
-            "GAP",
+            "gap",
             format!("{} events lost: the recording is incomplete here", gap.lost),
         ),
     };
-    let ty = type_label(event);
+    let (ty, step) = (type_label(event), step.to_ascii_uppercase());
     format!("{ty:<type_width$} {arrow} {step:<STEP_WIDTH$} {details}")
 }
 
@@ -109,21 +110,6 @@ fn arrow(dir: Dir) -> &'static str {
     match dir {
         Dir::In => "←",
         Dir::Out => "→",
-    }
-}
-
-fn step(step: crate::Step) -> &'static str {
-    use crate::Step::*;
-    match step {
-        Established => "ESTABLISHED",
-        Subscribe => "SUBSCRIBE",
-        Resubscribe => "RESUBSCRIBE",
-        Update => "UPDATE",
-        Push => "PUSH",
-        Ack => "ACK",
-        Nack => "NACK",
-        Ignored => "IGNORED",
-        Closed => "CLOSED",
     }
 }
 
