@@ -4,7 +4,7 @@
 //!
 //! Layout (dependencies point up the list, never down):
 //! - [`step`]: the steps of the xDS loop with the Envoy call behind each, and the request
-//!   verdicts; shared with the server's timeline and the client's `--explain`.
+//!   verdicts: the one table wherever xdsloop names a step of the loop.
 //! - [`fields`]: type URLs written as short names, RFC 3339 times.
 //! - [`line`]: the line types (header, open, request, response, fault, violation, close, gap).
 //! - [`write`]: the buffered line writer the recorders use, with its flush policy.
@@ -15,6 +15,8 @@
 //!   nonces renumbered by first appearance.
 //! - [`diff`]: two normalised transcripts compared per node, stream and type.
 //! - [`cli`]: the `transcript print|diff` subcommand both binaries embed.
+//!
+//! [`error`] is the one error type, `FILE:LINE[:COLUMN]: …` for a bad line.
 
 pub mod cli;
 pub mod diff;

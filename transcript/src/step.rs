@@ -1,9 +1,8 @@
 //! The steps of the xDS loop, each with the Envoy call that takes it on a client.
 //!
-//! One table shared by the transcript (`step` on request and response lines), the server's
-//! stream timeline and `xdsloop-client --explain`, so all three name a moment the same way and
-//! point a reader at the same place in Envoy's source (`GrpcMuxImpl`, `GrpcStream` and the
-//! subscription callbacks).
+//! One table for everything that names a moment of the loop (the `step` of transcript lines,
+//! and any other view of a stream), so they all say it the same way and point a reader at the
+//! same place in Envoy's source (`GrpcMuxImpl`, `GrpcStream` and the subscription callbacks).
 
 use serde::{Deserialize, Serialize};
 
