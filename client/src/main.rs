@@ -23,6 +23,10 @@ async fn main() -> ExitCode {
         let result = fleet_cli::run(args, ctrl_c(), &mut out, &mut err).await;
         return exit_code(format, "xdsloop-client fleet", result);
     }
+    if std::env::args().nth(1).as_deref() == Some("transcript") {
+        let argv = std::env::args_os().skip(1);
+        return xdsloop_transcript::cli::main_from("xdsloop-client transcript", argv);
+    }
     let args = Args::parse();
     let format = args.log_format;
     init_tracing(format);

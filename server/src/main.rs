@@ -50,6 +50,7 @@ const EXIT_USAGE: u8 = 2;
     after_help = "Examples:\n  \
                   xdsloop-server --fixtures fixtures/demo              # xDS and admin on 127.0.0.1:18000\n  \
                   xdsloop-server status                                # reads 127.0.0.1:18000/status\n  \
+                  xdsloop-server transcript diff a.jsonl b.jsonl       # compare two recordings\n  \
                   xdsloop-server --fixtures DIR --listen 127.0.0.1:0   # a free port, printed on stdout\n  \
                   xdsloop-server --fixtures DIR --listen 0.0.0.0:18000 --admin 127.0.0.1:18001\n\n\
                   Logs go to stderr, coloured only on a terminal and never with NO_COLOR set \
@@ -80,6 +81,8 @@ enum Command {
     /// Show what every connected client ACKed, NACKed and is still waiting for, read from a
     /// running server's admin endpoint: one row per node, stream and type.
     Status(StatusArgs),
+    /// Print a recorded transcript, or compare two ignoring what varies between runs.
+    Transcript(xdsloop_transcript::cli::Args),
 }
 
 #[derive(Debug, Args)]
@@ -160,6 +163,9 @@ fn main() -> ExitCode {
     };
     let code = match cli.command {
         Some(Command::Status(args)) => runtime.block_on(status(args, format)),
+        Some(Command::Transcript(args)) => {
+            xdsloop_transcript::cli::main(args, |e| fail(format, "xdsloop-server transcript", e))
+        }
         None => runtime.block_on(run(cli.serve, format)),
     };
     // Everything that matters has stopped by now. What may remain is a fixture decode on a

@@ -29,7 +29,8 @@ use crate::error::ClientError;
 #[command(
     name = "xdsloop-client",
     version,
-    after_help = "Fleet mode (N simulated nodes, a load report): xdsloop-client fleet --help"
+    after_help = "Fleet mode (N simulated nodes, a load report): xdsloop-client fleet --help\n\
+                  Transcripts (print one, diff two): xdsloop-client transcript --help"
 )]
 pub struct Args {
     /// Server address (`host:port` or `http://host:port`).

@@ -9,3 +9,4 @@ mod file_source;
 mod logs;
 mod output;
 mod support;
+mod transcript;

@@ -9,3 +9,4 @@ mod secrets;
 mod side_by_side;
 mod status;
 mod support;
+mod transcript;

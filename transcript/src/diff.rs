@@ -1,0 +1,248 @@
+//! Two transcripts compared after [normalisation](crate::normalize), sequence by sequence: by
+//! default one sequence per node, stream and type (the order of types on one stream depends on
+//! the client's timing), with `--strict-order` one per stream.
+//!
+//! A difference is listed as `-` (only in A) and `+` (only in B) printed lines, each with its
+//! `FILE:LINE`, and two lines of context. A transcript with a `gap` never matches: events are
+//! missing from it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::{
+    line::{Side, What},
+    normalize::{Group, Ignore, Normalised, normalise},
+    print,
+    read::Transcript,
+};
+
+/// Equal lines shown around a difference.
+const CONTEXT: usize = 2;
+/// Above this many cells (lines of A × lines of B in the differing middle of a sequence) the
+/// listing shows the middle as removed then added, rather than spend memory on aligning it.
+const MAX_CELLS: usize = 4_000_000;
+
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub ignore: Ignore,
+    pub strict_order: bool,
+}
+
+/// The outcome, and what to show a person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Comparison {
+    pub same: bool,
+    pub report: String,
+}
+
+pub fn diff(a: &Transcript, b: &Transcript, options: &Options) -> Comparison {
+    let gaps = incomplete(a) + &incomplete(b);
+    if !gaps.is_empty() {
+        return different(gaps);
+    }
+    if a.header.side != b.header.side {
+        let side = |s: Side| {
+            if s == Side::Server {
+                "server"
+            } else {
+                "client"
+            }
+        };
+        return different(format!(
+            "{} is a {} transcript and {} a {} one: they cannot match\n",
+            a.file,
+            side(a.header.side),
+            b.file,
+            side(b.header.side)
+        ));
+    }
+    let (left, right) = (sequences(a, options), sequences(b, options));
+    let groups: BTreeSet<&Group> = left.keys().chain(right.keys()).collect();
+    let mut report = format!("--- {}\n+++ {}\n", a.file, b.file);
+    let mut differing = 0;
+    for group in &groups {
+        let (x, y) = (seq(&left, group), seq(&right, group));
+        if values(x) == values(y) {
+            continue;
+        }
+        differing += 1;
+        listing(&mut report, group, (a, x), (b, y));
+    }
+    let mode = if options.strict_order {
+        "per node and stream (--strict-order)"
+    } else {
+        "per node, stream and type"
+    };
+    if differing == 0 {
+        let lines: usize = left.values().map(Vec::len).sum();
+        return Comparison {
+            same: true,
+            report: format!(
+                "same: {lines} lines in {} sequences, compared {mode}\n",
+                groups.len()
+            ),
+        };
+    }
+    let _ = writeln!(
+        report,
+        "different: {differing} of {} sequences, compared {mode}",
+        groups.len()
+    );
+    different(report)
+}
+
+fn different(report: String) -> Comparison {
+    Comparison {
+        same: false,
+        report,
+    }
+}
+
+/// One line per `gap`: a transcript that lost events cannot be a golden file, nor be checked
+/// against one.
+fn incomplete(t: &Transcript) -> String {
+    let mut out = String::new();
+    for n in &t.events {
+        if let What::Gap(gap) = &n.event.what {
+            let _ = writeln!(
+                out,
+                "{}: incomplete transcript: {} events were lost while recording",
+                t.location(n.line),
+                gap.lost
+            );
+        }
+    }
+    out
+}
+
+fn sequences(t: &Transcript, options: &Options) -> BTreeMap<Group, Vec<Normalised>> {
+    let mut groups: BTreeMap<Group, Vec<Normalised>> = BTreeMap::new();
+    for n in normalise(t, &options.ignore, options.strict_order) {
+        groups.entry(n.group.clone()).or_default().push(n);
+    }
+    groups
+}
+
+fn seq<'a>(groups: &'a BTreeMap<Group, Vec<Normalised>>, group: &Group) -> &'a [Normalised] {
+    groups.get(group).map_or(&[], Vec::as_slice)
+}
+
+fn values(lines: &[Normalised]) -> Vec<&Value> {
+    lines.iter().map(|n| &n.value).collect()
+}
+
+/// How one line of A relates to B.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Same(usize),
+    Removed(usize),
+    Added(usize),
+}
+
+/// The `@@ group @@` block: changed lines and [`CONTEXT`] lines around them, `…` for the rest.
+fn listing(
+    out: &mut String,
+    group: &Group,
+    a: (&Transcript, &[Normalised]),
+    b: (&Transcript, &[Normalised]),
+) {
+    let ops = edit_script(&values(a.1), &values(b.1));
+    let line = |op: Op| match op {
+        Op::Same(i) => (' ', a.0.location(a.1[i].line), &a.1[i]),
+        Op::Removed(i) => ('-', a.0.location(a.1[i].line), &a.1[i]),
+        Op::Added(j) => ('+', b.0.location(b.1[j].line), &b.1[j]),
+    };
+    let rows: Vec<(char, String, &Normalised)> = ops.iter().map(|&op| line(op)).collect();
+    let loc_width = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
+    let type_width = rows
+        .iter()
+        .map(|r| r.2.event.type_url().map_or(0, |t| t.label().len()))
+        .max()
+        .unwrap_or(0);
+    let changed: Vec<bool> = ops.iter().map(|op| !matches!(op, Op::Same(_))).collect();
+    let near_change = |k: usize| {
+        let (lo, hi) = (k.saturating_sub(CONTEXT), (k + CONTEXT).min(ops.len() - 1));
+        changed[lo..=hi].iter().any(|&c| c)
+    };
+    let _ = writeln!(out, "@@ {group} @@");
+    let mut skipped = false;
+    for (k, (sign, location, n)) in rows.iter().enumerate() {
+        if !near_change(k) {
+            if !skipped {
+                out.push_str("  …\n");
+            }
+            skipped = true;
+            continue;
+        }
+        skipped = false;
+        let body = print::body(&n.event, type_width);
+        let _ = writeln!(
+            out,
+            "{}",
+            format!("{sign} {location:<loc_width$}  {body}").trim_end()
+        );
+    }
+}
+
+/// A shortest edit script from `a` to `b`: the common prefix and suffix, and a longest common
+/// subsequence alignment of the middle.
+fn edit_script(a: &[&Value], b: &[&Value]) -> Vec<Op> {
+    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let suffix = a[prefix..]
+        .iter()
+        .rev()
+        .zip(b[prefix..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (am, bm) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
+    let mut ops: Vec<Op> = (0..prefix).map(Op::Same).collect();
+    ops.extend(middle(am, bm).into_iter().map(|op| match op {
+        Op::Same(i) => Op::Same(prefix + i),
+        Op::Removed(i) => Op::Removed(prefix + i),
+        Op::Added(j) => Op::Added(prefix + j),
+    }));
+    ops.extend((a.len() - suffix..a.len()).map(Op::Same));
+    ops
+}
+
+fn middle(a: &[&Value], b: &[&Value]) -> Vec<Op> {
+    let (n, m) = (a.len(), b.len());
+    if n * m > MAX_CELLS {
+        return (0..n)
+            .map(Op::Removed)
+            .chain((0..m).map(Op::Added))
+            .collect();
+    }
+    // lcs[i][j]: length of the longest common subsequence of a[i..] and b[j..].
+    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i][j] = if a[i] == b[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j, mut ops) = (0, 0, Vec::with_capacity(n + m));
+    while i < n && j < m {
+        if a[i] == b[j] {
+            ops.push(Op::Same(i));
+            (i, j) = (i + 1, j + 1);
+        } else if lcs[i + 1][j] >= lcs[i][j + 1] {
+            ops.push(Op::Removed(i));
+            i += 1;
+        } else {
+            ops.push(Op::Added(j));
+            j += 1;
+        }
+    }
+    ops.extend((i..n).map(Op::Removed));
+    ops.extend((j..m).map(Op::Added));
+    ops
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,39 @@
+//! The crate's one error type: what a person must fix, with the file and line.
+
+use std::{fmt, io};
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file that cannot be opened or read.
+    #[error("{file}: {source}")]
+    Io {
+        file: String,
+        #[source]
+        source: io::Error,
+    },
+    /// A line that is not what the format says.
+    #[error("{0}")]
+    Line(LineError),
+    /// A flag value that cannot be used (`--ignore` of a field no line has).
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// `FILE:LINE[:COLUMN]: message`, the way compilers and editors point at a place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineError {
+    pub file: String,
+    pub line: usize,
+    pub column: Option<usize>,
+    pub message: String,
+}
+
+impl fmt::Display for LineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)?;
+        if let Some(column) = self.column {
+            write!(f, ":{column}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}

@@ -1,0 +1,227 @@
+//! The steps of the xDS loop, each with the Envoy call that takes it on a client.
+//!
+//! One table for everything that names a moment of the loop (the `step` of transcript lines,
+//! and any other view of a stream), so they all say it the same way and point a reader at the
+//! same place in Envoy's source (`GrpcMuxImpl`, `GrpcStream` and the subscription callbacks).
+
+use serde::{Deserialize, Serialize};
+
+/// One step of the loop *stream → subscribe → push → apply → ACK/NACK*.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    /// A stream opened.
+    Established,
+    /// The first request for a type that the node's previous stream did not have.
+    Subscribe,
+    /// The first request for a type the node's previous stream had: the client reconnected.
+    Resubscribe,
+    /// A later request that widens or narrows the interest without answering a response.
+    Update,
+    /// A response.
+    Push,
+    /// The response was applied and acknowledged.
+    Ack,
+    /// The response was rejected (`error_detail` set).
+    Nack,
+    /// The server did not act on the request: a stale nonce (S4) or no type URL.
+    Ignored,
+    /// The stream ended.
+    Closed,
+}
+
+/// What a [`Step`] means on each side of the loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepInfo {
+    pub step: Step,
+    /// How people say it ("apply + ACK").
+    pub title: &'static str,
+    /// What makes the server see this step.
+    pub trigger: &'static str,
+    /// The Envoy client code that takes this step (`—` when no client call does).
+    pub envoy: &'static str,
+}
+
+/// Every step in loop order.
+pub const STEPS: [StepInfo; 9] = [
+    StepInfo {
+        step: Step::Established,
+        title: "stream established",
+        trigger: "a stream opens",
+        envoy: "establishNewStream → onStreamEstablished (clears nonces, queues every type)",
+    },
+    StepInfo {
+        step: Step::Subscribe,
+        title: "subscribe",
+        trigger: "first request for a type the node's previous stream did not have",
+        envoy: "queueDiscoveryRequest → sendDiscoveryRequest",
+    },
+    StepInfo {
+        step: Step::Resubscribe,
+        title: "resubscribe after reconnect",
+        trigger: "first request for a type the node's previous stream had",
+        envoy: "onStreamEstablished → sendDiscoveryRequest",
+    },
+    StepInfo {
+        step: Step::Update,
+        title: "update subscription",
+        trigger: "a later request that widens or narrows the interest",
+        envoy: "updateWatchInterest → sendDiscoveryRequest",
+    },
+    StepInfo {
+        step: Step::Push,
+        title: "push",
+        trigger: "a response is sent",
+        envoy: "onDiscoveryResponse",
+    },
+    StepInfo {
+        step: Step::Ack,
+        title: "apply + ACK",
+        trigger: "a request answering the latest response, no error_detail",
+        envoy: "onConfigUpdate → sendDiscoveryRequest (version = the new one)",
+    },
+    StepInfo {
+        step: Step::Nack,
+        title: "reject + NACK",
+        trigger: "a request answering the latest response with error_detail",
+        envoy: "onConfigUpdateFailed(UpdateRejected) → sendDiscoveryRequest with error_detail",
+    },
+    StepInfo {
+        step: Step::Ignored,
+        title: "ignored (stale nonce)",
+        trigger: "a request whose nonce is not the latest for its type (S4), or without a type",
+        envoy: "—",
+    },
+    StepInfo {
+        step: Step::Closed,
+        title: "stream closed",
+        trigger: "the stream ends (client gone, status, reset, shutdown)",
+        envoy: "onRemoteClose → onEstablishmentFailure → \
+                onConfigUpdateFailed(ConnectionFailure), retry with backoff",
+    },
+];
+
+/// How a request relates to the latest response of its type on the stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// No response of this type was sent on the stream yet, or the request carries no nonce.
+    Initial,
+    /// Answers the latest response without `error_detail`.
+    Ack,
+    /// Answers the latest response with `error_detail`.
+    Nack,
+    /// Carries a nonce that is not the latest sent for its type (S4).
+    Stale,
+    /// Not classified: the request has no type URL.
+    Ignored,
+}
+
+/// Whether a request changed the interest in its type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    Widened,
+    Narrowed,
+}
+
+impl Step {
+    /// The step a request takes, from what the server knows about it: its verdict, whether it
+    /// is the first request for its type on the stream, whether the node's previous stream had
+    /// the type, and whether it changed the interest.
+    pub fn of_request(
+        verdict: Verdict,
+        first_for_type: bool,
+        previous_stream_had_type: bool,
+        change: Option<Change>,
+    ) -> Step {
+        match verdict {
+            Verdict::Ack => Step::Ack,
+            Verdict::Nack => Step::Nack,
+            // Delta honours interest changes even under a stale nonce (S4).
+            Verdict::Stale if change.is_some() => Step::Update,
+            Verdict::Stale | Verdict::Ignored => Step::Ignored,
+            Verdict::Initial if !first_for_type => Step::Update,
+            Verdict::Initial if previous_stream_had_type => Step::Resubscribe,
+            Verdict::Initial => Step::Subscribe,
+        }
+    }
+
+    /// The table row of this step.
+    pub fn info(self) -> &'static StepInfo {
+        &STEPS[self as usize]
+    }
+
+    /// The token in the file (`ack`), as serde writes it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Step::Established => "established",
+            Step::Subscribe => "subscribe",
+            Step::Resubscribe => "resubscribe",
+            Step::Update => "update",
+            Step::Push => "push",
+            Step::Ack => "ack",
+            Step::Nack => "nack",
+            Step::Ignored => "ignored",
+            Step::Closed => "closed",
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        self.info().title
+    }
+
+    pub fn envoy_call(self) -> &'static str {
+        self.info().envoy
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_is_in_step_order_and_labels_match_serde() {
+        for (i, info) in STEPS.iter().enumerate() {
+            assert_eq!(info.step as usize, i, "{:?} out of place", info.step);
+            let json = serde_json::to_string(&info.step).unwrap();
+            assert_eq!(json, format!("\"{}\"", info.step.label()));
+        }
+    }
+
+    #[test]
+    fn request_steps_follow_the_verdict_then_the_stream_history() {
+        use Verdict::*;
+        assert_eq!(Step::of_request(Ack, false, false, None), Step::Ack);
+        assert_eq!(
+            Step::of_request(Nack, false, true, Some(Change::Widened)),
+            Step::Nack
+        );
+        assert_eq!(
+            Step::of_request(Initial, true, false, None),
+            Step::Subscribe
+        );
+        assert_eq!(
+            Step::of_request(Initial, true, true, None),
+            Step::Resubscribe
+        );
+        assert_eq!(
+            Step::of_request(Initial, false, true, Some(Change::Narrowed)),
+            Step::Update
+        );
+        assert_eq!(Step::of_request(Stale, false, false, None), Step::Ignored);
+        assert_eq!(
+            Step::of_request(Stale, false, false, Some(Change::Widened)),
+            Step::Update,
+            "Delta: a stale nonce does not cancel an interest change"
+        );
+        assert_eq!(Step::of_request(Ignored, true, false, None), Step::Ignored);
+    }
+
+    #[test]
+    fn envoy_calls_name_the_client_code() {
+        assert_eq!(Step::Push.envoy_call(), "onDiscoveryResponse");
+        assert_eq!(Step::Ack.title(), "apply + ACK");
+        assert!(Step::Closed.envoy_call().contains("ConnectionFailure"));
+    }
+}
