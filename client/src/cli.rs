@@ -25,7 +25,7 @@ use crate::watch_map::Interest;
 #[command(
     name = "xdsloop-client",
     version,
-    after_help = "Fleet mode (N simulated nodes, a load report): xdsloop-client fleet --help"
+    after_help = "Fleet mode (N simulated nodes, a load report): xdsloop-client fleet --help\nConformance suite (judges any ADS server): xdsloop-client check --help"
 )]
 pub struct Args {
     /// Server address (`host:port` or `http://host:port`).
