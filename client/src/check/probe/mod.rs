@@ -2,7 +2,9 @@
 //! a check scripts (stale nonces and garbage included), receive with a deadline, or collect
 //! what arrives in a quiet window. Nothing here decides anything about the protocol.
 
-use std::collections::BTreeMap;
+mod requests;
+
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -15,7 +17,6 @@ use tonic::transport::{Channel, Endpoint};
 use tonic::{Status, Streaming};
 use xdsloop_proto::discovery::{
     DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse, Node,
-    Status as RpcStatus,
 };
 use xdsloop_proto::envoy::envoy::service::discovery::v3::aggregated_discovery_service_client::AggregatedDiscoveryServiceClient as Ads;
 
@@ -23,6 +24,9 @@ use crate::ClientError;
 
 /// A check sends a handful of requests at a time; this only absorbs them while the stream opens.
 const REQUEST_QUEUE: usize = 16;
+/// How long a request may wait for room in the queue (a server that stopped reading), and how
+/// long a closed call may take to deliver its status.
+const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Where the server is and who the suite says it is.
 #[derive(Clone, Debug)]
@@ -183,6 +187,8 @@ pub struct Probe<V: Variant> {
     node: Option<Node>,
     /// SotW: the names last requested per type, repeated by ACKs and NACKs (C3).
     interest: BTreeMap<String, Vec<String>>,
+    /// Responses read while finding out why a send failed, not yet received.
+    early: VecDeque<V::Response>,
 }
 
 impl<V: Variant> Probe<V> {
@@ -194,6 +200,7 @@ impl<V: Variant> Probe<V> {
             state: State::Opening(Box::pin(call)),
             node: Some(target.node()),
             interest: BTreeMap::new(),
+            early: VecDeque::new(),
         }
     }
 
@@ -203,10 +210,23 @@ impl<V: Variant> Probe<V> {
             V::set_node(&mut request, node);
         }
         // The queue is bounded: a server that stops reading must not hang the suite.
-        let sent = timeout(Duration::from_secs(10), self.requests.send(request)).await;
+        let sent = timeout(SEND_TIMEOUT, self.requests.send(request)).await;
         match sent {
             Ok(Ok(())) => Ok(()),
-            _ => Err(self.ended().unwrap_or(Gone::Ended(None))),
+            Ok(Err(_)) => Err(self.how_it_ended().await),
+            Err(_) => Err(Gone::Silent(SEND_TIMEOUT)),
+        }
+    }
+
+    /// The request side closed, so the call is over: reads on to the server's status,
+    /// keeping any response that came before it for [`Self::recv`].
+    async fn how_it_ended(&mut self) -> Gone {
+        loop {
+            match timeout(SEND_TIMEOUT, self.read()).await {
+                Ok(Ok(response)) => self.early.push_back(response),
+                Ok(Err(gone)) => return gone,
+                Err(_) => return Gone::Ended(None),
+            }
         }
     }
 
@@ -253,14 +273,14 @@ impl<V: Variant> Probe<V> {
         }
     }
 
-    fn ended(&self) -> Option<Gone> {
-        match &self.state {
-            State::Ended(gone) => Some(gone.clone()),
-            _ => None,
+    async fn next(&mut self) -> Result<V::Response, Gone> {
+        match self.early.pop_front() {
+            Some(response) => Ok(response),
+            None => self.read().await,
         }
     }
 
-    async fn next(&mut self) -> Result<V::Response, Gone> {
+    async fn read(&mut self) -> Result<V::Response, Gone> {
         loop {
             let result = match &mut self.state {
                 State::Ended(gone) => return Err(gone.clone()),
@@ -280,111 +300,5 @@ impl<V: Variant> Probe<V> {
             let gone = Gone::Ended(result.err().map(|s| (s.code(), s.message().to_string())));
             self.state = State::Ended(gone);
         }
-    }
-}
-
-impl Probe<Sotw> {
-    /// Requests `names` of `type_url` (empty: legacy wildcard), acknowledging nothing.
-    pub async fn subscribe(&mut self, type_url: &str, names: &[&str]) -> Result<(), Gone> {
-        self.request(type_url, names, "", "").await
-    }
-
-    /// A request with every field the suite scripts; the names become the type's interest.
-    pub async fn request(
-        &mut self,
-        type_url: &str,
-        names: &[&str],
-        version: &str,
-        nonce: &str,
-    ) -> Result<(), Gone> {
-        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
-        self.interest.insert(type_url.to_string(), names.clone());
-        self.send(DiscoveryRequest {
-            version_info: version.to_string(),
-            resource_names: names,
-            type_url: type_url.to_string(),
-            response_nonce: nonce.to_string(),
-            ..Default::default()
-        })
-        .await
-    }
-
-    /// ACKs `response` with the type's current interest.
-    pub async fn ack(&mut self, response: &DiscoveryResponse) -> Result<(), Gone> {
-        let names = self.interest_of(&response.type_url);
-        let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        let (url, version, nonce) = (&response.type_url, &response.version_info, &response.nonce);
-        self.request(url, &names, version, nonce).await
-    }
-
-    /// NACKs `response`, reporting `accepted` as the last good version (S2).
-    pub async fn nack(&mut self, response: &DiscoveryResponse, accepted: &str) -> Result<(), Gone> {
-        let names = self.interest_of(&response.type_url);
-        self.send(DiscoveryRequest {
-            version_info: accepted.to_string(),
-            resource_names: names,
-            type_url: response.type_url.clone(),
-            response_nonce: response.nonce.clone(),
-            error_detail: Some(rejection()),
-            ..Default::default()
-        })
-        .await
-    }
-
-    fn interest_of(&self, type_url: &str) -> Vec<String> {
-        self.interest.get(type_url).cloned().unwrap_or_default()
-    }
-}
-
-impl Probe<Delta> {
-    /// Subscribes and unsubscribes names of `type_url`; the first request of a type with
-    /// nothing to subscribe is the legacy wildcard.
-    pub async fn change(
-        &mut self,
-        type_url: &str,
-        subscribe: &[&str],
-        unsubscribe: &[&str],
-    ) -> Result<(), Gone> {
-        self.send(DeltaDiscoveryRequest {
-            type_url: type_url.to_string(),
-            resource_names_subscribe: subscribe.iter().map(|n| n.to_string()).collect(),
-            resource_names_unsubscribe: unsubscribe.iter().map(|n| n.to_string()).collect(),
-            ..Default::default()
-        })
-        .await
-    }
-
-    /// The first request of a reconnected stream: subscribe and declare held versions (S9).
-    pub async fn resume(
-        &mut self,
-        type_url: &str,
-        subscribe: &[&str],
-        held: BTreeMap<String, String>,
-    ) -> Result<(), Gone> {
-        self.send(DeltaDiscoveryRequest {
-            type_url: type_url.to_string(),
-            resource_names_subscribe: subscribe.iter().map(|n| n.to_string()).collect(),
-            initial_resource_versions: held.into_iter().collect(),
-            ..Default::default()
-        })
-        .await
-    }
-
-    pub async fn ack(&mut self, response: &DeltaDiscoveryResponse) -> Result<(), Gone> {
-        self.send(DeltaDiscoveryRequest {
-            type_url: response.type_url.clone(),
-            response_nonce: response.nonce.clone(),
-            ..Default::default()
-        })
-        .await
-    }
-}
-
-/// The `error_detail` of the suite's NACKs: INVALID_ARGUMENT, as gRPC's clients send.
-fn rejection() -> RpcStatus {
-    RpcStatus {
-        code: tonic::Code::InvalidArgument as i32,
-        message: "rejected by xdsloop-client check".to_string(),
-        details: Vec::new(),
     }
 }
