@@ -28,13 +28,14 @@ Exit status: 0 no MUST check failed; 1 a MUST check failed (or a SHOULD one with
 2 usage error, unreachable server, interrupted, or the fixture directory not restored.
 What each check sends, and what its failure means for the server's clients: docs/check.md";
 
-/// Judges any ADS server (SotW and Delta) against the server rules of docs/protocol.md
-/// (S1–S13): one line per check, PASS, FAIL with the evidence (types, versions, nonces,
-/// names) or SKIP with why, then a summary. With --fixtures (the directory a file-driven
+/// Judges any ADS server (SotW and Delta) against the server rules of docs/protocol.md (S1–S13).
+///
+/// One line per check, PASS, FAIL with the evidence (types, versions, nonces, names) or SKIP
+/// with why, then a summary. With --fixtures (the directory a file-driven
 /// server serves) it also writes its own fixture files, in Envoy's filesystem-xDS shape, to
 /// check what gets pushed, and puts the directory back as it found it.
 #[derive(Debug, Parser)]
-#[command(name = "xdsloop-client check", version, after_help = EXAMPLES)]
+#[command(name = "xdsloop-client check", bin_name = "xdsloop-client check", version, after_help = EXAMPLES)]
 pub struct CheckArgs {
     /// The server under test (`host:port` or `http://host:port`).
     #[arg(long, default_value = "127.0.0.1:18000")]

@@ -32,12 +32,12 @@ impl Inventory {
     pub async fn learn(target: &Target, codec: &Codec, within: Duration) -> Self {
         let mut inv = Inventory::default();
         let mut probe = Probe::<Sotw>::open(target);
-        let ours = |n: &String| !n.starts_with(PREFIX);
+        let foreign = |n: &String| !n.starts_with(PREFIX);
         if let Some(r) = ask(&mut probe, CLUSTER, &[], within, &mut inv.notes).await {
             inv.cds_bytes = r.encoded_len();
             inv.clusters = describe::sotw_names(codec, &r)
                 .into_iter()
-                .filter(ours)
+                .filter(foreign)
                 .collect();
             let candidates = eds_names(&r);
             if !candidates.is_empty() {
@@ -54,7 +54,7 @@ impl Inventory {
         if let Some(r) = ask(&mut probe, LISTENER, &[], within, &mut inv.notes).await {
             inv.listeners = describe::sotw_names(codec, &r)
                 .into_iter()
-                .filter(ours)
+                .filter(foreign)
                 .collect();
         }
         inv

@@ -4,7 +4,7 @@
 
 use std::{path::Path, time::Duration};
 
-use xdsloop_client::check::{CHECKS, Outcome};
+use xdsloop_client::check::{self, CHECKS, Outcome};
 use xdsloop_server::app::{self, Config};
 
 use super::{base_dir, base_files, config, result, run};
@@ -66,6 +66,36 @@ async fn without_fixtures_the_edit_checks_skip_and_say_what_they_need() {
     }
     assert_eq!(report.summary().exit, 0);
     assert!(report.fixtures.is_none());
+}
+
+/// Ctrl-C while a check has its file in the directory: the run stops, says so (exit 2) and
+/// still removes the file.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_interrupted_run_still_puts_the_directory_back() {
+    let server = FixtureServer::start(&base_files()).await;
+    let before = tree(server.dir.path());
+    let config = config(server.addr(), Some(server.dir.path()), &["FX.push-on-edit"]);
+    let journal = server.dir.path().join(".xdsloop-check-journal");
+    // The journal is written just before the check's first file: interrupt right then.
+    let ctrl_c = async {
+        while !journal.exists() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    let run = check::run(&config, ctrl_c, |_| {});
+    let report = tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(report.interrupted);
+    assert!(report.results.is_empty(), "{:?}", report.results);
+    assert_eq!(report.summary().exit, 2);
+    assert!(report.fixtures.as_ref().unwrap().ok());
+    assert!(
+        report.fixtures.as_ref().unwrap().written > 0,
+        "it had written"
+    );
+    assert_eq!(tree(server.dir.path()), before);
 }
 
 /// S13's breaker is the real server with gRPC's default limit: the 6.4 MB CDS response it
