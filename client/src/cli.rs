@@ -207,8 +207,9 @@ pub async fn run(
     let codec = config.codec.clone();
     let client = Client::start(config, std::future::pending())?;
     let mut reports = client.reports();
-    for (type_url, interest) in plan.watches {
-        let mut subscription = client.subscribe(&type_url, interest).await?;
+    // All at once: subscribed one by one, a fast server could have the first types "synced"
+    // (and --dump printed) before the later ones were even registered.
+    for mut subscription in client.subscribe_all(plan.watches).await? {
         // Updates are printed from reports; events only need draining (see Subscription).
         tokio::spawn(async move { while subscription.recv().await.is_some() {} });
     }

@@ -15,7 +15,7 @@ use crate::error::ClientError;
 use crate::event::Report;
 use crate::mux::{Mux, MuxConfig};
 use crate::resource::XdsResource;
-use crate::session::{BackoffConfig, Command, Core, Session};
+use crate::session::{BackoffConfig, Command, Core, NewWatch, Session};
 use crate::source::{self, Source, Transport};
 use crate::store::Store;
 use crate::subscription::{Subscription, TypedSubscription};
@@ -139,24 +139,41 @@ impl Client {
         type_url: &str,
         interest: Interest,
     ) -> Result<Subscription, ClientError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (events_tx, events) = mpsc::channel(EVENT_QUEUE);
-        let command = Command::Watch {
-            id,
-            type_url: type_url.to_string(),
-            interest,
-            events: events_tx,
-        };
-        self.commands
-            .send(command)
-            .await
-            .map_err(|_| ClientError::Stopped)?;
-        Ok(Subscription::new(
-            id,
-            type_url.to_string(),
-            self.commands.clone(),
-            events,
-        ))
+        let mut one = self
+            .subscribe_all([(type_url.to_string(), interest)])
+            .await?;
+        Ok(one.remove(0))
+    }
+
+    /// Watches several types at once, e.g. a whole start-up plan like Envoy's bootstrap. The
+    /// session registers them in one step, before it handles another response, so the first
+    /// [`Report::Synced`] covers every one of them. (Watches subscribed one by one can see a
+    /// "synced" for the first ones before the later ones are registered.)
+    pub async fn subscribe_all(
+        &self,
+        watches: impl IntoIterator<Item = (String, Interest)>,
+    ) -> Result<Vec<Subscription>, ClientError> {
+        let mut new = Vec::new();
+        let mut subscriptions = Vec::new();
+        for (type_url, interest) in watches {
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+            let (events_tx, events) = mpsc::channel(EVENT_QUEUE);
+            let commands = self.commands.clone();
+            subscriptions.push(Subscription::new(id, type_url.clone(), commands, events));
+            new.push(NewWatch {
+                id,
+                type_url,
+                interest,
+                events: events_tx,
+            });
+        }
+        if !new.is_empty() {
+            self.commands
+                .send(Command::Watch(new))
+                .await
+                .map_err(|_| ClientError::Stopped)?;
+        }
+        Ok(subscriptions)
     }
 
     /// Watches resources of type `T`, decoded.
@@ -197,3 +214,6 @@ impl Drop for Client {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

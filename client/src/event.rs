@@ -106,6 +106,9 @@ pub enum Report {
     /// A request went on the wire.
     Sent(Box<Outgoing>),
     Connection(ConnectionReport),
-    /// Every subscribed type has answered and every requested name is held or missing.
+    /// Every subscribed type has answered and every requested name is held or missing. It
+    /// covers the watches registered at that moment: a later watch makes the client pending
+    /// again, and `Synced` comes again once that one is in too. Watches subscribed together
+    /// ([`crate::Client::subscribe_all`]) are all covered by the first one.
     Synced,
 }

@@ -90,14 +90,19 @@ impl Backoff {
     }
 }
 
+/// A watch to start, and where its events go.
+pub(crate) struct NewWatch {
+    pub id: WatchId,
+    pub type_url: String,
+    pub interest: Interest,
+    pub events: mpsc::Sender<Event>,
+}
+
 /// Requests from handles to the session.
 pub(crate) enum Command {
-    Watch {
-        id: WatchId,
-        type_url: String,
-        interest: Interest,
-        events: mpsc::Sender<Event>,
-    },
+    /// Watches subscribed together. They reach the mux in one step, with no response handled
+    /// in between, so [`Report::Synced`] never covers only part of them.
+    Watch(Vec<NewWatch>),
     SetInterest {
         id: WatchId,
         interest: Interest,
@@ -168,14 +173,12 @@ impl Core {
     pub(crate) fn handle(&mut self, command: Command) {
         let at = now();
         match command {
-            Command::Watch {
-                id,
-                type_url,
-                interest,
-                events,
-            } => {
-                self.subscribers.insert(id, events);
-                self.mux.add_watch(id, &type_url, interest, at);
+            Command::Watch(watches) => {
+                for watch in watches {
+                    self.subscribers.insert(watch.id, watch.events);
+                    self.mux
+                        .add_watch(watch.id, &watch.type_url, watch.interest, at);
+                }
             }
             Command::SetInterest { id, interest } => self.mux.set_interest(id, interest, at),
             Command::Unwatch { id } => {

@@ -10,8 +10,13 @@ use prost_reflect::{
     DescriptorPool, DeserializeOptions, DynamicMessage, MessageDescriptor, SerializeOptions,
 };
 use serde::de::IntoDeserializer;
+use serde_path_to_error::Segment;
 
-use crate::{DecodeError, Resource, type_url, version};
+use crate::{
+    DecodeError, Position, Resource,
+    locate::{self, Failure, Step},
+    secret, strict, type_url, version,
+};
 
 static ENVOY_DESCRIPTORS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/envoy.bin"));
 
@@ -83,32 +88,27 @@ impl Codec {
         value: serde_json::Value,
         label: &str,
     ) -> Result<Resource, DecodeError> {
+        self.encode(value, label).map_err(|failure| *failure.error)
+    }
+
+    /// [`Codec::encode_owned_resource`], keeping where in the resource a failure is.
+    pub(crate) fn encode(
+        &self,
+        value: serde_json::Value,
+        label: &str,
+    ) -> Result<Resource, Failure> {
         let mut object = match value {
             serde_json::Value::Object(object) => object,
             other => {
-                return Err(DecodeError::Field {
+                return Err(Failure::new(DecodeError::Field {
+                    at: Position::default(),
                     resource: label.to_string(),
                     path: ".".into(),
                     message: format!("expected an object with \"@type\", found {}", kind(&other)),
-                });
+                }));
             }
         };
-        let Some(type_url) = object.get("@type").and_then(|t| t.as_str()) else {
-            return Err(DecodeError::MissingType {
-                resource: label.to_string(),
-            });
-        };
-        let type_url = type_url.to_string();
-        let label = match peek_name(&object, &type_url) {
-            Some(name) => format!("{label} ({} \"{name}\")", type_url::message_name(&type_url)),
-            None => label.to_string(),
-        };
-        let Some(desc) = self.message(&type_url) else {
-            return Err(DecodeError::UnknownType {
-                resource: label,
-                type_url,
-            });
-        };
+        let (type_url, label, desc) = self.resource_type(&object, label)?;
         // Hash the JSON rather than the encoding: prost-reflect encodes map fields in hash-map
         // order, which differs between processes, and versions must survive restarts. The
         // JSON (with its `@type`) is serialized straight into the hash, before `@type` goes.
@@ -118,17 +118,66 @@ impl Codec {
         serde_json::to_writer(&mut hash, &object).expect("JSON values serialize");
         hash.end_part();
         object.remove("@type");
-        let message = decode_json(desc, serde_json::Value::Object(object), &label)?;
-        let name = name_of(&message, &type_url).ok_or_else(|| DecodeError::MissingName {
-            resource: label.clone(),
-            field: type_url::name_field(&type_url).to_string(),
-        })?;
+        let message = decode_json(desc, serde_json::Value::Object(object))
+            .map_err(|(path, key, text)| field_failure(&type_url, &label, path, key, text))?;
+        strict::check(&message, &self.pool)
+            .map_err(|v| field_failure(&type_url, &label, v.path, false, v.message))?;
+        let Some(name) = name_of(&message, &type_url) else {
+            let field = type_url::name_field(&type_url);
+            let step = Step::Field {
+                name: field.to_string(),
+                json: json_name(field).to_string(),
+            };
+            let error = DecodeError::MissingName {
+                at: Position::default(),
+                resource: label,
+                field: field.to_string(),
+            };
+            return Err(Failure::new(error).at(vec![step], true));
+        };
         Ok(Resource {
             type_url,
             name,
             bytes: Bytes::from(message.encode_to_vec()),
             version: version::short(hash.finish()),
         })
+    }
+
+    /// A resource object's type URL, its label for errors (with the name, when it has one)
+    /// and its message descriptor.
+    fn resource_type(
+        &self,
+        object: &serde_json::Map<String, serde_json::Value>,
+        label: &str,
+    ) -> Result<(String, String, MessageDescriptor), Failure> {
+        let Some(type_url) = object.get("@type").and_then(|t| t.as_str()) else {
+            return Err(Failure::new(DecodeError::MissingType {
+                at: Position::default(),
+                resource: label.to_string(),
+            }));
+        };
+        let type_url = type_url.to_string();
+        let label = match peek_name(object, &type_url) {
+            Some(name) => format!("{label} ({} \"{name}\")", type_url::message_name(&type_url)),
+            None => label.to_string(),
+        };
+        let at = Position::default();
+        let error = match type_url::fixture_message_name(&type_url) {
+            None => DecodeError::BadTypeUrl {
+                at,
+                resource: label,
+                type_url,
+            },
+            Some(name) => match self.pool.get_message_by_name(name) {
+                Some(desc) => return Ok((type_url, label, desc)),
+                None => DecodeError::UnknownType {
+                    at,
+                    resource: label,
+                    type_url,
+                },
+            },
+        };
+        Err(Failure::new(error).at(vec![Step::Key("@type".into())], false))
     }
 
     /// Decodes an encoded resource of `type_url` (e.g. an `Any.value` from the wire).
@@ -213,37 +262,68 @@ fn typed_name(type_url: &str, bytes: &[u8]) -> Option<Result<String, prost::Deco
     Some(name)
 }
 
+/// A decoding failure inside a resource: the path to the offending value (or, with `key`, to
+/// the offending map key) and the decoder's message.
+type Refused = (Vec<Step>, bool, String);
+
 fn decode_json(
     desc: MessageDescriptor,
     value: serde_json::Value,
-    label: &str,
-) -> Result<DynamicMessage, DecodeError> {
+) -> Result<DynamicMessage, Refused> {
     let options = DeserializeOptions::new().deny_unknown_fields(true);
     let mut track = serde_path_to_error::Track::new();
     let deserializer =
         serde_path_to_error::Deserializer::new(value.into_deserializer(), &mut track);
     DynamicMessage::deserialize_with_options(desc, deserializer, &options).map_err(|e| {
         let message = e.to_string();
-        DecodeError::Field {
-            resource: label.to_string(),
-            path: field_path(&track.path().to_string(), &message),
-            message,
+        let mut path: Vec<Step> = track
+            .path()
+            .iter()
+            .map_while(|segment| match segment {
+                Segment::Seq { index } => Some(Step::Index(*index)),
+                Segment::Map { key } => Some(Step::Key(key.clone())),
+                Segment::Enum { .. } | Segment::Unknown => None,
+            })
+            .collect();
+        // An unknown field fails at its parent, so its own name (which prost-reflect puts in
+        // the message) is appended: users look for the typo, and its line is the key's.
+        let unknown = message
+            .strip_prefix("unrecognized field name '")
+            .and_then(|rest| rest.split('\'').next());
+        if let Some(name) = unknown {
+            path.push(Step::Key(name.to_string()));
         }
+        (path, unknown.is_some(), message)
     })
 }
 
-/// The path of the offending field. An unknown field fails at its parent, so its own name
-/// (which prost-reflect puts in the message) is appended: users look for the typo.
-fn field_path(parent: &str, message: &str) -> String {
-    let parent = if parent == "." { "" } else { parent };
-    let unknown = message
-        .strip_prefix("unrecognized field name '")
-        .and_then(|rest| rest.split('\'').next());
-    match (parent, unknown) {
-        ("", Some(name)) => name.to_string(),
-        (parent, Some(name)) => format!("{parent}.{name}"),
-        ("", None) => ".".to_string(),
-        (parent, None) => parent.to_string(),
+/// A field error, with the decoder's message redacted where the value may be secret material.
+fn field_failure(
+    type_url: &str,
+    label: &str,
+    path: Vec<Step>,
+    key: bool,
+    message: String,
+) -> Failure {
+    let message = if secret::holds_secret(type_url, &path) {
+        secret::redact_values(&message)
+    } else {
+        message
+    };
+    let error = DecodeError::Field {
+        at: Position::default(),
+        resource: label.to_string(),
+        path: locate::display_path(&path),
+        message,
+    };
+    Failure::new(error).at(path, key)
+}
+
+fn json_name(field: &str) -> &str {
+    if field == "cluster_name" {
+        "clusterName"
+    } else {
+        field
     }
 }
 
@@ -258,14 +338,9 @@ fn peek_name(
     type_url: &str,
 ) -> Option<String> {
     let field = type_url::name_field(type_url);
-    let camel = if field == "cluster_name" {
-        "clusterName"
-    } else {
-        field
-    };
     object
         .get(field)
-        .or_else(|| object.get(camel))?
+        .or_else(|| object.get(json_name(field)))?
         .as_str()
         .map(str::to_string)
 }

@@ -6,7 +6,11 @@
 //! - [`codec`]: the descriptor pool (Envoy API plus user `--descriptor-set` files) and the
 //!   resource ⇄ JSON conversions built on it.
 //! - [`fixture`]: decoding fixture documents (JSON/YAML, single resources, lists,
-//!   DiscoveryResponse-shaped files, multi-document YAML) into encoded [`Resource`]s.
+//!   DiscoveryResponse-shaped files, multi-document YAML) into encoded [`Resource`]s, on top of
+//!   `parse` (strict text → JSON values: no duplicate keys, no NaN/Inf), `strict` (checks on the
+//!   decoded message: enum numbers, floats, nested `@type`s) and `locate` (the line and column
+//!   of a failing path).
+//! - [`secret`]: which values are secret material, and keeping them out of error messages.
 //! - [`version`]: deterministic content hashes used as versions.
 //! - [`grpc_frames`]: gRPC messages split out of HTTP/2 data chunks without a stream buffer.
 
@@ -14,12 +18,17 @@ pub mod codec;
 pub mod error;
 pub mod fixture;
 pub mod grpc_frames;
+mod locate;
+mod parse;
+pub mod secret;
+mod strict;
 pub mod type_url;
 pub mod version;
 
 pub use codec::Codec;
-pub use error::DecodeError;
-pub use fixture::{FixtureDoc, Format};
+pub use error::{DecodeError, Position};
+pub use fixture::FixtureDoc;
+pub use parse::Format;
 
 /// Envoy's generated protobuf messages and gRPC stubs (`envoy-types`' `pb` module).
 pub use envoy_types::pb as envoy;

@@ -70,6 +70,18 @@ pub fn message_name(type_url: &str) -> &str {
     type_url.rsplit('/').next().unwrap_or(type_url)
 }
 
+/// The message name in a type URL written in a fixture, which must be exactly
+/// `type.googleapis.com/<message name>`: xDS clients subscribe to (and match responses by) the
+/// full URL, so a resource under any other prefix would be a separate type nobody asks for.
+pub fn fixture_message_name(type_url: &str) -> Option<&str> {
+    let name = type_url.strip_prefix(PREFIX)?;
+    let valid = !name.is_empty()
+        && name.split('.').all(|part| {
+            !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        });
+    valid.then_some(name)
+}
+
 /// Position of a type in make-before-break order; unknown types sort last.
 pub fn order(type_url: &str) -> usize {
     ORDERED
@@ -103,5 +115,25 @@ mod tests {
         assert_eq!(resolve("nonsense"), None);
         assert_eq!(short_name(ENDPOINT), "eds");
         assert!(order(CLUSTER) < order(ENDPOINT) && order(LISTENER) < order(ROUTE));
+    }
+
+    #[test]
+    fn type_url_prefix_other_than_googleapis_is_rejected() {
+        assert_eq!(
+            fixture_message_name(CLUSTER),
+            Some("envoy.config.cluster.v3.Cluster")
+        );
+        for bad in [
+            "example.com/envoy.config.cluster.v3.Cluster",
+            "type.googleapis.con/envoy.config.cluster.v3.Cluster",
+            "type.googleapis.com/x/envoy.config.cluster.v3.Cluster",
+            "type.googleapis.com//envoy.config.cluster.v3.Cluster",
+            "type.googleapis.com/envoy.config.cluster.v3.Cluster ",
+            "type.googleapis.com/envoy..Cluster",
+            "envoy.config.cluster.v3.Cluster",
+            "type.googleapis.com/",
+        ] {
+            assert_eq!(fixture_message_name(bad), None, "{bad}");
+        }
     }
 }

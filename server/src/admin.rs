@@ -5,7 +5,8 @@
 //! configuration, so whoever exposes xDS beyond loopback can keep the admin on loopback.
 //! - `GET /status`: the [`crate::status`] document (`?node=ID` lists one node's streams only);
 //! - `GET /snapshot`: the resources being served, as proto3 JSON (`?node=ID`, `?type=cds`);
-//! - `GET /healthz`: `{"status":"ok"}` while the server runs.
+//! - `GET /healthz`: `{"status":"ok"}` while the server runs and follows fixture changes;
+//!   HTTP 503 `{"status":"unhealthy","error":...}` while the fixture watcher is down.
 //!
 //! Handlers read copies: the newest snapshot and reload result from their `watch` channels and
 //! the registry's stream list, so a slow HTTP client never holds anything streams need.
@@ -95,7 +96,7 @@ impl Admin {
         Router::new()
             .route("/status", get(get_status))
             .route("/snapshot", get(get_snapshot))
-            .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
+            .route("/healthz", get(healthz))
             .with_state(self)
     }
 }
@@ -167,6 +168,24 @@ pub async fn serve(listen: SocketAddr, admin: Admin) -> Result<AdminServer, Erro
         stop,
         task: Some(task),
     })
+}
+
+/// Unhealthy while the fixture watcher is down: the server still serves, but edits are not
+/// picked up, which a probe should hear about rather than read `ok`.
+async fn healthz(State(admin): State<Admin>) -> Response {
+    let watcher = match &admin.reloads {
+        Some(reloads) => reloads.borrow().watcher.clone(),
+        None => return Json(json!({"status": "ok"})).into_response(),
+    };
+    if watcher.ok {
+        return Json(json!({"status": "ok"})).into_response();
+    }
+    let error = format!(
+        "the fixture watcher is down ({}); restarting it",
+        watcher.error.as_deref().unwrap_or("no reason given")
+    );
+    let body = json!({"status": "unhealthy", "error": error});
+    (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response()
 }
 
 #[derive(Debug, Deserialize)]

@@ -23,7 +23,7 @@ use crate::{
     registry::Registry,
     rest::{self, Rest},
     service::{DEFAULT_MAX_MESSAGE_BYTES, Discovery},
-    watch::{ReloadStatus, Watcher},
+    watch::{ReloadStatus, Settings, Watcher},
 };
 
 /// Where `xdsloop-server` listens unless told otherwise (Envoy examples use 18000 for xDS).
@@ -41,6 +41,8 @@ pub struct Config {
     /// Extra `FileDescriptorSet`s for user resource types.
     pub descriptor_sets: Vec<PathBuf>,
     pub debounce: Duration,
+    /// Fixture files larger than this are rejected (`--max-fixture-bytes`).
+    pub max_fixture_bytes: u64,
     /// gRPC message limit, both directions (S13).
     pub max_message_bytes: usize,
     /// Where to serve the admin routes (`/status`, `/snapshot`, `/healthz`): on the xDS port
@@ -56,6 +58,7 @@ impl Config {
             listen: DEFAULT_LISTEN.parse().expect("valid default address"),
             descriptor_sets: Vec::new(),
             debounce: DEFAULT_DEBOUNCE,
+            max_fixture_bytes: crate::fixtures::DEFAULT_MAX_FILE_BYTES,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             admin: Placement::XdsPort,
         }
@@ -106,7 +109,11 @@ impl Running {
 /// `config.admin` places them.
 pub async fn start(config: Config) -> Result<Running, Error> {
     let codec = codec(&config.descriptor_sets)?;
-    let watcher = Watcher::start(config.fixtures.clone(), codec.clone(), config.debounce)?;
+    let settings = Settings {
+        debounce: config.debounce,
+        max_file_bytes: config.max_fixture_bytes,
+    };
+    let watcher = Watcher::start_with(config.fixtures.clone(), codec.clone(), settings)?;
     let snapshots = watcher.snapshots.clone();
     let registry = Registry::new();
     let reloads = Some(watcher.reloads.clone());
@@ -201,6 +208,9 @@ pub fn codec(descriptor_sets: &[PathBuf]) -> Result<Codec, Error> {
     Ok(codec)
 }
 
+/// How long a shutdown waits for connections to take their last responses before closing them.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
 /// A running gRPC server. Dropping it stops the server without waiting; [`shutdown`] waits.
 ///
 /// [`shutdown`]: GrpcServer::shutdown
@@ -229,13 +239,23 @@ impl GrpcServer {
         // Health watchers (load balancers, grpc_health_probe) hear it before streams end.
         self.health.not_serving().await;
         let _ = self.stop.send(true);
-        let Some(task) = self.task.take() else {
+        let Some(mut task) = self.task.take() else {
             return Ok(());
         };
-        match task.await {
-            Ok(Ok(())) => Ok(()),
+        // A graceful shutdown waits until every response handed to HTTP/2 is delivered; a
+        // client that stopped reading would hold the server up forever.
+        match tokio::time::timeout(SHUTDOWN_GRACE, &mut task).await {
+            Ok(Ok(Ok(()))) => Ok(()),
+            Ok(Ok(Err(e))) => Err(Error::Transport(e.to_string())),
             Ok(Err(e)) => Err(Error::Transport(e.to_string())),
-            Err(e) => Err(Error::Transport(e.to_string())),
+            Err(_) => {
+                task.abort();
+                warn!(
+                    grace = ?SHUTDOWN_GRACE,
+                    "connections still had undelivered responses at shutdown (a client that stopped reading); closed them"
+                );
+                Ok(())
+            }
         }
     }
 }

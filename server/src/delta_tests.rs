@@ -249,3 +249,19 @@ fn s11_removal_only_responses_follow_updates_in_reverse_order() {
         .collect();
     assert_eq!(order, [EDS, CDS]);
 }
+
+#[test]
+fn delta_version_only_bump_sends_nothing() {
+    let at = |version: &str| {
+        let mut s = Snapshot::default();
+        let types = crate::test_support::type_resources(CDS, &[("a", "1")], Some(version));
+        s.base.insert(CDS.to_string(), types);
+        Arc::new(s)
+    };
+    let mut stream = DeltaStream::new(1, at("v1"));
+    let first = stream.on_request(request(CDS, &[], &[], "")).remove(0);
+    assert_eq!(first.system_version_info, "v1");
+    stream.on_request(ack(&first));
+    // S8: only changed resources are sent, and a resource's version is its content hash.
+    assert!(stream.on_snapshot(at("v2")).is_empty());
+}

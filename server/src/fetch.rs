@@ -10,7 +10,7 @@
 //!   resources changed, and Envoy's REST fetcher treats HTTP 304 Not Modified as "nothing new"
 //!   (`RestApiFetcher::onSuccess`). So a request whose `version_info` equals the type's current
 //!   version is answered [`Fetched::NotModified`].
-//! - Only when that version is the content hash the server computed itself: a fixture's
+//! - Only when that version is a hash the server computed over the content: a fixture's
 //!   explicit `version_info` can stay the same while the content changes, and a content change
 //!   must never be silently dropped, so under an explicit version every fetch is answered in
 //!   full (clients re-apply identical config, which Envoy does cheaply).
@@ -23,10 +23,10 @@ use tokio::sync::watch;
 use tracing::info;
 use xdsloop_proto::{
     discovery::{DiscoveryRequest, DiscoveryResponse},
-    type_url, version,
+    type_url,
 };
 
-use crate::{Snapshot, TypeResources, sotw::SotwStream};
+use crate::{Snapshot, TypeResources, snapshot::VersionKind, sotw::SotwStream};
 
 /// Nonces of fetch responses are `0-1`: stream ids start at 1, so they never match a stream's.
 /// REST-JSON makes the nonce optional (there is one request in flight at a time).
@@ -62,10 +62,11 @@ pub fn fetch(snapshot: Arc<Snapshot>, type_url: &str, mut request: DiscoveryRequ
     )
 }
 
-/// Whether the type's version is the server's content hash (not a fixture's explicit
-/// `version_info`), so an equal version proves equal content.
+/// Whether the type's version is a hash the server computed over the content (alone, or
+/// combined with several files' `version_info`s), so an equal version proves equal content; a
+/// single explicit `version_info` proves nothing.
 fn is_content_version(resources: &TypeResources) -> bool {
-    resources.version == version::short(resources.content_hash)
+    resources.version_kind != VersionKind::Explicit
 }
 
 /// Fetches against the newest snapshot. Cheap to clone.

@@ -7,28 +7,34 @@
 //! - `nodes/<node-id>/...` holds an overlay served only to that node id;
 //! - a resource's name is the one Envoy uses for its type; a name may appear once per type in the
 //!   base set and once per type in each overlay;
-//! - a type's version is the explicit `version_info` of the documents holding it (they must
-//!   agree), else a content hash ([`TypeResources::new`]). An overlay's own `version_info` wins
-//!   over the base one for the types it touches.
+//! - a type's version, per node, comes from the `version_info` of the documents its served
+//!   resources came from: the one they set, a combination if they set several, else a content
+//!   hash ([`TypeResources::from_documents`]). One file per resource, each with its own
+//!   `version_info`, is Envoy's file-xDS layout, so different versions are no error.
 
 mod files;
+mod read;
+#[cfg(test)]
+mod read_tests;
 #[cfg(test)]
 mod tests;
 
 use std::{
-    collections::{BTreeMap, BTreeSet, HashMap},
+    collections::{BTreeMap, HashMap},
     fmt,
     path::{Path, PathBuf},
     sync::Arc,
 };
 
-use xdsloop_proto::{Codec, FixtureDoc, Format, Resource, type_url};
+use xdsloop_proto::{Codec, FixtureDoc, Format, Resource, secret, type_url};
 
 use crate::snapshot::{Snapshot, TypeResources};
 
-/// Why a fixture directory was rejected. `message` locates the problem inside `file`: a line
-/// (syntax), or a resource and field path (content), or the other file involved (duplicates,
-/// conflicting versions).
+pub use self::read::{DEFAULT_MAX_FILE_BYTES, human_bytes};
+
+/// Why a fixture directory was rejected. `message` locates the problem inside `file`: a line and
+/// column (`line 7, column 3: ...`, for anything the decoder refuses, with the resource and
+/// field path for content), or the other file involved (duplicates).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FixtureError {
     pub file: Option<PathBuf>,
@@ -36,10 +42,13 @@ pub struct FixtureError {
 }
 
 impl FixtureError {
+    /// Messages go to the log and `/status`: secret-looking text is cut out of every one (the
+    /// decoder already keeps secret values out of its own; this also covers the other checks).
     pub(crate) fn new(file: &Path, message: impl Into<String>) -> Self {
+        let message = message.into();
         Self {
             file: Some(file.to_path_buf()),
-            message: message.into(),
+            message: secret::scrub(&message).into_owned(),
         }
     }
 }
@@ -62,15 +71,33 @@ pub fn load(dir: &Path, codec: &Codec, generation: u64) -> Result<Snapshot, Fixt
 
 /// Loads fixture directories again and again, decoding only the files whose bytes changed
 /// since its last load: a reload after editing one file of a large directory decodes that
-/// file, not the directory. Everything across files (duplicates, versions, overlays) is checked
-/// on every load, as [`load`] does.
-#[derive(Debug, Default)]
+/// file, not the directory. Everything across files (duplicates, versions, overlays) is worked
+/// out on every load, as [`load`] does.
+///
+/// A load has two steps, so that a caller can tell what a slow one is doing: [`Loader::read`]
+/// (list and read the files: cheap, bounded by the per-file size limit) and [`Loader::decode`].
+#[derive(Debug)]
 pub struct Loader {
     /// Each file's bytes at its last successful decode, and the documents decoded from them.
     decoded: HashMap<PathBuf, (Vec<u8>, Vec<FixtureDoc>)>,
+    max_file_bytes: u64,
+}
+
+impl Default for Loader {
+    fn default() -> Self {
+        Self::new(DEFAULT_MAX_FILE_BYTES)
+    }
 }
 
 impl Loader {
+    /// A loader that rejects any fixture file larger than `max_file_bytes`.
+    pub fn new(max_file_bytes: u64) -> Self {
+        Self {
+            decoded: HashMap::new(),
+            max_file_bytes,
+        }
+    }
+
     /// Loads every fixture under `dir` into a snapshot numbered `generation`.
     pub fn load(
         &mut self,
@@ -78,14 +105,57 @@ impl Loader {
         codec: &Codec,
         generation: u64,
     ) -> Result<Snapshot, FixtureError> {
+        let files = self.read(dir)?;
+        self.decode(files, codec, generation)
+    }
+
+    /// Lists and reads the fixture files under `dir`, and finds which ones need decoding.
+    pub fn read(&self, dir: &Path) -> Result<FileSet, FixtureError> {
+        let mut files = Vec::new();
+        for file in files::collect(dir)? {
+            let bytes = read::read(&file.path, self.max_file_bytes)?;
+            let before = self.decoded.get(&file.path);
+            let (bytes, docs, empty) = match before {
+                Some((before, docs)) if *before == bytes => (bytes, Some(docs.clone()), None),
+                // An editor truncates before it writes, and a failed write leaves nothing:
+                // an empty file is not written yet, so what it held before stays served.
+                Some((before, docs)) if bytes.is_empty() => {
+                    (before.clone(), Some(docs.clone()), Some(true))
+                }
+                None if bytes.is_empty() => (bytes, Some(Vec::new()), Some(false)),
+                _ => (bytes, None, None),
+            };
+            let empty = empty.map(|kept| EmptyFile {
+                path: file.path.clone(),
+                kept,
+            });
+            files.push(ReadFile {
+                file,
+                bytes,
+                docs,
+                empty,
+            });
+        }
+        Ok(FileSet { files })
+    }
+
+    /// Decodes the files of `files` that changed and builds the snapshot numbered `generation`.
+    /// Only a good load changes what the loader remembers.
+    pub fn decode(
+        &mut self,
+        files: FileSet,
+        codec: &Codec,
+        generation: u64,
+    ) -> Result<Snapshot, FixtureError> {
         let mut build = Build::default();
         let mut seen = HashMap::new();
-        for file in files::collect(dir)? {
-            let bytes = std::fs::read(&file.path)
-                .map_err(|e| FixtureError::new(&file.path, format!("cannot read: {e}")))?;
-            let docs = match self.decoded.get(&file.path) {
-                Some((before, docs)) if *before == bytes => docs.clone(),
-                _ => decode_file(&file.path, &bytes, codec)?,
+        for ReadFile {
+            file, bytes, docs, ..
+        } in files.files
+        {
+            let docs = match docs {
+                Some(docs) => docs,
+                None => decode_file(&file.path, &bytes, codec)?,
             };
             let scope = match &file.node {
                 None => &mut build.base,
@@ -108,6 +178,44 @@ impl Loader {
     }
 }
 
+/// The fixture files of one load with their bytes, between [`Loader::read`] and
+/// [`Loader::decode`].
+#[derive(Debug)]
+pub struct FileSet {
+    files: Vec<ReadFile>,
+}
+
+#[derive(Debug)]
+struct ReadFile {
+    file: files::FixtureFile,
+    bytes: Vec<u8>,
+    /// The documents decoded before, when its bytes did not change; `None`: decode it.
+    docs: Option<Vec<FixtureDoc>>,
+    empty: Option<EmptyFile>,
+}
+
+/// A zero-byte fixture file, treated as not written yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmptyFile {
+    pub path: PathBuf,
+    /// True: its resources from the last good load stay served. False: it had none (a new
+    /// file, or at start-up), so it adds nothing.
+    pub kept: bool,
+}
+
+impl FileSet {
+    /// The files whose bytes changed since the last good load: what [`Loader::decode`] parses.
+    pub fn to_decode(&self) -> Vec<PathBuf> {
+        let changed = self.files.iter().filter(|read| read.docs.is_none());
+        changed.map(|read| read.file.path.clone()).collect()
+    }
+
+    /// The zero-byte files.
+    pub fn empty(&self) -> impl Iterator<Item = &EmptyFile> {
+        self.files.iter().filter_map(|read| read.empty.as_ref())
+    }
+}
+
 fn decode_file(path: &Path, bytes: &[u8], codec: &Codec) -> Result<Vec<FixtureDoc>, FixtureError> {
     let format = Format::from_path(path).expect("files::collect only returns fixture files");
     let text = std::str::from_utf8(bytes).map_err(|e| {
@@ -118,7 +226,7 @@ fn decode_file(path: &Path, bytes: &[u8], codec: &Codec) -> Result<Vec<FixtureDo
         .map_err(|e| FixtureError::new(path, e.to_string()))
 }
 
-/// Where a resource or a `version_info` came from, for error messages.
+/// Where a resource came from, for error messages.
 #[derive(Debug, Clone)]
 struct Origin {
     file: PathBuf,
@@ -141,22 +249,25 @@ impl Origin {
     }
 }
 
+/// One resource as read: where from, and its document's `version_info`.
+struct Placed {
+    resource: Arc<Resource>,
+    origin: Origin,
+    document_version: Option<Arc<str>>,
+}
+
 /// One type's resources within one scope (the base set or one node's overlay).
 #[derive(Default)]
 struct TypeBuild {
-    resources: BTreeMap<String, (Arc<Resource>, Origin)>,
-    version: Option<(String, Origin)>,
+    resources: BTreeMap<String, Placed>,
 }
 
 impl TypeBuild {
-    fn resources(&self) -> impl Iterator<Item = (String, Arc<Resource>)> + '_ {
-        self.resources
-            .iter()
-            .map(|(name, (resource, _))| (name.clone(), resource.clone()))
-    }
-
-    fn version(&self) -> Option<String> {
-        self.version.as_ref().map(|(version, _)| version.clone())
+    /// Each resource with its document's `version_info`, as [`TypeResources::from_documents`]
+    /// takes them.
+    fn entries(&self) -> impl Iterator<Item = (Arc<Resource>, Option<&str>)> + '_ {
+        let entries = self.resources.values();
+        entries.map(|p| (p.resource.clone(), p.document_version.as_deref()))
     }
 }
 
@@ -168,47 +279,22 @@ struct Scope {
 
 impl Scope {
     fn add(&mut self, origin: &Origin, doc: FixtureDoc) -> Result<(), FixtureError> {
-        if let Some(version) = &doc.version_info {
-            // A DiscoveryResponse-shaped document's version applies to every type it holds.
-            let types: BTreeSet<&str> = doc.resources.iter().map(|r| r.type_url.as_str()).collect();
-            for type_url in types {
-                self.set_version(type_url, version, origin)?;
-            }
-        }
+        // A DiscoveryResponse-shaped document's version applies to every resource it holds.
+        let version: Option<Arc<str>> = doc.version_info.map(Into::into);
         for resource in doc.resources {
-            self.insert(resource, origin)?;
+            self.insert(resource, origin, version.clone())?;
         }
         Ok(())
     }
 
-    fn set_version(
+    fn insert(
         &mut self,
-        type_url: &str,
-        version: &str,
+        resource: Resource,
         origin: &Origin,
+        document_version: Option<Arc<str>>,
     ) -> Result<(), FixtureError> {
-        let entry = self.types.entry(type_url.to_string()).or_default();
-        match &entry.version {
-            None => entry.version = Some((version.to_string(), origin.clone())),
-            Some((existing, _)) if existing == version => {}
-            Some((existing, first)) => {
-                return Err(FixtureError::new(
-                    &origin.file,
-                    format!(
-                        "conflicting version_info for {}: \"{version}\" here{} but \"{existing}\" {}",
-                        type_url::message_name(type_url),
-                        document_suffix(origin),
-                        first.describe_from(origin),
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    fn insert(&mut self, resource: Resource, origin: &Origin) -> Result<(), FixtureError> {
         let entry = self.types.entry(resource.type_url.clone()).or_default();
-        if let Some((_, first)) = entry.resources.get(&resource.name) {
+        if let Some(Placed { origin: first, .. }) = entry.resources.get(&resource.name) {
             return Err(FixtureError::new(
                 &origin.file,
                 format!(
@@ -220,9 +306,12 @@ impl Scope {
                 ),
             ));
         }
-        entry
-            .resources
-            .insert(resource.name.clone(), (Arc::new(resource), origin.clone()));
+        let placed = Placed {
+            resource: Arc::new(resource),
+            origin: origin.clone(),
+            document_version,
+        };
+        entry.resources.insert(placed.resource.name.clone(), placed);
         Ok(())
     }
 }
@@ -247,11 +336,8 @@ impl Build {
             .types
             .iter()
             .map(|(url, build)| {
-                let resources = build.resources().collect();
-                (
-                    url.clone(),
-                    Arc::new(TypeResources::new(resources, build.version())),
-                )
+                let resources = TypeResources::from_documents(build.entries());
+                (url.clone(), Arc::new(resources))
             })
             .collect();
         let overlays = self
@@ -269,21 +355,21 @@ impl Build {
 
 /// A node's view of the types its overlay touches: the base resources with the overlay's
 /// same-named ones replaced. The `Arc`s are shared with the base set, so an overlay costs one
-/// map per type, not a copy of the resources.
+/// map per type, not a copy of the resources. Each resource keeps its own document's
+/// `version_info`, so the node's version follows every file it is served from: a bump of a base
+/// file reaches overlay nodes too.
 fn merge_overlay(base: &Scope, overlay: Scope) -> BTreeMap<String, Arc<TypeResources>> {
     overlay
         .types
         .into_iter()
         .map(|(url, build)| {
-            let base_type = base.types.get(&url);
-            let mut resources: BTreeMap<_, _> = base_type
-                .map(|b| b.resources().collect())
-                .unwrap_or_default();
-            resources.extend(build.resources());
-            let version = build
-                .version()
-                .or_else(|| base_type.and_then(TypeBuild::version));
-            (url, Arc::new(TypeResources::new(resources, version)))
+            let base_entries = base
+                .types
+                .get(&url)
+                .into_iter()
+                .flat_map(TypeBuild::entries);
+            let entries = base_entries.chain(build.entries());
+            (url, Arc::new(TypeResources::from_documents(entries)))
         })
         .collect()
 }

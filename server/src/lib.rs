@@ -3,7 +3,8 @@
 //! Layout (the only seam between reloading and streams is a `watch` of `Arc<Snapshot>`):
 //! - [`snapshot`]: the immutable snapshot: resources by type, versions, per-node overlays.
 //! - [`fixtures`]: fixture directory → `Snapshot` (pure; errors name file, resource and field).
-//! - [`watch`]: notify watcher + debounce → reload → publish, or reject and keep the last good.
+//! - [`watch`]: notify watcher + debounce → reload → publish, or reject and keep the last good;
+//!   reloads show their progress, and a watcher that dies is restarted.
 //! - [`subscription`]: per-stream, per-type interest and ACK/NACK ledger (pure).
 //! - [`sotw`] / [`delta`]: the SotW and Delta stream state machines (pure), with [`nonce`] and
 //!   the make-before-break [`ordering`] of one update's responses.

@@ -16,6 +16,7 @@ use tracing_subscriber::EnvFilter;
 use xdsloop_server::{
     admin::Placement,
     app::{self, Config, DEFAULT_LISTEN},
+    fixtures,
     service::DEFAULT_MAX_MESSAGE_BYTES,
     status::fetch::{self, Output},
 };
@@ -125,6 +126,12 @@ struct ServeArgs {
     /// Quiet time after the last file change before reloading, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 100)]
     debounce_ms: u64,
+    /// Largest fixture file read, in bytes; a larger one is a rejected reload naming the file.
+    /// The default (16 MiB, about 100,000 small clusters) is far above a hand-written or
+    /// generated fixture file: it stops a pasted blob or a runaway generator from holding up
+    /// every later edit while it decodes.
+    #[arg(long, value_name = "N", default_value_t = fixtures::DEFAULT_MAX_FILE_BYTES)]
+    max_fixture_bytes: u64,
     /// Largest gRPC message sent or accepted, in bytes (gRPC's usual default is 4 MiB).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
     max_message_bytes: usize,
@@ -151,10 +158,14 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match cli.command {
+    let code = match cli.command {
         Some(Command::Status(args)) => runtime.block_on(status(args, format)),
         None => runtime.block_on(run(cli.serve, format)),
-    }
+    };
+    // Everything that matters has stopped by now. What may remain is a fixture decode on a
+    // blocking thread, which only reads: dropping the runtime would wait for it.
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    code
 }
 
 fn init_logging(format: LogFormat) {
@@ -221,6 +232,7 @@ async fn run(cli: ServeArgs, format: LogFormat) -> ExitCode {
         listen: cli.listen,
         descriptor_sets: cli.descriptor_sets,
         debounce: Duration::from_millis(cli.debounce_ms),
+        max_fixture_bytes: cli.max_fixture_bytes,
         max_message_bytes: cli.max_message_bytes,
         admin: cli.admin.unwrap_or_default(),
     };

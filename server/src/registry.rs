@@ -71,8 +71,8 @@ pub struct TypeStatus {
     pub last_nack: Option<Nacked>,
     /// Content hash of what the latest response left the client with (or offered it, if that
     /// was NACKed), restricted to the current subscription and computed like
-    /// `TypeResources::content_hash`. `/status` compares it with what the current snapshot
-    /// serves this node, by content rather than by version string: an explicit `version_info`
+    /// `TypeResources::content_hash`. `/status` compares it, and for SotW `last_sent.version`
+    /// too, with what the current snapshot would serve this stream: an explicit `version_info`
     /// can stay the same while the content changes. `None` before the first response.
     pub held_hash: Option<u64>,
 }

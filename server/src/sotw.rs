@@ -4,8 +4,9 @@
 //! Decisions, by PROTOCOL.md rule:
 //! - S1: every response gets a fresh nonce from the stream's [`NonceSource`]; each `Any` is
 //!   stamped with the response's type URL.
-//! - S2/S3: ACK and NACK are told apart by `error_detail` only. Neither causes a resend; the
-//!   content a client NACKed is parked and not pushed again until the content changes.
+//! - S2/S3: ACK and NACK are told apart by `error_detail` only. Neither causes a resend: a
+//!   type is pushed again only when its version or its content differs from the last
+//!   response's, whether the client ACKed that response or NACKed it.
 //! - S4: a request whose nonce is not the latest sent for its type is ignored entirely (no
 //!   response, no interest change): the client will send its full interest again when it
 //!   answers the newest response.
@@ -19,9 +20,10 @@
 //!   one nobody knows) gets an empty response and no other type is affected; a request
 //!   without a type URL is ignored.
 //!
-//! A type changed for this stream when the hash of the resources it would receive differs
-//! from the hash of what it was last sent; versions are not compared, since an explicit
-//! `version_info` may stay the same while the content changes.
+//! A type changed for this stream when the version it would be served now (the node's version of
+//! the type) differs from the last response's, or the hash of the resources it would receive
+//! differs from the hash of what it was last sent: an explicit `version_info` may be bumped while
+//! the content stays, or stay while the content changes, and neither may be dropped.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -62,6 +64,15 @@ struct TypeState {
     /// The type's resources at the last response, to tell removal-only updates apart (S11).
     /// Shared with the snapshot, so keeping it costs a pointer.
     sent_from: Option<Arc<TypeResources>>,
+}
+
+impl TypeState {
+    /// Whether the last response carried `version` and resources hashing to `hash`: then there
+    /// is nothing new to push, whether it was ACKed or NACKed (S3).
+    fn was_sent(&self, version: &str, hash: u64) -> bool {
+        let last = self.sub.ledger.last_sent.as_ref();
+        self.sent_hash == Some(hash) && last.is_some_and(|sent| sent.version == version)
+    }
 }
 
 /// One SotW stream (ADS or a per-type service).
@@ -130,10 +141,7 @@ impl SotwStream {
                 let message = error.map(|e| e.message.as_str()).unwrap_or_default();
                 let nack = state.sub.ledger.record_nack(message);
                 warn!(stream, %node, r#type = %short, version = %nack.version, %nonce,
-                    error = nack.message, "NACK: not resending this content until it changes");
-                if let Some(hash) = state.sent_hash {
-                    state.sub.park(hash);
-                }
+                    error = nack.message, "NACK: not resending until the fixtures change");
             }
             Verdict::Initial => {}
         }
@@ -171,7 +179,7 @@ impl SotwStream {
                 continue;
             }
             let hash = view(&state.sub.interest, &resources).hash;
-            if state.sent_hash == Some(hash) || state.sub.is_parked(hash) {
+            if state.was_sent(&resources.version, hash) {
                 continue;
             }
             planned.push(respond(
@@ -306,7 +314,6 @@ fn respond(
         .record_sent(version, &nonce, view.picked.len());
     state.sent_hash = Some(view.hash);
     state.sent_from = Some(resources.clone());
-    state.sub.unpark();
     Planned {
         type_url: url.to_string(),
         removal_only,

@@ -59,7 +59,7 @@ fn s3_ack_causes_no_resend_and_a_change_is_pushed() {
 }
 
 #[test]
-fn s3_nack_is_recorded_and_parks_the_content_until_it_changes() {
+fn s3_nack_is_recorded_and_the_content_is_not_resent_until_it_changes() {
     let mut stream = SotwStream::new(1, base());
     let first = stream.on_request(sotw(CDS, &[], "", "")).remove(0);
     let mut nack = sotw(CDS, &[], "", &first.nonce);
@@ -95,6 +95,55 @@ fn s3_content_change_under_an_unchanged_explicit_version_is_pushed() {
     assert_eq!(pushed[0].version_info, "v7");
 }
 
+/// Clusters `c1`, `c2` at content `1` under an explicit `version_info`.
+fn clusters_at(version: &str) -> Arc<Snapshot> {
+    let mut s = Snapshot::default();
+    let types = type_resources(CDS, &[("c1", "1"), ("c2", "1")], Some(version));
+    s.base.insert(CDS.to_string(), types);
+    Arc::new(s)
+}
+
+#[test]
+fn version_only_bump_is_pushed() {
+    let mut stream = SotwStream::new(1, clusters_at("v1"));
+    let first = subscribed(&mut stream, CDS, &[]);
+    assert_eq!(first.version_info, "v1");
+    let pushed = stream.on_snapshot(clusters_at("v2"));
+    assert_eq!(pushed.len(), 1, "same content, new version_info");
+    assert_eq!(pushed[0].version_info, "v2");
+    assert_eq!(held(&pushed[0]), ["c1@1", "c2@1"]);
+    assert!(stream.on_snapshot(clusters_at("v2")).is_empty());
+    // A named subscription gets the new version too, with the resources it asked for.
+    let mut named = SotwStream::new(2, clusters_at("v2"));
+    subscribed(&mut named, CDS, &["c2"]);
+    let pushed = named.on_snapshot(clusters_at("v3"));
+    assert_eq!(
+        (pushed[0].version_info.as_str(), held(&pushed[0])),
+        ("v3", vec!["c2@1".to_string()])
+    );
+    // A change to a resource it did not ask for, under the same explicit version, is no
+    // change for it.
+    let mut other = (*clusters_at("v3")).clone();
+    other.base.insert(
+        CDS.into(),
+        type_resources(CDS, &[("c1", "9"), ("c2", "1")], Some("v3")),
+    );
+    assert!(named.on_snapshot(Arc::new(other)).is_empty());
+}
+
+#[test]
+fn s3_a_nacked_version_is_not_resent_but_a_version_bump_is() {
+    let mut stream = SotwStream::new(1, clusters_at("v1"));
+    let first = stream.on_request(sotw(CDS, &[], "", "")).remove(0);
+    let mut nack = sotw(CDS, &[], "", &first.nonce);
+    nack.error_detail = error("rejected");
+    assert!(stream.on_request(nack).is_empty());
+    assert!(stream.on_snapshot(clusters_at("v1")).is_empty());
+    let pushed = stream.on_snapshot(clusters_at("v2"));
+    assert_eq!(pushed.len(), 1, "a version bump is a change");
+    assert_eq!(pushed[0].version_info, "v2");
+}
+
 #[test]
 fn s4_stale_nonce_gets_no_response_and_the_fresh_one_does() {
     let mut stream = SotwStream::new(1, base());
@@ -123,7 +172,8 @@ fn s5_named_subscription_gets_existing_names_and_added_names_are_resent() {
     assert_eq!(held(&answer), ["c1@1", "c2@1"]);
     let narrowed = sotw(EDS, &["c2"], &answer.version_info, &answer.nonce);
     assert!(stream.on_request(narrowed).is_empty());
-    // A change to a resource this stream did not ask for is not pushed.
+    // A change to a resource this stream did not ask for is a new version of the type: the
+    // stream gets it, with the resources it asked for.
     let unrelated = snapshot(
         2,
         &[
@@ -131,7 +181,9 @@ fn s5_named_subscription_gets_existing_names_and_added_names_are_resent() {
             (CDS, &[("c1", "1"), ("c2", "1")]),
         ],
     );
-    assert!(stream.on_snapshot(unrelated).is_empty());
+    let pushed = stream.on_snapshot(unrelated.clone());
+    assert_eq!(held(&pushed[0]), ["c2@1"]);
+    assert_eq!(pushed[0].version_info, unrelated.base[EDS].version);
     // Named LDS/CDS: the named ones that exist.
     let cds = stream.on_request(sotw(CDS, &["c2", "nope"], "", ""));
     assert_eq!(held(&cds[0]), ["c2@1"]);

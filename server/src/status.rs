@@ -17,11 +17,11 @@ use xdsloop_proto::type_url;
 
 use crate::{
     Snapshot, TypeResources,
-    registry::{ClosedStream, StreamStatus, TypeStatus},
+    registry::{ClosedStream, StreamStatus, TypeStatus, Variant},
     watch::ReloadStatus,
 };
 
-pub use self::state::{SyncState, sync_state, view_hash};
+pub use self::state::{SyncState, served_version, sync_state, view_hash};
 
 /// The document's schema name; see `docs/status.md`.
 pub const SCHEMA: &str = "xdsloop.status.v1";
@@ -75,8 +75,55 @@ pub struct ReloadSummary {
     /// The rejected file, when the rejection is about one file.
     pub file: Option<String>,
     pub error: Option<String>,
+    /// When the latest reload finished.
     #[serde(with = "rfc3339")]
     pub at: SystemTime,
+    /// How long the latest reload took.
+    #[serde(default)]
+    pub duration_ms: u64,
+    /// Reloads finished since start-up, the first load included: it moves on every reload,
+    /// also on one that changed nothing.
+    #[serde(default)]
+    pub count: u64,
+    /// The reload running now; `null` when none is.
+    #[serde(default)]
+    pub in_progress: Option<InProgressView>,
+    /// Whether fixture changes are being followed at all.
+    #[serde(default)]
+    pub watcher: WatcherView,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InProgressView {
+    #[serde(with = "rfc3339")]
+    pub since: SystemTime,
+    /// The files being decoded (changed since the last good load); empty while the directory
+    /// is still being read.
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WatcherView {
+    /// False while the watcher is down and being restarted: edits are not picked up.
+    pub ok: bool,
+    pub error: Option<String>,
+    /// When it went down.
+    #[serde(with = "rfc3339::option")]
+    pub since: Option<SystemTime>,
+    /// How many times a failed watcher was replaced by a working one.
+    pub restarts: u64,
+}
+
+impl Default for WatcherView {
+    /// What a server that does not report its watcher means: it is fine.
+    fn default() -> Self {
+        Self {
+            ok: true,
+            error: None,
+            since: None,
+            restarts: 0,
+        }
+    }
 }
 
 /// Counts over open streams; states count (stream, type) pairs.
@@ -119,7 +166,8 @@ pub struct TypeView {
     pub wildcard: bool,
     /// Explicitly subscribed names (without `*`), sorted.
     pub names: Vec<String>,
-    /// The version the current snapshot serves this node for this type.
+    /// The version the current snapshot serves this node for this type (SotW: the
+    /// `version_info` this stream would be sent now).
     pub snapshot_version: String,
     pub last_sent: Option<SentView>,
     pub last_acked: Option<AckedView>,
@@ -228,6 +276,18 @@ fn reload_summary(reload: &ReloadStatus) -> ReloadSummary {
         file: reload.file.as_ref().map(|f| f.display().to_string()),
         error: reload.error.clone(),
         at: reload.at,
+        duration_ms: u64::try_from(reload.took.as_millis()).unwrap_or(u64::MAX),
+        count: reload.count,
+        in_progress: reload.in_progress.as_ref().map(|p| InProgressView {
+            since: p.since,
+            files: p.files.iter().map(|f| f.display().to_string()).collect(),
+        }),
+        watcher: WatcherView {
+            ok: reload.watcher.ok,
+            error: reload.watcher.error.clone(),
+            since: reload.watcher.since,
+            restarts: reload.watcher.restarts,
+        },
     }
 }
 
@@ -257,7 +317,10 @@ fn stream_view(
     let mut types: Vec<TypeView> = stream
         .types
         .values()
-        .map(|t| type_view(t, snapshot.get(node, &t.type_url).map(AsRef::as_ref)))
+        .map(|t| {
+            let current = snapshot.get(node, &t.type_url).map(AsRef::as_ref);
+            type_view(t, current, stream.transport.variant)
+        })
         .collect();
     types.sort_by_key(|t| (type_url::order(&t.type_url), t.type_url.clone()));
     StreamView {
@@ -271,20 +334,16 @@ fn stream_view(
     }
 }
 
-fn type_view(status: &TypeStatus, current: Option<&TypeResources>) -> TypeView {
+fn type_view(status: &TypeStatus, current: Option<&TypeResources>, variant: Variant) -> TypeView {
     let mut names = status.names.to_vec();
     names.sort();
     TypeView {
         type_url: status.type_url.clone(),
         alias: type_url::short_name(&status.type_url).to_string(),
-        state: sync_state(status, current),
+        state: sync_state(status, current, variant),
         wildcard: status.wildcard,
         names,
-        snapshot_version: match current {
-            Some(t) => t.version.clone(),
-            // A type without fixtures is served empty, versioned like any empty set.
-            None => xdsloop_proto::version::short(view_hash(status, None)),
-        },
+        snapshot_version: served_version(current),
         last_sent: status.last_sent.as_ref().map(|s| SentView {
             version: s.version.clone(),
             nonce: s.nonce.clone(),

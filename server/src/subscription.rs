@@ -252,25 +252,9 @@ fn bounded(message: &str) -> String {
 pub struct Subscription {
     pub interest: Interest,
     pub ledger: Ledger,
-    /// SotW: hash of the content a client NACKed. That content is not pushed again; the next
-    /// different content is (S3).
-    parked: Option<u64>,
 }
 
 impl Subscription {
-    pub fn park(&mut self, content_hash: u64) {
-        self.parked = Some(content_hash);
-    }
-
-    pub fn is_parked(&self, content_hash: u64) -> bool {
-        self.parked == Some(content_hash)
-    }
-
-    /// Something else was sent, so the parked content may be sent again if it comes back.
-    pub fn unpark(&mut self) {
-        self.parked = None;
-    }
-
     /// The `/status` view of this subscription; `held_hash` is what the client holds (see
     /// [`crate::registry::TypeStatus::held_hash`]).
     pub fn status(&self, type_url: &str, held_hash: Option<u64>) -> crate::registry::TypeStatus {
@@ -380,14 +364,5 @@ mod tests {
         let mut ledger = Ledger::default();
         let long = "é".repeat(MAX_NACK_MESSAGE);
         assert!(ledger.record_nack(&long).message.len() <= MAX_NACK_MESSAGE + 4);
-    }
-
-    #[test]
-    fn parking_is_by_content_hash() {
-        let mut sub = Subscription::default();
-        sub.park(42);
-        assert!(sub.is_parked(42) && !sub.is_parked(43));
-        sub.unpark();
-        assert!(!sub.is_parked(42));
     }
 }

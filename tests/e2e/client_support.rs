@@ -42,14 +42,10 @@ impl Served {
     }
 
     async fn start(dir: TempDir, listen: SocketAddr) -> Self {
-        let config = app::Config {
-            fixtures: dir.path().to_path_buf(),
-            listen,
-            descriptor_sets: Vec::new(),
-            debounce: DEBOUNCE,
-            max_message_bytes: MAX_MESSAGE_BYTES,
-            admin: Default::default(),
-        };
+        let mut config = app::Config::new(dir.path());
+        config.listen = listen;
+        config.debounce = DEBOUNCE;
+        config.max_message_bytes = MAX_MESSAGE_BYTES;
         let running = app::start(config).await.unwrap();
         Self { dir, running }
     }

@@ -197,33 +197,21 @@ fn grpc_bootstrap_points_a_proxyless_client_at_xdsloop() {
     );
 }
 
-/// Every resource in a fixture directory, as proto JSON (proto field names).
+/// Every resource in a fixture directory (read as the server reads it: sub-folders too), as
+/// proto JSON (proto field names).
 fn fixture_resources(relative: &str) -> Vec<serde_json::Value> {
     let codec = Codec::envoy();
     let dir = repo().join(relative);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|entry| entry.expect("readable dir entry").path())
-        .collect();
-    files.sort();
-    let mut resources = Vec::new();
-    for file in files {
-        let Some(format) = xdsloop_proto::Format::from_path(&file) else {
-            continue;
-        };
-        let text = std::fs::read_to_string(&file).expect("readable fixture");
-        let docs = codec
-            .decode_fixture(&text, format)
-            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-        for resource in docs.into_iter().flat_map(|d| d.resources) {
-            resources.push(
-                codec
-                    .to_json(&resource.type_url, &resource.bytes)
-                    .expect("an encoded fixture resource converts back to JSON"),
-            );
-        }
-    }
+    let snapshot = xdsloop_server::fixtures::load(&dir, &codec, 1)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let resources = snapshot.base.values().flat_map(|t| t.resources.values());
     resources
+        .map(|resource| {
+            codec
+                .to_json(&resource.type_url, &resource.bytes)
+                .expect("an encoded fixture resource converts back to JSON")
+        })
+        .collect()
 }
 
 /// Paths of every `ConfigSource` (RDS `config_source`, EDS `eds_config`) that is not ADS.
@@ -251,7 +239,7 @@ fn non_ads_sources(value: &serde_json::Value, path: &str, found: &mut Vec<String
 /// fixtures they are meant for trigger (RDS from listeners, EDS from clusters) must be ADS too.
 #[test]
 fn example_fixture_sets_fetch_routes_and_endpoints_over_ads() {
-    for dir in ["fixtures/demo", "fixtures/grpc"] {
+    for dir in ["fixtures/demo", "fixtures/grpc", "fixtures/per-file"] {
         let resources = fixture_resources(dir);
         assert!(!resources.is_empty(), "{dir} has resources");
         let mut found = Vec::new();

@@ -21,3 +21,4 @@ mod rest;
 mod sotw;
 mod status;
 mod streams;
+mod versions;

@@ -2,6 +2,8 @@
 //! and tools change a fixture directory ends in the right snapshot, and bad edits are rejected
 //! while the last good snapshot keeps being served.
 
+mod fuzz;
+mod hurts;
 mod rejects;
 
 use std::{

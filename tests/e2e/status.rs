@@ -2,6 +2,8 @@
 //! port) with real ADS streams: what each client ACKed, NACKed and is waiting for.
 
 mod admin;
+mod decode;
+mod exact;
 
 use std::{path::Path, time::Duration};
 

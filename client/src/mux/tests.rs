@@ -13,6 +13,11 @@ use xdsloop_proto::envoy::envoy::config::cluster::v3::cluster::{
     ClusterDiscoveryType, DiscoveryType,
 };
 use xdsloop_proto::envoy::envoy::config::endpoint::v3::ClusterLoadAssignment;
+use xdsloop_proto::envoy::envoy::config::listener::v3::{ApiListener, Listener};
+use xdsloop_proto::envoy::envoy::config::route::v3::RouteConfiguration;
+use xdsloop_proto::envoy::envoy::extensions::filters::network::http_connection_manager::v3::{
+    HttpConnectionManager, Rds, http_connection_manager::RouteSpecifier,
+};
 
 use super::*;
 
@@ -49,6 +54,42 @@ pub(super) fn endpoints(name: &str) -> Any {
     Any {
         type_url: ClusterLoadAssignment::type_url(),
         value: cla.encode_to_vec(),
+    }
+}
+
+/// A listener whose HTTP connection manager takes its routes from RDS `route`.
+pub(super) fn rds_listener(name: &str, route: &str) -> Any {
+    let manager = HttpConnectionManager {
+        route_specifier: Some(RouteSpecifier::Rds(Rds {
+            route_config_name: route.into(),
+            ..Default::default()
+        })),
+        ..Default::default()
+    };
+    let listener = Listener {
+        name: name.into(),
+        api_listener: Some(ApiListener {
+            api_listener: Some(Any {
+                type_url: HttpConnectionManager::type_url(),
+                value: manager.encode_to_vec(),
+            }),
+        }),
+        ..Default::default()
+    };
+    Any {
+        type_url: Listener::type_url(),
+        value: listener.encode_to_vec(),
+    }
+}
+
+pub(super) fn routes(name: &str) -> Any {
+    let config = RouteConfiguration {
+        name: name.into(),
+        ..Default::default()
+    };
+    Any {
+        type_url: RouteConfiguration::type_url(),
+        value: config.encode_to_vec(),
     }
 }
 

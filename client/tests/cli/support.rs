@@ -39,14 +39,10 @@ pub struct Served {
 }
 
 pub async fn serve_demo_on(dir: TempDir, listen: SocketAddr) -> Served {
-    let config = app::Config {
-        fixtures: dir.path().into(),
-        listen,
-        descriptor_sets: Vec::new(),
-        debounce: Duration::from_millis(50),
-        max_message_bytes: 64 << 20,
-        admin: Default::default(),
-    };
+    let mut config = app::Config::new(dir.path());
+    config.listen = listen;
+    config.debounce = Duration::from_millis(50);
+    config.max_message_bytes = 64 << 20;
     let running = app::start(config).await.unwrap();
     Served { dir, running }
 }

@@ -1,28 +1,36 @@
 //! Where a client stands on one type: `SYNCED`, `PENDING`, `NACKED` or `STALE`.
 //!
 //! Decided from the stream's ledger (which response was answered, and how) and from what the
-//! current snapshot serves that node, compared by content hash: an explicit `version_info` may
-//! stay the same while the content changes, and a named subscription is unaffected by changes
-//! to resources it did not ask for.
+//! current snapshot would serve that stream now. A SotW response is current when it carried the
+//! node's version of the type *and* the resources the subscription would get now (by content
+//! hash): an explicit `version_info` may be bumped while the content stays, or stay while the
+//! content changes. Delta resources carry content-hash versions of their own, so a Delta stream
+//! is current when it holds exactly the resources it would get now, at their versions;
+//! `system_version_info` is informational there.
 
 use serde::{Deserialize, Serialize};
 use xdsloop_proto::version;
 
-use crate::{TypeResources, registry::TypeStatus};
+use crate::{
+    TypeResources,
+    registry::{TypeStatus, Variant},
+};
 
 /// One stream's standing on one type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum SyncState {
-    /// The client ACKed the content the snapshot currently serves it.
+    /// The client ACKed the response the snapshot would serve it now.
     Synced,
-    /// The latest response is not answered yet (or the first one is not sent yet).
+    /// The response the snapshot would serve it now was sent and is not answered yet (or the
+    /// first response is not sent yet).
     Pending,
-    /// The client rejected the content the snapshot currently serves it; it is not resent
+    /// The client rejected the response the snapshot would serve it now; it is not resent
     /// until the fixtures change.
     Nacked,
-    /// The client's last answer is about older content than the snapshot now has (the push
-    /// is on its way, or the stream is too slow to take it).
+    /// The latest response sent is older than the snapshot: the push is about to go out, or
+    /// the stream cannot take it (a client that stopped reading), whether or not the older
+    /// response was answered.
     Stale,
 }
 
@@ -60,16 +68,40 @@ fn answer(status: &TypeStatus) -> Answer {
     }
 }
 
-/// The state of `status` given `current`: what the snapshot serves this node for this type
-/// (`None`: the type has no fixtures, served as empty).
-pub fn sync_state(status: &TypeStatus, current: Option<&TypeResources>) -> SyncState {
-    let current_hash = view_hash(status, current);
-    let is_current = status.held_hash == Some(current_hash);
+/// The state of `status`, on a stream of `variant`, given `current`: what the snapshot serves
+/// this node for this type (`None`: the type has no fixtures, served as empty).
+pub fn sync_state(
+    status: &TypeStatus,
+    current: Option<&TypeResources>,
+    variant: Variant,
+) -> SyncState {
+    let Some(sent) = &status.last_sent else {
+        return SyncState::Pending;
+    };
+    let same_content = status.held_hash == Some(view_hash(status, current));
+    let same_version = match variant {
+        Variant::Sotw => match current {
+            Some(resources) => sent.version == resources.version,
+            None => sent.version == served_version(None),
+        },
+        Variant::Delta => true,
+    };
+    if !(same_content && same_version) {
+        return SyncState::Stale;
+    }
     match answer(status) {
         Answer::None => SyncState::Pending,
-        Answer::Ack if is_current => SyncState::Synced,
-        Answer::Nack if is_current => SyncState::Nacked,
-        Answer::Ack | Answer::Nack => SyncState::Stale,
+        Answer::Ack => SyncState::Synced,
+        Answer::Nack => SyncState::Nacked,
+    }
+}
+
+/// The SotW `version_info` the snapshot would send this node now.
+pub fn served_version(current: Option<&TypeResources>) -> String {
+    match current {
+        Some(resources) => resources.version.clone(),
+        // A type without fixtures is served empty, versioned like any empty set.
+        None => version::short(version::fnv1a(&[])),
     }
 }
 
@@ -104,7 +136,15 @@ mod tests {
     use super::*;
     use crate::subscription::{Acked, Nacked, Sent};
 
+    fn sotw_state(status: &TypeStatus, current: &TypeResources) -> SyncState {
+        sync_state(status, Some(current), Variant::Sotw)
+    }
+
     fn resources(items: &[(&str, &str)]) -> TypeResources {
+        versioned(items, "v1")
+    }
+
+    fn versioned(items: &[(&str, &str)], version: &str) -> TypeResources {
         let map: BTreeMap<String, Arc<Resource>> = items
             .iter()
             .map(|(name, v)| {
@@ -117,7 +157,7 @@ mod tests {
                 (name.to_string(), Arc::new(r))
             })
             .collect();
-        TypeResources::new(map, Some("v1".into()))
+        TypeResources::new(map, Some(version.into()))
     }
 
     fn status(wildcard: bool, names: &[&str]) -> TypeStatus {
@@ -166,21 +206,22 @@ mod tests {
         assert_eq!(picked, resources(&[("a", "1"), ("c", "3")]).content_hash);
         let empty = TypeResources::new(BTreeMap::new(), None);
         assert_eq!(view_hash(&status(true, &[]), None), empty.content_hash);
+        assert_eq!(served_version(None), empty.version);
     }
 
     #[test]
     fn nothing_sent_or_unanswered_is_pending() {
         let v1 = resources(&[("a", "1")]);
         let mut s = status(true, &[]);
-        assert_eq!(sync_state(&s, Some(&v1)), SyncState::Pending);
+        assert_eq!(sotw_state(&s, &v1), SyncState::Pending);
         sent(&mut s, "1", &v1);
-        assert_eq!(sync_state(&s, Some(&v1)), SyncState::Pending);
+        assert_eq!(sotw_state(&s, &v1), SyncState::Pending);
         ack(&mut s);
-        assert_eq!(sync_state(&s, Some(&v1)), SyncState::Synced);
+        assert_eq!(sotw_state(&s, &v1), SyncState::Synced);
         let v2 = resources(&[("a", "2")]);
         sent(&mut s, "2", &v2);
         assert_eq!(
-            sync_state(&s, Some(&v2)),
+            sotw_state(&s, &v2),
             SyncState::Pending,
             "an older ACK does not answer the newer response"
         );
@@ -194,17 +235,50 @@ mod tests {
         ack(&mut s);
         let changed = resources(&[("a", "2")]);
         assert_eq!(changed.version, v1.version, "explicit version_info kept");
-        assert_eq!(sync_state(&s, Some(&changed)), SyncState::Stale);
+        assert_eq!(sotw_state(&s, &changed), SyncState::Stale);
     }
 
     #[test]
-    fn named_subscriptions_ignore_changes_to_other_resources() {
+    fn status_synced_only_when_current_version_acked() {
+        let v1 = versioned(&[("a", "1")], "v1");
+        let mut s = status(true, &[]);
+        sent(&mut s, "1", &v1);
+        ack(&mut s);
+        assert_eq!(sotw_state(&s, &v1), SyncState::Synced);
+        let bumped = versioned(&[("a", "1")], "v2");
+        assert_eq!(bumped.content_hash, v1.content_hash, "a version-only bump");
+        assert_eq!(sotw_state(&s, &bumped), SyncState::Stale);
+        sent(&mut s, "2", &bumped);
+        assert_eq!(sotw_state(&s, &bumped), SyncState::Pending);
+        ack(&mut s);
+        assert_eq!(sotw_state(&s, &bumped), SyncState::Synced);
+        // Delta resources carry content versions: the type's version is not what they hold.
+        let delta = sync_state(&s, Some(&versioned(&[("a", "1")], "v3")), Variant::Delta);
+        assert_eq!(delta, SyncState::Synced);
+    }
+
+    #[test]
+    fn status_stale_when_an_unanswered_response_is_behind_the_snapshot() {
+        let v1 = resources(&[("a", "1")]);
+        let mut s = status(true, &[]);
+        sent(&mut s, "1", &v1);
+        assert_eq!(sotw_state(&s, &v1), SyncState::Pending);
+        let v2 = resources(&[("a", "2")]);
+        assert_eq!(
+            sotw_state(&s, &v2),
+            SyncState::Stale,
+            "a client that stopped reading is not waited for: it cannot take the push"
+        );
+    }
+
+    #[test]
+    fn named_subscriptions_ignore_changes_to_other_resources_under_the_same_version() {
         let before = resources(&[("a", "1"), ("b", "1")]);
         let mut s = status(false, &["a"]);
         sent(&mut s, "1", &before);
         ack(&mut s);
         let after = resources(&[("a", "1"), ("b", "2")]);
-        assert_eq!(sync_state(&s, Some(&after)), SyncState::Synced);
+        assert_eq!(sotw_state(&s, &after), SyncState::Synced);
     }
 
     #[test]
@@ -213,12 +287,12 @@ mod tests {
         let mut s = status(true, &[]);
         sent(&mut s, "2", &v2);
         nack(&mut s, "bad");
-        assert_eq!(sync_state(&s, Some(&v2)), SyncState::Nacked);
+        assert_eq!(sotw_state(&s, &v2), SyncState::Nacked);
         let v3 = resources(&[("a", "3")]);
-        assert_eq!(sync_state(&s, Some(&v3)), SyncState::Stale);
+        assert_eq!(sotw_state(&s, &v3), SyncState::Stale);
         sent(&mut s, "3", &v3);
         ack(&mut s);
-        assert_eq!(sync_state(&s, Some(&v3)), SyncState::Synced);
+        assert_eq!(sotw_state(&s, &v3), SyncState::Synced);
     }
 
     #[test]

@@ -58,6 +58,24 @@ fn header(out: &mut String, doc: &StatusDocument) {
             let _ = writeln!(out, "          {}", one_line(error));
         }
     }
+    if let Some(running) = &reload.in_progress {
+        let since = rfc3339::format(running.since);
+        let files = match running.files.as_slice() {
+            [] => "reading the fixture directory".to_string(),
+            [one] => format!("decoding {one}"),
+            [first, rest @ ..] => format!("decoding {first} and {} more", rest.len()),
+        };
+        let _ = writeln!(out, "reload    RUNNING since {since}: {files}");
+    }
+    let watcher = &reload.watcher;
+    if !watcher.ok {
+        let since = watcher.since.map(rfc3339::format).unwrap_or_default();
+        let error = one_line(watcher.error.as_deref().unwrap_or("no reason given"));
+        let _ = writeln!(
+            out,
+            "watcher   DOWN since {since}: {error} (edits are not picked up; restarting it)"
+        );
+    }
     let t = &doc.totals;
     let _ = writeln!(
         out,
@@ -160,7 +178,16 @@ fn detail(t: &TypeView, now: SystemTime) -> String {
             Some(sent) => format!("sent {}, no answer yet", age(now, sent.at)),
             None => "nothing sent yet".into(),
         },
-        SyncState::Stale => "snapshot changed; push not acknowledged".into(),
+        SyncState::Stale => match &t.last_sent {
+            // Not even the older response was answered: the client is not reading.
+            Some(sent) if t.last_acked.as_ref().is_none_or(|a| a.nonce != sent.nonce) => {
+                format!(
+                    "sent {}, no answer; the snapshot moved on",
+                    age(now, sent.at)
+                )
+            }
+            _ => "snapshot changed; push not acknowledged".into(),
+        },
         SyncState::Synced => match &t.last_acked {
             Some(acked) => format!("ACKed {}", age(now, acked.at)),
             None => String::new(),
@@ -226,6 +253,7 @@ fn align(rows: &[Vec<String>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::status::{AckedView, SentView};
 
     #[test]
     fn ages_versions_and_messages_are_compact() {
@@ -241,6 +269,38 @@ mod tests {
         assert_eq!(short("0123456789abcdef"), "01234567");
         assert_eq!(short("v7"), "v7");
         assert_eq!(one_line("bad\n  field"), "bad field");
+    }
+
+    #[test]
+    fn a_stale_row_says_whether_the_older_response_was_answered() {
+        let now = SystemTime::now();
+        let sent = SentView {
+            version: "v1".into(),
+            nonce: "1-1".into(),
+            resources: 1,
+            at: now,
+        };
+        let mut t = TypeView {
+            type_url: "t".into(),
+            alias: "cds".into(),
+            state: SyncState::Stale,
+            wildcard: true,
+            names: Vec::new(),
+            snapshot_version: "v2".into(),
+            last_sent: Some(sent),
+            last_acked: None,
+            last_nack: None,
+        };
+        assert_eq!(
+            detail(&t, now),
+            "sent just now, no answer; the snapshot moved on"
+        );
+        t.last_acked = Some(AckedView {
+            version: "v1".into(),
+            nonce: "1-1".into(),
+            at: now,
+        });
+        assert_eq!(detail(&t, now), "snapshot changed; push not acknowledged");
     }
 
     #[test]

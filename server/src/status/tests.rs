@@ -16,14 +16,7 @@ use crate::{
 };
 
 fn reload_ok(snapshot: &Snapshot) -> ReloadStatus {
-    ReloadStatus {
-        generation: snapshot.generation,
-        ok: true,
-        file: None,
-        error: None,
-        at: SystemTime::now(),
-        resources: snapshot.resource_count(),
-    }
+    ReloadStatus::ok(snapshot)
 }
 
 fn document(registry: &Registry, snapshot: &Snapshot, node: Option<&str>) -> StatusDocument {
@@ -130,21 +123,37 @@ fn sotw_pending_synced_stale_nacked_follow_the_wire_and_the_snapshot() {
 }
 
 #[test]
-fn sotw_named_subscription_stays_synced_when_other_resources_change() {
+fn status_synced_only_when_current_version_acked() {
     let registry = Registry::new();
     let v1 = snapshot(1, &[(ENDPOINT, &[("a", "1"), ("b", "1")])]);
     let mut stream = Sotw::open(&registry, v1.clone());
     let first = stream.request(sotw(ENDPOINT, &["a"], "", "")).remove(0);
     stream.request(sotw(ENDPOINT, &["a"], &first.version_info, &first.nonce));
+    assert_eq!(
+        state_of(&document(&registry, &v1, None), ENDPOINT),
+        SyncState::Synced
+    );
+    // Another resource changed: the type's (content-hash) version moved, so the client is not
+    // on the version it would be served now until that is pushed and ACKed.
     let v2 = snapshot(2, &[(ENDPOINT, &[("a", "1"), ("b", "2")])]);
-    assert!(stream.push(v2.clone()).is_empty());
+    assert_eq!(
+        state_of(&document(&registry, &v2, None), ENDPOINT),
+        SyncState::Stale
+    );
+    let pushed = stream.push(v2.clone()).remove(0);
+    assert_eq!(pushed.version_info, v2.base[ENDPOINT].version);
+    assert_eq!(
+        state_of(&document(&registry, &v2, None), ENDPOINT),
+        SyncState::Pending
+    );
+    stream.request(sotw(ENDPOINT, &["a"], &pushed.version_info, &pushed.nonce));
     let doc = document(&registry, &v2, None);
     let eds = &doc.streams[0].types[0];
     assert_eq!(eds.state, SyncState::Synced);
     assert_eq!(eds.names.to_vec(), names(&["a"]));
-    assert_ne!(
-        eds.snapshot_version, first.version_info,
-        "type version moved"
+    assert_eq!(
+        eds.snapshot_version,
+        eds.last_acked.as_ref().unwrap().version
     );
 }
 
@@ -310,7 +319,21 @@ fn json_field_names_are_the_documented_ones_and_round_trip() {
     );
     assert_eq!(
         keys(&json["reload"]),
-        ["at", "error", "file", "generation", "ok"]
+        [
+            "at",
+            "count",
+            "duration_ms",
+            "error",
+            "file",
+            "generation",
+            "in_progress",
+            "ok",
+            "watcher"
+        ]
+    );
+    assert_eq!(
+        keys(&json["reload"]["watcher"]),
+        ["error", "ok", "restarts", "since"]
     );
     assert!(
         cds["last_sent"]["at"].as_str().unwrap().ends_with('Z'),
@@ -326,4 +349,59 @@ fn json_field_names_are_the_documented_ones_and_round_trip() {
     );
     assert_eq!(back.totals, doc.totals);
     assert_eq!(back.snapshot, doc.snapshot);
+}
+
+#[test]
+fn reload_in_progress_shows_in_the_summary_and_table() {
+    let v1 = snapshot(3, &[(CLUSTER, &[("a", "1")])]);
+    let mut reload = reload_ok(&v1);
+    let since = SystemTime::now();
+    reload.in_progress = Some(crate::watch::InProgress {
+        since,
+        files: vec![PathBuf::from("fx/big.yaml"), PathBuf::from("fx/b.yaml")],
+    });
+    let summary = reload_summary(&reload);
+    let running = summary.in_progress.as_ref().unwrap();
+    assert_eq!(running.files, ["fx/big.yaml", "fx/b.yaml"]);
+    assert_eq!(running.since, since);
+    assert!(summary.watcher.ok);
+    let doc = document(&Registry::new(), &v1, None);
+    let doc = StatusDocument {
+        reload: summary,
+        ..doc
+    };
+    let text = table::render(&doc, SystemTime::now());
+    let at = rfc3339::format(since);
+    assert!(
+        text.contains(&format!(
+            "reload    RUNNING since {at}: decoding fx/big.yaml and 1 more\n"
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn watcher_failure_shows_in_status_and_table() {
+    let v1 = snapshot(3, &[(CLUSTER, &[("a", "1")])]);
+    let mut reload = reload_ok(&v1);
+    let since = SystemTime::now();
+    reload.watcher = crate::watch::WatcherHealth {
+        ok: false,
+        error: Some("fx is gone, and so is the parent directory watched for its return".into()),
+        since: Some(since),
+        restarts: 2,
+    };
+    let summary = reload_summary(&reload);
+    assert!(!summary.watcher.ok);
+    assert_eq!(summary.watcher.restarts, 2);
+    let json = serde_json::to_value(&summary).unwrap();
+    assert_eq!(json["watcher"]["ok"], false);
+    assert!(json["in_progress"].is_null());
+    let doc = StatusDocument {
+        reload: summary,
+        ..document(&Registry::new(), &v1, None)
+    };
+    let text = table::render(&doc, SystemTime::now());
+    assert!(text.contains("watcher   DOWN since "), "{text}");
+    assert!(text.contains("fx is gone, and so is the parent"), "{text}");
 }

@@ -27,8 +27,8 @@ pub enum Signal {
     Ignore,
     /// Something below the directory changed: reload it.
     Reload,
-    /// The directory itself was created, removed or renamed, or notify lost track (queue
-    /// overflow, error): set the watches up again, then reload.
+    /// The directory itself (or its parent) was created, removed or renamed, or notify lost
+    /// track (queue overflow, error): set the watches up again, then reload.
     Rewatch,
 }
 
@@ -53,11 +53,13 @@ pub fn classify(root: &Path, event: &notify::Result<Event>) -> Signal {
     if event.paths.is_empty() {
         return Signal::Reload;
     }
-    let root_itself = matches!(
+    // The directory itself, or its parent (watched too), was created, removed or renamed: the
+    // parent going means nothing would see the directory come back, which `refresh` reports.
+    let root_or_above = matches!(
         event.kind,
         EventKind::Create(_) | EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(_))
-    ) && event.paths.iter().any(|p| p == root);
-    if root_itself {
+    ) && event.paths.iter().any(|p| root.starts_with(p));
+    if root_or_above {
         Signal::Rewatch
     } else if event.paths.iter().any(|p| p.starts_with(root)) {
         Signal::Reload
@@ -73,6 +75,8 @@ pub struct WatchedRoot {
     notifier: RecommendedWatcher,
     rewatch: Arc<AtomicBool>,
     identity: Option<Identity>,
+    /// The parent as it was when its watch was set up; `None` if it is not watched.
+    parent: Option<Identity>,
 }
 
 impl WatchedRoot {
@@ -96,11 +100,15 @@ impl WatchedRoot {
         };
         let mut notifier = notify::recommended_watcher(handler)?;
         notifier.watch(&root, RecursiveMode::Recursive)?;
-        if let Some(parent) = root.parent() {
+        let mut parent = None;
+        if let Some(path) = root.parent() {
             // Best effort: without it, a replaced directory is only noticed if notify reports
-            // the old one's removal.
-            if let Err(e) = notifier.watch(parent, RecursiveMode::NonRecursive) {
-                tracing::debug!(parent = %parent.display(), error = %e, "cannot watch the fixture directory's parent");
+            // the old one's removal, and a deleted one only by the supervisor's retries.
+            match notifier.watch(path, RecursiveMode::NonRecursive) {
+                Ok(()) => parent = identity(path),
+                Err(e) => {
+                    tracing::debug!(parent = %path.display(), error = %e, "cannot watch the fixture directory's parent");
+                }
             }
         }
         let identity = identity(&root);
@@ -109,18 +117,31 @@ impl WatchedRoot {
             notifier,
             rewatch,
             identity,
+            parent,
         })
     }
 
     /// Before a reload: if the directory was replaced, watch the new one. Cheap when nothing
     /// happened (one `stat`); re-watching walks the directory tree, which only happens after
-    /// the directory itself was swapped.
-    pub fn refresh(&mut self) {
+    /// the directory itself was swapped. Err: this watcher cannot follow the directory any
+    /// more, and says why.
+    pub fn refresh(&mut self) -> Result<(), String> {
         let flagged = self.rewatch.swap(false, Ordering::SeqCst);
         let now = identity(&self.root);
-        if now.is_none() || (!flagged && now == self.identity) {
-            // Missing: the reload reports it, and the parent's watch says when it is back.
-            return;
+        if now.is_none() {
+            // Missing: the reload reports it, and the parent's watch says when it is back,
+            // unless the parent is gone (or replaced) too.
+            let parent = self.root.parent().and_then(identity);
+            if self.parent.is_some() && parent == self.parent {
+                return Ok(());
+            }
+            return Err(format!(
+                "{} is gone, and so is the parent directory watched for its return",
+                self.root.display()
+            ));
+        }
+        if !flagged && now == self.identity {
+            return Ok(());
         }
         // The old watches may already be gone with the old directory; that error is expected.
         let _ = self.notifier.unwatch(&self.root);
@@ -128,11 +149,9 @@ impl WatchedRoot {
             Ok(()) => {
                 tracing::info!(dir = %self.root.display(), "watching the fixture directory again");
                 self.identity = now;
+                Ok(())
             }
-            Err(e) => {
-                tracing::warn!(dir = %self.root.display(), error = %e, "cannot watch the fixture directory");
-                self.rewatch.store(true, Ordering::SeqCst);
-            }
+            Err(e) => Err(format!("cannot watch {} again: {e}", self.root.display())),
         }
     }
 }
@@ -206,6 +225,11 @@ mod tests {
         assert_eq!(
             classify(root, &event(renamed, "/srv/fixtures")),
             Signal::Rewatch
+        );
+        assert_eq!(
+            classify(root, &event(removed, "/srv")),
+            Signal::Rewatch,
+            "the parent removed"
         );
         let overflow = Ok(Event::new(EventKind::Other).set_flag(Flag::Rescan));
         assert_eq!(classify(root, &overflow), Signal::Rewatch);

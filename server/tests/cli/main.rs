@@ -3,7 +3,9 @@
 //!
 //! One test binary with a module per area (every extra binary links Envoy's types again).
 
+mod fixtures;
 mod logs;
+mod secrets;
 mod side_by_side;
 mod status;
 mod support;

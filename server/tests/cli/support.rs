@@ -61,6 +61,15 @@ impl Server {
         }
     }
 
+    /// The next stderr (log) line; `None` once the process closed stderr.
+    pub fn log_line(&self) -> Option<String> {
+        match self.stderr.recv_timeout(WAIT) {
+            Ok(line) => Some(line),
+            Err(mpsc::RecvTimeoutError::Disconnected) => None,
+            Err(mpsc::RecvTimeoutError::Timeout) => panic!("no log line within {WAIT:?}"),
+        }
+    }
+
     /// The address from the first stdout line, `xdsloop-server listening on ADDR`.
     pub fn listening(&self) -> String {
         let line = self.line().expect("the server prints where it listens");

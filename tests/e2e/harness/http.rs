@@ -1,5 +1,6 @@
 //! A tiny HTTP/1.1 client over a tokio `TcpStream`, enough to talk REST-JSON the way Envoy's
-//! REST config source does (one POST per connection, `Connection: close`).
+//! REST config source does (one POST per connection, `Connection: close`), and to read admin
+//! routes whatever their status code.
 
 use std::net::SocketAddr;
 
@@ -40,6 +41,19 @@ pub async fn http_post(addr: SocketAddr, path: &str, body: &str) -> HttpResponse
              Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
         );
+        stream.write_all(request.as_bytes()).await.expect("sends");
+        let mut raw = Vec::new();
+        stream.read_to_end(&mut raw).await.expect("reads");
+        parse(&raw)
+    })
+    .await
+}
+
+/// `GET path`; the whole response, whatever its status.
+pub async fn http_get(addr: SocketAddr, path: &str) -> HttpResponse {
+    within("an HTTP response", async {
+        let mut stream = TcpStream::connect(addr).await.expect("connects");
+        let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
         stream.write_all(request.as_bytes()).await.expect("sends");
         let mut raw = Vec::new();
         stream.read_to_end(&mut raw).await.expect("reads");

@@ -3,42 +3,92 @@
 
 use super::*;
 
-/// Every file in `fixtures/invalid`, with what its rejection must point at.
+/// Every file in `fixtures/invalid`, with what its rejection must point at: the line, for
+/// everything decoding refuses, and the resource, field or rule.
 const INVALID: &[(&str, &str, &[&str])] = &[
     ("bad-syntax.yaml", "bad-syntax.yaml", &["line 7"]),
     ("bad-syntax.json", "bad-syntax.json", &["line 4"]),
     (
         "unknown-field.yaml",
         "unknown-field.yaml",
-        &["Cluster \"typo\"", "conect_timeout"],
+        &["line 5, column 1", "Cluster \"typo\"", "conect_timeout"],
     ),
     (
         "wrong-type.yaml",
         "wrong-type.yaml",
-        &["\"wrong-type\"", "endpoints[0].load_balancing_weight"],
+        &[
+            "line 6",
+            "\"wrong-type\"",
+            "endpoints[0].load_balancing_weight",
+        ],
     ),
     (
         "unknown-type.yaml",
         "unknown-type.yaml",
-        &["unknown @type", "envoy.config.cluster.v3.Clustr"],
+        &["line 2", "unknown @type", "envoy.config.cluster.v3.Clustr"],
+    ),
+    (
+        "bad-type-prefix.yaml",
+        "bad-type-prefix.yaml",
+        &[
+            "line 3",
+            "example.com/envoy.config.cluster.v3.Cluster",
+            "type.googleapis.com/<message name>",
+        ],
     ),
     (
         "missing-type.yaml",
         "missing-type.yaml",
-        &["missing \"@type\""],
+        &["line 2", "missing \"@type\""],
+    ),
+    (
+        "duplicate-key.yaml",
+        "duplicate-key.yaml",
+        &["line 5, column 1", "duplicate key `name`"],
+    ),
+    (
+        "duplicate-key.json",
+        "duplicate-key.json",
+        &["line 9", "duplicate key `sni`"],
+    ),
+    ("nan-weight.yaml", "nan-weight.yaml", &["line 6", "NaN"]),
+    (
+        "enum-number.yaml",
+        "enum-number.yaml",
+        &["line 5", "lb_policy", "99", "ROUND_ROBIN (0)"],
+    ),
+    (
+        "secret-not-a-map.yaml",
+        "secret-not-a-map.yaml",
+        &["line 7", "tls_certificate.private_key", "<redacted>"],
     ),
     (
         "duplicate-name.yaml",
         "duplicate-name.yaml",
         &["duplicate name", "Cluster \"twice\""],
     ),
-    ("missing-name.yaml", "missing-name.yaml", &["cluster_name"]),
     (
-        "conflicting-version",
-        "conflicting-version/b.yaml",
-        &["conflicting version_info", "conflicting-version/a.yaml"],
+        "missing-name.yaml",
+        "missing-name.yaml",
+        &["line 2", "cluster_name"],
     ),
 ];
+
+/// Text of the fake private key in `secret-not-a-map.yaml`: no rejection may quote it.
+const SECRET_TEXT: &[&str] = &["PRIVATE KEY", "Tk9ULUEt"];
+
+#[test]
+fn every_invalid_fixture_is_listed() {
+    let listed: Vec<&str> = INVALID.iter().map(|(source, _, _)| *source).collect();
+    let mut shipped: Vec<String> = std::fs::read_dir(fixture_set("invalid"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    shipped.sort();
+    let mut listed_sorted = listed.clone();
+    listed_sorted.sort();
+    assert_eq!(shipped, listed_sorted);
+}
 
 #[tokio::test]
 async fn each_invalid_kind_is_rejected_and_fixing_it_recovers() {
@@ -47,11 +97,7 @@ async fn each_invalid_kind_is_rejected_and_fixing_it_recovers() {
     for (source, reported, fragments) in INVALID {
         let from = fixture_set("invalid").join(source);
         let to = dir.path().join(source);
-        if from.is_dir() {
-            copy_dir(&from, &to);
-        } else {
-            std::fs::copy(&from, &to).unwrap();
-        }
+        std::fs::copy(&from, &to).unwrap();
         let status = wait_reload(&mut watcher.reloads, source, |r| !r.ok).await;
         let error = status.error.clone().unwrap();
         assert_eq!(status.file, Some(dir.path().join(reported)), "{error}");
@@ -62,17 +108,19 @@ async fn each_invalid_kind_is_rejected_and_fixing_it_recovers() {
                 "{source}: expected {fragment:?} in {error}"
             );
         }
+        for secret in SECRET_TEXT {
+            assert!(
+                !error.contains(secret),
+                "{source}: quotes {secret:?}: {error}"
+            );
+        }
         assert_eq!(status.generation, good.generation);
         assert!(
             Arc::ptr_eq(&watcher.snapshots.borrow(), &good),
             "{source}: kept"
         );
 
-        if from.is_dir() {
-            std::fs::remove_dir_all(&to).unwrap();
-        } else {
-            std::fs::remove_file(&to).unwrap();
-        }
+        std::fs::remove_file(&to).unwrap();
         let status = wait_reload(&mut watcher.reloads, "recovered", |r| r.ok).await;
         // Back to the same content: nothing new to publish.
         assert_eq!(status.generation, good.generation, "{source}");
@@ -147,6 +195,7 @@ async fn shipped_fixture_sets_load_and_their_references_resolve() {
             "greeter-route",
             &["greeter-a", "greeter-b"],
         ),
+        ("per-file", "ingress", "local_route", &["api", "web"]),
     ] {
         let watcher = Watcher::start(fixture_set(set), Codec::envoy(), DEBOUNCE)
             .unwrap_or_else(|e| panic!("{set}: {e}"));

@@ -1,9 +1,10 @@
-//! Following dependencies (CDS→EDS), the not-found timer, serving held resources, and sync.
+//! Following dependencies (CDS→EDS, LDS→RDS), the not-found timer, serving held resources, and
+//! sync.
 
 use std::time::{Duration, SystemTime};
 
 use xdsloop_proto::discovery::DeltaDiscoveryResponse;
-use xdsloop_proto::type_url::{CLUSTER, ENDPOINT};
+use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER, ROUTE};
 
 use super::*;
 
@@ -137,4 +138,29 @@ fn synced_is_reported_once_everything_wanted_has_arrived() {
     );
     respond(&mut mux, now, ENDPOINT, "e1", "n2", vec![endpoints("web")]);
     assert!(mux.take_output().reports.contains(&Report::Synced));
+}
+
+#[test]
+fn synced_is_reported_again_once_a_later_watch_and_its_routes_have_arrived() {
+    let mut mux = mux(Mode::Sotw);
+    let now = t0();
+    let synced = |mux: &mut Mux| mux.take_output().reports.contains(&Report::Synced);
+    mux.add_watch(1, CLUSTER, Interest::Wildcard, now);
+    mux.on_stream_start(now);
+    respond(&mut mux, now, CLUSTER, "v1", "n1", vec![eds_cluster("web")]);
+    respond(&mut mux, now, ENDPOINT, "e1", "n2", vec![endpoints("web")]);
+    assert!(synced(&mut mux), "everything watched so far has arrived");
+    mux.add_watch(2, LISTENER, Interest::Wildcard, now);
+    respond(
+        &mut mux,
+        now,
+        LISTENER,
+        "l1",
+        "n3",
+        vec![rds_listener("in", "r")],
+    );
+    // Dependency following registers the route watch while handling the listener response.
+    assert!(!synced(&mut mux), "the listener's routes are still pending");
+    respond(&mut mux, now, ROUTE, "r1", "n4", vec![routes("r")]);
+    assert!(synced(&mut mux));
 }

@@ -1,0 +1,106 @@
+//! Watches subscribed together are synced together, whatever order the server answers in.
+//! The session here is the test itself: it takes the client's commands and hands the mux
+//! responses when it chooses, so the racy order is replayed exactly.
+
+use std::time::{Instant, SystemTime};
+
+use xdsloop_proto::discovery::{Any, DiscoveryResponse};
+use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER, ROUTE};
+use xdsloop_proto::{Codec, Format};
+
+use super::*;
+use crate::request::Mode;
+
+/// A client with no session task: its commands wait in `Core::commands` for the test.
+fn client_and_core() -> (Client, Core) {
+    let mut config = MuxConfig::new(Mode::Sotw, Node::default());
+    config.follow_deps = true;
+    let (commands_tx, commands) = mpsc::channel(COMMAND_QUEUE);
+    let (reports, _) = broadcast::channel(REPORT_QUEUE);
+    let (store_tx, store) = watch::channel(Arc::new(Store::default()));
+    let client = Client {
+        commands: commands_tx,
+        next_id: Arc::new(AtomicU64::new(1)),
+        reports: reports.clone(),
+        store,
+        stop: None,
+        task: None,
+    };
+    let core = Core {
+        mux: Mux::new(config),
+        commands,
+        subscribers: HashMap::new(),
+        reports,
+        store: store_tx,
+    };
+    (client, core)
+}
+
+/// The demo fixtures' resources of one type: what `xdsloop-server` serves the CLI tests.
+fn demo(type_url: &str) -> Vec<Any> {
+    let files = [
+        include_str!("../../../fixtures/demo/clusters.yaml"),
+        include_str!("../../../fixtures/demo/endpoints.yaml"),
+        include_str!("../../../fixtures/demo/listeners.yaml"),
+        include_str!("../../../fixtures/demo/routes.yaml"),
+    ];
+    let codec = Codec::envoy();
+    files
+        .iter()
+        .flat_map(|text| codec.decode_fixture(text, Format::Yaml).unwrap())
+        .flat_map(|doc| doc.resources)
+        .filter(|r| r.type_url == type_url)
+        .map(|r| r.to_any())
+        .collect()
+}
+
+/// Hands the mux the demo's response for `type_url`; true if it then reported "synced".
+fn answer(core: &mut Core, type_url: &str, nonce: &str) -> bool {
+    let response = DiscoveryResponse {
+        version_info: "v1".into(),
+        resources: demo(type_url),
+        type_url: type_url.into(),
+        nonce: nonce.into(),
+        ..Default::default()
+    };
+    core.mux
+        .on_sotw_response(response, Instant::now(), SystemTime::now());
+    core.mux.take_output().reports.contains(&Report::Synced)
+}
+
+#[tokio::test]
+async fn synced_covers_every_watch_subscribed_together() {
+    let (client, mut core) = client_and_core();
+    let plan = [CLUSTER, LISTENER].map(|t| (t.to_string(), Interest::Wildcard));
+    let _subscriptions = client.subscribe_all(plan).await.unwrap();
+    // The session takes one command and opens the stream; the server answers CDS and then EDS
+    // before the session looks at its commands again (the order in which `--dump` printed no
+    // listener or routes).
+    let first = core.commands.try_recv().unwrap();
+    core.handle(first);
+    core.mux.on_stream_start(Instant::now());
+    assert!(!answer(&mut core, CLUSTER, "1"), "endpoints pending");
+    assert!(
+        !answer(&mut core, ENDPOINT, "2"),
+        "synced with the listeners of the same plan not yet watched"
+    );
+    while let Ok(command) = core.commands.try_recv() {
+        core.handle(command);
+    }
+    assert!(!answer(&mut core, LISTENER, "3"), "routes pending");
+    assert!(answer(&mut core, ROUTE, "4"));
+    // What `--dump` prints at that moment.
+    let held: Vec<(&str, Vec<&str>)> = core
+        .mux
+        .store()
+        .types()
+        .map(|(url, held)| (url, held.resources.keys().map(String::as_str).collect()))
+        .collect();
+    let expected = vec![
+        (CLUSTER, vec!["api", "web"]),
+        (ENDPOINT, vec!["api", "web"]),
+        (LISTENER, vec!["ingress"]),
+        (ROUTE, vec!["local_route"]),
+    ];
+    assert_eq!(held, expected);
+}

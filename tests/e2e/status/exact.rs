@@ -1,0 +1,155 @@
+//! `/status` is exact (issue #12, item 3): SYNCED only when the stream ACKed the version it
+//! would be served now, and STALE (not PENDING) for a stream that cannot take pushes.
+
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::transport::Endpoint;
+use xdsloop_proto::envoy::envoy::service::discovery::v3::aggregated_discovery_service_client::AggregatedDiscoveryServiceClient;
+use xdsloop_tests::copy_dir;
+
+use super::*;
+
+/// The demo set, copied to a temp dir and served (admin routes on the xDS port).
+async fn serving_demo() -> (TempDir, Running) {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo");
+    copy_dir(&demo, dir.path());
+    let mut config = Config::new(dir.path());
+    config.listen = "127.0.0.1:0".parse().unwrap();
+    config.debounce = Duration::from_millis(20);
+    let running = app::start(config).await.unwrap_or_else(|e| panic!("{e}"));
+    (dir, running)
+}
+
+/// Writes `text` to `file` and waits until the server serves it.
+async fn edit(running: &Running, file: &Path, text: &str) {
+    let before = running.snapshots.borrow().generation;
+    std::fs::write(file, text).unwrap();
+    let mut snapshots = running.snapshots.clone();
+    within(
+        "the edit to be served",
+        snapshots.wait_for(|s| s.generation > before),
+    )
+    .await
+    .expect("the watcher is running");
+}
+
+#[tokio::test]
+async fn status_synced_only_when_current_version_acked() {
+    let (dir, running) = serving_demo().await;
+    let mut client = SotwClient::connect(running.addr, "node-1").await;
+    let first = client.subscribe(LISTENER, &[]).await;
+    client.ack(&first, &[]).await;
+    status_until(&running, "LDS SYNCED on v1", |d| {
+        state(d, "node-1", LISTENER) == Some(SyncState::Synced)
+    })
+    .await;
+
+    // The issue's reproduction: only the version changes.
+    let file = dir.path().join("listeners.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    edit(
+        &running,
+        &file,
+        &text.replace("version_info: v1", "version_info: v2"),
+    )
+    .await;
+    let pushed = client.recv().await;
+    assert_eq!(pushed.version_info, "v2");
+    // The stream records a response before it sends it: no waiting needed.
+    let doc = status(&running).await;
+    let lds = type_of(&doc, "node-1", LISTENER).unwrap();
+    assert_eq!(lds.snapshot_version, "v2");
+    assert_eq!(lds.last_acked.as_ref().unwrap().version, "v1");
+    assert_eq!(lds.state, SyncState::Pending, "v1 is ACKed, v2 is served");
+
+    client.ack(&pushed, &[]).await;
+    let doc = status_until(&running, "LDS SYNCED on v2", |d| {
+        state(d, "node-1", LISTENER) == Some(SyncState::Synced)
+    })
+    .await;
+    let lds = type_of(&doc, "node-1", LISTENER).unwrap();
+    assert_eq!(lds.last_acked.as_ref().unwrap().version, "v2");
+    running.shutdown().await.unwrap();
+}
+
+/// A cluster with `size` bytes of metadata, so that a few responses fill a small HTTP/2 window.
+fn big_cluster(fill: char, size: usize) -> Value {
+    let mut cluster = cluster("big");
+    let blob: String = std::iter::repeat_n(fill, size).collect();
+    cluster["metadata"] = serde_json::json!({"filter_metadata": {"test": {"blob": blob}}});
+    cluster
+}
+
+/// A SotW client whose connection grants the server only 64 KiB of HTTP/2 window: once it
+/// stops reading, the server can push little before its stream has to wait.
+async fn small_window_client(running: &Running, node: &str) -> SotwClient {
+    let window = Some(64 * 1024);
+    let channel = Endpoint::from_shared(format!("http://{}", running.addr))
+        .unwrap()
+        .initial_stream_window_size(window)
+        .initial_connection_window_size(window)
+        .connect()
+        .await
+        .expect("connects");
+    let mut client = AggregatedDiscoveryServiceClient::new(channel);
+    let (requests, rx) = mpsc::channel(16);
+    let responses = within("the stream to open", async {
+        let stream = client.stream_aggregated_resources(ReceiverStream::new(rx));
+        stream.await.expect("stream opens").into_inner()
+    })
+    .await;
+    SotwClient::from_parts(node, requests, responses)
+}
+
+/// A served directory and a client that ACKed the first CDS response and then stopped
+/// reading while twelve edits made 1 MiB responses: the window, the server's send buffer and
+/// its bounded queue fill after a few.
+async fn stuck_stream() -> (TempDir, Running, SotwClient) {
+    let (dir, running) = serving().await;
+    let mut client = small_window_client(&running, "stuck").await;
+    let first = client.subscribe(CLUSTER, &[]).await;
+    client.ack(&first, &[]).await;
+    let file = dir.path().join("clusters.json");
+    for fill in ('a'..='z').take(12) {
+        let text = serde_json::to_string(&[big_cluster(fill, 1 << 20)]).unwrap();
+        edit(&running, &file, &text).await;
+    }
+    (dir, running, client)
+}
+
+#[tokio::test]
+async fn status_stale_when_client_stops_reading() {
+    let (_dir, running, client) = stuck_stream().await;
+    let doc = status_until(&running, "the stuck stream to show STALE", |d| {
+        state(d, "stuck", CLUSTER) == Some(SyncState::Stale)
+    })
+    .await;
+    let cds = type_of(&doc, "stuck", CLUSTER).unwrap();
+    let sent = cds.last_sent.as_ref().unwrap();
+    assert_ne!(sent.version, cds.snapshot_version, "behind the snapshot");
+    assert_ne!(
+        cds.last_acked.as_ref().unwrap().nonce,
+        sent.nonce,
+        "not answered"
+    );
+    assert_eq!(doc.totals.stale, 1);
+    assert_eq!(doc.totals.pending, 0);
+    drop(client);
+    running.shutdown().await.unwrap();
+}
+
+/// A graceful shutdown waits for responses already handed to HTTP/2, which a client that
+/// stopped reading never takes: the server must stop anyway, after its grace period.
+#[tokio::test]
+async fn shutdown_does_not_wait_for_a_client_that_stopped_reading() {
+    let (_dir, running, client) = stuck_stream().await;
+    status_until(&running, "the stuck stream to show STALE", |d| {
+        state(d, "stuck", CLUSTER) == Some(SyncState::Stale)
+    })
+    .await;
+    within("the server to shut down", running.shutdown())
+        .await
+        .expect("shutdown succeeds");
+    drop(client);
+}
