@@ -6,7 +6,7 @@
 //!
 //! It is a scripted probe, not a client: it must send what a correct client never sends
 //! (stale nonces, an unknown type URL, a malformed message), so it drives raw tonic streams
-//! ([`probe`]) instead of the mux, and decides nothing about the protocol outside the checks.
+//! (`probe`) instead of the mux, and decides nothing about the protocol outside the checks.
 //!
 //! Layout:
 //! - [`catalog`]: the checks, their rule and level, in run order; `--only` selection.

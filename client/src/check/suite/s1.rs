@@ -29,13 +29,24 @@ async fn session(ctx: &Ctx) -> Seen {
     let real = ctx.inv.endpoints.first().cloned();
     let first = real.unwrap_or_else(|| ctx.missing("s1-a"));
     let second = ctx.missing("s1-b");
+    Seen {
+        sotw: sotw_session(ctx, &first, &second).await,
+        delta: delta_session(ctx, &first, &second).await,
+    }
+}
+
+async fn sotw_session(
+    ctx: &Ctx,
+    first: &str,
+    second: &str,
+) -> Vec<(&'static str, DiscoveryResponse)> {
     let mut sotw = Vec::new();
     let mut p = ctx.sotw();
     let steps: [(&'static str, Vec<&str>); 4] = [
         (CLUSTER, vec![]),
         (LISTENER, vec![]),
-        (ENDPOINT, vec![&first]),
-        (ENDPOINT, vec![&first, &second]),
+        (ENDPOINT, vec![first]),
+        (ENDPOINT, vec![first, second]),
     ];
     for (url, names) in steps {
         let nonce = last_nonce(&sotw, url);
@@ -52,12 +63,20 @@ async fn session(ctx: &Ctx) -> Seen {
             sotw.push((url, response));
         }
     }
+    sotw
+}
+
+async fn delta_session(
+    ctx: &Ctx,
+    first: &str,
+    second: &str,
+) -> Vec<(&'static str, DeltaDiscoveryResponse)> {
     let mut delta = Vec::new();
     let mut p = ctx.delta();
     let steps: [(&'static str, Vec<&str>); 3] = [
         (CLUSTER, vec![]),
-        (ENDPOINT, vec![&first]),
-        (ENDPOINT, vec![&second]),
+        (ENDPOINT, vec![first]),
+        (ENDPOINT, vec![second]),
     ];
     for (url, names) in steps {
         if p.change(url, &names, &[]).await.is_err() {
@@ -68,7 +87,7 @@ async fn session(ctx: &Ctx) -> Seen {
             delta.push((url, response));
         }
     }
-    Seen { sotw, delta }
+    delta
 }
 
 fn last_nonce(seen: &[(&str, DiscoveryResponse)], url: &str) -> String {
