@@ -20,8 +20,10 @@
 //! - [`cli`]: the CLI's flags and run loop (`main.rs` only calls it).
 //! - [`log_format`]: `--log-format text|json`, colour, and the CLI's own stderr lines.
 //! - [`fleet`]: `xdsloop-client fleet`, N cheap simulated nodes for load tests.
+//! - [`check`]: `xdsloop-client check`, a conformance suite that judges any ADS server.
 #![doc = include_str!("../README.md")]
 
+pub mod check;
 pub mod cli;
 pub mod client;
 pub mod deps;
