@@ -4,17 +4,22 @@ LISTEN ?= 127.0.0.1:18000
 NODE ?= demo-node
 PYTHON ?= python3
 
-.PHONY: bins build test test-rust interop lint run-server run-client bench bench-status
+.PHONY: bins build test test-rust conformance interop lint run-server run-client bench bench-status
 
 build:
 	$(CARGO) build --workspace --all-targets
 
 # Rust tests first: interop needs a server that already passes its own tests.
-test: test-rust
+test: test-rust conformance
 	$(MAKE) interop
 
 test-rust:
 	$(CARGO) test --workspace
+
+# The two binaries: `xdsloop-client check --fixtures` judges `xdsloop-server` on a temp copy of
+# fixtures/demo; every check must pass and the directory come back byte-identical.
+conformance: bins
+	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/conformance/run.py
 
 # A real third-party xDS client (gRPC's proxyless client from PyPI grpcio) follows the server's
 # hot pushes. Creates tests/interop/.venv once (pinned requirements.txt), then reuses it.

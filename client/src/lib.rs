@@ -17,10 +17,13 @@
 //! - [`fleet`]: `xdsloop-client fleet`, N cheap simulated nodes for load tests: a deliberate
 //!   second implementation of the client protocol (see its module docs for why, and what it
 //!   shares with [`core`]).
+//! - [`check`]: `xdsloop-client check`, a conformance suite that judges any ADS server over raw
+//!   streams (it must send what the library never does: stale nonces, garbage).
 //!
 //! [`error`] is the crate's one error type.
 #![doc = include_str!("../README.md")]
 
+pub mod check;
 pub mod cli;
 pub mod client;
 pub mod config;

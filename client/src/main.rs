@@ -5,6 +5,7 @@ use std::time::SystemTime;
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 use xdsloop_client::ClientError;
+use xdsloop_client::check::command::{self as check_cli, CheckArgs};
 use xdsloop_client::cli::log_format::{self, LogFormat};
 use xdsloop_client::cli::{self, Args};
 use xdsloop_client::fleet::command::{self as fleet_cli, FleetArgs};
@@ -14,7 +15,8 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    // `fleet` is a separate mode with its own flags; everything else is the single client.
+    // `fleet`, `check` and `transcript` are separate modes with their own flags; everything else is the
+    // single client.
     if std::env::args().nth(1).as_deref() == Some("fleet") {
         let args = FleetArgs::parse_from(std::env::args().skip(1));
         let format = args.log_format;
@@ -26,6 +28,12 @@ async fn main() -> ExitCode {
     if std::env::args().nth(1).as_deref() == Some("transcript") {
         let argv = std::env::args_os().skip(1);
         return xdsloop_transcript::cli::main_from("xdsloop-client transcript", argv);
+    }
+    if std::env::args().nth(1).as_deref() == Some("check") {
+        let args = CheckArgs::parse_from(std::env::args().skip(1));
+        init_tracing(args.log_format);
+        let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
+        return ExitCode::from(check_cli::run(args, ctrl_c(), &mut out, &mut err).await);
     }
     let args = Args::parse();
     let format = args.log_format;

@@ -24,6 +24,7 @@ pub const CLIENT_LAYERS: &[&str] = &[
     "client",
     "cli",
     "fleet",
+    "check",
 ];
 
 /// Files (relative to `src/`) of the pure, sans-I/O layers.

@@ -1,6 +1,7 @@
 //! End-to-end tests: the real server and clients over loopback gRPC.
 
 mod app;
+mod check;
 mod client_deps;
 mod client_large;
 mod client_nack;

@@ -30,6 +30,7 @@ use crate::error::ClientError;
     name = "xdsloop-client",
     version,
     after_help = "Fleet mode (N simulated nodes, a load report): xdsloop-client fleet --help\n\
+                  Conformance suite (judges any ADS server): xdsloop-client check --help\n\
                   Transcripts (print one, diff two): xdsloop-client transcript --help"
 )]
 pub struct Args {

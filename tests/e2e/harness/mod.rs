@@ -10,6 +10,7 @@
 mod clients;
 mod fixture_server;
 mod http;
+mod naive_server;
 mod resources;
 
 use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
@@ -25,6 +26,7 @@ use xdsloop_server::{
 pub use clients::*;
 pub use fixture_server::*;
 pub use http::*;
+pub use naive_server::{Bug, NaiveServer};
 pub use resources::*;
 
 /// Longest wait for something that should happen.

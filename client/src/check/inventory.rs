@@ -1,0 +1,139 @@
+//! What the server serves the suite's node, learned once before the checks: the clusters and
+//! listeners of wildcard CDS/LDS, and the EDS names those clusters point at that exist. The
+//! wire-only checks pick their resource names from here and SKIP when it is too small.
+
+use std::time::Duration;
+
+use prost::Message;
+use xdsloop_proto::Codec;
+use xdsloop_proto::discovery::DiscoveryResponse;
+use xdsloop_proto::envoy::envoy::config::cluster::v3::{Cluster, cluster};
+use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER};
+
+use super::describe;
+use super::fixtures::PREFIX;
+use super::probe::{Probe, Sotw, Target};
+
+#[derive(Clone, Debug, Default)]
+pub struct Inventory {
+    pub clusters: Vec<String>,
+    pub listeners: Vec<String>,
+    /// ClusterLoadAssignment names that exist (answered when asked for by name).
+    pub endpoints: Vec<String>,
+    /// Encoded size of the wildcard CDS response.
+    pub cds_bytes: usize,
+    /// Why a list is empty (the server did not answer, ...), for SKIP reasons.
+    pub notes: Vec<String>,
+}
+
+impl Inventory {
+    /// Asks the server on one SotW stream. Names the suite itself wrote (`xdsloop-check-*`,
+    /// left by an earlier run until the server reloads) are not used.
+    pub async fn learn(target: &Target, codec: &Codec, within: Duration) -> Self {
+        let mut inv = Inventory::default();
+        let mut probe = Probe::<Sotw>::open(target);
+        let foreign = |n: &String| !n.starts_with(PREFIX);
+        if let Some(r) = ask(&mut probe, CLUSTER, &[], within, &mut inv.notes).await {
+            inv.cds_bytes = r.encoded_len();
+            inv.clusters = describe::sotw_names(codec, &r)
+                .into_iter()
+                .filter(foreign)
+                .collect();
+            let candidates = eds_names(&r);
+            if !candidates.is_empty() {
+                let names: Vec<&str> = candidates.iter().map(String::as_str).collect();
+                if let Some(r) = ask(&mut probe, ENDPOINT, &names, within, &mut inv.notes).await {
+                    let present = describe::sotw_names(codec, &r);
+                    inv.endpoints = candidates
+                        .into_iter()
+                        .filter(|n| present.contains(n))
+                        .collect();
+                }
+            }
+        }
+        if let Some(r) = ask(&mut probe, LISTENER, &[], within, &mut inv.notes).await {
+            inv.listeners = describe::sotw_names(codec, &r)
+                .into_iter()
+                .filter(foreign)
+                .collect();
+        }
+        inv
+    }
+
+    /// The first `n` EDS names, or why there are fewer.
+    pub fn endpoints(&self, n: usize) -> Result<Vec<&str>, String> {
+        if self.endpoints.len() >= n {
+            return Ok(self.endpoints.iter().take(n).map(String::as_str).collect());
+        }
+        let mut why = format!(
+            "needs {n} ClusterLoadAssignment name{} that exist{} (the server's CDS names {} EDS cluster{} with endpoints)",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "s" } else { "" },
+            self.endpoints.len(),
+            if self.endpoints.len() == 1 { "" } else { "s" },
+        );
+        self.note(&mut why);
+        Err(why)
+    }
+
+    /// Why there are no clusters, or none.
+    pub fn need_clusters(&self) -> Result<(), String> {
+        if !self.clusters.is_empty() {
+            return Ok(());
+        }
+        let mut why = "needs clusters: wildcard CDS gave none".to_string();
+        self.note(&mut why);
+        Err(why)
+    }
+
+    fn note(&self, why: &mut String) {
+        if !self.notes.is_empty() {
+            why.push_str(&format!(" ({})", self.notes.join("; ")));
+        }
+    }
+}
+
+/// Subscribes, waits for the answer and ACKs it; a silence or an error becomes a note.
+async fn ask(
+    probe: &mut Probe<Sotw>,
+    url: &str,
+    names: &[&str],
+    within: Duration,
+    notes: &mut Vec<String>,
+) -> Option<DiscoveryResponse> {
+    let short = describe::short(url);
+    let answered = match probe.subscribe(url, names).await {
+        Ok(()) => probe.recv(within).await,
+        Err(gone) => Err(gone),
+    };
+    match answered {
+        Ok(r) => {
+            let _ = probe.ack(&r).await;
+            Some(r)
+        }
+        Err(gone) => {
+            notes.push(format!("{short} {}: {gone}", describe::list(names)));
+            None
+        }
+    }
+}
+
+/// The EDS names of EDS clusters (`service_name`, else the cluster's name).
+fn eds_names(response: &DiscoveryResponse) -> Vec<String> {
+    let eds = cluster::DiscoveryType::Eds as i32;
+    let decoded = response.resources.iter().filter_map(|any| {
+        let c = Cluster::decode(any.value.as_slice()).ok()?;
+        let kind = c.cluster_discovery_type;
+        let is_eds = matches!(kind, Some(cluster::ClusterDiscoveryType::Type(t)) if t == eds);
+        let service = c
+            .eds_cluster_config
+            .map(|e| e.service_name)
+            .unwrap_or_default();
+        let name = if service.is_empty() { c.name } else { service };
+        (is_eds && !name.is_empty() && !name.starts_with(PREFIX)).then_some(name)
+    });
+    let mut names: Vec<String> = decoded.collect();
+    names.sort();
+    names.dedup();
+    names
+}

@@ -1,0 +1,304 @@
+//! Raw ADS streams for the checks, each on a connection of its own: send exactly the requests
+//! a check scripts (stale nonces and garbage included), receive with a deadline, or collect
+//! what arrives in a quiet window. Nothing here decides anything about the protocol.
+
+mod requests;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::time::{Instant, timeout, timeout_at};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Status, Streaming};
+use xdsloop_proto::discovery::{
+    DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse, Node,
+};
+use xdsloop_proto::envoy::envoy::service::discovery::v3::aggregated_discovery_service_client::AggregatedDiscoveryServiceClient as Ads;
+
+use crate::ClientError;
+
+/// A check sends a handful of requests at a time; this only absorbs them while the stream opens.
+const REQUEST_QUEUE: usize = 16;
+/// How long a request may wait for room in the queue (a server that stopped reading), and how
+/// long a closed call may take to deliver its status.
+const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Where the server is and who the suite says it is.
+#[derive(Clone, Debug)]
+pub struct Target {
+    endpoint: Endpoint,
+    pub node_id: String,
+    pub max_message_bytes: usize,
+}
+
+impl Target {
+    pub fn new(server: &str, node_id: &str, max_message_bytes: usize) -> Result<Self, ClientError> {
+        let uri = if server.contains("://") {
+            server.to_string()
+        } else {
+            format!("http://{server}")
+        };
+        let endpoint = Endpoint::from_shared(uri).map_err(|e| ClientError::Address {
+            address: server.to_string(),
+            message: e.to_string(),
+        })?;
+        Ok(Self {
+            endpoint: endpoint
+                .connect_timeout(Duration::from_secs(5))
+                .tcp_nodelay(true),
+            node_id: node_id.to_string(),
+            max_message_bytes,
+        })
+    }
+
+    /// Connects once, so an unreachable server is an error before any check runs.
+    pub async fn reachable(&self) -> Result<(), ClientError> {
+        match self.endpoint.connect().await {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                let message = format!("cannot connect to {}: {}", self.endpoint.uri(), chain(&e));
+                Err(ClientError::Io(std::io::Error::other(message)))
+            }
+        }
+    }
+
+    /// A channel of its own: every probe stream gets its own HTTP/2 connection, so one
+    /// stream's fate (a reset connection) never decides another check.
+    pub fn channel(&self) -> Channel {
+        self.endpoint.connect_lazy()
+    }
+
+    fn ads(&self) -> Ads<Channel> {
+        Ads::new(self.channel())
+            .max_decoding_message_size(self.max_message_bytes)
+            .max_encoding_message_size(self.max_message_bytes)
+    }
+
+    fn node(&self) -> Node {
+        Node {
+            id: self.node_id.clone(),
+            ..Default::default()
+        }
+    }
+}
+
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(e) = source {
+        text = format!("{text}: {e}");
+        source = e.source();
+    }
+    text
+}
+
+/// Why no response came.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Gone {
+    /// Nothing arrived in time.
+    Silent(Duration),
+    /// The server ended the stream (with this status, or cleanly).
+    Ended(Option<(tonic::Code, String)>),
+}
+
+impl fmt::Display for Gone {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Gone::Silent(d) => write!(f, "no response within {}", humantime::format_duration(*d)),
+            Gone::Ended(Some((code, message))) => {
+                write!(f, "the server ended the stream: {code:?}: {message}")
+            }
+            Gone::Ended(None) => f.write_str("the server ended the stream without an error"),
+        }
+    }
+}
+
+/// What arrived during a quiet window, and whether the stream ended in it.
+#[derive(Debug)]
+pub struct Quiet<R> {
+    pub got: Vec<R>,
+    pub ended: Option<Gone>,
+}
+
+/// The two ADS methods.
+pub trait Variant: Sized + 'static {
+    type Request: Send + 'static;
+    type Response: Send + 'static;
+    fn set_node(request: &mut Self::Request, node: Node);
+    fn call(
+        ads: Ads<Channel>,
+        requests: ReceiverStream<Self::Request>,
+    ) -> impl Future<Output = Result<Streaming<Self::Response>, Status>> + Send + 'static;
+}
+
+pub struct Sotw;
+pub struct Delta;
+
+impl Variant for Sotw {
+    type Request = DiscoveryRequest;
+    type Response = DiscoveryResponse;
+    fn set_node(request: &mut DiscoveryRequest, node: Node) {
+        request.node = Some(node);
+    }
+    async fn call(
+        mut ads: Ads<Channel>,
+        requests: ReceiverStream<DiscoveryRequest>,
+    ) -> Result<Streaming<DiscoveryResponse>, Status> {
+        Ok(ads
+            .stream_aggregated_resources(requests)
+            .await?
+            .into_inner())
+    }
+}
+
+impl Variant for Delta {
+    type Request = DeltaDiscoveryRequest;
+    type Response = DeltaDiscoveryResponse;
+    fn set_node(request: &mut DeltaDiscoveryRequest, node: Node) {
+        request.node = Some(node);
+    }
+    async fn call(
+        mut ads: Ads<Channel>,
+        requests: ReceiverStream<DeltaDiscoveryRequest>,
+    ) -> Result<Streaming<DeltaDiscoveryResponse>, Status> {
+        Ok(ads.delta_aggregated_resources(requests).await?.into_inner())
+    }
+}
+
+type Opening<R> = Pin<Box<dyn Future<Output = Result<Streaming<R>, Status>> + Send>>;
+
+enum State<R> {
+    /// Some servers send response headers only with the first response, so the call is
+    /// awaited when a response is wanted, never before the first request is queued.
+    Opening(Opening<R>),
+    Open(Streaming<R>),
+    Ended(Gone),
+}
+
+/// One ADS stream.
+pub struct Probe<V: Variant> {
+    requests: mpsc::Sender<V::Request>,
+    state: State<V::Response>,
+    node: Option<Node>,
+    /// SotW: the names last requested per type, repeated by ACKs and NACKs (C3).
+    interest: BTreeMap<String, Vec<String>>,
+    /// Responses read while finding out why a send failed, not yet received.
+    early: VecDeque<V::Response>,
+}
+
+impl<V: Variant> Probe<V> {
+    pub fn open(target: &Target) -> Self {
+        let (requests, rx) = mpsc::channel(REQUEST_QUEUE);
+        let call = V::call(target.ads(), ReceiverStream::new(rx));
+        Self {
+            requests,
+            state: State::Opening(Box::pin(call)),
+            node: Some(target.node()),
+            interest: BTreeMap::new(),
+            early: VecDeque::new(),
+        }
+    }
+
+    /// Sends `request`; the node goes on the first one (C1).
+    pub async fn send(&mut self, mut request: V::Request) -> Result<(), Gone> {
+        if let Some(node) = self.node.take() {
+            V::set_node(&mut request, node);
+        }
+        // The queue is bounded: a server that stops reading must not hang the suite.
+        let sent = timeout(SEND_TIMEOUT, self.requests.send(request)).await;
+        match sent {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) => Err(self.how_it_ended().await),
+            Err(_) => Err(Gone::Silent(SEND_TIMEOUT)),
+        }
+    }
+
+    /// The request side closed, so the call is over: reads on to the server's status,
+    /// keeping any response that came before it for [`Self::recv`].
+    async fn how_it_ended(&mut self) -> Gone {
+        loop {
+            match timeout(SEND_TIMEOUT, self.read()).await {
+                Ok(Ok(response)) => self.early.push_back(response),
+                Ok(Err(gone)) => return gone,
+                Err(_) => return Gone::Ended(None),
+            }
+        }
+    }
+
+    /// The next response, or why none came within `within`.
+    pub async fn recv(&mut self, within: Duration) -> Result<V::Response, Gone> {
+        timeout(within, self.next())
+            .await
+            .unwrap_or(Err(Gone::Silent(within)))
+    }
+
+    /// Everything that arrives within `window` (a correct server often sends nothing).
+    pub async fn quiet(&mut self, window: Duration) -> Quiet<V::Response> {
+        let deadline = Instant::now() + window;
+        let mut got = Vec::new();
+        loop {
+            match timeout_at(deadline, self.next()).await {
+                Err(_) => return Quiet { got, ended: None },
+                Ok(Ok(response)) => got.push(response),
+                Ok(Err(gone)) => {
+                    return Quiet {
+                        got,
+                        ended: Some(gone),
+                    };
+                }
+            }
+        }
+    }
+
+    /// Responses until one satisfies `wanted` (returned with those before it), within `within`.
+    pub async fn until(
+        &mut self,
+        within: Duration,
+        mut wanted: impl FnMut(&V::Response) -> bool,
+    ) -> Result<(V::Response, Vec<V::Response>), (Gone, Vec<V::Response>)> {
+        let deadline = Instant::now() + within;
+        let mut before = Vec::new();
+        loop {
+            match timeout_at(deadline, self.next()).await {
+                Err(_) => return Err((Gone::Silent(within), before)),
+                Ok(Err(gone)) => return Err((gone, before)),
+                Ok(Ok(r)) if wanted(&r) => return Ok((r, before)),
+                Ok(Ok(r)) => before.push(r),
+            }
+        }
+    }
+
+    async fn next(&mut self) -> Result<V::Response, Gone> {
+        match self.early.pop_front() {
+            Some(response) => Ok(response),
+            None => self.read().await,
+        }
+    }
+
+    async fn read(&mut self) -> Result<V::Response, Gone> {
+        loop {
+            let result = match &mut self.state {
+                State::Ended(gone) => return Err(gone.clone()),
+                State::Opening(call) => match call.await {
+                    Ok(stream) => {
+                        self.state = State::Open(stream);
+                        continue;
+                    }
+                    Err(status) => Err(status),
+                },
+                State::Open(stream) => match stream.message().await {
+                    Ok(Some(response)) => return Ok(response),
+                    Ok(None) => Ok(()),
+                    Err(status) => Err(status),
+                },
+            };
+            let gone = Gone::Ended(result.err().map(|s| (s.code(), s.message().to_string())));
+            self.state = State::Ended(gone);
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! The checks themselves, one module per rule; each scripts the wire exchange of its row in
+//! [`super::catalog::CHECKS`] and returns an [`Outcome`] with its evidence.
+//!
+//! Conventions: a silence or a stream ended where any conforming server answers is a FAIL
+//! naming what was asked; a missing prerequisite (too few resources, no `--fixtures`) is a
+//! SKIP saying what is needed. Every response a check receives in the normal course is
+//! ACKed, as a correct client would.
+
+mod edit;
+mod edit_delta;
+mod resources;
+mod s1;
+mod s10;
+mod s11;
+mod s12;
+mod s13;
+mod s3;
+mod s4;
+mod s5;
+mod s6;
+mod s7;
+mod s8;
+mod s9;
+
+use std::fmt::Display;
+use std::time::Duration;
+
+use xdsloop_proto::Codec;
+use xdsloop_proto::discovery::DiscoveryResponse;
+
+use super::catalog::Check;
+use super::describe;
+use super::fixtures::{Fixtures, PREFIX};
+use super::inventory::Inventory;
+use super::probe::{Delta, Gone, Probe, Sotw, Target};
+use super::report::Outcome;
+
+/// Everything a check may use.
+pub struct Ctx {
+    pub target: Target,
+    pub codec: Codec,
+    pub inv: Inventory,
+    /// How long to wait for a response any conforming server sends at once.
+    pub timeout: Duration,
+    /// How long to watch for something that must not arrive.
+    pub quiet: Duration,
+    /// How long to wait for a fixture edit to be pushed.
+    pub push_timeout: Duration,
+    /// This run's id, part of every name the suite makes up.
+    pub run: String,
+    pub fixtures: Option<Fixtures>,
+}
+
+impl Ctx {
+    /// A resource name that exists nowhere: `xdsloop-check-<run>-missing-<what>`.
+    pub fn missing(&self, what: &str) -> String {
+        format!("{PREFIX}{}-missing-{what}", self.run)
+    }
+
+    pub fn sotw(&self) -> Probe<Sotw> {
+        Probe::open(&self.target)
+    }
+
+    pub fn delta(&self) -> Probe<Delta> {
+        Probe::open(&self.target)
+    }
+
+    pub fn names(&self, response: &DiscoveryResponse) -> Vec<String> {
+        describe::sotw_names(&self.codec, response)
+    }
+
+    pub fn show(&self, response: &DiscoveryResponse) -> String {
+        describe::sotw(&self.codec, response)
+    }
+
+    pub fn show_all(&self, responses: &[DiscoveryResponse]) -> String {
+        describe::sotw_all(&self.codec, responses)
+    }
+
+    /// Subscribes on `probe`, waits for the answer and ACKs it.
+    pub async fn ask(
+        &self,
+        probe: &mut Probe<Sotw>,
+        type_url: &str,
+        names: &[&str],
+    ) -> Step<DiscoveryResponse> {
+        let what = || format!("{} {}", describe::short(type_url), describe::list(names));
+        probe.subscribe(type_url, names).await.or_fail(what())?;
+        let response = probe.recv(self.timeout).await.or_fail(what())?;
+        probe.ack(&response).await.or_fail(what())?;
+        Ok(response)
+    }
+
+    /// A cap on one check's run, far above what its own bounded waits add up to.
+    fn cap(&self) -> Duration {
+        self.push_timeout * 6 + (self.timeout + self.quiet) * 12
+    }
+}
+
+/// A check's steps: `Err` ends the check early with that outcome.
+pub type Step<T> = Result<T, Outcome>;
+
+pub fn fail(text: impl Into<String>) -> Outcome {
+    Outcome::Fail(text.into())
+}
+
+pub fn skip(text: impl Into<String>) -> Outcome {
+    Outcome::Skip(text.into())
+}
+
+/// Turns a missing response into a FAIL that says what was asked.
+pub trait OrFail<T> {
+    fn or_fail(self, what: impl Display) -> Step<T>;
+}
+
+impl<T> OrFail<T> for Result<T, Gone> {
+    fn or_fail(self, what: impl Display) -> Step<T> {
+        self.map_err(|gone| fail(format!("{what}: {gone}")))
+    }
+}
+
+/// Runs one check; checks that edit fixtures SKIP without `--fixtures`.
+pub async fn run(check: Check, ctx: &mut Ctx) -> Outcome {
+    if check.edits && ctx.fixtures.is_none() {
+        return skip(
+            "needs --fixtures DIR (the directory the server serves): it proves the rule on fixture edits",
+        );
+    }
+    let cap = ctx.cap();
+    match tokio::time::timeout(cap, dispatch(check.id, ctx)).await {
+        Ok(Ok(outcome) | Err(outcome)) => outcome,
+        Err(_) => fail(format!(
+            "the check did not finish within {}",
+            humantime::format_duration(cap)
+        )),
+    }
+}
+
+async fn dispatch(id: &str, ctx: &mut Ctx) -> Step<Outcome> {
+    match id {
+        "S1.nonce-fresh" => s1::nonce_fresh(ctx).await,
+        "S1.type-url" => s1::type_url(ctx).await,
+        "S3.no-resend-after-ack" => s3::no_resend_after_ack(ctx).await,
+        "S3.no-resend-after-nack" => s3::no_resend_after_nack(ctx).await,
+        "S4.stale-nonce-ignored" => s4::stale_nonce_ignored(ctx).await,
+        "S5.named-set" => s5::named_set(ctx).await,
+        "S6.wildcard" => s6::wildcard(ctx).await,
+        "S6.empty-unsubscribes" => s6::empty_unsubscribes(ctx).await,
+        "S7.types-independent" => s7::types_independent(ctx).await,
+        "S8.delta-fields" => s8::delta_fields(ctx).await,
+        "S8.delta-only-new" => s8::delta_only_new(ctx).await,
+        "S8.delta-missing-removed" => s8::delta_missing_removed(ctx).await,
+        "S9.initial-versions" => s9::initial_versions(ctx).await,
+        "S9.named-answered" => s9::named_answered(ctx).await,
+        "S12.unknown-type" => s12::unknown_type(ctx).await,
+        "S12.malformed-isolated" => s12::malformed_isolated(ctx).await,
+        "S13.large" => s13::large(ctx).await,
+        "FX.push-on-edit" => edit::push_on_edit(ctx).await,
+        "FX.nack-then-change" => edit::nack_then_change(ctx).await,
+        "FX.bad-edit-keeps-last-good" => edit::bad_edit_keeps_last_good(ctx).await,
+        "S11.make-before-break" => s11::make_before_break(ctx).await,
+        "S10.delta-unsubscribe" => s10::delta_unsubscribe(ctx).await,
+        "FX.delta-changes" => edit_delta::delta_changes(ctx).await,
+        other => unreachable!("{other} is in the catalog but has no implementation"),
+    }
+}

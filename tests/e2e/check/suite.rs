@@ -1,0 +1,126 @@
+//! The whole suite against xdsloop-server as the binary runs it (`app::start`: watcher and
+//! every transport over a temp fixture directory), and S13 against one whose message limit
+//! is gRPC's 4 MiB default.
+
+use std::{path::Path, time::Duration};
+
+use xdsloop_client::check::{self, CHECKS, Outcome};
+use xdsloop_server::app::{self, Config};
+
+use super::{base_dir, base_files, config, result, run};
+use crate::harness::FixtureServer;
+
+/// Every path under `dir` with its content, to compare a directory before and after.
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.push((path.display().to_string(), Vec::new()));
+            out.extend(tree(&path));
+        } else {
+            out.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn xdsloop_server_passes_every_check_and_the_directory_is_put_back() {
+    let server = FixtureServer::start(&base_files()).await;
+    let before = tree(server.dir.path());
+    let mut config = config(server.addr(), Some(server.dir.path()), &[]);
+    config.fixtures_subdir = "nodes/xdsloop-check".into();
+    let report = run(&config).await;
+    let not_passed: Vec<String> = report
+        .results
+        .iter()
+        .filter(|r| !matches!(r.outcome, Outcome::Pass(_)))
+        .map(|r| r.line())
+        .collect();
+    assert!(not_passed.is_empty(), "{}", not_passed.join("\n"));
+    assert_eq!(report.results.len(), CHECKS.len());
+    assert_eq!(report.summary().exit, 0);
+    let restored = report.fixtures.as_ref().expect("--fixtures given");
+    assert!(restored.ok(), "{restored:?}");
+    assert!(restored.written > 0);
+    assert_eq!(
+        tree(server.dir.path()),
+        before,
+        "the directory is as it was found"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_fixtures_the_edit_checks_skip_and_say_what_they_need() {
+    let server = FixtureServer::start(&base_files()).await;
+    let only = ["FX.push-on-edit", "S10", "S13.large"];
+    let report = run(&config(server.addr(), None, &only)).await;
+    for id in ["FX.push-on-edit", "S10.delta-unsubscribe", "S13.large"] {
+        let outcome = &result(&report, id).outcome;
+        let Outcome::Skip(why) = outcome else {
+            panic!("{id}: {outcome:?}");
+        };
+        assert!(why.contains("needs --fixtures DIR"), "{id}: {why}");
+    }
+    assert_eq!(report.summary().exit, 0);
+    assert!(report.fixtures.is_none());
+}
+
+/// Ctrl-C while a check has its file in the directory: the run stops, says so (exit 2) and
+/// still removes the file.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_interrupted_run_still_puts_the_directory_back() {
+    let server = FixtureServer::start(&base_files()).await;
+    let before = tree(server.dir.path());
+    let config = config(server.addr(), Some(server.dir.path()), &["FX.push-on-edit"]);
+    let journal = server.dir.path().join(".xdsloop-check-journal");
+    // The journal is written just before the check's first file: interrupt right then.
+    let ctrl_c = async {
+        while !journal.exists() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    let run = check::run(&config, ctrl_c, |_| {});
+    let report = tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(report.interrupted);
+    assert!(report.results.is_empty(), "{:?}", report.results);
+    assert_eq!(report.summary().exit, 2);
+    assert!(report.fixtures.as_ref().unwrap().ok());
+    assert!(
+        report.fixtures.as_ref().unwrap().written > 0,
+        "it had written"
+    );
+    assert_eq!(tree(server.dir.path()), before);
+}
+
+/// S13's breaker is the real server with gRPC's default limit: the 6.4 MB CDS response it
+/// would send becomes OUT_OF_RANGE. The same server with its default limit passes.
+#[tokio::test(flavor = "multi_thread")]
+async fn s13_large_fails_against_a_server_limited_to_4_mib() {
+    for (limit, passes) in [(64 << 20, true), (4 << 20, false)] {
+        let dir = base_dir();
+        let mut server_config = Config::new(dir.path());
+        server_config.listen = "127.0.0.1:0".parse().unwrap();
+        server_config.debounce = Duration::from_millis(20);
+        server_config.max_message_bytes = limit;
+        let running = app::start(server_config).await.unwrap();
+        let report = run(&config(running.addr, Some(dir.path()), &["S13.large"])).await;
+        let outcome = &result(&report, "S13.large").outcome;
+        match (passes, outcome) {
+            (true, Outcome::Pass(text)) => assert!(text.contains("arrived whole"), "{text}"),
+            (false, Outcome::Fail(evidence)) => {
+                let wanted = "did not arrive: the server ended the stream: OutOfRange";
+                assert!(evidence.contains(wanted), "{evidence}");
+                assert_eq!(report.summary().exit, 1);
+            }
+            _ => panic!("limit {limit}: {outcome:?}"),
+        }
+        assert!(report.fixtures.as_ref().unwrap().ok());
+        running.shutdown().await.unwrap();
+    }
+}

@@ -1,0 +1,172 @@
+//! The naive server's Delta stream: per type the subscription (wildcard and names) and what
+//! the client holds (`known`: name → version, `None` = told it does not exist).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use tonic::Status;
+use xdsloop_proto::discovery::{Any, DeltaDiscoveryRequest, DeltaDiscoveryResponse, WireResource};
+
+use super::{
+    Bug,
+    machine::{Machine, of_type, order, version},
+    store::Set,
+};
+
+#[derive(Default)]
+struct TypeState {
+    wildcard: bool,
+    names: BTreeSet<String>,
+    known: BTreeMap<String, Option<String>>,
+}
+
+pub struct Delta {
+    bug: Bug,
+    nonces: u64,
+    types: BTreeMap<String, TypeState>,
+}
+
+/// What one reconciliation found to tell the client.
+#[derive(Default)]
+struct Changes {
+    resources: Vec<WireResource>,
+    removed: BTreeSet<String>,
+}
+
+impl Delta {
+    pub fn new(bug: Bug) -> Self {
+        Self {
+            bug,
+            nonces: 0,
+            types: BTreeMap::new(),
+        }
+    }
+
+    /// Brings `known` in line with the set; names in `force` are sent even if held.
+    fn reconcile(&mut self, set: &Set, url: &str, force: &BTreeSet<String>) -> Changes {
+        let bug = self.bug;
+        let state = self.types.entry(url.to_string()).or_default();
+        let mut changes = Changes::default();
+        let wanted = |n: &str| state.wildcard || state.names.contains(n);
+        let present: Vec<_> = of_type(set, url).filter(|(n, _)| wanted(n)).collect();
+        for (name, r) in &present {
+            let held = state.known.get(*name) == Some(&Some(r.version.clone()));
+            if held && !force.contains(*name) && bug != Bug::DeltaResendAll {
+                continue;
+            }
+            let version = if bug == Bug::DeltaNoVersions {
+                String::new()
+            } else {
+                r.version.clone()
+            };
+            changes.resources.push(WireResource {
+                name: r.name.clone(),
+                version,
+                resource: Some(Any {
+                    type_url: url.to_string(),
+                    value: r.bytes.to_vec(),
+                }),
+                ..Default::default()
+            });
+            state.known.insert(r.name.clone(), Some(r.version.clone()));
+        }
+        let exists = |n: &str| present.iter().any(|(p, _)| p.as_str() == n);
+        let gone: Vec<String> = state
+            .known
+            .iter()
+            .filter(|(n, v)| v.is_some() && !exists(n))
+            .map(|(n, _)| n.clone())
+            .collect();
+        let missing = state.names.iter().filter(|n| !exists(n));
+        let unreported = missing.filter(|n| force.contains(*n) || !state.known.contains_key(*n));
+        let mut removed: Vec<String> = unreported.cloned().collect();
+        if bug == Bug::DeltaSilentMissing {
+            removed.clear();
+        }
+        removed.extend(gone);
+        for name in removed {
+            state.known.insert(name.clone(), None);
+            changes.removed.insert(name);
+        }
+        changes
+    }
+
+    fn respond(&mut self, set: &Set, url: &str, changes: Changes) -> DeltaDiscoveryResponse {
+        self.nonces += 1;
+        DeltaDiscoveryResponse {
+            system_version_info: version(of_type(set, url).map(|(_, r)| r)),
+            resources: changes.resources,
+            type_url: url.to_string(),
+            removed_resources: changes.removed.into_iter().collect(),
+            nonce: self.nonces.to_string(),
+            ..Default::default()
+        }
+    }
+}
+
+impl Machine for Delta {
+    type Request = DeltaDiscoveryRequest;
+    type Response = DeltaDiscoveryResponse;
+
+    fn on_request(
+        &mut self,
+        request: DeltaDiscoveryRequest,
+        set: &Set,
+    ) -> Result<Vec<DeltaDiscoveryResponse>, Status> {
+        let url = request.type_url.clone();
+        let first = !self.types.contains_key(&url);
+        let bug = self.bug;
+        let state = self.types.entry(url.clone()).or_default();
+        let subscribe = &request.resource_names_subscribe;
+        state.wildcard |= first && subscribe.is_empty();
+        for name in subscribe {
+            if name == "*" {
+                state.wildcard = true;
+            } else {
+                state.names.insert(name.clone());
+            }
+        }
+        for name in &request.resource_names_unsubscribe {
+            if bug == Bug::IgnoreUnsubscribe {
+                break;
+            }
+            if name == "*" {
+                state.wildcard = false;
+            } else {
+                state.names.remove(name);
+                state.known.remove(name);
+            }
+        }
+        let declared = &request.initial_resource_versions;
+        if first && bug != Bug::DeltaIgnoreInitial {
+            state.known = declared
+                .iter()
+                .map(|(n, v)| (n.clone(), Some(v.clone())))
+                .collect();
+        }
+        let skip_declared = bug == Bug::DeltaSkipDeclared;
+        let force = subscribe
+            .iter()
+            .filter(|n| *n != "*" && !(skip_declared && declared.contains_key(*n)));
+        let force: BTreeSet<String> = force.cloned().collect();
+        let changes = self.reconcile(set, &url, &force);
+        if !first && changes.resources.is_empty() && changes.removed.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(vec![self.respond(set, &url, changes)])
+    }
+
+    fn on_set(&mut self, set: &Set) -> Vec<DeltaDiscoveryResponse> {
+        let mut planned = Vec::new();
+        let urls: Vec<String> = self.types.keys().cloned().collect();
+        for url in urls {
+            let changes = self.reconcile(set, &url, &BTreeSet::new());
+            if changes.resources.is_empty() && changes.removed.is_empty() {
+                continue;
+            }
+            let removal_only = changes.resources.is_empty();
+            let response = self.respond(set, &url, changes);
+            planned.push((url, removal_only, response));
+        }
+        order(planned, self.bug)
+    }
+}

@@ -1,0 +1,107 @@
+//! What the SotW and Delta streams of the naive server share: the stream loop, versions,
+//! the v2 type URLs two bugs use, and the order of one update's responses.
+
+use std::{collections::BTreeMap, sync::Arc};
+
+use tokio::sync::{mpsc, watch};
+use tonic::{Status, Streaming};
+use xdsloop_proto::{Resource, type_url, version::fnv1a};
+
+use super::{Bug, store::Set};
+
+/// One stream's protocol state.
+pub trait Machine: Send + 'static {
+    type Request: prost::Message + Default + Send + 'static;
+    type Response: Send + 'static;
+    /// `Err` ends the stream with that status.
+    fn on_request(
+        &mut self,
+        request: Self::Request,
+        set: &Set,
+    ) -> Result<Vec<Self::Response>, Status>;
+    fn on_set(&mut self, set: &Set) -> Vec<Self::Response>;
+}
+
+pub async fn run<M: Machine>(
+    mut machine: M,
+    mut requests: Streaming<M::Request>,
+    mut set: watch::Receiver<Arc<Set>>,
+    kill: Arc<watch::Sender<bool>>,
+    bug: Bug,
+    responses: mpsc::Sender<Result<M::Response, Status>>,
+) {
+    let mut killed = kill.subscribe();
+    loop {
+        let out = tokio::select! {
+            request = requests.message() => match request {
+                Ok(Some(request)) => {
+                    let current = set.borrow_and_update().clone();
+                    machine.on_request(request, &current)
+                }
+                Ok(None) => return,
+                Err(status) => {
+                    if bug == Bug::MalformedKillsAll {
+                        kill.send_replace(true);
+                    }
+                    Err(status)
+                }
+            },
+            changed = set.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                let current = set.borrow_and_update().clone();
+                Ok(machine.on_set(&current))
+            }
+            _ = killed.wait_for(|k| *k) => Err(Status::internal("naive server: a worker crashed")),
+        };
+        match out {
+            Ok(out) => {
+                for response in out {
+                    if responses.send(Ok(response)).await.is_err() {
+                        return;
+                    }
+                }
+            }
+            Err(status) => {
+                let _ = responses.send(Err(status)).await;
+                return;
+            }
+        }
+    }
+}
+
+/// The resources of one type (none for a type the set lacks).
+pub fn of_type<'s>(set: &'s Set, url: &str) -> impl Iterator<Item = (&'s String, &'s Resource)> {
+    set.get(url).into_iter().flat_map(BTreeMap::iter)
+}
+
+/// A version for a set of resources: a hash of names and bodies.
+pub fn version<'r>(resources: impl Iterator<Item = &'r Resource>) -> String {
+    let mut parts: Vec<&[u8]> = Vec::new();
+    for r in resources {
+        parts.push(r.name.as_bytes());
+        parts.push(&r.bytes);
+    }
+    format!("{:016x}", fnv1a(&parts))
+}
+
+/// `type.googleapis.com/envoy.api.v2.Cluster` for the v3 Cluster URL: the xDS v2 name two
+/// bugs put where v3 belongs.
+pub fn v2(url: &str) -> String {
+    let message = url.rsplit('.').next().unwrap_or(url);
+    format!("{}envoy.api.v2.{message}", type_url::PREFIX)
+}
+
+/// Orders one update's responses: additions parents first, then removals dependents first
+/// (S11); [`Bug::DependentsFirst`] reverses the additions.
+pub fn order<R>(mut planned: Vec<(String, bool, R)>, bug: Bug) -> Vec<R> {
+    planned.sort_by_key(|(url, removal_only, _)| {
+        let rank = type_url::order(url);
+        match (removal_only, bug) {
+            (true, _) | (false, Bug::DependentsFirst) => (*removal_only, usize::MAX - rank),
+            (false, _) => (false, rank),
+        }
+    });
+    planned.into_iter().map(|(_, _, r)| r).collect()
+}

@@ -1,0 +1,102 @@
+//! The naive server's resources: every fixture file under a directory (no per-node overlays),
+//! re-read when the directory's content changes. With [`Bug::SkipBadFiles`] a file that does
+//! not decode is skipped instead of keeping the last good set.
+
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+    sync::Arc,
+    time::Duration,
+};
+
+use tokio::{sync::watch, task::JoinHandle};
+use xdsloop_proto::{Format, Resource, version::fnv1a};
+
+use super::Bug;
+use crate::harness::CODEC;
+
+/// type URL → name → resource.
+pub type Set = BTreeMap<String, BTreeMap<String, Resource>>;
+
+/// How often the directory is read again: the double polls, which is simple and sees every
+/// kind of write (in place, by rename, several writes).
+const POLL: Duration = Duration::from_millis(25);
+
+/// Loads `dir` and keeps publishing it on change (never, with [`Bug::IgnoreEdits`]).
+pub fn watch(dir: PathBuf, bug: Bug) -> (watch::Receiver<Arc<Set>>, JoinHandle<()>) {
+    let first = load(&dir, bug).expect("the naive server's fixtures load");
+    let (tx, rx) = watch::channel(Arc::new(first));
+    let task = tokio::spawn(async move {
+        if bug == Bug::IgnoreEdits {
+            // Keeps the sender: the streams go on serving the first set.
+            std::future::pending::<()>().await;
+        }
+        let mut seen = content_hash(&dir);
+        loop {
+            tokio::time::sleep(POLL).await;
+            let now = content_hash(&dir);
+            if now == seen {
+                continue;
+            }
+            seen = now;
+            if let Ok(set) = load(&dir, bug) {
+                tx.send_replace(Arc::new(set));
+            }
+        }
+    });
+    (rx, task)
+}
+
+/// Every fixture file decoded; an error names the file (the caller keeps the last good set).
+pub fn load(dir: &Path, bug: Bug) -> Result<Set, String> {
+    let mut set = Set::new();
+    for path in files(dir) {
+        let Some(format) = Format::from_path(&path) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
+        match CODEC.decode_fixture(&text, format) {
+            Ok(docs) => {
+                for resource in docs.into_iter().flat_map(|d| d.resources) {
+                    let by_type = set.entry(resource.type_url.clone()).or_default();
+                    by_type.insert(resource.name.clone(), resource);
+                }
+            }
+            Err(_) if bug == Bug::SkipBadFiles => {}
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        }
+    }
+    Ok(set)
+}
+
+/// Fixture candidates, recursively, hidden names skipped.
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let hidden = entry.file_name().to_string_lossy().starts_with('.');
+        if hidden {
+            continue;
+        }
+        if path.is_dir() {
+            out.extend(files(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
+fn content_hash(dir: &Path) -> u64 {
+    let mut parts = Vec::new();
+    for path in files(dir) {
+        parts.push(path.to_string_lossy().into_owned().into_bytes());
+        parts.push(std::fs::read(&path).unwrap_or_default());
+    }
+    let slices: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+    fnv1a(&slices)
+}
