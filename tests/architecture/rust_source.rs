@@ -8,75 +8,80 @@ pub fn code_only(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
-    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
     while i < chars.len() {
-        let c = chars[i];
-        let next = chars.get(i + 1).copied();
-        if c == '/' && next == Some('/') {
-            while i < chars.len() && chars[i] != '\n' {
-                i += 1;
-            }
+        let (c, next) = (chars[i], chars.get(i + 1).copied());
+        i = if c == '/' && next == Some('/') {
+            let end = chars[i..].iter().position(|&c| c == '\n');
+            end.map_or(chars.len(), |end| i + end)
         } else if c == '/' && next == Some('*') {
-            let mut depth = 0;
-            while i < chars.len() {
-                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
-                    depth += 1;
-                    i += 2;
-                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
-                    depth -= 1;
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    out.push(blank(chars[i]));
-                    i += 1;
-                }
-            }
+            block_comment(&chars, i, &mut out)
         } else if let Some(hashes) = raw_string_start(&chars, i) {
-            // r"..." / r#"..."# / br"...": ends at a quote followed by as many hashes.
-            let start = i;
-            i += chars[i..].iter().position(|&c| c == '"').unwrap_or(0) + 1;
-            let closing =
-                |j: usize| chars[j] == '"' && (1..=hashes).all(|h| chars.get(j + h) == Some(&'#'));
-            while i < chars.len() && !closing(i) {
-                i += 1;
-            }
-            i = (i + 1 + hashes).min(chars.len());
-            chars[start..i].iter().for_each(|&c| out.push(blank(c)));
-        } else if c == '"' {
-            out.push(' ');
-            i += 1;
-            while i < chars.len() && chars[i] != '"' {
-                if chars[i] == '\\' {
-                    out.push(' ');
-                    i += 1;
-                }
-                if let Some(&c) = chars.get(i) {
-                    out.push(blank(c));
-                }
-                i += 1;
-            }
-            out.push(' ');
-            i += 1;
-        } else if c == '\'' && is_char_literal(&chars, i) {
-            out.push(' ');
-            i += 1;
-            while i < chars.len() && chars[i] != '\'' {
-                if chars[i] == '\\' {
-                    i += 1;
-                }
-                out.push(' ');
-                i += 1;
-            }
-            out.push(' ');
-            i += 1;
+            raw_string(&chars, i, hashes, &mut out)
+        } else if c == '"' || c == '\'' && is_char_literal(&chars, i) {
+            quoted(&chars, i, &mut out)
         } else {
             out.push(c);
+            i + 1
+        };
+    }
+    out
+}
+
+fn blank(c: char) -> char {
+    if c == '\n' { '\n' } else { ' ' }
+}
+
+/// A (nested) block comment from `i`, blanked; returns where it ends.
+fn block_comment(chars: &[char], mut i: usize, out: &mut String) -> usize {
+    let mut depth = 0;
+    while i < chars.len() {
+        if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+            depth += 1;
+            i += 2;
+        } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+            depth -= 1;
+            i += 2;
+            if depth == 0 {
+                break;
+            }
+        } else {
+            out.push(blank(chars[i]));
             i += 1;
         }
     }
-    out
+    i
+}
+
+/// `r"..."` / `r#"..."#` / `br"..."` from `i`: ends at a quote followed by as many hashes.
+fn raw_string(chars: &[char], start: usize, hashes: usize, out: &mut String) -> usize {
+    let mut i = start + chars[start..].iter().position(|&c| c == '"').unwrap_or(0) + 1;
+    let closing =
+        |j: usize| chars[j] == '"' && (1..=hashes).all(|h| chars.get(j + h) == Some(&'#'));
+    while i < chars.len() && !closing(i) {
+        i += 1;
+    }
+    let end = (i + 1 + hashes).min(chars.len());
+    chars[start..end].iter().for_each(|&c| out.push(blank(c)));
+    end
+}
+
+/// A string or character literal from `i` (its opening quote), escapes included, blanked.
+fn quoted(chars: &[char], start: usize, out: &mut String) -> usize {
+    let quote = chars[start];
+    out.push(' ');
+    let mut i = start + 1;
+    while i < chars.len() && chars[i] != quote {
+        if chars[i] == '\\' {
+            out.push(' ');
+            i += 1;
+        }
+        if let Some(&c) = chars.get(i) {
+            out.push(blank(c));
+        }
+        i += 1;
+    }
+    out.push(' ');
+    i + 1
 }
 
 /// At `i`: `r"`, `r#"`, `br"`, ... not inside an identifier. Returns the number of hashes.
