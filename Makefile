@@ -26,9 +26,12 @@ conformance: bins
 interop:
 	CARGO="$(CARGO)" $(PYTHON) tests/interop/run.py
 
+# The architecture checks read the source tree (layers, one-way module dependencies, no I/O in
+# the protocol layers, docs' source links); they run in `make test` too.
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) test -q -p xdsloop-tests --test architecture
 
 # Both run targets build the workspace's binaries together: `cargo run -p X` would resolve a
 # different feature set per package and rebuild the dependency tree for the second one.

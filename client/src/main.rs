@@ -5,10 +5,10 @@ use std::time::SystemTime;
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 use xdsloop_client::ClientError;
-use xdsloop_client::check::cli::{self as check_cli, CheckArgs};
+use xdsloop_client::check::command::{self as check_cli, CheckArgs};
+use xdsloop_client::cli::log_format::{self, LogFormat};
 use xdsloop_client::cli::{self, Args};
-use xdsloop_client::fleet::cli::{self as fleet_cli, FleetArgs};
-use xdsloop_client::log_format::{self, LogFormat};
+use xdsloop_client::fleet::command::{self as fleet_cli, FleetArgs};
 
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;

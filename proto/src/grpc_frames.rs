@@ -3,8 +3,8 @@
 //!
 //! tonic's `Streaming` copies every message into a per-stream buffer that keeps the capacity
 //! of the largest message for the life of the stream. With thousands of streams that is most
-//! of a process's memory (the fleet: ~400 KiB per node for 1,000 endpoint resources; the
-//! server: each ACK repeats 1,000 names), and the kernel zeroes every fresh page of it. Here a
+//! of a process's memory (the fleet receives every endpoint resource per node; the server
+//! receives every name list per ACK), and the kernel zeroes every fresh page of it. Here a
 //! message is the list of HTTP/2 data chunks that carried it ([`Chunks`], a [`Buf`] prost
 //! decodes from); a field inside one chunk is a slice of it, and nothing outlives the message.
 

@@ -12,15 +12,20 @@
 //!   of a failing path).
 //! - [`secret`]: which values are secret material, and keeping them out of error messages.
 //! - [`version`]: deterministic content hashes used as versions.
+//! - [`discovery`]: the discovery request and response messages, and the protocol constants
+//!   both ends share (wildcard, NACK code and size bound).
+//! - [`services`]: ADS and the per-type services by name: gRPC paths and REST paths.
 //! - [`grpc_frames`]: gRPC messages split out of HTTP/2 data chunks without a stream buffer.
 
 pub mod codec;
+pub mod discovery;
 pub mod error;
 pub mod fixture;
 pub mod grpc_frames;
 mod locate;
 mod parse;
 pub mod secret;
+pub mod services;
 mod strict;
 pub mod type_url;
 pub mod version;
@@ -32,17 +37,6 @@ pub use parse::Format;
 
 /// Envoy's generated protobuf messages and gRPC stubs (`envoy-types`' `pb` module).
 pub use envoy_types::pb as envoy;
-
-/// The discovery service messages every xDS transport uses.
-pub mod discovery {
-    pub use envoy_types::pb::envoy::config::core::v3::Node;
-    pub use envoy_types::pb::envoy::service::discovery::v3::{
-        DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
-        Resource as WireResource,
-    };
-    pub use envoy_types::pb::google::protobuf::Any;
-    pub use envoy_types::pb::google::rpc::Status;
-}
 
 use bytes::Bytes;
 

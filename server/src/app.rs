@@ -4,26 +4,26 @@
 //! [`start`] is the whole server, with the admin routes on the xDS port unless
 //! [`Config::admin`] places them elsewhere; [`serve`] runs only the gRPC part (and REST-JSON) on
 //! any snapshot source (tests, benchmarks, simulated fleets). Both serve gRPC health checking
-//! and reflection next to ADS ([`crate::introspection`]).
+//! and reflection next to ADS ([`crate::transport::introspection`]).
 
 use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 
 use tokio::{net::TcpListener, sync::watch, task::JoinHandle};
 use tokio_stream::{StreamExt, wrappers::TcpListenerStream};
 use tracing::{info, warn};
-use xdsloop_proto::Codec;
+use xdsloop_proto::{Codec, services::ADS_SERVICE};
 
 use crate::{
     Error, Snapshot,
+    admin::registry::Registry,
     admin::{self, Admin, AdminServer, Placement},
-    ads::{ADS_SERVICE, Ads},
-    fetch::Fetcher,
-    introspection::{self, ServingReporter},
-    per_type::{self, PerType},
-    registry::Registry,
-    rest::{self, Rest},
-    service::{DEFAULT_MAX_MESSAGE_BYTES, Discovery},
-    watch::{ReloadStatus, Settings, Watcher},
+    config::watch::{ReloadStatus, Settings, Watcher},
+    transport::ads::Ads,
+    transport::discovery::{DEFAULT_MAX_MESSAGE_BYTES, Discovery},
+    transport::introspection::{self, ServingReporter},
+    transport::per_type::{self, PerType},
+    transport::rest::{self, Rest},
+    transport::unary::Fetcher,
 };
 
 /// Where `xdsloop-server` listens unless told otherwise (Envoy examples use 18000 for xDS).
@@ -58,7 +58,7 @@ impl Config {
             listen: DEFAULT_LISTEN.parse().expect("valid default address"),
             descriptor_sets: Vec::new(),
             debounce: DEFAULT_DEBOUNCE,
-            max_fixture_bytes: crate::fixtures::DEFAULT_MAX_FILE_BYTES,
+            max_fixture_bytes: crate::config::fixtures::DEFAULT_MAX_FILE_BYTES,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             admin: Placement::XdsPort,
         }

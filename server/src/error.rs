@@ -1,6 +1,10 @@
-use std::path::PathBuf;
+use std::{
+    fmt,
+    path::{Path, PathBuf},
+};
 
 use thiserror::Error;
+use xdsloop_proto::secret;
 
 /// Errors that stop the server from starting or serving. Expected protocol outcomes (NACKs,
 /// stale nonces, rejected reloads) are values, not errors.
@@ -10,7 +14,7 @@ pub enum Error {
     FixtureDir { path: PathBuf, message: String },
     /// The fixtures were rejected at start-up (later rejections are `ReloadStatus` values).
     #[error("invalid fixtures: {0}")]
-    Fixture(#[from] crate::fixtures::FixtureError),
+    Fixture(#[from] FixtureError),
     #[error("--descriptor-set {}: {message}", path.display())]
     DescriptorSet { path: PathBuf, message: String },
     #[error("cannot listen on {addr}: {source}")]
@@ -26,3 +30,35 @@ pub enum Error {
     #[error("admin: {0}")]
     Admin(String),
 }
+
+/// Why a fixture directory was rejected. `message` locates the problem inside `file`: a line and
+/// column (`line 7, column 3: ...`, for anything the decoder refuses, with the resource and
+/// field path for content), or the other file involved (duplicates).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FixtureError {
+    pub file: Option<PathBuf>,
+    pub message: String,
+}
+
+impl FixtureError {
+    /// Messages go to the log and `/status`: secret-looking text is cut out of every one (the
+    /// decoder already keeps secret values out of its own; this also covers the other checks).
+    pub(crate) fn new(file: &Path, message: impl Into<String>) -> Self {
+        let message = message.into();
+        Self {
+            file: Some(file.to_path_buf()),
+            message: secret::scrub(&message).into_owned(),
+        }
+    }
+}
+
+impl fmt::Display for FixtureError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.file {
+            Some(file) => write!(f, "{}: {}", file.display(), self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for FixtureError {}

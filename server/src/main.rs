@@ -15,10 +15,10 @@ use tracing::info;
 use tracing_subscriber::EnvFilter;
 use xdsloop_server::{
     admin::Placement,
+    admin::status::remote::{self, Output},
     app::{self, Config, DEFAULT_LISTEN},
-    fixtures,
-    service::DEFAULT_MAX_MESSAGE_BYTES,
-    status::fetch::{self, Output},
+    config::fixtures,
+    transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
 };
 
 #[global_allocator]
@@ -218,7 +218,7 @@ async fn status(args: StatusArgs, format: LogFormat) -> ExitCode {
         OutputFormat::Text => Output::Text,
         OutputFormat::Json => Output::Json,
     };
-    match fetch::command(&args.server, output).await {
+    match remote::command(&args.server, output).await {
         Ok(text) => {
             print!("{text}");
             ExitCode::SUCCESS

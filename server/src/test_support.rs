@@ -79,3 +79,15 @@ pub fn error(message: &str) -> Option<Status> {
         details: vec![],
     })
 }
+
+/// A SotW request with every field a client sets, names in request order (one not ASCII).
+pub fn full_request() -> DiscoveryRequest {
+    DiscoveryRequest {
+        version_info: "v1".into(),
+        node: node("n"),
+        resource_names: vec!["b".into(), "a".into(), "é".repeat(100)],
+        type_url: "t".into(),
+        response_nonce: "1-1".into(),
+        ..Default::default()
+    }
+}

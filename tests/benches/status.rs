@@ -19,8 +19,8 @@ use xdsloop_proto::{
     type_url::{CLUSTER, ENDPOINT, LISTENER, ROUTE},
 };
 use xdsloop_server::{
+    admin::status::{StatusDocument, remote, table},
     app::{self, Config},
-    status::{StatusDocument, fetch, table},
 };
 use xdsloop_tests::copy_dir;
 
@@ -77,7 +77,7 @@ async fn main() {
     let (mut times, mut size) = (Vec::with_capacity(rounds), 0);
     for _ in 0..rounds {
         let at = Instant::now();
-        let body = fetch::get(&admin, "/status").await.unwrap();
+        let body = remote::get(&admin, "/status").await.unwrap();
         times.push(at.elapsed());
         size = body.len();
     }
@@ -90,7 +90,7 @@ async fn main() {
     let mut renders = Vec::with_capacity(rounds);
     for _ in 0..rounds {
         let at = Instant::now();
-        let text = fetch::command(&admin, fetch::Output::Text).await.unwrap();
+        let text = remote::command(&admin, remote::Output::Text).await.unwrap();
         renders.push(at.elapsed());
         size = text.len();
     }
@@ -112,7 +112,7 @@ fn report(what: &str, times: &mut [Duration]) {
 async fn wait_synced(admin: &str, pairs: usize) -> StatusDocument {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
-        let doc = fetch::fetch(admin).await.unwrap();
+        let doc = remote::fetch(admin).await.unwrap();
         if doc.totals.synced == pairs {
             return doc;
         }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use xdsloop_client::request::Outgoing;
+use xdsloop_client::core::request::Outgoing;
 use xdsloop_client::{Client, Event, Interest, Mode, Report, Source, Verdict};
 use xdsloop_proto::type_url::{CLUSTER, ENDPOINT};
 

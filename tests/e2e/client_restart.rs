@@ -1,7 +1,7 @@
 //! A server restart on the same port is survived: the client backs off, reconnects,
 //! resubscribes and ends with the same applied versions (C10, C11, C13).
 
-use xdsloop_client::request::Outgoing;
+use xdsloop_client::core::request::Outgoing;
 use xdsloop_client::{ConnectionReport, Report, Source};
 use xdsloop_proto::type_url::CLUSTER;
 

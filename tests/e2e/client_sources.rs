@@ -65,14 +65,14 @@ async fn one_stream_per_type(source: Source) {
     let snapshot = served.snapshot();
     store_where(&client, |s| matches_snapshot(s, &snapshot, &source)).await;
     let streams = served.running.registry.streams();
-    let services: BTreeSet<&str> = streams.iter().map(|s| s.transport.service).collect();
+    let services: BTreeSet<&str> = streams.iter().map(|s| s.kind.service).collect();
     assert_eq!(
         services,
         BTreeSet::from(["clusters", "endpoints", "listeners", "routes"])
     );
     for stream in &streams {
         let types: Vec<&String> = stream.types.keys().collect();
-        assert_eq!(types.len(), 1, "{}: {types:?}", stream.transport);
+        assert_eq!(types.len(), 1, "{}: {types:?}", stream.kind);
     }
     client.stop().await;
 }
@@ -114,7 +114,7 @@ async fn grpc_source_a_stream_that_fails_is_reopened_on_its_own_while_the_others
         assert!(!matches!(event, Event::Failed { .. }), "{event:?}");
     }
     let streams = served.running.registry.streams();
-    let services: BTreeSet<&str> = streams.iter().map(|s| s.transport.service).collect();
+    let services: BTreeSet<&str> = streams.iter().map(|s| s.kind.service).collect();
     // Clusters, and the endpoints they depend on; the unserved type never reached the server.
     assert_eq!(services, BTreeSet::from(["clusters", "endpoints"]));
     client.stop().await;

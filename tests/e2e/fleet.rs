@@ -6,7 +6,7 @@ use std::{path::Path, sync::Arc, time::Duration};
 use serde_json::Value;
 use tempfile::TempDir;
 use xdsloop_client::Mode;
-use xdsloop_client::fleet::{Fleet, FleetConfig, Progress, report::Report};
+use xdsloop_client::fleet::{Fleet, FleetConfig, Progress, report::FleetReport};
 use xdsloop_proto::type_url::{CLUSTER, ENDPOINT};
 use xdsloop_server::{
     Snapshot,
@@ -91,7 +91,7 @@ fn start_fleet(running: &Running, mode: Mode, nack: &[(&str, &str)]) -> Fleet {
 }
 
 /// Every node holds the snapshot's CDS and EDS versions; the counts add up.
-async fn converged(fleet: &Fleet, snapshot: &Snapshot) -> Report {
+async fn converged(fleet: &Fleet, snapshot: &Snapshot) -> FleetReport {
     let (cds, eds) = (version(snapshot, CLUSTER), version(snapshot, ENDPOINT));
     until(fleet, "every node to hold the served versions", |p| {
         p.configured == NODES
@@ -219,7 +219,7 @@ async fn fleet_reconnects_after_a_server_restart() {
 #[tokio::test]
 async fn fleet_cli_prints_a_json_report() {
     use clap::Parser;
-    use xdsloop_client::fleet::cli::{FleetArgs, run};
+    use xdsloop_client::fleet::command::{FleetArgs, run};
 
     let (_dir, running) = serve_fixtures().await;
     let args = FleetArgs::parse_from([

@@ -29,7 +29,7 @@ use xdsloop_proto::{
         VIRTUAL_HOST,
     },
 };
-use xdsloop_server::registry::Variant;
+use xdsloop_server::admin::registry::Variant;
 
 use crate::harness::*;
 
@@ -172,14 +172,10 @@ async fn sotw_per_type_streams_serve_their_type_and_push_each_edit() {
         s.len() == 4 && s.iter().all(|s| s.node_id.is_some())
     })
     .await;
-    let mut services: Vec<&str> = streams_seen.iter().map(|s| s.transport.service).collect();
+    let mut services: Vec<&str> = streams_seen.iter().map(|s| s.kind.service).collect();
     services.sort();
     assert_eq!(services, ["clusters", "endpoints", "listeners", "routes"]);
-    assert!(
-        streams_seen
-            .iter()
-            .all(|s| s.transport.variant == Variant::Sotw)
-    );
+    assert!(streams_seen.iter().all(|s| s.kind.variant == Variant::Sotw));
 
     for (name, resources) in core_files(2) {
         server.edit(name, &resources).await;
@@ -273,9 +269,9 @@ async fn delta_per_type_stream_sends_changes_and_shows_its_service() {
         })
     })
     .await;
-    assert_eq!(streams[0].transport.service, "endpoints");
-    assert_eq!(streams[0].transport.variant, Variant::Delta);
-    assert_eq!(streams[0].transport.to_string(), "endpoints-delta");
+    assert_eq!(streams[0].kind.service, "endpoints");
+    assert_eq!(streams[0].kind.variant, Variant::Delta);
+    assert_eq!(streams[0].kind.to_string(), "endpoints-delta");
 
     let (name, resources) = core_files(2).remove(1);
     server.edit(name, &resources).await;

@@ -17,7 +17,7 @@ use tokio::sync::watch;
 use xdsloop_proto::{Codec, type_url};
 use xdsloop_server::{
     Snapshot,
-    watch::{ReloadStatus, Watcher},
+    config::watch::{ReloadStatus, Watcher},
 };
 use xdsloop_tests::copy_dir;
 

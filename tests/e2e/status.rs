@@ -14,8 +14,8 @@ use xdsloop_proto::{
     type_url::{CLUSTER, LISTENER},
 };
 use xdsloop_server::{
+    admin::status::{StatusDocument, StreamView, SyncState, TypeView, remote},
     app::{self, Config, Running},
-    status::{StatusDocument, StreamView, SyncState, TypeView, fetch},
 };
 
 use crate::harness::*;
@@ -49,7 +49,7 @@ fn admin_addr(running: &Running) -> String {
 /// One real HTTP GET of `/status`.
 async fn status(running: &Running) -> StatusDocument {
     let addr = admin_addr(running);
-    fetch::fetch(&addr).await.unwrap_or_else(|e| panic!("{e}"))
+    remote::fetch(&addr).await.unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// GETs `/status` until `check` holds (streams report on protocol events, and file events take

@@ -3,7 +3,7 @@
 mod malformed;
 
 use xdsloop_proto::{discovery::DiscoveryRequest, type_url::CLUSTER};
-use xdsloop_server::registry::{Transport, Variant};
+use xdsloop_server::admin::registry::{StreamKind, Variant};
 
 use crate::harness::*;
 
@@ -82,7 +82,7 @@ async fn registry_lists_streams_with_node_subscriptions_and_acks() {
         .iter()
         .find(|s| s.node_id.as_deref() == Some("node-s"))
         .unwrap();
-    assert_eq!(s.transport, Transport::ADS_SOTW);
+    assert_eq!(s.kind, StreamKind::ADS_SOTW);
     assert!(s.peer.is_some_and(|p| p.ip().is_loopback()));
     let t = &s.types[CLUSTER];
     assert_eq!((t.wildcard, t.names.to_vec()), (false, strings(&["alpha"])));
@@ -97,7 +97,7 @@ async fn registry_lists_streams_with_node_subscriptions_and_acks() {
         .iter()
         .find(|s| s.node_id.as_deref() == Some("node-d"))
         .unwrap();
-    assert_eq!(d.transport.variant, Variant::Delta);
+    assert_eq!(d.kind.variant, Variant::Delta);
     assert!(d.types[CLUSTER].wildcard);
     assert_ne!(s.id, d.id);
 }

@@ -8,14 +8,12 @@ use futures::StreamExt as _;
 use tonic::Status;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::codegen::http::uri::PathAndQuery;
+use xdsloop_proto::services::ADS_SOTW_PATH;
 
 use super::probe::{Gone, Target};
 
 /// The message body: field 1 with wire type 7, which no protobuf decoder accepts.
 pub const MALFORMED: &[u8] = &[0x0f];
-
-const SOTW_PATH: &str =
-    "/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources";
 
 /// Sends raw bytes; responses are counted, not decoded.
 #[derive(Clone, Copy, Debug, Default)]
@@ -57,7 +55,7 @@ impl Decoder for RawCodec {
 /// how the stream ended within `within` (`Gone::Silent`: it stayed open).
 pub async fn send_malformed(target: &Target, within: Duration) -> Gone {
     let mut grpc = tonic::client::Grpc::new(target.channel());
-    let path = PathAndQuery::from_static(SOTW_PATH);
+    let path = PathAndQuery::from_static(ADS_SOTW_PATH);
     let run = async {
         grpc.ready()
             .await

@@ -16,10 +16,10 @@
 //! - `fixtures`: the suite's own files in Envoy's filesystem-xDS shape, the journal and the
 //!   fingerprint that put the directory back as found.
 //! - [`report`]: outcomes, the text lines and summary, JSON, the exit code.
-//! - [`cli`]: the subcommand's flags and output.
+//! - [`command`]: the subcommand's flags and output.
 
 pub mod catalog;
-pub mod cli;
+pub mod command;
 mod describe;
 mod fixtures;
 mod garbage;
@@ -37,10 +37,10 @@ use xdsloop_proto::Codec;
 
 pub use catalog::{CHECKS, Check, Level};
 pub use fixtures::Restored;
-pub use report::{CheckResult, Outcome, Report, Summary};
+pub use report::{CheckReport, CheckResult, Outcome, Summary};
 
 use crate::ClientError;
-use crate::source::DEFAULT_MAX_MESSAGE_BYTES;
+use crate::config::DEFAULT_MAX_MESSAGE_BYTES;
 
 /// What to check and how patiently.
 #[derive(Clone, Debug)]
@@ -82,12 +82,12 @@ impl CheckConfig {
 
 /// Runs the selected checks in order until done or `shutdown`, calling `on_result` as each
 /// finishes, then puts the fixture directory back. Errors are usage errors and an
-/// unreachable server; everything the server does is in the [`Report`].
+/// unreachable server; everything the server does is in the [`CheckReport`].
 pub async fn run(
     config: &CheckConfig,
     shutdown: impl Future<Output = ()>,
     mut on_result: impl FnMut(&CheckResult),
-) -> Result<Report, ClientError> {
+) -> Result<CheckReport, ClientError> {
     let checks = catalog::select(&config.only).map_err(ClientError::Argument)?;
     let target = probe::Target::new(&config.server, &config.node_id, config.max_message_bytes)?;
     target.reachable().await?;
@@ -112,11 +112,11 @@ pub async fn run(
         run,
         fixtures,
     };
-    let mut report = Report {
+    let mut report = CheckReport {
         server: config.server.clone(),
         node_id: config.node_id.clone(),
         strict: config.strict,
-        ..Report::default()
+        ..CheckReport::default()
     };
     tokio::pin!(shutdown);
     for check in checks {

@@ -112,7 +112,7 @@ struct SummaryJson {
 
 /// The whole run.
 #[derive(Clone, Debug, Default)]
-pub struct Report {
+pub struct CheckReport {
     pub server: String,
     pub node_id: String,
     pub strict: bool,
@@ -135,7 +135,7 @@ pub struct Summary {
     pub exit: u8,
 }
 
-impl Report {
+impl CheckReport {
     pub fn summary(&self) -> Summary {
         let mut s = Summary::default();
         for r in &self.results {
@@ -216,12 +216,12 @@ mod tests {
         }
     }
 
-    fn report(results: Vec<CheckResult>) -> Report {
-        Report {
+    fn report(results: Vec<CheckResult>) -> CheckReport {
+        CheckReport {
             server: "127.0.0.1:18000".into(),
             node_id: "xdsloop-check".into(),
             results,
-            ..Report::default()
+            ..CheckReport::default()
         }
     }
 

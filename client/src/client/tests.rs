@@ -4,15 +4,15 @@
 
 use std::time::{Instant, SystemTime};
 
-use xdsloop_proto::discovery::{Any, DiscoveryResponse};
+use xdsloop_proto::discovery::{Any, DiscoveryResponse, Node};
 use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER, ROUTE};
 use xdsloop_proto::{Codec, Format};
 
 use super::*;
-use crate::request::Mode;
+use crate::config::Mode;
 
-/// A client with no session task: its commands wait in `Core::commands` for the test.
-fn client_and_core() -> (Client, Core) {
+/// A client with no session task: its commands wait in `Hub::commands` for the test.
+fn client_and_hub() -> (Client, Hub) {
     let mut config = MuxConfig::new(Mode::Sotw, Node::default());
     config.follow_deps = true;
     let (commands_tx, commands) = mpsc::channel(COMMAND_QUEUE);
@@ -26,14 +26,14 @@ fn client_and_core() -> (Client, Core) {
         stop: None,
         task: None,
     };
-    let core = Core {
+    let hub = Hub {
         mux: Mux::new(config),
         commands,
         subscribers: HashMap::new(),
         reports,
         store: store_tx,
     };
-    (client, core)
+    (client, hub)
 }
 
 /// The demo fixtures' resources of one type: what `xdsloop-server` serves the CLI tests.
@@ -55,7 +55,7 @@ fn demo(type_url: &str) -> Vec<Any> {
 }
 
 /// Hands the mux the demo's response for `type_url`; true if it then reported "synced".
-fn answer(core: &mut Core, type_url: &str, nonce: &str) -> bool {
+fn answer(hub: &mut Hub, type_url: &str, nonce: &str) -> bool {
     let response = DiscoveryResponse {
         version_info: "v1".into(),
         resources: demo(type_url),
@@ -63,34 +63,34 @@ fn answer(core: &mut Core, type_url: &str, nonce: &str) -> bool {
         nonce: nonce.into(),
         ..Default::default()
     };
-    core.mux
+    hub.mux
         .on_sotw_response(response, Instant::now(), SystemTime::now());
-    core.mux.take_output().reports.contains(&Report::Synced)
+    hub.mux.take_output().reports.contains(&Report::Synced)
 }
 
 #[tokio::test]
 async fn synced_covers_every_watch_subscribed_together() {
-    let (client, mut core) = client_and_core();
+    let (client, mut hub) = client_and_hub();
     let plan = [CLUSTER, LISTENER].map(|t| (t.to_string(), Interest::Wildcard));
     let _subscriptions = client.subscribe_all(plan).await.unwrap();
     // The session takes one command and opens the stream; the server answers CDS and then EDS
     // before the session looks at its commands again (the order in which `--dump` printed no
     // listener or routes).
-    let first = core.commands.try_recv().unwrap();
-    core.handle(first);
-    core.mux.on_stream_start(Instant::now());
-    assert!(!answer(&mut core, CLUSTER, "1"), "endpoints pending");
+    let first = hub.commands.try_recv().unwrap();
+    hub.handle(first);
+    hub.mux.on_stream_start(Instant::now());
+    assert!(!answer(&mut hub, CLUSTER, "1"), "endpoints pending");
     assert!(
-        !answer(&mut core, ENDPOINT, "2"),
+        !answer(&mut hub, ENDPOINT, "2"),
         "synced with the listeners of the same plan not yet watched"
     );
-    while let Ok(command) = core.commands.try_recv() {
-        core.handle(command);
+    while let Ok(command) = hub.commands.try_recv() {
+        hub.handle(command);
     }
-    assert!(!answer(&mut core, LISTENER, "3"), "routes pending");
-    assert!(answer(&mut core, ROUTE, "4"));
+    assert!(!answer(&mut hub, LISTENER, "3"), "routes pending");
+    assert!(answer(&mut hub, ROUTE, "4"));
     // What `--dump` prints at that moment.
-    let held: Vec<(&str, Vec<&str>)> = core
+    let held: Vec<(&str, Vec<&str>)> = hub
         .mux
         .store()
         .types()

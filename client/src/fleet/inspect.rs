@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use prost::Message;
 use xdsloop_proto::type_url;
 
-use super::wire::{ClusterRef, Listener, name_in_place};
+use super::decode::{ClusterRef, Listener, name_in_place};
 
 /// The role a type plays in Envoy-style subscription.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -1,31 +1,58 @@
 //! Fleet mode: N simulated Envoy-like nodes against any ADS server, spread over M HTTP/2
 //! connections, with a report of who got which version and how fast.
 //!
+//! **A deliberate second implementation of the client protocol.** The library's client
+//! ([`crate::core::mux`] behind [`crate::Client`]) decodes every resource, keeps what it applied
+//! and delivers typed events: right for one client, too heavy for thousands of them in one
+//! process, where the load generator must cost less than the server it measures. So a fleet
+//! node is its own small sans-I/O state machine ([`node`]) that reads responses in place
+//! ([`decode`]: slices of the received HTTP/2 chunks, no message built), only as deep as
+//! names, versions and the fields naming dependents; keeps names and versions, never
+//! resources; shares dependent-name lists fleet-wide ([`names`]); and sends pre-encoded
+//! requests on raw ADS streams ([`streams`], [`outgoing`]).
+//!
+//! What it shares with the library: the vocabulary ([`crate::config`]: `Mode`, limits,
+//! `BackoffConfig`), the request type ([`crate::core::request::Outgoing`]) and NACK detail
+//! ([`crate::core::request::nack_detail`]), the reconnect [`crate::transport::backoff`], which
+//! type's names another type drives ([`crate::core::deps::child_of`]), and the wire constants
+//! and ADS paths of `xdsloop_proto`. The tests in `fleet/tests.rs` give both implementations
+//! the same responses and require the same dependent names (C12) and the same ACK/NACK
+//! verdicts (C6).
+//!
+//! Where it knowingly answers differently: it checks a response's shape (resource types,
+//! names, duplicates, a Delta name both added and removed, `--nack`) but decodes a resource
+//! only as far as it reads it, so a resource malformed beyond its name and dependents, or a
+//! Delta resource whose body names another resource than its envelope, is ACKed where the
+//! library NACKs (`the_fleet_reads_only_what_it_follows_by_design`); and it speaks ADS only.
+//! It stays in this crate because `xdsloop-client fleet` is a subcommand of this binary: a
+//! fleet crate would need this crate's vocabulary while this binary needs the fleet.
+//!
 //! Layout:
-//! - [`wire`]: minimal prost messages (names, versions, the fields that reference other
-//!   resources); everything else on the wire is skipped, never decoded.
+//! - [`decode`]: just enough of the wire format, read in place (SotW responses, clusters) or
+//!   with prost messages that carry only the fields the fleet reads (Delta, listeners).
 //! - [`inspect`]: one resource → its name and the dependent names it needs.
 //! - [`names`]: the dependent-name lists, shared by the nodes that want the same ones.
 //! - [`node`]: one node's SotW/Delta state (sans-I/O): subscribe, ACK/NACK, follow CDS → EDS
-//!   and LDS → RDS.
-//! - [`session`]: one node's stream loop with reconnects.
-//! - [`transport`]: shared channels and raw-bytes ADS streams.
+//!   and LDS → RDS; [`outgoing`]: its requests, name lists encoded once.
+//! - [`node_task`]: one node's stream loop with reconnects.
+//! - [`streams`]: shared connections and raw-bytes ADS streams.
 //! - [`tally`]: shared counts; [`report`]: percentiles, text, JSON, progress line.
-//! - [`cli`]: `xdsloop-client fleet ...`.
+//! - [`command`]: `xdsloop-client fleet ...`.
 //!
 //! A node's ids are `<prefix>0 .. <prefix>(N-1)`; node `i` uses connection `i % M`.
 
-pub mod cli;
-mod frames;
+pub mod command;
+pub mod decode;
 pub mod inspect;
 pub mod names;
 pub mod node;
+pub mod node_task;
 pub mod outgoing;
 pub mod report;
-pub mod session;
+pub mod streams;
 pub mod tally;
-pub mod transport;
-pub mod wire;
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,12 +62,13 @@ use tokio::task::JoinSet;
 use xdsloop_proto::type_url;
 
 use self::node::{Node, Rules};
-use self::report::{Report, Setup};
-use self::session::NodeTask;
+use self::node_task::NodeTask;
+use self::report::{FleetReport, Setup};
 use self::tally::Tally;
+use crate::config::DEFAULT_MAX_MESSAGE_BYTES;
+use crate::config::Mode;
+use crate::core::deps;
 use crate::error::ClientError;
-use crate::request::Mode;
-use crate::source::DEFAULT_MAX_MESSAGE_BYTES;
 
 /// Connections when none are asked for: enough to use several cores on both ends, few enough
 /// that each carries many streams, as a real fleet behind a few proxies would.
@@ -81,11 +109,11 @@ impl FleetConfig {
 
     fn rules(&self) -> Result<Rules, ClientError> {
         let has = |t: &str| self.types.iter().any(|x| x == t);
-        for (child, parent) in [
-            (type_url::ENDPOINT, type_url::CLUSTER),
-            (type_url::ROUTE, type_url::LISTENER),
-        ] {
-            if has(child) && !has(parent) {
+        for parent in type_url::ORDERED.iter().map(|(_, url)| *url) {
+            let child = deps::child_of(parent).filter(|child| has(child));
+            if let Some(child) = child
+                && !has(parent)
+            {
                 return Err(ClientError::Argument(format!(
                     "fleet: {} needs {} (its names come from there)",
                     type_url::short_name(child),
@@ -124,7 +152,7 @@ impl Fleet {
     pub fn start(config: FleetConfig) -> Result<Fleet, ClientError> {
         let rules = Arc::new(config.rules()?);
         let connections = config.connections.clamp(1, config.nodes);
-        let channels = transport::connect(&config.server, connections, config.connect_timeout)?;
+        let channels = streams::connect(&config.server, connections, config.connect_timeout)?;
         let tally = Arc::new(Tally::new(config.nodes));
         let (stop, stopped) = watch::channel(false);
         let mut tasks = JoinSet::new();
@@ -159,8 +187,9 @@ impl Fleet {
     }
 
     /// Everything so far, with percentiles.
-    pub fn report(&self) -> Report {
-        self.tally.read(|counts| Report::build(&self.setup, counts))
+    pub fn report(&self) -> FleetReport {
+        self.tally
+            .read(|counts| FleetReport::build(&self.setup, counts))
     }
 
     /// Cheap counters, for waits and progress.
@@ -204,7 +233,7 @@ impl Fleet {
     }
 
     /// Stops every node (closing its stream) and returns the final report.
-    pub async fn stop(mut self) -> Report {
+    pub async fn stop(mut self) -> FleetReport {
         let _ = self.stop.send(true);
         while self.tasks.join_next().await.is_some() {}
         self.report()

@@ -1,11 +1,11 @@
 //! The dependent names a node subscribes to (EDS names from its clusters, RDS names from its
 //! listeners), interned fleet-wide.
 //!
-//! Every node of a load test usually wants the very same 1,000-name list. Kept per node as
-//! strings, those lists were most of the fleet's memory (1.6 GB at N=5000, C=1000), and
-//! allocating them was much of its CPU. A node now builds the sorted list from slices of the
-//! response it is reading, and the [`Interner`] hands back the one shared copy (with its
-//! SotW wire encoding) that any node already made, or makes it.
+//! Every node of a load test usually wants the very same list of names (one per cluster): kept
+//! per node as strings, those lists would be most of the fleet's memory, and allocating them
+//! much of its CPU. A node builds the sorted list from slices of the response it is reading,
+//! and the [`Interner`] hands back the one shared copy (with its SotW wire encoding) that any
+//! node already made, or makes it.
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hasher};

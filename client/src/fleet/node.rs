@@ -14,11 +14,11 @@ use std::sync::Arc;
 use bytes::Buf;
 use prost::Message;
 
+use super::decode::{AnyRef, DeltaResponse, SotwView};
 use super::inspect::{Kind, inspect};
 use super::names::{Interner, Names};
 use super::outgoing::FleetRequest;
-use super::wire::{AnyRef, DeltaResponse, SotwView};
-use crate::request::Mode;
+use crate::config::Mode;
 
 /// Chunks of one response parsed in place; a response in more pieces is copied into one.
 const MAX_PARTS: usize = 16;

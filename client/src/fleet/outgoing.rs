@@ -1,13 +1,13 @@
 //! Requests as the fleet sends them. A SotW request repeats the type's whole name list on every
-//! ACK (1,000 EDS names per node per response at large fleets); building each one as a
-//! `DiscoveryRequest` cloned every name. The list is encoded once, when it changes, and each
-//! request is its own few fields plus that shared, already-encoded list.
+//! ACK (every EDS name, per node, per response); building each one as a `DiscoveryRequest`
+//! would clone every name. The list is encoded once, when it changes, and each request is its
+//! own few fields plus that shared, already-encoded list.
 
 use bytes::{BufMut, Bytes, BytesMut};
 use prost::Message;
 use prost::encoding::{WireType, encode_key, encode_varint, encoded_len_varint};
 
-use crate::request::Outgoing;
+use crate::core::request::Outgoing;
 
 /// One request: `message` (for SotW without its `resource_names`) and `names`, the encoded
 /// `resource_names` entries (empty for Delta).

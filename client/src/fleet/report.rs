@@ -86,7 +86,7 @@ pub struct VersionReport {
 
 /// The whole fleet at one moment.
 #[derive(Clone, Debug, Serialize)]
-pub struct Report {
+pub struct FleetReport {
     pub nodes: usize,
     pub mode: &'static str,
     pub connections: usize,
@@ -115,7 +115,7 @@ pub struct Setup {
     pub started: Instant,
 }
 
-impl Report {
+impl FleetReport {
     pub fn build(setup: &Setup, counts: &Counts) -> Self {
         let since_start = |node: usize, at: Instant| {
             let start = counts.started[node].unwrap_or(setup.started);

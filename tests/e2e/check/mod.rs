@@ -11,7 +11,7 @@ use std::{net::SocketAddr, path::Path, time::Duration};
 
 use serde_json::Value;
 use tempfile::TempDir;
-use xdsloop_client::check::{self, CheckConfig, CheckResult, Outcome, Report};
+use xdsloop_client::check::{self, CheckConfig, CheckReport, CheckResult, Outcome};
 
 use crate::harness::{Bug, NaiveServer, cluster, endpoints, listener, route};
 
@@ -51,14 +51,14 @@ pub fn config(addr: SocketAddr, fixtures: Option<&Path>, only: &[&str]) -> Check
 }
 
 /// Runs the suite to the end (a whole run takes tens of seconds; bounded all the same).
-pub async fn run(config: &CheckConfig) -> Report {
+pub async fn run(config: &CheckConfig) -> CheckReport {
     let run = check::run(config, std::future::pending(), |_| {});
     let report = tokio::time::timeout(Duration::from_secs(300), run).await;
     report.expect("the suite finishes").expect("the suite runs")
 }
 
 /// The result of check `id` in `report`.
-pub fn result<'r>(report: &'r Report, id: &str) -> &'r CheckResult {
+pub fn result<'r>(report: &'r CheckReport, id: &str) -> &'r CheckResult {
     let found = report.results.iter().find(|r| r.check.id == id);
     found.unwrap_or_else(|| panic!("{id} did not run: {report:?}"))
 }

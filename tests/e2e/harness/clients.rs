@@ -12,7 +12,7 @@ use xdsloop_proto::{
     },
     envoy::envoy::service::discovery::v3::aggregated_discovery_service_client::AggregatedDiscoveryServiceClient,
 };
-use xdsloop_server::service::DEFAULT_MAX_MESSAGE_BYTES;
+use xdsloop_server::transport::discovery::DEFAULT_MAX_MESSAGE_BYTES;
 
 use super::{CODEC, QUIET, within};
 
@@ -45,7 +45,7 @@ pub fn strings(list: &[&str]) -> Vec<String> {
 
 pub fn nack_status(message: &str) -> Option<Status> {
     Some(Status {
-        code: 3, // INVALID_ARGUMENT
+        code: xdsloop_proto::discovery::INVALID_ARGUMENT,
         message: message.to_string(),
         details: vec![],
     })

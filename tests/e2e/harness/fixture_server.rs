@@ -8,7 +8,7 @@ use tempfile::TempDir;
 use xdsloop_server::{
     Snapshot,
     app::{self, Config, Running},
-    watch::ReloadStatus,
+    config::watch::ReloadStatus,
 };
 
 use super::within;

@@ -18,9 +18,9 @@ use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
 use tokio::sync::watch;
 use xdsloop_server::{
     Snapshot,
+    admin::registry::{Registry, StreamStatus},
     app::{GrpcServer, serve},
-    registry::{Registry, StreamStatus},
-    service::DEFAULT_MAX_MESSAGE_BYTES,
+    transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
 };
 
 pub use clients::*;

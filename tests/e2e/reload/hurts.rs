@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use xdsloop_proto::type_url::CLUSTER;
 use xdsloop_server::{
+    admin::status::{StatusDocument, remote},
     app::{self, Config, Running},
-    status::{StatusDocument, fetch},
-    watch::Settings,
+    config::watch::Settings,
 };
 
 use super::*;
@@ -43,7 +43,9 @@ async fn status_until(
     let admin = running.admin_addr.unwrap().to_string();
     within(what, async {
         loop {
-            let doc = fetch::fetch(&admin).await.unwrap_or_else(|e| panic!("{e}"));
+            let doc = remote::fetch(&admin)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
             if check(&doc) {
                 return doc;
             }
@@ -193,7 +195,7 @@ async fn zero_byte_save_keeps_previous_resources_for_clients() {
     let server = xdsloop_server::app::serve(
         "127.0.0.1:0".parse().unwrap(),
         watcher.snapshots.clone(),
-        xdsloop_server::service::DEFAULT_MAX_MESSAGE_BYTES,
+        xdsloop_server::transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
     )
     .await
     .unwrap();

@@ -15,7 +15,7 @@ use xdsloop_proto::{
     discovery::DiscoveryRequest,
     type_url::{CLUSTER, LISTENER},
 };
-use xdsloop_server::status::{SyncState, fetch};
+use xdsloop_server::admin::status::{SyncState, remote};
 
 use super::{admin_addr, serving, state, status_until, synced_client, write};
 use crate::harness::*;
@@ -23,7 +23,7 @@ use crate::harness::*;
 const ADS: &str = "envoy.service.discovery.v3.AggregatedDiscoveryService";
 
 async fn get_json(addr: &str, path: &str) -> Value {
-    let body = fetch::get(addr, path)
+    let body = remote::get(addr, path)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     serde_json::from_str(&body).unwrap()
@@ -83,7 +83,9 @@ async fn snapshot_serves_resources_as_json_by_node_and_type() {
         (Some(CLUSTER), Some("9s"))
     );
 
-    let unknown = fetch::get(&admin, "/snapshot?type=nope").await.unwrap_err();
+    let unknown = remote::get(&admin, "/snapshot?type=nope")
+        .await
+        .unwrap_err();
     assert!(unknown.to_string().contains("HTTP 400"), "{unknown}");
     assert_eq!(get_json(&admin, "/healthz").await["status"], "ok");
     running.shutdown().await.unwrap();
@@ -109,7 +111,7 @@ async fn status_command_prints_a_table_of_nodes_and_types_with_nack_reasons() {
     .await;
 
     let admin = admin_addr(&running);
-    let table = fetch::command(&admin, fetch::Output::Text).await.unwrap();
+    let table = remote::command(&admin, remote::Output::Text).await.unwrap();
     let lines: Vec<&str> = table.lines().collect();
     assert!(
         lines[0].starts_with("snapshot  generation 1 · 3 resources · cds "),
@@ -161,7 +163,7 @@ async fn status_command_prints_a_table_of_nodes_and_types_with_nack_reasons() {
     assert_eq!(rows[1][8], &version[..8], "SENT version, shortened");
     assert_eq!(rows[1][10], &version[..8], "ACKED version, shortened");
 
-    let json = fetch::command(&admin, fetch::Output::Json).await.unwrap();
+    let json = remote::command(&admin, remote::Output::Json).await.unwrap();
     let doc: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(doc["schema"], "xdsloop.status.v1");
     assert_eq!(doc["streams"].as_array().unwrap().len(), 2);
@@ -173,7 +175,7 @@ async fn status_command_names_the_server_it_cannot_reach() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     drop(listener);
-    let error = fetch::command(&addr, fetch::Output::Text)
+    let error = remote::command(&addr, remote::Output::Text)
         .await
         .unwrap_err();
     assert!(error.to_string().contains(&addr), "{error}");

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use xdsloop_proto::type_url::CLUSTER;
-use xdsloop_server::{app::Running, status::fetch};
+use xdsloop_server::{admin::status::remote, app::Running};
 
 use super::{admin_addr, serving, status, status_until, synced_client};
 use crate::harness::*;
@@ -40,7 +40,7 @@ async fn rejected(file: &str, text: &str, line: usize) -> Rejection {
     assert!(error.starts_with(&at), "expected {at:?} in {error}");
     assert_eq!(doc.snapshot.generation, generation, "still the last good");
     assert_last_good_is_served(&running, &good_version).await;
-    let raw_status = fetch::get(&admin_addr(&running), "/status")
+    let raw_status = remote::get(&admin_addr(&running), "/status")
         .await
         .unwrap_or_else(|e| panic!("{e}"));
 

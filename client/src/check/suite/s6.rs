@@ -1,5 +1,6 @@
 //! S6: wildcard is a fresh type with no names or with `*`; after names, [] unsubscribes.
 
+use xdsloop_proto::discovery::WILDCARD;
 use xdsloop_proto::type_url::{CLUSTER, ENDPOINT};
 
 use super::{Ctx, OrFail, Step, fail, skip};
@@ -11,7 +12,7 @@ pub async fn wildcard(ctx: &mut Ctx) -> Step<Outcome> {
     let mut legacy = ctx.sotw();
     let mut star = ctx.sotw();
     let plain = ctx.ask(&mut legacy, CLUSTER, &[]).await?;
-    let explicit = ctx.ask(&mut star, CLUSTER, &["*"]).await?;
+    let explicit = ctx.ask(&mut star, CLUSTER, &[WILDCARD]).await?;
     let mut a = ctx.names(&plain);
     let mut b = ctx.names(&explicit);
     a.sort();

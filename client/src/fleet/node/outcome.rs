@@ -7,8 +7,8 @@ use xdsloop_proto::discovery::Status;
 use xdsloop_proto::version;
 
 use super::TypeState;
-use crate::fleet::wire::DeltaResource;
-use crate::request::{INVALID_ARGUMENT, MAX_ERROR_BYTES};
+use crate::core::request::nack_detail;
+use crate::fleet::decode::DeltaResource;
 
 /// The verdict on one response, for the fleet's tally.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,20 +56,9 @@ pub(super) fn rejected(t: &TypeState, version: String, message: String, n: usize
     }
 }
 
-/// A NACK's `error_detail`: a non-OK code and a bounded message (C5).
-pub(super) fn status(mut message: String) -> Status {
-    if message.len() > MAX_ERROR_BYTES {
-        let mut end = MAX_ERROR_BYTES;
-        while !message.is_char_boundary(end) {
-            end -= 1;
-        }
-        message.truncate(end);
-    }
-    Status {
-        code: INVALID_ARGUMENT,
-        message,
-        details: Vec::new(),
-    }
+/// A NACK's `error_detail`: the library's, so a node and a client NACK alike (C5).
+pub(super) fn status(message: String) -> Status {
+    nack_detail(&message)
 }
 
 pub(super) fn apply_delta(

@@ -8,9 +8,10 @@ use xdsloop_proto::discovery::{DeltaDiscoveryRequest, DiscoveryRequest, Node as 
 
 use super::Node;
 use super::outcome::status;
+use crate::config::Mode;
+use crate::core::request::Outgoing;
 use crate::fleet::names::Names;
 use crate::fleet::outgoing::FleetRequest;
-use crate::request::{Mode, Outgoing};
 
 impl Node {
     /// Moves the dependent type of `parent` to the `wanted` names.

@@ -24,9 +24,9 @@ use xdsloop_proto::envoy::envoy::extensions::filters::network::http_connection_m
 };
 use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER, ROUTE};
 
-use super::super::wire;
+use super::super::decode;
 use super::*;
-use crate::request::Outgoing;
+use crate::core::request::Outgoing;
 
 pub(super) fn rules(mode: Mode, types: &[&str], nack: &[(&str, &str)]) -> Arc<Rules> {
     Arc::new(Rules {
@@ -79,7 +79,7 @@ pub(super) fn listener(name: &str, route: &str) -> Any {
             filters: vec![Filter {
                 name: "hcm".into(),
                 config_type: Some(filter::ConfigType::TypedConfig(any(
-                    wire::HCM_TYPE_URL,
+                    decode::HCM_TYPE_URL,
                     hcm.encode_to_vec(),
                 ))),
             }],

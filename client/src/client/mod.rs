@@ -1,0 +1,177 @@
+//! The client handle: start a session against a server, subscribe, observe.
+//!
+//! [`Client`] starts a [`session`] (the mux driven by the transport its source chose) and hands
+//! out [`subscription`] handles; everything the session does reaches the handle as events,
+//! reports and the store.
+
+pub mod session;
+pub mod subscription;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
+
+use crate::client::session::Session;
+use crate::client::subscription::{Subscription, TypedSubscription};
+use crate::config::ClientConfig;
+use crate::core::event::Report;
+use crate::core::mux::{Mux, MuxConfig};
+use crate::core::resource::XdsResource;
+use crate::core::store::Store;
+use crate::core::watch_map::Interest;
+use crate::error::ClientError;
+use crate::transport::Transport;
+use crate::transport::hub::{Command, Hub, NewWatch};
+
+/// Handles issue few commands; a small queue back-pressures them while the session is busy.
+const COMMAND_QUEUE: usize = 64;
+/// Per subscription: a slow subscriber holds the client up (updates are applied before they
+/// are ACKed), so only a few events wait.
+const EVENT_QUEUE: usize = 16;
+/// Observers that fall this far behind miss reports (they are told how many): observing must
+/// never stall the protocol.
+const REPORT_QUEUE: usize = 4096;
+
+/// A running client. Dropping it stops the session.
+pub struct Client {
+    commands: mpsc::Sender<Command>,
+    next_id: Arc<AtomicU64>,
+    reports: broadcast::Sender<Report>,
+    store: watch::Receiver<Arc<Store>>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Client {
+    /// Starts the session task. The stream opens with the first subscription and runs until
+    /// `shutdown` resolves or the client is dropped.
+    pub fn start(
+        config: ClientConfig,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<Self, ClientError> {
+        let transport = Transport::new(&config)?;
+        let mux = Mux::new(MuxConfig {
+            mode: config.source.mode(),
+            source: config.source.kind(),
+            node: config.node.clone(),
+            follow_deps: config.follow_deps,
+            not_found_timeout: config.not_found_timeout,
+            validator: config.validator.clone(),
+            codec: config.codec.clone(),
+        });
+        let (commands_tx, commands) = mpsc::channel(COMMAND_QUEUE);
+        let (reports, _) = broadcast::channel(REPORT_QUEUE);
+        let (store_tx, store) = watch::channel(Arc::new(Store::default()));
+        let hub = Hub {
+            mux,
+            commands,
+            subscribers: HashMap::new(),
+            reports: reports.clone(),
+            store: store_tx,
+        };
+        let session = Session { hub, transport };
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(session.run(async move {
+            tokio::select! {
+                _ = shutdown => {}
+                _ = stopped => {}
+            }
+        }));
+        Ok(Self {
+            commands: commands_tx,
+            next_id: Arc::new(AtomicU64::new(1)),
+            reports,
+            store,
+            stop: Some(stop),
+            task: Some(task),
+        })
+    }
+
+    /// Watches resources of `type_url` (a full type URL).
+    pub async fn subscribe(
+        &self,
+        type_url: &str,
+        interest: Interest,
+    ) -> Result<Subscription, ClientError> {
+        let mut one = self
+            .subscribe_all([(type_url.to_string(), interest)])
+            .await?;
+        Ok(one.remove(0))
+    }
+
+    /// Watches several types at once, e.g. a whole start-up plan like Envoy's bootstrap. The
+    /// session registers them in one step, before it handles another response, so the first
+    /// [`Report::Synced`] covers every one of them. (Watches subscribed one by one can see a
+    /// "synced" for the first ones before the later ones are registered.)
+    pub async fn subscribe_all(
+        &self,
+        watches: impl IntoIterator<Item = (String, Interest)>,
+    ) -> Result<Vec<Subscription>, ClientError> {
+        let mut new = Vec::new();
+        let mut subscriptions = Vec::new();
+        for (type_url, interest) in watches {
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+            let (events_tx, events) = mpsc::channel(EVENT_QUEUE);
+            let commands = self.commands.clone();
+            subscriptions.push(Subscription::new(id, type_url.clone(), commands, events));
+            new.push(NewWatch {
+                id,
+                type_url,
+                interest,
+                events: events_tx,
+            });
+        }
+        if !new.is_empty() {
+            self.commands
+                .send(Command::Watch(new))
+                .await
+                .map_err(|_| ClientError::Stopped)?;
+        }
+        Ok(subscriptions)
+    }
+
+    /// Watches resources of type `T`, decoded.
+    pub async fn subscribe_typed<T: XdsResource>(
+        &self,
+        interest: Interest,
+    ) -> Result<TypedSubscription<T>, ClientError> {
+        let inner = self.subscribe(T::TYPE_URL, interest).await?;
+        Ok(TypedSubscription::new(inner))
+    }
+
+    /// Everything that happens from now on: updates with ACK/NACK, not-found, requests sent,
+    /// connection changes.
+    pub fn reports(&self) -> broadcast::Receiver<Report> {
+        self.reports.subscribe()
+    }
+
+    /// The applied resources, updated after every accepted response.
+    pub fn store(&self) -> watch::Receiver<Arc<Store>> {
+        self.store.clone()
+    }
+
+    /// Stops the session and waits for it to end.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,30 @@
+//! A running client: the [`Hub`] driven by the transport its source chose, until shutdown or
+//! until every handle is gone.
+
+use std::future::Future;
+
+use crate::transport::Transport;
+use crate::transport::hub::{Hub, Offline};
+
+/// A running client: the shared hub driven by the transport its source chose.
+pub(crate) struct Session {
+    pub hub: Hub,
+    pub transport: Transport,
+}
+
+impl Session {
+    /// Runs until `shutdown` resolves or every handle is gone.
+    pub(crate) async fn run(mut self, shutdown: impl Future<Output = ()>) {
+        tokio::pin!(shutdown);
+        // Like Envoy, nothing goes on the wire until there is something to ask for.
+        match self.hub.command_or_shutdown(&mut shutdown).await {
+            Some(command) => self.hub.handle(command),
+            None => return,
+        }
+        self.hub.flush(&mut Offline).await;
+        self.transport.run(&mut self.hub, &mut shutdown).await;
+    }
+}
+
+#[cfg(test)]
+mod tests;

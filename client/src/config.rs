@@ -1,0 +1,230 @@
+//! The vocabulary every layer may use: what a client is configured with ([`ClientConfig`]),
+//! where configuration comes from ([`Source`], [`SourceKind`]), which protocol flavour a
+//! stream speaks ([`Mode`]), reconnect settings ([`BackoffConfig`]) and the default limits.
+//! It depends on nothing else in the crate, so the protocol core and the transports can both
+//! use it without knowing each other.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use xdsloop_proto::Codec;
+use xdsloop_proto::discovery::Node;
+
+use crate::error::ClientError;
+
+/// Which flavour of the xDS protocol a stream speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Sotw,
+    Delta,
+}
+
+/// Default gRPC message limit for both directions: far above gRPC's 4 MiB so large
+/// snapshots work (C16, S13).
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 128 * 1024 * 1024;
+
+/// Where configuration comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// Aggregated Discovery Service, State-of-the-World.
+    Ads,
+    /// Aggregated Discovery Service, Delta (incremental).
+    AdsDelta,
+    /// One State-of-the-World stream per type on the type's own service (CDS, EDS, ...).
+    Grpc,
+    /// One Delta stream per type on the type's own service.
+    DeltaGrpc,
+    /// REST-JSON polling (`POST /v3/discovery:<type>`), State-of-the-World.
+    Rest,
+    /// A DiscoveryResponse file, reloaded when it changes. No server, no ACK channel.
+    File(PathBuf),
+}
+
+/// The kind of a [`Source`], without its data: what reports and output are labelled with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SourceKind {
+    Ads,
+    AdsDelta,
+    Grpc,
+    DeltaGrpc,
+    Rest,
+    File,
+}
+
+/// The names `--source` accepts, in the order the README lists them.
+pub const SOURCE_NAMES: &[&str] = &["ads", "ads-delta", "grpc", "delta-grpc", "rest", "file"];
+
+impl SourceKind {
+    pub fn mode(self) -> Mode {
+        match self {
+            Self::AdsDelta | Self::DeltaGrpc => Mode::Delta,
+            Self::Ads | Self::Grpc | Self::Rest | Self::File => Mode::Sotw,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Ads => "ads",
+            Self::AdsDelta => "ads-delta",
+            Self::Grpc => "grpc",
+            Self::DeltaGrpc => "delta-grpc",
+            Self::Rest => "rest",
+            Self::File => "file",
+        }
+    }
+
+    /// Each type on its own stream rather than one aggregated stream.
+    pub fn per_type_streams(self) -> bool {
+        matches!(self, Self::Grpc | Self::DeltaGrpc)
+    }
+
+    /// Whether the server hears the verdict. A file has nobody to tell; everything else does
+    /// (REST only through the version of the next poll).
+    pub fn has_ack_channel(self) -> bool {
+        self != Self::File
+    }
+}
+
+impl Source {
+    pub fn kind(&self) -> SourceKind {
+        match self {
+            Self::Ads => SourceKind::Ads,
+            Self::AdsDelta => SourceKind::AdsDelta,
+            Self::Grpc => SourceKind::Grpc,
+            Self::DeltaGrpc => SourceKind::DeltaGrpc,
+            Self::Rest => SourceKind::Rest,
+            Self::File(_) => SourceKind::File,
+        }
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.kind().mode()
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.kind().name()
+    }
+
+    /// A source by name; `file` needs its path, so it is built as [`Source::File`] instead.
+    pub fn parse(name: &str) -> Result<Self, ClientError> {
+        match name {
+            "ads" => Ok(Self::Ads),
+            "ads-delta" | "delta-ads" => Ok(Self::AdsDelta),
+            "grpc" => Ok(Self::Grpc),
+            "delta-grpc" | "grpc-delta" => Ok(Self::DeltaGrpc),
+            "rest" => Ok(Self::Rest),
+            "file" => Err(ClientError::Argument(
+                "the file source needs a path: use --file PATH".into(),
+            )),
+            other => Err(ClientError::Argument(format!(
+                "unknown config source {other:?} (expected one of {})",
+                SOURCE_NAMES.join(", ")
+            ))),
+        }
+    }
+}
+
+/// Envoy's and gRPC's default initial fetch timeout.
+pub const DEFAULT_NOT_FOUND_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// A user check run on every resource before it is accepted: `(type_url, name, bytes)`.
+/// `Err(reason)` rejects the response; the reason goes into the NACK's `error_detail`.
+pub type Validator = Arc<dyn Fn(&str, &str, &[u8]) -> Result<(), String> + Send + Sync>;
+
+/// Reconnect backoff settings. Defaults follow Envoy: 500 ms doubling up to 30 s, ±20% jitter.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BackoffConfig {
+    pub initial: Duration,
+    pub max: Duration,
+    pub multiplier: f64,
+    /// Fraction of the delay randomised either way, so many clients don't reconnect in step.
+    pub jitter: f64,
+}
+
+impl Default for BackoffConfig {
+    fn default() -> Self {
+        Self {
+            initial: Duration::from_millis(500),
+            max: Duration::from_secs(30),
+            multiplier: 2.0,
+            jitter: 0.2,
+        }
+    }
+}
+
+/// Everything a client needs to know.
+#[derive(Clone)]
+pub struct ClientConfig {
+    /// `host:port` or an `http://` URI: the gRPC server, or the REST server for
+    /// [`Source::Rest`]. Unused for [`Source::File`].
+    pub server: String,
+    pub node: Node,
+    pub source: Source,
+    /// REST: time between polls of a type (Envoy's `refresh_delay`).
+    pub refresh_delay: Duration,
+    /// REST: how long one poll may take (Envoy's `request_timeout`, default 1 s).
+    pub request_timeout: Duration,
+    /// Follow LDS → RDS and CDS → EDS references (C12).
+    pub follow_deps: bool,
+    pub validator: Option<Validator>,
+    pub not_found_timeout: Duration,
+    pub backoff: BackoffConfig,
+    pub connect_timeout: Duration,
+    /// gRPC message limit, both directions (C16).
+    pub max_message_bytes: usize,
+    pub codec: Codec,
+}
+
+impl ClientConfig {
+    pub fn new(server: impl Into<String>, node_id: impl Into<String>) -> Self {
+        let node = Node {
+            id: node_id.into(),
+            user_agent_name: "xdsloop-client".into(),
+            ..Default::default()
+        };
+        Self {
+            server: server.into(),
+            node,
+            source: Source::Ads,
+            refresh_delay: Duration::from_secs(1),
+            request_timeout: Duration::from_secs(1),
+            follow_deps: false,
+            validator: None,
+            not_found_timeout: DEFAULT_NOT_FOUND_TIMEOUT,
+            backoff: BackoffConfig::default(),
+            connect_timeout: Duration::from_secs(5),
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            codec: Codec::envoy(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_name_parses_except_file_which_needs_a_path() {
+        for name in SOURCE_NAMES {
+            match Source::parse(name) {
+                Ok(source) => assert_eq!(source.name(), *name),
+                Err(e) => {
+                    assert_eq!(*name, "file");
+                    assert!(e.to_string().contains("--file PATH"));
+                }
+            }
+        }
+        assert!(Source::parse("xds").is_err());
+    }
+
+    #[test]
+    fn kinds_decide_mode_streams_and_ack_channel() {
+        assert_eq!(Source::DeltaGrpc.mode(), Mode::Delta);
+        assert_eq!(Source::Rest.mode(), Mode::Sotw);
+        assert!(Source::Grpc.kind().per_type_streams());
+        assert!(!Source::Ads.kind().per_type_streams());
+        assert!(!Source::File("x".into()).kind().has_ack_channel());
+        assert!(Source::Rest.kind().has_ack_channel());
+    }
+}

@@ -1,0 +1,115 @@
+//! What the client tells the outside: [`Event`]s to one subscription (Envoy's subscription
+//! callbacks) and [`Report`]s to anyone observing the whole client (the CLI, tests).
+
+use std::time::{Duration, SystemTime};
+
+use crate::config::Mode;
+use crate::config::SourceKind;
+use crate::core::request::Outgoing;
+use crate::core::store::{Applied, Diff};
+
+/// Delivered to one subscription.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// SotW: every held resource this subscription wants, and the type's version.
+    Sotw {
+        type_url: String,
+        version: String,
+        resources: Vec<Applied>,
+    },
+    /// Delta: what changed for this subscription, with the system version.
+    Delta {
+        type_url: String,
+        system_version: String,
+        added: Vec<Applied>,
+        removed: Vec<String>,
+    },
+    /// An update could not be applied; the last good config stays.
+    Failed { type_url: String, reason: Failure },
+    /// Requested resources that don't exist: not received within the timeout, or (Delta)
+    /// named in `removed_resources` without ever being held.
+    Missing {
+        type_url: String,
+        names: Vec<String>,
+    },
+}
+
+/// Why an update failed (Envoy's `ConfigUpdateFailureReason`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// The response was NACKed with this reason.
+    Rejected(String),
+    /// The stream broke; the client reconnects on its own.
+    ConnectionFailure(String),
+}
+
+/// ACK or NACK. Where the source has no ACK channel (`file`) the verdict stays local and is
+/// shown as ACCEPTED / REJECTED; over REST a NACK is local too (the next poll carries the last
+/// accepted version, as Envoy's REST client does).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Ack,
+    Nack(String),
+}
+
+/// One response handled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpdateReport {
+    pub at: SystemTime,
+    pub mode: Mode,
+    /// The config source the response came from.
+    pub source: SourceKind,
+    pub type_url: String,
+    /// The response's version (`version_info`, or Delta's `system_version_info`).
+    pub version: String,
+    pub nonce: String,
+    pub verdict: Verdict,
+    /// What changed in the store (empty on a NACK: nothing was applied).
+    pub diff: Diff,
+}
+
+/// Connection lifecycle, for display.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConnectionReport {
+    Connecting {
+        server: String,
+        attempt: u32,
+    },
+    Connected {
+        server: String,
+    },
+    ConnectFailed {
+        server: String,
+        reason: String,
+    },
+    StreamClosed {
+        reason: String,
+    },
+    BackingOff {
+        delay: Duration,
+        attempt: u32,
+    },
+    /// File source: watching this file (there is no server and no ACK channel).
+    Watching {
+        path: String,
+    },
+}
+
+/// Observed by anyone watching the whole client.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Report {
+    Update(UpdateReport),
+    NotFound {
+        at: SystemTime,
+        type_url: String,
+        names: Vec<String>,
+    },
+    /// A request went on the wire.
+    Sent(Box<Outgoing>),
+    Connection(ConnectionReport),
+    /// Every subscribed type has answered and every requested name is held or missing. It
+    /// covers the watches registered at that moment: a later watch makes the client pending
+    /// again, and `Synced` comes again once that one is in too. Watches subscribed together
+    /// ([`crate::Client::subscribe_all`]) are all covered by the first one.
+    Synced,
+}

@@ -1,0 +1,148 @@
+//! `xdsloop-client fleet`: flags, a progress line while it runs, the report at the end.
+
+use std::future::Future;
+use std::io::Write;
+use std::time::Duration;
+
+use clap::Parser;
+use xdsloop_proto::type_url;
+
+use super::{DEFAULT_CONNECTIONS, Fleet, FleetConfig};
+use crate::cli::log_format::{self, LogFormat};
+use crate::cli::output::Format;
+use crate::config::DEFAULT_MAX_MESSAGE_BYTES;
+use crate::config::Mode;
+use crate::error::ClientError;
+
+/// Simulates N Envoy-like nodes against any ADS server: CDS wildcard, EDS for the clusters seen,
+/// optionally LDS/RDS; every response ACKed. Prints a progress line (stderr) while it runs and
+/// a per-version report (stdout) at the end: nodes, time to first config, time to converge,
+/// NACKs, reconnects, bytes.
+#[derive(Debug, Parser)]
+#[command(name = "xdsloop-client fleet", version)]
+pub struct FleetArgs {
+    /// Server address (`host:port` or `http://host:port`).
+    #[arg(long, default_value = "127.0.0.1:18000")]
+    pub server: String,
+    /// Number of simulated nodes.
+    #[arg(long, default_value_t = 100)]
+    pub clients: usize,
+    /// Use Delta (incremental) ADS instead of State-of-the-World.
+    #[arg(long)]
+    pub delta: bool,
+    /// HTTP/2 connections the nodes share (default: min(8, clients); `--connections N` = one
+    /// each). Servers that cap concurrent streams per connection need enough of them.
+    #[arg(long)]
+    pub connections: Option<usize>,
+    /// Node ids are `<prefix>0 .. <prefix>(N-1)`.
+    #[arg(long, default_value = "fleet-")]
+    pub node_prefix: String,
+    /// Types to subscribe: cds (wildcard), eds (names from clusters), lds (wildcard), rds (names
+    /// from listeners), or other type URLs (wildcard).
+    #[arg(long, value_delimiter = ',', default_value = "cds,eds")]
+    pub types: Vec<String>,
+    /// Run this long, then report (`30`, `30s`, `2m`). Default: until Ctrl-C.
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+    /// Report format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub output: Format,
+    /// Every node NACKs any response holding this resource, e.g. `--nack cds:web` (repeatable).
+    #[arg(long, value_name = "TYPE:NAME")]
+    pub nack: Vec<String>,
+    /// Seconds between progress lines on stderr (0 = none).
+    #[arg(long, default_value_t = 1.0)]
+    pub progress: f64,
+    /// gRPC message size limit in bytes.
+    #[arg(long, default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
+    pub max_message_bytes: usize,
+    /// stderr (progress lines and logs): `text`, coloured only on a terminal and never with
+    /// NO_COLOR set, or `json`, one object per line for machines.
+    #[arg(long, value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    if let Ok(seconds) = text.parse::<f64>() {
+        return Duration::try_from_secs_f64(seconds).map_err(|e| e.to_string());
+    }
+    humantime::parse_duration(text).map_err(|e| e.to_string())
+}
+
+fn resolve(alias: &str) -> Result<String, ClientError> {
+    type_url::resolve(alias).ok_or_else(|| ClientError::UnknownType(alias.to_string()))
+}
+
+impl FleetArgs {
+    pub fn config(&self) -> Result<FleetConfig, ClientError> {
+        let mut config = FleetConfig::new(self.server.clone(), self.clients);
+        config.mode = if self.delta { Mode::Delta } else { Mode::Sotw };
+        config.connections = self
+            .connections
+            .unwrap_or(DEFAULT_CONNECTIONS.min(self.clients));
+        config.node_prefix = self.node_prefix.clone();
+        config.types = self
+            .types
+            .iter()
+            .map(|t| resolve(t))
+            .collect::<Result<_, _>>()?;
+        config.nack = self
+            .nack
+            .iter()
+            .map(|spec| {
+                let (kind, name) = spec.split_once(':').ok_or_else(|| {
+                    ClientError::Argument(format!("--nack {spec:?}: expected TYPE:NAME"))
+                })?;
+                Ok((resolve(kind)?, name.to_string()))
+            })
+            .collect::<Result<_, ClientError>>()?;
+        config.max_message_bytes = self.max_message_bytes;
+        Ok(config)
+    }
+}
+
+/// Runs the fleet until `--duration` or `shutdown`; progress lines go to `err`, the report to
+/// `out`.
+pub async fn run(
+    args: FleetArgs,
+    shutdown: impl Future<Output = ()>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), ClientError> {
+    let fleet = Fleet::start(args.config()?)?;
+    let deadline = async {
+        match args.duration {
+            Some(duration) => tokio::time::sleep(duration).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(shutdown, deadline);
+    let period = Duration::try_from_secs_f64(args.progress)
+        .ok()
+        .filter(|p| !p.is_zero());
+    let mut ticks = tokio::time::interval(period.unwrap_or(Duration::from_secs(3600)));
+    ticks.tick().await;
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => break,
+            _ = &mut deadline => break,
+            _ = ticks.tick() => if period.is_some() {
+                let progress = fleet.report().progress_line();
+                let now = std::time::SystemTime::now();
+                let line = log_format::line(args.log_format, now, tracing::Level::INFO, None, &progress);
+                writeln!(err, "{line}")?;
+            },
+        }
+    }
+    let report = fleet.stop().await;
+    match args.output {
+        Format::Text => write!(out, "{}", report.text())?,
+        Format::Json => {
+            let json = serde_json::to_string_pretty(&report)
+                .map_err(|e| ClientError::Output(e.to_string()))?;
+            writeln!(out, "{json}")?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,175 @@
+//! What every transport drives: the mux plus everything around it that does not depend on the
+//! wire ([`Hub`]): the handles' commands, delivering events to subscriptions, publishing the
+//! store and reports. The transports only move messages between the wire and the hub; every
+//! protocol decision is the mux's.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio::sync::{broadcast, mpsc, watch};
+use tokio::time::Instant;
+
+use crate::core::event::{Event, Report};
+use crate::core::mux::{Mux, Output};
+use crate::core::request::Outgoing;
+use crate::core::store::Store;
+use crate::core::watch_map::{Interest, WatchId};
+
+/// A watch to start, and where its events go.
+pub(crate) struct NewWatch {
+    pub id: WatchId,
+    pub type_url: String,
+    pub interest: Interest,
+    pub events: mpsc::Sender<Event>,
+}
+
+/// Requests from handles to the session.
+pub(crate) enum Command {
+    /// Watches subscribed together. They reach the mux in one step, with no response handled
+    /// in between, so [`Report::Synced`] never covers only part of them.
+    Watch(Vec<NewWatch>),
+    SetInterest {
+        id: WatchId,
+        interest: Interest,
+    },
+    Unwatch {
+        id: WatchId,
+    },
+}
+
+/// Where a transport puts the requests the mux produced.
+pub(crate) trait Wire {
+    fn send(&mut self, request: Outgoing) -> impl Future<Output = ()> + Send;
+}
+
+/// No wire: while nothing is connected the mux produces no requests anyway.
+pub(crate) struct Offline;
+
+impl Wire for Offline {
+    async fn send(&mut self, _request: Outgoing) {}
+}
+
+/// The mux plus everything around it that does not depend on the transport.
+pub(crate) struct Hub {
+    pub mux: Mux,
+    pub commands: mpsc::Receiver<Command>,
+    pub subscribers: HashMap<WatchId, mpsc::Sender<Event>>,
+    pub reports: broadcast::Sender<Report>,
+    pub store: watch::Sender<Arc<Store>>,
+}
+
+pub(crate) fn now() -> std::time::Instant {
+    Instant::now().into_std()
+}
+
+impl Hub {
+    /// The next command, or `None` on shutdown or once every handle is gone.
+    pub(crate) async fn command_or_shutdown(
+        &mut self,
+        shutdown: &mut (impl Future<Output = ()> + Unpin),
+    ) -> Option<Command> {
+        tokio::select! {
+            _ = shutdown => None,
+            command = self.commands.recv() => command,
+        }
+    }
+
+    /// Applies a handle's command to the mux; the caller dispatches the output.
+    pub(crate) fn handle(&mut self, command: Command) {
+        let at = now();
+        match command {
+            Command::Watch(watches) => {
+                for watch in watches {
+                    self.subscribers.insert(watch.id, watch.events);
+                    self.mux
+                        .add_watch(watch.id, &watch.type_url, watch.interest, at);
+                }
+            }
+            Command::SetInterest { id, interest } => self.mux.set_interest(id, interest, at),
+            Command::Unwatch { id } => {
+                self.subscribers.remove(&id);
+                self.mux.remove_watch(id, at);
+            }
+        }
+    }
+
+    /// Dispatches whatever the mux produced since the last call.
+    pub(crate) async fn flush(&mut self, wire: &mut impl Wire) {
+        let output = self.mux.take_output();
+        self.dispatch(output, wire).await;
+    }
+
+    /// Hands events to subscriptions first (waiting if one is slow: like Envoy's callbacks, an
+    /// update reaches its subscribers before it is ACKed), then the requests, the new store and
+    /// the reports.
+    pub(crate) async fn dispatch(&mut self, mut output: Output, wire: &mut impl Wire) {
+        loop {
+            let mut gone = Vec::new();
+            for (id, event) in output.deliveries.drain(..) {
+                let Some(subscriber) = self.subscribers.get(&id) else {
+                    continue;
+                };
+                if subscriber.send(event).await.is_err() {
+                    gone.push(id);
+                }
+            }
+            for request in output.requests.drain(..) {
+                wire.send(request).await;
+            }
+            // The store first: whoever hears a report must find the store already updated.
+            if output.store_changed {
+                self.store.send_replace(Arc::new(self.mux.store().clone()));
+            }
+            for report in output.reports.drain(..) {
+                self.report(report);
+            }
+            if gone.is_empty() {
+                return;
+            }
+            for id in gone {
+                self.subscribers.remove(&id);
+                self.mux.remove_watch(id, now());
+            }
+            output = self.mux.take_output();
+        }
+    }
+
+    pub(crate) fn report(&self, report: Report) {
+        // No receivers is fine: reports are for whoever is watching.
+        let _ = self.reports.send(report);
+    }
+
+    /// Sleeps until `until` while still serving commands (their output is dispatched with no
+    /// wire). Returns false on shutdown or once every handle is gone.
+    pub(crate) async fn idle_until(
+        &mut self,
+        until: Instant,
+        shutdown: &mut (impl Future<Output = ()> + Unpin),
+    ) -> bool {
+        let sleep = tokio::time::sleep_until(until);
+        tokio::pin!(sleep);
+        loop {
+            tokio::select! {
+                _ = &mut sleep => return true,
+                command = self.command_or_shutdown(shutdown) => match command {
+                    Some(command) => self.handle(command),
+                    None => return false,
+                },
+            }
+            self.flush(&mut Offline).await;
+        }
+    }
+}
+
+/// An error with its causes, e.g. "transport error: tcp connect error: Connection refused".
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

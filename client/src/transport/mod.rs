@@ -1,0 +1,77 @@
+//! I/O: the config sources (Envoy's `ConfigSource`) and the one place that maps a source to the
+//! transport implementing it ([`Transport::new`], Envoy's `SubscriptionFactoryImpl`). Every
+//! transport drives the same mux through the [`hub`], so subscriptions, events, reports and the
+//! store look the same whatever the source:
+//! - `grpc`: `ads` / `ads-delta` (one stream for every type) and `grpc` / `delta-grpc` (one
+//!   stream per type, Envoy's non-aggregated `GrpcMuxImpl`), reconnecting with [`backoff`];
+//! - `rest`: `rest`, polling `POST /v3/discovery:<type>` with JSON ([`http`]);
+//! - `file`: `file`, a watched DiscoveryResponse file (`path_config_source`).
+
+pub mod backoff;
+mod file;
+mod grpc;
+pub mod http;
+pub mod hub;
+mod rest;
+
+use std::future::Future;
+use std::time::Duration;
+
+use tonic::transport::Endpoint;
+
+use crate::config::{ClientConfig, Source};
+use crate::error::ClientError;
+use crate::transport::hub::Hub;
+
+/// The gRPC endpoint for a server address (`host:port` or a full `http://` URI).
+pub fn endpoint(server: &str, connect_timeout: Duration) -> Result<Endpoint, ClientError> {
+    let uri = if server.contains("://") {
+        server.to_string()
+    } else {
+        format!("http://{server}")
+    };
+    let endpoint = Endpoint::from_shared(uri).map_err(|e| ClientError::Address {
+        address: server.to_string(),
+        message: e.to_string(),
+    })?;
+    Ok(endpoint
+        .connect_timeout(connect_timeout)
+        .tcp_nodelay(true)
+        // Notices a dead server on an idle stream instead of waiting forever.
+        .http2_keep_alive_interval(Duration::from_secs(30))
+        .keep_alive_timeout(Duration::from_secs(10)))
+}
+
+/// The transport a client runs on, chosen by its source.
+pub(crate) enum Transport {
+    Grpc(Box<grpc::GrpcTransport>),
+    Rest(Box<rest::RestTransport>),
+    File(Box<file::FileTransport>),
+}
+
+impl Transport {
+    /// The factory: the only place a source is mapped to its implementation. Everything that
+    /// can be checked before running (addresses, the watched directory) fails here.
+    pub(crate) fn new(config: &ClientConfig) -> Result<Self, ClientError> {
+        Ok(match &config.source {
+            Source::Ads | Source::AdsDelta | Source::Grpc | Source::DeltaGrpc => {
+                Self::Grpc(Box::new(grpc::GrpcTransport::new(config)?))
+            }
+            Source::Rest => Self::Rest(Box::new(rest::RestTransport::new(config)?)),
+            Source::File(path) => Self::File(Box::new(file::FileTransport::new(path, config)?)),
+        })
+    }
+
+    /// Runs until `shutdown` resolves or every handle is gone.
+    pub(crate) async fn run(
+        self,
+        hub: &mut Hub,
+        shutdown: &mut (impl Future<Output = ()> + Unpin),
+    ) {
+        match self {
+            Self::Grpc(t) => t.run(hub, shutdown).await,
+            Self::Rest(t) => t.run(hub, shutdown).await,
+            Self::File(t) => t.run(hub, shutdown).await,
+        }
+    }
+}

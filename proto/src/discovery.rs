@@ -1,0 +1,46 @@
+//! The discovery service messages every xDS transport uses, and the constants of the protocol
+//! both ends must agree on.
+
+pub use envoy_types::pb::envoy::config::core::v3::Node;
+pub use envoy_types::pb::envoy::service::discovery::v3::{
+    DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
+    Resource as WireResource,
+};
+pub use envoy_types::pb::google::protobuf::Any;
+pub use envoy_types::pb::google::rpc::Status;
+
+/// The explicit wildcard resource name (xDS protocol, "wildcard subscriptions").
+pub const WILDCARD: &str = "*";
+
+/// `google.rpc.Code.INVALID_ARGUMENT`: the code a NACK's `error_detail` carries.
+pub const INVALID_ARGUMENT: i32 = 3;
+
+/// NACK messages are bounded: a server keeps one per client and type, and a client must not
+/// be able to grow its memory without limit.
+pub const MAX_NACK_MESSAGE_BYTES: usize = 4096;
+
+/// The longest prefix of `message` of at most `max_bytes` bytes that ends on a character
+/// boundary (UTF-8 must not be cut inside a character).
+pub fn truncated(message: &str, max_bytes: usize) -> &str {
+    if message.len() <= max_bytes {
+        return message;
+    }
+    let mut end = max_bytes;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    &message[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_keeps_whole_characters() {
+        assert_eq!(truncated("short", 10), "short");
+        assert_eq!(truncated("héllo", 2), "h");
+        assert_eq!(truncated("héllo", 3), "hé");
+        assert_eq!(truncated(&"é".repeat(10), 5).len(), 4);
+    }
+}

@@ -1,0 +1,312 @@
+//! The HTTP admin surface. By default its routes are served on the xDS port itself (which
+//! already answers HTTP/1.1 next to gRPC), so every server started with its own `--listen`
+//! has its own admin and nothing else to configure. [`Placement::Listener`] moves them to a
+//! separate listener instead: the admin has no authentication and shows every client's
+//! configuration, so whoever exposes xDS beyond loopback can keep the admin on loopback.
+//! - `GET /status`: the [`crate::admin::status`] document (`?node=ID` lists one node's streams only);
+//! - `GET /snapshot`: the resources being served, as proto3 JSON (`?node=ID`, `?type=cds`);
+//! - `GET /healthz`: `{"status":"ok"}` while the server runs and follows fixture changes;
+//!   HTTP 503 `{"status":"unhealthy","error":...}` while the fixture watcher is down.
+//!
+//! Handlers read copies: the newest snapshot and reload result from their `watch` channels and
+//! the registry's stream list, so a slow HTTP client never holds anything streams need.
+
+use std::{net::SocketAddr, sync::Arc, time::SystemTime};
+
+use axum::{
+    Json, Router,
+    extract::{Query, State},
+    http::StatusCode,
+    response::{IntoResponse, Response},
+    routing::get,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::{net::TcpListener, sync::watch, task::JoinHandle};
+use tracing::{info, warn};
+use xdsloop_proto::{Codec, type_url};
+
+use crate::{
+    Error, Snapshot, TypeResources,
+    admin::registry::Registry,
+    admin::status::{self, Inputs},
+    config::watch::ReloadStatus,
+};
+
+/// The admin routes' paths.
+pub const ROUTES: [&str; 3] = ["/status", "/snapshot", "/healthz"];
+
+/// Where the admin routes are served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Placement {
+    /// On the xDS port, next to gRPC and REST-JSON.
+    #[default]
+    XdsPort,
+    /// Only on a listener of their own (port 0 picks a free port).
+    Listener(SocketAddr),
+    /// Nowhere.
+    Off,
+}
+
+/// What the admin handlers read. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Admin {
+    registry: Registry,
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    /// `None` when snapshots come from code rather than a fixture watcher: every "reload" is
+    /// then reported as the current snapshot, loaded fine.
+    reloads: Option<watch::Receiver<ReloadStatus>>,
+    codec: Codec,
+}
+
+impl Admin {
+    pub fn new(
+        registry: Registry,
+        snapshots: watch::Receiver<Arc<Snapshot>>,
+        reloads: Option<watch::Receiver<ReloadStatus>>,
+        codec: Codec,
+    ) -> Self {
+        Self {
+            registry,
+            snapshots,
+            reloads,
+            codec,
+        }
+    }
+
+    /// The `/status` document as of now.
+    pub fn status(&self, node: Option<&str>) -> status::StatusDocument {
+        let snapshot = self.snapshots.borrow().clone();
+        let reload = match &self.reloads {
+            Some(reloads) => reloads.borrow().clone(),
+            None => ReloadStatus::ok(&snapshot),
+        };
+        let (open, closed) = (self.registry.streams(), self.registry.recently_closed());
+        let inputs = Inputs {
+            snapshot: &snapshot,
+            reload: &reload,
+            open: &open,
+            closed: &closed,
+            now: SystemTime::now(),
+        };
+        status::build(inputs, node)
+    }
+
+    pub fn router(self) -> Router {
+        Router::new()
+            .route("/status", get(get_status))
+            .route("/snapshot", get(get_snapshot))
+            .route("/healthz", get(healthz))
+            .with_state(self)
+    }
+}
+
+/// For the xDS port when the admin routes are elsewhere: they answer 404 with `reason` (where
+/// the admin is), rather than the xDS port's generic "no endpoint here".
+pub fn elsewhere(reason: String) -> Router {
+    let reason = Arc::<str>::from(reason);
+    ROUTES.iter().fold(Router::new(), |router, path| {
+        let reason = reason.clone();
+        router.route(
+            path,
+            get(move || async move { (StatusCode::NOT_FOUND, reason.to_string()) }),
+        )
+    })
+}
+
+/// A running admin server. Dropping it stops the server.
+#[derive(Debug)]
+pub struct AdminServer {
+    addr: SocketAddr,
+    stop: watch::Sender<bool>,
+    task: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl AdminServer {
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops accepting, lets in-flight requests finish, and waits.
+    pub async fn shutdown(mut self) -> Result<(), Error> {
+        let _ = self.stop.send(true);
+        match self.task.take() {
+            Some(task) => match task.await {
+                Ok(result) => result.map_err(|e| Error::Admin(e.to_string())),
+                Err(e) => Err(Error::Admin(e.to_string())),
+            },
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for AdminServer {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+/// Binds `listen` (port 0 picks a free port) and serves the admin routes on it alone.
+pub async fn serve(listen: SocketAddr, admin: Admin) -> Result<AdminServer, Error> {
+    let bind_error = |source| Error::Bind {
+        addr: listen.to_string(),
+        source,
+    };
+    let listener = TcpListener::bind(listen).await.map_err(bind_error)?;
+    let addr = listener.local_addr().map_err(bind_error)?;
+    if !addr.ip().is_loopback() {
+        warn!(%addr, "admin endpoint is reachable from other hosts and has no authentication");
+    }
+    let (stop, mut stopped) = watch::channel(false);
+    let server = axum::serve(listener, admin.router()).with_graceful_shutdown(async move {
+        let _ = stopped.wait_for(|stop| *stop).await;
+    });
+    let task = tokio::spawn(async move { server.await });
+    info!(%addr, "admin listening on http://{addr}/status (and /snapshot, /healthz)");
+    Ok(AdminServer {
+        addr,
+        stop,
+        task: Some(task),
+    })
+}
+
+/// Unhealthy while the fixture watcher is down: the server still serves, but edits are not
+/// picked up, which a probe should hear about rather than read `ok`.
+async fn healthz(State(admin): State<Admin>) -> Response {
+    let watcher = match &admin.reloads {
+        Some(reloads) => reloads.borrow().watcher.clone(),
+        None => return Json(json!({"status": "ok"})).into_response(),
+    };
+    if watcher.ok {
+        return Json(json!({"status": "ok"})).into_response();
+    }
+    let error = format!(
+        "the fixture watcher is down ({}); restarting it",
+        watcher.error.as_deref().unwrap_or("no reason given")
+    );
+    let body = json!({"status": "unhealthy", "error": error});
+    (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response()
+}
+
+#[derive(Debug, Deserialize)]
+struct StatusQuery {
+    node: Option<String>,
+}
+
+async fn get_status(State(admin): State<Admin>, Query(q): Query<StatusQuery>) -> Response {
+    // Thousands of streams make this milliseconds of CPU: keep it off the runtime threads
+    // that move xDS messages.
+    let built =
+        tokio::task::spawn_blocking(move || Json(admin.status(q.node.as_deref())).into_response());
+    match built.await {
+        Ok(response) => response,
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct SnapshotQuery {
+    node: Option<String>,
+    #[serde(rename = "type")]
+    type_filter: Option<String>,
+}
+
+/// The `/snapshot` document.
+#[derive(Debug, Serialize)]
+struct SnapshotDocument {
+    generation: u64,
+    /// The node the types are merged for; `null` = the base set, with overlays listed apart.
+    node_id: Option<String>,
+    types: Vec<Value>,
+    /// Only without `?node`: per node, the types its overlay replaces (merged with the base).
+    overlays: Vec<Value>,
+}
+
+async fn get_snapshot(State(admin): State<Admin>, Query(q): Query<SnapshotQuery>) -> Response {
+    let type_url = match q.type_filter.as_deref().map(type_url::resolve) {
+        Some(None) => {
+            let unknown = q.type_filter.unwrap_or_default();
+            let error = format!(
+                "unknown type {unknown:?}: use an alias (cds, eds, lds, rds, ...) or a type URL"
+            );
+            return (StatusCode::BAD_REQUEST, Json(json!({ "error": error }))).into_response();
+        }
+        Some(Some(url)) => Some(url),
+        None => None,
+    };
+    let snapshot = admin.snapshots.borrow().clone();
+    let codec = admin.codec.clone();
+    // Decoding every resource to JSON is CPU work; keep it off the runtime threads.
+    let built = tokio::task::spawn_blocking(move || {
+        Json(snapshot_document(
+            &snapshot,
+            &codec,
+            q.node,
+            type_url.as_deref(),
+        ))
+        .into_response()
+    });
+    match built.await {
+        Ok(doc) => doc,
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}
+
+fn snapshot_document(
+    snapshot: &Snapshot,
+    codec: &Codec,
+    node: Option<String>,
+    only: Option<&str>,
+) -> SnapshotDocument {
+    let wanted = |url: &str| only.is_none_or(|o| o == url);
+    let mut urls: Vec<&str> = match &node {
+        Some(node) => snapshot.type_urls(node).into_iter().collect(),
+        None => snapshot.base.keys().map(String::as_str).collect(),
+    };
+    urls.retain(|u| wanted(u));
+    urls.sort_by_key(|u| (type_url::order(u), *u));
+    let node_id = node.as_deref().unwrap_or_default();
+    let types = urls
+        .iter()
+        .filter_map(|url| snapshot.get(node_id, url).map(|t| type_json(codec, url, t)))
+        .collect();
+    let overlays = match node {
+        Some(_) => Vec::new(),
+        None => snapshot
+            .overlays
+            .iter()
+            .map(|(node, types)| {
+                let types: Vec<Value> = types
+                    .iter()
+                    .filter(|(url, _)| wanted(url))
+                    .map(|(url, t)| type_json(codec, url, t))
+                    .collect();
+                json!({ "node_id": node, "types": types })
+            })
+            .collect(),
+    };
+    SnapshotDocument {
+        generation: snapshot.generation,
+        node_id: node,
+        types,
+        overlays,
+    }
+}
+
+fn type_json(codec: &Codec, url: &str, t: &TypeResources) -> Value {
+    let resources: Vec<Value> = t
+        .resources
+        .values()
+        .map(|r| match codec.to_json(url, &r.bytes) {
+            Ok(resource) => json!({"name": r.name, "version": r.version, "resource": resource}),
+            // Served bytes came from the same pool; a failure here is a bug worth showing.
+            Err(e) => json!({"name": r.name, "version": r.version, "error": e.to_string()}),
+        })
+        .collect();
+    json!({
+        "type_url": url,
+        "type": type_url::short_name(url),
+        "version": t.version,
+        "resources": resources,
+    })
+}

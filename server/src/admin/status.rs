@@ -1,0 +1,369 @@
+//! The `/status` document: the snapshot being served, the last reload, and for every open (and
+//! recently closed) stream, per type, what was sent, ACKed and NACKed and the resulting
+//! [`SyncState`]. Pure: built from copies of the snapshot, the reload result and the registry.
+//!
+//! Field names are part of the interface (documented in `docs/status.md`); `schema` changes
+//! only if one is removed or changes meaning.
+
+pub mod remote;
+mod rfc3339;
+mod state;
+pub mod table;
+
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+use xdsloop_proto::type_url;
+
+use crate::{
+    Snapshot, TypeResources,
+    admin::registry::{ClosedStream, StreamStatus, Variant},
+    config::watch::ReloadStatus,
+    protocol::subscription::TypeStatus,
+};
+
+pub use self::state::{SyncState, served_version, sync_state, view_hash};
+
+/// The document's schema name; see `docs/status.md`.
+pub const SCHEMA: &str = "xdsloop.status.v1";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusDocument {
+    pub schema: String,
+    #[serde(with = "rfc3339")]
+    pub generated_at: SystemTime,
+    pub snapshot: SnapshotSummary,
+    pub reload: ReloadSummary,
+    pub totals: Totals,
+    /// Open streams, by stream id.
+    pub streams: Vec<StreamView>,
+    /// The last few streams that ended, most recent first, as they were when they ended.
+    pub recently_closed: Vec<StreamView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnapshotSummary {
+    pub generation: u64,
+    /// Resources in the base set plus every overlay.
+    pub resources: usize,
+    /// What every node is served, in make-before-break order.
+    pub types: Vec<TypeSummary>,
+    /// Per-node overlays: only the types an overlay changes, already merged with the base.
+    pub overlays: Vec<OverlaySummary>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TypeSummary {
+    pub type_url: String,
+    /// Short alias (`cds`, `eds`, ...) or the message name.
+    #[serde(rename = "type")]
+    pub alias: String,
+    pub version: String,
+    pub resources: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OverlaySummary {
+    pub node_id: String,
+    pub types: Vec<TypeSummary>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReloadSummary {
+    pub ok: bool,
+    /// The generation being served (after a rejection: the last good one).
+    pub generation: u64,
+    /// The rejected file, when the rejection is about one file.
+    pub file: Option<String>,
+    pub error: Option<String>,
+    /// When the latest reload finished.
+    #[serde(with = "rfc3339")]
+    pub at: SystemTime,
+    /// How long the latest reload took.
+    #[serde(default)]
+    pub duration_ms: u64,
+    /// Reloads finished since start-up, the first load included: it moves on every reload,
+    /// also on one that changed nothing.
+    #[serde(default)]
+    pub count: u64,
+    /// The reload running now; `null` when none is.
+    #[serde(default)]
+    pub in_progress: Option<InProgressView>,
+    /// Whether fixture changes are being followed at all.
+    #[serde(default)]
+    pub watcher: WatcherView,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InProgressView {
+    #[serde(with = "rfc3339")]
+    pub since: SystemTime,
+    /// The files being decoded (changed since the last good load); empty while the directory
+    /// is still being read.
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WatcherView {
+    /// False while the watcher is down and being restarted: edits are not picked up.
+    pub ok: bool,
+    pub error: Option<String>,
+    /// When it went down.
+    #[serde(with = "rfc3339::option")]
+    pub since: Option<SystemTime>,
+    /// How many times a failed watcher was replaced by a working one.
+    pub restarts: u64,
+}
+
+impl Default for WatcherView {
+    /// What a server that does not report its watcher means: it is fine.
+    fn default() -> Self {
+        Self {
+            ok: true,
+            error: None,
+            since: None,
+            restarts: 0,
+        }
+    }
+}
+
+/// Counts over open streams; states count (stream, type) pairs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Totals {
+    pub open_streams: usize,
+    pub synced: usize,
+    pub pending: usize,
+    pub nacked: usize,
+    pub stale: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamView {
+    pub id: u64,
+    pub peer: Option<String>,
+    /// `null` until the stream's first request names its node.
+    pub node_id: Option<String>,
+    /// `ads-sotw`, `ads-delta`, or `<service>-sotw` / `<service>-delta` for per-type services.
+    pub transport: String,
+    #[serde(with = "rfc3339")]
+    pub connected_since: SystemTime,
+    /// Only for recently closed streams.
+    #[serde(
+        default,
+        with = "rfc3339::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub disconnected_at: Option<SystemTime>,
+    /// In make-before-break order.
+    pub types: Vec<TypeView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TypeView {
+    pub type_url: String,
+    #[serde(rename = "type")]
+    pub alias: String,
+    pub state: SyncState,
+    pub wildcard: bool,
+    /// Explicitly subscribed names (without `*`), sorted.
+    pub names: Vec<String>,
+    /// The version the current snapshot serves this node for this type (SotW: the
+    /// `version_info` this stream would be sent now).
+    pub snapshot_version: String,
+    pub last_sent: Option<SentView>,
+    pub last_acked: Option<AckedView>,
+    pub last_nack: Option<NackView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SentView {
+    pub version: String,
+    pub nonce: String,
+    /// Resources in the response (Delta: changed ones, not counting removals).
+    pub resources: usize,
+    #[serde(with = "rfc3339")]
+    pub at: SystemTime,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AckedView {
+    pub version: String,
+    pub nonce: String,
+    #[serde(with = "rfc3339")]
+    pub at: SystemTime,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NackView {
+    /// The version the client rejected.
+    pub version: String,
+    pub nonce: String,
+    /// The client's `error_detail.message`, verbatim (bounded to 4 KiB).
+    pub message: String,
+    #[serde(with = "rfc3339")]
+    pub at: SystemTime,
+}
+
+/// Copies of everything the document is built from.
+#[derive(Debug, Clone, Copy)]
+pub struct Inputs<'a> {
+    pub snapshot: &'a Snapshot,
+    pub reload: &'a ReloadStatus,
+    pub open: &'a [StreamStatus],
+    pub closed: &'a [ClosedStream],
+    pub now: SystemTime,
+}
+
+/// Builds the document; with `node`, only streams of that node id are listed.
+pub fn build(inputs: Inputs<'_>, node: Option<&str>) -> StatusDocument {
+    let wanted = |s: &StreamStatus| node.is_none_or(|n| s.node_id.as_deref() == Some(n));
+    let snapshot = inputs.snapshot;
+    let streams: Vec<StreamView> = inputs
+        .open
+        .iter()
+        .filter(|s| wanted(s))
+        .map(|s| stream_view(snapshot, s, None))
+        .collect();
+    let recently_closed = inputs
+        .closed
+        .iter()
+        .filter(|c| wanted(&c.stream))
+        .map(|c| stream_view(snapshot, &c.stream, Some(c.disconnected_at)))
+        .collect();
+    StatusDocument {
+        schema: SCHEMA.to_string(),
+        generated_at: inputs.now,
+        snapshot: snapshot_summary(snapshot),
+        reload: reload_summary(inputs.reload),
+        totals: totals(&streams),
+        streams,
+        recently_closed,
+    }
+}
+
+fn snapshot_summary(snapshot: &Snapshot) -> SnapshotSummary {
+    let summarize = |types: &std::collections::BTreeMap<String, std::sync::Arc<TypeResources>>| {
+        let mut list: Vec<TypeSummary> = types
+            .iter()
+            .map(|(url, t)| TypeSummary {
+                type_url: url.clone(),
+                alias: type_url::short_name(url).to_string(),
+                version: t.version.clone(),
+                resources: t.resources.len(),
+            })
+            .collect();
+        list.sort_by_key(|t| (type_url::order(&t.type_url), t.type_url.clone()));
+        list
+    };
+    SnapshotSummary {
+        generation: snapshot.generation,
+        resources: snapshot.resource_count(),
+        types: summarize(&snapshot.base),
+        overlays: snapshot
+            .overlays
+            .iter()
+            .map(|(node, types)| OverlaySummary {
+                node_id: node.clone(),
+                types: summarize(types),
+            })
+            .collect(),
+    }
+}
+
+fn reload_summary(reload: &ReloadStatus) -> ReloadSummary {
+    ReloadSummary {
+        ok: reload.ok,
+        generation: reload.generation,
+        file: reload.file.as_ref().map(|f| f.display().to_string()),
+        error: reload.error.clone(),
+        at: reload.at,
+        duration_ms: u64::try_from(reload.took.as_millis()).unwrap_or(u64::MAX),
+        count: reload.count,
+        in_progress: reload.in_progress.as_ref().map(|p| InProgressView {
+            since: p.since,
+            files: p.files.iter().map(|f| f.display().to_string()).collect(),
+        }),
+        watcher: WatcherView {
+            ok: reload.watcher.ok,
+            error: reload.watcher.error.clone(),
+            since: reload.watcher.since,
+            restarts: reload.watcher.restarts,
+        },
+    }
+}
+
+fn totals(streams: &[StreamView]) -> Totals {
+    let mut totals = Totals {
+        open_streams: streams.len(),
+        ..Totals::default()
+    };
+    for t in streams.iter().flat_map(|s| &s.types) {
+        *match t.state {
+            SyncState::Synced => &mut totals.synced,
+            SyncState::Pending => &mut totals.pending,
+            SyncState::Nacked => &mut totals.nacked,
+            SyncState::Stale => &mut totals.stale,
+        } += 1;
+    }
+    totals
+}
+
+fn stream_view(
+    snapshot: &Snapshot,
+    stream: &StreamStatus,
+    disconnected_at: Option<SystemTime>,
+) -> StreamView {
+    // A stream without a node is served the base fixtures, as node "".
+    let node = stream.node_id.as_deref().unwrap_or_default();
+    let mut types: Vec<TypeView> = stream
+        .types
+        .values()
+        .map(|t| {
+            let current = snapshot.get(node, &t.type_url).map(AsRef::as_ref);
+            type_view(t, current, stream.kind.variant)
+        })
+        .collect();
+    types.sort_by_key(|t| (type_url::order(&t.type_url), t.type_url.clone()));
+    StreamView {
+        id: stream.id,
+        peer: stream.peer.map(|p| p.to_string()),
+        node_id: stream.node_id.clone(),
+        transport: stream.kind.to_string(),
+        connected_since: stream.connected_since,
+        disconnected_at,
+        types,
+    }
+}
+
+fn type_view(status: &TypeStatus, current: Option<&TypeResources>, variant: Variant) -> TypeView {
+    let mut names = status.names.to_vec();
+    names.sort();
+    TypeView {
+        type_url: status.type_url.clone(),
+        alias: type_url::short_name(&status.type_url).to_string(),
+        state: sync_state(status, current, variant),
+        wildcard: status.wildcard,
+        names,
+        snapshot_version: served_version(current),
+        last_sent: status.last_sent.as_ref().map(|s| SentView {
+            version: s.version.clone(),
+            nonce: s.nonce.clone(),
+            resources: s.resources,
+            at: s.at,
+        }),
+        last_acked: status.last_acked.as_ref().map(|a| AckedView {
+            version: a.version.clone(),
+            nonce: a.nonce.clone(),
+            at: a.at,
+        }),
+        last_nack: status.last_nack.as_ref().map(|n| NackView {
+            version: n.version.clone(),
+            nonce: n.nonce.clone(),
+            message: n.message.clone(),
+            at: n.at,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,314 @@
+//! The status document as a terminal table (`xdsloop-server status`): a header with the
+//! snapshot and the last reload, then one row per stream and type, grouped by node, with the
+//! NACK reason in full. Pure: document and "now" in, text out.
+
+use std::{fmt::Write as _, time::SystemTime};
+
+use super::{StatusDocument, StreamView, SyncState, TypeSummary, TypeView, rfc3339};
+
+/// Renders `doc`; ages ("3s ago") are relative to `now`.
+pub fn render(doc: &StatusDocument, now: SystemTime) -> String {
+    let mut out = String::new();
+    header(&mut out, doc);
+    let mut open: Vec<&StreamView> = doc.streams.iter().collect();
+    open.sort_by(|a, b| (&a.node_id, a.id).cmp(&(&b.node_id, b.id)));
+    if open.is_empty() {
+        out.push_str("\nno open streams\n");
+    } else {
+        out.push('\n');
+        out.push_str(&table(&open, now, false));
+    }
+    if !doc.recently_closed.is_empty() {
+        let closed: Vec<&StreamView> = doc.recently_closed.iter().collect();
+        out.push_str("\nrecently closed (most recent first)\n");
+        out.push_str(&table(&closed, now, true));
+    }
+    out
+}
+
+fn header(out: &mut String, doc: &StatusDocument) {
+    let snapshot = &doc.snapshot;
+    let _ = writeln!(
+        out,
+        "snapshot  generation {} · {} resources{}",
+        snapshot.generation,
+        snapshot.resources,
+        types_line(&snapshot.types)
+    );
+    for overlay in &snapshot.overlays {
+        let _ = writeln!(
+            out,
+            "overlay   node {}{}",
+            overlay.node_id,
+            types_line(&overlay.types)
+        );
+    }
+    let reload = &doc.reload;
+    let at = rfc3339::format(reload.at);
+    if reload.ok {
+        let _ = writeln!(out, "reload    OK at {at}");
+    } else {
+        let file = reload.file.as_deref().unwrap_or("(fixture directory)");
+        let _ = writeln!(
+            out,
+            "reload    REJECTED at {at}: {file} (still serving generation {})",
+            reload.generation
+        );
+        if let Some(error) = &reload.error {
+            let _ = writeln!(out, "          {}", one_line(error));
+        }
+    }
+    if let Some(running) = &reload.in_progress {
+        let since = rfc3339::format(running.since);
+        let files = match running.files.as_slice() {
+            [] => "reading the fixture directory".to_string(),
+            [one] => format!("decoding {one}"),
+            [first, rest @ ..] => format!("decoding {first} and {} more", rest.len()),
+        };
+        let _ = writeln!(out, "reload    RUNNING since {since}: {files}");
+    }
+    let watcher = &reload.watcher;
+    if !watcher.ok {
+        let since = watcher.since.map(rfc3339::format).unwrap_or_default();
+        let error = one_line(watcher.error.as_deref().unwrap_or("no reason given"));
+        let _ = writeln!(
+            out,
+            "watcher   DOWN since {since}: {error} (edits are not picked up; restarting it)"
+        );
+    }
+    let t = &doc.totals;
+    let _ = writeln!(
+        out,
+        "streams   {} open · {} SYNCED · {} PENDING · {} NACKED · {} STALE",
+        t.open_streams, t.synced, t.pending, t.nacked, t.stale
+    );
+}
+
+fn types_line(types: &[TypeSummary]) -> String {
+    let parts = types.iter().map(|t| {
+        let version = short(&t.version);
+        format!(" · {} {version} ({})", t.alias, t.resources)
+    });
+    parts.collect()
+}
+
+fn table(streams: &[&StreamView], now: SystemTime, closed: bool) -> String {
+    let mut head = vec!["NODE", "STREAM", "TRANSPORT", "PEER"];
+    if closed {
+        head.push("CLOSED");
+    }
+    head.extend([
+        "TYPE",
+        "STATE",
+        "SUBSCRIBED",
+        "SERVING",
+        "SENT",
+        "ACKED",
+        "DETAIL",
+    ]);
+    let mut rows = vec![head.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
+    for stream in streams {
+        let mut lead = vec![
+            stream.node_id.clone().unwrap_or_else(|| "-".into()),
+            stream.id.to_string(),
+            stream.transport.clone(),
+            stream.peer.clone().unwrap_or_else(|| "-".into()),
+        ];
+        if closed {
+            lead.push(stream.disconnected_at.map_or("-".into(), |at| age(now, at)));
+        }
+        if stream.types.is_empty() {
+            let mut row = lead.clone();
+            row.extend(["-", "-", "-", "-", "-", "-", "no request yet"].map(String::from));
+            rows.push(row);
+        }
+        for t in &stream.types {
+            let mut row = lead.clone();
+            row.extend(type_cells(t, now));
+            rows.push(row);
+        }
+    }
+    align(&rows)
+}
+
+fn type_cells(t: &TypeView, now: SystemTime) -> [String; 7] {
+    let sent = t.last_sent.as_ref().map_or("-".into(), |s| {
+        format!("{} #{}", short(&s.version), s.nonce)
+    });
+    let acked = t
+        .last_acked
+        .as_ref()
+        .map_or("-".into(), |a| short(&a.version));
+    [
+        t.alias.clone(),
+        t.state.as_str().to_string(),
+        subscribed(t),
+        short(&t.snapshot_version),
+        sent,
+        acked,
+        detail(t, now),
+    ]
+}
+
+fn subscribed(t: &TypeView) -> String {
+    const SHOWN: usize = 3;
+    let mut parts: Vec<String> = Vec::new();
+    if t.wildcard {
+        parts.push("*".into());
+    }
+    parts.extend(t.names.iter().take(SHOWN).cloned());
+    if t.names.len() > SHOWN {
+        parts.push(format!("+{}", t.names.len() - SHOWN));
+    }
+    if parts.is_empty() {
+        return "(none)".into();
+    }
+    parts.join(",")
+}
+
+fn detail(t: &TypeView, now: SystemTime) -> String {
+    match t.state {
+        SyncState::Nacked | SyncState::Stale if t.last_nack.is_some() => {
+            let nack = t.last_nack.as_ref().expect("checked");
+            let message = one_line(&nack.message);
+            let when = age(now, nack.at);
+            format!("NACK of {} {when}: {message}", short(&nack.version))
+        }
+        SyncState::Pending => match &t.last_sent {
+            Some(sent) => format!("sent {}, no answer yet", age(now, sent.at)),
+            None => "nothing sent yet".into(),
+        },
+        SyncState::Stale => match &t.last_sent {
+            // Not even the older response was answered: the client is not reading.
+            Some(sent) if t.last_acked.as_ref().is_none_or(|a| a.nonce != sent.nonce) => {
+                format!(
+                    "sent {}, no answer; the snapshot moved on",
+                    age(now, sent.at)
+                )
+            }
+            _ => "snapshot changed; push not acknowledged".into(),
+        },
+        SyncState::Synced => match &t.last_acked {
+            Some(acked) => format!("ACKed {}", age(now, acked.at)),
+            None => String::new(),
+        },
+        SyncState::Nacked => String::new(),
+    }
+}
+
+/// Content-hash versions are 16 hex digits; 8 tell them apart on a screen.
+fn short(version: &str) -> String {
+    let is_hash = version.len() == 16 && version.bytes().all(|b| b.is_ascii_hexdigit());
+    if is_hash {
+        version[..8].to_string()
+    } else {
+        version.to_string()
+    }
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn age(now: SystemTime, at: SystemTime) -> String {
+    let secs = now.duration_since(at).map_or(0, |d| d.as_secs());
+    match secs {
+        0 => "just now".into(),
+        1..=59 => format!("{secs}s ago"),
+        60..=3599 => format!("{}m ago", secs / 60),
+        3600..=86_399 => format!("{}h ago", secs / 3600),
+        _ => format!("{}d ago", secs / 86_400),
+    }
+}
+
+/// Left-aligned columns two spaces apart; the last column is not padded.
+fn align(rows: &[Vec<String>]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .map(|r| r.get(c).map_or(0, |s| s.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            if c + 1 == row.len() {
+                line.push_str(cell);
+            } else {
+                let pad = widths[c] - cell.chars().count();
+                line.push_str(cell);
+                line.push_str(&" ".repeat(pad + 2));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::admin::status::{AckedView, SentView};
+
+    #[test]
+    fn ages_versions_and_messages_are_compact() {
+        let now = SystemTime::now();
+        let ago = |s| now - std::time::Duration::from_secs(s);
+        assert_eq!(age(now, ago(0)), "just now");
+        assert_eq!(age(now, ago(42)), "42s ago");
+        assert_eq!(age(now, ago(125)), "2m ago");
+        assert_eq!(
+            age(now, now + std::time::Duration::from_secs(5)),
+            "just now"
+        );
+        assert_eq!(short("0123456789abcdef"), "01234567");
+        assert_eq!(short("v7"), "v7");
+        assert_eq!(one_line("bad\n  field"), "bad field");
+    }
+
+    #[test]
+    fn a_stale_row_says_whether_the_older_response_was_answered() {
+        let now = SystemTime::now();
+        let sent = SentView {
+            version: "v1".into(),
+            nonce: "1-1".into(),
+            resources: 1,
+            at: now,
+        };
+        let mut t = TypeView {
+            type_url: "t".into(),
+            alias: "cds".into(),
+            state: SyncState::Stale,
+            wildcard: true,
+            names: Vec::new(),
+            snapshot_version: "v2".into(),
+            last_sent: Some(sent),
+            last_acked: None,
+            last_nack: None,
+        };
+        assert_eq!(
+            detail(&t, now),
+            "sent just now, no answer; the snapshot moved on"
+        );
+        t.last_acked = Some(AckedView {
+            version: "v1".into(),
+            nonce: "1-1".into(),
+            at: now,
+        });
+        assert_eq!(detail(&t, now), "snapshot changed; push not acknowledged");
+    }
+
+    #[test]
+    fn columns_line_up() {
+        let rows = vec![
+            vec!["A".to_string(), "BB".into(), "x".into()],
+            vec!["long".to_string(), "1".into(), "last column free".into()],
+        ];
+        assert_eq!(align(&rows), "A     BB  x\nlong  1   last column free\n");
+    }
+}

@@ -1,0 +1,411 @@
+//! The status document built from the real (sans-I/O) stream machines' reports.
+
+use std::{path::PathBuf, sync::Arc, time::SystemTime};
+
+use xdsloop_proto::{
+    discovery::{DeltaDiscoveryRequest, DiscoveryResponse},
+    type_url::{CLUSTER, ENDPOINT},
+};
+
+use super::*;
+use crate::{
+    admin::registry::{Registry, StreamEntry, StreamKind},
+    protocol::delta::DeltaStream,
+    protocol::sotw::SotwStream,
+    test_support::{error, names, node, snapshot, sotw},
+};
+
+fn reload_ok(snapshot: &Snapshot) -> ReloadStatus {
+    ReloadStatus::ok(snapshot)
+}
+
+fn document(registry: &Registry, snapshot: &Snapshot, node: Option<&str>) -> StatusDocument {
+    let reload = reload_ok(snapshot);
+    let (open, closed) = (registry.streams(), registry.recently_closed());
+    let now = SystemTime::now();
+    let inputs = Inputs {
+        snapshot,
+        reload: &reload,
+        open: &open,
+        closed: &closed,
+        now,
+    };
+    build(inputs, node)
+}
+
+fn state_of(doc: &StatusDocument, type_url: &str) -> SyncState {
+    let types = doc.streams[0].types.iter();
+    types
+        .filter(|t| t.type_url == type_url)
+        .map(|t| t.state)
+        .next()
+        .unwrap()
+}
+
+/// A SotW machine whose reports go to `registry`, as the stream loop does it.
+struct Sotw {
+    machine: SotwStream,
+    entry: StreamEntry,
+}
+
+impl Sotw {
+    fn open(registry: &Registry, snapshot: Arc<Snapshot>) -> Self {
+        let entry = registry.open(StreamKind::ADS_SOTW, "127.0.0.1:5000".parse().ok());
+        let machine = SotwStream::new(entry.id(), snapshot);
+        Self { machine, entry }
+    }
+
+    fn request(
+        &mut self,
+        request: xdsloop_proto::discovery::DiscoveryRequest,
+    ) -> Vec<DiscoveryResponse> {
+        let out = self.machine.on_request_decoded(request);
+        self.report();
+        out
+    }
+
+    fn push(&mut self, snapshot: Arc<Snapshot>) -> Vec<DiscoveryResponse> {
+        let out = self.machine.on_snapshot_decoded(snapshot);
+        self.report();
+        out
+    }
+
+    fn report(&mut self) {
+        if let Some(node) = self.machine.node_id() {
+            self.entry.set_node(node);
+        }
+        self.entry.update(self.machine.take_status());
+    }
+}
+
+#[test]
+fn sotw_pending_synced_stale_nacked_follow_the_wire_and_the_snapshot() {
+    let registry = Registry::new();
+    let v1 = snapshot(1, &[(CLUSTER, &[("a", "1"), ("b", "1")])]);
+    let mut stream = Sotw::open(&registry, v1.clone());
+    let first = stream.request(sotw(CLUSTER, &[], "", "")).remove(0);
+    assert_eq!(
+        state_of(&document(&registry, &v1, None), CLUSTER),
+        SyncState::Pending
+    );
+
+    stream.request(sotw(CLUSTER, &[], &first.version_info, &first.nonce));
+    let doc = document(&registry, &v1, None);
+    assert_eq!(state_of(&doc, CLUSTER), SyncState::Synced);
+    let cds = &doc.streams[0].types[0];
+    assert_eq!(cds.last_acked.as_ref().unwrap().version, first.version_info);
+    assert_eq!(cds.snapshot_version, first.version_info);
+    assert!(cds.wildcard);
+
+    let v2 = snapshot(2, &[(CLUSTER, &[("a", "2"), ("b", "1")])]);
+    assert_eq!(
+        state_of(&document(&registry, &v2, None), CLUSTER),
+        SyncState::Stale,
+        "ACKed v1, the snapshot has moved on, the push is not out yet"
+    );
+    let second = stream.push(v2.clone()).remove(0);
+    assert_eq!(
+        state_of(&document(&registry, &v2, None), CLUSTER),
+        SyncState::Pending
+    );
+
+    let mut nack = sotw(CLUSTER, &[], &first.version_info, &second.nonce);
+    nack.error_detail = error("cluster a: bad timeout");
+    assert!(stream.request(nack).is_empty(), "a NACK is not answered");
+    let doc = document(&registry, &v2, None);
+    let cds = &doc.streams[0].types[0];
+    assert_eq!(cds.state, SyncState::Nacked);
+    let rejected = cds.last_nack.as_ref().unwrap();
+    assert_eq!(rejected.message, "cluster a: bad timeout");
+    assert_eq!(rejected.version, second.version_info);
+    assert_eq!(cds.last_acked.as_ref().unwrap().version, first.version_info);
+    assert_eq!(doc.totals.nacked, 1);
+}
+
+#[test]
+fn status_synced_only_when_current_version_acked() {
+    let registry = Registry::new();
+    let v1 = snapshot(1, &[(ENDPOINT, &[("a", "1"), ("b", "1")])]);
+    let mut stream = Sotw::open(&registry, v1.clone());
+    let first = stream.request(sotw(ENDPOINT, &["a"], "", "")).remove(0);
+    stream.request(sotw(ENDPOINT, &["a"], &first.version_info, &first.nonce));
+    assert_eq!(
+        state_of(&document(&registry, &v1, None), ENDPOINT),
+        SyncState::Synced
+    );
+    // Another resource changed: the type's (content-hash) version moved, so the client is not
+    // on the version it would be served now until that is pushed and ACKed.
+    let v2 = snapshot(2, &[(ENDPOINT, &[("a", "1"), ("b", "2")])]);
+    assert_eq!(
+        state_of(&document(&registry, &v2, None), ENDPOINT),
+        SyncState::Stale
+    );
+    let pushed = stream.push(v2.clone()).remove(0);
+    assert_eq!(pushed.version_info, v2.base[ENDPOINT].version);
+    assert_eq!(
+        state_of(&document(&registry, &v2, None), ENDPOINT),
+        SyncState::Pending
+    );
+    stream.request(sotw(ENDPOINT, &["a"], &pushed.version_info, &pushed.nonce));
+    let doc = document(&registry, &v2, None);
+    let eds = &doc.streams[0].types[0];
+    assert_eq!(eds.state, SyncState::Synced);
+    assert_eq!(eds.names.to_vec(), names(&["a"]));
+    assert_eq!(
+        eds.snapshot_version,
+        eds.last_acked.as_ref().unwrap().version
+    );
+}
+
+fn delta(type_url: &str, subscribe: &[&str], nonce: &str) -> DeltaDiscoveryRequest {
+    DeltaDiscoveryRequest {
+        node: node("node-d"),
+        type_url: type_url.to_string(),
+        resource_names_subscribe: names(subscribe),
+        response_nonce: nonce.to_string(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn delta_states_compare_what_the_client_holds() {
+    let registry = Registry::new();
+    let v1 = snapshot(1, &[(ENDPOINT, &[("a", "1"), ("b", "1")])]);
+    let entry = registry.open(StreamKind::ADS_DELTA, None);
+    let mut machine = DeltaStream::new(entry.id(), v1.clone());
+    let first = machine
+        .on_request_decoded(delta(ENDPOINT, &["a", "missing"], ""))
+        .remove(0);
+    entry.set_node("node-d");
+    entry.update(machine.take_status());
+    assert_eq!(
+        state_of(&document(&registry, &v1, None), ENDPOINT),
+        SyncState::Pending
+    );
+    machine.on_request_decoded(delta(ENDPOINT, &[], &first.nonce));
+    entry.update(machine.take_status());
+    assert_eq!(
+        state_of(&document(&registry, &v1, None), ENDPOINT),
+        SyncState::Synced
+    );
+
+    let other_changed = snapshot(2, &[(ENDPOINT, &[("a", "1"), ("b", "2")])]);
+    assert!(
+        machine
+            .on_snapshot_decoded(other_changed.clone())
+            .is_empty()
+    );
+    entry.update(machine.take_status());
+    let doc = document(&registry, &other_changed, None);
+    assert_eq!(state_of(&doc, ENDPOINT), SyncState::Synced);
+    assert_eq!(doc.streams[0].transport, "ads-delta");
+
+    let mine_changed = snapshot(3, &[(ENDPOINT, &[("a", "2"), ("b", "2")])]);
+    assert_eq!(
+        state_of(&document(&registry, &mine_changed, None), ENDPOINT),
+        SyncState::Stale
+    );
+    let pushed = machine.on_snapshot_decoded(mine_changed.clone()).remove(0);
+    entry.update(machine.take_status());
+    let mut nack = delta(ENDPOINT, &[], &pushed.nonce);
+    nack.error_detail = error("endpoint a: no port");
+    machine.on_request_decoded(nack);
+    entry.update(machine.take_status());
+    assert_eq!(
+        state_of(&document(&registry, &mine_changed, None), ENDPOINT),
+        SyncState::Nacked
+    );
+}
+
+#[test]
+fn node_filter_closed_streams_and_reload_summary() {
+    let registry = Registry::new();
+    let v1 = snapshot(4, &[(CLUSTER, &[("a", "1")]), (ENDPOINT, &[("a", "1")])]);
+    let mut kept = Sotw::open(&registry, v1.clone());
+    kept.request(sotw(CLUSTER, &[], "", ""));
+    kept.request(sotw(ENDPOINT, &["a"], "", ""));
+    let other = registry.open(StreamKind::ADS_SOTW, None);
+    other.set_node("node-2");
+    let gone = registry.open(StreamKind::ADS_DELTA, None);
+    gone.set_node("node-1");
+    drop(gone);
+
+    let doc = document(&registry, &v1, Some("node-1"));
+    assert_eq!(doc.streams.len(), 1);
+    assert_eq!(doc.streams[0].node_id.as_deref(), Some("node-1"));
+    let order: Vec<&str> = doc.streams[0]
+        .types
+        .iter()
+        .map(|t| t.alias.as_str())
+        .collect();
+    assert_eq!(order, ["cds", "eds"], "make-before-break order");
+    assert_eq!(doc.totals.open_streams, 1);
+    assert_eq!(doc.totals.pending, 2);
+    assert_eq!(doc.recently_closed.len(), 1);
+    assert!(doc.recently_closed[0].disconnected_at.is_some());
+    assert_eq!(doc.snapshot.generation, 4);
+    assert_eq!(doc.snapshot.resources, 2);
+    assert_eq!(document(&registry, &v1, None).streams.len(), 2);
+
+    let mut reload = reload_ok(&v1);
+    reload.ok = false;
+    reload.file = Some(PathBuf::from("fixtures/bad.yaml"));
+    reload.error = Some("fixtures/bad.yaml:3: unknown field".into());
+    assert_eq!(
+        reload_summary(&reload).file.as_deref(),
+        Some("fixtures/bad.yaml")
+    );
+}
+
+#[test]
+fn json_field_names_are_the_documented_ones_and_round_trip() {
+    let registry = Registry::new();
+    let v1 = snapshot(1, &[(CLUSTER, &[("a", "1")])]);
+    let mut stream = Sotw::open(&registry, v1.clone());
+    let first = stream.request(sotw(CLUSTER, &[], "", "")).remove(0);
+    let mut nack = sotw(CLUSTER, &[], "", &first.nonce);
+    nack.error_detail = error("no");
+    stream.request(nack);
+    let doc = document(&registry, &v1, None);
+    let json = serde_json::to_value(&doc).unwrap();
+    let keys = |v: &serde_json::Value| -> Vec<String> {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(
+        keys(&json),
+        [
+            "generated_at",
+            "recently_closed",
+            "reload",
+            "schema",
+            "snapshot",
+            "streams",
+            "totals"
+        ]
+    );
+    let stream_json = &json["streams"][0];
+    assert_eq!(
+        keys(stream_json),
+        [
+            "connected_since",
+            "id",
+            "node_id",
+            "peer",
+            "transport",
+            "types"
+        ]
+    );
+    let cds = &stream_json["types"][0];
+    assert_eq!(
+        keys(cds),
+        [
+            "last_acked",
+            "last_nack",
+            "last_sent",
+            "names",
+            "snapshot_version",
+            "state",
+            "type",
+            "type_url",
+            "wildcard"
+        ]
+    );
+    assert_eq!(cds["state"], "NACKED");
+    assert_eq!(
+        keys(&cds["last_nack"]),
+        ["at", "message", "nonce", "version"]
+    );
+    assert_eq!(
+        keys(&cds["last_sent"]),
+        ["at", "nonce", "resources", "version"]
+    );
+    assert_eq!(
+        keys(&json["reload"]),
+        [
+            "at",
+            "count",
+            "duration_ms",
+            "error",
+            "file",
+            "generation",
+            "in_progress",
+            "ok",
+            "watcher"
+        ]
+    );
+    assert_eq!(
+        keys(&json["reload"]["watcher"]),
+        ["error", "ok", "restarts", "since"]
+    );
+    assert!(
+        cds["last_sent"]["at"].as_str().unwrap().ends_with('Z'),
+        "RFC 3339 UTC"
+    );
+    assert_eq!(stream_json["peer"], "127.0.0.1:5000");
+
+    let back: StatusDocument = serde_json::from_value(json).unwrap();
+    // Times are kept to the millisecond; everything else survives exactly.
+    assert_eq!(
+        back.streams[0].types[0].last_nack.as_ref().unwrap().message,
+        "no"
+    );
+    assert_eq!(back.totals, doc.totals);
+    assert_eq!(back.snapshot, doc.snapshot);
+}
+
+#[test]
+fn reload_in_progress_shows_in_the_summary_and_table() {
+    let v1 = snapshot(3, &[(CLUSTER, &[("a", "1")])]);
+    let mut reload = reload_ok(&v1);
+    let since = SystemTime::now();
+    reload.in_progress = Some(crate::config::watch::InProgress {
+        since,
+        files: vec![PathBuf::from("fx/big.yaml"), PathBuf::from("fx/b.yaml")],
+    });
+    let summary = reload_summary(&reload);
+    let running = summary.in_progress.as_ref().unwrap();
+    assert_eq!(running.files, ["fx/big.yaml", "fx/b.yaml"]);
+    assert_eq!(running.since, since);
+    assert!(summary.watcher.ok);
+    let doc = document(&Registry::new(), &v1, None);
+    let doc = StatusDocument {
+        reload: summary,
+        ..doc
+    };
+    let text = table::render(&doc, SystemTime::now());
+    let at = rfc3339::format(since);
+    assert!(
+        text.contains(&format!(
+            "reload    RUNNING since {at}: decoding fx/big.yaml and 1 more\n"
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn watcher_failure_shows_in_status_and_table() {
+    let v1 = snapshot(3, &[(CLUSTER, &[("a", "1")])]);
+    let mut reload = reload_ok(&v1);
+    let since = SystemTime::now();
+    reload.watcher = crate::config::watch::WatcherHealth {
+        ok: false,
+        error: Some("fx is gone, and so is the parent directory watched for its return".into()),
+        since: Some(since),
+        restarts: 2,
+    };
+    let summary = reload_summary(&reload);
+    assert!(!summary.watcher.ok);
+    assert_eq!(summary.watcher.restarts, 2);
+    let json = serde_json::to_value(&summary).unwrap();
+    assert_eq!(json["watcher"]["ok"], false);
+    assert!(json["in_progress"].is_null());
+    let doc = StatusDocument {
+        reload: summary,
+        ..document(&Registry::new(), &v1, None)
+    };
+    let text = table::render(&doc, SystemTime::now());
+    assert!(text.contains("watcher   DOWN since "), "{text}");
+    assert!(text.contains("fx is gone, and so is the parent"), "{text}");
+}

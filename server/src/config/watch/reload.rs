@@ -1,0 +1,304 @@
+//! One reload: read and decode the directory off the async threads, say what a slow one is
+//! doing, then publish the new snapshot, or keep the last good one and publish the rejection.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex, MutexGuard},
+    time::{Duration, Instant, SystemTime},
+};
+
+use tokio::sync::{oneshot, watch};
+use xdsloop_proto::{Codec, type_url};
+
+use super::{InProgress, ReloadStatus, WatcherHealth};
+use crate::{
+    Error,
+    config::fixtures::{FixtureError, Loader},
+    snapshot::Snapshot,
+};
+
+/// A reload running longer than this is logged (and then again at twice the time, and so on):
+/// by then a user has saved and wonders why nothing happened.
+const SLOW: Duration = Duration::from_secs(1);
+/// How many file names a log line lists before "and N more".
+const LOGGED_FILES: usize = 5;
+
+/// The fixture directory, how to load it, and the two output channels. Shared by the
+/// supervisor and every watcher it starts; reloads run one at a time.
+pub struct Reloader {
+    /// As the user gave it: file names in errors and `/status` start with it.
+    pub dir: PathBuf,
+    /// Absolute, for notify.
+    pub root: PathBuf,
+    codec: Codec,
+    /// Keeps each file's decoded documents between reloads (see [`Loader`]).
+    loader: Arc<Mutex<Loader>>,
+    pub snapshots: watch::Sender<Arc<Snapshot>>,
+    pub reloads: watch::Sender<ReloadStatus>,
+}
+
+impl Reloader {
+    /// Loads `dir` for the first time (on this thread): invalid fixtures are an Err.
+    pub fn start(dir: PathBuf, root: PathBuf, codec: Codec, max: u64) -> Result<Self, Error> {
+        let loader = Arc::new(Mutex::new(Loader::new(max)));
+        let started = Instant::now();
+        let snapshot = load(&loader, &dir, &codec, 1, |_| {})?;
+        log_loaded(&snapshot, "fixtures loaded");
+        let status = ReloadStatus::loaded(&snapshot, started.elapsed());
+        Ok(Self {
+            dir,
+            root,
+            codec,
+            loader,
+            snapshots: watch::channel(Arc::new(snapshot)).0,
+            reloads: watch::channel(status).0,
+        })
+    }
+
+    /// Reloads the directory and publishes the outcome. While it runs, `/status` shows it in
+    /// progress with the files being decoded, and the log says so once it gets slow.
+    pub async fn reload(&self) {
+        let (since, started) = (SystemTime::now(), Instant::now());
+        self.reloads.send_modify(|s| {
+            s.in_progress = Some(InProgress {
+                since,
+                files: Vec::new(),
+            });
+        });
+        let current = self.snapshots.borrow().clone();
+        let generation = current.generation + 1;
+        let (files_tx, files_rx) = oneshot::channel();
+        let (loader, dir, codec) = (self.loader.clone(), self.dir.clone(), self.codec.clone());
+        // Decoding a large fixture set takes long enough to stall a runtime thread.
+        let job = tokio::task::spawn_blocking(move || {
+            load(&loader, &dir, &codec, generation, |files| {
+                let _ = files_tx.send(files);
+            })
+        });
+        let loaded = self.wait(job, files_rx, started).await;
+        let took = started.elapsed();
+        if took >= SLOW {
+            let ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
+            tracing::info!(took = ?Duration::from_millis(ms), "reload finished");
+        }
+        self.apply(&current, loaded, took);
+    }
+
+    /// Waits for the load, publishing which files it decodes and logging while it is slow.
+    async fn wait(
+        &self,
+        mut job: tokio::task::JoinHandle<Result<Snapshot, FixtureError>>,
+        mut files: oneshot::Receiver<Vec<PathBuf>>,
+        started: Instant,
+    ) -> Result<Snapshot, FixtureError> {
+        let (mut decoding, mut listed) = (Vec::new(), false);
+        let mut next_notice = SLOW;
+        loop {
+            tokio::select! {
+                joined = &mut job => return joined.unwrap_or_else(|e| Err(loader_failed(e))),
+                list = &mut files, if !listed => {
+                    listed = true;
+                    decoding = list.unwrap_or_default();
+                    self.reloads.send_modify(|s| {
+                        if let Some(running) = &mut s.in_progress {
+                            running.files.clone_from(&decoding);
+                        }
+                    });
+                }
+                () = tokio::time::sleep_until((started + next_notice).into()) => {
+                    tracing::warn!(
+                        files = %describe(&decoding, listed),
+                        "reload still running after {}s; edits made meanwhile are loaded after it",
+                        next_notice.as_secs()
+                    );
+                    next_notice *= 2;
+                }
+            }
+        }
+    }
+
+    /// Publishes the outcome of a load made on top of `current`.
+    pub fn apply(
+        &self,
+        current: &Snapshot,
+        loaded: Result<Snapshot, FixtureError>,
+        took: Duration,
+    ) {
+        match loaded {
+            Ok(next) if same_content(current, &next) => {
+                tracing::debug!(
+                    generation = current.generation,
+                    "fixtures reloaded: nothing changed"
+                );
+                // A fix that restores the last good content must still clear the error.
+                self.finish(took, |s| s.set_ok(current));
+            }
+            Ok(next) => {
+                log_loaded(&next, "fixtures reloaded");
+                self.finish(took, |s| s.set_ok(&next));
+                self.snapshots.send_replace(Arc::new(next));
+            }
+            Err(error) => {
+                tracing::warn!(
+                    file = %error.file.as_deref().unwrap_or(self.dir.as_path()).display(),
+                    error = %error.message,
+                    serving = current.generation,
+                    "fixtures rejected; still serving the last good snapshot"
+                );
+                self.finish(took, |s| s.set_failed(current, &error));
+            }
+        }
+    }
+
+    fn finish(&self, took: Duration, outcome: impl FnOnce(&mut ReloadStatus)) {
+        self.reloads.send_modify(|s| {
+            outcome(s);
+            s.in_progress = None;
+            s.at = SystemTime::now();
+            s.took = took;
+            s.count += 1;
+        });
+    }
+}
+
+/// Reads and decodes `dir` with the shared loader, logging zero-byte files, and tells
+/// `decoding` which files it is about to decode.
+fn load(
+    loader: &Mutex<Loader>,
+    dir: &Path,
+    codec: &Codec,
+    generation: u64,
+    decoding: impl FnOnce(Vec<PathBuf>),
+) -> Result<Snapshot, FixtureError> {
+    let mut loader = lock(loader);
+    let files = loader.read(dir)?;
+    for empty in files.empty() {
+        let file = empty.path.display();
+        if empty.kept {
+            tracing::warn!(%file, "empty fixture file: treated as not written yet; its previous resources stay served (delete the file to remove them)");
+        } else {
+            tracing::warn!(%file, "empty fixture file: treated as not written yet; it adds nothing");
+        }
+    }
+    decoding(files.to_decode());
+    loader.decode(files, codec, generation)
+}
+
+/// The loader, even after a load panicked while holding it: a loader only changes at the end
+/// of a good load, so what it holds is still right.
+fn lock(loader: &Mutex<Loader>) -> MutexGuard<'_, Loader> {
+    loader.lock().unwrap_or_else(|poisoned| {
+        loader.clear_poison();
+        poisoned.into_inner()
+    })
+}
+
+fn loader_failed(e: tokio::task::JoinError) -> FixtureError {
+    let why = if e.is_panic() {
+        panic_message(e.into_panic())
+    } else {
+        e.to_string()
+    };
+    FixtureError {
+        file: None,
+        message: format!("the fixture loader failed: {why}"),
+    }
+}
+
+/// The message a panic was raised with.
+pub fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    match payload.downcast::<String>() {
+        Ok(message) => *message,
+        Err(payload) => match payload.downcast::<&'static str>() {
+            Ok(message) => (*message).to_string(),
+            Err(_) => "(no message)".to_string(),
+        },
+    }
+}
+
+/// `a.yaml, b.yaml and 3 more`, for a log line.
+fn describe(files: &[PathBuf], listed: bool) -> String {
+    if !listed {
+        return "(still reading the fixture directory)".to_string();
+    }
+    if files.is_empty() {
+        return "(no file to decode: checking the whole set)".to_string();
+    }
+    let shown: Vec<String> = files
+        .iter()
+        .take(LOGGED_FILES)
+        .map(|f| f.display().to_string())
+        .collect();
+    match files.len().saturating_sub(LOGGED_FILES) {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
+    }
+}
+
+fn same_content(a: &Snapshot, b: &Snapshot) -> bool {
+    a.base == b.base && a.overlays == b.overlays
+}
+
+/// One info line per successful load: generation, and per type its version and size.
+pub fn log_loaded(snapshot: &Snapshot, message: &str) {
+    let mut types: Vec<_> = snapshot.base.iter().collect();
+    types.sort_by_key(|(url, _)| (type_url::order(url), url.as_str()));
+    let versions = types
+        .iter()
+        .map(|(url, t)| {
+            format!(
+                "{}={}({})",
+                type_url::short_name(url),
+                t.version,
+                t.resources.len()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    tracing::info!(
+        generation = snapshot.generation,
+        resources = snapshot.resource_count(),
+        overlays = snapshot.overlays.len(),
+        types = %versions,
+        "{message}"
+    );
+}
+
+impl ReloadStatus {
+    /// A snapshot served as loaded, with no watcher behind it (snapshots from code).
+    pub(crate) fn ok(snapshot: &Snapshot) -> Self {
+        Self::loaded(snapshot, Duration::ZERO)
+    }
+
+    /// After the first load, which took `took`.
+    fn loaded(snapshot: &Snapshot, took: Duration) -> Self {
+        Self {
+            generation: snapshot.generation,
+            ok: true,
+            file: None,
+            error: None,
+            at: SystemTime::now(),
+            took,
+            count: 1,
+            resources: snapshot.resource_count(),
+            in_progress: None,
+            watcher: WatcherHealth::default(),
+        }
+    }
+
+    fn set_ok(&mut self, serving: &Snapshot) {
+        self.generation = serving.generation;
+        self.ok = true;
+        self.file = None;
+        self.error = None;
+        self.resources = serving.resource_count();
+    }
+
+    fn set_failed(&mut self, serving: &Snapshot, error: &FixtureError) {
+        self.generation = serving.generation;
+        self.ok = false;
+        self.file.clone_from(&error.file);
+        self.error = Some(error.to_string());
+        self.resources = serving.resource_count();
+    }
+}

@@ -1,0 +1,364 @@
+//! The Delta (incremental) stream state machine (sans-I/O): `DeltaDiscoveryRequest`s and
+//! snapshots in, `DeltaDiscoveryResponse`s out.
+//!
+//! Per type, the stream remembers what its client holds (`known`: name → version, or "told
+//! it is absent"). Every decision compares the snapshot against that:
+//! - S8: only resources whose version differs from what the client holds are sent, each as
+//!   `Resource{name, version, resource}`; held resources that disappeared and subscribed names
+//!   that don't exist go in `removed_resources`, each reported once.
+//! - S9: the first request's `initial_resource_versions` seed `known`, so resources a wildcard
+//!   covers are skipped after a reconnect when unchanged; names in `resource_names_subscribe`
+//!   are always answered (sent at the current version, or reported removed), even when the
+//!   request declares them held at that version (S9: named resources are still sent). A
+//!   client that names a resource wants it confirmed, not assumed.
+//! - S10: an unsubscribed name is forgotten and no longer pushed. If a wildcard still covers
+//!   it, it is sent again (the client dropped it; the wildcard says it wants it).
+//! - S4: interest changes are honoured even with a stale nonce; only the ACK/NACK is ignored.
+//! - S3: a NACKed response stays "held" in `known`, so it is not resent until the content
+//!   changes; the client keeps its last good copy meanwhile.
+//! - Legacy wildcard: a first request that subscribes nothing is a wildcard (same as `*`).
+//! - The first request for a type is always answered, even with an empty response, so the
+//!   client knows the server has seen its subscription.
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    sync::Arc,
+};
+
+use bytes::Bytes;
+use tracing::{info, warn};
+use xdsloop_proto::{
+    discovery::{DeltaDiscoveryRequest, DeltaDiscoveryResponse},
+    type_url, version,
+};
+
+use crate::{
+    Snapshot, TypeResources,
+    protocol::machine::StreamMachine,
+    protocol::nonce::NonceSource,
+    protocol::ordering::{Planned, make_before_break},
+    protocol::response::DeltaResponse,
+    protocol::sotw::control_plane,
+    protocol::subscription::TypeStatus,
+    protocol::subscription::{Subscription, Verdict, WILDCARD},
+};
+
+#[derive(Debug, Default)]
+struct TypeState {
+    sub: Subscription,
+    /// What the client holds: `Some(version)`, or `None` = told it does not exist. Names the
+    /// client knows nothing about are absent.
+    known: BTreeMap<String, Option<String>>,
+    /// The type's content hash at the last reconciliation: unchanged content needs no work.
+    seen_hash: Option<u64>,
+}
+
+impl TypeState {
+    /// Hash of what the client holds, by the formula of `TypeResources::content_hash`, so
+    /// `/status` can compare it with the current snapshot. `None` before the first response.
+    fn held_hash(&self) -> Option<u64> {
+        self.sub.ledger.last_sent.as_ref()?;
+        let held = self
+            .known
+            .iter()
+            .filter_map(|(n, v)| Some((n, v.as_ref()?)));
+        let parts: Vec<&[u8]> = held
+            .flat_map(|(n, v)| [n.as_bytes(), v.as_bytes()])
+            .collect();
+        Some(version::fnv1a(&parts))
+    }
+}
+
+/// What one reconciliation found to send.
+#[derive(Debug, Default)]
+struct Changes {
+    /// Encoded `resources` entries, shared with other streams sending the same resources.
+    resources: Vec<Bytes>,
+    removed: BTreeSet<String>,
+}
+
+/// One Delta stream (ADS or a per-type service).
+#[derive(Debug)]
+pub struct DeltaStream {
+    id: u64,
+    nonces: NonceSource,
+    node: Option<String>,
+    snapshot: Arc<Snapshot>,
+    types: BTreeMap<String, TypeState>,
+    changed: BTreeSet<String>,
+    empty: Arc<TypeResources>,
+}
+
+impl DeltaStream {
+    pub fn new(id: u64, snapshot: Arc<Snapshot>) -> Self {
+        Self {
+            id,
+            nonces: NonceSource::new(id),
+            node: None,
+            snapshot,
+            types: BTreeMap::new(),
+            changed: BTreeSet::new(),
+            empty: Arc::new(TypeResources::new(BTreeMap::new(), None)),
+        }
+    }
+
+    /// Handles one client request; returns the responses to send, with shared resource entries.
+    pub fn on_request(&mut self, request: DeltaDiscoveryRequest) -> Vec<DeltaResponse> {
+        let node = self.node_from(&request);
+        let url = request.type_url.clone();
+        let (stream, short) = (self.id, type_url::short_name(&url));
+        if url.is_empty() {
+            warn!(stream, %node, "request without type_url ignored");
+            return Vec::new();
+        }
+        let resources = self.resources(&node, &url);
+        let first = !self.types.contains_key(&url);
+        let state = self.types.entry(url.clone()).or_default();
+        acknowledge(stream, &node, &url, &mut state.sub, &request);
+        let subscribe = &request.resource_names_subscribe;
+        let unsubscribe = &request.resource_names_unsubscribe;
+        state
+            .sub
+            .interest
+            .apply_delta(first, subscribe, unsubscribe);
+        let interest = &state.sub.interest;
+        for name in unsubscribe {
+            if name == WILDCARD {
+                state.known.retain(|n, _| interest.names_contain(n));
+            } else {
+                state.known.remove(name);
+            }
+        }
+        let declared = &request.initial_resource_versions;
+        if first {
+            let held = declared.iter().filter(|(n, _)| interest.contains(n));
+            state.known = held.map(|(n, v)| (n.clone(), Some(v.clone()))).collect();
+        } else if !declared.is_empty() {
+            info!(stream, %node, r#type = %short, "initial_resource_versions after the first request ignored");
+        }
+        let force: BTreeSet<&str> = subscribe
+            .iter()
+            .filter(|n| *n != WILDCARD)
+            .map(String::as_str)
+            .collect();
+        self.changed.insert(url.clone());
+        let changes = reconcile(&url, state, &resources, &force);
+        if !first && changes.resources.is_empty() && changes.removed.is_empty() {
+            return Vec::new();
+        }
+        let planned = self.respond(&node, &url, &resources, changes);
+        vec![planned.response]
+    }
+
+    /// Handles a new snapshot; returns the responses to send, with shared resource entries.
+    pub fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<DeltaResponse> {
+        self.snapshot = snapshot;
+        let Some(node) = self.node.clone() else {
+            return Vec::new();
+        };
+        let mut planned = Vec::new();
+        let urls: Vec<String> = self.types.keys().cloned().collect();
+        for url in urls {
+            let resources = self.resources(&node, &url);
+            let state = self.types.get_mut(&url).expect("listed above");
+            if state.seen_hash == Some(resources.content_hash) {
+                continue;
+            }
+            let changes = reconcile(&url, state, &resources, &BTreeSet::new());
+            if changes.resources.is_empty() && changes.removed.is_empty() {
+                continue;
+            }
+            planned.push(self.respond(&node, &url, &resources, changes));
+            self.changed.insert(url);
+        }
+        make_before_break(planned)
+    }
+
+    /// [`Self::on_request`], with the responses decoded into plain messages (for fetches
+    /// and tests; streams send the shared entries as they are).
+    pub fn on_request_decoded(
+        &mut self,
+        request: DeltaDiscoveryRequest,
+    ) -> Vec<DeltaDiscoveryResponse> {
+        let out = self.on_request(request);
+        out.iter().map(DeltaResponse::to_message).collect()
+    }
+
+    /// [`Self::on_snapshot`], with the responses decoded into plain messages.
+    pub fn on_snapshot_decoded(&mut self, snapshot: Arc<Snapshot>) -> Vec<DeltaDiscoveryResponse> {
+        let out = self.on_snapshot(snapshot);
+        out.iter().map(DeltaResponse::to_message).collect()
+    }
+
+    pub fn node_id(&self) -> Option<&str> {
+        self.node.as_deref()
+    }
+
+    pub fn take_status(&mut self) -> Vec<TypeStatus> {
+        let changed = std::mem::take(&mut self.changed);
+        changed
+            .iter()
+            .filter_map(|url| {
+                let state = self.types.get(url)?;
+                Some(state.sub.status(url, state.held_hash()))
+            })
+            .collect()
+    }
+
+    fn node_from(&mut self, request: &DeltaDiscoveryRequest) -> String {
+        self.node
+            .get_or_insert_with(|| {
+                let node = request.node.as_ref().map(|n| n.id.clone());
+                if node.is_none() {
+                    warn!(
+                        stream = self.id,
+                        "first request has no node: serving the base fixtures"
+                    );
+                }
+                node.unwrap_or_default()
+            })
+            .clone()
+    }
+
+    fn resources(&self, node: &str, url: &str) -> Arc<TypeResources> {
+        self.snapshot
+            .get(node, url)
+            .cloned()
+            .unwrap_or_else(|| self.empty.clone())
+    }
+
+    fn respond(
+        &mut self,
+        node: &str,
+        url: &str,
+        resources: &TypeResources,
+        changes: Changes,
+    ) -> Planned<DeltaResponse> {
+        let nonce = self.nonces.next_nonce();
+        let version = resources.version.as_str();
+        let (sent, removed) = (changes.resources.len(), changes.removed.len());
+        info!(stream = self.id, %node, r#type = %type_url::short_name(url), %version, %nonce,
+            resources = sent, removed, "push");
+        let state = self.types.get_mut(url).expect("responding to a known type");
+        state.sub.ledger.record_sent(version, &nonce, sent);
+        Planned {
+            type_url: url.to_string(),
+            removal_only: sent == 0,
+            response: DeltaResponse {
+                head: DeltaDiscoveryResponse {
+                    system_version_info: version.to_string(),
+                    type_url: url.to_string(),
+                    removed_resources: changes.removed.into_iter().collect(),
+                    nonce,
+                    control_plane: Some(control_plane()),
+                    ..Default::default()
+                },
+                entries: changes.resources,
+            },
+        }
+    }
+}
+
+/// Records what the request says about our latest response (ACK, NACK, or a stale nonce whose
+/// verdict is ignored while its interest changes still count).
+fn acknowledge(
+    stream: u64,
+    node: &str,
+    url: &str,
+    sub: &mut Subscription,
+    request: &DeltaDiscoveryRequest,
+) {
+    let short = type_url::short_name(url);
+    let nonce = request.response_nonce.as_str();
+    let error = request.error_detail.as_ref();
+    match sub.ledger.classify(nonce, error.is_some()) {
+        Verdict::Ack => {
+            let version = sub.ledger.last_sent.as_ref().map(|s| s.version.clone());
+            let version = version.unwrap_or_default();
+            sub.ledger.record_ack(&version);
+            info!(stream, %node, r#type = %short, %version, %nonce, "ACK");
+        }
+        Verdict::Nack => {
+            let message = error.map(|e| e.message.as_str()).unwrap_or_default();
+            let nack = sub.ledger.record_nack(message);
+            warn!(stream, %node, r#type = %short, version = %nack.version, %nonce,
+                error = nack.message, "NACK: not resending these versions until they change");
+        }
+        Verdict::Stale => {
+            info!(stream, %node, r#type = %short, %nonce, "stale nonce: ACK/NACK ignored, subscription changes applied");
+        }
+        Verdict::Initial => {}
+    }
+}
+
+/// Brings `state.known` in line with `resources` and returns what the client must be told.
+/// Names in `force` are answered even if the client already holds them at this version.
+fn reconcile(
+    url: &str,
+    state: &mut TypeState,
+    resources: &TypeResources,
+    force: &BTreeSet<&str>,
+) -> Changes {
+    let mut changes = Changes::default();
+    let interest = &state.sub.interest;
+    let present: Vec<&Arc<xdsloop_proto::Resource>> = if interest.is_wildcard() {
+        resources.resources.values().collect()
+    } else {
+        let names = interest.names().iter();
+        names.filter_map(|n| resources.resources.get(n)).collect()
+    };
+    let mut send = Vec::new();
+    for r in present {
+        let held = state.known.get(&r.name).and_then(Option::as_deref);
+        if held != Some(r.version.as_str()) || force.contains(r.name.as_str()) {
+            send.push(r.as_ref());
+            state.known.insert(r.name.clone(), Some(r.version.clone()));
+        }
+    }
+    changes.resources = resources.delta_entries(url, send);
+    for (name, held) in &state.known {
+        if held.is_some() && !resources.resources.contains_key(name) {
+            changes.removed.insert(name.clone());
+        }
+    }
+    for name in interest.names() {
+        let reported = state.known.contains_key(name) && !force.contains(name.as_str());
+        if !resources.resources.contains_key(name) && !reported {
+            changes.removed.insert(name.clone());
+        }
+    }
+    for name in &changes.removed {
+        if interest.names_contain(name) {
+            // Remember the report so it is not repeated on every change.
+            state.known.insert(name.clone(), None);
+        } else {
+            // Only the wildcard covered it: nothing left to remember.
+            state.known.remove(name);
+        }
+    }
+    state.seen_hash = Some(resources.content_hash);
+    changes
+}
+
+impl StreamMachine for DeltaStream {
+    type Request = DeltaDiscoveryRequest;
+    type Response = DeltaResponse;
+    fn on_request(&mut self, request: DeltaDiscoveryRequest) -> Vec<DeltaResponse> {
+        DeltaStream::on_request(self, request)
+    }
+    fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<DeltaResponse> {
+        DeltaStream::on_snapshot(self, snapshot)
+    }
+    fn node_id(&self) -> Option<&str> {
+        DeltaStream::node_id(self)
+    }
+    fn take_status(&mut self) -> Vec<TypeStatus> {
+        DeltaStream::take_status(self)
+    }
+    fn payload(response: &DeltaResponse) -> (&str, usize) {
+        (&response.head.type_url, response.entry_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests;

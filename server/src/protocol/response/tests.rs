@@ -1,0 +1,149 @@
+//! The shared-entry encoding decodes (with prost) to exactly the message the plain path builds.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+use xdsloop_proto::{
+    discovery::{DiscoveryRequest, Node},
+    type_url::{CLUSTER, ENDPOINT},
+};
+
+use super::*;
+use crate::TypeResources;
+use crate::{
+    protocol::delta::DeltaStream,
+    protocol::sotw::{SotwStream, control_plane},
+    test_support::{resource, snapshot},
+};
+use xdsloop_proto::{
+    Resource,
+    discovery::{Any, WireResource},
+};
+
+fn plain_any(url: &str, r: &Resource) -> Any {
+    Any {
+        type_url: url.into(),
+        value: r.bytes.to_vec(),
+    }
+}
+
+fn sample() -> TypeResources {
+    let picked = [("a", "1"), ("b", "2"), ("c", "3")];
+    let map: BTreeMap<String, std::sync::Arc<Resource>> = picked
+        .iter()
+        .map(|(n, v)| (n.to_string(), resource(CLUSTER, n, v)))
+        .collect();
+    TypeResources::new(map, Some("v7".into()))
+}
+
+#[test]
+fn sotw_wire_bytes_decode_to_the_plain_response() {
+    let all = sample();
+    let picked: Vec<&Resource> = all.resources.values().map(|r| r.as_ref()).collect();
+    let head = DiscoveryResponse {
+        version_info: "v7".into(),
+        type_url: CLUSTER.into(),
+        nonce: "n-1".into(),
+        control_plane: Some(control_plane()),
+        ..Default::default()
+    };
+    let mut plain = head.clone();
+    plain.resources = picked.iter().map(|r| plain_any(CLUSTER, r)).collect();
+    let out = Outbound {
+        head,
+        entries: all.sotw_entries(CLUSTER, picked.iter().copied()),
+    };
+    let mut wire = Vec::new();
+    out.encode(&mut wire);
+    assert_eq!(wire.len(), out.encoded_len());
+    assert_eq!(DiscoveryResponse::decode(wire.as_slice()).unwrap(), plain);
+    // Same size as prost's own encoding: only the field order differs.
+    assert_eq!(wire.len(), plain.encode_to_vec().len());
+}
+
+#[test]
+fn delta_wire_bytes_decode_to_the_plain_response() {
+    let all = sample();
+    let picked: Vec<&Resource> = all.resources.values().skip(1).map(|r| r.as_ref()).collect();
+    let head = DeltaDiscoveryResponse {
+        system_version_info: "v7".into(),
+        type_url: CLUSTER.into(),
+        removed_resources: vec!["gone".into()],
+        nonce: "n-2".into(),
+        control_plane: Some(control_plane()),
+        ..Default::default()
+    };
+    let mut plain = head.clone();
+    plain.resources = picked
+        .iter()
+        .map(|r| WireResource {
+            name: r.name.clone(),
+            version: r.version.clone(),
+            resource: Some(plain_any(CLUSTER, r)),
+            ..Default::default()
+        })
+        .collect();
+    let out = Outbound {
+        head,
+        entries: all.delta_entries(CLUSTER, picked.iter().copied()),
+    };
+    assert_eq!(out.to_message(), plain);
+}
+
+#[test]
+fn entries_are_encoded_once_and_shared_by_every_stream() {
+    let all = sample();
+    let a = all.sotw_entries(CLUSTER, all.resources.values().map(|r| r.as_ref()));
+    let b = all.sotw_entries(CLUSTER, all.resources.values().map(|r| r.as_ref()));
+    // The same allocation, not an equal copy.
+    assert!(a.iter().zip(&b).all(|(x, y)| x.as_ptr() == y.as_ptr()));
+    // Another type URL is stamped into its own entries (S1), not served from the cache.
+    let other = all.sotw_entries(ENDPOINT, all.resources.values().map(|r| r.as_ref()));
+    let decoded = Outbound {
+        head: DiscoveryResponse::default(),
+        entries: other,
+    }
+    .to_message();
+    assert!(decoded.resources.iter().all(|a| a.type_url == ENDPOINT));
+}
+
+#[test]
+fn streams_of_one_fleet_share_the_resource_bytes() {
+    let snap = snapshot(1, &[(CLUSTER, &[("c1", "1"), ("c2", "1")])]);
+    let request = DiscoveryRequest {
+        type_url: CLUSTER.into(),
+        node: Some(Node {
+            id: "n".into(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let mut one = SotwStream::new(1, snap.clone());
+    let mut two = SotwStream::new(2, snap.clone());
+    let a = one.on_request(request.clone().into()).remove(0);
+    let b = two.on_request(request.into()).remove(0);
+    assert_ne!(a.head.nonce, b.head.nonce);
+    // Both resources in one buffer, the same allocation for both streams.
+    assert_eq!(a.entries.len(), 1);
+    assert_eq!(a.entries[0].as_ptr(), b.entries[0].as_ptr());
+    assert_eq!(a.to_message().resources.len(), 2);
+    let mut delta = DeltaStream::new(3, snap);
+    let d = delta
+        .on_request(xdsloop_proto::discovery::DeltaDiscoveryRequest {
+            type_url: CLUSTER.into(),
+            node: Some(Node {
+                id: "n".into(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .remove(0);
+    let names: Vec<String> = d
+        .to_message()
+        .resources
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    assert_eq!(names, ["c1", "c2"]);
+    let _: Bytes = d.entries[0].clone();
+}

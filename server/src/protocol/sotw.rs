@@ -1,0 +1,325 @@
+//! The State-of-the-World stream state machine (sans-I/O): requests and snapshots in,
+//! `DiscoveryResponse`s out.
+//!
+//! Decisions, by rule of `docs/protocol.md`:
+//! - S1: every response gets a fresh nonce from the stream's [`NonceSource`]; each `Any` is
+//!   stamped with the response's type URL.
+//! - S2/S3: ACK and NACK are told apart by `error_detail` only. Neither causes a resend: a
+//!   type is pushed again only when its version or its content differs from the last
+//!   response's, whether the client ACKed that response or NACKed it.
+//! - S4: a request whose nonce is not the latest sent for its type is ignored entirely (no
+//!   response, no interest change): the client will send its full interest again when it
+//!   answers the newest response.
+//! - S5/S6: a response holds every subscribed resource that exists (all of them for a
+//!   wildcard). For LDS/CDS that is the full set the protocol requires; for EDS/RDS it is the
+//!   requested names that exist. A request that adds a name is answered even if the resources
+//!   were sent before.
+//! - S7: a request only ever produces a response for its own type.
+//! - S11: a snapshot change yields its responses make-before-break ([`crate::protocol::ordering`]).
+//! - S12: any type URL is served what the snapshot has for it, so a type without fixtures (or
+//!   one nobody knows) gets an empty response and no other type is affected; a request
+//!   without a type URL is ignored.
+//!
+//! A type changed for this stream when the version it would be served now (the node's version of
+//! the type) differs from the last response's, or the hash of the resources it would receive
+//! differs from the hash of what it was last sent: an explicit `version_info` may be bumped while
+//! the content stays, or stay while the content changes, and neither may be dropped.
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    sync::Arc,
+};
+
+use tracing::{info, warn};
+use xdsloop_proto::{
+    discovery::{DiscoveryRequest, DiscoveryResponse},
+    envoy::envoy::config::core::v3::ControlPlane,
+    type_url, version,
+};
+
+use crate::{
+    Snapshot, TypeResources,
+    protocol::machine::StreamMachine,
+    protocol::nonce::NonceSource,
+    protocol::ordering::{Planned, make_before_break},
+    protocol::request::SotwRequest,
+    protocol::response::SotwResponse,
+    protocol::subscription::TypeStatus,
+    protocol::subscription::{Interest, Subscription, Verdict},
+    snapshot::views::{Picked, View},
+};
+
+/// The `control_plane` every response carries, so clients can log who configured them.
+pub fn control_plane() -> ControlPlane {
+    ControlPlane {
+        identifier: concat!("xdsloop-server/", env!("CARGO_PKG_VERSION")).to_string(),
+    }
+}
+
+#[derive(Debug, Default)]
+struct TypeState {
+    sub: Subscription,
+    /// Hash of the resources in the last response: what the client holds, or rejected.
+    sent_hash: Option<u64>,
+    /// The type's resources at the last response, to tell removal-only updates apart (S11).
+    /// Shared with the snapshot, so keeping it costs a pointer.
+    sent_from: Option<Arc<TypeResources>>,
+}
+
+impl TypeState {
+    /// Whether the last response carried `version` and resources hashing to `hash`: then there
+    /// is nothing new to push, whether it was ACKed or NACKed (S3).
+    fn was_sent(&self, version: &str, hash: u64) -> bool {
+        let last = self.sub.ledger.last_sent.as_ref();
+        self.sent_hash == Some(hash) && last.is_some_and(|sent| sent.version == version)
+    }
+}
+
+/// One SotW stream (ADS or a per-type service).
+#[derive(Debug)]
+pub struct SotwStream {
+    id: u64,
+    nonces: NonceSource,
+    node: Option<String>,
+    snapshot: Arc<Snapshot>,
+    types: BTreeMap<String, TypeState>,
+    changed: BTreeSet<String>,
+    empty: Arc<TypeResources>,
+}
+
+impl SotwStream {
+    pub fn new(id: u64, snapshot: Arc<Snapshot>) -> Self {
+        Self {
+            id,
+            nonces: NonceSource::new(id),
+            node: None,
+            snapshot,
+            types: BTreeMap::new(),
+            changed: BTreeSet::new(),
+            empty: Arc::new(TypeResources::new(BTreeMap::new(), None)),
+        }
+    }
+
+    /// Handles one client request; returns the responses to send, with shared resource entries.
+    pub fn on_request(&mut self, request: SotwRequest) -> Vec<SotwResponse> {
+        let names = request.names();
+        let request = &request.head;
+        let node = self.node_from(request);
+        let url = request.type_url.clone();
+        let (stream, short) = (self.id, type_url::short_name(&url));
+        if url.is_empty() {
+            warn!(stream, %node, "request without type_url ignored");
+            return Vec::new();
+        }
+        let first = !self.types.contains_key(&url);
+        let state = self.types.entry(url.clone()).or_default();
+        let nonce = request.response_nonce.as_str();
+        let error = request.error_detail.as_ref();
+        match state.sub.ledger.classify(nonce, error.is_some()) {
+            Verdict::Stale => {
+                info!(stream, %node, r#type = %short, %nonce, "stale nonce: request ignored");
+                return Vec::new();
+            }
+            Verdict::Ack => {
+                state.sub.ledger.record_ack(&request.version_info);
+                info!(stream, %node, r#type = %short, version = %request.version_info, %nonce, "ACK");
+            }
+            Verdict::Nack => {
+                let message = error.map(|e| e.message.as_str()).unwrap_or_default();
+                let nack = state.sub.ledger.record_nack(message);
+                warn!(stream, %node, r#type = %short, version = %nack.version, %nonce,
+                    error = nack.message, "NACK: not resending until the fixtures change");
+            }
+            Verdict::Initial => {}
+        }
+        self.changed.insert(url.clone());
+        let revision = state.sub.interest.revision();
+        let widened = state.sub.interest.replace(&names);
+        if !(first || widened) {
+            // A narrowed interest needs no response, but what the client holds of it is now
+            // a subset of the last response: compare future snapshots against that subset.
+            // A plain ACK leaves the interest as it was, and the hash with it.
+            let narrowed = state.sub.interest.revision() != revision;
+            if let Some(from) = state.sent_from.as_ref().filter(|_| narrowed) {
+                state.sent_hash = Some(view(&state.sub.interest, from).hash);
+            }
+            return Vec::new();
+        }
+        let resources = self.resources(&node, &url);
+        let state = self.types.get_mut(&url).expect("inserted above");
+        let planned = respond(self.id, &node, &mut self.nonces, &url, state, &resources);
+        vec![planned.response]
+    }
+
+    /// Handles a new snapshot; returns the responses to send, with shared resource entries.
+    pub fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<SotwResponse> {
+        self.snapshot = snapshot;
+        let Some(node) = self.node.clone() else {
+            return Vec::new();
+        };
+        let mut planned = Vec::new();
+        let urls: Vec<String> = self.types.keys().cloned().collect();
+        for url in urls {
+            let resources = self.resources(&node, &url);
+            let state = self.types.get_mut(&url).expect("listed above");
+            if state.sub.interest.is_empty() {
+                continue;
+            }
+            let hash = view(&state.sub.interest, &resources).hash;
+            if state.was_sent(&resources.version, hash) {
+                continue;
+            }
+            planned.push(respond(
+                self.id,
+                &node,
+                &mut self.nonces,
+                &url,
+                state,
+                &resources,
+            ));
+            self.changed.insert(url);
+        }
+        make_before_break(planned)
+    }
+
+    /// [`Self::on_request`], with the responses decoded into plain messages (for fetches
+    /// and tests; streams send the shared entries as they are).
+    pub fn on_request_decoded(&mut self, request: DiscoveryRequest) -> Vec<DiscoveryResponse> {
+        let out = self.on_request(request.into());
+        out.iter().map(SotwResponse::to_message).collect()
+    }
+
+    /// [`Self::on_snapshot`], with the responses decoded into plain messages.
+    pub fn on_snapshot_decoded(&mut self, snapshot: Arc<Snapshot>) -> Vec<DiscoveryResponse> {
+        let out = self.on_snapshot(snapshot);
+        out.iter().map(SotwResponse::to_message).collect()
+    }
+
+    pub fn node_id(&self) -> Option<&str> {
+        self.node.as_deref()
+    }
+
+    pub fn take_status(&mut self) -> Vec<TypeStatus> {
+        let changed = std::mem::take(&mut self.changed);
+        changed
+            .iter()
+            .filter_map(|url| self.types.get(url).map(|s| s.sub.status(url, s.sent_hash)))
+            .collect()
+    }
+
+    /// The node id is fixed by the stream's first request (C1: later ones may omit `node`).
+    fn node_from(&mut self, request: &DiscoveryRequest) -> String {
+        self.node
+            .get_or_insert_with(|| {
+                let node = request.node.as_ref().map(|n| n.id.clone());
+                if node.is_none() {
+                    warn!(
+                        stream = self.id,
+                        "first request has no node: serving the base fixtures"
+                    );
+                }
+                node.unwrap_or_default()
+            })
+            .clone()
+    }
+
+    fn resources(&self, node: &str, url: &str) -> Arc<TypeResources> {
+        self.snapshot
+            .get(node, url)
+            .cloned()
+            .unwrap_or_else(|| self.empty.clone())
+    }
+}
+
+impl StreamMachine for SotwStream {
+    type Request = SotwRequest;
+    type Response = SotwResponse;
+    fn on_request(&mut self, request: SotwRequest) -> Vec<SotwResponse> {
+        SotwStream::on_request(self, request)
+    }
+    fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<SotwResponse> {
+        SotwStream::on_snapshot(self, snapshot)
+    }
+    fn node_id(&self) -> Option<&str> {
+        SotwStream::node_id(self)
+    }
+    fn take_status(&mut self) -> Vec<TypeStatus> {
+        SotwStream::take_status(self)
+    }
+    fn payload(response: &SotwResponse) -> (&str, usize) {
+        (&response.head.type_url, response.entry_bytes())
+    }
+}
+
+/// The resources a subscription receives: all of them for a wildcard, else the named ones
+/// that exist, with their hash (for a wildcard the type's content hash: same formula). Shared
+/// by streams with the same interest (see [`crate::snapshot::views`]).
+fn view(interest: &Interest, resources: &TypeResources) -> Arc<View> {
+    if interest.is_wildcard() {
+        let all = || resources.resources.values().cloned().collect();
+        return resources
+            .views
+            .all(|| View::new(all(), resources.content_hash));
+    }
+    let names = interest.shared_names();
+    resources.views.named(&names, || {
+        let picked: Picked = names
+            .iter()
+            .filter_map(|n| resources.resources.get(n))
+            .cloned()
+            .collect();
+        let parts: Vec<&[u8]> = picked
+            .iter()
+            .flat_map(|r| [r.name.as_bytes(), r.version.as_bytes()])
+            .collect();
+        let hash = version::fnv1a(&parts);
+        View::new(picked, hash)
+    })
+}
+
+/// Builds the response for `state`'s current interest and records it as sent.
+fn respond(
+    stream: u64,
+    node: &str,
+    nonces: &mut NonceSource,
+    url: &str,
+    state: &mut TypeState,
+    resources: &Arc<TypeResources>,
+) -> Planned<SotwResponse> {
+    let view = view(&state.sub.interest, resources);
+    let removal_only = state.sent_from.as_ref().is_some_and(|before| {
+        view.picked.iter().all(|r| {
+            before
+                .resources
+                .get(&r.name)
+                .is_some_and(|b| b.version == r.version)
+        })
+    });
+    let nonce = nonces.next_nonce();
+    let head = DiscoveryResponse {
+        version_info: resources.version.clone(),
+        type_url: url.to_string(),
+        nonce: nonce.clone(),
+        control_plane: Some(control_plane()),
+        ..Default::default()
+    };
+    let entries = vec![view.sotw_entries(url, resources)];
+    let response = SotwResponse { head, entries };
+    let version = resources.version.as_str();
+    info!(stream, %node, r#type = %type_url::short_name(url), %version, %nonce,
+        resources = view.picked.len(), "push");
+    state
+        .sub
+        .ledger
+        .record_sent(version, &nonce, view.picked.len());
+    state.sent_hash = Some(view.hash);
+    state.sent_from = Some(resources.clone());
+    Planned {
+        type_url: url.to_string(),
+        removal_only,
+        response,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,380 @@
+//! Per-stream, per-type subscription state, shared by the SotW and Delta state machines:
+//! what the client is interested in ([`Interest`]) and what happened on the wire
+//! ([`Ledger`]: last sent, last ACKed, last NACKed). Pure: no I/O, no clocks besides the
+//! timestamps recorded for `/status`.
+
+use std::{collections::BTreeSet, time::SystemTime};
+
+use serde::Serialize;
+
+pub use crate::snapshot::names::SharedNames;
+
+pub use xdsloop_proto::discovery::WILDCARD;
+use xdsloop_proto::discovery::{MAX_NACK_MESSAGE_BYTES, truncated};
+
+/// Which resources of one type a stream wants.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Interest {
+    wildcard: bool,
+    /// Sorted, shared with other streams asking for the same names and with `/status`.
+    names: SharedNames,
+    /// Bumped whenever `wildcard` or `names` change, so callers can keep values derived from
+    /// the interest until it changes.
+    revision: u64,
+    /// Whether the client ever named resources (or `*`) for this type. Before that, an empty
+    /// SotW request is the legacy wildcard; after it, an empty request unsubscribes (S6).
+    explicit: bool,
+}
+
+impl Interest {
+    pub fn is_wildcard(&self) -> bool {
+        self.wildcard
+    }
+
+    /// Explicitly named resources (without `*`), sorted.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Whether `name` is explicitly named.
+    pub fn names_contain(&self, name: &str) -> bool {
+        self.names.has(name)
+    }
+
+    /// The explicit names as a shared list (cheap to clone).
+    pub fn shared_names(&self) -> SharedNames {
+        self.names.clone()
+    }
+
+    /// Changes with every change of the wildcard flag or the names.
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    fn set_names(&mut self, names: SharedNames) {
+        if names != self.names {
+            self.names = names;
+            self.revision += 1;
+        }
+    }
+
+    fn set_wildcard(&mut self, wildcard: bool) {
+        if self.wildcard != wildcard {
+            self.wildcard = wildcard;
+            self.revision += 1;
+        }
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.wildcard || self.names.has(name)
+    }
+
+    /// Interested in nothing at all (explicitly unsubscribed from everything).
+    pub fn is_empty(&self) -> bool {
+        !self.wildcard && self.names.is_empty()
+    }
+
+    /// SotW: every request carries the complete set of names. Returns whether the interest
+    /// widened (wildcard switched on, or a name not asked for before), which the server must
+    /// answer even if it sent those resources before (S5).
+    pub fn replace<S: AsRef<str>>(&mut self, requested: &[S]) -> bool {
+        let was_wildcard = self.wildcard;
+        if requested.is_empty() {
+            // Legacy wildcard persists through the empty-named ACKs that follow it; once the
+            // client has named resources, an empty list means "nothing".
+            self.set_wildcard(!self.explicit);
+            self.set_names(SharedNames::default());
+            return self.wildcard && !was_wildcard;
+        }
+        self.explicit = true;
+        // Fast path for the common ACK: the same names again, in the set's (sorted) order.
+        let requested = requested.iter().map(AsRef::as_ref);
+        let same = !self.wildcard
+            && requested.len() == self.names.len()
+            && requested.clone().eq(self.names.iter().map(String::as_str));
+        if same {
+            return false;
+        }
+        let wildcard = requested.clone().any(|n| n == WILDCARD);
+        let names = requested.filter(|n| *n != WILDCARD).map(str::to_string);
+        let names = SharedNames::interned(names.collect());
+        let widened = (wildcard && !was_wildcard) || !names.iter().all(|n| self.names.has(n));
+        self.set_wildcard(wildcard);
+        self.set_names(names);
+        widened
+    }
+
+    /// Delta: requests carry changes only. A first request that subscribes nothing is the
+    /// legacy wildcard, equivalent to subscribing to `*`.
+    pub fn apply_delta(&mut self, first: bool, subscribe: &[String], unsubscribe: &[String]) {
+        if first && subscribe.is_empty() {
+            self.set_wildcard(true);
+        }
+        let current = self.names.clone();
+        let mut names: BTreeSet<&String> = current.iter().collect();
+        for name in subscribe {
+            if name == WILDCARD {
+                self.set_wildcard(true);
+            } else {
+                names.insert(name);
+            }
+        }
+        for name in unsubscribe {
+            if name == WILDCARD {
+                self.set_wildcard(false);
+            } else {
+                names.remove(name);
+            }
+        }
+        if !names.iter().copied().eq(current.iter()) {
+            let names = names.into_iter().cloned().collect();
+            self.set_names(SharedNames::interned(names));
+        }
+        self.explicit |= !subscribe.is_empty() || !unsubscribe.is_empty();
+    }
+}
+
+/// A response as recorded for `/status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Sent {
+    pub version: String,
+    pub nonce: String,
+    /// Resources in the response (Delta: changed resources, not counting removals).
+    pub resources: usize,
+    pub at: SystemTime,
+}
+
+/// The last ACK: the client applied `version` (sent with `nonce`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Acked {
+    pub version: String,
+    pub nonce: String,
+    pub at: SystemTime,
+}
+
+/// The last NACK: the client rejected `version` (sent with `nonce`) with `message`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Nacked {
+    pub version: String,
+    pub nonce: String,
+    pub message: String,
+    pub at: SystemTime,
+}
+
+/// What a request's `response_nonce` and `error_detail` say about our last response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// No response was sent for this type yet, or the request carries no nonce: a plain
+    /// (re)subscription, neither ACK nor NACK.
+    Initial,
+    /// The latest response was accepted (no `error_detail`; S2: never judged by version).
+    Ack,
+    /// The latest response was rejected (`error_detail` set).
+    Nack,
+    /// The nonce is not the latest sent for this type: the client has not seen our newest
+    /// response yet (S4).
+    Stale,
+}
+
+/// The wire history of one type on one stream.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ledger {
+    pub last_sent: Option<Sent>,
+    pub last_acked: Option<Acked>,
+    pub last_nack: Option<Nacked>,
+}
+
+impl Ledger {
+    pub fn classify(&self, response_nonce: &str, has_error: bool) -> Verdict {
+        match &self.last_sent {
+            // A nonce on a type we never answered on this stream can only come from an
+            // earlier stream; treat it as a fresh subscription rather than ignore it forever.
+            None => Verdict::Initial,
+            Some(_) if response_nonce.is_empty() => Verdict::Initial,
+            Some(sent) if sent.nonce != response_nonce => Verdict::Stale,
+            Some(_) if has_error => Verdict::Nack,
+            Some(_) => Verdict::Ack,
+        }
+    }
+
+    pub fn record_sent(&mut self, version: &str, nonce: &str, resources: usize) {
+        self.last_sent = Some(Sent {
+            version: version.to_string(),
+            nonce: nonce.to_string(),
+            resources,
+            at: SystemTime::now(),
+        });
+    }
+
+    /// Records an ACK of the latest response; `version` is what the client says it applied.
+    pub fn record_ack(&mut self, version: &str) {
+        let nonce = self.last_sent.as_ref().map(|s| s.nonce.clone());
+        self.last_acked = Some(Acked {
+            version: version.to_string(),
+            nonce: nonce.unwrap_or_default(),
+            at: SystemTime::now(),
+        });
+    }
+
+    /// Records a NACK of the latest response: the rejected version is the one we sent.
+    pub fn record_nack(&mut self, message: &str) -> &Nacked {
+        let (version, nonce) = self
+            .last_sent
+            .as_ref()
+            .map(|s| (s.version.clone(), s.nonce.clone()))
+            .unwrap_or_default();
+        self.last_nack.insert(Nacked {
+            version,
+            nonce,
+            message: bounded(message),
+            at: SystemTime::now(),
+        })
+    }
+}
+
+/// NACK messages are client-controlled; keep at most [`MAX_NACK_MESSAGE_BYTES`] of one so a
+/// hostile or buggy client cannot grow server memory through the registry.
+fn bounded(message: &str) -> String {
+    if message.len() <= MAX_NACK_MESSAGE_BYTES {
+        return message.to_string();
+    }
+    format!("{}…", truncated(message, MAX_NACK_MESSAGE_BYTES))
+}
+
+/// One type's subscription on one stream, as `/status` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TypeStatus {
+    pub type_url: String,
+    pub wildcard: bool,
+    /// Explicitly subscribed names (without `*`).
+    pub names: SharedNames,
+    pub last_sent: Option<Sent>,
+    pub last_acked: Option<Acked>,
+    pub last_nack: Option<Nacked>,
+    /// Content hash of what the latest response left the client with (or offered it, if that
+    /// was NACKed), restricted to the current subscription and computed like
+    /// `TypeResources::content_hash`. `/status` compares it, and for SotW `last_sent.version`
+    /// too, with what the current snapshot would serve this stream: an explicit `version_info`
+    /// can stay the same while the content changes. `None` before the first response.
+    pub held_hash: Option<u64>,
+}
+
+/// One type's state on one stream.
+#[derive(Debug, Clone, Default)]
+pub struct Subscription {
+    pub interest: Interest,
+    pub ledger: Ledger,
+}
+
+impl Subscription {
+    /// The `/status` view of this subscription; `held_hash` is what the client holds (see
+    /// [`TypeStatus::held_hash`]).
+    pub fn status(&self, type_url: &str, held_hash: Option<u64>) -> TypeStatus {
+        TypeStatus {
+            type_url: type_url.to_string(),
+            wildcard: self.interest.is_wildcard(),
+            names: self.interest.shared_names(),
+            last_sent: self.ledger.last_sent.clone(),
+            last_acked: self.ledger.last_acked.clone(),
+            last_nack: self.ledger.last_nack.clone(),
+            held_hash,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn s6_legacy_wildcard_survives_empty_acks_but_not_explicit_names() {
+        let mut interest = Interest::default();
+        assert!(
+            interest.replace::<&str>(&[]),
+            "a fresh empty request is a wildcard"
+        );
+        assert!(interest.is_wildcard());
+        assert!(
+            !interest.replace::<&str>(&[]),
+            "an empty ACK keeps the legacy wildcard"
+        );
+        assert!(interest.is_wildcard());
+        assert!(interest.replace(&names(&["a"])));
+        assert!(!interest.is_wildcard() && interest.contains("a"));
+        assert!(
+            !interest.replace::<&str>(&[]),
+            "after names, empty means nothing"
+        );
+        assert!(interest.is_empty());
+    }
+
+    #[test]
+    fn s6_explicit_star_is_wildcard_alongside_names() {
+        let mut interest = Interest::default();
+        assert!(interest.replace(&names(&["*", "x"])));
+        assert!(interest.is_wildcard() && interest.names_contain("x"));
+        assert!(
+            !interest.replace(&names(&["*", "x"])),
+            "repeating is not widening"
+        );
+        assert!(!interest.replace(&names(&["x"])), "dropping * narrows");
+        assert!(!interest.is_wildcard());
+    }
+
+    #[test]
+    fn s5_new_names_widen_removed_names_do_not() {
+        let mut interest = Interest::default();
+        assert!(interest.replace(&names(&["a", "b"])));
+        assert!(!interest.replace(&names(&["a"])));
+        assert!(
+            interest.replace(&names(&["a", "b"])),
+            "re-added name is new again"
+        );
+    }
+
+    #[test]
+    fn delta_legacy_wildcard_and_star_unsubscribe() {
+        let mut interest = Interest::default();
+        interest.apply_delta(true, &[], &[]);
+        assert!(interest.is_wildcard());
+        interest.apply_delta(false, &names(&["a"]), &[]);
+        assert!(
+            interest.is_wildcard(),
+            "Delta requests are diffs: wildcard stays"
+        );
+        interest.apply_delta(false, &[], &names(&["*"]));
+        assert!(!interest.is_wildcard() && interest.contains("a"));
+        interest.apply_delta(false, &[], &names(&["a"]));
+        assert!(interest.is_empty());
+        let mut named = Interest::default();
+        named.apply_delta(true, &names(&["b"]), &[]);
+        assert!(!named.is_wildcard() && named.contains("b"));
+    }
+
+    #[test]
+    fn s2_verdict_is_told_by_nonce_and_error_detail_only() {
+        let mut ledger = Ledger::default();
+        assert_eq!(ledger.classify("", false), Verdict::Initial);
+        assert_eq!(ledger.classify("old-stream-nonce", false), Verdict::Initial);
+        ledger.record_sent("v1", "1-1", 3);
+        assert_eq!(ledger.classify("1-1", false), Verdict::Ack);
+        assert_eq!(ledger.classify("1-1", true), Verdict::Nack);
+        assert_eq!(ledger.classify("1-0", false), Verdict::Stale);
+        assert_eq!(ledger.classify("", false), Verdict::Initial);
+        let nack = ledger.record_nack("bad cluster").clone();
+        assert_eq!((nack.version.as_str(), nack.nonce.as_str()), ("v1", "1-1"));
+        ledger.record_ack("v1");
+        assert_eq!(ledger.last_acked.as_ref().unwrap().nonce, "1-1");
+    }
+
+    #[test]
+    fn nack_messages_are_bounded() {
+        let mut ledger = Ledger::default();
+        let long = "é".repeat(MAX_NACK_MESSAGE_BYTES);
+        assert!(ledger.record_nack(&long).message.len() <= MAX_NACK_MESSAGE_BYTES + 4);
+    }
+}

@@ -1,0 +1,121 @@
+//! tonic services on the stream state machines. [`Discovery`] starts SotW and Delta streams
+//! for any transport; [`crate::transport::ads`] is the Aggregated Discovery Service on top of it. The per-type
+//! services (CDS, EDS, LDS, RDS, ...) are the same two calls with their own [`StreamKind`]
+//! ([`crate::transport::per_type`]); both answer through [`crate::transport::response_body`].
+
+use std::{net::SocketAddr, sync::Arc};
+
+use futures::Stream;
+use tokio::sync::{mpsc, watch};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::Status;
+use tracing::info;
+use xdsloop_proto::discovery::DeltaDiscoveryRequest;
+
+use crate::{
+    Snapshot,
+    admin::registry::{Registry, StreamKind},
+    protocol::delta::DeltaStream,
+    protocol::machine::StreamMachine,
+    protocol::request::SotwRequest,
+    protocol::response::{DeltaResponse, SotwResponse},
+    protocol::sotw::SotwStream,
+    transport::stream_loop::{self, Feeds, OUTBOUND_CAPACITY},
+};
+
+/// gRPC's default 4 MiB limit is far too small for real fleets' CDS/EDS (S13).
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Responses as a gRPC server stream.
+pub type ResponseStream<T> = ReceiverStream<Result<T, Status>>;
+
+/// What every stream needs: the snapshots to serve, the registry to report to, and the signal
+/// that ends all streams when the server stops. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Discovery {
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    registry: Registry,
+    shutdown: watch::Receiver<bool>,
+    max_message_bytes: usize,
+}
+
+impl Discovery {
+    /// `shutdown` turning true (or its sender dropping) ends every open stream.
+    pub fn new(
+        snapshots: watch::Receiver<Arc<Snapshot>>,
+        registry: Registry,
+        shutdown: watch::Receiver<bool>,
+    ) -> Self {
+        Self {
+            snapshots,
+            registry,
+            shutdown,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+        }
+    }
+
+    /// The gRPC message limit the serving tonic services use, so streams can log responses
+    /// that will not fit.
+    pub fn with_max_message_bytes(mut self, max_message_bytes: usize) -> Self {
+        self.max_message_bytes = max_message_bytes;
+        self
+    }
+
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Starts a SotW stream over `requests` and returns its responses.
+    pub fn sotw<S>(
+        &self,
+        kind: StreamKind,
+        peer: Option<SocketAddr>,
+        requests: S,
+    ) -> ResponseStream<SotwResponse>
+    where
+        S: Stream<Item = Result<SotwRequest, Status>> + Send + Unpin + 'static,
+    {
+        self.spawn(kind, peer, requests, SotwStream::new)
+    }
+
+    /// Starts a Delta stream over `requests` and returns its responses.
+    pub fn delta<S>(
+        &self,
+        kind: StreamKind,
+        peer: Option<SocketAddr>,
+        requests: S,
+    ) -> ResponseStream<DeltaResponse>
+    where
+        S: Stream<Item = Result<DeltaDiscoveryRequest, Status>> + Send + Unpin + 'static,
+    {
+        self.spawn(kind, peer, requests, DeltaStream::new)
+    }
+
+    fn spawn<M, S>(
+        &self,
+        kind: StreamKind,
+        peer: Option<SocketAddr>,
+        requests: S,
+        machine: impl FnOnce(u64, Arc<Snapshot>) -> M,
+    ) -> ResponseStream<M::Response>
+    where
+        M: StreamMachine,
+        S: Stream<Item = Result<M::Request, Status>> + Send + Unpin + 'static,
+    {
+        let entry = self.registry.open(kind, peer);
+        info!(stream = entry.id(), transport = %kind, peer = ?peer, "stream opened");
+        // Mark the snapshot the machine starts from as seen on this stream's own receiver, so
+        // a reload between here and the loop's first poll is still noticed.
+        let mut snapshots = self.snapshots.clone();
+        let current = snapshots.borrow_and_update().clone();
+        let machine = machine(entry.id(), current);
+        let (tx, rx) = mpsc::channel(OUTBOUND_CAPACITY);
+        let feeds = Feeds {
+            snapshots,
+            shutdown: self.shutdown.clone(),
+            max_message_bytes: self.max_message_bytes,
+        };
+        tokio::spawn(stream_loop::run(machine, requests, feeds, tx, entry));
+        ReceiverStream::new(rx)
+    }
+}

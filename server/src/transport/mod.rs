@@ -1,0 +1,22 @@
+//! I/O: how requests reach the protocol machines and responses leave them.
+//!
+//! - [`stream_loop`]: the short async loop around one state machine: requests, snapshot
+//!   changes and shutdown in; responses and status out.
+//! - [`discovery`]: starts those loops for any gRPC service, registered in the registry.
+//! - [`request_body`]: a streaming call's requests, read off its HTTP/2 body as they arrive;
+//!   `response_body`: its responses, written frame by frame with the shared resource bytes
+//!   uncopied.
+//! - [`ads`]: the Aggregated Discovery Service; [`per_type`]: CDS, EDS, LDS, RDS, ... as
+//!   their own services (streams and unary Fetch); [`rest`]: Envoy's REST-JSON polling;
+//!   [`unary`]: the newest snapshot's answers to both kinds of fetch.
+//! - [`introspection`]: gRPC health checking and reflection on the xDS port.
+
+pub mod ads;
+pub mod discovery;
+pub mod introspection;
+pub mod per_type;
+pub mod request_body;
+mod response_body;
+pub mod rest;
+pub mod stream_loop;
+pub mod unary;

@@ -1,0 +1,91 @@
+//! The checks applied to this repository's source tree.
+
+use std::path::{Path, PathBuf};
+
+use crate::doc_links::broken_links;
+use crate::modules::ModuleGraph;
+use crate::purity::io_uses;
+
+/// The layers of each crate, lowest first: a top-level module may use only those before it.
+pub const SERVER_LAYERS: &[&str] = &[
+    "error",
+    "snapshot",
+    "config",
+    "protocol",
+    "admin",
+    "transport",
+    "app",
+];
+pub const CLIENT_LAYERS: &[&str] = &[
+    "error",
+    "config",
+    "core",
+    "transport",
+    "client",
+    "cli",
+    "fleet",
+    "check",
+];
+
+/// Files (relative to `src/`) of the pure, sans-I/O layers.
+pub const SERVER_PURE: &[&str] = &["snapshot/", "protocol/"];
+pub const CLIENT_PURE: &[&str] = &["config.rs", "core/"];
+
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ is inside the workspace")
+        .to_path_buf()
+}
+
+/// Every `.rs` file under `<crate>/src`, as (path relative to `src/` with `/`, text).
+pub fn sources(krate: &str) -> Vec<(String, String)> {
+    let src = workspace().join(krate).join("src");
+    let mut files = Vec::new();
+    let mut dirs = vec![src.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("readable source dir") {
+            let path = entry.expect("readable entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let relative = path.strip_prefix(&src).expect("under src");
+                let relative = relative.to_string_lossy().replace('\\', "/");
+                let text = std::fs::read_to_string(&path).expect("UTF-8 source");
+                files.push((relative, text));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+pub fn graph(krate: &str) -> ModuleGraph {
+    let files = sources(krate);
+    ModuleGraph::new(files.iter().map(|(f, t)| (f.as_str(), t.as_str())))
+}
+
+/// I/O uses in the pure files of `krate`, as `file: use`.
+pub fn impure(krate: &str, pure: &[&str]) -> Vec<String> {
+    let is_pure = |f: &str| {
+        pure.iter()
+            .any(|p| f == *p || p.ends_with('/') && f.starts_with(p))
+    };
+    let files = sources(krate);
+    let checked: Vec<_> = files.iter().filter(|(f, _)| is_pure(f)).collect();
+    assert!(!checked.is_empty(), "{krate}: no files in {pure:?}");
+    let per_file = checked.into_iter().flat_map(|(file, text)| {
+        io_uses(text)
+            .into_iter()
+            .map(move |u| format!("{krate}/src/{file}: {u}"))
+    });
+    per_file.collect()
+}
+
+/// Broken source links in a document (a path relative to the workspace).
+pub fn broken_doc_links(doc: &str) -> Vec<String> {
+    let root = workspace();
+    let text = std::fs::read_to_string(root.join(doc)).expect("the document exists");
+    let read = |p: &Path| std::fs::read_to_string(root.join(p)).ok();
+    broken_links(Path::new(doc), &text, &read)
+}
