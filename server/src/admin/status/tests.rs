@@ -276,8 +276,10 @@ fn json_field_names_are_the_documented_ones_and_round_trip() {
     assert_eq!(
         keys(&json),
         [
+            "counters",
             "generated_at",
             "recently_closed",
+            "recorder",
             "reload",
             "schema",
             "snapshot",
@@ -293,6 +295,7 @@ fn json_field_names_are_the_documented_ones_and_round_trip() {
             "id",
             "node_id",
             "peer",
+            "recent",
             "transport",
             "types"
         ]
@@ -302,6 +305,7 @@ fn json_field_names_are_the_documented_ones_and_round_trip() {
         keys(cds),
         [
             "last_acked",
+            "last_fault",
             "last_nack",
             "last_sent",
             "names",
@@ -319,7 +323,7 @@ fn json_field_names_are_the_documented_ones_and_round_trip() {
     );
     assert_eq!(
         keys(&cds["last_sent"]),
-        ["at", "nonce", "resources", "version"]
+        ["at", "fault", "nonce", "resources", "version"]
     );
     assert_eq!(
         keys(&json["reload"]),

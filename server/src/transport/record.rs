@@ -1,0 +1,185 @@
+//! The transcript recorder (`--record FILE`): every event of every stream, one JSON line each
+//! (docs/transcripts.md), written from the server's event bus.
+//!
+//! It runs on a thread of its own, so a slow disk never stalls a runtime thread that serves
+//! xDS streams; it only ever reads the bus, so it cannot slow a stream either. When it falls
+//! more than the bus's capacity behind, the events it lost become one `gap` line and count in
+//! `/status` (`recorder.lost`). Lines reach the file within 100 ms; the rest at shutdown.
+
+use std::{
+    fs::File,
+    path::PathBuf,
+    sync::Arc,
+    thread::JoinHandle,
+    time::{Instant, SystemTime},
+};
+
+use tokio::{runtime::Handle, sync::watch};
+use tracing::{error, info};
+use xdsloop_proto::Codec;
+use xdsloop_transcript::{Header, LineWriter, line::Side};
+
+use crate::{
+    Error,
+    admin::lines,
+    admin::registry::{
+        Registry,
+        bus::{Listener, Received},
+        stats::RecorderStats,
+    },
+    protocol::tap::Capture,
+};
+
+/// What to record.
+#[derive(Debug, Clone)]
+pub struct Recording {
+    pub path: PathBuf,
+    /// Each resource's proto3 JSON in every response line (`--record-resources`).
+    pub resources: bool,
+}
+
+/// A running recorder. [`Recorder::finish`] writes what is left and closes the file.
+#[derive(Debug)]
+pub struct Recorder {
+    stop: watch::Sender<bool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// Creates the file (an error names it), starts listening on `registry`'s bus and writing.
+/// Must be called within a tokio runtime.
+pub fn start(registry: &Registry, recording: &Recording, codec: Codec) -> Result<Recorder, Error> {
+    let tool = concat!("xdsloop-server ", env!("CARGO_PKG_VERSION"));
+    let header = Header::new(Side::Server, tool, SystemTime::now(), recording.resources);
+    let writer = LineWriter::create(&recording.path, &header).map_err(|e| Error::Record {
+        path: recording.path.clone(),
+        message: e.to_string(),
+    })?;
+    let capture = match recording.resources {
+        true => Capture::Bodies,
+        false => Capture::Full,
+    };
+    let listener = registry.bus().listen(capture);
+    let stats = Arc::new(RecorderStats::new(recording.path.clone()));
+    registry.attach_recorder(stats.clone());
+    let (stop, stopped) = watch::channel(false);
+    let task = Task {
+        listener,
+        writer,
+        stats,
+        codec: recording.resources.then_some(codec),
+        stopped,
+        runtime: Handle::current(),
+    };
+    let thread = std::thread::Builder::new()
+        .name("xdsloop-recorder".to_string())
+        .spawn(move || task.run())
+        .map_err(|e| Error::Record {
+            path: recording.path.clone(),
+            message: format!("cannot start the recorder thread: {e}"),
+        })?;
+    info!(path = %recording.path.display(), resources = recording.resources, "recording transcript");
+    Ok(Recorder {
+        stop,
+        thread: Some(thread),
+    })
+}
+
+impl Recorder {
+    /// Writes the events already on the bus, flushes and closes the file.
+    pub async fn finish(mut self) {
+        let _ = self.stop.send(true);
+        if let Some(thread) = self.thread.take() {
+            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+        }
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+/// What the recorder thread waits for next.
+enum Next {
+    Received(Received),
+    Flush,
+    Stop,
+}
+
+struct Task {
+    listener: Listener,
+    writer: LineWriter<File>,
+    stats: Arc<RecorderStats>,
+    codec: Option<Codec>,
+    stopped: watch::Receiver<bool>,
+    runtime: Handle,
+}
+
+impl Task {
+    fn run(mut self) {
+        loop {
+            let next = self.runtime.clone().block_on(self.next());
+            let written = match next {
+                Next::Received(received) => self.write(received),
+                Next::Flush => self.writer.flush_if_due(Instant::now()).map(|_| ()),
+                Next::Stop => break,
+            };
+            if let Err(e) = written {
+                return self.fail(&e);
+            }
+        }
+        // The streams that ended at shutdown said so on the bus before the recorder stopped.
+        while let Some(received) = self.listener.try_recv() {
+            if let Err(e) = self.write(received) {
+                return self.fail(&e);
+            }
+        }
+        let Task { writer, stats, .. } = self;
+        if let Err(e) = writer.finish() {
+            fail(&stats, &e);
+        }
+    }
+
+    async fn next(&mut self) -> Next {
+        let flush_at = self.writer.next_flush().map(tokio::time::Instant::from_std);
+        let flush = async move {
+            match flush_at {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            received = self.listener.recv() => Next::Received(received),
+            () = flush => Next::Flush,
+            _ = self.stopped.wait_for(|stop| *stop) => Next::Stop,
+        }
+    }
+
+    fn write(&mut self, received: Received) -> std::io::Result<()> {
+        let now = Instant::now();
+        match received {
+            Received::Event(event) => {
+                let line = lines::to_line(&event, self.codec.as_ref());
+                self.writer.write(&line, now)?;
+            }
+            Received::Gap { lost } => {
+                self.stats.add_lost(lost);
+                self.writer.gap(SystemTime::now(), lost, now)?;
+            }
+        }
+        self.stats.set_lines(self.writer.lines());
+        self.writer.flush_if_due(now).map(|_| ())
+    }
+
+    /// Stops recording (dropping the listener ends the events' cost) and says why.
+    fn fail(self, e: &std::io::Error) {
+        fail(&self.stats, e);
+    }
+}
+
+fn fail(stats: &RecorderStats, e: &std::io::Error) {
+    let path = stats.path.display().to_string();
+    error!(%path, error = %e, "cannot write the transcript: recording stopped");
+    stats.set_error(format!("{path}: {e}"));
+}
