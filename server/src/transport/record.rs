@@ -183,3 +183,63 @@ fn fail(stats: &RecorderStats, e: &std::io::Error) {
     error!(%path, error = %e, "cannot write the transcript: recording stopped");
     stats.set_error(format!("{path}: {e}"));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        admin::registry::bus::CAPACITY,
+        protocol::tap::{CloseReason, Closed, What, WireEvent},
+    };
+    use xdsloop_transcript::{line::What as Line, read_file};
+
+    fn closed(seq: u32) -> Arc<WireEvent> {
+        Arc::new(WireEvent {
+            at: SystemTime::UNIX_EPOCH,
+            stream: 1,
+            seq,
+            node: None,
+            what: What::Closed(Closed {
+                reason: CloseReason::Client,
+                status: None,
+            }),
+        })
+    }
+
+    #[tokio::test]
+    async fn a_recorder_that_fell_behind_writes_a_gap_and_counts_the_loss() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let registry = Registry::new();
+        let header = Header::new(Side::Server, "test", SystemTime::now(), false);
+        let stats = Arc::new(RecorderStats::new(path.clone()));
+        let (_stop, stopped) = watch::channel(false);
+        let mut task = Task {
+            listener: registry.bus().listen(Capture::Full),
+            writer: LineWriter::create(&path, &header).unwrap(),
+            stats: stats.clone(),
+            codec: None,
+            stopped,
+            runtime: Handle::current(),
+        };
+        for seq in 0..(CAPACITY + 3) as u32 {
+            registry.bus().send(closed(seq));
+        }
+        for _ in 0..2 {
+            let Next::Received(received) = task.next().await else {
+                panic!("an event or a gap is waiting");
+            };
+            task.write(received).unwrap();
+        }
+        task.writer.flush().unwrap();
+        let view = stats.view();
+        assert_eq!((view.lost, view.lines, view.error), (3, 2, None));
+        let transcript = read_file(&path).unwrap();
+        assert!(matches!(transcript.events[0].event.what, Line::Gap(g) if g.lost == 3));
+        assert_eq!(
+            transcript.events[1].event.seq,
+            Some(3),
+            "the oldest kept event"
+        );
+    }
+}

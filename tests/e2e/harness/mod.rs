@@ -8,6 +8,7 @@
 #![allow(dead_code)] // Shared by several test areas; not every area uses every helper.
 
 mod clients;
+mod events;
 mod fixture_server;
 mod http;
 mod naive_server;
@@ -24,6 +25,7 @@ use xdsloop_server::{
 };
 
 pub use clients::*;
+pub use events::Events;
 pub use fixture_server::*;
 pub use http::*;
 pub use naive_server::{Bug, NaiveServer};

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use futures::{Stream, StreamExt};
 use tokio::sync::{mpsc, watch};
-use tonic::Status;
+use tonic::{Code, Status};
 use tracing::{debug, info, warn};
 use xdsloop_proto::type_url;
 
@@ -162,6 +162,10 @@ fn ended_by_error<T>(
     status: Status,
 ) -> Ending {
     info!(stream, code = ?status.code(), error = status.message(), "stream ended by an error");
+    if status.code() == Code::Cancelled {
+        // The request body broke (see `Requests`): the client reset the stream or left.
+        return Ending::because(CloseReason::Client);
+    }
     let facts = StatusFacts {
         code: status.code() as i32,
         message: Box::from(status.message()),

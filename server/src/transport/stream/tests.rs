@@ -8,6 +8,7 @@ use crate::{
     admin::registry::{Registry, StreamKind},
     protocol::request::SotwRequest,
     protocol::sotw::SotwStream,
+    protocol::tap::Capture,
     test_support::{snapshot, sotw},
 };
 
@@ -29,7 +30,10 @@ fn clusters(version: u32) -> Arc<Snapshot> {
 }
 
 fn start() -> Harness {
-    let registry = Registry::new();
+    start_with(Registry::new())
+}
+
+fn start_with(registry: Registry) -> Harness {
     let tap = Tap::open(&registry, StreamKind::ADS_SOTW, None);
     let (source, mut snapshots) = watch::channel(clusters(0));
     let machine = SotwStream::new(tap.stream(), snapshots.borrow_and_update().clone());
@@ -103,4 +107,39 @@ async fn a_vanished_client_ends_its_stream_and_leaves_the_registry() {
     let ended = tokio::time::timeout(Duration::from_secs(5), h.task).await;
     ended.expect("the loop ends").unwrap();
     assert!(h.registry.is_empty());
+}
+
+#[tokio::test]
+async fn with_timelines_off_and_nobody_listening_nothing_is_built_but_all_is_counted() {
+    let registry = Registry::with_timeline_depth(0);
+    let mut h = start_with(registry.clone());
+    let tap = Tap::open(&registry, StreamKind::ADS_SOTW, None);
+    assert_eq!(tap.capture(), None, "no ring, no listener: build nothing");
+    drop(tap);
+    h.requests
+        .send(Ok(sotw(CLUSTER, &[], "", "").into()))
+        .await
+        .unwrap();
+    let first = recv(&mut h.responses).await;
+    let ack = sotw(CLUSTER, &[], &first.version_info, &first.nonce);
+    h.requests.send(Ok(ack.into())).await.unwrap();
+    // A stream publishes before it sends: once this is answered, the ACK was counted.
+    let endpoints = sotw(xdsloop_proto::type_url::ENDPOINT, &["e"], "", "");
+    h.requests.send(Ok(endpoints.into())).await.unwrap();
+    recv(&mut h.responses).await;
+    assert_eq!(registry.counters().acks, 1);
+    drop(h.requests);
+    let ended = tokio::time::timeout(Duration::from_secs(5), h.task).await;
+    ended.expect("the loop ends").unwrap();
+    assert_eq!(registry.counters().responses, 2, "all counted by the end");
+    let closed = registry.recently_closed();
+    assert!(closed.iter().all(|s| s.stream.recent.is_empty()));
+    let listener = registry.bus().listen(Capture::Full);
+    let tap = Tap::open(&registry, StreamKind::ADS_SOTW, None);
+    assert_eq!(
+        tap.capture(),
+        Some(Capture::Full),
+        "a listener wants everything"
+    );
+    drop((tap, listener));
 }
