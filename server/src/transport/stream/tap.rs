@@ -113,19 +113,21 @@ impl Tap {
         self.entry.publish(&mut self.publish);
     }
 
-    /// Publishes what is pending (events of responses just sent), if anything is.
+    /// Publishes the events of responses just sent, if any were built. Counts alone wait for
+    /// the stream's next publish: while nobody observes, sending costs no second lock.
     pub fn flush(&mut self) {
-        if !self.publish.events.is_empty() || !self.publish.tally.is_empty() {
+        if !self.publish.events.is_empty() {
             self.entry.publish(&mut self.publish);
         }
     }
 
-    /// The stream ended: the last event, then the entry moves to the recently closed.
+    /// The stream ended: the last event and the last counts, then the entry moves to the
+    /// recently closed.
     pub fn closed(mut self, reason: CloseReason, status: Option<StatusFacts>) {
         if let Some(capture) = self.capture() {
             self.emit(What::Closed(Closed { reason, status }), capture);
         }
-        self.flush();
+        self.entry.publish(&mut self.publish);
     }
 
     fn emit(&mut self, what: What, capture: Capture) {
