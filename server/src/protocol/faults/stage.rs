@@ -5,7 +5,9 @@
 //! When no rule applies to a stream the plan is the batch itself, untouched and unmoved, so a
 //! server without a scenario pays nothing here. This build has no rules: every plan is that.
 
-use crate::protocol::{kind::StreamKind, wire::FaultMark};
+use crate::protocol::{
+    kind::StreamKind, machine::StreamMachine, subscription::Exchange, wire::FaultMark,
+};
 
 /// What the stage knows of a stream (no clock: time comes in as the stream's age).
 #[derive(Debug, Clone, Copy)]
@@ -50,6 +52,17 @@ impl FaultStage {
     /// The plan for one batch, in the order the machine returned it.
     pub fn plan<R>(&mut self, _ctx: &StreamCtx<'_>, out: Vec<R>) -> Plan<R> {
         Plan::AsIs(out)
+    }
+
+    /// After the machine handled a request of `type_url` as `exchange` says: the responses a
+    /// rule adds (a resend after every ACK asks `machine` to repeat itself). None here.
+    pub fn after_exchange<M: StreamMachine>(
+        &mut self,
+        _type_url: &str,
+        _exchange: Exchange,
+        _machine: &mut M,
+    ) -> Vec<M::Response> {
+        Vec::new()
     }
 }
 

@@ -139,8 +139,10 @@ fn on_request<M: StreamMachine>(
         machine.ledger(view.type_url),
         machine.nonces_issued(),
     );
+    // Only a stream some scenario rule applies to needs the type after the request is gone.
+    let type_url = (!kit.faults.is_idle()).then(|| view.type_url.to_string());
     let facts = kit.tap.capture().map(|c| (request.facts(c), c));
-    let out = machine.on_request(request);
+    let mut out = machine.on_request(request);
     let exchange = machine.exchange();
     kit.judge.after(exchange);
     if !kit.tap.is_identified()
@@ -151,6 +153,9 @@ fn on_request<M: StreamMachine>(
     }
     kit.tap.request(facts, exchange);
     report_violations(kit);
+    if let Some(type_url) = type_url {
+        out.extend(kit.faults.after_exchange(&type_url, exchange, machine));
+    }
     out
 }
 
