@@ -358,6 +358,27 @@ mod tests {
     }
 
     #[test]
+    fn record_resources_needs_record_and_timeline_depth_defaults_to_16() {
+        let error = parse(&["--fixtures", "d", "--record-resources"]).unwrap_err();
+        assert!(error.to_string().contains("--record <FILE>"), "{error}");
+        let serve = parse(&[
+            "--fixtures",
+            "d",
+            "--record",
+            "t.jsonl",
+            "--record-resources",
+        ])
+        .unwrap()
+        .serve;
+        assert_eq!(
+            serve.record.as_deref(),
+            Some(std::path::Path::new("t.jsonl"))
+        );
+        assert!(serve.record_resources);
+        assert_eq!(serve.timeline_depth, 16);
+    }
+
+    #[test]
     fn admin_flag_moves_or_turns_off_the_admin_routes() {
         let admin =
             |value: &str| parse(&["--fixtures", "d", "--admin", value]).map(|c| c.serve.admin);

@@ -1,8 +1,9 @@
 //! The transcript recorder (`--record FILE`): every event of every stream, one JSON line each
 //! (docs/transcripts.md), written from the server's event bus.
 //!
-//! It runs on a thread of its own, so a slow disk never stalls a runtime thread that serves
-//! xDS streams; it only ever reads the bus, so it cannot slow a stream either. When it falls
+//! It runs on a thread of its own, with a small runtime of its own for its timer, so a slow disk
+//! never stalls a runtime thread that serves xDS streams, and it keeps working while the
+//! server's runtime shuts down; it only ever reads the bus, so it cannot slow a stream either. When it falls
 //! more than the bus's capacity behind, the events it lost become one `gap` line and count in
 //! `/status` (`recorder.lost`). Lines reach the file within 100 ms; the rest at shutdown.
 
@@ -14,7 +15,7 @@ use std::{
     time::{Instant, SystemTime},
 };
 
-use tokio::{runtime::Handle, sync::watch};
+use tokio::{runtime, sync::watch};
 use tracing::{error, info};
 use xdsloop_proto::Codec;
 use xdsloop_transcript::{Header, LineWriter, line::Side};
@@ -46,7 +47,6 @@ pub struct Recorder {
 }
 
 /// Creates the file (an error names it), starts listening on `registry`'s bus and writing.
-/// Must be called within a tokio runtime.
 pub fn start(registry: &Registry, recording: &Recording, codec: Codec) -> Result<Recorder, Error> {
     let tool = concat!("xdsloop-server ", env!("CARGO_PKG_VERSION"));
     let header = Header::new(Side::Server, tool, SystemTime::now(), recording.resources);
@@ -68,11 +68,16 @@ pub fn start(registry: &Registry, recording: &Recording, codec: Codec) -> Result
         stats,
         codec: recording.resources.then_some(codec),
         stopped,
-        runtime: Handle::current(),
     };
     let thread = std::thread::Builder::new()
         .name("xdsloop-recorder".to_string())
-        .spawn(move || task.run())
+        .spawn(move || {
+            let timer = runtime::Builder::new_current_thread().enable_time().build();
+            match timer {
+                Ok(timer) => task.run(&timer),
+                Err(e) => task.fail(&e),
+            }
+        })
         .map_err(|e| Error::Record {
             path: recording.path.clone(),
             message: format!("cannot start the recorder thread: {e}"),
@@ -113,13 +118,12 @@ struct Task {
     stats: Arc<RecorderStats>,
     codec: Option<Codec>,
     stopped: watch::Receiver<bool>,
-    runtime: Handle,
 }
 
 impl Task {
-    fn run(mut self) {
+    fn run(mut self, timer: &runtime::Runtime) {
         loop {
-            let next = self.runtime.clone().block_on(self.next());
+            let next = timer.block_on(self.next());
             let written = match next {
                 Next::Received(received) => self.write(received),
                 Next::Flush => self.writer.flush_if_due(Instant::now()).map(|_| ()),
@@ -220,7 +224,6 @@ mod tests {
             stats: stats.clone(),
             codec: None,
             stopped,
-            runtime: Handle::current(),
         };
         for seq in 0..(CAPACITY + 3) as u32 {
             registry.bus().send(closed(seq));
