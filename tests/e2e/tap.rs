@@ -184,3 +184,33 @@ async fn tap_status_lists_each_streams_recent_events_as_transcript_lines() {
         "client"
     );
 }
+
+#[tokio::test]
+async fn tap_a_reconnected_node_resubscribes_what_its_closed_stream_had() {
+    let server = TestServer::start(SnapshotBuilder::new(1).with(cluster("a")).build()).await;
+    let mut events = Events::listen(server.registry());
+    let mut first = server.sotw("node-1").await;
+    let stream = events.opened().await.stream;
+    first.subscribe(CLUSTER, &[]).await;
+    drop(first);
+    events.of_stream_until(stream, is_step(Step::Closed)).await;
+    registry_until(server.registry(), "the stream to leave", |s| s.is_empty()).await;
+
+    let mut again = server.sotw("node-1").await;
+    let stream = events.opened().await.stream;
+    again.subscribe(CLUSTER, &[]).await;
+    let seen = events.of_stream_until(stream, is_step(Step::Push)).await;
+    assert!(
+        describe(&seen[0]).starts_with("resubscribe cds"),
+        "{:?}",
+        describe_all(&seen)
+    );
+    let mut other = server.sotw("node-2").await;
+    let stream = events.opened().await.stream;
+    other.subscribe(CLUSTER, &[]).await;
+    let seen = events.of_stream_until(stream, is_step(Step::Push)).await;
+    assert!(
+        describe(&seen[0]).starts_with("subscribe cds"),
+        "another node is new"
+    );
+}

@@ -28,3 +28,40 @@ pub fn recent(timeline: &Timeline) -> Vec<RecentEvent> {
     });
     events.collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::{sync::Arc, time::SystemTime};
+
+    use xdsloop_proto::type_url::CLUSTER;
+
+    use super::*;
+    use crate::{
+        protocol::request::SotwRequest,
+        protocol::tap::{Capture, TapRequest, What, WireEvent},
+        test_support::sotw,
+    };
+
+    #[test]
+    fn recent_events_read_back_from_the_status_json() {
+        let names: Vec<String> = (0..10).map(|i| format!("c{i}")).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let request = SotwRequest::from(sotw(CLUSTER, &names, "", ""));
+        let mut timeline = Timeline::default();
+        let event = WireEvent {
+            at: SystemTime::UNIX_EPOCH,
+            stream: 3,
+            seq: 2,
+            node: Some(Arc::from("n")),
+            what: What::Request(Box::new(request.facts(Capture::Summary))),
+        };
+        timeline.extend(16, [Arc::new(event)]);
+        let listed = recent(&timeline);
+        assert_eq!(listed[0].omitted, 2, "10 names, 8 listed");
+        let json = serde_json::to_value(&listed).unwrap();
+        assert_eq!(json[0]["kind"], "request");
+        assert_eq!(json[0]["omitted"], 2);
+        let back: Vec<RecentEvent> = serde_json::from_value(json).unwrap();
+        assert_eq!(back, listed);
+    }
+}
