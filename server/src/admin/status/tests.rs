@@ -157,6 +157,23 @@ fn status_synced_only_when_current_version_acked() {
     );
 }
 
+#[test]
+fn status_unsubscribed_sotw_type_is_not_stale() {
+    let registry = Registry::new();
+    let v1 = snapshot(1, &[(ENDPOINT, &[("a", "1")])]);
+    let mut stream = Sotw::open(&registry, v1.clone());
+    let first = stream.request(sotw(ENDPOINT, &["a"], "", "")).remove(0);
+    stream.request(sotw(ENDPOINT, &["a"], &first.version_info, &first.nonce));
+    // The last cluster went: Envoy and gRPC then ask for no endpoints at all.
+    let none = sotw(ENDPOINT, &[], &first.version_info, &first.nonce);
+    assert!(stream.request(none).is_empty());
+    let v2 = snapshot(2, &[(ENDPOINT, &[("a", "2")])]);
+    assert!(stream.push(v2.clone()).is_empty(), "nothing is pushed to it");
+    let doc = document(&registry, &v2, None);
+    assert_eq!(state_of(&doc, ENDPOINT), SyncState::Synced);
+    assert_eq!(doc.totals.stale, 0);
+}
+
 fn delta(type_url: &str, subscribe: &[&str], nonce: &str) -> DeltaDiscoveryRequest {
     DeltaDiscoveryRequest {
         node: node("node-d"),
