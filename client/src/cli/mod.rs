@@ -1,6 +1,5 @@
 //! The `xdsloop-client` command line: flags, the subscriptions they mean, and the print loop.
 
-pub mod log_format;
 pub mod output;
 
 use std::collections::BTreeMap;
@@ -11,9 +10,9 @@ use std::time::Duration;
 
 use clap::Parser;
 use tokio::sync::broadcast::error::RecvError;
+use xdsloop_log::LogFormat;
 use xdsloop_proto::type_url;
 
-use self::log_format::LogFormat;
 use self::output::Format;
 use crate::client::Client;
 use crate::config::ClientConfig;
@@ -22,6 +21,10 @@ use crate::config::{DEFAULT_MAX_MESSAGE_BYTES, Source};
 use crate::core::event::Report;
 use crate::core::watch_map::Interest;
 use crate::error::ClientError;
+
+/// The `target` of the stderr lines the CLI writes itself (connection news, fleet progress,
+/// the error that ends it), shaped like the log lines around them by [`xdsloop_log::line`].
+pub const LOG_TARGET: &str = "xdsloop_client";
 
 /// Envoy-style xDS client: subscribes over ADS (or per-type gRPC, REST polling, a watched file),
 /// applies, ACKs or NACKs, reconnects, and prints one line per update.
@@ -287,8 +290,7 @@ pub async fn run(
 }
 
 fn stderr_line(args: &Args, level: tracing::Level, prefix: Option<&str>, message: &str) -> String {
-    let now = std::time::SystemTime::now();
-    log_format::line(args.log_format, now, level, prefix, message)
+    xdsloop_log::line(args.log_format, level, LOG_TARGET, prefix, message)
 }
 
 #[cfg(test)]

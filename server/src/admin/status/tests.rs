@@ -168,7 +168,10 @@ fn status_unsubscribed_sotw_type_is_not_stale() {
     let none = sotw(ENDPOINT, &[], &first.version_info, &first.nonce);
     assert!(stream.request(none).is_empty());
     let v2 = snapshot(2, &[(ENDPOINT, &[("a", "2")])]);
-    assert!(stream.push(v2.clone()).is_empty(), "nothing is pushed to it");
+    assert!(
+        stream.push(v2.clone()).is_empty(),
+        "nothing is pushed to it"
+    );
     let doc = document(&registry, &v2, None);
     assert_eq!(state_of(&doc, ENDPOINT), SyncState::Synced);
     assert_eq!(doc.totals.stale, 0);
