@@ -15,6 +15,8 @@
 //! - `debounce`: when a burst of events is over (pure);
 //! - `follow`: one watcher's loop: events → debounce → one reload at a time;
 //! - `reload`: one reload off the async threads, its progress, and publishing the outcome;
+//!   the load itself is behind a small trait, so tests can hold a reload open for as long as
+//!   they need instead of hoping a big file decodes slowly enough;
 //! - `supervise`: restarts a watcher that died (notify thread gone, directory and its parent
 //!   gone, a panic) with a fresh one and a full rescan, and reports it meanwhile.
 
@@ -23,6 +25,8 @@ mod events;
 mod follow;
 mod reload;
 mod supervise;
+#[cfg(test)]
+mod tests;
 
 use std::{
     path::{Path, PathBuf},
