@@ -105,7 +105,7 @@ fn apply(damage: &Damage, path: &Path) {
         Damage::Bytes(_, bytes) => std::fs::write(path, bytes).unwrap(),
         Damage::Fifo => {
             std::fs::remove_file(path).unwrap();
-            xdsloop_tests::mkfifo(path);
+            rustix::fs::mkfifoat(rustix::fs::CWD, path, rustix::fs::Mode::RUSR).unwrap();
         }
         Damage::Deleted => std::fs::remove_file(path).unwrap(),
     }

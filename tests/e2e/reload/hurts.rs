@@ -67,7 +67,7 @@ async fn next_reload(rx: &mut watch::Receiver<ReloadStatus>, count: u64) -> Relo
 async fn fifo_in_fixture_dir_is_rejected_and_does_not_block() {
     let (dir, mut watcher) = demo();
     let pipe = dir.path().join("pipe.yaml");
-    xdsloop_tests::mkfifo(&pipe);
+    rustix::fs::mkfifoat(rustix::fs::CWD, &pipe, rustix::fs::Mode::RUSR).unwrap();
     let status = wait_reload(&mut watcher.reloads, "the FIFO rejected", |r| !r.ok).await;
     assert_eq!(status.file.as_deref(), Some(pipe.as_path()));
     let error = status.error.unwrap();
