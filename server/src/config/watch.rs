@@ -31,7 +31,7 @@ mod tests;
 use std::{
     path::{Path, PathBuf},
     sync::Arc,
-    time::{Duration, SystemTime},
+    time::{Duration, Instant, SystemTime},
 };
 
 use tokio::{sync::mpsc, sync::watch, task::JoinHandle};
@@ -53,6 +53,10 @@ pub struct ReloadStatus {
     pub error: Option<String>,
     /// When the latest reload finished.
     pub at: SystemTime,
+    /// When it started, on the monotonic clock: a reload that started after a file was written
+    /// has read it (wall-clock `at - took` can be stepped by NTP).
+    #[serde(skip)]
+    pub started: Instant,
     /// How long the latest reload took, from reading the directory to publishing.
     pub took: Duration,
     /// Reloads finished since start-up, the first load included. It moves on every reload,

@@ -62,7 +62,7 @@ impl Reloader {
         let started = Instant::now();
         let snapshot = load.load(1, &mut |_| {})?;
         log_loaded(&snapshot, "fixtures loaded");
-        let status = ReloadStatus::loaded(&snapshot, started.elapsed());
+        let status = ReloadStatus::loaded(&snapshot, started);
         Ok(Self {
             dir,
             root,
@@ -101,7 +101,7 @@ impl Reloader {
             let ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
             tracing::info!(took = ?Duration::from_millis(ms), "reload finished");
         }
-        self.apply(&current, loaded, took);
+        self.apply(&current, loaded, started);
     }
 
     /// Waits for the load, publishing which files it decodes and logging while it is slow.
@@ -138,7 +138,7 @@ impl Reloader {
     }
 
     /// Publishes the outcome of a load made on top of `current`.
-    fn apply(&self, current: &Snapshot, loaded: Result<Snapshot, FixtureError>, took: Duration) {
+    fn apply(&self, current: &Snapshot, loaded: Result<Snapshot, FixtureError>, started: Instant) {
         match loaded {
             Ok(next) if same_content(current, &next) => {
                 tracing::debug!(
@@ -146,11 +146,11 @@ impl Reloader {
                     "fixtures reloaded: nothing changed"
                 );
                 // A fix that restores the last good content must still clear the error.
-                self.finish(took, |s| s.set_ok(current));
+                self.finish(started, |s| s.set_ok(current));
             }
             Ok(next) => {
                 log_loaded(&next, "fixtures reloaded");
-                self.finish(took, |s| s.set_ok(&next));
+                self.finish(started, |s| s.set_ok(&next));
                 self.snapshots.send_replace(Arc::new(next));
             }
             Err(error) => {
@@ -160,17 +160,18 @@ impl Reloader {
                     serving = current.generation,
                     "fixtures rejected; still serving the last good snapshot"
                 );
-                self.finish(took, |s| s.set_failed(current, &error));
+                self.finish(started, |s| s.set_failed(current, &error));
             }
         }
     }
 
-    fn finish(&self, took: Duration, outcome: impl FnOnce(&mut ReloadStatus)) {
+    fn finish(&self, started: Instant, outcome: impl FnOnce(&mut ReloadStatus)) {
         self.reloads.send_modify(|s| {
             outcome(s);
             s.in_progress = None;
             s.at = SystemTime::now();
-            s.took = took;
+            s.started = started.into_std();
+            s.took = started.elapsed();
             s.count += 1;
         });
     }
@@ -312,18 +313,19 @@ pub fn log_loaded(snapshot: &Snapshot, message: &str) {
 impl ReloadStatus {
     /// A snapshot served as loaded, with no watcher behind it (snapshots from code).
     pub(crate) fn ok(snapshot: &Snapshot) -> Self {
-        Self::loaded(snapshot, Duration::ZERO)
+        Self::loaded(snapshot, Instant::now())
     }
 
-    /// After the first load, which took `took`.
-    fn loaded(snapshot: &Snapshot, took: Duration) -> Self {
+    /// After the first load, which began at `started`.
+    fn loaded(snapshot: &Snapshot, started: Instant) -> Self {
         Self {
             generation: snapshot.generation,
             ok: true,
             file: None,
             error: None,
             at: SystemTime::now(),
-            took,
+            started: started.into_std(),
+            took: started.elapsed(),
             count: 1,
             resources: snapshot.resource_count(),
             in_progress: None,
