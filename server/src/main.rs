@@ -123,7 +123,8 @@ struct ServeArgs {
     /// The default (16 MiB, about 100,000 small clusters) is far above a hand-written or
     /// generated fixture file: it stops a pasted blob or a runaway generator from holding up
     /// every later edit while it decodes.
-    #[arg(long, value_name = "N", default_value_t = fixtures::DEFAULT_MAX_FILE_BYTES)]
+    #[arg(long, value_name = "N", default_value_t = fixtures::DEFAULT_MAX_FILE_BYTES,
+          value_parser = clap::value_parser!(u64).range(1..))]
     max_fixture_bytes: u64,
     /// Largest gRPC message sent or accepted, in bytes (gRPC's usual default is 4 MiB).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
@@ -284,6 +285,16 @@ mod tests {
         assert_eq!(cli.log_format, LogFormat::Json);
         let cli = parse(&["--log-format", "json", "--fixtures", "d"]).unwrap();
         assert_eq!(cli.log_format, LogFormat::Json);
+    }
+
+    #[test]
+    fn max_fixture_bytes_of_zero_is_refused() {
+        // 0 would reject every fixture file that has anything in it.
+        let error = parse(&["--fixtures", "d", "--max-fixture-bytes", "0"]).unwrap_err();
+        assert_eq!(error.kind(), clap::error::ErrorKind::ValueValidation);
+        assert!(error.to_string().contains("--max-fixture-bytes"), "{error}");
+        let one = parse(&["--fixtures", "d", "--max-fixture-bytes", "1"]).unwrap();
+        assert_eq!(one.serve.max_fixture_bytes, 1);
     }
 
     #[test]

@@ -61,7 +61,7 @@ fn max_fixture_bytes_flag_sets_the_per_file_limit() {
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
         stderr.contains(&format!(
-            "clusters.json: {size} bytes is over the 100 bytes limit (--max-fixture-bytes)"
+            "clusters.json: {size} bytes is over the 100 bytes limit (max_fixture_bytes; the server's --max-fixture-bytes)"
         )),
         "{stderr}"
     );

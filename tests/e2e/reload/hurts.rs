@@ -110,7 +110,7 @@ async fn oversized_fixture_is_rejected_with_limit() {
     assert_eq!(
         status.error.unwrap(),
         format!(
-            "{}: {} bytes is over the 64 KiB limit (--max-fixture-bytes)",
+            "{}: {} bytes is over the 64 KiB limit (max_fixture_bytes; the server's --max-fixture-bytes)",
             big.display(),
             text.len()
         )
