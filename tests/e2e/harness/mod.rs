@@ -11,6 +11,7 @@ mod clients;
 mod events;
 mod fixture_server;
 mod http;
+mod invalid;
 mod naive_server;
 mod resources;
 
@@ -28,6 +29,7 @@ pub use clients::*;
 pub use events::Events;
 pub use fixture_server::*;
 pub use http::*;
+pub use invalid::{INVALID, SECRET_TEXT};
 pub use naive_server::{Bug, NaiveServer};
 pub use resources::*;
 
