@@ -28,6 +28,7 @@ use crate::config::Mode;
 use crate::core::event::{ConnectionReport, Report};
 use crate::core::mux::StreamKey;
 use crate::core::request::Outgoing;
+use crate::core::stream::StreamEnd;
 use crate::error::ClientError;
 use crate::transport::backoff::Backoff;
 use crate::transport::hub::{Hub, Wire, error_chain, now};
@@ -142,8 +143,8 @@ impl GrpcTransport {
                         self.backoff.reset();
                         streams.responded(hub, &key, response);
                     }
-                    Some((key, StreamEvent::Ended(reason))) => {
-                        let in_use = streams.ended(hub, key, reason).await;
+                    Some((key, StreamEvent::Ended(end))) => {
+                        let in_use = streams.ended(hub, key, end).await;
                         if !in_use {
                             return Exit::Retry;
                         }
@@ -161,7 +162,7 @@ impl GrpcTransport {
 /// What happened on one stream.
 enum StreamEvent {
     Response(Response),
-    Ended(String),
+    Ended(StreamEnd),
 }
 
 /// The streams open on one connection, and per-type streams waiting to be reopened.
@@ -274,10 +275,11 @@ impl Streams {
 
     /// A stream ended: its types hear of it. Returns whether the connection is still in use
     /// (another stream is open); if so this stream is reopened after its own backoff.
-    async fn ended(&mut self, hub: &mut Hub, key: StreamKey, reason: String) -> bool {
+    async fn ended(&mut self, hub: &mut Hub, key: StreamKey, end: StreamEnd) -> bool {
         self.open.remove(&key);
+        let reason = end.reason.clone();
         tracing::warn!(stream = %label(&key), %reason, "stream closed");
-        hub.mux.on_stream_closed(&key, &reason);
+        hub.mux.on_stream_closed(&key, end);
         hub.flush(self).await;
         let reason = match &key {
             StreamKey::Aggregated => reason,
@@ -332,23 +334,48 @@ fn stream_events(
         .flat_map(|opened| match opened {
             Ok(incoming) => stream::unfold(Some(incoming), |state| async move {
                 let mut incoming = state?;
-                let event = match incoming.next().await {
+                let end = match incoming.next().await {
                     Ok(Some(response)) => {
                         return Some((StreamEvent::Response(response), Some(incoming)));
                     }
-                    Ok(None) => StreamEvent::Ended("server closed the stream".into()),
-                    Err(status) => StreamEvent::Ended(status_text(&status)),
+                    Ok(None) => StreamEnd {
+                        reason: "server closed the stream".into(),
+                        status: Some(("OK".into(), String::new())),
+                    },
+                    Err(status) => stream_end(status_text(&status), &status),
                 };
-                Some((event, None))
+                Some((StreamEvent::Ended(end), None))
             })
             .left_stream(),
             Err(status) => {
                 let reason = format!("open failed: {}", status.message());
-                stream::iter([StreamEvent::Ended(reason)]).right_stream()
+                let end = stream_end(reason, &status);
+                stream::iter([StreamEvent::Ended(end)]).right_stream()
             }
         })
         .map(move |event| (key.clone(), event))
         .boxed()
+}
+
+/// A status tonic made up from a transport error (it keeps the error as its source) is not
+/// one the server sent: the stream broke without a status.
+fn stream_end(reason: String, status: &Status) -> StreamEnd {
+    let from_server = std::error::Error::source(status).is_none();
+    let status = from_server.then(|| (code_name(status.code()), status.message().to_string()));
+    StreamEnd { reason, status }
+}
+
+/// A gRPC status code as the spec writes it (`DEADLINE_EXCEEDED`).
+fn code_name(code: tonic::Code) -> String {
+    let camel = format!("{code:?}");
+    let mut name = String::with_capacity(camel.len() + 4);
+    for (i, c) in camel.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            name.push('_');
+        }
+        name.push(c.to_ascii_uppercase());
+    }
+    name
 }
 
 fn status_text(status: &Status) -> String {
@@ -358,4 +385,35 @@ fn status_text(status: &Status) -> String {
         text.push_str(&error_chain(source));
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_codes_are_named_as_the_grpc_spec_writes_them() {
+        assert_eq!(code_name(tonic::Code::Ok), "OK");
+        assert_eq!(code_name(tonic::Code::Unavailable), "UNAVAILABLE");
+        assert_eq!(
+            code_name(tonic::Code::DeadlineExceeded),
+            "DEADLINE_EXCEEDED"
+        );
+        assert_eq!(code_name(tonic::Code::InvalidArgument), "INVALID_ARGUMENT");
+    }
+
+    #[test]
+    fn a_status_made_from_a_transport_error_is_no_status_from_the_server() {
+        let sent = Status::unavailable("going away");
+        let end = stream_end(status_text(&sent), &sent);
+        assert_eq!(
+            end.status,
+            Some(("UNAVAILABLE".to_string(), "going away".to_string()))
+        );
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset by peer");
+        let broken = Status::from_error(Box::new(io));
+        let end = stream_end(status_text(&broken), &broken);
+        assert_eq!(end.status, None, "{end:?}");
+        assert!(end.reason.contains("reset by peer"), "{}", end.reason);
+    }
 }
