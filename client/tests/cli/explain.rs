@@ -38,7 +38,7 @@ async fn explain_narrates_the_first_subscription_push_and_ack_with_envoy_calls()
     );
     let push = &lines[at("cds", "push")];
     assert!(
-        push.contains(&format!(r#"← push"#))
+        push.contains("← push")
             && push.contains(&format!(
                 r#"v"{cds}" n1-1 [api, web] — Envoy: onDiscoveryResponse"#
             )),
