@@ -31,7 +31,9 @@ use crate::error::ClientError;
 #[command(
     name = "xdsloop-client",
     version,
-    after_help = "Fleet mode (N simulated nodes, a load report): xdsloop-client fleet --help\n\
+    after_help = "Follow the loop step by step: xdsloop-client --explain (docs/tutorial.md walks \
+                  through it)\n\
+                  Fleet mode (N simulated nodes, a load report): xdsloop-client fleet --help\n\
                   Conformance suite (judges any ADS server): xdsloop-client check --help\n\
                   Transcripts (print one, diff two): xdsloop-client transcript --help"
 )]

@@ -9,8 +9,8 @@ use xdsloop_proto::discovery::{
     Status, WILDCARD, truncated,
 };
 
-use crate::core::event::Step;
 use crate::core::watch_map::Wanted;
+use xdsloop_transcript::Step;
 
 /// A request ready for the wire.
 #[derive(Clone, Debug, PartialEq)]
