@@ -172,6 +172,48 @@ async fn explain_narrates_the_delta_resubscribe_with_initial_resource_versions_a
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn explain_narrates_per_type_streams_each_under_its_own_number() {
+    let served = serve_demo().await;
+    let mut cli = Cli::spawn(
+        served.running.addr,
+        &["--explain", "--source", "delta-grpc"],
+    );
+    // The four streams run side by side: wait for every type's ACK, in whatever order.
+    let acks = std::cell::Cell::new(0);
+    let lines = cli
+        .lines_until(|l| {
+            acks.set(acks.get() + usize::from(l.contains(" → apply + ACK ")));
+            acks.get() == 4
+        })
+        .await;
+    let mut streams = Vec::new();
+    for (kind, service) in [
+        ("cds", "clusters"),
+        ("lds", "listeners"),
+        ("eds", "endpoints"),
+        ("rds", "routes"),
+    ] {
+        let opened = &lines[position(&lines, kind, "stream established")];
+        assert!(
+            opened.contains(&format!(" {service}-delta #1 — ")),
+            "{opened}"
+        );
+        let stream = opened.split_whitespace().nth(1).unwrap().to_string();
+        for step in ["subscribe", "push", "apply + ACK"] {
+            let line = &lines[position(&lines, kind, step)];
+            assert!(
+                line.contains(&format!(" {stream} ")),
+                "{kind} {step} on {stream}: {line}"
+            );
+        }
+        streams.push(stream);
+    }
+    streams.sort();
+    streams.dedup();
+    assert_eq!(streams.len(), 4, "a stream per type: {streams:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn explain_refuses_sources_without_a_stream_and_json_output() {
     let served = serve_demo().await;
     for (args, said) in [
