@@ -48,7 +48,8 @@ from pathlib import Path
 from page import Failure, Step, compare, normalize, parse
 
 REPO = Path(__file__).resolve().parents[2]
-BIN_DIR = Path(os.environ.get("BIN_DIR", REPO / "target" / "debug"))
+# Absolute: the commands run in a temp directory.
+BIN_DIR = Path(os.environ.get("BIN_DIR", REPO / "target" / "debug")).resolve()
 # Bounded waits: a step of the loop takes milliseconds; these only end a run that went wrong.
 LINE_TIMEOUT_S = 30
 EXIT_TIMEOUT_S = 30
