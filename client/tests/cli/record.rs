@@ -113,3 +113,28 @@ async fn two_recordings_of_one_session_are_the_same_for_transcript_diff() {
         assert!(said.contains("eds → NACK"), "{said}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn recorded_lines_reach_the_file_while_the_client_runs() {
+    let served = serve_demo().await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("live.jsonl");
+    let mut cli = Cli::spawn(served.running.addr, &["--record", path.to_str().unwrap()]);
+    cli.lines(4).await;
+    // `tail -f` works: the ACKs are in the file while the client keeps running.
+    let acks = |text: &str| text.matches(r#""step":"ack""#).count();
+    let wait = async {
+        loop {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            if acks(&text) == 4 {
+                return text;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    };
+    let text = tokio::time::timeout(std::time::Duration::from_secs(20), wait)
+        .await
+        .expect("the four ACKs written to the file");
+    assert!(cli.child.try_wait().unwrap().is_none(), "still running");
+    assert!(!text.contains(r#""kind":"close""#), "{text}");
+}
