@@ -102,18 +102,24 @@ impl Explainer {
             .handled
             .remove(type_url)
             .filter(|u| u.nonce == sent.request.response_nonce());
+        // Delta versions are system versions (`sv`), as on push lines.
+        let v = match self.mode {
+            Mode::Sotw => "v",
+            Mode::Delta => "sv",
+        };
         match (sent.step, handled) {
             (Step::Ack, Some(update)) => {
                 let version = match self.mode {
                     Mode::Sotw => String::new(),
-                    Mode::Delta => format!(" sv{:?}", update.version),
+                    Mode::Delta => format!(" {v}{:?}", update.version),
                 };
                 details += &format!("; applied{version}: {}", applied(&update.diff));
                 self.accepted.insert(update.type_url, update.version);
             }
             (Step::Nack, Some(update)) => {
                 let kept = self.accepted.get(type_url).map_or("", String::as_str);
-                details += &format!("; rejected v{:?}, kept v{kept:?}", update.version);
+                let rejected = &update.version;
+                details += &format!("; rejected {v}{rejected:?}, kept {v}{kept:?}");
             }
             _ => {}
         }

@@ -194,3 +194,43 @@ fn a_closed_stream_is_a_step_and_what_follows_is_connection_news() {
         "the connection news repeating the close is left out"
     );
 }
+
+#[test]
+fn a_delta_nack_names_system_versions() {
+    let mut explainer = Explainer::new(Mode::Delta);
+    let delta = |nonce: &str, error: Option<&str>| {
+        Report::Sent(Box::new(SentReport {
+            stream: 1,
+            step: if error.is_some() {
+                Step::Nack
+            } else {
+                Step::Ack
+            },
+            request: Outgoing::Delta(DeltaDiscoveryRequest {
+                type_url: CLUSTER.into(),
+                response_nonce: nonce.into(),
+                error_detail: error.map(nack_detail),
+                ..Default::default()
+            }),
+        }))
+    };
+    let lines = narrate(
+        &mut explainer,
+        &[
+            update("s1", "1-1", Verdict::Ack, &["web"]),
+            delta("1-1", None),
+            update("s2", "1-2", Verdict::Nack("bad".into()), &[]),
+            delta("1-2", Some("bad")),
+        ],
+    );
+    assert!(
+        lines[0].contains(r#"n1-1; applied sv"s1": added [web] — Envoy: onConfigUpdate"#),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].contains(r#"n1-2 error 3 "bad"; rejected sv"s2", kept sv"s1" — Envoy:"#),
+        "{}",
+        lines[1]
+    );
+}
