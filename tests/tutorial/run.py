@@ -24,8 +24,8 @@ How the page is read:
   wrappers first on PATH add `--listen` / `--server`, so the commands run exactly as written.
 
 `run.py PAGE` checks the page. `run.py --self-test PAGE` checks the checker: the pure parts, then
-two broken copies of the page (a command changed, a shown output line changed) that must fail,
-naming the page's line. `run.py --show PAGE` prints what each block really prints (for writing
+broken copies of the page (a command changed, a shown output line changed, a line after `...`
+changed) that must fail, naming the page's line. `run.py --show PAGE` prints what each block really prints (for writing
 the page; it checks nothing). Standard library only; every process started is stopped by its
 process group, also when a check fails.
 """
