@@ -89,7 +89,10 @@ impl Admin {
             closed: &closed,
             now: SystemTime::now(),
         };
-        status::build(inputs, node)
+        let mut document = status::build(inputs, node);
+        document.counters = self.registry.counters();
+        document.recorder = self.registry.recorder().map(|r| r.view());
+        document
     }
 
     pub fn router(self) -> Router {
