@@ -7,6 +7,7 @@
 
 pub mod http;
 pub mod lines;
+pub mod page;
 pub mod registry;
 pub mod status;
 

@@ -28,7 +28,7 @@ use events::RecentEvent;
 pub use summary::{
     InProgressView, OverlaySummary, ReloadSummary, SnapshotSummary, TypeSummary, WatcherView,
 };
-use summary::{reload_summary, snapshot_summary};
+pub use summary::{reload_summary, snapshot_summary};
 
 pub use self::state::{SyncState, served_version, sync_state, view_hash};
 
@@ -211,7 +211,8 @@ fn totals(streams: &[StreamView]) -> Totals {
     totals
 }
 
-fn stream_view(
+/// One stream as the document lists it.
+pub fn stream_view(
     snapshot: &Snapshot,
     stream: &StreamStatus,
     disconnected_at: Option<SystemTime>,
