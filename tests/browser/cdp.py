@@ -33,7 +33,7 @@ def find_chromium() -> str | None:
 class Browser:
     """One headless browser with one page attached (flat session)."""
 
-    def __init__(self, binary: str, width: int = 1400, height: int = 900) -> None:
+    def __init__(self, binary: str, width: int = 1280, height: int = 1000) -> None:
         self.profile = tempfile.TemporaryDirectory(prefix="xdsloop-browser-")
         to_browser_r, self._to_browser = os.pipe()
         self._from_browser, from_browser_w = os.pipe()
