@@ -15,6 +15,7 @@ mod examples;
 mod fleet;
 mod harness;
 mod large;
+mod page;
 mod per_type;
 mod record;
 mod reload;
