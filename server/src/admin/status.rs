@@ -30,7 +30,7 @@ pub use summary::{
 };
 pub use summary::{reload_summary, snapshot_summary};
 
-pub use self::state::{SyncState, served_version, sync_state, view_hash};
+pub use self::state::{SyncState, served_version, sync_state, sync_state_with, view_hash};
 
 /// The document's schema name; see `docs/status.md`.
 pub const SCHEMA: &str = "xdsloop.status.v1";

@@ -4,15 +4,18 @@
 //! from copies of the registry's streams, the snapshot and the reload result, so the grid and
 //! `/status` decide states with the same functions.
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::Arc,
+};
 
 use serde::Serialize;
 use xdsloop_proto::type_url;
 
 use crate::{
-    Snapshot,
+    Snapshot, TypeResources,
     admin::registry::{StreamStatus, stats::Counters},
-    admin::status::{ReloadSummary, SyncState, served_version, sync_state},
+    admin::status::{ReloadSummary, SyncState, served_version, sync_state_with, view_hash},
 };
 
 /// One build of the grid. Rows are shared with the connections that sent them, so a
@@ -104,8 +107,9 @@ pub fn build(
         ..PageModel::default()
     };
     let mut urls: Vec<&str> = Vec::new();
+    let mut hashes = ViewHashes::default();
     for stream in streams {
-        add_stream(&mut model, stream, snapshot, &mut urls);
+        add_stream(&mut model, stream, snapshot, &mut urls, &mut hashes);
     }
     urls.sort_by_key(|u| (type_url::order(u), *u));
     urls.dedup();
@@ -134,11 +138,18 @@ fn column(types: &[String], alias: &str) -> usize {
     types.iter().position(|t| t == alias).unwrap_or(usize::MAX)
 }
 
+/// What each subscription would be served, hashed once per build: a fleet's streams share
+/// their (interned) name lists and their snapshot types, and an EDS list can have thousands of
+/// names. Keyed by those allocations' addresses, which live as long as the build.
+#[derive(Default)]
+struct ViewHashes(HashMap<(usize, usize, bool), u64>);
+
 fn add_stream<'a>(
     model: &mut PageModel,
     stream: &'a StreamStatus,
     snapshot: &Snapshot,
     urls: &mut Vec<&'a str>,
+    hashes: &mut ViewHashes,
 ) {
     let node = stream.node_id.clone().unwrap_or_default();
     let row = model.rows.entry(node.clone()).or_insert_with(|| {
@@ -156,7 +167,18 @@ fn add_stream<'a>(
     for status in stream.types.values() {
         urls.push(&status.type_url);
         let current = snapshot.get(&node, &status.type_url).map(AsRef::as_ref);
-        let state = sync_state(status, current, stream.kind.variant);
+        let key = (
+            current.map_or(0, |c| c as *const TypeResources as usize),
+            status.names.as_ptr() as usize,
+            status.wildcard,
+        );
+        let hash = || {
+            *hashes
+                .0
+                .entry(key)
+                .or_insert_with(|| view_hash(status, current))
+        };
+        let state = sync_state_with(status, current, stream.kind.variant, hash);
         let totals = &mut model.totals;
         *match state {
             SyncState::Synced => &mut totals.synced,
