@@ -69,11 +69,17 @@ struct Follow {
     listener: Option<Listener>,
     /// The last event sent, by its position in the stream.
     last_seq: u32,
-    ready: VecDeque<Event>,
+    ready: VecDeque<(&'static str, Value)>,
 }
 
 /// The SSE stream of one stream's conversation.
 pub fn events(sources: Sources, id: u64) -> impl Stream<Item = Result<Event, Infallible>> {
+    conversation(sources, id).map(|(name, value)| Ok(json_event(name, &value)))
+}
+
+/// One stream's conversation as (event name, JSON) pairs: `event`s from the ring, a `head`,
+/// then live `event`s each followed by a `head`; a `gap` when this reader fell behind the bus.
+pub fn conversation(sources: Sources, id: u64) -> impl Stream<Item = (&'static str, Value)> {
     // Listen before reading the ring, so nothing falls between the two.
     let listener = sources.registry.bus().listen(Capture::Full);
     let mut follow = Follow {
@@ -92,7 +98,6 @@ pub fn events(sources: Sources, id: u64) -> impl Stream<Item = Result<Event, Inf
             follow.wait().await;
         }
     })
-    .map(Ok)
 }
 
 impl Follow {
@@ -100,7 +105,7 @@ impl Follow {
     fn replay_ring(&mut self) {
         let Some((stream, _)) = find(&self.sources, self.id) else {
             self.ready
-                .push_back(json_event("head", &json!({"id": self.id, "gone": true})));
+                .push_back(("head", json!({"id": self.id, "gone": true})));
             self.listener = None;
             return;
         };
@@ -120,8 +125,7 @@ impl Follow {
             // Its last event: stop listening (and costing the streams a capture).
             self.listener = None;
         }
-        self.ready
-            .push_back(json_event("event", &page_event(event)));
+        self.ready.push_back(("event", page_event(event)));
     }
 
     fn push_head(&mut self) {
@@ -133,7 +137,7 @@ impl Follow {
             Some(v) => serde_json::to_value(v).unwrap_or(Value::Null),
             None => json!({"id": self.id, "gone": true}),
         };
-        self.ready.push_back(json_event("head", &value));
+        self.ready.push_back(("head", value));
     }
 
     /// Waits for this stream's next events (all that are waiting), then queues them and a
@@ -151,8 +155,7 @@ impl Follow {
             match item {
                 Received::Event(event) => self.push_event(&event),
                 Received::Gap { lost } => {
-                    let gap = json!({"lost": lost});
-                    self.ready.push_back(json_event("gap", &gap));
+                    self.ready.push_back(("gap", json!({"lost": lost})));
                     self.replay_ring();
                 }
             }
@@ -163,9 +166,12 @@ impl Follow {
     }
 }
 
-fn json_event(name: &str, value: &Value) -> Event {
+fn json_event(name: &'static str, value: &Value) -> Event {
     Event::default()
         .event(name)
         .json_data(value)
         .unwrap_or_else(|e| Event::default().event("error").data(e.to_string()))
 }
+
+#[cfg(test)]
+mod tests;
