@@ -11,7 +11,8 @@ live update, not a fresh load:
    good version still served; the repaired file is served again;
 4. a click on a client's CDS cell opens its conversation: pushes and ACKs, each with its loop
    step and Envoy call, held = served;
-5. the page fetched nothing but its own server (no CDN, nothing at run time).
+5. a node glob in the filter box leaves only the matching rows;
+6. the page fetched nothing but its own server (no CDN, nothing at run time).
 With `--screenshot PATH` it also saves the page (README's docs/img/page.png).
 
 Standard library only (tests/browser/cdp.py drives Chromium over a pipe). Every wait is bounded;
@@ -183,6 +184,14 @@ def run(browser: Browser, addr: str, fixtures: Path, report: Report, shot: str |
         assert "error_detail" in nack["text"] and REJECT in nack["text"], nack["text"]
         return "reject + NACK with error_detail in full"
 
+    def node_filter_shows_matching_nodes_only() -> str:
+        browser.evaluate("(() => { const f = document.getElementById('filter');"
+                         " f.value = 'web-*'; f.dispatchEvent(new Event('input')); })()")
+        seen = browser.wait_for(
+            "only web-* rows", CELLS,
+            lambda v: {c["node"] for c in json.loads(v)} == set(CLIENTS), LIVE_TIMEOUT_S)
+        return f"{len(json.loads(seen))} cells, nodes {sorted(set(CLIENTS))}"
+
     def nothing_fetched_elsewhere() -> str:
         urls = []
         while not browser.events.empty():
@@ -207,6 +216,7 @@ def run(browser: Browser, addr: str, fixtures: Path, report: Report, shot: str |
         Path(shot).parent.mkdir(parents=True, exist_ok=True)
         browser.screenshot(shot)
         print(f"screenshot: {shot}")
+    report.check("page_node_filter_shows_matching_nodes_only", node_filter_shows_matching_nodes_only)
     report.check("page_loads_nothing_from_elsewhere", nothing_fetched_elsewhere)
 
 
