@@ -12,7 +12,9 @@ live update, not a fresh load:
 4. a click on a client's CDS cell opens its conversation: pushes and ACKs, each with its loop
    step and Envoy call, held = served;
 5. a node glob in the filter box leaves only the matching rows;
-6. the page fetched nothing but its own server (no CDN, nothing at run time).
+6. with a fleet of 1,000 more nodes (`xdsloop-client fleet`) the grid shows 500 rows and asks
+   for a filter, and `fleet-99*` leaves the 11 matching nodes, SYNCED;
+7. the page fetched nothing but its own server (no CDN, nothing at run time).
 With `--screenshot PATH` it also saves the page (README's docs/img/page.png).
 
 Standard library only (tests/browser/cdp.py drives Chromium over a pipe). Every wait is bounded;
@@ -40,6 +42,9 @@ LIVE_TIMEOUT_S = 15
 CLIENTS = ["web-1", "web-2"]
 REJECTER = "strict-1"
 REJECT = "cds:api"
+# `xdsloop-client fleet`: enough nodes that the grid must be cut and filtered.
+FLEET = 1000
+FLEET_TIMEOUT_S = 120
 
 CELLS = """JSON.stringify([...document.querySelectorAll('td.cell')].map(c => ({
   node: c.dataset.node, type: c.dataset.type, state: c.dataset.state,
@@ -49,6 +54,9 @@ RELOAD = """JSON.stringify({ok: document.getElementById('reload').dataset.ok,
   text: document.getElementById('reload').textContent})"""
 TIMELINE = """JSON.stringify([...document.querySelectorAll('#tl-events tbody tr')].map(r => ({
   step: r.dataset.step, text: r.textContent })))"""
+GRID_SIZE = """JSON.stringify({rows: document.querySelectorAll('#grid tbody tr').length,
+  streams: Number((document.querySelector('[data-counter=streams] b') || {}).textContent || 0),
+  note: document.getElementById('note').textContent})"""
 HEAD = """JSON.stringify([...document.querySelectorAll('#tl-head tbody tr')].map(r => ({
   type: r.dataset.type, state: r.dataset.state,
   cells: [...r.querySelectorAll('td')].map(td => td.textContent) })))"""
@@ -192,6 +200,29 @@ def run(browser: Browser, addr: str, fixtures: Path, report: Report, shot: str |
             lambda v: {c["node"] for c in json.loads(v)} == set(CLIENTS), LIVE_TIMEOUT_S)
         return f"{len(json.loads(seen))} cells, nodes {sorted(set(CLIENTS))}"
 
+    def a_thousand_streams_fit_in_500_rows_and_a_filter() -> str:
+        fleet = start([str(BIN_DIR / "xdsloop-client"), "fleet", "--server", addr,
+                       "--clients", str(FLEET)],
+                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            browser.evaluate("(() => { const f = document.getElementById('filter');"
+                             " f.value = ''; f.dispatchEvent(new Event('input')); })()")
+            seen = json.loads(browser.wait_for(
+                f"{FLEET} more streams, 500 rows and a note", GRID_SIZE,
+                lambda v: json.loads(v)["streams"] >= FLEET + 3
+                and json.loads(v)["rows"] == 500 and "filter" in json.loads(v)["note"],
+                FLEET_TIMEOUT_S))
+            browser.evaluate("(() => { const f = document.getElementById('filter');"
+                             " f.value = 'fleet-99*'; f.dispatchEvent(new Event('input')); })()")
+            rows = browser.wait_for(
+                "the 11 fleet-99* nodes, SYNCED", CELLS,
+                lambda v: len({c["node"] for c in json.loads(v)}) == 11
+                and all(c["state"] == "SYNCED" for c in json.loads(v)), FLEET_TIMEOUT_S)
+            nodes = sorted({c["node"] for c in json.loads(rows)})
+            return f"{seen['streams']} streams; {seen['note']!r}; filtered: {nodes[0]}..{nodes[-1]}"
+        finally:
+            stop(fleet)
+
     def nothing_fetched_elsewhere() -> str:
         urls = []
         while not browser.events.empty():
@@ -217,6 +248,8 @@ def run(browser: Browser, addr: str, fixtures: Path, report: Report, shot: str |
         browser.screenshot(shot)
         print(f"screenshot: {shot}")
     report.check("page_node_filter_shows_matching_nodes_only", node_filter_shows_matching_nodes_only)
+    report.check("page_with_1000_streams_shows_500_rows_and_filters_by_node",
+                 a_thousand_streams_fit_in_500_rows_and_a_filter)
     report.check("page_loads_nothing_from_elsewhere", nothing_fetched_elsewhere)
 
 
