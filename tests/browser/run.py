@@ -114,66 +114,69 @@ def all_synced(all_cells: list[dict]) -> bool:
         c["state"] == "SYNCED" for c in all_cells if c["node"] in CLIENTS)
 
 
-def run(browser: Browser, addr: str, fixtures: Path, report: Report, shot: str | None) -> None:
-    browser.call("Network.enable", session=True)
-    browser.navigate(f"http://{addr}/")
-    clusters = fixtures / "clusters.yaml"
-    original = clusters.read_text()
-    before: dict[str, str] = {}
+class Checks:
+    """The checks, in order, on one open page; each returns what it saw, for the PASS line."""
 
-    def fleet_synced_and_rejecter_nacked() -> str:
-        seen = browser.wait_for(
+    def __init__(self, browser: Browser, addr: str, fixtures: Path) -> None:
+        self.browser, self.addr = browser, addr
+        self.clusters = fixtures / "clusters.yaml"
+        self.original = self.clusters.read_text()
+        self.before: dict[str, str] = {}
+
+    def fleet_synced_and_rejecter_nacked(self) -> str:
+        seen = self.browser.wait_for(
             "every client SYNCED and the rejecter's CDS NACKED", CELLS,
             lambda v: all_synced(json.loads(v)) and
             cds_of(json.loads(v)).get(REJECTER, {}).get("state") == "NACKED",
             LIVE_TIMEOUT_S)
         rejected = cds_of(json.loads(seen))[REJECTER]
         assert "rejected by --reject " + REJECT in (rejected["nack"] or ""), rejected
-        before.update({n: c["version"] for n, c in cds_of(json.loads(seen)).items()})
+        self.before.update({n: c["version"] for n, c in cds_of(json.loads(seen)).items()})
         return f"{len(json.loads(seen))} cells; {REJECTER}: {rejected['nack']!r}"
 
-    def edit_shows_new_version_then_synced() -> str:
-        clusters.write_text(original.replace("connect_timeout: 0.25s", "connect_timeout: 0.5s"))
-        seen = browser.wait_for(
+    def edit_shows_new_version_then_synced(self) -> str:
+        edited = self.original.replace("connect_timeout: 0.25s", "connect_timeout: 0.5s")
+        self.clusters.write_text(edited)
+        seen = self.browser.wait_for(
             "the new CDS version, SYNCED on every client", CELLS,
             lambda v: all_synced(json.loads(v)) and all(
-                cds_of(json.loads(v))[n]["version"] != before[n] for n in CLIENTS),
+                cds_of(json.loads(v))[n]["version"] != self.before[n] for n in CLIENTS),
             LIVE_TIMEOUT_S)
         cds = cds_of(json.loads(seen))
         new = {cds[n]["version"] for n in CLIENTS}
         assert len(new) == 1, f"one version for every client, saw {new}"
         version = new.pop()
         assert all(cds[n]["held"] == version for n in CLIENTS), cds
-        before["new"] = version
-        return f"cds {before[CLIENTS[0]]} -> {version}"
+        self.before["new"] = version
+        return f"cds {self.before[CLIENTS[0]]} -> {version}"
 
-    def broken_fixture_shows_the_rejection() -> str:
-        clusters.write_text(original + "- name: [unclosed\n")
-        seen = json.loads(browser.wait_for(
+    def broken_fixture_shows_the_rejection(self) -> str:
+        self.clusters.write_text(self.original + "- name: [unclosed\n")
+        seen = json.loads(self.browser.wait_for(
             "the rejection banner", RELOAD, lambda v: json.loads(v)["ok"] == "false",
             LIVE_TIMEOUT_S))
         assert re.search(r"clusters\.yaml: line \d+", seen["text"]), seen["text"]
-        cds = cds_of(cells(browser))
-        assert all(cds[n]["version"] == before["new"] for n in CLIENTS), \
+        cds = cds_of(cells(self.browser))
+        assert all(cds[n]["version"] == self.before["new"] for n in CLIENTS), \
             "the last good version stays served"
-        clusters.write_text(original)
-        browser.wait_for("the repaired file served", RELOAD,
-                         lambda v: json.loads(v)["ok"] == "true", LIVE_TIMEOUT_S)
+        self.clusters.write_text(self.original)
+        self.browser.wait_for("the repaired file served", RELOAD,
+                              lambda v: json.loads(v)["ok"] == "true", LIVE_TIMEOUT_S)
         return seen["text"].splitlines()[-1]
 
-    def conversation_shows_acks() -> str:
-        browser.wait_for("SYNCED again", CELLS, lambda v: all_synced(json.loads(v)),
-                         LIVE_TIMEOUT_S)
-        browser.evaluate(
+    def conversation_shows_acks(self) -> str:
+        self.browser.wait_for("SYNCED again", CELLS, lambda v: all_synced(json.loads(v)),
+                              LIVE_TIMEOUT_S)
+        self.browser.evaluate(
             f"document.querySelector('td.cell[data-node=\"{CLIENTS[0]}\"][data-type=cds]')"
             ".click()")
-        rows = json.loads(browser.wait_for(
+        rows = json.loads(self.browser.wait_for(
             "ACK rows in the conversation", TIMELINE,
             lambda v: sum(r["step"] == "ack" for r in json.loads(v)) >= 2, LIVE_TIMEOUT_S))
         acks = [r for r in rows if r["step"] == "ack"]
         assert all("apply + ACK" in r["text"] and "onConfigUpdate" in r["text"] for r in acks)
         assert any(r["step"] == "push" and "onDiscoveryResponse" in r["text"] for r in rows)
-        head = json.loads(browser.wait_for(
+        head = json.loads(self.browser.wait_for(
             "the stream's types, held = served", HEAD,
             lambda v: any(h["type"] == "cds" and h["state"] == "SYNCED"
                           for h in json.loads(v)), LIVE_TIMEOUT_S))
@@ -181,40 +184,40 @@ def run(browser: Browser, addr: str, fixtures: Path, report: Report, shot: str |
         assert cds["cells"][2] == cds["cells"][3], f"held vs served: {cds['cells']}"
         return f"{len(rows)} events, {len(acks)} ACKs"
 
-    def rejecter_conversation_shows_the_error() -> str:
-        browser.evaluate(
+    def rejecter_conversation_shows_the_error(self) -> str:
+        self.browser.evaluate(
             f"document.querySelector('td.cell[data-node=\"{REJECTER}\"][data-type=cds]')"
             ".click()")
-        rows = json.loads(browser.wait_for(
+        rows = json.loads(self.browser.wait_for(
             "a NACK with its error_detail", TIMELINE,
             lambda v: any(r["step"] == "nack" for r in json.loads(v)), LIVE_TIMEOUT_S))
         nack = next(r for r in rows if r["step"] == "nack")
         assert "error_detail" in nack["text"] and REJECT in nack["text"], nack["text"]
         return "reject + NACK with error_detail in full"
 
-    def node_filter_shows_matching_nodes_only() -> str:
-        browser.evaluate("(() => { const f = document.getElementById('filter');"
+    def node_filter_shows_matching_nodes_only(self) -> str:
+        self.browser.evaluate("(() => { const f = document.getElementById('filter');"
                          " f.value = 'web-*'; f.dispatchEvent(new Event('input')); })()")
-        seen = browser.wait_for(
+        seen = self.browser.wait_for(
             "only web-* rows", CELLS,
             lambda v: {c["node"] for c in json.loads(v)} == set(CLIENTS), LIVE_TIMEOUT_S)
         return f"{len(json.loads(seen))} cells, nodes {sorted(set(CLIENTS))}"
 
-    def a_thousand_streams_fit_in_500_rows_and_a_filter() -> str:
-        fleet = start([str(BIN_DIR / "xdsloop-client"), "fleet", "--server", addr,
+    def a_thousand_streams_fit_in_500_rows_and_a_filter(self) -> str:
+        fleet = start([str(BIN_DIR / "xdsloop-client"), "fleet", "--server", self.addr,
                        "--clients", str(FLEET)],
                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            browser.evaluate("(() => { const f = document.getElementById('filter');"
+            self.browser.evaluate("(() => { const f = document.getElementById('filter');"
                              " f.value = ''; f.dispatchEvent(new Event('input')); })()")
-            seen = json.loads(browser.wait_for(
+            seen = json.loads(self.browser.wait_for(
                 f"{FLEET} more streams, 500 rows and a note", GRID_SIZE,
                 lambda v: json.loads(v)["streams"] >= FLEET + 3
                 and json.loads(v)["rows"] == 500 and "filter" in json.loads(v)["note"],
                 FLEET_TIMEOUT_S))
-            browser.evaluate("(() => { const f = document.getElementById('filter');"
+            self.browser.evaluate("(() => { const f = document.getElementById('filter');"
                              " f.value = 'fleet-99*'; f.dispatchEvent(new Event('input')); })()")
-            rows = browser.wait_for(
+            rows = self.browser.wait_for(
                 "the 11 fleet-99* nodes, SYNCED", CELLS,
                 lambda v: len({c["node"] for c in json.loads(v)}) == 11
                 and all(c["state"] == "SYNCED" for c in json.loads(v)), FLEET_TIMEOUT_S)
@@ -223,34 +226,47 @@ def run(browser: Browser, addr: str, fixtures: Path, report: Report, shot: str |
         finally:
             stop(fleet)
 
-    def nothing_fetched_elsewhere() -> str:
+    def nothing_fetched_elsewhere(self) -> str:
         urls = []
-        while not browser.events.empty():
-            event = browser.events.get()
+        while not self.browser.events.empty():
+            event = self.browser.events.get()
             if event.get("method") == "Network.requestWillBeSent":
                 urls.append(event["params"]["request"]["url"])
-        foreign = [u for u in urls if not u.startswith(f"http://{addr}/")]
+        foreign = [u for u in urls if not u.startswith(f"http://{self.addr}/")]
         assert urls and not foreign, f"fetched elsewhere: {foreign}"
-        return f"{len(urls)} requests, all to http://{addr}/"
+        return f"{len(urls)} requests, all to http://{self.addr}/"
 
-    report.check("page_shows_every_client_synced_and_the_reject_client_nacked",
-                 fleet_synced_and_rejecter_nacked)
-    report.check("page_edit_shows_the_new_version_then_synced_for_every_client",
-                 edit_shows_new_version_then_synced)
-    report.check("page_broken_fixture_shows_the_rejection_with_file_line",
-                 broken_fixture_shows_the_rejection)
-    report.check("page_stream_conversation_shows_its_acks_with_step_labels",
-                 conversation_shows_acks)
-    report.check("page_reject_client_conversation_shows_the_nack_error_detail",
-                 rejecter_conversation_shows_the_error)
+
+def run(browser: Browser, addr: str, fixtures: Path, report: Report, shot: str | None) -> None:
+    """Loads the page once, then runs every check on it (the fleet changes under it)."""
+    browser.call("Network.enable", session=True)
+    browser.navigate(f"http://{addr}/")
+    checks = Checks(browser, addr, fixtures)
+    for name, check in [
+        ("page_shows_every_client_synced_and_the_reject_client_nacked",
+         checks.fleet_synced_and_rejecter_nacked),
+        ("page_edit_shows_the_new_version_then_synced_for_every_client",
+         checks.edit_shows_new_version_then_synced),
+        ("page_broken_fixture_shows_the_rejection_with_file_line",
+         checks.broken_fixture_shows_the_rejection),
+        ("page_stream_conversation_shows_its_acks_with_step_labels",
+         checks.conversation_shows_acks),
+        ("page_reject_client_conversation_shows_the_nack_error_detail",
+         checks.rejecter_conversation_shows_the_error),
+    ]:
+        report.check(name, check)
     if shot:
         Path(shot).parent.mkdir(parents=True, exist_ok=True)
         browser.screenshot(shot)
         print(f"screenshot: {shot}")
-    report.check("page_node_filter_shows_matching_nodes_only", node_filter_shows_matching_nodes_only)
-    report.check("page_with_1000_streams_shows_500_rows_and_filters_by_node",
-                 a_thousand_streams_fit_in_500_rows_and_a_filter)
-    report.check("page_loads_nothing_from_elsewhere", nothing_fetched_elsewhere)
+    for name, check in [
+        ("page_node_filter_shows_matching_nodes_only",
+         checks.node_filter_shows_matching_nodes_only),
+        ("page_with_1000_streams_shows_500_rows_and_filters_by_node",
+         checks.a_thousand_streams_fit_in_500_rows_and_a_filter),
+        ("page_loads_nothing_from_elsewhere", checks.nothing_fetched_elsewhere),
+    ]:
+        report.check(name, check)
 
 
 def main() -> int:
