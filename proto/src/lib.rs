@@ -15,9 +15,11 @@
 //! - [`discovery`]: the discovery request and response messages, and the protocol constants
 //!   both ends share (wildcard, NACK code and size bound).
 //! - [`services`]: ADS and the per-type services by name: gRPC paths and REST paths.
+//! - [`csds`]: the Client Status Discovery Service both ends serve: messages, `node_matchers`.
 //! - [`grpc_frames`]: gRPC messages split out of HTTP/2 data chunks without a stream buffer.
 
 pub mod codec;
+pub mod csds;
 pub mod discovery;
 pub mod error;
 pub mod fixture;

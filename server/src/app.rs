@@ -11,7 +11,7 @@ use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 use tokio::{net::TcpListener, sync::watch, task::JoinHandle};
 use tokio_stream::{StreamExt, wrappers::TcpListenerStream};
 use tracing::{info, warn};
-use xdsloop_proto::{Codec, services::ADS_SERVICE};
+use xdsloop_proto::{Codec, csds::CSDS_SERVICE, services::ADS_SERVICE};
 
 use crate::{
     Error, Snapshot,
@@ -123,13 +123,22 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         Placement::XdsPort | Placement::Off => None,
     };
     let on_xds_port = xds_port_admin(config.admin, state, admin.as_ref());
+    // CSDS is one of the admin routes: health and reflection name it where it is served.
+    let admin_grpc: &'static [&'static str] = match config.admin {
+        Placement::XdsPort => &[CSDS_SERVICE],
+        Placement::Listener(_) | Placement::Off => &[],
+    };
+    let http = Http {
+        routes: on_xds_port,
+        grpc_services: admin_grpc,
+    };
     let server = bind(
         config.listen,
         snapshots.clone(),
         registry.clone(),
         config.max_message_bytes,
         codec,
-        on_xds_port,
+        http,
     )
     .await?;
     let admin_addr = match config.admin {
@@ -286,7 +295,11 @@ pub async fn serve_with_codec(
     max_message_bytes: usize,
     codec: Codec,
 ) -> Result<GrpcServer, Error> {
-    let (registry, no_admin) = (Registry::new(), axum::Router::new());
+    let no_admin = Http {
+        routes: axum::Router::new(),
+        grpc_services: &[],
+    };
+    let registry = Registry::new();
     let server = bind(
         listen,
         snapshots,
@@ -301,15 +314,21 @@ pub async fn serve_with_codec(
     Ok(server)
 }
 
-/// Binds the xDS port and serves gRPC and REST-JSON there, plus the `http` routes (the admin
-/// routes, or what answers in their place) on HTTP/1.1 and h2c alike.
+/// What the xDS port serves besides xDS: the admin routes (or what answers in their place),
+/// on HTTP/1.1 and h2c alike, and the gRPC services among them, for health and reflection.
+struct Http {
+    routes: axum::Router,
+    grpc_services: &'static [&'static str],
+}
+
+/// Binds the xDS port and serves gRPC and REST-JSON there, plus the `http` routes.
 async fn bind(
     listen: SocketAddr,
     snapshots: watch::Receiver<Arc<Snapshot>>,
     registry: Registry,
     max_message_bytes: usize,
     codec: Codec,
-    http: axum::Router,
+    http: Http,
 ) -> Result<GrpcServer, Error> {
     let bind_error = |source| Error::Bind {
         addr: listen.to_string(),
@@ -327,8 +346,9 @@ async fn bind(
     routes.add_service(ads);
     let mut xds_services = vec![ads_service_name()];
     xds_services.extend(per_type::add_to(&mut routes, per_type, max_message_bytes));
+    xds_services.extend(http.grpc_services);
     let health = introspection::add_to(&mut routes, &xds_services).await?;
-    let http = Rest::new(fetcher, &codec).router().merge(http);
+    let http = Rest::new(fetcher, &codec).router().merge(http.routes);
     let routes = rest::with_grpc(routes.routes(), http);
     // xDS pushes are small writes that should leave at once, not wait for Nagle.
     let incoming = TcpListenerStream::new(listener).map(|conn| {

@@ -6,7 +6,9 @@
 //! - `GET /status`: the [`crate::admin::status`] document (`?node=ID` lists one node's streams only);
 //! - `GET /snapshot`: the resources being served, as proto3 JSON (`?node=ID`, `?type=cds`);
 //! - `GET /healthz`: `{"status":"ok"}` while the server runs and follows fixture changes;
-//!   HTTP 503 `{"status":"unhealthy","error":...}` while the fixture watcher is down.
+//!   HTTP 503 `{"status":"unhealthy","error":...}` while the fixture watcher is down;
+//! - gRPC `envoy.service.status.v3.ClientStatusDiscoveryService` ([`crate::admin::csds`]): the
+//!   same ledger, for tools that speak CSDS.
 //!
 //! Handlers read copies: the newest snapshot and reload result from their `watch` channels and
 //! the registry's stream list, so a slow HTTP client never holds anything streams need.
@@ -28,6 +30,7 @@ use xdsloop_proto::{Codec, type_url};
 
 use crate::{
     Error, Snapshot, TypeResources,
+    admin::csds::service::Csds,
     admin::registry::Registry,
     admin::status::{self, Inputs},
     config::watch::ReloadStatus,
@@ -92,12 +95,15 @@ impl Admin {
         status::build(inputs, node)
     }
 
+    /// The admin routes, CSDS included (it shows the same data, so it goes where they go).
     pub fn router(self) -> Router {
+        let csds = Csds::new(self.registry.clone(), self.snapshots.clone()).router();
         Router::new()
             .route("/status", get(get_status))
             .route("/snapshot", get(get_snapshot))
             .route("/healthz", get(healthz))
             .with_state(self)
+            .merge(csds)
     }
 }
 

@@ -22,7 +22,7 @@ use crate::{
     protocol::subscription::TypeStatus,
 };
 
-pub use self::state::{SyncState, served_version, sync_state, view_hash};
+pub use self::state::{Answer, SyncState, answer, served_version, sync_state, view_hash};
 
 /// The document's schema name; see `docs/status.md`.
 pub const SCHEMA: &str = "xdsloop.status.v1";

@@ -43,13 +43,15 @@ impl SyncState {
 }
 
 /// How the latest response on a type was answered.
-enum Answer {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
     None,
     Ack,
     Nack,
 }
 
-fn answer(status: &TypeStatus) -> Answer {
+/// How `status`'s latest response was answered.
+pub fn answer(status: &TypeStatus) -> Answer {
     let Some(sent) = &status.last_sent else {
         return Answer::None;
     };
