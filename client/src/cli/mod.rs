@@ -86,6 +86,11 @@ pub struct Args {
     /// gRPC message size limit in bytes, both directions.
     #[arg(long, default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
     pub max_message_bytes: usize,
+    /// Serve this client's Client Status Discovery Service (what it holds, ACKED / NACKED /
+    /// REQUESTED / DOES_NOT_EXIST per resource) on ADDR, e.g. `127.0.0.1:0`; the bound
+    /// address is printed on stderr (`CSDS on ADDR`).
+    #[arg(long, value_name = "ADDR")]
+    pub csds: Option<std::net::SocketAddr>,
     /// stderr (connection news and logs): `text`, coloured only on a terminal and never with
     /// NO_COLOR set, or `json`, one object per line for machines.
     #[arg(long, value_enum, default_value = "text")]
@@ -212,6 +217,16 @@ pub async fn run(
     config.max_message_bytes = args.max_message_bytes;
     let codec = config.codec.clone();
     let client = Client::start(config, std::future::pending())?;
+    let csds = match args.csds {
+        Some(listen) => {
+            let server = crate::client::csds::serve(listen, client.status()).await?;
+            let message = format!("CSDS on {}", server.addr());
+            let line = stderr_line(&args, tracing::Level::INFO, Some("xdsloop-client"), &message);
+            writeln!(err, "{line}")?;
+            Some(server)
+        }
+        None => None,
+    };
     let mut reports = client.reports();
     // All at once: subscribed one by one, a fast server could have the first types "synced"
     // (and --dump printed) before the later ones were even registered.
@@ -281,6 +296,9 @@ pub async fn run(
         let rendered = output::render_dump(&output::dump(&store, &codec), args.output)?;
         write!(out, "{rendered}")?;
         out.flush()?;
+    }
+    if let Some(csds) = csds {
+        csds.stop().await;
     }
     client.stop().await;
     Ok(())

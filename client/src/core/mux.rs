@@ -5,10 +5,11 @@
 //! [`Mux::take_output`]: requests for the wire, events for subscriptions, reports for observers.
 
 mod deliver;
+mod status;
 mod update;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use xdsloop_proto::Codec;
 use xdsloop_proto::discovery::Node;
@@ -83,6 +84,17 @@ pub struct Output {
     pub store_changed: bool,
 }
 
+/// A rejected response, kept until the type's next accepted one (CSDS shows it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Nack {
+    /// The rejected response's version.
+    version: String,
+    message: String,
+    at: SystemTime,
+    /// The resources it held that could be read; empty: it could not be read at all.
+    names: BTreeSet<String>,
+}
+
 pub struct Mux {
     config: MuxConfig,
     watches: WatchMap,
@@ -96,8 +108,8 @@ pub struct Mux {
     node_sent: BTreeSet<StreamKey>,
     /// Internal watch per dependent type (dependency following).
     dep_watches: BTreeMap<String, WatchId>,
-    /// Types whose last response was NACKed.
-    nacked: BTreeSet<String>,
+    /// Types whose last response was NACKed, with that NACK.
+    nacked: BTreeMap<String, Nack>,
     /// Types that received any response since the client started.
     answered: BTreeSet<String>,
     synced: bool,
@@ -117,7 +129,7 @@ impl Mux {
             live: BTreeSet::new(),
             node_sent: BTreeSet::new(),
             dep_watches: BTreeMap::new(),
-            nacked: BTreeSet::new(),
+            nacked: BTreeMap::new(),
             answered: BTreeSet::new(),
             synced: false,
             out: Output::default(),
@@ -372,7 +384,7 @@ impl Mux {
                 let wanted = self.watches.wanted(t);
                 wanted.is_empty()
                     || (self.answered.contains(t)
-                        && (self.nacked.contains(t)
+                        && (self.nacked.contains_key(t)
                             || wanted.names.iter().all(|n| {
                                 self.store.holds(t, n) || self.not_found.is_missing(t, n)
                             })))

@@ -24,6 +24,8 @@ pub struct Decoded {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Rejection {
     pub problems: Vec<String>,
+    /// The names of the response's resources that could be read (CSDS reports them NACKED).
+    pub names: BTreeSet<String>,
 }
 
 impl Rejection {
@@ -131,10 +133,11 @@ impl<'a> Checker<'a> {
         });
     }
 
-    fn finish(self) -> Result<Vec<Decoded>, Rejection> {
+    fn finish(mut self) -> Result<Vec<Decoded>, Rejection> {
         if self.rejection.problems.is_empty() {
             Ok(self.accepted)
         } else {
+            self.rejection.names = self.names;
             Err(self.rejection)
         }
     }

@@ -7,7 +7,8 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
-use tokio::sync::{broadcast, mpsc, watch};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use xdsloop_proto::csds::ClientConfig;
 use tokio::time::Instant;
 
 use crate::core::event::{Event, Report};
@@ -36,6 +37,20 @@ pub(crate) enum Command {
     Unwatch {
         id: WatchId,
     },
+    /// CSDS: what this client holds now, answered from the mux (C18); `contents` false leaves
+    /// the resources themselves out.
+    Status {
+        contents: bool,
+        reply: oneshot::Sender<ClientConfig>,
+    },
+}
+
+impl Command {
+    /// Whether the command changes what the client wants (a status query does not: it must
+    /// not be what opens the first stream).
+    pub(crate) fn is_interest(&self) -> bool {
+        !matches!(self, Command::Status { .. })
+    }
 }
 
 /// Where a transport puts the requests the mux produced.
@@ -90,6 +105,10 @@ impl Hub {
             Command::Unwatch { id } => {
                 self.subscribers.remove(&id);
                 self.mux.remove_watch(id, at);
+            }
+            Command::Status { contents, reply } => {
+                // The asker may have given up; nothing to do then.
+                let _ = reply.send(self.mux.client_config(contents));
             }
         }
     }

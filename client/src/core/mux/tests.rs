@@ -4,6 +4,7 @@
 mod deps;
 mod per_type;
 mod requests;
+mod status;
 
 use std::time::{Instant, SystemTime};
 

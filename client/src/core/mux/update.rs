@@ -8,7 +8,7 @@ use xdsloop_proto::discovery::{
 };
 use xdsloop_proto::type_url::{CLUSTER, LISTENER};
 
-use super::Mux;
+use super::{Mux, Nack};
 use crate::config::Mode;
 use crate::core::deps;
 use crate::core::event::{Event, Failure, Report, UpdateReport, Verdict};
@@ -140,6 +140,7 @@ impl Mux {
         }
         let rejection = Rejection {
             problems: vec![reason.to_string()],
+            ..Default::default()
         };
         self.rejected(type_url, version, nonce, &rejection, at);
         self.finish_response(type_url, now);
@@ -202,7 +203,13 @@ impl Mux {
         tracing::warn!(type_url, version, nonce, error = %message, "update rejected");
         let state = self.types.get_mut(type_url).expect("caller checked");
         state.nack(nonce, &message);
-        self.nacked.insert(type_url.to_string());
+        let nack = Nack {
+            version: version.to_string(),
+            message: message.clone(),
+            at,
+            names: why.names.clone(),
+        };
+        self.nacked.insert(type_url.to_string(), nack);
         self.answered.insert(type_url.to_string());
         self.out.reports.push(Report::Update(UpdateReport {
             at,
@@ -259,7 +266,7 @@ impl Mux {
     /// Recomputes the dependent names of `type_url` with the child type paused; returns the
     /// paused child, which the caller resumes after the parent's reply went out.
     fn follow_dependencies(&mut self, type_url: &str, now: Instant) -> Option<&'static str> {
-        if !self.config.follow_deps || self.nacked.contains(type_url) {
+        if !self.config.follow_deps || self.nacked.contains_key(type_url) {
             return None;
         }
         let child = deps::child_of(type_url)?;
