@@ -15,6 +15,7 @@ use xdsloop_proto::{Codec, csds::CSDS_SERVICE, services::ADS_SERVICE};
 
 use crate::{
     Error, Snapshot,
+    admin::csds::service::Csds,
     admin::registry::Registry,
     admin::{self, Admin, AdminServer, Placement},
     config::watch::{ReloadStatus, Settings, Watcher},
@@ -122,15 +123,11 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         Placement::Listener(listen) => Some(admin::serve(listen, state.clone()).await?),
         Placement::XdsPort | Placement::Off => None,
     };
-    let on_xds_port = xds_port_admin(config.admin, state, admin.as_ref());
-    // CSDS is one of the admin routes: health and reflection name it where it is served.
-    let admin_grpc: &'static [&'static str] = match config.admin {
-        Placement::XdsPort => &[CSDS_SERVICE],
-        Placement::Listener(_) | Placement::Off => &[],
-    };
+    // CSDS shows the admin data: it is served where the admin routes are.
+    let csds = (config.admin == Placement::XdsPort).then(|| state.csds());
     let http = Http {
-        routes: on_xds_port,
-        grpc_services: admin_grpc,
+        routes: xds_port_admin(config.admin, state, admin.as_ref()),
+        csds,
     };
     let server = bind(
         config.listen,
@@ -297,7 +294,7 @@ pub async fn serve_with_codec(
 ) -> Result<GrpcServer, Error> {
     let no_admin = Http {
         routes: axum::Router::new(),
-        grpc_services: &[],
+        csds: None,
     };
     let registry = Registry::new();
     let server = bind(
@@ -315,10 +312,10 @@ pub async fn serve_with_codec(
 }
 
 /// What the xDS port serves besides xDS: the admin routes (or what answers in their place),
-/// on HTTP/1.1 and h2c alike, and the gRPC services among them, for health and reflection.
+/// on HTTP/1.1 and h2c alike, and CSDS when the admin is here.
 struct Http {
     routes: axum::Router,
-    grpc_services: &'static [&'static str],
+    csds: Option<Csds>,
 }
 
 /// Binds the xDS port and serves gRPC and REST-JSON there, plus the `http` routes.
@@ -346,7 +343,10 @@ async fn bind(
     routes.add_service(ads);
     let mut xds_services = vec![ads_service_name()];
     xds_services.extend(per_type::add_to(&mut routes, per_type, max_message_bytes));
-    xds_services.extend(http.grpc_services);
+    if let Some(csds) = http.csds {
+        routes.add_service(csds.service());
+        xds_services.push(CSDS_SERVICE);
+    }
     let health = introspection::add_to(&mut routes, &xds_services).await?;
     let http = Rest::new(fetcher, &codec).router().merge(http.routes);
     let routes = rest::with_grpc(routes.routes(), http);

@@ -221,7 +221,12 @@ pub async fn run(
         Some(listen) => {
             let server = crate::client::csds::serve(listen, client.status()).await?;
             let message = format!("CSDS on {}", server.addr());
-            let line = stderr_line(&args, tracing::Level::INFO, Some("xdsloop-client"), &message);
+            let line = stderr_line(
+                &args,
+                tracing::Level::INFO,
+                Some("xdsloop-client"),
+                &message,
+            );
             writeln!(err, "{line}")?;
             Some(server)
         }

@@ -32,7 +32,11 @@ impl Csds {
         let contents = !request.exclude_resource_contents;
         let stopped = |e: ClientError| Status::unavailable(e.to_string());
         let config = self.client.client_config(contents).await.map_err(stopped)?;
-        let node = config.node.as_ref().map(|n| n.id.as_str()).unwrap_or_default();
+        let node = config
+            .node
+            .as_ref()
+            .map(|n| n.id.as_str())
+            .unwrap_or_default();
         let wanted = node_matches(&request.node_matchers, node)
             .map_err(|unsupported| Status::unimplemented(unsupported.0))?;
         let config = if wanted { vec![config] } else { Vec::new() };
@@ -99,9 +103,9 @@ impl Drop for CsdsServer {
 
 /// Binds `listen` (port 0 picks a free port) and serves CSDS about `client` there.
 pub async fn serve(listen: SocketAddr, client: StatusHandle) -> Result<CsdsServer, ClientError> {
-    let listener = TcpListener::bind(listen).await.map_err(|e| {
-        ClientError::Argument(format!("--csds {listen}: cannot listen there: {e}"))
-    })?;
+    let listener = TcpListener::bind(listen)
+        .await
+        .map_err(|e| ClientError::Argument(format!("--csds {listen}: cannot listen there: {e}")))?;
     let addr = listener.local_addr()?;
     let (stop, stopped) = oneshot::channel::<()>();
     let service = ClientStatusDiscoveryServiceServer::new(Csds::new(client));

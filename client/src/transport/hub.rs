@@ -8,8 +8,8 @@ use std::future::Future;
 use std::sync::Arc;
 
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
-use xdsloop_proto::csds::ClientConfig;
 use tokio::time::Instant;
+use xdsloop_proto::csds::ClientConfig;
 
 use crate::core::event::{Event, Report};
 use crate::core::mux::{Mux, Output};

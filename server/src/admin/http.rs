@@ -95,15 +95,20 @@ impl Admin {
         status::build(inputs, node)
     }
 
-    /// The admin routes, CSDS included (it shows the same data, so it goes where they go).
+    /// CSDS on the same data. It shows what `/status` shows, so it is served where the admin
+    /// routes are: [`serve`] adds it, and on the xDS port the server adds it to its gRPC
+    /// services.
+    pub fn csds(&self) -> Csds {
+        Csds::new(self.registry.clone(), self.snapshots.clone())
+    }
+
+    /// The admin HTTP routes.
     pub fn router(self) -> Router {
-        let csds = Csds::new(self.registry.clone(), self.snapshots.clone()).router();
         Router::new()
             .route("/status", get(get_status))
             .route("/snapshot", get(get_snapshot))
             .route("/healthz", get(healthz))
             .with_state(self)
-            .merge(csds)
     }
 }
 
@@ -152,7 +157,8 @@ impl Drop for AdminServer {
     }
 }
 
-/// Binds `listen` (port 0 picks a free port) and serves the admin routes on it alone.
+/// Binds `listen` (port 0 picks a free port) and serves the admin routes on it alone, with
+/// CSDS (gRPC over h2c) beside them.
 pub async fn serve(listen: SocketAddr, admin: Admin) -> Result<AdminServer, Error> {
     let bind_error = |source| Error::Bind {
         addr: listen.to_string(),
@@ -164,11 +170,14 @@ pub async fn serve(listen: SocketAddr, admin: Admin) -> Result<AdminServer, Erro
         warn!(%addr, "admin endpoint is reachable from other hosts and has no authentication");
     }
     let (stop, mut stopped) = watch::channel(false);
-    let server = axum::serve(listener, admin.router()).with_graceful_shutdown(async move {
+    // The gRPC router brings the fallback (UNIMPLEMENTED for unknown gRPC methods, 404
+    // otherwise); an axum router may have only one.
+    let router = admin.csds().router().merge(admin.router());
+    let server = axum::serve(listener, router).with_graceful_shutdown(async move {
         let _ = stopped.wait_for(|stop| *stop).await;
     });
     let task = tokio::spawn(async move { server.await });
-    info!(%addr, "admin listening on http://{addr}/status (and /snapshot, /healthz)");
+    info!(%addr, "admin listening on http://{addr}/status (and /snapshot, /healthz, CSDS)");
     Ok(AdminServer {
         addr,
         stop,

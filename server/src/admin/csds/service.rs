@@ -32,10 +32,14 @@ impl Csds {
         }
     }
 
-    /// The gRPC service, as axum routes to merge with the admin routes.
+    /// The tonic service, to add to a server's gRPC routes.
+    pub fn service(self) -> ClientStatusDiscoveryServiceServer<Self> {
+        ClientStatusDiscoveryServiceServer::new(self)
+    }
+
+    /// The service alone as axum routes (with the gRPC fallback: merge other routes into it).
     pub fn router(self) -> axum::Router {
-        let service = ClientStatusDiscoveryServiceServer::new(self);
-        tonic::service::Routes::new(service).into_axum_router()
+        tonic::service::Routes::new(self.service()).into_axum_router()
     }
 
     /// Builds the answer off the runtime threads: thousands of streams make it milliseconds of

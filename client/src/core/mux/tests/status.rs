@@ -32,7 +32,14 @@ fn c18_client_status_reports_acked_nacked_requested_and_not_found() {
     let names = Interest::names(["a", "b", "ghost"]);
     mux.add_watch(1, ENDPOINT, names, start);
     mux.on_stream_start(start);
-    respond(&mut mux, start, ENDPOINT, "v1", "1", vec![endpoints("a"), endpoints("b")]);
+    respond(
+        &mut mux,
+        start,
+        ENDPOINT,
+        "v1",
+        "1",
+        vec![endpoints("a"), endpoints("b")],
+    );
     let later = start + Duration::from_secs(5);
     mux.set_interest(1, Interest::names(["a", "b", "ghost", "late"]), later);
     mux.on_timer(start + Duration::from_secs(10), SystemTime::now());
@@ -59,18 +66,34 @@ fn c18_client_status_reports_acked_nacked_requested_and_not_found() {
     respond(&mut mux, later, ENDPOINT, "v2", "2", vec![b2]);
     let ours = mux.client_config(true);
     let b = &ours.generic_xds_configs[1];
-    assert_eq!(statuses(std::slice::from_ref(b)), [("b", Status::Nacked, "v1")]);
+    assert_eq!(
+        statuses(std::slice::from_ref(b)),
+        [("b", Status::Nacked, "v1")]
+    );
     let failure = b.error_state.as_ref().unwrap();
     assert_eq!(failure.version_info, "v2");
     assert!(failure.details.contains("b is not allowed"), "{failure:?}");
     let kept = b.xds_config.as_ref().unwrap();
     assert_eq!(kept.value, endpoints("b").value, "the last good one stays");
     let a = &ours.generic_xds_configs[0];
-    assert_eq!(Status::try_from(a.client_status), Ok(Status::Acked), "not in the NACKed response");
-    assert!(mux.client_config(false).generic_xds_configs.iter().all(|c| c.xds_config.is_none()));
+    assert_eq!(
+        Status::try_from(a.client_status),
+        Ok(Status::Acked),
+        "not in the NACKed response"
+    );
+    assert!(
+        mux.client_config(false)
+            .generic_xds_configs
+            .iter()
+            .all(|c| c.xds_config.is_none())
+    );
 
     respond(&mut mux, later, ENDPOINT, "v3", "3", vec![endpoints("b")]);
     let after = mux.client_config(true);
     let row = statuses(&after.generic_xds_configs)[1];
-    assert_eq!(row, ("b", Status::Acked, "v1"), "an accepted response clears the NACK");
+    assert_eq!(
+        row,
+        ("b", Status::Acked, "v1"),
+        "an accepted response clears the NACK"
+    );
 }
