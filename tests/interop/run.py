@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -152,6 +153,68 @@ def client_synced(status: dict) -> str:
     return ""
 
 
+def csds_query(python: Path, addr: str) -> tuple[dict | None, str]:
+    """One FetchClientStatus against `addr` (csds_query.py, in the venv): the answer, or why not."""
+    argv = [str(python), str(HERE / "csds_query.py"), addr]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=START_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return None, f"CSDS at {addr} did not answer"
+    if done.returncode != 0:
+        return None, (done.stdout + done.stderr).strip()
+    return json.loads(done.stdout), ""
+
+
+def csds_disagreement(grpc_view: dict, server_view: dict) -> str:
+    """"" when every resource gRPC's CSDS says it ACKed is, on xdsloop-server's CSDS, ACKed and
+    SYNCED by this client at the same version with the same bytes, and the other way round."""
+    theirs = [r for c in grpc_view["configs"] for r in c["resources"]]
+    ours = [c for c in server_view["configs"] if c["node"] == CLIENT_NODE]
+    if len(ours) != 1:
+        return f"xdsloop-server's CSDS has {len(ours)} configs for {CLIENT_NODE}"
+    acked = {(r["type_url"], r["name"]): r for r in theirs if r["client_status"] == "ACKED"}
+    served = {(r["type_url"], r["name"]): r for r in ours[0]["resources"]}
+    kinds = {t.rsplit(".", 1)[1] for t, _ in acked}
+    if kinds != {"Listener", "RouteConfiguration", "Cluster", "ClusterLoadAssignment"}:
+        return f"gRPC's CSDS ACKed only {sorted(kinds)}: {theirs}"
+    if set(acked) != set(served):
+        return f"gRPC ACKed {sorted(acked)}, xdsloop-server lists {sorted(served)}"
+    for key, mine in acked.items():
+        other = served[key]
+        same = (other["client_status"], other["config_status"], other["version"],
+                other["config_sha256"])
+        if same != ("ACKED", "SYNCED", mine["version"], mine["config_sha256"]):
+            return f"{key}: gRPC says {mine}, xdsloop-server says {other}"
+    return ""
+
+
+def tampered(view: dict) -> dict:
+    """`view` with the first resource's version changed: the comparison must notice."""
+    view = json.loads(json.dumps(view))
+    for config in view["configs"]:
+        if config["node"] == CLIENT_NODE and config["resources"]:
+            config["resources"][0]["version"] += "-tampered"
+    return view
+
+
+def wait_csds_agree(python: Path, grpc_csds: str, server: str) -> tuple[bool, str]:
+    """Both CSDS endpoints, asked again until they agree (each side settles on its own)."""
+    deadline, why = time.monotonic() + PUSH_TIMEOUT_S, ""
+    while True:
+        grpc_view, why = csds_query(python, grpc_csds)
+        server_view, why_server = csds_query(python, server)
+        why = why or why_server
+        if grpc_view and server_view:
+            why = csds_disagreement(grpc_view, server_view)
+            if not why and not csds_disagreement(grpc_view, tampered(server_view)):
+                return False, "the comparison did not notice a tampered version"
+            if not why:
+                return True, ""
+        if time.monotonic() >= deadline:
+            return False, why
+        time.sleep(0.2)
+
+
 def start_backends(python: Path) -> tuple[dict[str, int], list[Proc]]:
     ports, procs = {}, []
     for name in ("A", "B"):
@@ -200,7 +263,7 @@ def start_client(python: Path, bootstrap: Path) -> Proc:
 
 
 def scenario(r: Report, calls: Calls, server: Proc, admin: str, fixtures: Path,
-             ports: dict) -> None:
+             ports: dict, csds: tuple[Path, str]) -> None:
     a, b = ports["A"], ports["B"]
     eds, rds = fixtures / fx.ENDPOINTS_FILE, fixtures / fx.ROUTES_FILE
 
@@ -253,6 +316,16 @@ def scenario(r: Report, calls: Calls, server: Proc, admin: str, fixtures: Path,
             f"{len(failed)} failed calls: {sorted(set(failed))}")
     r.check("/status: the client's ADS SotW stream ACKed the served LDS/RDS/CDS/EDS, no NACK",
             *wait_status(admin, client_synced))
+    python, server_csds = csds
+    line = calls.client.out.wait(
+        lambda ls: next((l for l in ls if l.startswith("csds ")), None), START_TIMEOUT_S)
+    if line:
+        grpc_csds = f"127.0.0.1:{line.split()[1]}"
+        r.check("gRPC's CSDS and xdsloop-server's CSDS agree: every resource gRPC ACKed, at "
+                "the same version and bytes", *wait_csds_agree(python, grpc_csds, server_csds))
+    else:
+        r.check("gRPC's CSDS and xdsloop-server's CSDS agree", False,
+                "client.py printed no `csds PORT` line")
     r.check("xdsloop-server is still running", server.alive())
 
 
@@ -276,7 +349,8 @@ def run(r: Report, work: Path) -> None:
         client = start_client(python, write_bootstrap(work, server_port))
         procs.append(client)
         failed_before = r.failed
-        scenario(r, Calls(client), server, admin, fixtures, ports)
+        csds = (python, f"127.0.0.1:{server_port}")
+        scenario(r, Calls(client), server, admin, fixtures, ports, csds)
         if r.failed > failed_before:
             print("\n".join(p.tail() for p in procs), file=sys.stderr)
     finally:
