@@ -15,7 +15,7 @@ use serde_path_to_error::Segment;
 use crate::{
     DecodeError, Position, Resource,
     locate::{self, Failure, Step},
-    secret, strict, type_url, version,
+    secret, strict, type_url, version, xdstp,
 };
 
 static ENVOY_DESCRIPTORS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/envoy.bin"));
@@ -118,7 +118,7 @@ impl Codec {
         serde_json::to_writer(&mut hash, &object).expect("JSON values serialize");
         hash.end_part();
         object.remove("@type");
-        let message = decode_json(desc, serde_json::Value::Object(object))
+        let mut message = decode_json(desc, serde_json::Value::Object(object))
             .map_err(|(path, key, text)| field_failure(&type_url, &label, path, key, text))?;
         strict::check(&message, &self.pool)
             .map_err(|v| field_failure(&type_url, &label, v.path, false, v.message))?;
@@ -135,6 +135,7 @@ impl Codec {
             };
             return Err(Failure::new(error).at(vec![step], true));
         };
+        let name = federation_name(&mut message, &type_url, name, &label)?;
         Ok(Resource {
             type_url,
             name,
@@ -317,6 +318,47 @@ fn field_failure(
         message,
     };
     Failure::new(error).at(path, key)
+}
+
+/// S18: an `xdstp://` name must name its own type, and is served (and written into the
+/// resource) with its context parameters sorted, the form clients subscribe with.
+fn federation_name(
+    message: &mut DynamicMessage,
+    type_url: &str,
+    name: String,
+    label: &str,
+) -> Result<String, Failure> {
+    if !xdstp::is_xdstp(&name) {
+        return Ok(name);
+    }
+    let field = type_url::name_field(type_url);
+    let refuse = |message: String| {
+        let error = DecodeError::Field {
+            at: Position::default(),
+            resource: label.to_string(),
+            path: field.to_string(),
+            message,
+        };
+        let step = Step::Field {
+            name: field.to_string(),
+            json: json_name(field).to_string(),
+        };
+        Failure::new(error).at(vec![step], false)
+    };
+    let parsed = xdstp::parse(&name).map_err(refuse)?;
+    let expected = type_url::message_name(type_url);
+    if parsed.resource_type != expected {
+        return Err(refuse(format!(
+            "the xdstp:// name's type is {} but the resource is a {expected}: clients ask for \
+             this type as xdstp://{}/{expected}/{}",
+            parsed.resource_type, parsed.authority, parsed.id
+        )));
+    }
+    let canonical = parsed.canonical();
+    if canonical != name {
+        message.set_field_by_name(field, prost_reflect::Value::String(canonical.clone()));
+    }
+    Ok(canonical)
 }
 
 fn json_name(field: &str) -> &str {

@@ -16,6 +16,7 @@
 //!   both ends share (wildcard, NACK code and size bound).
 //! - [`services`]: ADS and the per-type services by name: gRPC paths and REST paths.
 //! - [`csds`]: the Client Status Discovery Service both ends serve: messages, `node_matchers`.
+//! - [`xdstp`]: `xdstp://` (federation) resource names, parsed and normalised alike on both ends.
 //! - [`grpc_frames`]: gRPC messages split out of HTTP/2 data chunks without a stream buffer.
 
 pub mod codec;
@@ -31,6 +32,7 @@ pub mod services;
 mod strict;
 pub mod type_url;
 pub mod version;
+pub mod xdstp;
 
 pub use codec::Codec;
 pub use error::{DecodeError, Position};

@@ -53,7 +53,9 @@ pub fn parse(name: &str) -> Result<XdstpName<'_>, String> {
         .split_once('/')
         .ok_or_else(|| format!("{name:?} has no resource id: expected {shape}"))?;
     if resource_type.is_empty() || id.is_empty() {
-        return Err(format!("{name:?} has an empty resource type or id: expected {shape}"));
+        return Err(format!(
+            "{name:?} has an empty resource type or id: expected {shape}"
+        ));
     }
     let params = query
         .into_iter()
@@ -75,7 +77,10 @@ impl XdstpName<'_> {
     pub fn canonical(&self) -> String {
         let mut params = self.params.clone();
         params.sort_unstable();
-        let mut out = format!("{SCHEME}{}/{}/{}", self.authority, self.resource_type, self.id);
+        let mut out = format!(
+            "{SCHEME}{}/{}/{}",
+            self.authority, self.resource_type, self.id
+        );
         for (i, (key, value)) in params.iter().enumerate() {
             out.push(if i == 0 { '?' } else { '&' });
             out.push_str(key);
@@ -130,9 +135,15 @@ mod tests {
         let written = format!("xdstp://xdsloop.test/{CLUSTER}/greeter-a?zone=z&app=g");
         let sorted = format!("xdstp://xdsloop.test/{CLUSTER}/greeter-a?app=g&zone=z");
         assert_eq!(normalize(&written), sorted);
-        assert!(matches!(normalize(&sorted), Cow::Borrowed(_)), "already sorted: no copy");
+        assert!(
+            matches!(normalize(&sorted), Cow::Borrowed(_)),
+            "already sorted: no copy"
+        );
         let same_key = format!("xdstp://a/{CLUSTER}/x?k=2&k=1&flag");
-        assert_eq!(normalize(&same_key), format!("xdstp://a/{CLUSTER}/x?flag&k=1&k=2"));
+        assert_eq!(
+            normalize(&same_key),
+            format!("xdstp://a/{CLUSTER}/x?flag&k=1&k=2")
+        );
         let mut owned = written.clone();
         normalize_owned(&mut owned);
         assert_eq!(owned, sorted);
@@ -141,9 +152,15 @@ mod tests {
     #[test]
     fn s18_everything_but_the_parameter_order_is_kept_byte_for_byte() {
         let name = format!("xdstp:///{CLUSTER}/a/b%2Fc?z=%20&a=1#alt=xdstp://b/x");
-        assert_eq!(normalize(&name), format!("xdstp:///{CLUSTER}/a/b%2Fc?a=1&z=%20#alt=xdstp://b/x"));
+        assert_eq!(
+            normalize(&name),
+            format!("xdstp:///{CLUSTER}/a/b%2Fc?a=1&z=%20#alt=xdstp://b/x")
+        );
         let parsed = parse(&name).unwrap();
-        assert_eq!((parsed.authority, parsed.resource_type, parsed.id), ("", CLUSTER, "a/b%2Fc"));
+        assert_eq!(
+            (parsed.authority, parsed.resource_type, parsed.id),
+            ("", CLUSTER, "a/b%2Fc")
+        );
         for plain in ["web", "outbound|80||web.default", "*", "xds:///greeter"] {
             assert!(matches!(normalize(plain), Cow::Borrowed(n) if n == plain));
         }
@@ -156,6 +173,10 @@ mod tests {
         let no_id = parse(&format!("xdstp://a/{CLUSTER}")).unwrap_err();
         assert!(no_id.contains("no resource id"), "{no_id}");
         assert!(parse(&format!("xdstp://a/{CLUSTER}/")).is_err());
-        assert_eq!(normalize("xdstp://authority"), "xdstp://authority", "left alone");
+        assert_eq!(
+            normalize("xdstp://authority"),
+            "xdstp://authority",
+            "left alone"
+        );
     }
 }

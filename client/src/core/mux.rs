@@ -156,6 +156,7 @@ impl Mux {
     /// Starts a watch. If everything it wants is already held, it gets the held value at once
     /// and no request goes out (C15).
     pub fn add_watch(&mut self, id: WatchId, type_url: &str, interest: Interest, now: Instant) {
+        let interest = interest.normalized();
         let before = self.watches.wanted(type_url);
         self.watches.add(id, type_url, interest.clone(), false);
         self.types
@@ -169,6 +170,7 @@ impl Mux {
 
     /// Changes what a watch wants; only names new to (or gone from) the whole type reach the wire.
     pub fn set_interest(&mut self, id: WatchId, interest: Interest, now: Instant) {
+        let interest = interest.normalized();
         let Some(type_url) = self.watches.type_of(id).map(str::to_string) else {
             return;
         };

@@ -1,13 +1,15 @@
 //! Checks a response before anything is applied (C6): every resource decodes, carries the
 //! response's type, names are unique, (Delta) no name is both added and removed, and the
 //! user's validator accepts it. Any failure rejects the whole response: the store keeps the
-//! last good config and the response is NACKed with every reason found.
+//! last good config and the response is NACKed with every reason found. `xdstp://` names come
+//! out normalised (C19), as subscriptions hold them.
 
 use std::collections::BTreeSet;
 
 use bytes::Bytes;
 use xdsloop_proto::Codec;
 use xdsloop_proto::discovery::{Any, WireResource};
+use xdsloop_proto::xdstp;
 
 pub use crate::config::Validator;
 
@@ -64,7 +66,8 @@ pub fn delta(
             None => tracing::debug!(name = %resource.name, "delta resource without body ignored"),
         }
     }
-    let removed: Vec<String> = removed.to_vec();
+    let mut removed: Vec<String> = removed.to_vec();
+    removed.iter_mut().for_each(xdstp::normalize_owned);
     for name in &removed {
         if checker.names.contains(name) {
             checker.fail(format!("resource \"{name}\" is both added and removed"));
@@ -109,10 +112,13 @@ impl<'a> Checker<'a> {
             ));
             return;
         }
-        let name = match self.codec.resource_name(self.type_url, &any.value) {
+        let mut name = match self.codec.resource_name(self.type_url, &any.value) {
             Ok(name) => name,
             Err(e) => return self.fail(format!("resource #{index}: {e}")),
         };
+        // C19: names are compared with their context parameters sorted.
+        xdstp::normalize_owned(&mut name);
+        let wire_name = wire_name.map(xdstp::normalize);
         if let Some(wire) = wire_name.filter(|w| !w.is_empty() && *w != name) {
             return self.fail(format!(
                 "resource #{index}: named \"{wire}\" but its body is named \"{name}\""

@@ -19,6 +19,7 @@
 //! - Legacy wildcard: a first request that subscribes nothing is a wildcard (same as `*`).
 //! - The first request for a type is always answered, even with an empty response, so the
 //!   client knows the server has seen its subscription.
+//! - S18: requested `xdstp://` names are normalised (context parameters sorted) first.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -37,6 +38,7 @@ use crate::{
     protocol::machine::StreamMachine,
     protocol::nonce::NonceSource,
     protocol::ordering::{Planned, make_before_break},
+    protocol::request::normalize_delta,
     protocol::response::DeltaResponse,
     protocol::sotw::control_plane,
     protocol::subscription::TypeStatus,
@@ -103,7 +105,8 @@ impl DeltaStream {
     }
 
     /// Handles one client request; returns the responses to send, with shared resource entries.
-    pub fn on_request(&mut self, request: DeltaDiscoveryRequest) -> Vec<DeltaResponse> {
+    pub fn on_request(&mut self, mut request: DeltaDiscoveryRequest) -> Vec<DeltaResponse> {
+        normalize_delta(&mut request);
         let node = self.node_from(&request);
         let url = request.type_url.clone();
         let (stream, short) = (self.id, type_url::short_name(&url));

@@ -19,6 +19,8 @@
 //! - S12: any type URL is served what the snapshot has for it, so a type without fixtures (or
 //!   one nobody knows) gets an empty response and no other type is affected; a request
 //!   without a type URL is ignored.
+//! - S18: requested `xdstp://` names are normalised (context parameters sorted) before they are
+//!   matched, as fixture names are ([`SotwRequest::names`]).
 //!
 //! A type changed for this stream when the version it would be served now (the node's version of
 //! the type) differs from the last response's, or the hash of the resources it would receive
