@@ -13,6 +13,7 @@ mod client_sync;
 mod csds;
 mod delta;
 mod examples;
+mod federation;
 mod fleet;
 mod harness;
 mod large;
