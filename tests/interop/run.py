@@ -254,12 +254,66 @@ def write_bootstrap(work: Path, server_port: int) -> Path:
     return path
 
 
-def start_client(python: Path, bootstrap: Path) -> Proc:
+FEDERATED_NODE = "interop-federated"
+AUTHORITY = "xdsloop.test"
+# The names gRPC subscribes to for xds:///greeter through the federation bootstrap: the cluster
+# is written with its context parameters unsorted in the fixture (federation.yaml).
+FEDERATED_CLUSTER = ("xdstp://xdsloop.test/envoy.config.cluster.v3.Cluster/"
+                     "greeter-fed?app=greeter&zone=local")
+
+
+def write_federation_bootstrap(work: Path, server_port: int) -> Path:
+    """examples/grpc-bootstrap-federation.json: no usable top-level server, the authority
+    xdsloop.test served by this run's server, listener names from the xdstp template."""
+    path = REPO / "examples" / "grpc-bootstrap-federation.json"
+    bootstrap = json.loads(path.read_text())
+    servers = bootstrap["authorities"][AUTHORITY]["xds_servers"]
+    servers[0]["server_uri"] = f"127.0.0.1:{server_port}"
+    bootstrap["node"]["id"] = FEDERATED_NODE
+    out = work / "grpc-bootstrap-federation.json"
+    out.write_text(json.dumps(bootstrap, indent=2))
+    return out
+
+
+def federated_synced(status: dict) -> str:
+    """"" when the federated client's stream ACKed every type it was served, under xdstp names
+    with sorted context parameters."""
+    streams = [s for s in status.get("streams", []) if s.get("node_id") == FEDERATED_NODE]
+    if len(streams) != 1:
+        return f"expected one stream from {FEDERATED_NODE}: {streams}"
+    types = {t.get("type"): t for t in streams[0].get("types", [])}
+    if types.get("cds", {}).get("names") != [FEDERATED_CLUSTER]:
+        return f"cds names: {types.get('cds')}"
+    for name in XDS_TYPES:
+        t = types.get(name, {})
+        acked = (t.get("last_acked") or {}).get("version")
+        names = t.get("names") or []
+        if not names or not all(n.startswith(f"xdstp://{AUTHORITY}/") for n in names):
+            return f"{name}: not subscribed by xdstp:// names: {t}"
+        if t.get("last_nack") or acked is None or acked != t.get("snapshot_version"):
+            return f"{name}: {t}"
+    return ""
+
+
+def start_client(python: Path, bootstrap: Path, label: str = "grpc client") -> Proc:
     env = dict(os.environ, GRPC_XDS_BOOTSTRAP=str(bootstrap))
     if os.environ.get("INTEROP_GRPC_TRACE"):
         env["GRPC_TRACE"] = os.environ["INTEROP_GRPC_TRACE"]
         env["GRPC_VERBOSITY"] = "DEBUG"
-    return Proc("grpc client", [str(python), str(HERE / "client.py"), TARGET], env=env)
+    return Proc(label, [str(python), str(HERE / "client.py"), TARGET], env=env)
+
+
+def federation(r: Report, python: Path, work: Path, server_port: int, admin: str,
+               procs: list[Proc]) -> None:
+    """A second gRPC client resolves the same target through xdstp:// names (gRFC A47)."""
+    bootstrap = write_federation_bootstrap(work, server_port)
+    client = start_client(python, bootstrap, "grpc federated client")
+    procs.append(client)
+    ok, why = Calls(client).wait_moved("B", 0, FIRST_CALL_TIMEOUT_S)
+    r.check(f"federation: {TARGET} resolves through xdstp://{AUTHORITY}/ names and calls "
+            "reach B", ok, why)
+    r.check("federation: /status shows the client's xdstp:// names, context parameters "
+            "sorted, every type ACKed", *wait_status(admin, federated_synced))
 
 
 def scenario(r: Report, calls: Calls, server: Proc, admin: str, fixtures: Path,
@@ -351,6 +405,7 @@ def run(r: Report, work: Path) -> None:
         failed_before = r.failed
         csds = (python, f"127.0.0.1:{server_port}")
         scenario(r, Calls(client), server, admin, fixtures, ports, csds)
+        federation(r, python, work, server_port, admin, procs)
         if r.failed > failed_before:
             print("\n".join(p.tail() for p in procs), file=sys.stderr)
     finally:
