@@ -15,7 +15,7 @@ use serde_path_to_error::Segment;
 use crate::{
     DecodeError, Position, Resource,
     locate::{self, Failure, Step},
-    secret, strict, type_url, version, xdstp,
+    secret, strict, type_url, version, wrapper, xdstp,
 };
 
 static ENVOY_DESCRIPTORS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/envoy.bin"));
@@ -108,6 +108,9 @@ impl Codec {
                 }));
             }
         };
+        if object.get("@type").and_then(|t| t.as_str()) == Some(wrapper::RESOURCE_WRAPPER) {
+            return self.encode_wrapper(object, label);
+        }
         let (type_url, label, desc) = self.resource_type(&object, label)?;
         // Hash the JSON rather than the encoding: prost-reflect encodes map fields in hash-map
         // order, which differs between processes, and versions must survive restarts. The
@@ -141,6 +144,7 @@ impl Codec {
             name,
             bytes: Bytes::from(message.encode_to_vec()),
             version: version::short(hash.finish()),
+            ttl: None,
         })
     }
 

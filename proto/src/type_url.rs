@@ -56,6 +56,12 @@ pub fn resolve(alias: &str) -> Option<String> {
     }
 }
 
+/// Whether a SotW response of the type holds the full state (LDS and CDS: a resource missing
+/// from it is deleted; for the other types absence means nothing).
+pub fn full_state(type_url: &str) -> bool {
+    type_url == LISTENER || type_url == CLUSTER
+}
+
 /// The short alias of a type URL (`cds` ...), or the message name for other types.
 pub fn short_name(type_url: &str) -> &str {
     ORDERED

@@ -215,6 +215,7 @@ mod tests {
             last_acked: None,
             last_nack: None,
             held_hash: None,
+            heartbeats: None,
         }]);
         let seen = registry.stream(a.id()).unwrap();
         assert_eq!(seen.node_id.as_deref(), Some("node-a"));

@@ -20,10 +20,14 @@
 //! - The first request for a type is always answered, even with an empty response, so the
 //!   client knows the server has seen its subscription.
 //! - S18: requested `xdstp://` names are normalised (context parameters sorted) first.
+//! - S14-S16: entries carry their TTL; heartbeats keep TTL'd resources alive
+//!   ([`heartbeat`]); a TTL'd resource that leaves the fixtures is not put in
+//!   `removed_resources`: its heartbeats stop and the client lets it expire.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
     sync::Arc,
+    time::Instant,
 };
 
 use bytes::Bytes;
@@ -43,6 +47,7 @@ use crate::{
     protocol::sotw::control_plane,
     protocol::subscription::TypeStatus,
     protocol::subscription::{Subscription, Verdict, WILDCARD},
+    protocol::ttl::{Features, Heartbeats},
 };
 
 #[derive(Debug, Default)]
@@ -53,6 +58,10 @@ struct TypeState {
     known: BTreeMap<String, Option<String>>,
     /// The type's content hash at the last reconciliation: unchanged content needs no work.
     seen_hash: Option<u64>,
+    /// Held names that were sent with a TTL (S16: they expire rather than being removed).
+    ttl_names: BTreeSet<String>,
+    /// S15: when this type is owed a heartbeat.
+    heartbeats: Heartbeats,
 }
 
 impl TypeState {
@@ -85,6 +94,8 @@ pub struct DeltaStream {
     id: u64,
     nonces: NonceSource,
     node: Option<String>,
+    /// What the client can take (S15), from the node on its first request.
+    features: Features,
     snapshot: Arc<Snapshot>,
     types: BTreeMap<String, TypeState>,
     changed: BTreeSet<String>,
@@ -97,6 +108,7 @@ impl DeltaStream {
             id,
             nonces: NonceSource::new(id),
             node: None,
+            features: Features::default(),
             snapshot,
             types: BTreeMap::new(),
             changed: BTreeSet::new(),
@@ -117,7 +129,7 @@ impl DeltaStream {
         let resources = self.resources(&node, &url);
         let first = !self.types.contains_key(&url);
         let state = self.types.entry(url.clone()).or_default();
-        acknowledge(stream, &node, &url, &mut state.sub, &request);
+        acknowledge(stream, &node, &url, state, &request);
         let subscribe = &request.resource_names_subscribe;
         let unsubscribe = &request.resource_names_unsubscribe;
         state
@@ -203,12 +215,17 @@ impl DeltaStream {
             .iter()
             .filter_map(|url| {
                 let state = self.types.get(url)?;
-                Some(state.sub.status(url, state.held_hash()))
+                let mut status = state.sub.status(url, state.held_hash());
+                status.heartbeats = state.heartbeats.status();
+                Some(status)
             })
             .collect()
     }
 
     fn node_from(&mut self, request: &DeltaDiscoveryRequest) -> String {
+        if self.node.is_none() {
+            self.features = Features::of(request.node.as_ref());
+        }
         self.node
             .get_or_insert_with(|| {
                 let node = request.node.as_ref().map(|n| n.id.clone());
@@ -244,6 +261,12 @@ impl DeltaStream {
             resources = sent, removed, "push");
         let state = self.types.get_mut(url).expect("responding to a known type");
         state.sub.ledger.record_sent(version, &nonce, sent);
+        let (ttl, held) = match resources.has_ttl() {
+            true => heartbeat::held_ttl(state, resources),
+            false => (None, 0),
+        };
+        let ttl = ttl.filter(|_| self.features.ttl);
+        state.heartbeats.on_push(ttl, held);
         Planned {
             type_url: url.to_string(),
             removal_only: sent == 0,
@@ -268,21 +291,32 @@ fn acknowledge(
     stream: u64,
     node: &str,
     url: &str,
-    sub: &mut Subscription,
+    state: &mut TypeState,
     request: &DeltaDiscoveryRequest,
 ) {
     let short = type_url::short_name(url);
     let nonce = request.response_nonce.as_str();
     let error = request.error_detail.as_ref();
+    let (sub, heartbeats) = (&mut state.sub, &mut state.heartbeats);
+    if heartbeats.answers_heartbeat(nonce) {
+        heartbeats.on_answer();
+        if let Some(error) = error {
+            warn!(stream, %node, r#type = %short, %nonce, error = error.message,
+                "heartbeat NACKed (the client advertised xds.config.supports-resource-ttl)");
+        }
+        return;
+    }
     match sub.ledger.classify(nonce, error.is_some()) {
         Verdict::Ack => {
             let version = sub.ledger.last_sent.as_ref().map(|s| s.version.clone());
             let version = version.unwrap_or_default();
             sub.ledger.record_ack(&version);
+            heartbeats.on_answer();
             info!(stream, %node, r#type = %short, %version, %nonce, "ACK");
         }
         Verdict::Nack => {
             let message = error.map(|e| e.message.as_str()).unwrap_or_default();
+            heartbeats.on_answer();
             let nack = sub.ledger.record_nack(message);
             warn!(stream, %node, r#type = %short, version = %nack.version, %nonce,
                 error = nack.message, "NACK: not resending these versions until they change");
@@ -316,9 +350,28 @@ fn reconcile(
         if held != Some(r.version.as_str()) || force.contains(r.name.as_str()) {
             send.push(r.as_ref());
             state.known.insert(r.name.clone(), Some(r.version.clone()));
+            match r.ttl {
+                Some(_) => state.ttl_names.insert(r.name.clone()),
+                None => state.ttl_names.remove(&r.name),
+            };
         }
     }
     changes.resources = resources.delta_entries(url, send);
+    // S16: a TTL'd resource that is gone expires on the client; it is not removed.
+    let expiring: Vec<String> = state
+        .ttl_names
+        .iter()
+        .filter(|n| !resources.resources.contains_key(*n))
+        .cloned()
+        .collect();
+    for name in expiring {
+        state.ttl_names.remove(&name);
+        match interest.names_contain(&name) {
+            // Named: nothing more to tell about it (no removal either, see above).
+            true => state.known.insert(name, None),
+            false => state.known.remove(&name),
+        };
+    }
     for (name, held) in &state.known {
         if held.is_some() && !resources.resources.contains_key(name) {
             changes.removed.insert(name.clone());
@@ -352,6 +405,12 @@ impl StreamMachine for DeltaStream {
     fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<DeltaResponse> {
         DeltaStream::on_snapshot(self, snapshot)
     }
+    fn on_tick(&mut self, now: Instant) -> Vec<DeltaResponse> {
+        DeltaStream::on_tick(self, now)
+    }
+    fn next_deadline(&self) -> Option<Instant> {
+        DeltaStream::next_deadline(self)
+    }
     fn node_id(&self) -> Option<&str> {
         DeltaStream::node_id(self)
     }
@@ -362,6 +421,8 @@ impl StreamMachine for DeltaStream {
         (&response.head.type_url, response.entry_bytes())
     }
 }
+
+mod heartbeat;
 
 #[cfg(test)]
 mod tests;

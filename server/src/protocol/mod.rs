@@ -10,6 +10,8 @@
 //! - [`request`]: requests as they come off the wire, SotW names read in place;
 //!   [`response`]: responses as the machines return them, resource entries shared.
 //! - [`fetch`]: stateless fetches (gRPC `Fetch*`, REST) answered by the SotW machine.
+//! - [`ttl`]: what a client can take of TTLs (its client features) and when a type is owed a
+//!   heartbeat; the machines take the time as input (`on_tick`).
 
 pub mod delta;
 pub mod fetch;
@@ -20,3 +22,4 @@ pub mod request;
 pub mod response;
 pub mod sotw;
 pub mod subscription;
+pub mod ttl;

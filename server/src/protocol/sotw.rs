@@ -30,6 +30,7 @@
 use std::{
     collections::{BTreeMap, BTreeSet},
     sync::Arc,
+    time::Instant,
 };
 
 use tracing::{info, warn};
@@ -48,6 +49,7 @@ use crate::{
     protocol::response::SotwResponse,
     protocol::subscription::TypeStatus,
     protocol::subscription::{Interest, Subscription, Verdict},
+    protocol::ttl::{Features, Heartbeats},
     snapshot::views::{Picked, View},
 };
 
@@ -61,6 +63,10 @@ pub fn control_plane() -> ControlPlane {
 #[derive(Debug, Default)]
 struct TypeState {
     sub: Subscription,
+    /// S15: when this type is owed a heartbeat.
+    heartbeats: Heartbeats,
+    /// Whether "TTL not sent" was logged for this type (once is enough).
+    warned_unwrapped: bool,
     /// Hash of the resources in the last response: what the client holds, or rejected.
     sent_hash: Option<u64>,
     /// The type's resources at the last response, to tell removal-only updates apart (S11).
@@ -83,6 +89,8 @@ pub struct SotwStream {
     id: u64,
     nonces: NonceSource,
     node: Option<String>,
+    /// What the client can take (S14, S15), from the node on its first request.
+    features: Features,
     snapshot: Arc<Snapshot>,
     types: BTreeMap<String, TypeState>,
     changed: BTreeSet<String>,
@@ -95,6 +103,7 @@ impl SotwStream {
             id,
             nonces: NonceSource::new(id),
             node: None,
+            features: Features::default(),
             snapshot,
             types: BTreeMap::new(),
             changed: BTreeSet::new(),
@@ -117,22 +126,26 @@ impl SotwStream {
         let state = self.types.entry(url.clone()).or_default();
         let nonce = request.response_nonce.as_str();
         let error = request.error_detail.as_ref();
-        match state.sub.ledger.classify(nonce, error.is_some()) {
-            Verdict::Stale => {
-                info!(stream, %node, r#type = %short, %nonce, "stale nonce: request ignored");
-                return Vec::new();
+        if !heartbeat_answered(stream, &node, short, state, request) {
+            match state.sub.ledger.classify(nonce, error.is_some()) {
+                Verdict::Stale => {
+                    info!(stream, %node, r#type = %short, %nonce, "stale nonce: request ignored");
+                    return Vec::new();
+                }
+                Verdict::Ack => {
+                    state.sub.ledger.record_ack(&request.version_info);
+                    state.heartbeats.on_answer();
+                    info!(stream, %node, r#type = %short, version = %request.version_info, %nonce, "ACK");
+                }
+                Verdict::Nack => {
+                    let message = error.map(|e| e.message.as_str()).unwrap_or_default();
+                    let nack = state.sub.ledger.record_nack(message);
+                    state.heartbeats.on_answer();
+                    warn!(stream, %node, r#type = %short, version = %nack.version, %nonce,
+                        error = nack.message, "NACK: not resending until the fixtures change");
+                }
+                Verdict::Initial => {}
             }
-            Verdict::Ack => {
-                state.sub.ledger.record_ack(&request.version_info);
-                info!(stream, %node, r#type = %short, version = %request.version_info, %nonce, "ACK");
-            }
-            Verdict::Nack => {
-                let message = error.map(|e| e.message.as_str()).unwrap_or_default();
-                let nack = state.sub.ledger.record_nack(message);
-                warn!(stream, %node, r#type = %short, version = %nack.version, %nonce,
-                    error = nack.message, "NACK: not resending until the fixtures change");
-            }
-            Verdict::Initial => {}
         }
         self.changed.insert(url.clone());
         let revision = state.sub.interest.revision();
@@ -149,7 +162,8 @@ impl SotwStream {
         }
         let resources = self.resources(&node, &url);
         let state = self.types.get_mut(&url).expect("inserted above");
-        let planned = respond(self.id, &node, &mut self.nonces, &url, state, &resources);
+        let who = (self.id, node.as_str(), self.features);
+        let planned = respond(who, &mut self.nonces, &url, state, &resources);
         vec![planned.response]
     }
 
@@ -171,14 +185,8 @@ impl SotwStream {
             if state.was_sent(&resources.version, hash) {
                 continue;
             }
-            planned.push(respond(
-                self.id,
-                &node,
-                &mut self.nonces,
-                &url,
-                state,
-                &resources,
-            ));
+            let who = (self.id, node.as_str(), self.features);
+            planned.push(respond(who, &mut self.nonces, &url, state, &resources));
             self.changed.insert(url);
         }
         make_before_break(planned)
@@ -205,12 +213,21 @@ impl SotwStream {
         let changed = std::mem::take(&mut self.changed);
         changed
             .iter()
-            .filter_map(|url| self.types.get(url).map(|s| s.sub.status(url, s.sent_hash)))
+            .filter_map(|url| {
+                let state = self.types.get(url)?;
+                let mut status = state.sub.status(url, state.sent_hash);
+                status.heartbeats = state.heartbeats.status();
+                Some(status)
+            })
             .collect()
     }
 
-    /// The node id is fixed by the stream's first request (C1: later ones may omit `node`).
+    /// The node id (and its features) are fixed by the stream's first request (C1: later ones
+    /// may omit `node`).
     fn node_from(&mut self, request: &DiscoveryRequest) -> String {
+        if self.node.is_none() {
+            self.features = Features::of(request.node.as_ref());
+        }
         self.node
             .get_or_insert_with(|| {
                 let node = request.node.as_ref().map(|n| n.id.clone());
@@ -241,6 +258,12 @@ impl StreamMachine for SotwStream {
     }
     fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<SotwResponse> {
         SotwStream::on_snapshot(self, snapshot)
+    }
+    fn on_tick(&mut self, now: Instant) -> Vec<SotwResponse> {
+        SotwStream::on_tick(self, now)
+    }
+    fn next_deadline(&self) -> Option<Instant> {
+        SotwStream::next_deadline(self)
     }
     fn node_id(&self) -> Option<&str> {
         SotwStream::node_id(self)
@@ -279,16 +302,44 @@ fn view(interest: &Interest, resources: &TypeResources) -> Arc<View> {
     })
 }
 
-/// Builds the response for `state`'s current interest and records it as sent.
-fn respond(
+/// Whether the request answers the type's latest heartbeat (S15): then it is neither an ACK
+/// nor a NACK of a push, and its interest still counts.
+fn heartbeat_answered(
     stream: u64,
     node: &str,
+    short: &str,
+    state: &mut TypeState,
+    request: &DiscoveryRequest,
+) -> bool {
+    let nonce = request.response_nonce.as_str();
+    if !state.heartbeats.answers_heartbeat(nonce) {
+        return false;
+    }
+    state.heartbeats.on_answer();
+    if let Some(error) = &request.error_detail {
+        warn!(stream, %node, r#type = %short, %nonce, error = error.message,
+            "heartbeat NACKed (the client advertised xds.config.supports-resource-ttl)");
+    }
+    true
+}
+
+/// The stream the response goes to: id, node and what its client can take.
+type Who<'a> = (u64, &'a str, Features);
+
+/// Builds the response for `state`'s current interest and records it as sent.
+fn respond(
+    (stream, node, features): Who<'_>,
     nonces: &mut NonceSource,
     url: &str,
     state: &mut TypeState,
     resources: &Arc<TypeResources>,
 ) -> Planned<SotwResponse> {
     let view = view(&state.sub.interest, resources);
+    let wrap = features.resource_in_sotw;
+    if view.has_ttl() && !wrap && !std::mem::replace(&mut state.warned_unwrapped, true) {
+        info!(stream, %node, r#type = %type_url::short_name(url),
+            "TTL not sent: the client does not advertise xds.config.resource-in-sotw");
+    }
     let removal_only = state.sent_from.as_ref().is_some_and(|before| {
         view.picked.iter().all(|r| {
             before
@@ -305,7 +356,7 @@ fn respond(
         control_plane: Some(control_plane()),
         ..Default::default()
     };
-    let entries = vec![view.sotw_entries(url, resources)];
+    let entries = vec![view.sotw_entries(url, resources, wrap)];
     let response = SotwResponse { head, entries };
     let version = resources.version.as_str();
     info!(stream, %node, r#type = %type_url::short_name(url), %version, %nonce,
@@ -316,12 +367,23 @@ fn respond(
         .record_sent(version, &nonce, view.picked.len());
     state.sent_hash = Some(view.hash);
     state.sent_from = Some(resources.clone());
+    // Heartbeats need both features: they are wrappers.
+    let beats = features.ttl && wrap;
+    let held = match wrap {
+        true => view.picked.iter().filter(|r| r.ttl.is_some()).count(),
+        false => 0,
+    };
+    state
+        .heartbeats
+        .on_push(view.min_ttl().filter(|_| beats), held);
     Planned {
         type_url: url.to_string(),
         removal_only,
         response,
     }
 }
+
+mod heartbeat;
 
 #[cfg(test)]
 mod tests;

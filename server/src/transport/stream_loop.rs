@@ -5,7 +5,10 @@
 use std::sync::Arc;
 
 use futures::{Stream, StreamExt};
-use tokio::sync::{mpsc, watch};
+use tokio::{
+    sync::{mpsc, watch},
+    time::Instant,
+};
 use tonic::Status;
 use tracing::{debug, info, warn};
 use xdsloop_proto::type_url;
@@ -49,7 +52,15 @@ pub async fn run<M, S>(
     let stream = entry.id();
     let (mut node_published, mut source_open) = (false, true);
     loop {
-        let out = tokio::select! {
+        // Heartbeats (S15): the machine says when; the loop only sleeps until then.
+        let deadline = machine.next_deadline().map(Instant::from_std);
+        let tick = async move {
+            match deadline {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        let mut out = tokio::select! {
             request = requests.next() => match request {
                 Some(Ok(request)) => machine.on_request(request),
                 Some(Err(status)) => {
@@ -78,7 +89,9 @@ pub async fn run<M, S>(
                 debug!(stream, "client went away");
                 break;
             }
+            _ = tick => Vec::new(),
         };
+        out.extend(machine.on_tick(Instant::now().into_std()));
         if !node_published && let Some(node) = machine.node_id() {
             info!(stream, node, "node identified");
             entry.set_node(node);

@@ -6,7 +6,7 @@ use std::time::{Instant, SystemTime};
 use xdsloop_proto::discovery::{
     DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
 };
-use xdsloop_proto::type_url::{CLUSTER, LISTENER};
+use xdsloop_proto::type_url;
 
 use super::{Mux, Nack};
 use crate::config::Mode;
@@ -22,11 +22,6 @@ pub const UNWATCHED: &str = "no subscription for this type";
 
 /// Internal watch ids count down from the top so they never meet subscriber ids.
 const FIRST_INTERNAL_WATCH: u64 = u64::MAX;
-
-/// SotW types whose responses hold the full set (C7, S5).
-fn full_state(type_url: &str) -> bool {
-    type_url == LISTENER || type_url == CLUSTER
-}
 
 impl Mux {
     /// Handles a SotW response: exactly one ACK or NACK follows (C4).
@@ -61,7 +56,7 @@ impl Mux {
                     self.not_found.received(&type_url, &resource.name);
                 }
                 let stamp = Stamp { version, nonce, at };
-                let full = full_state(&type_url);
+                let full = type_url::full_state(&type_url);
                 let diff = self.store.apply_sotw(&type_url, stamp, decoded, full);
                 self.types
                     .get_mut(&type_url)

@@ -152,6 +152,7 @@ mod tests {
                     name: name.to_string(),
                     bytes: Bytes::new(),
                     version: v.to_string(),
+                    ttl: None,
                 };
                 (name.to_string(), Arc::new(r))
             })
@@ -168,6 +169,7 @@ mod tests {
             last_acked: None,
             last_nack: None,
             held_hash: None,
+            heartbeats: None,
         }
     }
 
