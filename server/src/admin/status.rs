@@ -173,6 +173,19 @@ pub struct TypeView {
     pub last_sent: Option<SentView>,
     pub last_acked: Option<AckedView>,
     pub last_nack: Option<NackView>,
+    /// TTL'd resources the client holds and the heartbeats sent to keep them alive (S15);
+    /// `null` when it holds none.
+    #[serde(default)]
+    pub heartbeats: Option<HeartbeatView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeartbeatView {
+    /// Resources with a TTL in the last push.
+    pub ttl_resources: usize,
+    pub sent: u64,
+    #[serde(with = "rfc3339::option")]
+    pub last_at: Option<SystemTime>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -361,6 +374,11 @@ fn type_view(status: &TypeStatus, current: Option<&TypeResources>, variant: Vari
             nonce: n.nonce.clone(),
             message: n.message.clone(),
             at: n.at,
+        }),
+        heartbeats: status.heartbeats.as_ref().map(|h| HeartbeatView {
+            ttl_resources: h.ttl_resources,
+            sent: h.sent,
+            last_at: h.last_at,
         }),
     }
 }

@@ -147,6 +147,7 @@ mod tests {
         admin::registry::{Registry, StreamKind},
         protocol::request::SotwRequest,
         protocol::sotw::SotwStream,
+        protocol::ttl,
         test_support::{snapshot, sotw},
     };
 
@@ -168,9 +169,13 @@ mod tests {
     }
 
     fn start() -> Harness {
+        start_with(clusters(0))
+    }
+
+    fn start_with(snapshot: Arc<Snapshot>) -> Harness {
         let registry = Registry::new();
         let entry = registry.open(StreamKind::ADS_SOTW, None);
-        let (source, mut snapshots) = watch::channel(clusters(0));
+        let (source, mut snapshots) = watch::channel(snapshot);
         let machine = SotwStream::new(entry.id(), snapshots.borrow_and_update().clone());
         let (requests, inbound) = mpsc::channel(4);
         let (outbound, responses) = mpsc::channel(OUTBOUND_CAPACITY);
@@ -225,6 +230,51 @@ mod tests {
         assert!(
             received <= OUTBOUND_CAPACITY + 2,
             "{received} responses queued"
+        );
+    }
+
+    /// One cluster with a TTL of `ttl`.
+    fn ttl_cluster(ttl: Duration) -> Arc<Snapshot> {
+        let resource = xdsloop_proto::Resource {
+            type_url: CLUSTER.into(),
+            name: "c1".into(),
+            bytes: bytes::Bytes::from_static(b"c1"),
+            version: "1".into(),
+            ttl: Some(ttl),
+        };
+        let resources = [("c1".to_string(), Arc::new(resource))].into();
+        let types = crate::TypeResources::new(resources, None);
+        Arc::new(Snapshot {
+            generation: 1,
+            base: [(CLUSTER.to_string(), Arc::new(types))].into(),
+            overlays: Default::default(),
+        })
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn s15_the_loop_sends_a_heartbeat_when_the_machine_says_and_only_then() {
+        let mut h = start_with(ttl_cluster(Duration::from_secs(4)));
+        let mut first = sotw(CLUSTER, &[], "", "");
+        let features = [ttl::RESOURCE_IN_SOTW, ttl::SUPPORTS_TTL].map(String::from);
+        first.node.as_mut().unwrap().client_features = features.to_vec();
+        h.requests.send(Ok(first.into())).await.unwrap();
+        let pushed = recv(&mut h.responses).await;
+        let acked_at = tokio::time::Instant::now();
+        let ack = sotw(CLUSTER, &[], &pushed.version_info, &pushed.nonce);
+        h.requests.send(Ok(ack.into())).await.unwrap();
+        let beat = recv(&mut h.responses).await;
+        assert_eq!(beat.version_info, pushed.version_info);
+        assert_ne!(beat.nonce, pushed.nonce);
+        let waited = tokio::time::Instant::now() - acked_at;
+        assert_eq!(
+            waited,
+            Duration::from_secs(2),
+            "half the TTL after the ACK, on the paused clock"
+        );
+        let unanswered = tokio::time::timeout(Duration::from_secs(10), h.responses.recv()).await;
+        assert!(
+            unanswered.is_err(),
+            "no second heartbeat while the first is unanswered"
         );
     }
 

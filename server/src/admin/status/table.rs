@@ -290,6 +290,7 @@ mod tests {
             last_sent: Some(sent),
             last_acked: None,
             last_nack: None,
+            heartbeats: None,
         };
         assert_eq!(
             detail(&t, now),
