@@ -70,7 +70,7 @@ pub struct Args {
     /// Output format for update lines and --dump.
     #[arg(long, value_enum, default_value = "text")]
     pub output: Format,
-    /// Exit after this many updates (ACK or NACK).
+    /// Exit after this many updates (ACK or NACK, or resources expiring).
     #[arg(long, value_name = "N")]
     pub exit_after: Option<u64>,
     /// NACK any response holding this resource, e.g. `--reject cds:web` (repeatable).
@@ -287,7 +287,7 @@ pub async fn run(
             writeln!(out, "{line}")?;
             out.flush()?;
         }
-        if matches!(report, Report::Update(_)) {
+        if matches!(report, Report::Update(_) | Report::Expired { .. }) {
             updates += 1;
         }
         let done_counting = args.exit_after.is_some_and(|n| updates >= n);

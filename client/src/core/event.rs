@@ -104,6 +104,18 @@ pub enum Report {
         type_url: String,
         names: Vec<String>,
     },
+    /// Held resources whose TTL lapsed without a heartbeat (C17): removed from the store.
+    Expired {
+        at: SystemTime,
+        type_url: String,
+        names: Vec<String>,
+    },
+    /// A response that only refreshed TTLs (C17): ACKed, nothing applied, not an update.
+    Heartbeat {
+        at: SystemTime,
+        type_url: String,
+        names: Vec<String>,
+    },
     /// A request went on the wire.
     Sent(Box<Outgoing>),
     Connection(ConnectionReport),

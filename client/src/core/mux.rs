@@ -6,6 +6,7 @@
 
 mod deliver;
 mod status;
+mod ttl;
 mod update;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,6 +23,7 @@ use crate::core::event::{Event, Failure, Report};
 use crate::core::not_found::NotFound;
 use crate::core::request::{Outgoing, TypeState};
 use crate::core::store::Store;
+use crate::core::ttl::Expiry;
 use crate::core::watch_map::{Interest, Wanted, WatchId, WatchMap};
 
 /// How the mux behaves; fixed for the life of a client.
@@ -101,6 +103,8 @@ pub struct Mux {
     types: BTreeMap<String, TypeState>,
     store: Store,
     not_found: NotFound,
+    /// When held TTL'd resources expire (C17).
+    expiry: Expiry,
     paused: BTreeMap<String, usize>,
     /// Streams open now.
     live: BTreeSet<StreamKey>,
@@ -125,6 +129,7 @@ impl Mux {
             types: BTreeMap::new(),
             store: Store::default(),
             not_found,
+            expiry: Expiry::default(),
             paused: BTreeMap::new(),
             live: BTreeSet::new(),
             node_sent: BTreeSet::new(),
@@ -287,9 +292,10 @@ impl Mux {
             .collect()
     }
 
-    /// When the next not-found timer fires, if any.
+    /// When the next not-found or expiry timer fires, if any.
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.not_found.next_deadline()
+        let timers = [self.not_found.next_deadline(), self.expiry.next_deadline()];
+        timers.into_iter().flatten().min()
     }
 
     fn interest_changed(&mut self, type_url: &str, before: Wanted, now: Instant) {
@@ -304,7 +310,8 @@ impl Mux {
             let held = self.store.held_versions(type_url);
             let dropped: Vec<String> = held.into_keys().filter(|n| !after.wants(n)).collect();
             // Nobody wants them any more: forget them like Envoy drops unwatched resources.
-            if !self.store.forget(type_url, &dropped).is_empty() {
+            for name in self.store.forget(type_url, &dropped) {
+                self.expiry.forget(type_url, &name);
                 self.out.store_changed = true;
             }
         }

@@ -18,10 +18,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde::Serialize;
 use xdsloop_proto::discovery::Node;
 
-/// The client feature that says a client honours TTLs and heartbeats.
-pub const SUPPORTS_TTL: &str = "xds.config.supports-resource-ttl";
-/// The client feature that says a client unwraps `Resource` wrappers in SotW responses.
-pub const RESOURCE_IN_SOTW: &str = "xds.config.resource-in-sotw";
+pub use xdsloop_proto::discovery::{RESOURCE_IN_SOTW, SUPPORTS_RESOURCE_TTL as SUPPORTS_TTL};
 
 /// What a client said it can take (its node's `client_features`, on the first request).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

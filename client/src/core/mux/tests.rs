@@ -5,6 +5,7 @@ mod deps;
 mod per_type;
 mod requests;
 mod status;
+mod ttl;
 
 use std::time::{Instant, SystemTime};
 
