@@ -22,5 +22,7 @@ mod reload;
 mod rest;
 mod sotw;
 mod status;
+
 mod streams;
+mod ttl;
 mod versions;
