@@ -138,7 +138,7 @@ impl Codec {
             };
             return Err(Failure::new(error).at(vec![step], true));
         };
-        let name = federation_name(&mut message, &type_url, name, &label)?;
+        let name = xdstp::fixture_name(&mut message, &type_url, name, &label)?;
         Ok(Resource {
             type_url,
             name,
@@ -324,48 +324,7 @@ fn field_failure(
     Failure::new(error).at(path, key)
 }
 
-/// S18: an `xdstp://` name must name its own type, and is served (and written into the
-/// resource) with its context parameters sorted, the form clients subscribe with.
-fn federation_name(
-    message: &mut DynamicMessage,
-    type_url: &str,
-    name: String,
-    label: &str,
-) -> Result<String, Failure> {
-    if !xdstp::is_xdstp(&name) {
-        return Ok(name);
-    }
-    let field = type_url::name_field(type_url);
-    let refuse = |message: String| {
-        let error = DecodeError::Field {
-            at: Position::default(),
-            resource: label.to_string(),
-            path: field.to_string(),
-            message,
-        };
-        let step = Step::Field {
-            name: field.to_string(),
-            json: json_name(field).to_string(),
-        };
-        Failure::new(error).at(vec![step], false)
-    };
-    let parsed = xdstp::parse(&name).map_err(refuse)?;
-    let expected = type_url::message_name(type_url);
-    if parsed.resource_type != expected {
-        return Err(refuse(format!(
-            "the xdstp:// name's type is {} but the resource is a {expected}: clients ask for \
-             this type as xdstp://{}/{expected}/{}",
-            parsed.resource_type, parsed.authority, parsed.id
-        )));
-    }
-    let canonical = parsed.canonical();
-    if canonical != name {
-        message.set_field_by_name(field, prost_reflect::Value::String(canonical.clone()));
-    }
-    Ok(canonical)
-}
-
-fn json_name(field: &str) -> &str {
+pub(crate) fn json_name(field: &str) -> &str {
     if field == "cluster_name" {
         "clusterName"
     } else {

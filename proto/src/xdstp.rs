@@ -6,9 +6,19 @@
 //! Clients (gRPC, Envoy) subscribe with the parameters sorted, so both ends compare names in
 //! [`normalize`]d form: parameters sorted by key, then value; everything else byte for byte
 //! (no percent-decoding). Names in any other form are left alone. Wildcard collections
-//! (`.../*`) and directives are passed through, not interpreted.
+//! (`.../*`) and directives are passed through, not interpreted. [`fixture_name`] applies
+//! this to a resource decoded from a fixture (S18).
 
 use std::borrow::Cow;
+
+use prost_reflect::DynamicMessage;
+
+use crate::{
+    DecodeError, Position,
+    codec::json_name,
+    locate::{Failure, Step},
+    type_url,
+};
 
 /// The scheme prefix of a federation name.
 pub const SCHEME: &str = "xdstp://";
@@ -122,6 +132,47 @@ pub fn normalize_owned(name: &mut String) {
     if let Cow::Owned(canonical) = normalize(name) {
         *name = canonical;
     }
+}
+
+/// S18: an `xdstp://` name must name its own type, and is served (and written into the
+/// resource) with its context parameters sorted, the form clients subscribe with.
+pub(crate) fn fixture_name(
+    message: &mut DynamicMessage,
+    type_url: &str,
+    name: String,
+    label: &str,
+) -> Result<String, Failure> {
+    if !is_xdstp(&name) {
+        return Ok(name);
+    }
+    let field = type_url::name_field(type_url);
+    let refuse = |message: String| {
+        let error = DecodeError::Field {
+            at: Position::default(),
+            resource: label.to_string(),
+            path: field.to_string(),
+            message,
+        };
+        let step = Step::Field {
+            name: field.to_string(),
+            json: json_name(field).to_string(),
+        };
+        Failure::new(error).at(vec![step], false)
+    };
+    let parsed = parse(&name).map_err(refuse)?;
+    let expected = type_url::message_name(type_url);
+    if parsed.resource_type != expected {
+        return Err(refuse(format!(
+            "the xdstp:// name's type is {} but the resource is a {expected}: clients ask for \
+             this type as xdstp://{}/{expected}/{}",
+            parsed.resource_type, parsed.authority, parsed.id
+        )));
+    }
+    let canonical = parsed.canonical();
+    if canonical != name {
+        message.set_field_by_name(field, prost_reflect::Value::String(canonical.clone()));
+    }
+    Ok(canonical)
 }
 
 #[cfg(test)]

@@ -9,8 +9,10 @@ mod status;
 mod ttl;
 mod update;
 
+use self::status::Nack;
+
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use xdsloop_proto::Codec;
 use xdsloop_proto::discovery::Node;
@@ -84,17 +86,6 @@ pub struct Output {
     pub reports: Vec<Report>,
     /// The store changed (observers of the store should be told).
     pub store_changed: bool,
-}
-
-/// A rejected response, kept until the type's next accepted one (CSDS shows it).
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Nack {
-    /// The rejected response's version.
-    version: String,
-    message: String,
-    at: SystemTime,
-    /// The resources it held that could be read; empty: it could not be read at all.
-    names: BTreeSet<String>,
 }
 
 pub struct Mux {

@@ -30,7 +30,6 @@ use std::{
     time::Instant,
 };
 
-use bytes::Bytes;
 use tracing::{info, warn};
 use xdsloop_proto::{
     discovery::{DeltaDiscoveryRequest, DeltaDiscoveryResponse},
@@ -49,6 +48,8 @@ use crate::{
     protocol::subscription::{Subscription, Verdict, WILDCARD},
     protocol::ttl::{Features, Heartbeats},
 };
+
+use self::reconcile::{Changes, reconcile};
 
 #[derive(Debug, Default)]
 struct TypeState {
@@ -78,14 +79,6 @@ impl TypeState {
             .collect();
         Some(version::fnv1a(&parts))
     }
-}
-
-/// What one reconciliation found to send.
-#[derive(Debug, Default)]
-struct Changes {
-    /// Encoded `resources` entries, shared with other streams sending the same resources.
-    resources: Vec<Bytes>,
-    removed: BTreeSet<String>,
 }
 
 /// One Delta stream (ADS or a per-type service).
@@ -328,74 +321,6 @@ fn acknowledge(
     }
 }
 
-/// Brings `state.known` in line with `resources` and returns what the client must be told.
-/// Names in `force` are answered even if the client already holds them at this version.
-fn reconcile(
-    url: &str,
-    state: &mut TypeState,
-    resources: &TypeResources,
-    force: &BTreeSet<&str>,
-) -> Changes {
-    let mut changes = Changes::default();
-    let interest = &state.sub.interest;
-    let present: Vec<&Arc<xdsloop_proto::Resource>> = if interest.is_wildcard() {
-        resources.resources.values().collect()
-    } else {
-        let names = interest.names().iter();
-        names.filter_map(|n| resources.resources.get(n)).collect()
-    };
-    let mut send = Vec::new();
-    for r in present {
-        let held = state.known.get(&r.name).and_then(Option::as_deref);
-        if held != Some(r.version.as_str()) || force.contains(r.name.as_str()) {
-            send.push(r.as_ref());
-            state.known.insert(r.name.clone(), Some(r.version.clone()));
-            match r.ttl {
-                Some(_) => state.ttl_names.insert(r.name.clone()),
-                None => state.ttl_names.remove(&r.name),
-            };
-        }
-    }
-    changes.resources = resources.delta_entries(url, send);
-    // S16: a TTL'd resource that is gone expires on the client; it is not removed.
-    let expiring: Vec<String> = state
-        .ttl_names
-        .iter()
-        .filter(|n| !resources.resources.contains_key(*n))
-        .cloned()
-        .collect();
-    for name in expiring {
-        state.ttl_names.remove(&name);
-        match interest.names_contain(&name) {
-            // Named: nothing more to tell about it (no removal either, see above).
-            true => state.known.insert(name, None),
-            false => state.known.remove(&name),
-        };
-    }
-    for (name, held) in &state.known {
-        if held.is_some() && !resources.resources.contains_key(name) {
-            changes.removed.insert(name.clone());
-        }
-    }
-    for name in interest.names() {
-        let reported = state.known.contains_key(name) && !force.contains(name.as_str());
-        if !resources.resources.contains_key(name) && !reported {
-            changes.removed.insert(name.clone());
-        }
-    }
-    for name in &changes.removed {
-        if interest.names_contain(name) {
-            // Remember the report so it is not repeated on every change.
-            state.known.insert(name.clone(), None);
-        } else {
-            // Only the wildcard covered it: nothing left to remember.
-            state.known.remove(name);
-        }
-    }
-    state.seen_hash = Some(resources.content_hash);
-    changes
-}
-
 impl StreamMachine for DeltaStream {
     type Request = DeltaDiscoveryRequest;
     type Response = DeltaResponse;
@@ -423,6 +348,7 @@ impl StreamMachine for DeltaStream {
 }
 
 mod heartbeat;
+mod reconcile;
 
 #[cfg(test)]
 mod tests;

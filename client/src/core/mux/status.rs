@@ -10,14 +10,28 @@
 //! `config_status` stays UNKNOWN (only a server knows whether it sent everything), and
 //! `client_scope` is the config source's name.
 
+use std::collections::BTreeSet;
+use std::time::SystemTime;
+
 use xdsloop_proto::csds::{
     ClientConfig, ClientResourceStatus, GenericXdsConfig, UpdateFailureState, timestamp,
 };
 use xdsloop_proto::discovery::Any;
 use xdsloop_proto::type_url;
 
-use super::{Mux, Nack};
+use super::Mux;
 use crate::core::store::Applied;
+
+/// A rejected response, kept until the type's next accepted one (CSDS shows it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Nack {
+    /// The rejected response's version.
+    pub(super) version: String,
+    pub(super) message: String,
+    pub(super) at: SystemTime,
+    /// The resources it held that could be read; empty: it could not be read at all.
+    pub(super) names: BTreeSet<String>,
+}
 
 impl Mux {
     /// This client's CSDS `ClientConfig`; with `contents` false, without the resources

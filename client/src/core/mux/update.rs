@@ -8,7 +8,8 @@ use xdsloop_proto::discovery::{
 };
 use xdsloop_proto::type_url;
 
-use super::{Mux, Nack};
+use super::Mux;
+use super::status::Nack;
 use crate::config::Mode;
 use crate::core::deps;
 use crate::core::event::{Event, Failure, Report, UpdateReport, Verdict};

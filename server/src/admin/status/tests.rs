@@ -301,6 +301,7 @@ fn json_field_names_are_the_documented_ones_and_round_trip() {
     assert_eq!(
         keys(cds),
         [
+            "heartbeats",
             "last_acked",
             "last_nack",
             "last_sent",
