@@ -1,18 +1,11 @@
 //! `xdsloop-server`: parse flags, set up logging, run [`xdsloop_server::app`] until Ctrl-C or
 //! SIGTERM.
 
-use std::{
-    ffi::OsStr,
-    io::IsTerminal,
-    net::SocketAddr,
-    path::PathBuf,
-    process::ExitCode,
-    time::{Duration, SystemTime},
-};
+use std::{net::SocketAddr, path::PathBuf, process::ExitCode, time::Duration};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use tracing::info;
-use tracing_subscriber::EnvFilter;
+use xdsloop_log::LogFormat;
 use xdsloop_server::{
     admin::Placement,
     admin::status::remote::{self, Output},
@@ -23,6 +16,9 @@ use xdsloop_server::{
 
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// The `target` of the lines this binary writes itself.
+const LOG_TARGET: &str = "xdsloop_server";
 
 /// Start-up failures users can fix (bad directory, descriptor set or address).
 const EXIT_USAGE: u8 = 2;
@@ -68,12 +64,6 @@ struct Cli {
     /// object per line (timestamp, level, target, message and the event's fields).
     #[arg(long, value_enum, global = true, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum LogFormat {
-    Text,
-    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -133,7 +123,8 @@ struct ServeArgs {
     /// The default (16 MiB, about 100,000 small clusters) is far above a hand-written or
     /// generated fixture file: it stops a pasted blob or a runaway generator from holding up
     /// every later edit while it decodes.
-    #[arg(long, value_name = "N", default_value_t = fixtures::DEFAULT_MAX_FILE_BYTES)]
+    #[arg(long, value_name = "N", default_value_t = fixtures::DEFAULT_MAX_FILE_BYTES,
+          value_parser = clap::value_parser!(u64).range(1..))]
     max_fixture_bytes: u64,
     /// Largest gRPC message sent or accepted, in bytes (gRPC's usual default is 4 MiB).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
@@ -149,7 +140,7 @@ struct ServeArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let format = cli.log_format;
-    init_logging(format);
+    xdsloop_log::init(format, "info");
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -174,43 +165,14 @@ fn main() -> ExitCode {
     code
 }
 
-fn init_logging(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let logs = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Text => {
-            let no_color = std::env::var_os("NO_COLOR");
-            let colour = colour(std::io::stderr().is_terminal(), no_color.as_deref());
-            logs.with_ansi(colour).init();
-        }
-        // The event's fields, `message` included, at the top level next to `level` and `target`.
-        LogFormat::Json => logs.json().flatten_event(true).with_ansi(false).init(),
-    }
-}
-
-/// Colour only for a person at a terminal, and never when `NO_COLOR` is set to anything but
-/// the empty string (<https://no-color.org>): escapes in a file or a pipe are noise.
-fn colour(stderr_is_terminal: bool, no_color: Option<&OsStr>) -> bool {
-    stderr_is_terminal && no_color.is_none_or(OsStr::is_empty)
-}
-
 /// The error that ends the program, on stderr in the log format: not through `tracing`, so
 /// `RUST_LOG` cannot hide it.
 fn fail(format: LogFormat, program: &str, message: &dyn std::fmt::Display) {
-    match format {
-        LogFormat::Text => eprintln!("{program}: {message}"),
-        LogFormat::Json => {
-            let line = serde_json::json!({
-                "timestamp": humantime::format_rfc3339_micros(SystemTime::now()).to_string(),
-                "level": "ERROR",
-                "target": "xdsloop_server",
-                "message": message.to_string(),
-            });
-            eprintln!("{line}");
-        }
-    }
+    let message = message.to_string();
+    eprintln!(
+        "{}",
+        xdsloop_log::error_line(format, LOG_TARGET, program, &message)
+    );
 }
 
 async fn status(args: StatusArgs, format: LogFormat) -> ExitCode {
@@ -318,22 +280,21 @@ mod tests {
     }
 
     #[test]
-    fn colour_only_on_a_terminal_and_never_with_no_color() {
-        assert!(colour(true, None));
-        assert!(!colour(false, None), "a file or a pipe");
-        assert!(!colour(true, Some(OsStr::new("1"))));
-        assert!(
-            colour(true, Some(OsStr::new(""))),
-            "NO_COLOR= (empty) is unset"
-        );
-    }
-
-    #[test]
     fn log_format_applies_to_the_status_subcommand_too() {
         let cli = parse(&["status", "--log-format", "json"]).unwrap();
         assert_eq!(cli.log_format, LogFormat::Json);
         let cli = parse(&["--log-format", "json", "--fixtures", "d"]).unwrap();
         assert_eq!(cli.log_format, LogFormat::Json);
+    }
+
+    #[test]
+    fn max_fixture_bytes_of_zero_is_refused() {
+        // 0 would reject every fixture file that has anything in it.
+        let error = parse(&["--fixtures", "d", "--max-fixture-bytes", "0"]).unwrap_err();
+        assert_eq!(error.kind(), clap::error::ErrorKind::ValueValidation);
+        assert!(error.to_string().contains("--max-fixture-bytes"), "{error}");
+        let one = parse(&["--fixtures", "d", "--max-fixture-bytes", "1"]).unwrap();
+        assert_eq!(one.serve.max_fixture_bytes, 1);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The `xdsloop-client` command line: flags, the subscriptions they mean, and the print loop.
 
-pub mod log_format;
 pub mod output;
+mod print;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -10,18 +10,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use tokio::sync::broadcast::error::RecvError;
+use xdsloop_log::LogFormat;
 use xdsloop_proto::type_url;
 
-use self::log_format::LogFormat;
 use self::output::Format;
 use crate::client::Client;
 use crate::config::ClientConfig;
 use crate::config::Validator;
 use crate::config::{DEFAULT_MAX_MESSAGE_BYTES, Source};
-use crate::core::event::Report;
 use crate::core::watch_map::Interest;
 use crate::error::ClientError;
+
+/// The `target` of the stderr lines the CLI writes itself (connection news, fleet progress,
+/// the error that ends it), shaped like the log lines around them by [`xdsloop_log::line`].
+pub const LOG_TARGET: &str = "xdsloop_client";
 
 /// Envoy-style xDS client: subscribes over ADS (or per-type gRPC, REST polling, a watched file),
 /// applies, ACKs or NACKs, reconnects, and prints one line per update.
@@ -221,7 +223,7 @@ pub async fn run(
         Some(listen) => {
             let server = crate::client::csds::serve(listen, client.status()).await?;
             let message = format!("CSDS on {}", server.addr());
-            let line = stderr_line(
+            let line = print::stderr_line(
                 &args,
                 tracing::Level::INFO,
                 Some("xdsloop-client"),
@@ -239,63 +241,7 @@ pub async fn run(
         // Updates are printed from reports; events only need draining (see Subscription).
         tokio::spawn(async move { while subscription.recv().await.is_some() {} });
     }
-    tokio::pin!(shutdown);
-    let mut updates = 0u64;
-    // A wildcard type the server has nothing for may never be answered: --dump gives up
-    // waiting for "synced" one not-found timeout after connecting.
-    let mut dump_deadline: Option<tokio::time::Instant> = None;
-    loop {
-        let give_up = async {
-            match dump_deadline {
-                Some(at) => tokio::time::sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
-        let report = tokio::select! {
-            _ = &mut shutdown => break,
-            _ = give_up => break,
-            report = reports.recv() => report,
-        };
-        let report = match report {
-            Ok(report) => report,
-            Err(RecvError::Lagged(missed)) => {
-                let message = format!("{missed} reports were dropped (output too slow)");
-                let line = stderr_line(&args, tracing::Level::WARN, Some("warning"), &message);
-                writeln!(err, "{line}")?;
-                continue;
-            }
-            Err(RecvError::Closed) => break,
-        };
-        if let Report::Connection(news) = &report {
-            let (level, message) = (
-                output::connection_level(news),
-                output::connection_line(news),
-            );
-            let line = stderr_line(&args, level, Some("xdsloop-client"), &message);
-            writeln!(err, "{line}")?;
-            let connected = matches!(
-                news,
-                crate::core::event::ConnectionReport::Connected { .. }
-                    | crate::core::event::ConnectionReport::Watching { .. }
-            );
-            if args.dump && args.exit_after.is_none() && connected && dump_deadline.is_none() {
-                dump_deadline = Some(tokio::time::Instant::now() + args.not_found_timeout);
-            }
-        }
-        // With --dump, stdout is only the document (so it can be piped to jq or yq).
-        if let Some(line) = output::line(&report, args.output).filter(|_| !args.dump) {
-            writeln!(out, "{line}")?;
-            out.flush()?;
-        }
-        if matches!(report, Report::Update(_) | Report::Expired { .. }) {
-            updates += 1;
-        }
-        let done_counting = args.exit_after.is_some_and(|n| updates >= n);
-        let synced_dump = args.dump && args.exit_after.is_none() && report == Report::Synced;
-        if done_counting || synced_dump {
-            break;
-        }
-    }
+    print::print_reports(&args, &mut reports, shutdown, out, err).await?;
     if args.dump {
         let store = client.store().borrow().clone();
         let rendered = output::render_dump(&output::dump(&store, &codec), args.output)?;
@@ -307,11 +253,6 @@ pub async fn run(
     }
     client.stop().await;
     Ok(())
-}
-
-fn stderr_line(args: &Args, level: tracing::Level, prefix: Option<&str>, message: &str) -> String {
-    let now = std::time::SystemTime::now();
-    log_format::line(args.log_format, now, level, prefix, message)
 }
 
 #[cfg(test)]

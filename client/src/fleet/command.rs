@@ -5,10 +5,11 @@ use std::io::Write;
 use std::time::Duration;
 
 use clap::Parser;
+use xdsloop_log::LogFormat;
 use xdsloop_proto::type_url;
 
 use super::{DEFAULT_CONNECTIONS, Fleet, FleetConfig};
-use crate::cli::log_format::{self, LogFormat};
+use crate::cli::LOG_TARGET;
 use crate::cli::output::Format;
 use crate::config::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::config::Mode;
@@ -128,8 +129,8 @@ pub async fn run(
             _ = &mut deadline => break,
             _ = ticks.tick() => if period.is_some() {
                 let progress = fleet.report().progress_line();
-                let now = std::time::SystemTime::now();
-                let line = log_format::line(args.log_format, now, tracing::Level::INFO, None, &progress);
+                let level = tracing::Level::INFO;
+                let line = xdsloop_log::line(args.log_format, level, LOG_TARGET, None, &progress);
                 writeln!(err, "{line}")?;
             },
         }

@@ -18,7 +18,7 @@ use xdsloop_proto::type_url;
 use crate::{
     Snapshot, TypeResources,
     admin::registry::{ClosedStream, StreamStatus, Variant},
-    config::watch::ReloadStatus,
+    config::watch::{ReloadStatus, WatcherHealth},
     protocol::subscription::TypeStatus,
 };
 
@@ -103,6 +103,7 @@ pub struct InProgressView {
     pub files: Vec<String>,
 }
 
+/// [`WatcherHealth`] as the document shows it (times in RFC 3339).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WatcherView {
     /// False while the watcher is down and being restarted: edits are not picked up.
@@ -118,11 +119,17 @@ pub struct WatcherView {
 impl Default for WatcherView {
     /// What a server that does not report its watcher means: it is fine.
     fn default() -> Self {
+        Self::from(&WatcherHealth::default())
+    }
+}
+
+impl From<&WatcherHealth> for WatcherView {
+    fn from(health: &WatcherHealth) -> Self {
         Self {
-            ok: true,
-            error: None,
-            since: None,
-            restarts: 0,
+            ok: health.ok,
+            error: health.error.clone(),
+            since: health.since,
+            restarts: health.restarts,
         }
     }
 }
@@ -296,12 +303,7 @@ fn reload_summary(reload: &ReloadStatus) -> ReloadSummary {
             since: p.since,
             files: p.files.iter().map(|f| f.display().to_string()).collect(),
         }),
-        watcher: WatcherView {
-            ok: reload.watcher.ok,
-            error: reload.watcher.error.clone(),
-            since: reload.watcher.since,
-            restarts: reload.watcher.restarts,
-        },
+        watcher: WatcherView::from(&reload.watcher),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The whole server as the binary runs it (`app::start`: watcher + every transport) over a
 //! temp fixture directory, with edits that wait until the server has taken them.
 
-use std::{net::SocketAddr, sync::Arc, time::Duration};
+use std::{net::SocketAddr, path::Path, sync::Arc, time::Duration};
 
 use serde_json::Value;
 use tempfile::TempDir;
@@ -47,16 +47,8 @@ impl FixtureServer {
 
     /// Rewrites one file and waits until the server serves the result.
     pub async fn edit(&self, name: &str, resources: &[Value]) -> Arc<Snapshot> {
-        let before = self.snapshot().generation;
-        write_json(&self.dir, name, resources);
-        let mut snapshots = self.running.snapshots.clone();
-        let next = within("the edit to be served", async {
-            snapshots
-                .wait_for(|s| s.generation > before)
-                .await
-                .map(|s| s.clone())
-        });
-        next.await.expect("the watcher is running")
+        let text = serde_json::to_string_pretty(resources).unwrap();
+        write_served(&self.running, &self.dir.path().join(name), &text).await
     }
 
     /// Writes `text` to one file and waits until the reload is rejected.
@@ -75,6 +67,28 @@ impl FixtureServer {
         self.running.shutdown().await.expect("clean shutdown");
         Self::start_in(self.dir, addr).await
     }
+}
+
+/// Writes `text` to `file` in `running`'s fixture directory and waits until the server serves
+/// the result (a new snapshot: the edit must change what is served).
+pub async fn write_served(running: &Running, file: &Path, text: &str) -> Arc<Snapshot> {
+    let before = running.snapshots.borrow().generation;
+    std::fs::write(file, text).unwrap();
+    let mut snapshots = running.snapshots.clone();
+    let next = within("the edit to be served", async {
+        snapshots
+            .wait_for(|s| s.generation > before)
+            .await
+            .map(|s| s.clone())
+    });
+    next.await.expect("the watcher is running")
+}
+
+/// Replaces `from` by `to` in `file` (it must occur there) and waits until the server serves it.
+pub async fn replace_served(running: &Running, file: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(text.contains(from), "{}: no {from:?}", file.display());
+    write_served(running, file, &text.replace(from, to)).await;
 }
 
 fn write_json(dir: &TempDir, name: &str, resources: &[Value]) {

@@ -10,6 +10,7 @@
 mod clients;
 mod fixture_server;
 mod http;
+mod invalid;
 mod naive_server;
 mod resources;
 
@@ -26,6 +27,7 @@ use xdsloop_server::{
 pub use clients::*;
 pub use fixture_server::*;
 pub use http::*;
+pub use invalid::{INVALID, SECRET_TEXT};
 pub use naive_server::{Bug, NaiveServer};
 pub use resources::*;
 
