@@ -15,7 +15,6 @@ use prost_reflect::DynamicMessage;
 
 use crate::{
     DecodeError, Position,
-    codec::json_name,
     locate::{Failure, Step},
     type_url,
 };
@@ -155,7 +154,7 @@ pub(crate) fn fixture_name(
         };
         let step = Step::Field {
             name: field.to_string(),
-            json: json_name(field).to_string(),
+            json: type_url::json_name(field).to_string(),
         };
         Failure::new(error).at(vec![step], false)
     };
