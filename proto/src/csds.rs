@@ -113,15 +113,27 @@ mod tests {
     fn s17_node_matchers_select_by_node_id_with_or_semantics() {
         assert_eq!(node_matches(&[], "any"), Ok(true));
         let exact = id(MatchPattern::Exact("envoy-1".into()), false);
-        assert_eq!(node_matches(&[exact.clone()], "envoy-1"), Ok(true));
-        assert_eq!(node_matches(&[exact.clone()], "ENVOY-1"), Ok(false));
+        assert_eq!(
+            node_matches(std::slice::from_ref(&exact), "envoy-1"),
+            Ok(true)
+        );
+        assert_eq!(
+            node_matches(std::slice::from_ref(&exact), "ENVOY-1"),
+            Ok(false)
+        );
         let folded = id(MatchPattern::Exact("ENVOY-1".into()), true);
         assert_eq!(node_matches(&[folded], "envoy-1"), Ok(true));
         let prefix = id(MatchPattern::Prefix("grpc-".into()), false);
         let suffix = id(MatchPattern::Suffix("-b".into()), false);
         let contains = id(MatchPattern::Contains("mid".into()), false);
-        assert_eq!(node_matches(&[prefix.clone()], "grpc-a"), Ok(true));
-        assert_eq!(node_matches(&[suffix.clone()], "node-b"), Ok(true));
+        assert_eq!(
+            node_matches(std::slice::from_ref(&prefix), "grpc-a"),
+            Ok(true)
+        );
+        assert_eq!(
+            node_matches(std::slice::from_ref(&suffix), "node-b"),
+            Ok(true)
+        );
         assert_eq!(node_matches(&[contains], "a-mid-z"), Ok(true));
         assert_eq!(
             node_matches(&[prefix.clone(), suffix.clone()], "x-b"),

@@ -72,7 +72,7 @@ async fn s18_c19_xdstp_names_served_and_followed() {
         let cds = &streams.iter().find(|s| s.types.len() == 4).unwrap().types[CLUSTER];
         assert_eq!(
             &*cds.names,
-            [sorted.clone()],
+            std::slice::from_ref(&sorted),
             "{source:?}: subscribed under the served name"
         );
         client.stop().await;

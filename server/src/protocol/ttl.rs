@@ -114,7 +114,7 @@ impl Heartbeats {
 
     /// `None` for a type that holds no TTL'd resource and never had a heartbeat.
     pub fn status(&self) -> Option<HeartbeatStatus> {
-        (self.ttl_resources > 0 || self.sent > 0).then(|| HeartbeatStatus {
+        (self.ttl_resources > 0 || self.sent > 0).then_some(HeartbeatStatus {
             ttl_resources: self.ttl_resources,
             sent: self.sent,
             last_at: self.last_at,
