@@ -1,11 +1,14 @@
 //! The `xdsloop-client` command line: flags, the subscriptions they mean, and the print loop.
 
+pub mod explain;
 pub mod output;
-mod print;
+pub mod record;
+pub mod run;
+
+pub use run::run;
 
 use std::collections::BTreeMap;
-use std::future::Future;
-use std::io::Write;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,9 +17,8 @@ use xdsloop_log::LogFormat;
 use xdsloop_proto::type_url;
 
 use self::output::Format;
-use crate::client::Client;
-use crate::config::ClientConfig;
 use crate::config::Validator;
+use crate::config::{ClientConfig, ReceivedReports};
 use crate::config::{DEFAULT_MAX_MESSAGE_BYTES, Source};
 use crate::core::watch_map::Interest;
 use crate::error::ClientError;
@@ -26,12 +28,15 @@ use crate::error::ClientError;
 pub const LOG_TARGET: &str = "xdsloop_client";
 
 /// Envoy-style xDS client: subscribes over ADS (or per-type gRPC, REST polling, a watched file),
-/// applies, ACKs or NACKs, reconnects, and prints one line per update.
+/// applies, ACKs or NACKs, reconnects, and prints one line per update (or, with --explain, one
+/// per step of the loop).
 #[derive(Debug, Parser)]
 #[command(
     name = "xdsloop-client",
     version,
-    after_help = "Fleet mode (N simulated nodes, a load report): xdsloop-client fleet --help\n\
+    after_help = "Follow the loop step by step: xdsloop-client --explain (docs/tutorial.md walks \
+                  through it)\n\
+                  Fleet mode (N simulated nodes, a load report): xdsloop-client fleet --help\n\
                   Conformance suite (judges any ADS server): xdsloop-client check --help\n\
                   Transcripts (print one, diff two): xdsloop-client transcript --help"
 )]
@@ -75,6 +80,20 @@ pub struct Args {
     /// Exit after this many updates (ACK or NACK, or resources expiring).
     #[arg(long, value_name = "N")]
     pub exit_after: Option<u64>,
+    /// Narrate the loop as it happens instead of printing one line per update: one line per
+    /// step (stream established, subscribe, push, apply + ACK, reject + NACK, resubscribe after
+    /// reconnect, stream closed), each with the Envoy call that takes that step. Connection
+    /// news is part of the story (stdout). Streamed sources only; text only.
+    #[arg(long, conflicts_with = "dump")]
+    pub explain: bool,
+    /// Record this client's side of the loop as a transcript, one JSON line per stream opened
+    /// or closed, request sent and response received (docs/transcripts.md). Read it with
+    /// `xdsloop-client transcript print FILE`. Streamed sources only.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// With --record: add every received resource itself (proto3 JSON) to the transcript.
+    #[arg(long, requires = "record")]
+    pub record_resources: bool,
     /// NACK any response holding this resource, e.g. `--reject cds:web` (repeatable).
     #[arg(long, value_name = "TYPE:NAME")]
     pub reject: Vec<String>,
@@ -200,59 +219,47 @@ pub fn reject_validator(specs: &[String]) -> Result<Option<Validator>, ClientErr
     )))
 }
 
-/// Runs the CLI until `shutdown`, `--exit-after` or `--dump` ends it. Update lines go to
-/// `out`, connection news to `err`.
-pub async fn run(
-    args: Args,
-    shutdown: impl Future<Output = ()>,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> Result<(), ClientError> {
-    let plan = plan(&args)?;
+/// The client's config from the flags and the plan.
+pub fn client_config(args: &Args, plan: &Plan) -> Result<ClientConfig, ClientError> {
     let mut config = ClientConfig::new(args.server.clone(), args.node_id.clone());
-    config.source = source(&args)?;
+    config.source = source(args)?;
     config.refresh_delay = args.refresh_delay;
     config.request_timeout = args.request_timeout;
     config.follow_deps = plan.follow_deps;
     config.validator = reject_validator(&args.reject)?;
     config.not_found_timeout = args.not_found_timeout;
     config.max_message_bytes = args.max_message_bytes;
-    let codec = config.codec.clone();
-    let client = Client::start(config, std::future::pending())?;
-    let csds = match args.csds {
-        Some(listen) => {
-            let server = crate::client::csds::serve(listen, client.status()).await?;
-            let message = format!("CSDS on {}", server.addr());
-            let line = print::stderr_line(
-                &args,
-                tracing::Level::INFO,
-                Some("xdsloop-client"),
-                &message,
-            );
-            writeln!(err, "{line}")?;
-            Some(server)
-        }
-        None => None,
+    config.received_reports = following_the_loop(args, &config.source)?;
+    Ok(config)
+}
+
+/// `--explain` and `--record` follow the loop on a stream; they need each response reported
+/// as it arrives.
+fn following_the_loop(args: &Args, source: &Source) -> Result<ReceivedReports, ClientError> {
+    let flag = match (args.explain, &args.record) {
+        (false, None) => return Ok(ReceivedReports::Off),
+        (true, _) => "--explain",
+        (false, Some(_)) => "--record",
     };
-    let mut reports = client.reports();
-    // All at once: subscribed one by one, a fast server could have the first types "synced"
-    // (and --dump printed) before the later ones were even registered.
-    for mut subscription in client.subscribe_all(plan.watches).await? {
-        // Updates are printed from reports; events only need draining (see Subscription).
-        tokio::spawn(async move { while subscription.recv().await.is_some() {} });
+    if matches!(source, Source::Rest | Source::File(_)) {
+        return Err(ClientError::Argument(format!(
+            "{flag} follows the loop on a stream (ads, ads-delta, grpc, delta-grpc); the {} \
+             source has none",
+            source.name()
+        )));
     }
-    print::print_reports(&args, &mut reports, shutdown, out, err).await?;
-    if args.dump {
-        let store = client.store().borrow().clone();
-        let rendered = output::render_dump(&output::dump(&store, &codec), args.output)?;
-        write!(out, "{rendered}")?;
-        out.flush()?;
+    if args.explain && args.output == Format::Json {
+        return Err(ClientError::Argument(
+            "--explain prints text for people; for JSON lines record a transcript with \
+             --record FILE"
+                .into(),
+        ));
     }
-    if let Some(csds) = csds {
-        csds.stop().await;
-    }
-    client.stop().await;
-    Ok(())
+    Ok(if args.record_resources {
+        ReceivedReports::Bodies
+    } else {
+        ReceivedReports::Names
+    })
 }
 
 #[cfg(test)]

@@ -20,7 +20,13 @@ use crate::error::ClientError;
 /// a per-version report (stdout) at the end: nodes, time to first config, time to converge,
 /// NACKs, reconnects, bytes.
 #[derive(Debug, Parser)]
-#[command(name = "xdsloop-client fleet", version)]
+#[command(
+    name = "xdsloop-client fleet",
+    version,
+    after_help = "The fleet neither narrates nor records its streams (it is built to be cheap per \
+                  node): to follow the loop step by step, or record it as a transcript, run one \
+                  client with `xdsloop-client --explain` or `--record FILE`."
+)]
 pub struct FleetArgs {
     /// Server address (`host:port` or `http://host:port`).
     #[arg(long, default_value = "127.0.0.1:18000")]

@@ -8,6 +8,7 @@
 //! connection itself is re-made after the client's backoff.
 
 pub(super) mod call;
+mod end;
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -22,12 +23,14 @@ use tonic::transport::{Channel, Endpoint};
 use xdsloop_proto::type_url;
 
 use self::call::{Incoming, Response};
+use self::end::{status_text, stream_end};
 use crate::config::BackoffConfig;
 use crate::config::ClientConfig;
 use crate::config::Mode;
 use crate::core::event::{ConnectionReport, Report};
 use crate::core::mux::StreamKey;
 use crate::core::request::Outgoing;
+use crate::core::stream::StreamEnd;
 use crate::error::ClientError;
 use crate::transport::backoff::Backoff;
 use crate::transport::hub::{Hub, Offline, Wire, error_chain, now, timer};
@@ -150,8 +153,8 @@ impl GrpcTransport {
                         self.backoff.reset();
                         streams.responded(hub, &key, response);
                     }
-                    Some((key, StreamEvent::Ended(reason))) => {
-                        let in_use = streams.ended(hub, key, reason).await;
+                    Some((key, StreamEvent::Ended(end))) => {
+                        let in_use = streams.ended(hub, key, end).await;
                         if !in_use {
                             return Exit::Retry;
                         }
@@ -169,7 +172,7 @@ impl GrpcTransport {
 /// What happened on one stream.
 enum StreamEvent {
     Response(Response),
-    Ended(String),
+    Ended(StreamEnd),
 }
 
 /// The streams open on one connection, and per-type streams waiting to be reopened.
@@ -282,10 +285,11 @@ impl Streams {
 
     /// A stream ended: its types hear of it. Returns whether the connection is still in use
     /// (another stream is open); if so this stream is reopened after its own backoff.
-    async fn ended(&mut self, hub: &mut Hub, key: StreamKey, reason: String) -> bool {
+    async fn ended(&mut self, hub: &mut Hub, key: StreamKey, end: StreamEnd) -> bool {
         self.open.remove(&key);
+        let reason = end.reason.clone();
         tracing::warn!(stream = %label(&key), %reason, "stream closed");
-        hub.mux.on_stream_closed(&key, &reason);
+        hub.mux.on_stream_closed(&key, end);
         hub.flush(self).await;
         let reason = match &key {
             StreamKey::Aggregated => reason,
@@ -340,30 +344,25 @@ fn stream_events(
         .flat_map(|opened| match opened {
             Ok(incoming) => stream::unfold(Some(incoming), |state| async move {
                 let mut incoming = state?;
-                let event = match incoming.next().await {
+                let end = match incoming.next().await {
                     Ok(Some(response)) => {
                         return Some((StreamEvent::Response(response), Some(incoming)));
                     }
-                    Ok(None) => StreamEvent::Ended("server closed the stream".into()),
-                    Err(status) => StreamEvent::Ended(status_text(&status)),
+                    Ok(None) => StreamEnd {
+                        reason: "server closed the stream".into(),
+                        status: Some(("OK".into(), String::new())),
+                    },
+                    Err(status) => stream_end(status_text(&status), &status),
                 };
-                Some((event, None))
+                Some((StreamEvent::Ended(end), None))
             })
             .left_stream(),
             Err(status) => {
                 let reason = format!("open failed: {}", status.message());
-                stream::iter([StreamEvent::Ended(reason)]).right_stream()
+                let end = stream_end(reason, &status);
+                stream::iter([StreamEvent::Ended(end)]).right_stream()
             }
         })
         .map(move |event| (key.clone(), event))
         .boxed()
-}
-
-fn status_text(status: &Status) -> String {
-    let mut text = format!("{:?}: {}", status.code(), status.message());
-    if let Some(source) = std::error::Error::source(status) {
-        text.push_str(": ");
-        text.push_str(&error_chain(source));
-    }
-    text
 }
