@@ -16,13 +16,14 @@ use xdsloop_proto::{Codec, csds::CSDS_SERVICE, services::ADS_SERVICE};
 use crate::{
     Error, Snapshot,
     admin::csds::service::Csds,
-    admin::registry::Registry,
+    admin::registry::{Registry, timeline},
     admin::{self, Admin, AdminServer, Placement},
     config::watch::{ReloadStatus, Settings, Watcher},
     transport::ads::Ads,
     transport::discovery::{DEFAULT_MAX_MESSAGE_BYTES, Discovery},
     transport::introspection::{self, ServingReporter},
     transport::per_type::{self, PerType},
+    transport::record::{self, Recorder, Recording},
     transport::rest::{self, Rest},
     transport::unary::Fetcher,
 };
@@ -49,6 +50,11 @@ pub struct Config {
     /// Where to serve the admin routes (`/status`, `/snapshot`, `/healthz`): on the xDS port
     /// by default, so servers side by side never contend for a second port.
     pub admin: Placement,
+    /// Events each stream keeps for `/status` (`recent`); 0 builds none. Without admin routes
+    /// nobody could read them, so none are kept then.
+    pub timeline_depth: usize,
+    /// Write a transcript of every stream (`--record`).
+    pub record: Option<Recording>,
 }
 
 impl Config {
@@ -62,6 +68,8 @@ impl Config {
             max_fixture_bytes: crate::config::fixtures::DEFAULT_MAX_FILE_BYTES,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             admin: Placement::XdsPort,
+            timeline_depth: timeline::DEFAULT_DEPTH,
+            record: None,
         }
     }
 }
@@ -80,6 +88,7 @@ pub struct Running {
     pub admin_addr: Option<SocketAddr>,
     server: GrpcServer,
     admin: Option<AdminServer>,
+    recorder: Option<Recorder>,
     watcher: Watcher,
 }
 
@@ -92,10 +101,13 @@ impl std::fmt::Debug for Running {
 }
 
 impl Running {
-    /// Ends every stream, stops the gRPC server and the admin endpoint, then stops watching
-    /// the fixtures.
+    /// Ends every stream, stops the gRPC server, finishes the transcript and stops the admin
+    /// endpoint, then stops watching the fixtures.
     pub async fn shutdown(self) -> Result<(), Error> {
         let result = self.server.shutdown().await;
+        if let Some(recorder) = self.recorder {
+            recorder.finish().await;
+        }
         let admin = match self.admin {
             Some(admin) => admin.shutdown().await,
             None => Ok(()),
@@ -116,7 +128,15 @@ pub async fn start(config: Config) -> Result<Running, Error> {
     };
     let watcher = Watcher::start_with(config.fixtures.clone(), codec.clone(), settings)?;
     let snapshots = watcher.snapshots.clone();
-    let registry = Registry::new();
+    let depth = match config.admin {
+        Placement::Off => 0,
+        Placement::XdsPort | Placement::Listener(_) => config.timeline_depth,
+    };
+    let registry = Registry::with_timeline_depth(depth);
+    let recorder = match &config.record {
+        Some(recording) => Some(record::start(&registry, recording, codec.clone())?),
+        None => None,
+    };
     let reloads = Some(watcher.reloads.clone());
     let state = Admin::new(registry.clone(), snapshots.clone(), reloads, codec.clone());
     let admin = match config.admin {
@@ -151,6 +171,7 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         admin_addr,
         server,
         admin,
+        recorder,
         watcher,
     })
 }

@@ -8,10 +8,12 @@ use tracing::info;
 use xdsloop_log::LogFormat;
 use xdsloop_server::{
     admin::Placement,
+    admin::registry::timeline,
     admin::status::remote::{self, Output},
     app::{self, Config, DEFAULT_LISTEN},
     config::fixtures,
     transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
+    transport::record::Recording,
 };
 
 #[global_allocator]
@@ -49,6 +51,7 @@ const EXIT_USAGE: u8 = 2;
     after_help = "Examples:\n  \
                   xdsloop-server --fixtures fixtures/demo              # xDS and admin on 127.0.0.1:18000\n  \
                   xdsloop-server status                                # reads 127.0.0.1:18000/status\n  \
+                  xdsloop-server --fixtures DIR --record run.jsonl     # a transcript of every stream\n  \
                   xdsloop-server transcript diff a.jsonl b.jsonl       # compare two recordings\n  \
                   xdsloop-server --fixtures DIR --listen 127.0.0.1:0   # a free port, printed on stdout\n  \
                   xdsloop-server --fixtures DIR --listen 0.0.0.0:18000 --admin 127.0.0.1:18001\n\n\
@@ -138,6 +141,19 @@ struct ServeArgs {
     /// xDS port.
     #[arg(long, value_name = "ADDR|off", value_parser = admin_placement)]
     admin: Option<Placement>,
+    /// Events each stream keeps for /status (its `recent` list: the last requests, responses
+    /// and how it ended, also for recently closed streams); 0 keeps none. Always 0 with
+    /// `--admin off`.
+    #[arg(long, value_name = "N", default_value_t = timeline::DEFAULT_DEPTH)]
+    timeline_depth: usize,
+    /// Write a transcript to FILE: one JSON line per stream opened or closed and per request
+    /// and response on every stream (names, versions, nonces, ACK/NACK, error_detail), as
+    /// docs/transcripts.md describes. Read it with `xdsloop-server transcript print FILE`.
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
+    /// With --record: also write every resource sent, as proto3 JSON, in each response line.
+    #[arg(long, requires = "record")]
+    record_resources: bool,
 }
 
 fn main() -> ExitCode {
@@ -206,6 +222,11 @@ async fn run(cli: ServeArgs, format: LogFormat) -> ExitCode {
         max_fixture_bytes: cli.max_fixture_bytes,
         max_message_bytes: cli.max_message_bytes,
         admin: cli.admin.unwrap_or_default(),
+        timeline_depth: cli.timeline_depth,
+        record: cli.record.map(|path| Recording {
+            path,
+            resources: cli.record_resources,
+        }),
     };
     let running = match app::start(config).await {
         Ok(running) => running,
@@ -288,6 +309,27 @@ mod tests {
         assert_eq!(cli.log_format, LogFormat::Json);
         let cli = parse(&["--log-format", "json", "--fixtures", "d"]).unwrap();
         assert_eq!(cli.log_format, LogFormat::Json);
+    }
+
+    #[test]
+    fn record_resources_needs_record_and_timeline_depth_defaults_to_16() {
+        let error = parse(&["--fixtures", "d", "--record-resources"]).unwrap_err();
+        assert!(error.to_string().contains("--record <FILE>"), "{error}");
+        let serve = parse(&[
+            "--fixtures",
+            "d",
+            "--record",
+            "t.jsonl",
+            "--record-resources",
+        ])
+        .unwrap()
+        .serve;
+        assert_eq!(
+            serve.record.as_deref(),
+            Some(std::path::Path::new("t.jsonl"))
+        );
+        assert!(serve.record_resources);
+        assert_eq!(serve.timeline_depth, 16);
     }
 
     #[test]

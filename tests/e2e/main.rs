@@ -18,11 +18,13 @@ mod fleet;
 mod harness;
 mod large;
 mod per_type;
+mod record;
 mod reload;
 mod rest;
 mod sotw;
 mod status;
 
 mod streams;
+mod tap;
 mod ttl;
 mod versions;

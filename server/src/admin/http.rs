@@ -92,7 +92,10 @@ impl Admin {
             closed: &closed,
             now: SystemTime::now(),
         };
-        status::build(inputs, node)
+        let mut document = status::build(inputs, node);
+        document.counters = self.registry.counters();
+        document.recorder = self.registry.recorder().map(|r| r.view());
+        document
     }
 
     /// CSDS on the same data. It shows what `/status` shows, so it is served where the admin

@@ -27,7 +27,6 @@
 use std::{
     collections::{BTreeMap, BTreeSet},
     sync::Arc,
-    time::Instant,
 };
 
 use tracing::{info, warn};
@@ -38,18 +37,19 @@ use xdsloop_proto::{
 
 use crate::{
     Snapshot, TypeResources,
-    protocol::machine::StreamMachine,
     protocol::nonce::NonceSource,
     protocol::ordering::{Planned, make_before_break},
     protocol::request::normalize_delta,
-    protocol::response::DeltaResponse,
+    protocol::response::{DeltaResponse, Manifest},
     protocol::sotw::control_plane,
     protocol::subscription::TypeStatus,
-    protocol::subscription::{Subscription, Verdict, WILDCARD},
+    protocol::subscription::{Change, Exchange, Interest, Subscription, Verdict, WILDCARD},
     protocol::ttl::{Features, Heartbeats},
 };
 
 use self::reconcile::{Changes, reconcile};
+
+mod hooks;
 
 #[derive(Debug, Default)]
 struct TypeState {
@@ -93,6 +93,8 @@ pub struct DeltaStream {
     types: BTreeMap<String, TypeState>,
     changed: BTreeSet<String>,
     empty: Arc<TypeResources>,
+    /// What the last request did.
+    exchange: Exchange,
 }
 
 impl DeltaStream {
@@ -106,6 +108,7 @@ impl DeltaStream {
             types: BTreeMap::new(),
             changed: BTreeSet::new(),
             empty: Arc::new(TypeResources::new(BTreeMap::new(), None)),
+            exchange: Exchange::default(),
         }
     }
 
@@ -115,6 +118,7 @@ impl DeltaStream {
         let node = self.node_from(&request);
         let url = request.type_url.clone();
         let (stream, short) = (self.id, type_url::short_name(&url));
+        self.exchange = Exchange::default();
         if url.is_empty() {
             warn!(stream, %node, "request without type_url ignored");
             return Vec::new();
@@ -122,14 +126,20 @@ impl DeltaStream {
         let resources = self.resources(&node, &url);
         let first = !self.types.contains_key(&url);
         let state = self.types.entry(url.clone()).or_default();
-        acknowledge(stream, &node, &url, state, &request);
+        let verdict = acknowledge(stream, &node, &url, state, &request);
         let subscribe = &request.resource_names_subscribe;
         let unsubscribe = &request.resource_names_unsubscribe;
+        let before = state.sub.interest.clone();
         state
             .sub
             .interest
             .apply_delta(first, subscribe, unsubscribe);
         let interest = &state.sub.interest;
+        self.exchange = Exchange {
+            verdict,
+            first_for_type: first,
+            change: change(&before, interest, subscribe),
+        };
         for name in unsubscribe {
             if name == WILDCARD {
                 state.known.retain(|n, _| interest.names_contain(n));
@@ -273,33 +283,50 @@ impl DeltaStream {
                     ..Default::default()
                 },
                 entries: changes.resources,
+                manifest: Manifest::Delta(changes.sent.into()),
             },
         }
     }
 }
 
+/// How a request's subscription changes moved the interest from `before` to `after`.
+fn change(before: &Interest, after: &Interest, subscribe: &[String]) -> Change {
+    let new = |name: &String| {
+        if name == WILDCARD {
+            !before.is_wildcard()
+        } else {
+            !before.contains(name)
+        }
+    };
+    let widened = (after.is_wildcard() && !before.is_wildcard()) || subscribe.iter().any(new);
+    Change::of(widened, before.revision(), after.revision())
+}
+
 /// Records what the request says about our latest response (ACK, NACK, or a stale nonce whose
-/// verdict is ignored while its interest changes still count).
+/// verdict is ignored while its interest changes still count), and returns the verdict.
 fn acknowledge(
     stream: u64,
     node: &str,
     url: &str,
     state: &mut TypeState,
     request: &DeltaDiscoveryRequest,
-) {
+) -> Verdict {
     let short = type_url::short_name(url);
     let nonce = request.response_nonce.as_str();
     let error = request.error_detail.as_ref();
     let (sub, heartbeats) = (&mut state.sub, &mut state.heartbeats);
     if heartbeats.answers_heartbeat(nonce) {
+        // S15: the answer to a heartbeat answers no push; the ledger is left alone.
         heartbeats.on_answer();
-        if let Some(error) = error {
-            warn!(stream, %node, r#type = %short, %nonce, error = error.message,
-                "heartbeat NACKed (the client advertised xds.config.supports-resource-ttl)");
-        }
-        return;
+        let Some(error) = error else {
+            return Verdict::Ack;
+        };
+        warn!(stream, %node, r#type = %short, %nonce, error = error.message,
+            "heartbeat NACKed (the client advertised xds.config.supports-resource-ttl)");
+        return Verdict::Nack;
     }
-    match sub.ledger.classify(nonce, error.is_some()) {
+    let verdict = sub.ledger.classify(nonce, error.is_some());
+    match verdict {
         Verdict::Ack => {
             let version = sub.ledger.last_sent.as_ref().map(|s| s.version.clone());
             let version = version.unwrap_or_default();
@@ -317,34 +344,9 @@ fn acknowledge(
         Verdict::Stale => {
             info!(stream, %node, r#type = %short, %nonce, "stale nonce: ACK/NACK ignored, subscription changes applied");
         }
-        Verdict::Initial => {}
+        Verdict::Initial | Verdict::Ignored => {}
     }
-}
-
-impl StreamMachine for DeltaStream {
-    type Request = DeltaDiscoveryRequest;
-    type Response = DeltaResponse;
-    fn on_request(&mut self, request: DeltaDiscoveryRequest) -> Vec<DeltaResponse> {
-        DeltaStream::on_request(self, request)
-    }
-    fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<DeltaResponse> {
-        DeltaStream::on_snapshot(self, snapshot)
-    }
-    fn on_tick(&mut self, now: Instant) -> Vec<DeltaResponse> {
-        DeltaStream::on_tick(self, now)
-    }
-    fn next_deadline(&self) -> Option<Instant> {
-        DeltaStream::next_deadline(self)
-    }
-    fn node_id(&self) -> Option<&str> {
-        DeltaStream::node_id(self)
-    }
-    fn take_status(&mut self) -> Vec<TypeStatus> {
-        DeltaStream::take_status(self)
-    }
-    fn payload(response: &DeltaResponse) -> (&str, usize) {
-        (&response.head.type_url, response.entry_bytes())
-    }
+    verdict
 }
 
 mod heartbeat;

@@ -3,7 +3,8 @@
 //! layer feeds these machines requests and snapshots and writes out what they return.
 //!
 //! - [`sotw`] / [`delta`]: the stream state machines (requests and snapshots in, responses
-//!   out), behind the one interface the transport drives, [`machine::StreamMachine`].
+//!   out), behind the one interface the transport drives, [`machine::StreamMachine`];
+//!   [`kind`]: how a stream reached the server (SotW or Delta, which service).
 //! - [`subscription`]: per stream and type, what the client wants and what happened on the
 //!   wire (sent, ACKed, NACKed), and the status each stream reports.
 //! - [`nonce`], [`ordering`]: response nonces (S1) and make-before-break order (S11).
@@ -12,9 +13,18 @@
 //! - [`fetch`]: stateless fetches (gRPC `Fetch*`, REST) answered by the SotW machine.
 //! - [`ttl`]: what a client can take of TTLs (its client features) and when a type is owed a
 //!   heartbeat; the machines take the time as input (`on_tick`).
+//! - [`tap`]: what happened on a stream as plain events, for whoever observes it;
+//!   [`wire`]: what a fault did to a response on the wire; [`held`]: what a client holds
+//!   when its stream ends.
+//! - [`faults`]: the fault stage between the machines and the wire (scenario rules);
+//!   [`conformance`]: the judge that checks each client against the C rules as it runs.
 
+pub mod conformance;
 pub mod delta;
+pub mod faults;
 pub mod fetch;
+pub mod held;
+pub mod kind;
 pub mod machine;
 pub mod nonce;
 pub mod ordering;
@@ -22,4 +32,6 @@ pub mod request;
 pub mod response;
 pub mod sotw;
 pub mod subscription;
+pub mod tap;
 pub mod ttl;
+pub mod wire;

@@ -30,7 +30,6 @@
 use std::{
     collections::{BTreeMap, BTreeSet},
     sync::Arc,
-    time::Instant,
 };
 
 use tracing::{info, warn};
@@ -42,16 +41,17 @@ use xdsloop_proto::{
 
 use crate::{
     Snapshot, TypeResources,
-    protocol::machine::StreamMachine,
     protocol::nonce::NonceSource,
     protocol::ordering::{Planned, make_before_break},
     protocol::request::SotwRequest,
-    protocol::response::SotwResponse,
+    protocol::response::{Manifest, SotwResponse},
     protocol::subscription::TypeStatus,
-    protocol::subscription::{Interest, Subscription, Verdict},
+    protocol::subscription::{Change, Exchange, Interest, Subscription, Verdict},
     protocol::ttl::{Features, Heartbeats},
     snapshot::views::{Picked, View},
 };
+
+mod hooks;
 
 /// The `control_plane` every response carries, so clients can log who configured them.
 pub fn control_plane() -> ControlPlane {
@@ -95,6 +95,8 @@ pub struct SotwStream {
     types: BTreeMap<String, TypeState>,
     changed: BTreeSet<String>,
     empty: Arc<TypeResources>,
+    /// What the last request did.
+    exchange: Exchange,
 }
 
 impl SotwStream {
@@ -108,6 +110,7 @@ impl SotwStream {
             types: BTreeMap::new(),
             changed: BTreeSet::new(),
             empty: Arc::new(TypeResources::new(BTreeMap::new(), None)),
+            exchange: Exchange::default(),
         }
     }
 
@@ -117,44 +120,37 @@ impl SotwStream {
         let request = &request.head;
         let node = self.node_from(request);
         let url = request.type_url.clone();
-        let (stream, short) = (self.id, type_url::short_name(&url));
+        self.exchange = Exchange::default();
         if url.is_empty() {
-            warn!(stream, %node, "request without type_url ignored");
+            warn!(stream = self.id, %node, "request without type_url ignored");
             return Vec::new();
         }
         let first = !self.types.contains_key(&url);
         let state = self.types.entry(url.clone()).or_default();
-        let nonce = request.response_nonce.as_str();
-        let error = request.error_detail.as_ref();
-        if !heartbeat_answered(stream, &node, short, state, request) {
-            match state.sub.ledger.classify(nonce, error.is_some()) {
-                Verdict::Stale => {
-                    info!(stream, %node, r#type = %short, %nonce, "stale nonce: request ignored");
-                    return Vec::new();
-                }
-                Verdict::Ack => {
-                    state.sub.ledger.record_ack(&request.version_info);
-                    state.heartbeats.on_answer();
-                    info!(stream, %node, r#type = %short, version = %request.version_info, %nonce, "ACK");
-                }
-                Verdict::Nack => {
-                    let message = error.map(|e| e.message.as_str()).unwrap_or_default();
-                    let nack = state.sub.ledger.record_nack(message);
-                    state.heartbeats.on_answer();
-                    warn!(stream, %node, r#type = %short, version = %nack.version, %nonce,
-                        error = nack.message, "NACK: not resending until the fixtures change");
-                }
-                Verdict::Initial => {}
-            }
+        let heartbeat = heartbeat_answer(self.id, &node, &url, state, request);
+        let verdict =
+            heartbeat.unwrap_or_else(|| answer(self.id, &node, &url, &mut state.sub, request));
+        if matches!(verdict, Verdict::Ack | Verdict::Nack) {
+            state.heartbeats.on_answer();
+        }
+        self.exchange = Exchange {
+            verdict,
+            first_for_type: first,
+            change: Change::None,
+        };
+        if verdict == Verdict::Stale {
+            return Vec::new();
         }
         self.changed.insert(url.clone());
         let revision = state.sub.interest.revision();
         let widened = state.sub.interest.replace(&names);
+        let change = Change::of(widened, revision, state.sub.interest.revision());
+        self.exchange.change = change;
         if !(first || widened) {
             // A narrowed interest needs no response, but what the client holds of it is now
             // a subset of the last response: compare future snapshots against that subset.
             // A plain ACK leaves the interest as it was, and the hash with it.
-            let narrowed = state.sub.interest.revision() != revision;
+            let narrowed = change == Change::Narrowed;
             if let Some(from) = state.sent_from.as_ref().filter(|_| narrowed) {
                 state.sent_hash = Some(view(&state.sub.interest, from).hash);
             }
@@ -250,32 +246,6 @@ impl SotwStream {
     }
 }
 
-impl StreamMachine for SotwStream {
-    type Request = SotwRequest;
-    type Response = SotwResponse;
-    fn on_request(&mut self, request: SotwRequest) -> Vec<SotwResponse> {
-        SotwStream::on_request(self, request)
-    }
-    fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<SotwResponse> {
-        SotwStream::on_snapshot(self, snapshot)
-    }
-    fn on_tick(&mut self, now: Instant) -> Vec<SotwResponse> {
-        SotwStream::on_tick(self, now)
-    }
-    fn next_deadline(&self) -> Option<Instant> {
-        SotwStream::next_deadline(self)
-    }
-    fn node_id(&self) -> Option<&str> {
-        SotwStream::node_id(self)
-    }
-    fn take_status(&mut self) -> Vec<TypeStatus> {
-        SotwStream::take_status(self)
-    }
-    fn payload(response: &SotwResponse) -> (&str, usize) {
-        (&response.head.type_url, response.entry_bytes())
-    }
-}
-
 /// The resources a subscription receives: all of them for a wildcard, else the named ones
 /// that exist, with their hash (for a wildcard the type's content hash: same formula). Shared
 /// by streams with the same interest (see [`crate::snapshot::views`]).
@@ -302,25 +272,56 @@ fn view(interest: &Interest, resources: &TypeResources) -> Arc<View> {
     })
 }
 
-/// Whether the request answers the type's latest heartbeat (S15): then it is neither an ACK
-/// nor a NACK of a push, and its interest still counts.
-fn heartbeat_answered(
+/// Records what the request says about our latest response (S2, S4) and returns its verdict.
+fn answer(
     stream: u64,
     node: &str,
-    short: &str,
-    state: &mut TypeState,
+    url: &str,
+    sub: &mut Subscription,
     request: &DiscoveryRequest,
-) -> bool {
+) -> Verdict {
+    let short = type_url::short_name(url);
+    let nonce = request.response_nonce.as_str();
+    let error = request.error_detail.as_ref();
+    let verdict = sub.ledger.classify(nonce, error.is_some());
+    match verdict {
+        Verdict::Stale => {
+            info!(stream, %node, r#type = %short, %nonce, "stale nonce: request ignored");
+        }
+        Verdict::Ack => {
+            sub.ledger.record_ack(&request.version_info);
+            info!(stream, %node, r#type = %short, version = %request.version_info, %nonce, "ACK");
+        }
+        Verdict::Nack => {
+            let message = error.map(|e| e.message.as_str()).unwrap_or_default();
+            let nack = sub.ledger.record_nack(message);
+            warn!(stream, %node, r#type = %short, version = %nack.version, %nonce,
+                error = nack.message, "NACK: not resending until the fixtures change");
+        }
+        Verdict::Initial | Verdict::Ignored => {}
+    }
+    verdict
+}
+
+/// If the request answers the type's latest heartbeat (S15), its ACK or NACK: it answers no
+/// push (the ledger is left alone), and its interest still counts.
+fn heartbeat_answer(
+    stream: u64,
+    node: &str,
+    url: &str,
+    state: &TypeState,
+    request: &DiscoveryRequest,
+) -> Option<Verdict> {
     let nonce = request.response_nonce.as_str();
     if !state.heartbeats.answers_heartbeat(nonce) {
-        return false;
+        return None;
     }
-    state.heartbeats.on_answer();
-    if let Some(error) = &request.error_detail {
-        warn!(stream, %node, r#type = %short, %nonce, error = error.message,
-            "heartbeat NACKed (the client advertised xds.config.supports-resource-ttl)");
-    }
-    true
+    let Some(error) = &request.error_detail else {
+        return Some(Verdict::Ack);
+    };
+    warn!(stream, %node, r#type = %type_url::short_name(url), %nonce, error = error.message,
+        "heartbeat NACKed (the client advertised xds.config.supports-resource-ttl)");
+    Some(Verdict::Nack)
 }
 
 /// The stream the response goes to: id, node and what its client can take.
@@ -357,7 +358,12 @@ fn respond(
         ..Default::default()
     };
     let entries = vec![view.sotw_entries(url, resources, wrap)];
-    let response = SotwResponse { head, entries };
+    let manifest = Manifest::Sotw(view.clone());
+    let response = SotwResponse {
+        head,
+        entries,
+        manifest,
+    };
     let version = resources.version.as_str();
     info!(stream, %node, r#type = %type_url::short_name(url), %version, %nonce,
         resources = view.picked.len(), "push");

@@ -15,12 +15,14 @@ use xdsloop_proto::discovery::DeltaDiscoveryRequest;
 use crate::{
     Snapshot,
     admin::registry::{Registry, StreamKind},
+    protocol::conformance::Judge,
     protocol::delta::DeltaStream,
+    protocol::faults::stage::FaultStage,
     protocol::machine::StreamMachine,
     protocol::request::SotwRequest,
     protocol::response::{DeltaResponse, SotwResponse},
     protocol::sotw::SotwStream,
-    transport::stream_loop::{self, Feeds, OUTBOUND_CAPACITY},
+    transport::stream::{self, Feeds, OUTBOUND_CAPACITY, StreamKit, tap::Tap},
 };
 
 /// gRPC's default 4 MiB limit is far too small for real fleets' CDS/EDS (S13).
@@ -102,20 +104,27 @@ impl Discovery {
         M: StreamMachine,
         S: Stream<Item = Result<M::Request, Status>> + Send + Unpin + 'static,
     {
-        let entry = self.registry.open(kind, peer);
-        info!(stream = entry.id(), transport = %kind, peer = ?peer, "stream opened");
+        let tap = Tap::open(&self.registry, kind, peer);
+        let id = tap.stream();
+        info!(stream = id, transport = %kind, peer = ?peer, "stream opened");
         // Mark the snapshot the machine starts from as seen on this stream's own receiver, so
         // a reload between here and the loop's first poll is still noticed.
         let mut snapshots = self.snapshots.clone();
         let current = snapshots.borrow_and_update().clone();
-        let machine = machine(entry.id(), current);
+        let machine = machine(id, current);
         let (tx, rx) = mpsc::channel(OUTBOUND_CAPACITY);
         let feeds = Feeds {
             snapshots,
             shutdown: self.shutdown.clone(),
             max_message_bytes: self.max_message_bytes,
         };
-        tokio::spawn(stream_loop::run(machine, requests, feeds, tx, entry));
+        let kit = StreamKit {
+            kind,
+            tap,
+            judge: Judge::new(),
+            faults: FaultStage::new(),
+        };
+        tokio::spawn(stream::run(machine, requests, feeds, tx, kit));
         ReceiverStream::new(rx)
     }
 }

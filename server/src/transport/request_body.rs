@@ -40,7 +40,8 @@ impl<Req: Inbound> Stream for Requests<Req> {
     type Item = Result<Req, Status>;
 
     /// Requests in order; after an error (a bad message, a broken body) nothing more. The
-    /// client ending its side (end of body, trailers) ends the stream.
+    /// client ending its side (end of body, trailers) ends the stream. A broken body (reset,
+    /// connection gone) is `CANCELLED`; a bad message is any other code.
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
         loop {
@@ -67,9 +68,12 @@ impl<Req: Inbound> Stream for Requests<Req> {
                         this.messages.push(data);
                     }
                 }
-                Some(Err(status)) => {
+                Some(Err(broken)) => {
+                    // The client reset the stream or the connection failed: nobody is left to
+                    // read a status, and the stream loop tells this apart from a bad message.
                     this.done = true;
-                    return Poll::Ready(Some(Err(status)));
+                    let gone = format!("the request stream broke: {}", broken.message());
+                    return Poll::Ready(Some(Err(Status::cancelled(gone))));
                 }
                 None => {
                     this.done = true;

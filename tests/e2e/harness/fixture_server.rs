@@ -22,17 +22,30 @@ pub struct FixtureServer {
 impl FixtureServer {
     /// Writes `files` (name → JSON list of resources) and starts the server on a free port.
     pub async fn start(files: &[(&str, Vec<Value>)]) -> Self {
+        Self::start_with(files, |_| {}).await
+    }
+
+    /// [`Self::start`], with `configure` changing the server's configuration first.
+    pub async fn start_with(
+        files: &[(&str, Vec<Value>)],
+        configure: impl FnOnce(&mut Config),
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         for (name, resources) in files {
             write_json(&dir, name, resources);
         }
-        Self::start_in(dir, "127.0.0.1:0".parse().unwrap()).await
+        Self::start_in(dir, "127.0.0.1:0".parse().unwrap(), configure).await
     }
 
-    async fn start_in(dir: TempDir, listen: SocketAddr) -> Self {
+    async fn start_in(
+        dir: TempDir,
+        listen: SocketAddr,
+        configure: impl FnOnce(&mut Config),
+    ) -> Self {
         let mut config = Config::new(dir.path());
         config.listen = listen;
         config.debounce = Duration::from_millis(20);
+        configure(&mut config);
         let running = app::start(config).await.unwrap_or_else(|e| panic!("{e}"));
         Self { dir, running }
     }
@@ -65,7 +78,7 @@ impl FixtureServer {
     pub async fn restart(self) -> Self {
         let addr = self.addr();
         self.running.shutdown().await.expect("clean shutdown");
-        Self::start_in(self.dir, addr).await
+        Self::start_in(self.dir, addr, |_| {}).await
     }
 }
 

@@ -8,6 +8,7 @@
 #![allow(dead_code)] // Shared by several test areas; not every area uses every helper.
 
 mod clients;
+mod events;
 mod fixture_server;
 mod http;
 mod invalid;
@@ -25,6 +26,7 @@ use xdsloop_server::{
 };
 
 pub use clients::*;
+pub use events::Events;
 pub use fixture_server::*;
 pub use http::*;
 pub use invalid::{INVALID, SECRET_TEXT};

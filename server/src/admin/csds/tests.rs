@@ -25,6 +25,7 @@ fn stream(id: u64, node: &str, kind: StreamKind, types: Vec<TypeStatus>) -> Stre
         kind,
         connected_since: SystemTime::now(),
         types: types.into_iter().map(|t| (t.type_url.clone(), t)).collect(),
+        recent: Default::default(),
     }
 }
 

@@ -172,6 +172,7 @@ mod tests {
             last_sent: None,
             last_acked: None,
             last_nack: None,
+            last_fault: None,
             held_hash: None,
             heartbeats: None,
         }
@@ -183,6 +184,7 @@ mod tests {
             nonce: nonce.into(),
             resources: of.resources.len(),
             at: SystemTime::now(),
+            fault: None,
         });
         status.held_hash = Some(view_hash(status, Some(of)));
     }

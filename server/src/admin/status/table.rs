@@ -295,6 +295,7 @@ mod tests {
             nonce: "1-1".into(),
             resources: 1,
             at: now,
+            fault: None,
         };
         let mut t = TypeView {
             type_url: "t".into(),
@@ -307,6 +308,7 @@ mod tests {
             last_acked: None,
             last_nack: None,
             heartbeats: None,
+            last_fault: None,
         };
         assert_eq!(
             detail(&t, now),

@@ -293,8 +293,10 @@ fn keys(value: &serde_json::Value) -> Vec<String> {
 fn json_field_names_are_the_documented_ones() {
     let json = serde_json::to_value(nacked_document()).unwrap();
     let top = [
+        "counters",
         "generated_at",
         "recently_closed",
+        "recorder",
         "reload",
         "schema",
         "snapshot",
@@ -308,6 +310,7 @@ fn json_field_names_are_the_documented_ones() {
         "id",
         "node_id",
         "peer",
+        "recent",
         "transport",
         "types",
     ];
@@ -317,6 +320,7 @@ fn json_field_names_are_the_documented_ones() {
     let type_keys = [
         "heartbeats",
         "last_acked",
+        "last_fault",
         "last_nack",
         "last_sent",
         "names",
@@ -334,7 +338,7 @@ fn json_field_names_are_the_documented_ones() {
     );
     assert_eq!(
         keys(&cds["last_sent"]),
-        ["at", "nonce", "resources", "version"]
+        ["at", "fault", "nonce", "resources", "version"]
     );
     let at = cds["last_sent"]["at"].as_str().unwrap();
     assert!(at.ends_with('Z'), "RFC 3339 UTC: {at}");

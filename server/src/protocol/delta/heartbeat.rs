@@ -2,13 +2,20 @@
 //! for each TTL'd resource the client holds, `Resource{name, version, ttl}` without `resource`
 //! (the version it holds: a heartbeat, not an update).
 
-use std::time::{Duration, Instant, SystemTime};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant, SystemTime},
+};
 
 use tracing::info;
-use xdsloop_proto::{discovery::DeltaDiscoveryResponse, type_url};
+use xdsloop_proto::{Resource, discovery::DeltaDiscoveryResponse, type_url};
 
 use super::{DeltaStream, TypeState, control_plane};
-use crate::{TypeResources, protocol::response::DeltaResponse, snapshot::entries::delta_heartbeat};
+use crate::{
+    TypeResources,
+    protocol::response::{DeltaResponse, Manifest},
+    snapshot::entries::delta_heartbeat,
+};
 
 impl DeltaStream {
     /// Heartbeats due at `now`; also schedules the types that just became due one.
@@ -27,7 +34,10 @@ impl DeltaStream {
                 .get(&node, url)
                 .cloned()
                 .unwrap_or_else(|| self.empty.clone());
-            let held = held_resources(state, &resources);
+            let held: Arc<[Arc<Resource>]> = held_resources(state, &resources)
+                .into_iter()
+                .cloned()
+                .collect();
             let entries: Vec<_> = held.iter().map(|r| delta_heartbeat(r)).collect();
             let version = state
                 .sub
@@ -47,7 +57,11 @@ impl DeltaStream {
             };
             state.heartbeats.on_sent(nonce, SystemTime::now());
             self.changed.insert(url.clone());
-            out.push(DeltaResponse { head, entries });
+            out.push(DeltaResponse {
+                head,
+                entries,
+                manifest: Manifest::Heartbeat(held),
+            });
         }
         out
     }
@@ -63,14 +77,11 @@ impl DeltaStream {
 }
 
 /// The TTL'd resources the client holds at their current version.
-fn held_resources<'a>(
-    state: &TypeState,
-    resources: &'a TypeResources,
-) -> Vec<&'a xdsloop_proto::Resource> {
+fn held_resources<'a>(state: &TypeState, resources: &'a TypeResources) -> Vec<&'a Arc<Resource>> {
     let held = state.known.iter().filter_map(|(name, version)| {
         let resource = resources.resources.get(name)?;
         let same = version.as_deref() == Some(resource.version.as_str());
-        (same && resource.ttl.is_some()).then_some(resource.as_ref())
+        (same && resource.ttl.is_some()).then_some(resource)
     });
     held.collect()
 }

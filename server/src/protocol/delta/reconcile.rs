@@ -4,6 +4,7 @@
 use std::{collections::BTreeSet, sync::Arc};
 
 use bytes::Bytes;
+use xdsloop_proto::Resource;
 
 use super::TypeState;
 use crate::TypeResources;
@@ -13,6 +14,8 @@ use crate::TypeResources;
 pub(super) struct Changes {
     /// Encoded `resources` entries, shared with other streams sending the same resources.
     pub(super) resources: Vec<Bytes>,
+    /// The resources of those entries, in the same order.
+    pub(super) sent: Vec<Arc<Resource>>,
     pub(super) removed: BTreeSet<String>,
 }
 
@@ -24,26 +27,27 @@ pub(super) fn reconcile(
     resources: &TypeResources,
     force: &BTreeSet<&str>,
 ) -> Changes {
-    let sent = send_changed(url, state, resources, force);
+    let sent = send_changed(state, resources, force);
+    let entries = resources.delta_entries(url, sent.iter().map(AsRef::as_ref));
     let_expire(state, resources);
     let removed = removals(state, resources, force);
     state.seen_hash = Some(resources.content_hash);
     Changes {
-        resources: sent,
+        resources: entries,
+        sent,
         removed,
     }
 }
 
-/// The entries of the wanted resources the client does not hold at their current version (or
-/// that it named again), recorded as held.
+/// The wanted resources the client does not hold at their current version (or that it named
+/// again), recorded as held.
 fn send_changed(
-    url: &str,
     state: &mut TypeState,
     resources: &TypeResources,
     force: &BTreeSet<&str>,
-) -> Vec<Bytes> {
+) -> Vec<Arc<Resource>> {
     let interest = &state.sub.interest;
-    let present: Vec<&Arc<xdsloop_proto::Resource>> = if interest.is_wildcard() {
+    let present: Vec<&Arc<Resource>> = if interest.is_wildcard() {
         resources.resources.values().collect()
     } else {
         let names = interest.names().iter();
@@ -53,7 +57,7 @@ fn send_changed(
     for r in present {
         let held = state.known.get(&r.name).and_then(Option::as_deref);
         if held != Some(r.version.as_str()) || force.contains(r.name.as_str()) {
-            send.push(r.as_ref());
+            send.push(r.clone());
             state.known.insert(r.name.clone(), Some(r.version.clone()));
             match r.ttl {
                 Some(_) => state.ttl_names.insert(r.name.clone()),
@@ -61,7 +65,7 @@ fn send_changed(
             };
         }
     }
-    resources.delta_entries(url, send)
+    send
 }
 
 /// Held resources that are gone, and subscribed names that do not exist and were not reported

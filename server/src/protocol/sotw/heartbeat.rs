@@ -3,14 +3,20 @@
 //! `resource`: only the TTL'd ones for EDS/RDS-like types, every one for LDS and CDS, whose
 //! responses are the full state (a resource missing from one would be deleted).
 
-use std::time::{Instant, SystemTime};
+use std::{
+    sync::Arc,
+    time::{Instant, SystemTime},
+};
 
 use bytes::Bytes;
 use tracing::info;
-use xdsloop_proto::{discovery::DiscoveryResponse, type_url};
+use xdsloop_proto::{Resource, discovery::DiscoveryResponse, type_url};
 
 use super::{SotwStream, control_plane, view};
-use crate::{protocol::response::SotwResponse, snapshot::entries::sotw_heartbeat};
+use crate::{
+    protocol::response::{Manifest, SotwResponse},
+    snapshot::entries::sotw_heartbeat,
+};
 
 impl SotwStream {
     /// Heartbeats due at `now`; also schedules the types that just became due one.
@@ -29,7 +35,8 @@ impl SotwStream {
             let held = view(&state.sub.interest, from);
             let full = type_url::full_state(url);
             let picked = held.picked.iter().filter(|r| full || r.ttl.is_some());
-            let entries: Vec<Bytes> = picked.map(|r| sotw_heartbeat(r)).collect();
+            let kept: Arc<[Arc<Resource>]> = picked.cloned().collect();
+            let entries: Vec<Bytes> = kept.iter().map(|r| sotw_heartbeat(r)).collect();
             let nonce = self.nonces.next_nonce();
             info!(stream = self.id, node = self.node.as_deref().unwrap_or_default(),
                 r#type = %type_url::short_name(url), version = %sent.version, %nonce,
@@ -43,7 +50,11 @@ impl SotwStream {
             };
             state.heartbeats.on_sent(nonce, SystemTime::now());
             self.changed.insert(url.clone());
-            out.push(SotwResponse { head, entries });
+            out.push(SotwResponse {
+                head,
+                entries,
+                manifest: Manifest::Heartbeat(kept),
+            });
         }
         out
     }
