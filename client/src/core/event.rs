@@ -172,6 +172,14 @@ pub struct ReceivedReport {
     pub bytes: usize,
 }
 
+impl ReceivedReport {
+    /// Only heartbeats (C17): it refreshes TTLs and changes nothing.
+    pub fn is_heartbeat(&self) -> bool {
+        let mut resources = self.resources.iter();
+        self.removed.is_empty() && resources.len() > 0 && resources.all(|r| r.heartbeat)
+    }
+}
+
 /// One resource of a received response.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReceivedResource {
@@ -180,4 +188,6 @@ pub struct ReceivedResource {
     pub version: Option<String>,
     /// The resource itself, when bodies were asked for.
     pub body: Option<Any>,
+    /// A `Resource` wrapper without `resource`: a heartbeat for `name` (C17).
+    pub heartbeat: bool,
 }
