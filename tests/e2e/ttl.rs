@@ -1,6 +1,7 @@
 //! Resource TTLs and heartbeats end to end (S14-S16, C17): a fixture wraps an endpoint
 //! resource with a TTL, the server sends it wrapped and heartbeats it, and xdsloop-client keeps
-//! it while heartbeats come and lets it expire when they stop. Over SotW and Delta.
+//! it while heartbeats come and lets it expire when they stop. Over SotW and Delta. The tap
+//! (transcripts, `/status` recent lines) shows heartbeats as a step of their own.
 
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
@@ -9,7 +10,7 @@ use xdsloop_proto::type_url::ENDPOINT;
 use xdsloop_proto::wrapper::RESOURCE_WRAPPER;
 
 use crate::client_support::{WAIT, config, drain, store_where};
-use crate::harness::{FixtureServer, endpoints, registry_until};
+use crate::harness::{Events, FixtureServer, endpoints, registry_until};
 
 /// `endpoints(name)` wrapped with a TTL of `ttl_ms`.
 fn wrapped(name: &str, port: u32, ttl_ms: u64) -> Value {
@@ -168,4 +169,47 @@ async fn c17_reconnect_mid_ttl_keeps_the_timer_and_refreshes() {
         "no TTL, no expiry"
     );
     client.stop().await;
+}
+
+#[tokio::test]
+async fn s15_the_tap_shows_heartbeats_as_their_own_step_and_their_acks() {
+    use xdsloop_server::admin::lines;
+    use xdsloop_server::protocol::tap::{Capture, What, WireEvent};
+    use xdsloop_transcript::{Step, line::What as Line};
+
+    let files = [(
+        "eds.json",
+        vec![wrapped("web", 8081, 600), endpoints("api", 8082)],
+    )];
+    let server = FixtureServer::start(&files).await;
+    for source in [Source::Ads, Source::AdsDelta] {
+        // Bodies asked for: a heartbeat still has none to give.
+        let mut events = Events::listen_with(&server.running.registry, Capture::Bodies);
+        let (client, _reports) = client(&server, source.clone()).await;
+        let line = |event: &WireEvent| lines::to_line(event, None);
+        let beat = loop {
+            let event = events.next().await;
+            if line(&event).step() == Some(Step::Heartbeat) {
+                break event;
+            }
+        };
+        let Line::Response(response) = line(&beat).what else {
+            panic!("a heartbeat is a response")
+        };
+        let names: Vec<&str> = response.resources.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["web"], "{source:?}: what it keeps alive, not api");
+        assert!(response.resources.iter().all(|r| r.body.is_none()));
+        let answer = events
+            .of_stream_until(beat.stream, |e| matches!(e.what, What::Request(_)))
+            .await;
+        let Line::Request(answer) = line(answer.last().unwrap()).what else {
+            unreachable!()
+        };
+        assert_eq!(
+            (answer.step, answer.nonce.as_str()),
+            (Step::Ack, response.nonce.as_str()),
+            "{source:?}: xdsloop-client ACKs the heartbeat"
+        );
+        client.stop().await;
+    }
 }

@@ -191,6 +191,33 @@ fn s15_a_request_answering_a_heartbeat_is_not_stale() {
 }
 
 #[test]
+fn s15_a_heartbeat_answer_is_an_ack_to_observers_and_leaves_the_push_ledger_alone() {
+    use crate::protocol::{machine::StreamMachine, subscription::Verdict};
+    let snap = eds(&[("a", "1", Some(30)), ("b", "1", None)]);
+    let t0 = Instant::now();
+    let (mut stream, first) = acked(snap, BOTH, t0);
+    let before = stream.ledger(ENDPOINT).cloned().unwrap();
+    let beat = tick(&mut stream, t0 + Duration::from_secs(15)).remove(0);
+    let ack = sotw(ENDPOINT, &["a", "b"], &first.version_info, &beat.nonce);
+    assert!(stream.on_request_decoded(ack).is_empty());
+    assert_eq!(
+        stream.exchange().verdict,
+        Verdict::Ack,
+        "the tap, counters and transcript see an ACK"
+    );
+    let after = stream.ledger(ENDPOINT).unwrap();
+    assert_eq!(
+        (&after.last_sent, &after.last_acked),
+        (&before.last_sent, &before.last_acked),
+        "the ledger keeps the last push and its ACK"
+    );
+    // The loop ticks after every request: that schedules the next one, half a TTL on.
+    assert!(tick(&mut stream, t0 + Duration::from_secs(15)).is_empty());
+    let next = tick(&mut stream, t0 + Duration::from_secs(30));
+    assert_eq!(next.len(), 1, "answered: the next heartbeat is due");
+}
+
+#[test]
 fn s15_no_heartbeat_without_the_client_feature() {
     let snap = eds(&[("a", "1", Some(30))]);
     let t0 = Instant::now();
