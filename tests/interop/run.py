@@ -13,13 +13,13 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
+import csds_check
 import fixture_edits as fx
 import harness
 from harness import Proc, Setup
@@ -36,6 +36,10 @@ START_TIMEOUT_S = 20
 RUN = 5
 # Calls observed after a rejected edit was logged, all of which must still reach the old backend.
 STEADY_CALLS = 20
+# A TTL for gRPC (S14, S15), and calls watched after it is taken: 3 s at one per 50 ms, over
+# twice the TTL, long enough to see heartbeats (none) or an expiry (none in gRPC).
+TTL = "1s"
+TTL_CALLS = 60
 
 
 class Report:
@@ -80,11 +84,12 @@ class Calls:
         ok = self.client.out.wait(moved, timeout)
         return bool(ok), self.describe(since)
 
-    def wait_steady(self, name: str, since: int, timeout: float) -> tuple[bool, str]:
-        """Waits for STEADY_CALLS calls after `since`; all of them must be answered by `name`."""
+    def wait_steady(self, name: str, since: int, timeout: float,
+                    count: int = STEADY_CALLS) -> tuple[bool, str]:
+        """Waits for `count` calls after `since`; all of them must be answered by `name`."""
         def enough(lines):
             calls = self.parse(lines[since:])
-            return calls[:STEADY_CALLS] if len(calls) >= STEADY_CALLS else None
+            return calls[:count] if len(calls) >= count else None
         calls = self.client.out.wait(enough, timeout)
         ok = bool(calls) and all(c == name for c in calls)
         return ok, self.describe(since)
@@ -153,66 +158,38 @@ def client_synced(status: dict) -> str:
     return ""
 
 
-def csds_query(python: Path, addr: str) -> tuple[dict | None, str]:
-    """One FetchClientStatus against `addr` (csds_query.py, in the venv): the answer, or why not."""
-    argv = [str(python), str(HERE / "csds_query.py"), addr]
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=START_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return None, f"CSDS at {addr} did not answer"
-    if done.returncode != 0:
-        return None, (done.stdout + done.stderr).strip()
-    return json.loads(done.stdout), ""
-
-
-def csds_disagreement(grpc_view: dict, server_view: dict) -> str:
-    """"" when every resource gRPC's CSDS says it ACKed is, on xdsloop-server's CSDS, ACKed and
-    SYNCED by this client at the same version with the same bytes, and the other way round."""
-    theirs = [r for c in grpc_view["configs"] for r in c["resources"]]
-    ours = [c for c in server_view["configs"] if c["node"] == CLIENT_NODE]
-    if len(ours) != 1:
-        return f"xdsloop-server's CSDS has {len(ours)} configs for {CLIENT_NODE}"
-    acked = {(r["type_url"], r["name"]): r for r in theirs if r["client_status"] == "ACKED"}
-    served = {(r["type_url"], r["name"]): r for r in ours[0]["resources"]}
-    kinds = {t.rsplit(".", 1)[1] for t, _ in acked}
-    if kinds != {"Listener", "RouteConfiguration", "Cluster", "ClusterLoadAssignment"}:
-        return f"gRPC's CSDS ACKed only {sorted(kinds)}: {theirs}"
-    if set(acked) != set(served):
-        return f"gRPC ACKed {sorted(acked)}, xdsloop-server lists {sorted(served)}"
-    for key, mine in acked.items():
-        other = served[key]
-        same = (other["client_status"], other["config_status"], other["version"],
-                other["config_sha256"])
-        if same != ("ACKED", "SYNCED", mine["version"], mine["config_sha256"]):
-            return f"{key}: gRPC says {mine}, xdsloop-server says {other}"
+def ttl_unbeaten(status: dict) -> str:
+    """"" when gRPC's stream ACKed the served EDS version, no NACK, holding one TTL'd resource
+    and sent no heartbeat."""
+    streams = [s for s in status.get("streams", []) if s.get("node_id") == CLIENT_NODE]
+    eds = [t for s in streams for t in s.get("types", []) if t.get("type") == "eds"]
+    if len(eds) != 1:
+        return f"expected one eds type on {CLIENT_NODE}'s streams: {streams}"
+    t, beats = eds[0], eds[0].get("heartbeats") or {}
+    acked = (t.get("last_acked") or {}).get("version")
+    if t.get("last_nack") or acked != t.get("snapshot_version") \
+            or (beats.get("ttl_resources"), beats.get("sent")) != (1, 0):
+        return f"eds: {t}"
     return ""
 
 
-def tampered(view: dict) -> dict:
-    """`view` with the first resource's version changed: the comparison must notice."""
-    view = json.loads(json.dumps(view))
-    for config in view["configs"]:
-        if config["node"] == CLIENT_NODE and config["resources"]:
-            config["resources"][0]["version"] += "-tampered"
-    return view
-
-
-def wait_csds_agree(python: Path, grpc_csds: str, server: str) -> tuple[bool, str]:
-    """Both CSDS endpoints, asked again until they agree (each side settles on its own)."""
-    deadline, why = time.monotonic() + PUSH_TIMEOUT_S, ""
-    while True:
-        grpc_view, why = csds_query(python, grpc_csds)
-        server_view, why_server = csds_query(python, server)
-        why = why or why_server
-        if grpc_view and server_view:
-            why = csds_disagreement(grpc_view, server_view)
-            if not why and not csds_disagreement(grpc_view, tampered(server_view)):
-                return False, "the comparison did not notice a tampered version"
-            if not why:
-                return True, ""
-        if time.monotonic() >= deadline:
-            return False, why
-        time.sleep(0.2)
+def ttl(r: Report, calls: Calls, admin: str, eds: Path, ports: dict) -> None:
+    """A TTL'd resource to gRPC (S14, S15): it advertises xds.config.resource-in-sotw, so it
+    gets the `Resource` wrapper; it does not advertise supports-resource-ttl (and would NACK a
+    heartbeat), so it gets none."""
+    a, b = ports["A"], ports["B"]
+    since = calls.mark()
+    fx.write_in_place(eds, fx.endpoints_with_ttl(b, b, TTL))
+    r.check(f"a {TTL} TTL on {fx.CLUSTER_A}'s endpoints: sent wrapped in Resource, gRPC takes it "
+            "and calls move to B", *calls.wait_moved("B", since, PUSH_TIMEOUT_S))
+    r.check(f"calls keep going to B for over twice the TTL ({TTL_CALLS} calls)",
+            *calls.wait_steady("B", calls.mark(), PUSH_TIMEOUT_S + TTL_CALLS * 0.2, TTL_CALLS))
+    r.check("/status: gRPC ACKed the TTL'd endpoints (held wrapped: ttl_resources 1), no NACK, "
+            "no heartbeat sent to it",
+            *wait_status(admin, ttl_unbeaten))
+    since = calls.mark()
+    fx.write_in_place(eds, fx.endpoints(a, b, f"{fx.CLUSTER_A} -> A, no TTL"))
+    r.check("the TTL removed: calls move back to A", *calls.wait_moved("A", since, PUSH_TIMEOUT_S))
 
 
 def start_backends(python: Path) -> tuple[dict[str, int], list[Proc]]:
@@ -376,7 +353,9 @@ def scenario(r: Report, calls: Calls, server: Proc, admin: str, fixtures: Path,
     if line:
         grpc_csds = f"127.0.0.1:{line.split()[1]}"
         r.check("gRPC's CSDS and xdsloop-server's CSDS agree: every resource gRPC ACKed, at "
-                "the same version and bytes", *wait_csds_agree(python, grpc_csds, server_csds))
+                "the same version and bytes",
+                *csds_check.wait_agree(python, (grpc_csds, server_csds), CLIENT_NODE,
+                                       PUSH_TIMEOUT_S))
     else:
         r.check("gRPC's CSDS and xdsloop-server's CSDS agree", False,
                 "client.py printed no `csds PORT` line")
@@ -405,6 +384,7 @@ def run(r: Report, work: Path) -> None:
         failed_before = r.failed
         csds = (python, f"127.0.0.1:{server_port}")
         scenario(r, Calls(client), server, admin, fixtures, ports, csds)
+        ttl(r, Calls(client), admin, fixtures / fx.ENDPOINTS_FILE, ports)
         federation(r, python, work, server_port, admin, procs)
         if r.failed > failed_before:
             print("\n".join(p.tail() for p in procs), file=sys.stderr)
