@@ -49,7 +49,7 @@ pub fn page_event(event: &WireEvent) -> Value {
     let step = match &line.what {
         Line::Open(_) => Some(Step::Established),
         Line::Request(r) => Some(r.step),
-        Line::Response(_) => Some(Step::Push),
+        Line::Response(r) => Some(r.step),
         Line::Close(_) => Some(Step::Closed),
         _ => None,
     };
