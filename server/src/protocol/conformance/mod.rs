@@ -4,16 +4,40 @@
 //! One [`Judge`] per stream runs inline in the stream loop (a strict server must be able to
 //! close the stream on the request that broke a rule). It reads the machine's own ledger
 //! *before* the machine handles a request, so it keeps no copy of the protocol state, and it
-//! allocates nothing while a client behaves. Each rule is a field of the judge, checked by
-//! static dispatch. This build checks no rules yet: every hook is in place, every call returns
-//! no violation, and the stream loop already turns violations into events, counters and logs.
+//! allocates nothing per message while a client behaves (a little per type, once). One module
+//! per rule family, each check named after its rule:
+//! - [`c1_node`]: `C1.node`;
+//! - [`c4_answer`]: `C4.unknown-nonce`, `C4.ack-version` (and `C11.old-stream-nonce`);
+//! - [`c5_nack`]: `C5.nack-fields`, `C5.nack-version`;
+//! - [`c10_backoff`]: `C10.backoff`, across streams ([`nodes`]);
+//! - [`c11_resubscribe`]: `C11.types`, `C11.version`, `C11.versions`, across streams;
+//! - [`c12_coalesce`]: `C12.coalesce`;
+//! - [`c17_storm`]: `C17.storm`.
 
-use std::sync::Arc;
+pub mod c10_backoff;
+pub mod c11_resubscribe;
+pub mod c12_coalesce;
+pub mod c17_storm;
+pub mod c1_node;
+pub mod c4_answer;
+pub mod c5_nack;
+pub mod nodes;
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex, MutexGuard},
+    time::Instant,
+};
 
 use crate::protocol::{
     held::Held,
-    subscription::{Exchange, Ledger},
+    kind::{StreamKind, Variant},
+    subscription::{Change, Exchange, Ledger, Verdict},
 };
+use c11_resubscribe::Resubscribe;
+use c12_coalesce::Coalesce;
+use c17_storm::Storm;
+use nodes::{NodeBook, Peer};
 
 /// A client behaviour a rule forbids, with the evidence in words.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,8 +48,27 @@ pub struct Violation {
     pub check: &'static str,
     /// The type the offending request or response was about, if one.
     pub type_url: Option<Arc<str>>,
-    /// The judge's sentence: what was seen, against what was expected.
+    /// The judge's sentence: what was seen, against what was expected (nonces, versions).
     pub message: Box<str>,
+}
+
+impl Violation {
+    /// `check` is `<rule>.<name>`.
+    pub fn new(check: &'static str, type_url: Option<&str>, message: String) -> Self {
+        let rule = check.split_once('.').map_or(check, |(rule, _)| rule);
+        Self {
+            rule,
+            check,
+            type_url: type_url.map(Arc::from),
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.check, self.message)
+    }
 }
 
 /// What the judge reads of a request, borrowed from it (nothing is copied to judge it).
@@ -36,42 +79,255 @@ pub struct RequestView<'a> {
     pub version: &'a str,
     pub nonce: &'a str,
     pub has_node: bool,
+    /// The node's id, when the request carries a node.
+    pub node_id: Option<&'a str>,
     /// `error_detail`'s code and message: the request is a NACK.
     pub error: Option<(i32, &'a str)>,
+    /// Delta `initial_resource_versions`; `None` for SotW.
+    pub initial_versions: Option<&'a HashMap<String, String>>,
+}
+
+/// What the judge does with what it finds (`--conformance`, `--strict`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// No judge (`--conformance off`).
+    Off,
+    /// Log, count and show violations.
+    #[default]
+    Report,
+    /// As `Report`, and the first violation ends the stream (FAILED_PRECONDITION).
+    Strict,
+}
+
+/// The server's judging: its mode and the node book every stream shares. Cheap to clone.
+#[derive(Debug, Clone, Default)]
+pub struct Conformance {
+    pub mode: Mode,
+    book: Arc<Mutex<NodeBook>>,
+}
+
+impl Conformance {
+    pub fn new(mode: Mode) -> Self {
+        Self {
+            mode,
+            book: Arc::default(),
+        }
+    }
+
+    /// A judge for a new stream.
+    pub fn judge(&self, stream: u64, kind: StreamKind, peer: Option<Peer>) -> Judge {
+        Judge {
+            mode: self.mode,
+            stream,
+            kind,
+            peer,
+            book: self.book.clone(),
+            node: None,
+            first: c1_node::FirstRequest::default(),
+            types: Vec::new(),
+            current: None,
+            ack: None,
+            coalesce: Coalesce::default(),
+            resubscribe: None,
+            responses: 0,
+            found: Vec::new(),
+            failed: None,
+        }
+    }
+}
+
+/// What the judge keeps per type of its stream.
+#[derive(Debug)]
+struct TypeJudge {
+    url: Box<str>,
+    /// SotW: the version the stream's first request for the type declared (C5).
+    first_version: Option<Box<str>>,
+    storm: Storm,
 }
 
 /// One stream's judge.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Judge {
+    mode: Mode,
+    stream: u64,
+    kind: StreamKind,
+    peer: Option<Peer>,
+    book: Arc<Mutex<NodeBook>>,
+    node: Option<String>,
+    first: c1_node::FirstRequest,
+    types: Vec<TypeJudge>,
+    /// The type of the request being handled.
+    current: Option<usize>,
+    /// A C4.ack-version finding, reported if the machine confirms a plain ACK.
+    ack: Option<Violation>,
+    coalesce: Coalesce,
+    resubscribe: Option<Resubscribe>,
+    responses: u64,
     found: Vec<Violation>,
+    /// The violation a strict judge ends the stream for.
+    failed: Option<Violation>,
 }
 
 impl Judge {
-    pub fn new() -> Self {
-        Self::default()
+    /// A judge that checks nothing (`--conformance off`, tests of other parts).
+    pub fn off() -> Self {
+        Conformance::new(Mode::Off).judge(0, StreamKind::ADS_SOTW, None)
+    }
+
+    fn on(&self) -> bool {
+        self.mode != Mode::Off
+    }
+
+    /// The stream's first request named `node` at `now` (C10, C11 look at its earlier
+    /// streams).
+    fn identified(&mut self, node: &str, now: Instant) {
+        self.node = Some(node.to_string());
+        let Some(peer) = self.peer.clone() else {
+            return;
+        };
+        let service = self.kind.service;
+        let mut book = lock(&self.book);
+        let backoff = c10_backoff::opened(&mut book, (node.into(), peer.ip, service), now);
+        let last = book.last.take(&(node.into(), peer.addr, service));
+        drop(book);
+        self.resubscribe = last.map(|last| Resubscribe::new(last, now));
+        self.report(backoff);
     }
 
     /// Before the machine handles `request`: `ledger` is the type's wire history so far and
-    /// `nonces_issued` how many nonces the stream has handed out (`_issued`).
-    pub fn before(&mut self, _request: &RequestView<'_>, _ledger: Option<&Ledger>, _issued: u64) {}
+    /// `issued` how many nonces the stream has handed out.
+    pub fn before(
+        &mut self,
+        request: &RequestView<'_>,
+        ledger: Option<&Ledger>,
+        issued: u64,
+        now: Instant,
+    ) {
+        if !self.on() {
+            return;
+        }
+        let url = request.type_url;
+        let c1 = self.first.on_request(url, request.has_node);
+        self.report(c1);
+        if let (None, Some(node)) = (&self.node, request.node_id) {
+            self.identified(node, now);
+        }
+        self.deadline(now, false);
+        let sotw = self.kind.variant == Variant::Sotw;
+        let index = self.type_index(request);
+        self.current = Some(index);
+        let storm = self.types[index].storm.on_request(url, now);
+        self.report(storm);
+        let nonce = c4_answer::nonce(self.stream, url, request.nonce, ledger, issued);
+        self.report(nonce);
+        self.report(c5_nack::fields(request));
+        if sotw && request.error.is_some() {
+            let first = self.types[index].first_version.as_deref();
+            let c5 = c5_nack::version(request, ledger, first);
+            self.report(c5);
+        } else if sotw {
+            self.ack = c4_answer::ack_version(url, request.version, request.nonce, ledger);
+        }
+    }
+
+    /// The index of the request's type, judging its first request on first sight.
+    fn type_index(&mut self, request: &RequestView<'_>) -> usize {
+        let url = request.type_url;
+        if let Some(i) = self.types.iter().position(|t| &*t.url == url) {
+            return i;
+        }
+        let version = request.version;
+        self.types.push(TypeJudge {
+            url: url.into(),
+            first_version: (!version.is_empty()).then(|| version.into()),
+            storm: Storm::default(),
+        });
+        if let Some(resubscribe) = &mut self.resubscribe {
+            let found = resubscribe.first_request(url, version, request.initial_versions);
+            self.report(found);
+        }
+        self.types.len() - 1
+    }
 
     /// After the machine handled the request, with what it decided.
-    pub fn after(&mut self, _exchange: Exchange) {}
+    pub fn after(&mut self, exchange: Exchange) {
+        let ack = self.ack.take();
+        let Some(index) = self.current.take() else {
+            return;
+        };
+        if exchange.verdict == Verdict::Ack && exchange.change == Change::None {
+            self.report(ack);
+        }
+        if self.kind.service == "ads" {
+            let url = &self.types[index].url;
+            let c12 = self.coalesce.on_request(url, exchange.change);
+            self.report(c12);
+        }
+    }
 
     /// A response went on the wire.
-    pub fn on_response(&mut self, _type_url: &str, _nonce: &str) {}
+    pub fn on_response(&mut self, type_url: &str, _nonce: &str, now: Instant) {
+        if !self.on() {
+            return;
+        }
+        self.responses += 1;
+        if let Some(t) = self.types.iter_mut().find(|t| &*t.url == type_url) {
+            t.storm.on_response();
+        }
+        self.coalesce.on_response(type_url);
+        self.deadline(now, false);
+    }
 
     /// Whether [`Self::closed`] needs what the client held (building it moves the machine's
     /// maps, so the loop asks first).
     pub fn wants_held(&self) -> bool {
-        false
+        self.on() && self.node.is_some()
     }
 
-    /// The stream ended with the client holding `held`.
-    pub fn closed(&mut self, _held: Held) {}
+    /// The stream ended at `now` with the client holding `held`: left for the node's next
+    /// stream on this connection.
+    pub fn closed(&mut self, held: Held, now: Instant) {
+        self.deadline(now, true);
+        let (Some(node), Some(peer)) = (self.node.clone(), self.peer.clone()) else {
+            return;
+        };
+        let service = self.kind.service;
+        let last = c11_resubscribe::last_stream(self.stream, held);
+        let mut book = lock(&self.book);
+        c10_backoff::closed(&mut book, (node.clone(), peer.ip, service), self.responses, now);
+        *book.last.touch((node, peer.addr, service), now) = last;
+    }
 
     /// The violations found since the last call, oldest first.
     pub fn take_violations(&mut self) -> Vec<Violation> {
         std::mem::take(&mut self.found)
     }
+
+    /// Strict: the violation the stream must end for.
+    pub fn failure(&self) -> Option<&Violation> {
+        self.failed.as_ref()
+    }
+
+    fn deadline(&mut self, now: Instant, closing: bool) {
+        let found = self.resubscribe.as_mut().and_then(|r| r.check(now, closing));
+        self.report(found);
+    }
+
+    fn report(&mut self, found: Option<Violation>) {
+        let Some(violation) = found else {
+            return;
+        };
+        if self.mode == Mode::Strict && self.failed.is_none() {
+            self.failed = Some(violation.clone());
+        }
+        self.found.push(violation);
+    }
 }
+
+fn lock(book: &Mutex<NodeBook>) -> MutexGuard<'_, NodeBook> {
+    // A panic while holding it leaves plain data behind; keep judging with it.
+    book.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests;

@@ -12,14 +12,17 @@
 //! Whatever happens here affects this stream only (S12).
 
 mod act;
+mod judge;
 pub mod tap;
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Instant};
 
 use futures::{Stream, StreamExt};
 use tokio::sync::{mpsc, watch};
 use tonic::{Code, Status};
 use tracing::{debug, info, warn};
+
+use judge::report_violations;
 use xdsloop_proto::type_url;
 
 use crate::{
@@ -118,6 +121,9 @@ pub async fn run<M, S>(
             }
         };
         kit.tap.publish(machine.take_status());
+        if let Some(ending) = judge::strict_ending(&kit, &responses) {
+            break ending;
+        }
         warn_oversized::<M>(stream, &out, max_message_bytes);
         if let Err(reason) = act::send(&mut machine, &mut kit, &responses, out, &mut shutdown).await
         {
@@ -138,6 +144,7 @@ fn on_request<M: StreamMachine>(
         &view,
         machine.ledger(view.type_url),
         machine.nonces_issued(),
+        Instant::now(),
     );
     // Only a stream some scenario rule applies to needs the type after the request is gone.
     let type_url = (!kit.faults.is_idle()).then(|| view.type_url.to_string());
@@ -182,20 +189,11 @@ fn ended_by_error<T>(
     }
 }
 
-/// Hands what the judge found to the log, the counters and the tap.
-fn report_violations(kit: &mut StreamKit) {
-    for violation in kit.judge.take_violations() {
-        warn!(stream = kit.tap.stream(), rule = violation.rule, check = violation.check,
-            message = %violation.message, "conformance violation");
-        kit.tap.violation(violation);
-    }
-}
-
 /// The stream ended: the judge sees what the client held, the tap says why it closed.
 fn finish<M: StreamMachine>(machine: M, mut kit: StreamKit, ending: Ending) {
     let stream = kit.tap.stream();
     if kit.judge.wants_held() {
-        kit.judge.closed(machine.held());
+        kit.judge.closed(machine.held(), Instant::now());
         report_violations(&mut kit);
     }
     kit.tap.closed(ending.reason, ending.status);

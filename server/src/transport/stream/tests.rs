@@ -49,7 +49,7 @@ fn start_with(registry: Registry) -> Harness {
     let kit = StreamKit {
         kind: StreamKind::ADS_SOTW,
         tap,
-        judge: Judge::new(),
+        judge: Judge::off(),
         faults: FaultStage::new(),
     };
     let task = tokio::spawn(run(machine, inbound, feeds, outbound, kit));
