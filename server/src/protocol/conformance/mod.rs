@@ -140,8 +140,9 @@ impl Conformance {
 #[derive(Debug)]
 struct TypeJudge {
     url: Box<str>,
-    /// SotW: the version the stream's first request for the type declared (C5).
-    first_version: Option<Box<str>>,
+    /// SotW: the version the client's latest request without an error said it accepted
+    /// (C5; replaced only when it changes, so an ACK of a known version allocates nothing).
+    accepted: Option<Box<str>>,
     storm: Storm,
 }
 
@@ -221,13 +222,19 @@ impl Judge {
         let nonce = c4_answer::nonce(self.stream, url, request.nonce, ledger, issued);
         self.report(nonce);
         self.report(c5_nack::fields(request));
-        if sotw && request.error.is_some() {
-            let first = self.types[index].first_version.as_deref();
-            let c5 = c5_nack::version(request, ledger, first);
-            self.report(c5);
-        } else if sotw {
-            self.ack = c4_answer::ack_version(url, request.version, request.nonce, ledger);
+        if !sotw {
+            return;
         }
+        let t = &mut self.types[index];
+        if request.error.is_some() {
+            let c5 = c5_nack::version(request, ledger, t.accepted.as_deref());
+            self.report(c5);
+            return;
+        }
+        if t.accepted.as_deref() != Some(request.version) {
+            t.accepted = Some(request.version.into());
+        }
+        self.ack = c4_answer::ack_version(url, request.version, request.nonce, ledger);
     }
 
     /// The index of the request's type, judging its first request on first sight.
@@ -239,7 +246,7 @@ impl Judge {
         let version = request.version;
         self.types.push(TypeJudge {
             url: url.into(),
-            first_version: (!version.is_empty()).then(|| version.into()),
+            accepted: None,
             storm: Storm::default(),
         });
         if let Some(resubscribe) = &mut self.resubscribe {
