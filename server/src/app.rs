@@ -18,6 +18,7 @@ use crate::{
     admin::registry::{Registry, timeline},
     admin::{self, Admin, AdminServer, Placement},
     config::watch::{ReloadStatus, Settings, Watcher},
+    protocol::conformance::Mode,
     transport::ads::Ads,
     transport::discovery::{DEFAULT_MAX_MESSAGE_BYTES, Discovery},
     transport::introspection::{self, ServingReporter},
@@ -54,6 +55,8 @@ pub struct Config {
     pub timeline_depth: usize,
     /// Write a transcript of every stream (`--record`).
     pub record: Option<Recording>,
+    /// How each client is judged against the client rules (`--conformance`, `--strict`).
+    pub conformance: Mode,
 }
 
 impl Config {
@@ -69,6 +72,7 @@ impl Config {
             admin: Placement::XdsPort,
             timeline_depth: timeline::DEFAULT_DEPTH,
             record: None,
+            conformance: Mode::Report,
         }
     }
 }
@@ -150,6 +154,7 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         config.max_message_bytes,
         codec,
         on_xds_port,
+        config.conformance,
     )
     .await?;
     let admin_addr = match config.admin {
@@ -315,6 +320,7 @@ pub async fn serve_with_codec(
         max_message_bytes,
         codec,
         no_admin,
+        Mode::Report,
     )
     .await?;
     let addr = server.addr();
@@ -331,6 +337,7 @@ async fn bind(
     max_message_bytes: usize,
     codec: Codec,
     http: axum::Router,
+    conformance: Mode,
 ) -> Result<GrpcServer, Error> {
     let bind_error = |source| Error::Bind {
         addr: listen.to_string(),
@@ -341,7 +348,8 @@ async fn bind(
     let (stop, stopped) = watch::channel(false);
     let fetcher = Fetcher::new(snapshots.clone());
     let discovery = Discovery::new(snapshots, registry.clone(), stopped.clone())
-        .with_max_message_bytes(max_message_bytes);
+        .with_max_message_bytes(max_message_bytes)
+        .with_conformance(conformance);
     let per_type = PerType::new(discovery.clone(), fetcher.clone());
     let ads = Ads::new(discovery, max_message_bytes);
     let mut routes = tonic::service::Routes::builder();

@@ -26,11 +26,11 @@ use crate::{
     protocol::{subscription::TypeStatus, wire::Touched},
 };
 use events::RecentEvent;
-use violations::ViolationsView;
 pub use summary::{
     InProgressView, OverlaySummary, ReloadSummary, SnapshotSummary, TypeSummary, WatcherView,
 };
 use summary::{reload_summary, snapshot_summary};
+use violations::ViolationsView;
 
 pub use self::state::{SyncState, served_version, sync_state, view_hash};
 

@@ -129,10 +129,14 @@ impl Discovery {
         let kit = StreamKit {
             kind,
             tap,
-            judge: self.conformance.judge(id, kind, peer.map(|p| Peer {
-                addr: p.to_string().into(),
-                ip: p.ip().to_string().into(),
-            })),
+            judge: self.conformance.judge(
+                id,
+                kind,
+                peer.map(|p| Peer {
+                    addr: p.to_string().into(),
+                    ip: p.ip().to_string().into(),
+                }),
+            ),
             faults: FaultStage::new(),
         };
         tokio::spawn(stream::run(machine, requests, feeds, tx, kit));

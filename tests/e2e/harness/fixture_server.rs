@@ -5,12 +5,12 @@ use std::{net::SocketAddr, path::Path, sync::Arc, time::Duration};
 
 use serde_json::Value;
 use tempfile::TempDir;
-use xdsloop_tests::NoViolations;
 use xdsloop_server::{
     Snapshot,
     app::{self, Config, Running},
     config::watch::ReloadStatus,
 };
+use xdsloop_tests::NoViolations;
 
 use super::within;
 

@@ -18,13 +18,13 @@ mod resources;
 use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
 
 use tokio::sync::watch;
-pub use xdsloop_tests::NoViolations;
 use xdsloop_server::{
     Snapshot,
     admin::registry::{Registry, StreamStatus},
     app::{GrpcServer, serve},
     transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
 };
+pub use xdsloop_tests::NoViolations;
 
 pub use clients::*;
 pub use events::Events;

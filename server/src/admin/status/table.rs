@@ -148,7 +148,12 @@ fn violations(streams: &[&StreamView]) -> String {
             v.last.len()
         );
         for violation in &v.last {
-            let _ = writeln!(out, "  {}: {}", violation.check, one_line(&violation.message));
+            let _ = writeln!(
+                out,
+                "  {}: {}",
+                violation.check,
+                one_line(&violation.message)
+            );
         }
     }
     out

@@ -87,13 +87,21 @@ mod tests {
         for i in 0..20u64 {
             let at = t0 + Duration::from_millis(10 * i);
             closed(&mut book, key(), u64::from(i % 3 == 0), at);
-            assert_eq!(opened(&mut book, key(), at), None, "served streams reset it");
+            assert_eq!(
+                opened(&mut book, key(), at),
+                None,
+                "served streams reset it"
+            );
         }
         let mut book = NodeBook::default();
         for i in 0..20u64 {
             let at = t0 + Duration::from_millis(500 * i);
             closed(&mut book, key(), 0, at);
-            assert_eq!(opened(&mut book, key(), at), None, "two per second is backing off");
+            assert_eq!(
+                opened(&mut book, key(), at),
+                None,
+                "two per second is backing off"
+            );
         }
     }
 }

@@ -184,11 +184,18 @@ mod tests {
         let now = Instant::now();
         let mut r = Resubscribe::new(last(&[("cds", Some("v3"), &[]), ("lds", None, &[])]), now);
         assert_eq!(r.first_request("cds", "v3", None), None);
-        assert_eq!(r.first_request("lds", "", None), None, "nothing ACKed: not judged");
+        assert_eq!(
+            r.first_request("lds", "", None),
+            None,
+            "nothing ACKed: not judged"
+        );
         let mut r = Resubscribe::new(last(&[("cds", Some("v3"), &[])]), now);
         let v = r.first_request("cds", "", None).unwrap();
         assert_eq!((v.rule, v.check), ("C11", "C11.version"));
-        assert!(v.message.contains("declares version_info \"\"; on stream 4 it had ACKed \"v3\""));
+        assert!(
+            v.message
+                .contains("declares version_info \"\"; on stream 4 it had ACKed \"v3\"")
+        );
     }
 
     #[test]
@@ -197,7 +204,11 @@ mod tests {
         let held: &[(&str, &str)] = &[("a", "1"), ("b", "2")];
         let mut r = Resubscribe::new(last(&[("cds", Some("v"), held)]), now);
         let good = HashMap::from([("a".to_string(), "1".to_string())]);
-        assert_eq!(r.first_request("cds", "", Some(&good)), None, "a dropped watch passes");
+        assert_eq!(
+            r.first_request("cds", "", Some(&good)),
+            None,
+            "a dropped watch passes"
+        );
         let mut r = Resubscribe::new(last(&[("cds", Some("v"), held)]), now);
         let bad = HashMap::from([
             ("a".to_string(), "9".to_string()),
@@ -206,7 +217,11 @@ mod tests {
         let v = r.first_request("cds", "", Some(&bad)).unwrap();
         assert_eq!(v.check, "C11.versions");
         assert!(v.message.contains("a \"9\" (ACKed \"1\")"), "{}", v.message);
-        assert!(v.message.contains("z \"1\" (never sent on stream 4)"), "{}", v.message);
+        assert!(
+            v.message.contains("z \"1\" (never sent on stream 4)"),
+            "{}",
+            v.message
+        );
     }
 
     #[test]
@@ -215,13 +230,21 @@ mod tests {
         let held = last(&[("cds", Some("v1"), &[]), ("eds", Some("v1"), &[])]);
         let mut r = Resubscribe::new(held, t0);
         r.first_request("cds", "v1", None);
-        assert_eq!(r.check(t0 + Duration::from_secs(1), false), None, "still in time");
+        assert_eq!(
+            r.check(t0 + Duration::from_secs(1), false),
+            None,
+            "still in time"
+        );
         let v = r.check(t0 + RESUBSCRIBE_WITHIN, false).unwrap();
         assert_eq!(v.check, "C11.types");
         assert!(v.message.ends_with("on stream 4: eds"), "{}", v.message);
         assert_eq!(r.check(t0 + RESUBSCRIBE_WITHIN, true), None, "once");
         let held = last(&[("cds", Some("v1"), &[])]);
         let mut r = Resubscribe::new(held, t0);
-        assert_eq!(r.check(t0 + Duration::from_secs(1), true), None, "closed too soon to tell");
+        assert_eq!(
+            r.check(t0 + Duration::from_secs(1), true),
+            None,
+            "closed too soon to tell"
+        );
     }
 }

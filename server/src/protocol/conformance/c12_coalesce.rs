@@ -82,17 +82,36 @@ mod tests {
     fn c12_more_than_two_widening_eds_requests_per_cds_response() {
         let mut c = Coalesce::default();
         let eds = type_url::ENDPOINT;
-        assert_eq!(c.on_request(eds, Change::Widened), None, "before any CDS response");
+        assert_eq!(
+            c.on_request(eds, Change::Widened),
+            None,
+            "before any CDS response"
+        );
         assert_eq!(c.on_request(eds, Change::Widened), None);
         assert_eq!(c.on_request(eds, Change::Widened), None);
         c.on_response(type_url::CLUSTER);
         assert_eq!(c.on_request(eds, Change::Widened), None);
-        assert_eq!(c.on_request(eds, Change::None), None, "an ACK is no new request");
-        assert_eq!(c.on_request(eds, Change::Widened), None, "gRPC's buffered second");
+        assert_eq!(
+            c.on_request(eds, Change::None),
+            None,
+            "an ACK is no new request"
+        );
+        assert_eq!(
+            c.on_request(eds, Change::Widened),
+            None,
+            "gRPC's buffered second"
+        );
         let v = c.on_request(eds, Change::Widened).unwrap();
         assert_eq!((v.rule, v.check), ("C12", "C12.coalesce"));
-        assert!(v.message.starts_with("3 eds requests added names after one cds response"));
-        assert_eq!(c.on_request(eds, Change::Widened), None, "once per parent response");
+        assert!(
+            v.message
+                .starts_with("3 eds requests added names after one cds response")
+        );
+        assert_eq!(
+            c.on_request(eds, Change::Widened),
+            None,
+            "once per parent response"
+        );
         c.on_response(type_url::CLUSTER);
         assert_eq!(c.on_request(eds, Change::Widened), None);
     }

@@ -64,12 +64,25 @@ mod tests {
         let t0 = Instant::now();
         let mut storm = Storm::default();
         for i in 0..STORM_REQUESTS {
-            assert_eq!(storm.on_request("cds", t0 + Duration::from_millis(i.into())), None);
+            assert_eq!(
+                storm.on_request("cds", t0 + Duration::from_millis(i.into())),
+                None
+            );
         }
-        let v = storm.on_request("cds", t0 + Duration::from_millis(30)).unwrap();
+        let v = storm
+            .on_request("cds", t0 + Duration::from_millis(30))
+            .unwrap();
         assert_eq!((v.rule, v.check), ("C17", "C17.storm"));
-        assert!(v.message.starts_with("21 requests for cds"), "{}", v.message);
-        assert_eq!(storm.on_request("cds", t0 + Duration::from_millis(31)), None, "once");
+        assert!(
+            v.message.starts_with("21 requests for cds"),
+            "{}",
+            v.message
+        );
+        assert_eq!(
+            storm.on_request("cds", t0 + Duration::from_millis(31)),
+            None,
+            "once"
+        );
     }
 
     #[test]

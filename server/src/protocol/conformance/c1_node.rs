@@ -37,9 +37,15 @@ mod tests {
     fn c1_only_the_first_request_must_carry_the_node() {
         let mut c1 = FirstRequest::default();
         assert_eq!(c1.on_request("cds", true), None);
-        assert_eq!(c1.on_request("eds", false), None, "later requests may omit it");
+        assert_eq!(
+            c1.on_request("eds", false),
+            None,
+            "later requests may omit it"
+        );
         let mut c1 = FirstRequest::default();
-        let v = c1.on_request("cds", false).expect("first request without node");
+        let v = c1
+            .on_request("cds", false)
+            .expect("first request without node");
         assert_eq!((v.rule, v.check), ("C1", "C1.node"));
         assert!(v.message.contains("carries no node"));
         assert_eq!(c1.on_request("cds", false), None, "reported once");

@@ -61,7 +61,9 @@ pub fn nonce(
     }
     match latest {
         _ if n == 0 || n > issued => unknown(""),
-        None => unknown(&format!(" for {type_url} (no response of that type was sent)")),
+        None => unknown(&format!(
+            " for {type_url} (no response of that type was sent)"
+        )),
         Some((_, last)) if n > last => unknown(&format!(
             " for {type_url} (its latest response of that type had nonce {stream}-{last})"
         )),
@@ -111,7 +113,11 @@ mod tests {
         let l = sent("v1", "7-3");
         assert_eq!(nonce(7, "cds", "", Some(&l), 3), None);
         assert_eq!(nonce(7, "cds", "7-3", Some(&l), 3), None);
-        assert_eq!(nonce(7, "cds", "7-1", Some(&l), 3), None, "an older one is stale, not unknown");
+        assert_eq!(
+            nonce(7, "cds", "7-1", Some(&l), 3),
+            None,
+            "an older one is stale, not unknown"
+        );
     }
 
     #[test]
@@ -127,10 +133,18 @@ mod tests {
             let issued = if bad == "7-4" { 4 } else { 3 };
             let v = nonce(7, "cds", bad, Some(&l), issued).unwrap_or_else(|| panic!("{bad}"));
             assert_eq!(v.check, "C4.unknown-nonce", "{bad}");
-            assert!(v.message.contains(bad) && v.message.contains(why), "{}", v.message);
+            assert!(
+                v.message.contains(bad) && v.message.contains(why),
+                "{}",
+                v.message
+            );
         }
         let v = nonce(7, "eds", "7-2", None, 3).unwrap();
-        assert!(v.message.contains("no response of that type was sent"), "{}", v.message);
+        assert!(
+            v.message.contains("no response of that type was sent"),
+            "{}",
+            v.message
+        );
     }
 
     #[test]
@@ -144,7 +158,11 @@ mod tests {
     fn c4_an_ack_carries_the_version_sent_with_its_nonce() {
         let l = sent("v2", "7-3");
         assert_eq!(ack_version("cds", "v2", "7-3", Some(&l)), None);
-        assert_eq!(ack_version("cds", "v1", "7-2", Some(&l)), None, "not the latest: stale");
+        assert_eq!(
+            ack_version("cds", "v1", "7-2", Some(&l)),
+            None,
+            "not the latest: stale"
+        );
         let v = ack_version("cds", "v1", "7-3", Some(&l)).unwrap();
         assert_eq!(v.check, "C4.ack-version");
         assert_eq!(
@@ -157,7 +175,10 @@ mod tests {
     #[test]
     fn c4_a_response_a_fault_changed_is_not_judged() {
         let mut l = sent("v2", "7-3");
-        let mark = FaultMark { rule: "r".into(), action: "corrupt" };
+        let mark = FaultMark {
+            rule: "r".into(),
+            action: "corrupt",
+        };
         l.note_wire("7-3", mark, &WireFate::Mutated { kind: "corrupt" });
         assert_eq!(ack_version("cds", "v1", "7-3", Some(&l)), None);
     }

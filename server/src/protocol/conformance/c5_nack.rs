@@ -40,7 +40,10 @@ pub fn version(
     accepted: Option<&str>,
 ) -> Option<Violation> {
     request.error?;
-    let sent = ledger?.last_sent.as_ref().filter(|s| s.nonce == request.nonce)?;
+    let sent = ledger?
+        .last_sent
+        .as_ref()
+        .filter(|s| s.nonce == request.nonce)?;
     let accepted = accepted.unwrap_or_default();
     if request.version == accepted {
         return None;
@@ -90,20 +93,30 @@ mod tests {
     #[test]
     fn c5_nack_fields_need_a_code_and_a_message() {
         assert_eq!(fields(&nack("v1", "1-2", (3, "bad cluster"))), None);
-        assert_eq!(fields(&nack("v1", "1-2", (13, "bad"))), None, "Envoy's INTERNAL");
+        assert_eq!(
+            fields(&nack("v1", "1-2", (13, "bad"))),
+            None,
+            "Envoy's INTERNAL"
+        );
         let v = fields(&nack("v1", "1-2", (0, "bad"))).unwrap();
         assert_eq!(v.check, "C5.nack-fields");
         assert!(v.message.contains("code 0 (OK)"), "{}", v.message);
         let v = fields(&nack("v1", "1-2", (3, "  "))).unwrap();
         assert!(v.message.contains("an empty message"), "{}", v.message);
-        let ack = RequestView { error: None, ..nack("v1", "1-2", (3, "x")) };
+        let ack = RequestView {
+            error: None,
+            ..nack("v1", "1-2", (3, "x"))
+        };
         assert_eq!(fields(&ack), None);
     }
 
     #[test]
     fn c5_nack_version_is_the_last_accepted() {
         let l = ledger(("v8", "3-4"));
-        assert_eq!(version(&nack("v7", "3-4", (3, "x")), Some(&l), Some("v7")), None);
+        assert_eq!(
+            version(&nack("v7", "3-4", (3, "x")), Some(&l), Some("v7")),
+            None
+        );
         let v = version(&nack("v8", "3-4", (3, "x")), Some(&l), Some("v7")).unwrap();
         assert_eq!(v.check, "C5.nack-version");
         assert_eq!(
@@ -117,9 +130,16 @@ mod tests {
     fn c5_before_any_ack_the_accepted_version_is_empty() {
         let l = ledger(("v8", "3-1"));
         assert_eq!(version(&nack("", "3-1", (3, "x")), Some(&l), None), None);
-        assert_eq!(version(&nack("v6", "3-1", (3, "x")), Some(&l), Some("v6")), None);
+        assert_eq!(
+            version(&nack("v6", "3-1", (3, "x")), Some(&l), Some("v6")),
+            None
+        );
         assert!(version(&nack("v8", "3-1", (3, "x")), Some(&l), None).is_some());
         let stale = nack("v8", "3-0", (3, "x"));
-        assert_eq!(version(&stale, Some(&l), None), None, "only NACKs of the latest");
+        assert_eq!(
+            version(&stale, Some(&l), None),
+            None,
+            "only NACKs of the latest"
+        );
     }
 }

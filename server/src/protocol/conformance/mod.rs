@@ -301,7 +301,12 @@ impl Judge {
         let service = self.kind.service;
         let last = c11_resubscribe::last_stream(self.stream, held);
         let mut book = lock(&self.book);
-        c10_backoff::closed(&mut book, (node.clone(), peer.ip, service), self.responses, now);
+        c10_backoff::closed(
+            &mut book,
+            (node.clone(), peer.ip, service),
+            self.responses,
+            now,
+        );
         *book.last.touch((node, peer.addr, service), now) = last;
     }
 
@@ -316,7 +321,10 @@ impl Judge {
     }
 
     fn deadline(&mut self, now: Instant, closing: bool) {
-        let found = self.resubscribe.as_mut().and_then(|r| r.check(now, closing));
+        let found = self
+            .resubscribe
+            .as_mut()
+            .and_then(|r| r.check(now, closing));
         self.report(found);
     }
 

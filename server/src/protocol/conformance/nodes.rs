@@ -54,7 +54,10 @@ impl<V: Default> Book<V> {
         if !self.entries.contains_key(&key) {
             self.order.push_back(key.clone());
         }
-        let entry = self.entries.entry(key).or_insert_with(|| (now, V::default()));
+        let entry = self
+            .entries
+            .entry(key)
+            .or_insert_with(|| (now, V::default()));
         entry.0 = now;
         &mut entry.1
     }

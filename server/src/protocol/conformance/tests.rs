@@ -54,7 +54,10 @@ fn c4_ack_version_counts_only_for_a_plain_ack() {
     let ledger = sent();
     judge.before(&request("v1", "1-1"), Some(&ledger), 1, now);
     judge.after(exchange(Verdict::Ack, Change::Widened));
-    assert!(checks(&mut judge).is_empty(), "an interest change repeats the old version");
+    assert!(
+        checks(&mut judge).is_empty(),
+        "an interest change repeats the old version"
+    );
     judge.before(&request("v1", "1-1"), Some(&ledger), 1, now);
     judge.after(exchange(Verdict::Ack, Change::None));
     assert_eq!(checks(&mut judge), ["C4.ack-version"]);
@@ -156,5 +159,8 @@ fn c11_another_connection_is_not_judged() {
     judge.before(&request("", ""), None, 0, now);
     judge.after(exchange(Verdict::Initial, Change::Widened));
     judge.on_response(CDS, "2-1", now + Duration::from_secs(6));
-    assert!(checks(&mut judge).is_empty(), "a restarted process declares nothing");
+    assert!(
+        checks(&mut judge).is_empty(),
+        "a restarted process declares nothing"
+    );
 }

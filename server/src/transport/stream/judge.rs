@@ -24,8 +24,11 @@ pub fn strict_ending<T>(
 ) -> Option<Ending> {
     let violation = kit.judge.failure()?;
     let message = format!("xdsloop --strict: {violation}");
-    warn!(stream = kit.tap.stream(), check = violation.check,
-        "closing the stream: the server runs with --strict");
+    warn!(
+        stream = kit.tap.stream(),
+        check = violation.check,
+        "closing the stream: the server runs with --strict"
+    );
     let status = Status::new(Code::FailedPrecondition, message.clone());
     let _ = responses.try_send(Err(status));
     Some(Ending {
