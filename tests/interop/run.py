@@ -165,11 +165,13 @@ def start_backends(python: Path) -> tuple[dict[str, int], list[Proc]]:
     return ports, procs
 
 
-def start_server(binary: Path, fixtures: Path) -> tuple[int, str, Proc]:
-    """Starts the server on free ports; returns its gRPC port, its admin address and the process."""
+def start_server(binary: Path, fixtures: Path, work: Path) -> tuple[int, str, Proc]:
+    """Starts the server on free ports; returns its gRPC port, its admin address and the process.
+    It records every stream to server.jsonl in the work directory (kept with --keep)."""
     env = dict(os.environ, NO_COLOR="1", RUST_LOG=os.environ.get("INTEROP_RUST_LOG", "info"))
     # The admin routes (/status) are served on the xDS port: one free port is all it takes.
-    argv = [str(binary), "--fixtures", str(fixtures), "--listen", "127.0.0.1:0"]
+    argv = [str(binary), "--fixtures", str(fixtures), "--listen", "127.0.0.1:0",
+            "--record", str(work / "server.jsonl")]
     server = Proc("xdsloop-server", argv, env=env)
     # The server prints the addresses it bound: no port is guessed, so nothing can collide.
     lines = server.out.wait(lambda ls: ls[:2] if len(ls) >= 2 else None, START_TIMEOUT_S)
@@ -253,7 +255,20 @@ def scenario(r: Report, calls: Calls, server: Proc, admin: str, fixtures: Path,
             f"{len(failed)} failed calls: {sorted(set(failed))}")
     r.check("/status: the client's ADS SotW stream ACKed the served LDS/RDS/CDS/EDS, no NACK",
             *wait_status(admin, client_synced))
+    r.check("the conformance judge found no client violation by gRPC's xDS client (C rules)",
+            *no_violations(fetch_status(admin)))
     r.check("xdsloop-server is still running", server.alive())
+
+
+def no_violations(status: dict | None) -> tuple[bool, str]:
+    """/status counts every violation the server's judge found since it started; lists them."""
+    if status is None:
+        return False, "no /status answer"
+    total = status.get("counters", {}).get("violations", 0)
+    streams = status.get("streams", []) + status.get("recently_closed", [])
+    found = [f"stream {s['id']}: {v['check']}: {v['message']}"
+             for s in streams for v in s.get("violations", {}).get("last", [])]
+    return total == 0, f"{total} violation(s) {status.get('violations')}: " + "; ".join(found)
 
 
 def run(r: Report, work: Path) -> None:
@@ -271,7 +286,7 @@ def run(r: Report, work: Path) -> None:
         procs += backends
         fixtures = work / "fixtures"
         fx.copy_with_ports(source, fixtures, ports["A"], ports["B"])
-        server_port, admin, server = start_server(binary, fixtures)
+        server_port, admin, server = start_server(binary, fixtures, work)
         procs.append(server)
         client = start_client(python, write_bootstrap(work, server_port))
         procs.append(client)
