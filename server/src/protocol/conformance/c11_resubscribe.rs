@@ -163,7 +163,10 @@ pub fn last_stream(stream: u64, held: Held) -> LastStream {
 mod tests {
     use super::*;
 
-    fn last(types: &[(&str, Option<&str>, &[(&str, &str)])]) -> LastStream {
+    /// (type, ACKed version, Delta versions by name).
+    type Held<'a> = (&'a str, Option<&'a str>, &'a [(&'a str, &'a str)]);
+
+    fn last(types: &[Held<'_>]) -> LastStream {
         let types = types.iter().map(|(url, acked, known)| {
             let known = known.iter().map(|(n, v)| (n.to_string(), v.to_string()));
             let held = HeldType {

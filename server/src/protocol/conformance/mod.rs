@@ -6,13 +6,13 @@
 //! *before* the machine handles a request, so it keeps no copy of the protocol state, and it
 //! allocates nothing per message while a client behaves (a little per type, once). One module
 //! per rule family, each check named after its rule:
-//! - [`c1_node`]: `C1.node`;
-//! - [`c4_answer`]: `C4.unknown-nonce`, `C4.ack-version` (and `C11.old-stream-nonce`);
-//! - [`c5_nack`]: `C5.nack-fields`, `C5.nack-version`;
-//! - [`c10_backoff`]: `C10.backoff`, across streams ([`nodes`]);
-//! - [`c11_resubscribe`]: `C11.types`, `C11.version`, `C11.versions`, across streams;
-//! - [`c12_coalesce`]: `C12.coalesce`;
-//! - [`c17_storm`]: `C17.storm`.
+//! - `C1.node` in [`c1_node`];
+//! - `C4.unknown-nonce`, `C4.ack-version` (and `C11.old-stream-nonce`) in [`c4_answer`];
+//! - `C5.nack-fields`, `C5.nack-version` in [`c5_nack`];
+//! - `C10.backoff` in [`c10_backoff`], across streams through the [`nodes`] book;
+//! - `C11.types`, `C11.version`, `C11.versions` in [`c11_resubscribe`], across streams;
+//! - `C12.coalesce` in [`c12_coalesce`];
+//! - `C17.storm` in [`c17_storm`].
 
 pub mod c10_backoff;
 pub mod c11_resubscribe;
