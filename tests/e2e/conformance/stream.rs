@@ -93,7 +93,8 @@ async fn c5_nack_fields_a_delta_nack_without_a_message_is_reported() {
 async fn c12_coalesce_one_eds_request_per_new_cluster_is_reported() {
     let server = lenient_server().await;
     let mut client = server.sotw("node-1").await;
-    client.subscribe(CLUSTER, &[]).await;
+    let clusters = client.subscribe(CLUSTER, &[]).await;
+    client.ack(&clusters, &[]).await;
     let mut names: Vec<&str> = Vec::new();
     for name in ["alpha", "beta", "gamma"] {
         names.push(name);
@@ -105,6 +106,48 @@ async fn c12_coalesce_one_eds_request_per_new_cluster_is_reported() {
             .starts_with("3 eds requests added names after one cds response"),
         "{}",
         v.message
+    );
+}
+
+#[tokio::test]
+async fn c12_before_ack_endpoints_asked_for_before_the_clusters_are_acked() {
+    let server = lenient_server().await;
+    let mut client = server.sotw("node-1").await;
+    let clusters = client.subscribe(CLUSTER, &[]).await;
+    client.ack(&clusters, &[]).await;
+    let held = client.subscribe(ENDPOINT, &["alpha"]).await;
+    client.ack(&held, &["alpha"]).await;
+    let grown = SnapshotBuilder::new(2)
+        .with(cluster("alpha"))
+        .with(cluster("beta"))
+        .with(cluster("gamma"))
+        .with(endpoints("alpha", 8001))
+        .with(endpoints("beta", 8002));
+    server.publish(grown.build());
+    let pushed = client.recv().await;
+    assert_eq!(pushed.type_url, CLUSTER);
+    client.assert_silent("the endpoints did not change").await;
+    // Asks for the new cluster's endpoints without ACKing the clusters first.
+    client
+        .request(
+            ENDPOINT,
+            &["alpha", "gamma"],
+            &held.version_info,
+            &held.nonce,
+        )
+        .await;
+    let v = violation(server.registry(), "C12.before-ack").await;
+    assert!(
+        v.message
+            .starts_with("new eds names were asked for before the latest cds response"),
+        "{}",
+        v.message
+    );
+    assert!(
+        all_violations(server.registry())
+            .iter()
+            .all(|v| v.check != "C12.coalesce"),
+        "one request is coalesced"
     );
 }
 

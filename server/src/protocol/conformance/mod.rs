@@ -11,7 +11,7 @@
 //! - `C5.nack-fields`, `C5.nack-version` in [`c5_nack`];
 //! - `C10.backoff` in [`c10_backoff`], across streams through the [`nodes`] book;
 //! - `C11.types`, `C11.version`, `C11.versions` in [`c11_resubscribe`], across streams;
-//! - `C12.coalesce` in [`c12_coalesce`];
+//! - `C12.coalesce`, `C12.before-ack` in [`c12_coalesce`];
 //! - `C17.storm` in [`c17_storm`].
 
 pub mod c10_backoff;
@@ -127,6 +127,7 @@ impl Conformance {
             types: Vec::new(),
             current: None,
             ack: None,
+            answers_latest: false,
             coalesce: Coalesce::default(),
             resubscribe: None,
             responses: 0,
@@ -144,6 +145,22 @@ struct TypeJudge {
     /// (C5; replaced only when it changes, so an ACK of a known version allocates nothing).
     accepted: Option<Box<str>>,
     storm: Storm,
+    /// `n` of the latest and of the highest `<stream>-<n>` nonce sent on the wire for the type
+    /// (pushes, resends, heartbeats; 0: none yet).
+    latest: u64,
+    highest: u64,
+}
+
+impl TypeJudge {
+    fn new(url: &str) -> Self {
+        Self {
+            url: url.into(),
+            accepted: None,
+            storm: Storm::default(),
+            latest: 0,
+            highest: 0,
+        }
+    }
 }
 
 /// One stream's judge.
@@ -161,6 +178,8 @@ pub struct Judge {
     current: Option<usize>,
     /// A C4.ack-version finding, reported if the machine confirms a plain ACK.
     ack: Option<Violation>,
+    /// The request being handled answers the latest response of its type.
+    answers_latest: bool,
     coalesce: Coalesce,
     resubscribe: Option<Resubscribe>,
     responses: u64,
@@ -219,8 +238,11 @@ impl Judge {
         self.current = Some(index);
         let storm = self.types[index].storm.on_request(url, now);
         self.report(storm);
-        let nonce = c4_answer::nonce(self.stream, url, request.nonce, ledger, issued);
+        let (stream, highest) = (self.stream, self.types[index].highest);
+        let nonce = c4_answer::nonce(stream, url, request.nonce, highest, issued);
         self.report(nonce);
+        let latest = (stream, self.types[index].latest);
+        self.answers_latest = c4_answer::parse(request.nonce) == Some(latest);
         self.report(c5_nack::fields(request));
         if !sotw {
             return;
@@ -244,11 +266,7 @@ impl Judge {
             return i;
         }
         let version = request.version;
-        self.types.push(TypeJudge {
-            url: url.into(),
-            accepted: None,
-            storm: Storm::default(),
-        });
+        self.types.push(TypeJudge::new(url));
         if let Some(resubscribe) = &mut self.resubscribe {
             let found = resubscribe.first_request(url, version, request.initial_versions);
             self.report(found);
@@ -267,21 +285,37 @@ impl Judge {
         }
         if self.kind.service == "ads" {
             let url = &self.types[index].url;
-            let c12 = self.coalesce.on_request(url, exchange.change);
+            let answered = std::mem::take(&mut self.answers_latest);
+            let first = exchange.first_for_type;
+            let c12 = self
+                .coalesce
+                .on_request(url, exchange.change, answered, first);
             self.report(c12);
         }
     }
 
-    /// A response went on the wire.
-    pub fn on_response(&mut self, type_url: &str, _nonce: &str, now: Instant) {
+    /// A response went on the wire with `nonce`; `faulted`: a scenario rule changed it.
+    pub fn on_response(&mut self, type_url: &str, nonce: &str, faulted: bool, now: Instant) {
         if !self.on() {
             return;
         }
         self.responses += 1;
-        if let Some(t) = self.types.iter_mut().find(|t| &*t.url == type_url) {
-            t.storm.on_response();
+        let index = match self.types.iter().position(|t| &*t.url == type_url) {
+            Some(i) => i,
+            None => {
+                self.types.push(TypeJudge::new(type_url));
+                self.types.len() - 1
+            }
+        };
+        let t = &mut self.types[index];
+        t.storm.on_response();
+        if let Some((stream, n)) = c4_answer::parse(nonce)
+            && stream == self.stream
+        {
+            t.latest = n;
+            t.highest = t.highest.max(n);
         }
-        self.coalesce.on_response(type_url);
+        self.coalesce.on_response(type_url, faulted);
         self.deadline(now, false);
     }
 
@@ -292,8 +326,9 @@ impl Judge {
     }
 
     /// The stream ended at `now` with the client holding `held`: left for the node's next
-    /// stream on this connection.
-    pub fn closed(&mut self, held: Held, now: Instant) {
+    /// stream on this connection. `cut`: the server ended it (a scenario fault, a strict
+    /// judge), so its reconnect is not counted against the client's backoff.
+    pub fn closed(&mut self, held: Held, cut: bool, now: Instant) {
         self.deadline(now, true);
         let (Some(node), Some(peer)) = (self.node.clone(), self.peer.clone()) else {
             return;
@@ -301,12 +336,9 @@ impl Judge {
         let service = self.kind.service;
         let last = c11_resubscribe::last_stream(self.stream, held);
         let mut book = lock(&self.book);
-        c10_backoff::closed(
-            &mut book,
-            (node.clone(), peer.ip, service),
-            self.responses,
-            now,
-        );
+        // A stream the server cut counts as served: the client's reconnect is not its loop.
+        let served = self.responses + u64::from(cut);
+        c10_backoff::closed(&mut book, (node.clone(), peer.ip, service), served, now);
         *book.last.touch((node, peer.addr, service), now) = last;
     }
 

@@ -52,6 +52,7 @@ fn c4_ack_version_counts_only_for_a_plain_ack() {
     let judges = Conformance::new(Mode::Report);
     let mut judge = judges.judge(1, StreamKind::ADS_SOTW, peer());
     let ledger = sent();
+    judge.on_response(CDS, "1-1", false, now);
     judge.before(&request("v1", "1-1"), Some(&ledger), 1, now);
     judge.after(exchange(Verdict::Ack, Change::Widened));
     assert!(
@@ -89,7 +90,7 @@ fn first_stream(judges: &Conformance, now: Instant) {
     let mut judge = judges.judge(1, StreamKind::ADS_SOTW, peer());
     judge.before(&request("", ""), None, 0, now);
     judge.after(exchange(Verdict::Initial, Change::Widened));
-    judge.on_response(CDS, "1-1", now);
+    judge.on_response(CDS, "1-1", false, now);
     let mut ledger = sent();
     judge.before(&request("v2", "1-1"), Some(&ledger), 1, now);
     judge.after(exchange(Verdict::Ack, Change::None));
@@ -110,7 +111,7 @@ fn first_stream(judges: &Conformance, now: Instant) {
         },
     );
     assert!(judge.wants_held());
-    judge.closed(held, now);
+    judge.closed(held, false, now);
 }
 
 #[test]
@@ -122,7 +123,7 @@ fn c11_the_next_stream_on_the_connection_declares_the_acked_version() {
     judge.before(&request("", "1-1"), None, 0, now);
     judge.after(exchange(Verdict::Initial, Change::Widened));
     assert_eq!(checks(&mut judge), ["C11.version", "C11.old-stream-nonce"]);
-    judge.on_response(CDS, "2-1", now + Duration::from_secs(6));
+    judge.on_response(CDS, "2-1", false, now + Duration::from_secs(6));
     assert!(checks(&mut judge).is_empty(), "CDS came back");
 }
 
@@ -139,7 +140,7 @@ fn c11_types_a_held_type_not_asked_for_again_in_time() {
     judge.before(&eds, None, 0, now);
     judge.after(exchange(Verdict::Initial, Change::Widened));
     assert!(checks(&mut judge).is_empty());
-    judge.on_response(CDS, "2-1", now + Duration::from_secs(6));
+    judge.on_response(CDS, "2-1", false, now + Duration::from_secs(6));
     let found = judge.take_violations();
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].check, "C11.types");
@@ -158,7 +159,7 @@ fn c11_another_connection_is_not_judged() {
     let mut judge = judges.judge(2, StreamKind::ADS_SOTW, other);
     judge.before(&request("", ""), None, 0, now);
     judge.after(exchange(Verdict::Initial, Change::Widened));
-    judge.on_response(CDS, "2-1", now + Duration::from_secs(6));
+    judge.on_response(CDS, "2-1", false, now + Duration::from_secs(6));
     assert!(
         checks(&mut judge).is_empty(),
         "a restarted process declares nothing"

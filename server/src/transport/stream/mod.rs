@@ -193,7 +193,8 @@ fn ended_by_error<T>(
 fn finish<M: StreamMachine>(machine: M, mut kit: StreamKit, ending: Ending) {
     let stream = kit.tap.stream();
     if kit.judge.wants_held() {
-        kit.judge.closed(machine.held(), Instant::now());
+        let cut = matches!(ending.reason, CloseReason::Status | CloseReason::Fault);
+        kit.judge.closed(machine.held(), cut, Instant::now());
         report_violations(&mut kit);
     }
     kit.tap.closed(ending.reason, ending.status);
