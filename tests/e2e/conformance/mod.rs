@@ -5,6 +5,7 @@
 //! [`NoViolations`] guard.
 
 mod reconnect;
+mod report;
 mod stream;
 
 use std::{sync::Arc, time::Duration};
