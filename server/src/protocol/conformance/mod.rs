@@ -131,6 +131,7 @@ impl Conformance {
             coalesce: Coalesce::default(),
             resubscribe: None,
             responses: 0,
+            foreign_nonces: false,
             found: Vec::new(),
             failed: None,
         }
@@ -183,6 +184,9 @@ pub struct Judge {
     coalesce: Coalesce,
     resubscribe: Option<Resubscribe>,
     responses: u64,
+    /// A response went out with a nonce not of this stream's own `<stream>-<n>` form (a
+    /// replayed transcript's): request nonces can no longer be judged by their form.
+    foreign_nonces: bool,
     found: Vec<Violation>,
     /// The violation a strict judge ends the stream for.
     failed: Option<Violation>,
@@ -239,8 +243,10 @@ impl Judge {
         let storm = self.types[index].storm.on_request(url, now);
         self.report(storm);
         let (stream, highest) = (self.stream, self.types[index].highest);
-        let nonce = c4_answer::nonce(stream, url, request.nonce, highest, issued);
-        self.report(nonce);
+        if !self.foreign_nonces {
+            let nonce = c4_answer::nonce(stream, url, request.nonce, highest, issued);
+            self.report(nonce);
+        }
         let latest = (stream, self.types[index].latest);
         self.answers_latest = c4_answer::parse(request.nonce) == Some(latest);
         self.report(c5_nack::fields(request));
@@ -309,11 +315,12 @@ impl Judge {
         };
         let t = &mut self.types[index];
         t.storm.on_response();
-        if let Some((stream, n)) = c4_answer::parse(nonce)
-            && stream == self.stream
-        {
-            t.latest = n;
-            t.highest = t.highest.max(n);
+        match c4_answer::parse(nonce) {
+            Some((stream, n)) if stream == self.stream => {
+                t.latest = n;
+                t.highest = t.highest.max(n);
+            }
+            _ => self.foreign_nonces = true,
         }
         self.coalesce.on_response(type_url, faulted);
         self.deadline(now, false);

@@ -165,3 +165,33 @@ fn c11_another_connection_is_not_judged() {
         "a restarted process declares nothing"
     );
 }
+
+#[test]
+fn c4_nonces_of_another_form_on_the_wire_turn_the_nonce_check_off() {
+    let now = Instant::now();
+    let mut judge = Conformance::new(Mode::Report).judge(9, StreamKind::ADS_SOTW, peer());
+    judge.before(&request("", "7-1"), None, 0, now);
+    judge.after(exchange(Verdict::Initial, Change::Widened));
+    assert_eq!(checks(&mut judge), ["C11.old-stream-nonce"]);
+    // A replayed transcript's responses carry the recorded stream's nonces.
+    judge.on_response(CDS, "7-2", false, now);
+    judge.before(&request("", "7-2"), None, 0, now);
+    judge.after(exchange(Verdict::Ack, Change::None));
+    assert!(checks(&mut judge).is_empty());
+}
+
+#[test]
+fn c4_an_answer_to_a_response_outside_the_ledger_passes() {
+    // A TTL heartbeat goes on the wire with its own nonce but leaves the push ledger alone.
+    let now = Instant::now();
+    let mut judge = Conformance::new(Mode::Report).judge(1, StreamKind::ADS_SOTW, peer());
+    let ledger = sent();
+    judge.on_response(CDS, "1-1", false, now);
+    judge.on_response(CDS, "1-2", false, now);
+    judge.before(&request("v2", "1-2"), Some(&ledger), 2, now);
+    judge.after(exchange(Verdict::Ack, Change::None));
+    assert!(checks(&mut judge).is_empty());
+    judge.before(&request("v2", "1-3"), Some(&ledger), 2, now);
+    judge.after(exchange(Verdict::Stale, Change::None));
+    assert_eq!(checks(&mut judge), ["C4.unknown-nonce"]);
+}
