@@ -1,4 +1,4 @@
-//! Rules judged within one stream: C1, C4, C5, C12, C17; `--strict` and `--conformance off`.
+//! Rules judged within one stream: C1, C4, C5, C12, C20; `--strict` and `--conformance off`.
 
 use xdsloop_proto::{
     discovery::{DeltaDiscoveryRequest, DiscoveryRequest},
@@ -152,14 +152,14 @@ async fn c12_before_ack_endpoints_asked_for_before_the_clusters_are_acked() {
 }
 
 #[tokio::test]
-async fn c17_storm_requests_without_a_response_in_between_are_reported() {
+async fn c20_storm_requests_without_a_response_in_between_are_reported() {
     let server = lenient_server().await;
     let mut client = server.sotw("node-1").await;
     let first = client.subscribe(CLUSTER, &[]).await;
     for _ in 0..21 {
         client.ack(&first, &[]).await;
     }
-    let v = violation(server.registry(), "C17.storm").await;
+    let v = violation(server.registry(), "C20.storm").await;
     assert!(v.message.starts_with("21 requests for"), "{}", v.message);
 }
 

@@ -45,12 +45,12 @@ mod tests {
     fn a_stream_counts_every_violation_and_keeps_the_last_few() {
         let mut found = Violations::default();
         for i in 0..LAST_VIOLATIONS + 2 {
-            let check = if i == 0 { "C1.node" } else { "C17.storm" };
+            let check = if i == 0 { "C1.node" } else { "C20.storm" };
             found.add(Arc::new(Violation::new(check, None, format!("#{i}"))));
         }
         assert_eq!(found.count, 10);
         assert_eq!(found.by_check["C1.node"], 1);
-        assert_eq!(found.by_check["C17.storm"], 9);
+        assert_eq!(found.by_check["C20.storm"], 9);
         assert_eq!(found.last.len(), LAST_VIOLATIONS);
         assert_eq!(&*found.last[0].message, "#2");
     }

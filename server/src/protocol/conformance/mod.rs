@@ -12,13 +12,13 @@
 //! - `C10.backoff` in [`c10_backoff`], across streams through the [`nodes`] book;
 //! - `C11.types`, `C11.version`, `C11.versions` in [`c11_resubscribe`], across streams;
 //! - `C12.coalesce`, `C12.before-ack` in [`c12_coalesce`];
-//! - `C17.storm` in [`c17_storm`].
+//! - `C20.storm` in [`c20_storm`].
 
 pub mod c10_backoff;
 pub mod c11_resubscribe;
 pub mod c12_coalesce;
-pub mod c17_storm;
 pub mod c1_node;
+pub mod c20_storm;
 pub mod c4_answer;
 pub mod c5_nack;
 pub mod nodes;
@@ -36,7 +36,7 @@ use crate::protocol::{
 };
 use c11_resubscribe::Resubscribe;
 use c12_coalesce::Coalesce;
-use c17_storm::Storm;
+use c20_storm::Storm;
 use nodes::{NodeBook, Peer};
 
 /// A client behaviour a rule forbids, with the evidence in words.

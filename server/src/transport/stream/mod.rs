@@ -15,10 +15,13 @@ mod act;
 mod judge;
 pub mod tap;
 
-use std::{sync::Arc, time::Instant};
+use std::sync::Arc;
 
 use futures::{Stream, StreamExt};
-use tokio::sync::{mpsc, watch};
+use tokio::{
+    sync::{mpsc, watch},
+    time::Instant,
+};
 use tonic::{Code, Status};
 use tracing::{debug, info, warn};
 
@@ -96,7 +99,9 @@ pub async fn run<M, S>(
     let stream = kit.tap.stream();
     let mut source_open = true;
     let ending = loop {
-        let out = tokio::select! {
+        // Heartbeats (S15): the machine says when; the loop only sleeps until then.
+        let tick = until(machine.next_deadline());
+        let mut out = tokio::select! {
             request = requests.next() => match request {
                 Some(Ok(request)) => on_request(&mut machine, request, &mut kit),
                 Some(Err(status)) => break ended_by_error(stream, &responses, status),
@@ -119,7 +124,10 @@ pub async fn run<M, S>(
                 debug!(stream, "client went away");
                 break Ending::because(CloseReason::Client);
             }
+            () = tick => Vec::new(),
         };
+        // After every event: it may have made a heartbeat due, or scheduled one.
+        out.extend(machine.on_tick(Instant::now().into_std()));
         kit.tap.publish(machine.take_status());
         if let Some(ending) = judge::strict_ending(&kit, &responses) {
             break ending;
@@ -133,6 +141,14 @@ pub async fn run<M, S>(
     finish(machine, kit, ending);
 }
 
+/// Sleeps until `deadline` (on tokio's clock, so paused-time tests can move it), or forever.
+async fn until(deadline: Option<std::time::Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(Instant::from_std(at)).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// One request through the judge, the machine and the tap.
 fn on_request<M: StreamMachine>(
     machine: &mut M,
@@ -144,7 +160,7 @@ fn on_request<M: StreamMachine>(
         &view,
         machine.ledger(view.type_url),
         machine.nonces_issued(),
-        Instant::now(),
+        Instant::now().into_std(),
     );
     // Only a stream some scenario rule applies to needs the type after the request is gone.
     let type_url = (!kit.faults.is_idle()).then(|| view.type_url.to_string());
@@ -194,7 +210,8 @@ fn finish<M: StreamMachine>(machine: M, mut kit: StreamKit, ending: Ending) {
     let stream = kit.tap.stream();
     if kit.judge.wants_held() {
         let cut = matches!(ending.reason, CloseReason::Status | CloseReason::Fault);
-        kit.judge.closed(machine.held(), cut, Instant::now());
+        kit.judge
+            .closed(machine.held(), cut, Instant::now().into_std());
         report_violations(&mut kit);
     }
     kit.tap.closed(ending.reason, ending.status);

@@ -1,4 +1,4 @@
-//! C17: no request storm. More than [`STORM_REQUESTS`] requests of one type within
+//! C20: no request storm. More than [`STORM_REQUESTS`] requests of one type within
 //! [`STORM_WINDOW`] with no response of that type in between is a client looping on its own
 //! (re-sending the same subscription, or ACKing something it never got). Interest changes
 //! from a busy client stay far below it: a client answers responses, and a response resets
@@ -39,7 +39,7 @@ impl Storm {
         }
         self.reported = true;
         Some(Violation::new(
-            "C17.storm",
+            "C20.storm",
             Some(type_url),
             format!(
                 "{} requests for {type_url} within {STORM_WINDOW:?} with no response of that \
@@ -60,7 +60,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn c17_storm_is_more_than_the_limit_in_a_window_without_a_response() {
+    fn c20_storm_is_more_than_the_limit_in_a_window_without_a_response() {
         let t0 = Instant::now();
         let mut storm = Storm::default();
         for i in 0..STORM_REQUESTS {
@@ -72,7 +72,7 @@ mod tests {
         let v = storm
             .on_request("cds", t0 + Duration::from_millis(30))
             .unwrap();
-        assert_eq!((v.rule, v.check), ("C17", "C17.storm"));
+        assert_eq!((v.rule, v.check), ("C20", "C20.storm"));
         assert!(
             v.message.starts_with("21 requests for cds"),
             "{}",
@@ -86,7 +86,7 @@ mod tests {
     }
 
     #[test]
-    fn c17_a_response_or_a_quiet_second_resets_the_count() {
+    fn c20_a_response_or_a_quiet_second_resets_the_count() {
         let t0 = Instant::now();
         let mut storm = Storm::default();
         for _ in 0..STORM_REQUESTS {
