@@ -22,6 +22,7 @@ from pathlib import Path
 import csds_check
 import fixture_edits as fx
 import harness
+import judge
 from harness import Proc, Setup
 
 HERE = Path(__file__).resolve().parent
@@ -361,20 +362,7 @@ def scenario(r: Report, calls: Calls, server: Proc, admin: str, fixtures: Path,
     else:
         r.check("gRPC's CSDS and xdsloop-server's CSDS agree", False,
                 "client.py printed no `csds PORT` line")
-    r.check("the conformance judge found no client violation by gRPC's xDS client (C rules)",
-            *no_violations(fetch_status(admin)))
     r.check("xdsloop-server is still running", server.alive())
-
-
-def no_violations(status: dict | None) -> tuple[bool, str]:
-    """/status counts every violation the server's judge found since it started; lists them."""
-    if status is None:
-        return False, "no /status answer"
-    total = status.get("counters", {}).get("violations", 0)
-    streams = status.get("streams", []) + status.get("recently_closed", [])
-    found = [f"stream {s['id']}: {v['check']}: {v['message']}"
-             for s in streams for v in s.get("violations", {}).get("last", [])]
-    return total == 0, f"{total} violation(s) {status.get('violations')}: " + "; ".join(found)
 
 
 def run(r: Report, work: Path) -> None:
@@ -401,6 +389,11 @@ def run(r: Report, work: Path) -> None:
         scenario(r, Calls(client), server, admin, fixtures, ports, csds)
         ttl(r, Calls(client), admin, fixtures / fx.ENDPOINTS_FILE, ports)
         federation(r, python, work, server_port, admin, procs)
+        status = fetch_status(admin)
+        r.check("the conformance judge found no client violation by gRPC's xDS clients over "
+                "the whole run (C rules)", *judge.no_violations(status))
+        r.check("that check fails on a copy of /status with a violation added",
+                *judge.notices_a_violation(status))
         if r.failed > failed_before:
             print("\n".join(p.tail() for p in procs), file=sys.stderr)
     finally:
