@@ -56,6 +56,8 @@ pub struct Row {
     pub streams: Vec<StreamRef>,
     /// One per type any of its streams subscribed to, in column order.
     pub cells: Vec<Cell>,
+    /// Conformance violations the judge found on its open streams.
+    pub violations: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -157,9 +159,11 @@ fn add_stream<'a>(
             node: node.clone(),
             streams: Vec::new(),
             cells: Vec::new(),
+            violations: 0,
         })
     });
     let row = Arc::make_mut(row);
+    row.violations += stream.violations.count;
     row.streams.push(StreamRef {
         id: stream.id,
         transport: stream.kind.to_string(),

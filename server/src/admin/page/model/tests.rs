@@ -7,7 +7,8 @@ use xdsloop_proto::{discovery::DiscoveryRequest, type_url::CLUSTER};
 use super::*;
 use crate::{
     admin::page::grid::{Connection, Filter, MAX_ROWS, glob_match},
-    admin::registry::{Registry, StreamEntry, StreamKind},
+    admin::registry::{Publish, Registry, StreamEntry, StreamKind},
+    protocol::conformance::Violation,
     protocol::sotw::SotwStream,
     test_support::{error, node, snapshot, sotw},
 };
@@ -83,6 +84,10 @@ fn a_cell_shows_the_worst_stream_of_its_node_with_the_nack_message() {
     let n2 = &model.rows["n2"].cells[0];
     assert_eq!(n2.state, SyncState::Synced);
     assert_eq!(n2.held.as_deref(), Some(served.as_str()));
+    assert_eq!(
+        (model.rows["n1"].violations, model.rows["n2"].violations),
+        (0, 0)
+    );
     assert_eq!((model.totals.nodes, model.totals.streams), (2, 4));
     assert_eq!((model.totals.synced, model.totals.nacked), (3, 1));
 
@@ -96,6 +101,31 @@ fn a_cell_shows_the_worst_stream_of_its_node_with_the_nack_message() {
     );
     assert_ne!(n2.served, served);
     assert_eq!(n2.held.as_deref(), Some(served.as_str()));
+}
+
+#[test]
+fn a_row_counts_the_violations_found_on_its_nodes_streams() {
+    let registry = Registry::new();
+    let v1 = snapshot(1, &[(CLUSTER, &[("a", "1")])]);
+    let mut clients: Vec<Client> = ["n1", "n1", "n2"]
+        .iter()
+        .map(|node| Client::open(&registry, v1.clone(), node))
+        .collect();
+    for client in &mut clients {
+        client.subscribe(None);
+    }
+    let violation = |check| Arc::new(Violation::new(check, Some(CLUSTER), "seen".into()));
+    for (client, found) in clients.iter().zip([2, 1, 0]) {
+        client.entry.publish(&mut Publish {
+            violations: (0..found).map(|_| violation("C5.nack-version")).collect(),
+            ..Publish::default()
+        });
+    }
+    let model = grid(&registry, &v1, 1);
+    assert_eq!(
+        (model.rows["n1"].violations, model.rows["n2"].violations),
+        (3, 0)
+    );
 }
 
 #[test]
