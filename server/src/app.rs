@@ -17,7 +17,9 @@ use crate::{
     Error, Snapshot,
     admin::registry::{Registry, timeline},
     admin::{self, Admin, AdminServer, Placement},
+    config::replay,
     config::watch::{ReloadStatus, Settings, Watcher},
+    protocol::replay::Replay,
     transport::ads::Ads,
     transport::discovery::{DEFAULT_MAX_MESSAGE_BYTES, Discovery},
     transport::introspection::{self, ServingReporter},
@@ -54,6 +56,8 @@ pub struct Config {
     pub timeline_depth: usize,
     /// Write a transcript of every stream (`--record`).
     pub record: Option<Recording>,
+    /// Serve this recording (`--replay FILE`) instead of `fixtures`, which is then not read.
+    pub replay: Option<PathBuf>,
 }
 
 impl Config {
@@ -69,6 +73,7 @@ impl Config {
             admin: Placement::XdsPort,
             timeline_depth: timeline::DEFAULT_DEPTH,
             record: None,
+            replay: None,
         }
     }
 }
@@ -88,7 +93,8 @@ pub struct Running {
     server: GrpcServer,
     admin: Option<AdminServer>,
     recorder: Option<Recorder>,
-    watcher: Watcher,
+    /// None when replaying.
+    watcher: Option<Watcher>,
 }
 
 impl std::fmt::Debug for Running {
@@ -125,8 +131,8 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         debounce: config.debounce,
         max_file_bytes: config.max_fixture_bytes,
     };
-    let watcher = Watcher::start_with(config.fixtures.clone(), codec.clone(), settings)?;
-    let snapshots = watcher.snapshots.clone();
+    let source = Source::start(&config, &codec, settings)?;
+    let snapshots = source.snapshots.clone();
     let depth = match config.admin {
         Placement::Off => 0,
         Placement::XdsPort | Placement::Listener(_) => config.timeline_depth,
@@ -136,7 +142,10 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         Some(recording) => Some(record::start(&registry, recording, codec.clone())?),
         None => None,
     };
-    let reloads = Some(watcher.reloads.clone());
+    let reloads = source.watcher.as_ref().map(|w| w.reloads.clone());
+    if let Some(replay) = &source.replay {
+        registry.attach_replay(replay.clone());
+    }
     let state = Admin::new(registry.clone(), snapshots.clone(), reloads, codec.clone());
     let admin = match config.admin {
         Placement::Listener(listen) => Some(admin::serve(listen, state.clone()).await?),
@@ -148,6 +157,7 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         snapshots.clone(),
         registry.clone(),
         config.max_message_bytes,
+        source.replay.clone(),
         codec,
         on_xds_port,
     )
@@ -160,14 +170,53 @@ pub async fn start(config: Config) -> Result<Running, Error> {
     Ok(Running {
         addr: server.addr(),
         snapshots,
-        reloads: watcher.reloads.clone(),
+        reloads: source.reloads,
         registry,
         admin_addr,
         server,
         admin,
         recorder,
-        watcher,
+        watcher: source.watcher,
     })
+}
+
+/// Where the snapshots come from: the watched fixture directory, or, when replaying, nowhere
+/// (an empty snapshot: the streams serve the recording).
+struct Source {
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    reloads: watch::Receiver<ReloadStatus>,
+    watcher: Option<Watcher>,
+    replay: Option<Arc<Replay>>,
+}
+
+impl Source {
+    fn start(config: &Config, codec: &Codec, settings: Settings) -> Result<Self, Error> {
+        let Some(path) = &config.replay else {
+            let watcher = Watcher::start_with(config.fixtures.clone(), codec.clone(), settings)?;
+            return Ok(Self {
+                snapshots: watcher.snapshots.clone(),
+                reloads: watcher.reloads.clone(),
+                watcher: Some(watcher),
+                replay: None,
+            });
+        };
+        let script = replay::load(path, codec)?;
+        let requests: usize = script.streams.iter().map(|s| s.requests()).sum();
+        info!(file = %script.file, streams = script.streams.len(), requests,
+            "replaying a recording instead of serving fixtures");
+        if script.stateless_lines > 0 {
+            warn!(file = %script.file, lines = script.stateless_lines,
+                "the recording's stateless exchanges (Fetch, REST) are not replayed");
+        }
+        let empty = Arc::new(Snapshot::default());
+        let reloads = watch::channel(ReloadStatus::ok(&empty)).1;
+        Ok(Self {
+            snapshots: watch::channel(empty).1,
+            reloads,
+            watcher: None,
+            replay: Some(Arc::new(Replay::new(script))),
+        })
+    }
 }
 
 /// What the xDS port answers on the admin paths: the admin routes themselves, or a 404 saying
@@ -313,6 +362,7 @@ pub async fn serve_with_codec(
         snapshots,
         registry,
         max_message_bytes,
+        None,
         codec,
         no_admin,
     )
@@ -329,6 +379,7 @@ async fn bind(
     snapshots: watch::Receiver<Arc<Snapshot>>,
     registry: Registry,
     max_message_bytes: usize,
+    replay: Option<Arc<Replay>>,
     codec: Codec,
     http: axum::Router,
 ) -> Result<GrpcServer, Error> {
@@ -341,7 +392,8 @@ async fn bind(
     let (stop, stopped) = watch::channel(false);
     let fetcher = Fetcher::new(snapshots.clone());
     let discovery = Discovery::new(snapshots, registry.clone(), stopped.clone())
-        .with_max_message_bytes(max_message_bytes);
+        .with_max_message_bytes(max_message_bytes)
+        .with_replay(replay);
     let per_type = PerType::new(discovery.clone(), fetcher.clone());
     let ads = Ads::new(discovery, max_message_bytes);
     let mut routes = tonic::service::Routes::builder();

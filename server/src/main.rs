@@ -50,6 +50,7 @@ const EXIT_USAGE: u8 = 2;
                   xdsloop-server status                                # reads 127.0.0.1:18000/status\n  \
                   xdsloop-server --fixtures DIR --record run.jsonl     # a transcript of every stream\n  \
                   xdsloop-server transcript diff a.jsonl b.jsonl       # compare two recordings\n  \
+                  xdsloop-server --replay run.jsonl                    # serve a recording again\n  \
                   xdsloop-server --fixtures DIR --listen 127.0.0.1:0   # a free port, printed on stdout\n  \
                   xdsloop-server --fixtures DIR --listen 0.0.0.0:18000 --admin 127.0.0.1:18001\n\n\
                   Logs go to stderr, coloured only on a terminal and never with NO_COLOR set \
@@ -109,7 +110,7 @@ fn admin_placement(value: &str) -> Result<Placement, String> {
 #[derive(Debug, Args)]
 struct ServeArgs {
     /// Fixture directory, watched recursively and reloaded on every change.
-    #[arg(long, value_name = "DIR", required = true)]
+    #[arg(long, value_name = "DIR", required_unless_present = "replay")]
     fixtures: Option<PathBuf>,
     /// Address to serve xDS on: gRPC (h2c), REST-JSON (HTTP/1.1) and the admin routes; port 0
     /// picks a free port (printed on stdout).
@@ -151,6 +152,15 @@ struct ServeArgs {
     /// With --record: also write every resource sent, as proto3 JSON, in each response line.
     #[arg(long, requires = "record")]
     record_resources: bool,
+    /// Serve a recording instead of fixtures: a server transcript written with `--record FILE
+    /// --record-resources`. Each stream is bound, at its first request, to the next recorded
+    /// stream of the same node id and transport; each request must be the next one recorded
+    /// for its type (nonce, ACK/NACK, version, names), and is answered with the responses
+    /// recorded after it, nonces and versions as they were. A request that differs ends the
+    /// stream with FAILED_PRECONDITION naming the recording's line, what it expected and what
+    /// came (also in the log and /status `replay`). For reproducing a bug report offline.
+    #[arg(long, value_name = "FILE", conflicts_with = "fixtures")]
+    replay: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -210,9 +220,7 @@ async fn status(args: StatusArgs, format: LogFormat) -> ExitCode {
 
 async fn run(cli: ServeArgs, format: LogFormat) -> ExitCode {
     let config = Config {
-        fixtures: cli
-            .fixtures
-            .expect("clap requires --fixtures without a subcommand"),
+        fixtures: cli.fixtures.unwrap_or_default(),
         listen: cli.listen,
         descriptor_sets: cli.descriptor_sets,
         debounce: Duration::from_millis(cli.debounce_ms),
@@ -224,6 +232,7 @@ async fn run(cli: ServeArgs, format: LogFormat) -> ExitCode {
             path,
             resources: cli.record_resources,
         }),
+        replay: cli.replay,
     };
     let running = match app::start(config).await {
         Ok(running) => running,

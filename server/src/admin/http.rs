@@ -92,6 +92,7 @@ impl Admin {
         let mut document = status::build(inputs, node);
         document.counters = self.registry.counters();
         document.recorder = self.registry.recorder().map(|r| r.view());
+        document.replay = self.registry.replay().map(|r| r.view());
         document
     }
 

@@ -37,6 +37,8 @@ pub enum Manifest {
     Sotw(Arc<View>),
     /// Delta: one resource per entry.
     Delta(Arc<[Arc<Resource>]>),
+    /// A replayed response (SotW or Delta): one resource per entry.
+    Replayed(Arc<[Arc<Resource>]>),
 }
 
 impl Manifest {
@@ -45,7 +47,7 @@ impl Manifest {
         match self {
             Manifest::Unknown => &[],
             Manifest::Sotw(view) => &view.picked,
-            Manifest::Delta(resources) => resources,
+            Manifest::Delta(resources) | Manifest::Replayed(resources) => resources,
         }
     }
 
@@ -54,7 +56,7 @@ impl Manifest {
         match self {
             Manifest::Unknown => None,
             Manifest::Sotw(view) => Some(view.picked.clone()),
-            Manifest::Delta(resources) => Some(resources.clone()),
+            Manifest::Delta(resources) | Manifest::Replayed(resources) => Some(resources.clone()),
         }
     }
 }

@@ -19,6 +19,7 @@ use crate::{
     protocol::delta::DeltaStream,
     protocol::faults::stage::FaultStage,
     protocol::machine::StreamMachine,
+    protocol::replay::{self, Replay, ReplayStream},
     protocol::request::SotwRequest,
     protocol::response::{DeltaResponse, SotwResponse},
     protocol::sotw::SotwStream,
@@ -39,6 +40,8 @@ pub struct Discovery {
     registry: Registry,
     shutdown: watch::Receiver<bool>,
     max_message_bytes: usize,
+    /// `--replay`: every stream serves the recording instead of the snapshots.
+    replay: Option<Arc<Replay>>,
 }
 
 impl Discovery {
@@ -53,7 +56,15 @@ impl Discovery {
             registry,
             shutdown,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            replay: None,
         }
+    }
+
+    /// Serves `replay` on every stream (SotW and Delta, ADS and per-type) instead of the
+    /// snapshots.
+    pub fn with_replay(mut self, replay: Option<Arc<Replay>>) -> Self {
+        self.replay = replay;
+        self
     }
 
     /// The gRPC message limit the serving tonic services use, so streams can log responses
@@ -77,7 +88,12 @@ impl Discovery {
     where
         S: Stream<Item = Result<SotwRequest, Status>> + Send + Unpin + 'static,
     {
-        self.spawn(kind, peer, requests, SotwStream::new)
+        match &self.replay {
+            Some(replay) => self.spawn(kind, peer, requests, |_, _| {
+                ReplayStream::<replay::Sotw>::new(replay.clone(), kind)
+            }),
+            None => self.spawn(kind, peer, requests, SotwStream::new),
+        }
     }
 
     /// Starts a Delta stream over `requests` and returns its responses.
@@ -90,7 +106,12 @@ impl Discovery {
     where
         S: Stream<Item = Result<DeltaDiscoveryRequest, Status>> + Send + Unpin + 'static,
     {
-        self.spawn(kind, peer, requests, DeltaStream::new)
+        match &self.replay {
+            Some(replay) => self.spawn(kind, peer, requests, |_, _| {
+                ReplayStream::<replay::Delta>::new(replay.clone(), kind)
+            }),
+            None => self.spawn(kind, peer, requests, DeltaStream::new),
+        }
     }
 
     fn spawn<M, S>(
