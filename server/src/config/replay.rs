@@ -16,6 +16,7 @@ use std::{
 
 use xdsloop_proto::{Codec, Resource};
 use xdsloop_transcript::{
+    Transcript,
     line::{Response, ResponseBody, Side, What},
     read_file,
 };
@@ -85,6 +86,11 @@ pub const NO_BODIES: &str = "response without resources; record with --record-re
 /// `--descriptor-set`).
 pub fn load(path: &Path, codec: &Codec) -> Result<Script, Error> {
     let transcript = read_file(path).map_err(|e| Error::Replay(e.to_string()))?;
+    from_transcript(&transcript, codec)
+}
+
+/// [`load`] of a transcript already read.
+pub fn from_transcript(transcript: &Transcript, codec: &Codec) -> Result<Script, Error> {
     let at = |line: usize, message: String| {
         Error::Replay(format!("{}: {message}", transcript.location(line)))
     };
@@ -256,5 +262,7 @@ fn rebuild(response: &Response, line: usize, codec: &Codec) -> Result<RecordedRe
     })
 }
 
+#[cfg(test)]
+pub(crate) mod sample;
 #[cfg(test)]
 mod tests;
