@@ -339,6 +339,27 @@ mod tests {
     }
 
     #[test]
+    fn replay_stands_in_for_fixtures_and_conflicts_with_them() {
+        let serve = parse(&["--replay", "run.jsonl"]).unwrap().serve;
+        assert_eq!(
+            serve.replay.as_deref(),
+            Some(std::path::Path::new("run.jsonl"))
+        );
+        let error = parse(&["--replay", "run.jsonl", "--fixtures", "d"]).unwrap_err();
+        assert_eq!(error.kind(), clap::error::ErrorKind::ArgumentConflict);
+        let error = error.to_string();
+        assert!(
+            error.contains("--replay <FILE>") && error.contains("--fixtures <DIR>"),
+            "{error}"
+        );
+        let error = parse(&[]).unwrap_err();
+        assert_eq!(
+            error.kind(),
+            clap::error::ErrorKind::MissingRequiredArgument
+        );
+    }
+
+    #[test]
     fn max_fixture_bytes_of_zero_is_refused() {
         // 0 would reject every fixture file that has anything in it.
         let error = parse(&["--fixtures", "d", "--max-fixture-bytes", "0"]).unwrap_err();

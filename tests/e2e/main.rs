@@ -18,6 +18,7 @@ mod large;
 mod per_type;
 mod record;
 mod reload;
+mod replay;
 mod rest;
 mod sotw;
 mod status;

@@ -35,6 +35,7 @@ struct Progress {
     /// Per recorded stream: a client's stream has been bound to it.
     bound: Vec<bool>,
     matched: usize,
+    failures: usize,
     error: Option<Failure>,
 }
 
@@ -48,7 +49,9 @@ pub struct ReplayView {
     /// Requests in the recording, and how many arrived as recorded.
     pub requests: usize,
     pub matched: usize,
-    /// The latest request that was not the recorded one.
+    /// Streams ended because a request was not the recorded one (or no recorded stream was
+    /// left for them), and the first of them: where the client first strayed.
+    pub failures: usize,
     pub error: Option<Failure>,
 }
 
@@ -85,6 +88,7 @@ impl Replay {
             bound: progress.bound.iter().filter(|b| **b).count(),
             requests: self.script.streams.iter().map(|s| s.requests()).sum(),
             matched: progress.matched,
+            failures: progress.failures,
             error: progress.error.clone(),
         }
     }
@@ -134,7 +138,9 @@ impl Replay {
     }
 
     fn failed(&self, failure: Failure) {
-        self.progress().error = Some(failure);
+        let mut progress = self.progress();
+        progress.failures += 1;
+        progress.error.get_or_insert(failure);
     }
 }
 

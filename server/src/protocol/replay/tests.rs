@@ -182,7 +182,13 @@ fn replay_binds_each_stream_to_the_next_recorded_stream_of_its_node() {
         "replay: rec.jsonl has no ads-delta stream of node \"edge-1\" (it has \"edge-1\" on \
          ads-sotw, \"edge-1\" on ads-sotw)"
     );
-    assert_eq!(replay.view().bound, 2);
+    let view = replay.view();
+    assert_eq!((view.bound, view.failures), (2, 2));
+    let first = view.error.unwrap().message;
+    assert!(
+        first.starts_with("replay: no recorded stream left"),
+        "the first failure is kept: {first}"
+    );
 }
 
 #[test]
