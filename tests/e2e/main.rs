@@ -24,4 +24,5 @@ mod sotw;
 mod status;
 mod streams;
 mod tap;
+mod transcript_golden;
 mod versions;
