@@ -17,7 +17,7 @@ use std::{
 use xdsloop_proto::{Codec, Resource};
 use xdsloop_transcript::{
     Transcript,
-    line::{Response, ResponseBody, Side, What},
+    line::{Close, CloseReason, Response, ResponseBody, Side, What},
     read_file,
 };
 
@@ -47,6 +47,18 @@ pub struct RecordedStream {
     pub transport: String,
     /// Per type URL, the requests of that type in recorded order.
     pub types: BTreeMap<String, Vec<Turn>>,
+    /// The status the server ended the stream with, if it did (a scenario's `close`, a
+    /// malformed request): the replay ends it the same way once every request has arrived.
+    pub ended: Option<RecordedEnd>,
+}
+
+/// How the recorded server ended a stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedEnd {
+    pub line: usize,
+    /// The gRPC code's number.
+    pub code: i32,
+    pub message: String,
 }
 
 impl RecordedStream {
@@ -199,8 +211,9 @@ impl Builder {
                     .ok_or_else(|| format!("response before any request on stream {stream}"))?;
                 turn.responses.push(recorded);
             }
+            What::Close(close) => self.stream(stream).ended = ended(close, line)?,
             // Faults and violations are the server's notes; what went on the wire is in the
-            // response lines. A close ends the recorded stream: the replay idles instead.
+            // response lines.
             _ => {}
         }
         Ok(())
@@ -213,6 +226,7 @@ impl Builder {
                 node: self.nodes.get(&id).cloned().unwrap_or_default(),
                 transport: String::new(),
                 types: BTreeMap::new(),
+                ended: None,
             });
             self.streams.len() - 1
         });
@@ -223,6 +237,23 @@ impl Builder {
         let streams = self.streams.iter().filter(|s| s.requests() > 0);
         streams.cloned().collect()
     }
+}
+
+/// A close with a status the server sent, as the replay sends it again; other ends (the client
+/// left, a reset, shutdown) are not the server's to act out.
+fn ended(close: &Close, line: usize) -> Result<Option<RecordedEnd>, String> {
+    let (CloseReason::Status | CloseReason::Fault, Some(status)) = (close.reason, &close.status)
+    else {
+        return Ok(None);
+    };
+    let code = status
+        .code_number()
+        .ok_or_else(|| format!("unknown gRPC status code {:?}", status.code))?;
+    Ok(Some(RecordedEnd {
+        line,
+        code,
+        message: status.message.clone(),
+    }))
 }
 
 /// A response line back into a response: every resource re-encoded from its body.

@@ -8,8 +8,9 @@
 //! version and names; the order across types is the client's timing and is not checked), and
 //! the responses recorded after it are sent as they were, nonces included, so the client
 //! echoes them. A request that differs ends the stream with `FAILED_PRECONDITION` naming the
-//! recording's line, what it expected and what came. [`Replay`] is what all streams share:
-//! the script and how far it got, for `/status`.
+//! recording's line, what it expected and what came. Once every recorded request has arrived,
+//! a stream the recorded server ended with a status is ended the same way; otherwise it idles.
+//! [`Replay`] is what all streams share: the script and how far it got, for `/status`.
 
 mod flavor;
 mod stream;

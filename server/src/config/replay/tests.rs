@@ -129,3 +129,33 @@ fn replay_refuses_a_recording_where_no_stream_received_a_request() {
         "--replay rec.jsonl: no stream received a request: nothing to replay"
     );
 }
+
+#[test]
+fn replay_script_keeps_the_status_the_server_ended_a_stream_with() {
+    let close = |reason: &str, code: &str| {
+        json!({"t": "2026-03-02T09:30:00Z", "stream": 3, "seq": 9, "kind": "close",
+               "reason": reason, "status": {"code": code, "message": "closed by rule c"}})
+    };
+    let mut lines = sotw_lines();
+    lines.push(close("fault", "UNAVAILABLE"));
+    let ended = script(&lines).unwrap().streams[0].ended.clone();
+    let expected = RecordedEnd {
+        line: 9,
+        code: 14,
+        message: "closed by rule c".into(),
+    };
+    assert_eq!(ended, Some(expected));
+    let mut lines = sotw_lines();
+    lines.push(json!({"t": "2026-03-02T09:30:00Z", "stream": 3, "seq": 9, "kind": "close", "reason": "client"}));
+    assert_eq!(
+        script(&lines).unwrap().streams[0].ended,
+        None,
+        "the client left: nothing to act out"
+    );
+    let mut lines = sotw_lines();
+    lines.push(close("status", "NO_SUCH_CODE"));
+    assert_eq!(
+        error(&lines),
+        "--replay rec.jsonl:9: unknown gRPC status code \"NO_SUCH_CODE\""
+    );
+}

@@ -144,6 +144,15 @@ impl<F: Flavor> ReplayStream<F> {
         self.next.insert(type_url.clone(), at + 1);
         self.exchange = recorded_exchange(&turn.request);
         replay.matched();
+        if let Some(end) = &stream.ended
+            && self.next.values().sum::<usize>() == stream.requests()
+        {
+            // The recorded server ended the stream after its last request: so does the replay.
+            self.ending = Some(StatusFacts {
+                code: end.code,
+                message: Box::from(end.message.as_str()),
+            });
+        }
         let responses = turn.responses.iter().map(|recorded| {
             let url = recorded.type_url.clone();
             self.latest.insert(url, recorded.nonce.clone());

@@ -228,3 +228,23 @@ fn replay_delta_stream_sends_the_recorded_delta_responses() {
     assert!(ack.is_empty());
     assert_eq!((stream.take_ending(), replay.view().matched), (None, 2));
 }
+
+#[test]
+fn replay_ends_the_stream_with_the_recorded_status_once_every_request_arrived() {
+    let mut lines = sotw_lines();
+    lines.push(
+        serde_json::json!({"t": "2026-03-02T09:30:00Z", "stream": 3, "seq": 9,
+        "kind": "close", "reason": "fault", "status": {"code": "UNAVAILABLE", "message": "bye"}}),
+    );
+    let replay = replay(&lines);
+    let mut stream = sotw(&replay);
+    stream.on_request(request(CLUSTER, &[], "", ""));
+    stream.on_request(request(ENDPOINT, &["a", "b"], "", ""));
+    stream.on_request(nack(ENDPOINT, &["a", "b"], "3-2"));
+    assert_eq!(stream.take_ending(), None, "the cds ACK is still to come");
+    stream.on_request(request(CLUSTER, &[], "v1", "3-1"));
+    let ending = stream.take_ending().expect("the recorded end");
+    assert_eq!((ending.code, &*ending.message), (14, "bye"));
+    let view = replay.view();
+    assert_eq!((view.matched, view.failures, view.error), (4, 0, None));
+}
