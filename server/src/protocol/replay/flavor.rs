@@ -49,7 +49,11 @@ impl Flavor for Sotw {
     fn body(request: &SotwRequest) -> RequestBody {
         RequestBody::Sotw {
             version: request.head.version_info.clone(),
-            names: request.names().into_iter().map(str::to_string).collect(),
+            names: request
+                .names()
+                .into_iter()
+                .map(|n| n.into_owned())
+                .collect(),
         }
     }
 

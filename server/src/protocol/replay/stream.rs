@@ -6,7 +6,7 @@ use std::{
     collections::{BTreeMap, BTreeSet, HashMap},
     marker::PhantomData,
     sync::Arc,
-    time::SystemTime,
+    time::{Instant, SystemTime},
 };
 
 use xdsloop_transcript::{
@@ -221,6 +221,15 @@ impl<F: Flavor> StreamMachine for ReplayStream<F> {
     /// A replay serves the recording, not the fixtures.
     fn on_snapshot(&mut self, _snapshot: Arc<Snapshot>) -> Vec<F::Response> {
         Vec::new()
+    }
+
+    /// A replay sends what was recorded: no heartbeats of its own.
+    fn on_tick(&mut self, _now: Instant) -> Vec<F::Response> {
+        Vec::new()
+    }
+
+    fn next_deadline(&self) -> Option<Instant> {
+        None
     }
 
     fn node_id(&self) -> Option<&str> {
