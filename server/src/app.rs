@@ -59,6 +59,9 @@ pub struct Config {
     pub record: Option<Recording>,
     /// Serve this recording (`--replay FILE`) instead of `fixtures`, which is then not read.
     pub replay: Option<PathBuf>,
+    /// With `replay`: each response waits as long after its request as it did when recorded
+    /// (`--replay-timing`).
+    pub replay_timing: bool,
 }
 
 impl Config {
@@ -75,6 +78,7 @@ impl Config {
             timeline_depth: timeline::DEFAULT_DEPTH,
             record: None,
             replay: None,
+            replay_timing: false,
         }
     }
 }
@@ -220,7 +224,7 @@ impl Source {
             snapshots: watch::channel(empty).1,
             reloads,
             watcher: None,
-            replay: Some(Arc::new(Replay::new(script))),
+            replay: Some(Arc::new(Replay::with_timing(script, config.replay_timing))),
         })
     }
 }

@@ -164,6 +164,11 @@ struct ServeArgs {
     /// came (also in the log and /status `replay`). For reproducing a bug report offline.
     #[arg(long, value_name = "FILE", conflicts_with = "fixtures")]
     replay: Option<PathBuf>,
+    /// With --replay: send each response as long after its request as the recorded server
+    /// did (a push that came seconds after an ACK comes seconds after it again), rather than
+    /// at once.
+    #[arg(long, requires = "replay", conflicts_with = "fixtures")]
+    replay_timing: bool,
 }
 
 fn main() -> ExitCode {
@@ -236,6 +241,7 @@ async fn run(cli: ServeArgs, format: LogFormat) -> ExitCode {
             resources: cli.record_resources,
         }),
         replay: cli.replay,
+        replay_timing: cli.replay_timing,
     };
     let running = match app::start(config).await {
         Ok(running) => running,
@@ -359,6 +365,16 @@ mod tests {
         assert_eq!(
             error.kind(),
             clap::error::ErrorKind::MissingRequiredArgument
+        );
+        let error = parse(&["--fixtures", "d", "--replay-timing"]).unwrap_err();
+        assert_eq!(error.kind(), clap::error::ErrorKind::ArgumentConflict);
+        let error = parse(&["--replay-timing"]).unwrap_err().to_string();
+        assert!(error.contains("--replay <FILE>"), "{error}");
+        assert!(
+            parse(&["--replay", "r", "--replay-timing"])
+                .unwrap()
+                .serve
+                .replay_timing
         );
     }
 

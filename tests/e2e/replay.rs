@@ -42,9 +42,14 @@ async fn recording_server(dir: &Path, path: &Path) -> Running {
 }
 
 async fn replaying_server(path: &Path) -> Running {
+    timed_replaying_server(path, false).await
+}
+
+async fn timed_replaying_server(path: &Path, timed: bool) -> Running {
     let mut config = app::Config::new("not-read");
     config.listen = "127.0.0.1:0".parse().unwrap();
     config.replay = Some(path.to_path_buf());
+    config.replay_timing = timed;
     app::start(config).await.unwrap()
 }
 
@@ -84,6 +89,10 @@ async fn demo_session(server: &Running, config: ClientConfig) -> Vec<Applied> {
 }
 
 async fn record_then_replay(source: Source) {
+    record_then_replay_timed(source, false).await;
+}
+
+async fn record_then_replay_timed(source: Source, timed: bool) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.jsonl");
     let fixtures = dir.path().join("fixtures");
@@ -99,7 +108,7 @@ async fn record_then_replay(source: Source) {
         "the recorded run NACKs web's endpoints: {recorded:#?}"
     );
 
-    let replaying = replaying_server(&path).await;
+    let replaying = timed_replaying_server(&path, timed).await;
     let mut replay_config = config(replaying.addr, source);
     replay_config.validator = Some(refuse_web_endpoints());
     let replayed = demo_session(&replaying, replay_config).await;
@@ -120,6 +129,11 @@ async fn record_then_replay(source: Source) {
 #[tokio::test]
 async fn replay_of_an_ads_sotw_run_applies_the_same_versions_and_acks() {
     record_then_replay(Source::Ads).await;
+}
+
+#[tokio::test]
+async fn replay_timing_of_an_ads_sotw_run_applies_the_same_versions_and_acks() {
+    record_then_replay_timed(Source::Ads, true).await;
 }
 
 #[tokio::test]

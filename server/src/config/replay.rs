@@ -12,6 +12,7 @@ use std::{
     collections::{BTreeMap, HashMap},
     path::Path,
     sync::Arc,
+    time::{Duration, SystemTime},
 };
 
 use xdsloop_proto::{Codec, Resource};
@@ -73,6 +74,8 @@ impl RecordedStream {
 pub struct Turn {
     /// Its line in the file.
     pub line: usize,
+    /// When the recorded server saw it.
+    pub at: SystemTime,
     pub request: RecordedRequest,
     pub responses: Vec<RecordedResponse>,
 }
@@ -85,6 +88,8 @@ pub struct RecordedResponse {
     /// SotW `version_info`, or Delta `system_version_info`.
     pub version: String,
     pub nonce: String,
+    /// How long after its request it went out (`--replay-timing` keeps it).
+    pub after: Duration,
     /// Delta `removed_resources` (`None`: a SotW response).
     pub removed: Option<Vec<String>>,
     /// Each resource with the version the recording gave it.
@@ -188,6 +193,7 @@ impl Builder {
                 self.last_type.insert(stream, type_url.clone());
                 let turn = Turn {
                     line,
+                    at: event.t,
                     request: request.clone(),
                     responses: Vec::new(),
                 };
@@ -198,7 +204,7 @@ impl Builder {
                 if !bodies {
                     return Err(NO_BODIES.to_string());
                 }
-                let recorded = rebuild(response, line, codec)?;
+                let mut recorded = rebuild(response, line, codec)?;
                 let last = self.last_type.get(&stream).cloned();
                 let turns = &mut self.stream(stream).types;
                 let key = match turns.contains_key(&recorded.type_url) {
@@ -209,6 +215,7 @@ impl Builder {
                     .and_then(|key| turns.get_mut(&key))
                     .and_then(|turns| turns.last_mut())
                     .ok_or_else(|| format!("response before any request on stream {stream}"))?;
+                recorded.after = event.t.duration_since(turn.at).unwrap_or_default();
                 turn.responses.push(recorded);
             }
             What::Close(close) => self.stream(stream).ended = ended(close, line)?,
@@ -288,6 +295,7 @@ fn rebuild(response: &Response, line: usize, codec: &Codec) -> Result<RecordedRe
         type_url,
         version,
         nonce: response.nonce.clone(),
+        after: Duration::ZERO,
         removed,
         resources: resources.into(),
     })

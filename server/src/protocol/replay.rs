@@ -28,6 +28,8 @@ pub use stream::ReplayStream;
 #[derive(Debug)]
 pub struct Replay {
     script: Script,
+    /// `--replay-timing`: each response waits as long after its request as it did recorded.
+    timed: bool,
     progress: Mutex<Progress>,
 }
 
@@ -66,19 +68,30 @@ pub struct Failure {
 }
 
 impl Replay {
+    /// Responses go out as soon as their request arrived.
     pub fn new(script: Script) -> Self {
+        Self::with_timing(script, false)
+    }
+
+    /// With `timed`, each response waits as long after its request as it did when recorded.
+    pub fn with_timing(script: Script, timed: bool) -> Self {
         let progress = Progress {
             bound: vec![false; script.streams.len()],
             ..Progress::default()
         };
         Self {
             script,
+            timed,
             progress: Mutex::new(progress),
         }
     }
 
     pub fn script(&self) -> &Script {
         &self.script
+    }
+
+    pub fn timed(&self) -> bool {
+        self.timed
     }
 
     pub fn view(&self) -> ReplayView {

@@ -3,10 +3,10 @@
 //! responses that followed it.
 
 use std::{
-    collections::{BTreeMap, BTreeSet, HashMap},
+    collections::{BTreeMap, BTreeSet, HashMap, VecDeque},
     marker::PhantomData,
     sync::Arc,
-    time::{Instant, SystemTime},
+    time::{Duration, Instant, SystemTime},
 };
 
 use xdsloop_transcript::{
@@ -35,7 +35,7 @@ use crate::{
 const FAILED_PRECONDITION: i32 = 9;
 
 /// A stream serving a recorded stream again (see [`super`]).
-pub struct ReplayStream<F> {
+pub struct ReplayStream<F: Flavor> {
     replay: Arc<Replay>,
     /// `ads-sotw`, `clusters-delta`, …: recorded streams of another transport never bind.
     transport: String,
@@ -50,6 +50,11 @@ pub struct ReplayStream<F> {
     /// Set when a request was not the recorded one: the stream ends with this status.
     ending: Option<StatusFacts>,
     failed: bool,
+    /// `--replay-timing`: responses wait their recorded delay after their request. Those
+    /// the latest request released, with their delays, until the next tick schedules them.
+    released: Vec<(Duration, F::Response)>,
+    /// Scheduled responses, in the order they go out.
+    scheduled: VecDeque<(Instant, F::Response)>,
     issued: u64,
     flavor: PhantomData<fn() -> F>,
 }
@@ -66,6 +71,8 @@ impl<F: Flavor> ReplayStream<F> {
             exchange: Exchange::default(),
             ending: None,
             failed: false,
+            released: Vec::new(),
+            scheduled: VecDeque::new(),
             issued: 0,
             flavor: PhantomData,
         }
@@ -153,13 +160,17 @@ impl<F: Flavor> ReplayStream<F> {
                 message: Box::from(end.message.as_str()),
             });
         }
-        let responses = turn.responses.iter().map(|recorded| {
-            let url = recorded.type_url.clone();
-            self.latest.insert(url, recorded.nonce.clone());
+        let mut now = Vec::new();
+        for recorded in &turn.responses {
+            self.latest
+                .insert(recorded.type_url.clone(), recorded.nonce.clone());
             self.issued += 1;
-            F::response(recorded)
-        });
-        Ok(responses.collect())
+            match replay.timed() {
+                true => self.released.push((recorded.after, F::response(recorded))),
+                false => now.push(F::response(recorded)),
+            }
+        }
+        Ok(now)
     }
 
     /// The message for a request of a type whose recorded requests have all arrived.
@@ -223,13 +234,28 @@ impl<F: Flavor> StreamMachine for ReplayStream<F> {
         Vec::new()
     }
 
-    /// A replay sends what was recorded: no heartbeats of its own.
-    fn on_tick(&mut self, _now: Instant) -> Vec<F::Response> {
-        Vec::new()
+    /// With `--replay-timing`, the responses whose recorded delay has passed (a replay sends
+    /// no heartbeats of its own).
+    fn on_tick(&mut self, now: Instant) -> Vec<F::Response> {
+        for (after, response) in self.released.drain(..) {
+            // Later than every one scheduled before: recorded order is kept.
+            let at = (self.scheduled.back().map(|(at, _)| *at))
+                .map_or(now + after, |last| last.max(now + after));
+            self.scheduled.push_back((at, response));
+        }
+        let mut due = Vec::new();
+        while self.scheduled.front().is_some_and(|(at, _)| *at <= now) {
+            due.extend(self.scheduled.pop_front().map(|(_, response)| response));
+        }
+        due
     }
 
     fn next_deadline(&self) -> Option<Instant> {
-        None
+        match self.released.is_empty() {
+            true => self.scheduled.front().map(|(at, _)| *at),
+            // Scheduled at the next tick, which the loop makes after every event.
+            false => None,
+        }
     }
 
     fn node_id(&self) -> Option<&str> {
@@ -264,6 +290,11 @@ impl<F: Flavor> StreamMachine for ReplayStream<F> {
     fn note_wire(&mut self, _: &str, _: &str, _: FaultMark, _: WireFate) {}
 
     fn take_ending(&mut self) -> Option<StatusFacts> {
+        // A recorded end waits for the responses still on their recorded delay.
+        let waiting = !self.released.is_empty() || !self.scheduled.is_empty();
+        if waiting && !self.failed {
+            return None;
+        }
         self.ending.take()
     }
 

@@ -248,3 +248,41 @@ fn replay_ends_the_stream_with_the_recorded_status_once_every_request_arrived() 
     let view = replay.view();
     assert_eq!((view.matched, view.failures, view.error), (4, 0, None));
 }
+
+#[test]
+fn replay_timing_keeps_the_recorded_delay_between_a_request_and_its_responses() {
+    let mut lines = sotw_lines();
+    // The CDS push went out 2 s after the CDS subscription, the EDS push at once.
+    lines[3]["t"] = serde_json::json!("2026-03-02T09:30:02.000000Z");
+    lines.push(
+        serde_json::json!({"t": "2026-03-02T09:30:09Z", "stream": 3, "seq": 9,
+        "kind": "close", "reason": "status", "status": {"code": "UNAVAILABLE", "message": "bye"}}),
+    );
+    let replay = Arc::new(Replay::with_timing(script(&lines).unwrap(), true));
+    let mut stream = sotw(&replay);
+    let start = std::time::Instant::now();
+    assert!(stream.on_request(request(CLUSTER, &[], "", "")).is_empty());
+    assert!(stream.on_tick(start).is_empty(), "not yet");
+    let due = start + std::time::Duration::from_secs(2);
+    assert_eq!(stream.next_deadline(), Some(due));
+    assert!(
+        stream
+            .on_request(request(ENDPOINT, &["a", "b"], "", ""))
+            .is_empty()
+    );
+    let later = start + std::time::Duration::from_millis(10);
+    assert!(
+        stream.on_tick(later).is_empty(),
+        "behind the CDS push, in recorded order"
+    );
+    let out = stream.on_tick(due);
+    assert_eq!(
+        sent(&out).into_iter().map(|s| s.0).collect::<Vec<_>>(),
+        ["3-1", "3-2"]
+    );
+    assert_eq!(stream.next_deadline(), None);
+    stream.on_request(request(CLUSTER, &[], "v1", "3-1"));
+    stream.on_request(nack(ENDPOINT, &["a", "b"], "3-2"));
+    stream.on_tick(due);
+    assert_eq!(stream.take_ending().map(|e| e.code), Some(14));
+}
