@@ -20,6 +20,7 @@ use crate::{
     admin::{self, Admin, AdminServer, Placement},
     config::replay,
     config::watch::{ReloadStatus, Settings, Watcher},
+    protocol::conformance::Mode,
     protocol::replay::Replay,
     transport::ads::Ads,
     transport::discovery::{DEFAULT_MAX_MESSAGE_BYTES, Discovery},
@@ -57,6 +58,8 @@ pub struct Config {
     pub timeline_depth: usize,
     /// Write a transcript of every stream (`--record`).
     pub record: Option<Recording>,
+    /// How each client is judged against the client rules (`--conformance`, `--strict`).
+    pub conformance: Mode,
     /// Serve this recording (`--replay FILE`) instead of `fixtures`, which is then not read.
     pub replay: Option<PathBuf>,
     /// With `replay`: each response waits as long after its request as it did when recorded
@@ -77,6 +80,7 @@ impl Config {
             admin: Placement::XdsPort,
             timeline_depth: timeline::DEFAULT_DEPTH,
             record: None,
+            conformance: Mode::Report,
             replay: None,
             replay_timing: false,
         }
@@ -166,8 +170,11 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         config.listen,
         snapshots.clone(),
         registry.clone(),
-        config.max_message_bytes,
-        source.replay.clone(),
+        Streams {
+            max_message_bytes: config.max_message_bytes,
+            conformance: config.conformance,
+            replay: source.replay.clone(),
+        },
         codec,
         http,
     )
@@ -375,8 +382,11 @@ pub async fn serve_with_codec(
         listen,
         snapshots,
         registry,
-        max_message_bytes,
-        None,
+        Streams {
+            max_message_bytes,
+            conformance: Mode::Report,
+            replay: None,
+        },
         codec,
         no_admin,
     )
@@ -393,16 +403,29 @@ struct Http {
     csds: Option<Csds>,
 }
 
+/// How every xDS stream is served.
+struct Streams {
+    /// gRPC message limit, both directions (S13).
+    max_message_bytes: usize,
+    conformance: Mode,
+    /// `--replay`: the recording every stream serves instead of the snapshots.
+    replay: Option<Arc<Replay>>,
+}
+
 /// Binds the xDS port and serves gRPC and REST-JSON there, plus the `http` routes.
 async fn bind(
     listen: SocketAddr,
     snapshots: watch::Receiver<Arc<Snapshot>>,
     registry: Registry,
-    max_message_bytes: usize,
-    replay: Option<Arc<Replay>>,
+    streams: Streams,
     codec: Codec,
     http: Http,
 ) -> Result<GrpcServer, Error> {
+    let Streams {
+        max_message_bytes,
+        conformance,
+        replay,
+    } = streams;
     let bind_error = |source| Error::Bind {
         addr: listen.to_string(),
         source,
@@ -413,6 +436,7 @@ async fn bind(
     let fetcher = Fetcher::new(snapshots.clone());
     let discovery = Discovery::new(snapshots, registry.clone(), stopped.clone())
         .with_max_message_bytes(max_message_bytes)
+        .with_conformance(conformance)
         .with_replay(replay);
     let per_type = PerType::new(discovery.clone(), fetcher.clone());
     let ads = Ads::new(discovery, max_message_bytes);

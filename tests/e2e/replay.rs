@@ -123,6 +123,11 @@ async fn record_then_replay_timed(source: Source, timed: bool) {
         "{view:#?}"
     );
     assert_eq!(view.bound, view.streams);
+    let judged = replaying.registry.counters().violations;
+    assert_eq!(
+        judged, 0,
+        "the judge finds nothing wrong with a client that replays well"
+    );
     replaying.shutdown().await.unwrap();
 }
 

@@ -15,7 +15,7 @@ use xdsloop_proto::discovery::DeltaDiscoveryRequest;
 use crate::{
     Snapshot,
     admin::registry::{Registry, StreamKind},
-    protocol::conformance::Judge,
+    protocol::conformance::{Conformance, Mode, nodes::Peer},
     protocol::delta::DeltaStream,
     protocol::faults::stage::FaultStage,
     protocol::machine::StreamMachine,
@@ -40,6 +40,7 @@ pub struct Discovery {
     registry: Registry,
     shutdown: watch::Receiver<bool>,
     max_message_bytes: usize,
+    conformance: Conformance,
     /// `--replay`: every stream serves the recording instead of the snapshots.
     replay: Option<Arc<Replay>>,
 }
@@ -56,8 +57,15 @@ impl Discovery {
             registry,
             shutdown,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            conformance: Conformance::default(),
             replay: None,
         }
+    }
+
+    /// How every stream's client is judged (`--conformance`, `--strict`).
+    pub fn with_conformance(mut self, mode: Mode) -> Self {
+        self.conformance = Conformance::new(mode);
+        self
     }
 
     /// Serves `replay` on every stream (SotW and Delta, ADS and per-type) instead of the
@@ -142,7 +150,14 @@ impl Discovery {
         let kit = StreamKit {
             kind,
             tap,
-            judge: Judge::new(),
+            judge: self.conformance.judge(
+                id,
+                kind,
+                peer.map(|p| Peer {
+                    addr: p.to_string().into(),
+                    ip: p.ip().to_string().into(),
+                }),
+            ),
             faults: FaultStage::new(),
         };
         tokio::spawn(stream::run(machine, requests, feeds, tx, kit));
