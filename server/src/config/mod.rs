@@ -4,4 +4,5 @@
 //! `Arc<Snapshot>` (and one of the last reload's outcome): this layer never sees a stream.
 
 pub mod fixtures;
+pub mod scenario;
 pub mod watch;
