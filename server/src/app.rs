@@ -17,6 +17,7 @@ use crate::{
     Error, Snapshot,
     admin::registry::{Registry, timeline},
     admin::{self, Admin, AdminServer, Placement},
+    config::scenario::{self, Scenarios, watch::ScenarioWatcher},
     config::watch::{ReloadStatus, Settings, Watcher},
     transport::ads::Ads,
     transport::discovery::{DEFAULT_MAX_MESSAGE_BYTES, Discovery},
@@ -54,6 +55,8 @@ pub struct Config {
     pub timeline_depth: usize,
     /// Write a transcript of every stream (`--record`).
     pub record: Option<Recording>,
+    /// A fault scenario file, watched and reloaded like the fixtures (`--scenario`).
+    pub scenario: Option<PathBuf>,
 }
 
 impl Config {
@@ -69,6 +72,7 @@ impl Config {
             admin: Placement::XdsPort,
             timeline_depth: timeline::DEFAULT_DEPTH,
             record: None,
+            scenario: None,
         }
     }
 }
@@ -82,6 +86,9 @@ pub struct Running {
     pub reloads: watch::Receiver<ReloadStatus>,
     /// Open streams and their per-type state.
     pub registry: Registry,
+    /// The fault scenario in force: [`Scenarios::set`] and [`Scenarios::clear`] change it on
+    /// every stream, open and new (as `PUT`/`DELETE /scenario` and edits to `--scenario` do).
+    pub scenarios: Scenarios,
     /// Where the admin routes are served: [`Running::addr`] unless [`Config::admin`] moved
     /// them to a listener of their own (then its bound address) or turned them off (`None`).
     pub admin_addr: Option<SocketAddr>,
@@ -89,6 +96,7 @@ pub struct Running {
     admin: Option<AdminServer>,
     recorder: Option<Recorder>,
     watcher: Watcher,
+    scenario_watcher: Option<ScenarioWatcher>,
 }
 
 impl std::fmt::Debug for Running {
@@ -112,6 +120,7 @@ impl Running {
             None => Ok(()),
         };
         drop(self.watcher);
+        drop(self.scenario_watcher);
         result.and(admin)
     }
 }
@@ -136,17 +145,30 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         Some(recording) => Some(record::start(&registry, recording, codec.clone())?),
         None => None,
     };
+    let scenarios = Scenarios::new();
+    let scenario_watcher = match &config.scenario {
+        Some(path) => Some(
+            scenario::watch::start(scenarios.clone(), path.clone(), config.debounce)
+                .map_err(Error::Scenario)?,
+        ),
+        None => None,
+    };
     let reloads = Some(watcher.reloads.clone());
-    let state = Admin::new(registry.clone(), snapshots.clone(), reloads, codec.clone());
+    let state = Admin::new(registry.clone(), snapshots.clone(), reloads, codec.clone())
+        .with_scenarios(scenarios.clone());
     let admin = match config.admin {
         Placement::Listener(listen) => Some(admin::serve(listen, state.clone()).await?),
         Placement::XdsPort | Placement::Off => None,
     };
     let on_xds_port = xds_port_admin(config.admin, state, admin.as_ref());
+    let feeds = ServerFeeds {
+        snapshots: snapshots.clone(),
+        registry: registry.clone(),
+        scenarios: scenarios.clone(),
+    };
     let server = bind(
         config.listen,
-        snapshots.clone(),
-        registry.clone(),
+        feeds,
         config.max_message_bytes,
         codec,
         on_xds_port,
@@ -162,11 +184,13 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         snapshots,
         reloads: watcher.reloads.clone(),
         registry,
+        scenarios,
         admin_addr,
         server,
         admin,
         recorder,
         watcher,
+        scenario_watcher,
     })
 }
 
@@ -239,6 +263,7 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 pub struct GrpcServer {
     addr: SocketAddr,
     registry: Registry,
+    scenarios: Scenarios,
     health: ServingReporter,
     stop: watch::Sender<bool>,
     task: Option<JoinHandle<Result<(), tonic::transport::Error>>>,
@@ -253,6 +278,11 @@ impl GrpcServer {
     /// Open streams and their per-type state.
     pub fn registry(&self) -> &Registry {
         &self.registry
+    }
+
+    /// The fault scenario its streams follow ([`Scenarios::set`] changes it at once).
+    pub fn scenarios(&self) -> &Scenarios {
+        &self.scenarios
     }
 
     /// Ends every stream, stops accepting, and waits for the server to finish.
@@ -307,16 +337,12 @@ pub async fn serve_with_codec(
     max_message_bytes: usize,
     codec: Codec,
 ) -> Result<GrpcServer, Error> {
-    let (registry, no_admin) = (Registry::new(), axum::Router::new());
-    let server = bind(
-        listen,
+    let feeds = ServerFeeds {
         snapshots,
-        registry,
-        max_message_bytes,
-        codec,
-        no_admin,
-    )
-    .await?;
+        registry: Registry::new(),
+        scenarios: Scenarios::new(),
+    };
+    let server = bind(listen, feeds, max_message_bytes, codec, axum::Router::new()).await?;
     let addr = server.addr();
     info!(%addr, "xDS listening on {addr} (ADS and per-type services: SotW, Delta, Fetch; REST-JSON)");
     Ok(server)
@@ -326,8 +352,7 @@ pub async fn serve_with_codec(
 /// routes, or what answers in their place) on HTTP/1.1 and h2c alike.
 async fn bind(
     listen: SocketAddr,
-    snapshots: watch::Receiver<Arc<Snapshot>>,
-    registry: Registry,
+    feeds: ServerFeeds,
     max_message_bytes: usize,
     codec: Codec,
     http: axum::Router,
@@ -338,10 +363,16 @@ async fn bind(
     };
     let listener = TcpListener::bind(listen).await.map_err(bind_error)?;
     let addr = listener.local_addr().map_err(bind_error)?;
+    let ServerFeeds {
+        snapshots,
+        registry,
+        scenarios,
+    } = feeds;
     let (stop, stopped) = watch::channel(false);
     let fetcher = Fetcher::new(snapshots.clone());
     let discovery = Discovery::new(snapshots, registry.clone(), stopped.clone())
-        .with_max_message_bytes(max_message_bytes);
+        .with_max_message_bytes(max_message_bytes)
+        .with_scenarios(scenarios.subscribe());
     let per_type = PerType::new(discovery.clone(), fetcher.clone());
     let ads = Ads::new(discovery, max_message_bytes);
     let mut routes = tonic::service::Routes::builder();
@@ -371,10 +402,18 @@ async fn bind(
     Ok(GrpcServer {
         addr,
         registry,
+        scenarios,
         health,
         stop,
         task: Some(task),
     })
+}
+
+/// What the xDS services serve from and report to.
+struct ServerFeeds {
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    registry: Registry,
+    scenarios: Scenarios,
 }
 
 /// `envoy.service.discovery.v3.AggregatedDiscoveryService`, as health checks and reflection

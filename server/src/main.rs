@@ -49,6 +49,7 @@ const EXIT_USAGE: u8 = 2;
                   xdsloop-server --fixtures fixtures/demo              # xDS and admin on 127.0.0.1:18000\n  \
                   xdsloop-server status                                # reads 127.0.0.1:18000/status\n  \
                   xdsloop-server --fixtures DIR --record run.jsonl     # a transcript of every stream\n  \
+                  xdsloop-server --fixtures DIR --scenario faults.yaml # misbehave on purpose\n  \
                   xdsloop-server transcript diff a.jsonl b.jsonl       # compare two recordings\n  \
                   xdsloop-server --fixtures DIR --listen 127.0.0.1:0   # a free port, printed on stdout\n  \
                   xdsloop-server --fixtures DIR --listen 0.0.0.0:18000 --admin 127.0.0.1:18001\n\n\
@@ -151,6 +152,12 @@ struct ServeArgs {
     /// With --record: also write every resource sent, as proto3 JSON, in each response line.
     #[arg(long, requires = "record")]
     record_resources: bool,
+    /// Misbehave on purpose, as the rules in FILE say (YAML, docs/scenarios.md): delay, drop
+    /// or corrupt responses, reuse nonces, close or reset streams, withhold resources, push
+    /// storms. Watched like the fixtures: a bad edit is refused (FILE:line:col in the log and
+    /// /status) and the rules in force stay. Also GET/PUT/DELETE /scenario on the admin routes.
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -224,6 +231,7 @@ async fn run(cli: ServeArgs, format: LogFormat) -> ExitCode {
             path,
             resources: cli.record_resources,
         }),
+        scenario: cli.scenario,
     };
     let running = match app::start(config).await {
         Ok(running) => running,

@@ -5,6 +5,7 @@
 //! configuration, so whoever exposes xDS beyond loopback can keep the admin on loopback.
 //! - `GET /status`: the [`crate::admin::status`] document (`?node=ID` lists one node's streams only);
 //! - `GET /snapshot`: the resources being served, as proto3 JSON (`?node=ID`, `?type=cds`);
+//! - `GET/PUT/DELETE /scenario`: the scenario in force ([`crate::admin::scenario`]);
 //! - `GET /healthz`: `{"status":"ok"}` while the server runs and follows fixture changes;
 //!   HTTP 503 `{"status":"unhealthy","error":...}` while the fixture watcher is down.
 //!
@@ -29,12 +30,14 @@ use xdsloop_proto::{Codec, type_url};
 use crate::{
     Error, Snapshot, TypeResources,
     admin::registry::Registry,
+    admin::scenario,
     admin::status::{self, Inputs},
+    config::scenario::Scenarios,
     config::watch::ReloadStatus,
 };
 
 /// The admin routes' paths.
-pub const ROUTES: [&str; 3] = ["/status", "/snapshot", "/healthz"];
+pub const ROUTES: [&str; 4] = ["/status", "/snapshot", "/healthz", "/scenario"];
 
 /// Where the admin routes are served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -57,6 +60,7 @@ pub struct Admin {
     /// then reported as the current snapshot, loaded fine.
     reloads: Option<watch::Receiver<ReloadStatus>>,
     codec: Codec,
+    scenarios: Scenarios,
 }
 
 impl Admin {
@@ -71,7 +75,19 @@ impl Admin {
             snapshots,
             reloads,
             codec,
+            scenarios: Scenarios::new(),
         }
+    }
+
+    /// Serves and changes `scenarios` (`/scenario`, the `scenario` section of `/status`)
+    /// rather than a scenario of its own that no stream follows.
+    pub fn with_scenarios(mut self, scenarios: Scenarios) -> Self {
+        self.scenarios = scenarios;
+        self
+    }
+
+    pub fn scenarios(&self) -> &Scenarios {
+        &self.scenarios
     }
 
     /// The `/status` document as of now.
@@ -92,6 +108,7 @@ impl Admin {
         let mut document = status::build(inputs, node);
         document.counters = self.registry.counters();
         document.recorder = self.registry.recorder().map(|r| r.view());
+        document.scenario = Some(status::scenario::view(&self.scenarios));
         document
     }
 
@@ -100,7 +117,19 @@ impl Admin {
             .route("/status", get(get_status))
             .route("/snapshot", get(get_snapshot))
             .route("/healthz", get(healthz))
+            .route(
+                "/scenario",
+                get(scenario::get_scenario)
+                    .put(scenario::put_scenario)
+                    .delete(scenario::delete_scenario),
+            )
             .with_state(self)
+    }
+}
+
+impl axum::extract::FromRef<Admin> for Scenarios {
+    fn from_ref(admin: &Admin) -> Scenarios {
+        admin.scenarios.clone()
     }
 }
 

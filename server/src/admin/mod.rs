@@ -8,6 +8,7 @@
 pub mod http;
 pub mod lines;
 pub mod registry;
+pub mod scenario;
 pub mod status;
 
 pub use self::http::{Admin, AdminServer, Placement, ROUTES, elsewhere, serve};

@@ -8,6 +8,7 @@
 pub mod events;
 pub mod remote;
 mod rfc3339;
+pub mod scenario;
 mod state;
 mod summary;
 pub mod table;
@@ -49,6 +50,9 @@ pub struct StatusDocument {
     /// The transcript recorder (`--record`), if one runs.
     #[serde(default)]
     pub recorder: Option<RecorderView>,
+    /// The fault scenario in force (`docs/scenarios.md`).
+    #[serde(default)]
+    pub scenario: Option<scenario::ScenarioView>,
     /// Open streams, by stream id.
     pub streams: Vec<StreamView>,
     /// The last few streams that ended, most recent first, as they were when they ended.
@@ -190,6 +194,7 @@ pub fn build(inputs: Inputs<'_>, node: Option<&str>) -> StatusDocument {
         totals: totals(&streams),
         counters: Counters::default(),
         recorder: None,
+        scenario: None,
         streams,
         recently_closed,
     }

@@ -298,6 +298,7 @@ fn json_field_names_are_the_documented_ones() {
         "recently_closed",
         "recorder",
         "reload",
+        "scenario",
         "schema",
         "snapshot",
         "streams",

@@ -273,6 +273,13 @@ fn check_action(rule: &Rule) -> Result<(), String> {
         Action::WrongTypeUrl { type_url, .. } if type_url.is_empty() => {
             return Err("`wrong_type_url.type` is empty".into());
         }
+        Action::Reset {
+            scope: ResetScope::Connection,
+        } => {
+            return Err(
+                "`reset: { scope: connection }` is not implemented yet: use `scope: stream`".into(),
+            );
+        }
         Action::Close { code, .. } if *code == 0 => {
             return Err("`close.code` OK would not close anything: pick an error code".into());
         }

@@ -56,7 +56,6 @@ fn every_action_of_the_schema_reads() {
             "close",
         ),
         ("{ reset: { scope: stream } }", "reset"),
-        ("{ reset: { scope: connection } }", "reset"),
         ("{ hang: { for: 30s } }", "hang"),
         ("{ hang: {} }", "hang"),
         ("{ stale_nonce: {} }", "stale_nonce"),

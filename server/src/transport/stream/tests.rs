@@ -44,6 +44,7 @@ fn start_with(registry: Registry) -> Harness {
         snapshots,
         shutdown,
         max_message_bytes: usize::MAX,
+        scenarios: crate::config::scenario::Scenarios::new().subscribe(),
     };
     let inbound = ReceiverStream::new(inbound);
     let kit = StreamKit {
@@ -51,6 +52,7 @@ fn start_with(registry: Registry) -> Harness {
         tap,
         judge: Judge::new(),
         faults: FaultStage::new(),
+        opened: std::time::Instant::now(),
     };
     let task = tokio::spawn(run(machine, inbound, feeds, outbound, kit));
     Harness {
