@@ -12,6 +12,7 @@ mod client_support;
 mod client_sync;
 mod delta;
 mod examples;
+mod faults;
 mod fleet;
 mod harness;
 mod large;

@@ -66,7 +66,7 @@ pub async fn on_timer<M: StreamMachine>(
 ) -> Result<(), CloseReason> {
     let steps = kit.faults.on_timer(&ctx(machine.node_id(), kit));
     let done = carry_out(machine, kit, responses, steps, shutdown).await;
-    kit.tap.flush();
+    kit.tap.publish(machine.take_status());
     done
 }
 
@@ -83,12 +83,20 @@ pub async fn send<M: StreamMachine>(
         return Ok(());
     }
     let plan = kit.faults.plan(&ctx(machine.node_id(), kit), out);
-    let sent = match plan {
-        Plan::AsIs(out) => send_as_is(kit, responses, out, shutdown).await,
-        Plan::Steps(steps) => carry_out(machine, kit, responses, steps, shutdown).await,
-    };
-    kit.tap.flush();
-    sent
+    match plan {
+        Plan::AsIs(out) => {
+            let sent = send_as_is(kit, responses, out, shutdown).await;
+            kit.tap.flush();
+            sent
+        }
+        Plan::Steps(steps) => {
+            let done = carry_out(machine, kit, responses, steps, shutdown).await;
+            // What the rules did to the ledger shows now, not at the stream's next message
+            // (after a drop or the stream's end there may be none).
+            kit.tap.publish(machine.take_status());
+            done
+        }
+    }
 }
 
 async fn send_as_is<R: TapResponse>(
