@@ -62,6 +62,8 @@ pub enum Edit<'a> {
     ResponseTypeUrl(&'a str),
     /// An unknown field (number 1000) pads the response to at least this many bytes.
     PadTo(usize),
+    /// These resources (ascending entry indexes) are left out, never mentioned.
+    Remove(&'a [usize]),
 }
 
 /// What the fault stage needs of a response beyond its type URL and nonce.
@@ -72,6 +74,8 @@ pub trait WireResponse {
     /// The entry of the resource named `name`, or the first with `None`; `None` when the
     /// response has no such resource.
     fn position(&self, name: Option<&str>) -> Option<usize>;
+    /// The entries of the resources whose names `wanted` picks, ascending.
+    fn positions(&self, wanted: &dyn Fn(&str) -> bool) -> Vec<usize>;
     /// Applies `edit`; false when it had nothing to act on.
     fn edit(&mut self, edit: Edit<'_>) -> bool;
 }

@@ -1,7 +1,7 @@
 //! Faults in time: a delayed response, a stream closed at an age, a push storm.
 
 use xdsloop_client::{ConnectionReport, Report, Source, Verdict};
-use xdsloop_proto::type_url::CLUSTER;
+use xdsloop_proto::type_url::{CLUSTER, ENDPOINT};
 
 use super::*;
 
@@ -86,4 +86,42 @@ async fn ignore_acks_storms_the_client_with_the_same_clusters() {
     );
     assert_eq!(fired(&served, 0), 5);
     client.stop().await;
+}
+
+/// Under a `withhold` of the endpoints of `web`, the client reports them not found once its
+/// timer runs out, and holds the endpoints of `api`.
+async fn withheld_is_not_found(source: Source) {
+    let yaml = "version: 1\nrules:\n- id: hide-web\n  match: {type: eds}\n  do: {withhold: {names: [web]}}\n";
+    let served = served_with(yaml).await;
+    let (client, mut reports) = client_of(&served, source, |c| {
+        c.not_found_timeout = std::time::Duration::from_millis(500);
+    })
+    .await;
+    let missing = report(&mut reports, |r| match r {
+        Report::NotFound {
+            type_url, names, ..
+        } if type_url == ENDPOINT => Some(names.clone()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(missing, ["web"]);
+    let store = client.store().borrow().clone();
+    assert!(store.holds(ENDPOINT, "api") && !store.holds(ENDPOINT, "web"));
+    let rule = server_shows(&served, |streams| {
+        let eds = streams.iter().find_map(|s| s.types.get(ENDPOINT))?;
+        eds.last_fault.as_ref().map(|f| f.mark.action)
+    })
+    .await;
+    assert_eq!(rule, "withhold");
+    client.stop().await;
+}
+
+#[tokio::test]
+async fn withhold_sotw_makes_the_client_report_not_found_after_its_timer() {
+    withheld_is_not_found(Source::Ads).await;
+}
+
+#[tokio::test]
+async fn withhold_delta_makes_the_client_report_not_found_after_its_timer() {
+    withheld_is_not_found(Source::AdsDelta).await;
 }

@@ -273,6 +273,9 @@ fn check_action(rule: &Rule) -> Result<(), String> {
         Action::WrongTypeUrl { type_url, .. } if type_url.is_empty() => {
             return Err("`wrong_type_url.type` is empty".into());
         }
+        Action::Flap { .. } => {
+            return Err("`flap` is not implemented yet (withhold is)".into());
+        }
         Action::Reset {
             scope: ResetScope::Connection,
         } => {

@@ -68,7 +68,6 @@ fn every_action_of_the_schema_reads() {
         ("{ oversize: { bytes: 8MiB } }", "oversize"),
         ("{ reorder: {} }", "reorder"),
         ("{ withhold: { names: [web, \"api-*\"] } }", "withhold"),
-        ("{ flap: { names: [web], period: 2s } }", "flap"),
         ("{ ignore_acks: { nacks: true } }", "ignore_acks"),
     ];
     for (action, name) in actions {
@@ -245,4 +244,18 @@ fn the_counters_stop_at_times() {
     assert!(!counters.try_take(Some(2)));
     assert!(counters.is_spent(Some(2)));
     assert_eq!(counters.fired(), 2);
+}
+
+#[test]
+fn what_this_build_cannot_do_is_refused_by_name() {
+    refused_at(
+        "version: 1\nrules:\n  - match: { type: cds }\n    do: { flap: { names: [web], period: 2s } }\n",
+        3,
+        "`flap` is not implemented yet",
+    );
+    refused_at(
+        "version: 1\nrules:\n  - do: { reset: { scope: connection } }\n",
+        3,
+        "not implemented yet: use `scope: stream`",
+    );
 }

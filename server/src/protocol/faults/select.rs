@@ -40,11 +40,14 @@ pub fn is_timed(rule: &Rule) -> bool {
     rule.action.is_stream_level() && rule.when.after.is_some() && rule.when.is_only_time()
 }
 
-/// Acts on single responses (as opposed to batches, exchanges, masks or a timer).
+/// Acts on single responses (as opposed to batches, exchanges or a timer); `withhold` leaves
+/// its resources out of each response of its type.
 pub fn is_per_response(rule: &Rule) -> bool {
     !is_timed(rule)
-        && !rule.action.is_state()
-        && !matches!(rule.action, Action::Reorder | Action::IgnoreAcks { .. })
+        && !matches!(
+            rule.action,
+            Action::Reorder | Action::IgnoreAcks { .. } | Action::Flap { .. }
+        )
 }
 
 /// What is known of one response when its moment is judged.

@@ -22,6 +22,26 @@ fn position(manifest: &Manifest, any: bool, name: Option<&str>) -> Option<usize>
     }
 }
 
+fn positions(manifest: &Manifest, wanted: &dyn Fn(&str) -> bool) -> Vec<usize> {
+    let resources = manifest.resources().iter().enumerate();
+    resources
+        .filter(|(_, r)| wanted(&r.name))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Keeps the items whose index is not in `drop` (ascending).
+fn remove<T>(items: &mut Vec<T>, drop: &[usize]) -> bool {
+    let before = items.len();
+    let mut i = 0;
+    items.retain(|_| {
+        let keep = drop.binary_search(&i).is_err();
+        i += 1;
+        keep
+    });
+    items.len() < before
+}
+
 /// Pads `out` with an unknown field so that it encodes to at least `bytes`.
 fn pad_to<M: Message + Default>(out: &mut Outbound<M>, bytes: usize) -> bool {
     let current = out.encoded_len();
@@ -65,6 +85,10 @@ impl WireResponse for SotwResponse {
         position(&self.manifest, any, name)
     }
 
+    fn positions(&self, wanted: &dyn Fn(&str) -> bool) -> Vec<usize> {
+        positions(&self.manifest, wanted)
+    }
+
     fn edit(&mut self, edit: Edit<'_>) -> bool {
         match edit {
             Edit::PadTo(bytes) => pad_to(self, bytes),
@@ -90,6 +114,7 @@ impl WireResponse for SotwResponse {
                         .get_mut(i)
                         .map(|a| url.clone_into(&mut a.type_url))
                         .is_some(),
+                    Edit::Remove(drop) => remove(resources, drop),
                     Edit::ResponseTypeUrl(_) | Edit::PadTo(_) => unreachable!("handled above"),
                 }
             }),
@@ -109,6 +134,10 @@ impl WireResponse for DeltaResponse {
     fn position(&self, name: Option<&str>) -> Option<usize> {
         let any = !self.entries.is_empty() || !self.head.resources.is_empty();
         position(&self.manifest, any, name)
+    }
+
+    fn positions(&self, wanted: &dyn Fn(&str) -> bool) -> Vec<usize> {
+        positions(&self.manifest, wanted)
     }
 
     fn edit(&mut self, edit: Edit<'_>) -> bool {
@@ -138,6 +167,7 @@ impl WireResponse for DeltaResponse {
                         .and_then(|r| r.resource.as_mut())
                         .map(|a| url.clone_into(&mut a.type_url))
                         .is_some(),
+                    Edit::Remove(drop) => remove(resources, drop),
                     Edit::ResponseTypeUrl(_) | Edit::PadTo(_) => unreachable!("handled above"),
                 }
             }),

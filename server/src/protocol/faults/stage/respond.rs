@@ -5,7 +5,7 @@ use std::ops::ControlFlow;
 
 use super::{FaultStage, StreamCtx, StreamEnd, Target, WireStep};
 use crate::{
-    config::scenario::model::{Action, Place, ResetScope},
+    config::scenario::model::{Action, Place, ResetScope, glob_matches},
     protocol::{
         faults::select::{self, Moment},
         tap::TapResponse,
@@ -130,8 +130,14 @@ fn applicable<R: WireResponse>(action: &Action, response: &R, previous: Option<&
             place: Place::Resource,
             ..
         } => response.position(None).is_some(),
+        Action::Withhold { names } => !response.positions(&picks(names)).is_empty(),
         _ => true,
     }
+}
+
+/// Whether a resource name matches one of `globs`.
+fn picks(globs: &[String]) -> impl Fn(&str) -> bool + '_ {
+    move |name| globs.iter().any(|g| glob_matches(g, name))
 }
 
 enum Outcome {
@@ -192,9 +198,11 @@ fn act<R: WireResponse>(
             response.edit(Edit::PadTo(*bytes));
             mutated("oversize")
         }
-        Action::Reorder
-        | Action::IgnoreAcks { .. }
-        | Action::Withhold { .. }
-        | Action::Flap { .. } => Outcome::Around,
+        Action::Withhold { names } => {
+            let gone = response.positions(&picks(names));
+            response.edit(Edit::Remove(&gone));
+            mutated("withhold")
+        }
+        Action::Reorder | Action::IgnoreAcks { .. } | Action::Flap { .. } => Outcome::Around,
     }
 }
