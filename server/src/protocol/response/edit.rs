@@ -6,8 +6,13 @@ use bytes::{BufMut, Bytes, BytesMut};
 use prost::Message;
 use xdsloop_proto::discovery::{DeltaDiscoveryResponse, DiscoveryResponse};
 
+use std::sync::Arc;
+
 use super::{DeltaResponse, Manifest, Outbound, SotwResponse};
-use crate::protocol::wire::{Edit, WireResponse};
+use crate::{
+    protocol::wire::{Edit, WireResponse},
+    snapshot::views::View,
+};
 
 /// A field key no xDS message uses (number 1000, length-delimited): decoders skip it.
 const PAD_FIELD: u64 = (1000 << 3) | 2;
@@ -40,6 +45,22 @@ fn remove<T>(items: &mut Vec<T>, drop: &[usize]) -> bool {
         keep
     });
     items.len() < before
+}
+
+/// The manifest without the resources at `drop` (ascending), so observers see what was sent.
+fn manifest_without(manifest: &Manifest, drop: &[usize]) -> Manifest {
+    let kept: Vec<_> = manifest
+        .resources()
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| drop.binary_search(i).is_err())
+        .map(|(_, r)| r.clone())
+        .collect();
+    match manifest {
+        Manifest::Unknown => Manifest::Unknown,
+        Manifest::Sotw(view) => Manifest::Sotw(Arc::new(View::new(kept.into(), view.hash))),
+        Manifest::Delta(_) => Manifest::Delta(kept.into()),
+    }
 }
 
 /// Pads `out` with an unknown field so that it encodes to at least `bytes`.
@@ -90,6 +111,9 @@ impl WireResponse for SotwResponse {
     }
 
     fn edit(&mut self, edit: Edit<'_>) -> bool {
+        if let Edit::Remove(drop) = edit {
+            self.manifest = manifest_without(&self.manifest, drop);
+        }
         match edit {
             Edit::PadTo(bytes) => pad_to(self, bytes),
             Edit::ResponseTypeUrl(url) => {
@@ -141,6 +165,9 @@ impl WireResponse for DeltaResponse {
     }
 
     fn edit(&mut self, edit: Edit<'_>) -> bool {
+        if let Edit::Remove(drop) = edit {
+            self.manifest = manifest_without(&self.manifest, drop);
+        }
         match edit {
             Edit::PadTo(bytes) => pad_to(self, bytes),
             Edit::ResponseTypeUrl(url) => {
