@@ -3,10 +3,10 @@
 # binaries (xdsloop-server --scenario --record, xdsloop-client) over a temp copy of
 # fixtures/demo. Run from the repository root after `make bins`:
 #   tests/scenarios/record.sh [RECIPE...]
-# The recordings land in examples/transcripts/scenarios/; the docs test prints them.
+# The recordings land in examples/scenarios/recorded/; the docs test prints them.
 set -euo pipefail
 BIN=${BIN_DIR:-target/debug}
-OUT=examples/transcripts/scenarios
+OUT=examples/scenarios/recorded
 PORT=${PORT:-18641}
 ADDR=127.0.0.1:$PORT
 

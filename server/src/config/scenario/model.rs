@@ -295,6 +295,9 @@ fn check_action(rule: &Rule) -> Result<(), String> {
             rule.action.name()
         ));
     }
+    if rule.selector.service == Some(Service::Rest) {
+        return Err("`service: rest` is not implemented yet: REST polling applies no rules".into());
+    }
     Ok(())
 }
 

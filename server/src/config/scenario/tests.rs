@@ -159,6 +159,11 @@ fn a_state_fault_with_a_response_moment_is_refused() {
 #[test]
 fn an_action_rest_cannot_do_is_refused_by_name() {
     refused_at(
+        "version: 1\nrules:\n  - match: { service: rest }\n    do: { delay: 1s }\n",
+        3,
+        "`service: rest` is not implemented yet",
+    );
+    refused_at(
         "version: 1\nrules:\n  - match: { service: rest }\n    do: { stale_nonce: {} }\n",
         3,
         "`stale_nonce` is not supported with `service: rest`",
