@@ -19,6 +19,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import faults
 import fixture_edits as fx
 import harness
 from harness import Proc, Setup
@@ -253,6 +254,7 @@ def scenario(r: Report, calls: Calls, server: Proc, admin: str, fixtures: Path,
             f"{len(failed)} failed calls: {sorted(set(failed))}")
     r.check("/status: the client's ADS SotW stream ACKed the served LDS/RDS/CDS/EDS, no NACK",
             *wait_status(admin, client_synced))
+    faults.check_faults(r, calls, admin, eds, ports, wait_status, PUSH_TIMEOUT_S)
     r.check("xdsloop-server is still running", server.alive())
 
 
