@@ -91,6 +91,13 @@ pub struct StreamView {
     /// The stream's last few events, oldest first, as transcript lines.
     #[serde(default)]
     pub recent: Vec<RecentEvent>,
+    /// Scenario faults that fired on this stream (absent while none did).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub faults_fired: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -241,6 +248,7 @@ fn stream_view(
         disconnected_at,
         types,
         recent: events::recent(&stream.recent),
+        faults_fired: stream.faults_fired,
     }
 }
 

@@ -39,6 +39,14 @@ async fn second_cds_is_nacked(source: Source, yaml: &str, says: &str) {
     .await;
     assert_eq!(rule, "mangle");
     assert_eq!(fired(&served, 0), 1);
+    let counted = served
+        .running
+        .registry
+        .streams()
+        .iter()
+        .map(|s| s.faults_fired)
+        .sum::<u64>();
+    assert_eq!(counted, 1, "the stream counts the firing");
     client.stop().await;
 }
 

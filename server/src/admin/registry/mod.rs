@@ -49,6 +49,8 @@ pub struct StreamStatus {
     pub types: BTreeMap<String, TypeStatus>,
     /// Its last few events (empty with `--timeline-depth 0`).
     pub recent: Timeline,
+    /// Scenario faults that fired on it.
+    pub faults_fired: u64,
 }
 
 /// A stream that ended, as it was when it ended.
@@ -115,6 +117,7 @@ impl Registry {
             connected_since: SystemTime::now(),
             types: BTreeMap::new(),
             recent: Timeline::default(),
+            faults_fired: 0,
         };
         let mut streams = self.lock();
         streams.open.insert(id, status);
@@ -228,10 +231,12 @@ impl StreamEntry {
     pub fn publish(&self, publish: &mut Publish) {
         let depth = self.registry.depth;
         let mut streams = self.registry.lock();
+        let faults = publish.tally.faults;
         streams.counters.add(std::mem::take(&mut publish.tally));
         let Some(s) = streams.open.get_mut(&self.id) else {
             return;
         };
+        s.faults_fired += faults;
         for status in publish.types.drain(..) {
             s.types.insert(status.type_url.clone(), status);
         }

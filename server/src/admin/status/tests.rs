@@ -16,6 +16,7 @@ use crate::{
 };
 
 mod reload;
+mod scenario;
 
 fn reload_ok(snapshot: &Snapshot) -> ReloadStatus {
     ReloadStatus::ok(snapshot)
