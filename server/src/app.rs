@@ -11,10 +11,11 @@ use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 use tokio::{net::TcpListener, sync::watch, task::JoinHandle};
 use tokio_stream::{StreamExt, wrappers::TcpListenerStream};
 use tracing::{info, warn};
-use xdsloop_proto::{Codec, services::ADS_SERVICE};
+use xdsloop_proto::{Codec, csds::CSDS_SERVICE, services::ADS_SERVICE};
 
 use crate::{
     Error, Snapshot,
+    admin::csds::service::Csds,
     admin::registry::{Registry, timeline},
     admin::{self, Admin, AdminServer, Placement},
     config::scenario::{self, Scenarios, watch::ScenarioWatcher},
@@ -160,20 +161,18 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         Placement::Listener(listen) => Some(admin::serve(listen, state.clone()).await?),
         Placement::XdsPort | Placement::Off => None,
     };
-    let on_xds_port = xds_port_admin(config.admin, state, admin.as_ref());
+    // CSDS shows the admin data: it is served where the admin routes are.
+    let csds = (config.admin == Placement::XdsPort).then(|| state.csds());
+    let http = Http {
+        routes: xds_port_admin(config.admin, state, admin.as_ref()),
+        csds,
+    };
     let feeds = ServerFeeds {
         snapshots: snapshots.clone(),
         registry: registry.clone(),
         scenarios: scenarios.clone(),
     };
-    let server = bind(
-        config.listen,
-        feeds,
-        config.max_message_bytes,
-        codec,
-        on_xds_port,
-    )
-    .await?;
+    let server = bind(config.listen, feeds, config.max_message_bytes, codec, http).await?;
     let admin_addr = match config.admin {
         Placement::XdsPort => Some(server.addr()),
         _ => admin.as_ref().map(AdminServer::addr),
@@ -337,25 +336,35 @@ pub async fn serve_with_codec(
     max_message_bytes: usize,
     codec: Codec,
 ) -> Result<GrpcServer, Error> {
+    let no_admin = Http {
+        routes: axum::Router::new(),
+        csds: None,
+    };
     let feeds = ServerFeeds {
         snapshots,
         registry: Registry::new(),
         scenarios: Scenarios::new(),
     };
-    let server = bind(listen, feeds, max_message_bytes, codec, axum::Router::new()).await?;
+    let server = bind(listen, feeds, max_message_bytes, codec, no_admin).await?;
     let addr = server.addr();
     info!(%addr, "xDS listening on {addr} (ADS and per-type services: SotW, Delta, Fetch; REST-JSON)");
     Ok(server)
 }
 
-/// Binds the xDS port and serves gRPC and REST-JSON there, plus the `http` routes (the admin
-/// routes, or what answers in their place) on HTTP/1.1 and h2c alike.
+/// What the xDS port serves besides xDS: the admin routes (or what answers in their place),
+/// on HTTP/1.1 and h2c alike, and CSDS when the admin is here.
+struct Http {
+    routes: axum::Router,
+    csds: Option<Csds>,
+}
+
+/// Binds the xDS port and serves gRPC and REST-JSON there, plus the `http` routes.
 async fn bind(
     listen: SocketAddr,
     feeds: ServerFeeds,
     max_message_bytes: usize,
     codec: Codec,
-    http: axum::Router,
+    http: Http,
 ) -> Result<GrpcServer, Error> {
     let bind_error = |source| Error::Bind {
         addr: listen.to_string(),
@@ -379,8 +388,12 @@ async fn bind(
     routes.add_service(ads);
     let mut xds_services = vec![ads_service_name()];
     xds_services.extend(per_type::add_to(&mut routes, per_type, max_message_bytes));
+    if let Some(csds) = http.csds {
+        routes.add_service(csds.service());
+        xds_services.push(CSDS_SERVICE);
+    }
     let health = introspection::add_to(&mut routes, &xds_services).await?;
-    let http = Rest::new(fetcher, &codec).router().merge(http);
+    let http = Rest::new(fetcher, &codec).router().merge(http.routes);
     let routes = rest::with_grpc(routes.routes(), http);
     // xDS pushes are small writes that should leave at once, not wait for Nagle.
     let incoming = TcpListenerStream::new(listener).map(|conn| {

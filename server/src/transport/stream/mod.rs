@@ -14,10 +14,13 @@
 pub mod act;
 pub mod tap;
 
-use std::{sync::Arc, time::Instant};
+use std::sync::Arc;
 
 use futures::{Stream, StreamExt};
-use tokio::sync::{mpsc, watch};
+use tokio::{
+    sync::{mpsc, watch},
+    time::Instant,
+};
 use tonic::{Code, Status};
 use tracing::{debug, info, warn};
 use xdsloop_proto::type_url;
@@ -60,7 +63,7 @@ pub struct StreamKit {
     pub judge: Judge,
     pub faults: FaultStage,
     /// When the stream opened (the fault stage's `after` counts from here).
-    pub opened: Instant,
+    pub opened: std::time::Instant,
 }
 
 /// Why the loop stopped, and the status the client was sent, if one.
@@ -101,8 +104,10 @@ pub async fn run<M, S>(
     kit.faults
         .load(scenarios.borrow_and_update().clone(), kit.kind, None);
     let ending = loop {
+        // Heartbeats (S15): the machine says when; the loop only sleeps until then.
+        let tick = until(machine.next_deadline());
         let (timer, mut timer_due) = (act::timer_deadline(&kit), false);
-        let out = tokio::select! {
+        let mut out = tokio::select! {
             request = requests.next() => match request {
                 Some(Ok(request)) => on_request(&mut machine, request, &mut kit),
                 Some(Err(status)) => break ended_by_error(stream, &responses, status),
@@ -139,6 +144,7 @@ pub async fn run<M, S>(
                 debug!(stream, "client went away");
                 break Ending::because(CloseReason::Client);
             }
+            () = tick => Vec::new(),
         };
         if timer_due
             && let Err(reason) =
@@ -146,6 +152,8 @@ pub async fn run<M, S>(
         {
             break Ending::because(reason);
         }
+        // After every event: it may have made a heartbeat due, or scheduled one.
+        out.extend(machine.on_tick(Instant::now().into_std()));
         kit.tap.publish(machine.take_status());
         warn_oversized::<M>(stream, &out, max_message_bytes);
         if let Err(reason) = act::send(&mut machine, &mut kit, &responses, out, &mut shutdown).await
@@ -154,6 +162,14 @@ pub async fn run<M, S>(
         }
     };
     finish(machine, kit, ending);
+}
+
+/// Sleeps until `deadline` (on tokio's clock, so paused-time tests can move it), or forever.
+async fn until(deadline: Option<std::time::Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(Instant::from_std(at)).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// One request through the judge, the machine and the tap.
