@@ -227,3 +227,32 @@ fn a_node_glob_applies_once_the_node_is_known() {
     stage.identify(StreamKind::ADS_SOTW, "edge-7");
     assert!(!stage.is_idle());
 }
+
+#[test]
+fn per_stream_limits_firings_on_each_stream_and_times_across_streams() {
+    let yaml =
+        "version: 1\nrules:\n- match: {type: cds}\n  per_stream: 1\n  times: 2\n  do: {drop: {}}\n";
+    let (mut first, scenarios) = stage(yaml);
+    let drop = |stage: &mut FaultStage, nonce: &str| {
+        let plan = stage.plan(&ctx(Duration::ZERO), vec![response(CLUSTER, "v1", nonce)]);
+        matches!(steps(plan)[0], WireStep::Drop { .. })
+    };
+    assert!(drop(&mut first, "1-1"));
+    assert!(!drop(&mut first, "1-2"), "once per stream");
+    let mut second = FaultStage::new();
+    second.load(scenarios.current(), StreamKind::ADS_SOTW, Some("edge-1"));
+    assert!(drop(&mut second, "2-1"), "a second stream has its own");
+    let mut third = FaultStage::new();
+    third.load(scenarios.current(), StreamKind::ADS_SOTW, Some("edge-1"));
+    assert!(!drop(&mut third, "3-1"), "times: 2 is server-wide");
+    assert_eq!(scenarios.current().counters[0].fired(), 2);
+}
+
+#[test]
+fn version_picks_the_response_carrying_it() {
+    let (mut stage, _s) = stage("version: 1\nrules:\n- when: {version: v2}\n  do: {corrupt: {}}\n");
+    let v1 = steps(stage.plan(&ctx(Duration::ZERO), vec![response(CLUSTER, "v1", "1-1")]));
+    assert!(sent(&v1[0]).1.is_none());
+    let v2 = steps(stage.plan(&ctx(Duration::ZERO), vec![response(CLUSTER, "v2", "1-2")]));
+    assert_eq!(sent(&v2[0]).1.unwrap().action, "corrupt");
+}
