@@ -20,6 +20,7 @@ use crate::{
     admin::{self, Admin, AdminServer, Placement},
     config::scenario::{self, Scenarios, watch::ScenarioWatcher},
     config::watch::{ReloadStatus, Settings, Watcher},
+    protocol::conformance::Mode,
     transport::ads::Ads,
     transport::discovery::{DEFAULT_MAX_MESSAGE_BYTES, Discovery},
     transport::introspection::{self, ServingReporter},
@@ -58,6 +59,8 @@ pub struct Config {
     pub record: Option<Recording>,
     /// A fault scenario file, watched and reloaded like the fixtures (`--scenario`).
     pub scenario: Option<PathBuf>,
+    /// How each client is judged against the client rules (`--conformance`, `--strict`).
+    pub conformance: Mode,
 }
 
 impl Config {
@@ -74,6 +77,7 @@ impl Config {
             timeline_depth: timeline::DEFAULT_DEPTH,
             record: None,
             scenario: None,
+            conformance: Mode::Report,
         }
     }
 }
@@ -172,7 +176,15 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         registry: registry.clone(),
         scenarios: scenarios.clone(),
     };
-    let server = bind(config.listen, feeds, config.max_message_bytes, codec, http).await?;
+    let server = bind(
+        config.listen,
+        feeds,
+        config.max_message_bytes,
+        codec,
+        http,
+        config.conformance,
+    )
+    .await?;
     let admin_addr = match config.admin {
         Placement::XdsPort => Some(server.addr()),
         _ => admin.as_ref().map(AdminServer::addr),
@@ -345,7 +357,15 @@ pub async fn serve_with_codec(
         registry: Registry::new(),
         scenarios: Scenarios::new(),
     };
-    let server = bind(listen, feeds, max_message_bytes, codec, no_admin).await?;
+    let server = bind(
+        listen,
+        feeds,
+        max_message_bytes,
+        codec,
+        no_admin,
+        Mode::Report,
+    )
+    .await?;
     let addr = server.addr();
     info!(%addr, "xDS listening on {addr} (ADS and per-type services: SotW, Delta, Fetch; REST-JSON)");
     Ok(server)
@@ -365,6 +385,7 @@ async fn bind(
     max_message_bytes: usize,
     codec: Codec,
     http: Http,
+    conformance: Mode,
 ) -> Result<GrpcServer, Error> {
     let bind_error = |source| Error::Bind {
         addr: listen.to_string(),
@@ -381,7 +402,8 @@ async fn bind(
     let fetcher = Fetcher::new(snapshots.clone());
     let discovery = Discovery::new(snapshots, registry.clone(), stopped.clone())
         .with_max_message_bytes(max_message_bytes)
-        .with_scenarios(scenarios.subscribe());
+        .with_scenarios(scenarios.subscribe())
+        .with_conformance(conformance);
     let per_type = PerType::new(discovery.clone(), fetcher.clone());
     let ads = Ads::new(discovery, max_message_bytes);
     let mut routes = tonic::service::Routes::builder();

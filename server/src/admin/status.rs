@@ -12,8 +12,9 @@ pub mod scenario;
 mod state;
 mod summary;
 pub mod table;
+pub mod violations;
 
-use std::time::SystemTime;
+use std::{collections::BTreeMap, time::SystemTime};
 
 use serde::{Deserialize, Serialize};
 use xdsloop_proto::type_url;
@@ -30,6 +31,7 @@ pub use summary::{
     InProgressView, OverlaySummary, ReloadSummary, SnapshotSummary, TypeSummary, WatcherView,
 };
 use summary::{reload_summary, snapshot_summary};
+use violations::ViolationsView;
 
 pub use self::state::{Answer, SyncState, answer, served_version, sync_state, view_hash};
 
@@ -47,6 +49,10 @@ pub struct StatusDocument {
     /// Totals since the server started.
     #[serde(default)]
     pub counters: Counters,
+    /// Conformance violations since the server started, by check (`C5.nack-version`); their
+    /// total is `counters.violations`.
+    #[serde(default)]
+    pub violations: BTreeMap<String, u64>,
     /// The transcript recorder (`--record`), if one runs.
     #[serde(default)]
     pub recorder: Option<RecorderView>,
@@ -94,6 +100,9 @@ pub struct StreamView {
     /// Scenario faults that fired on this stream (absent while none did).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub faults_fired: u64,
+    /// What the conformance judge found on this stream.
+    #[serde(default)]
+    pub violations: ViolationsView,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -213,6 +222,7 @@ pub fn build(inputs: Inputs<'_>, node: Option<&str>) -> StatusDocument {
         reload: reload_summary(inputs.reload),
         totals: totals(&streams),
         counters: Counters::default(),
+        violations: BTreeMap::new(),
         recorder: None,
         scenario: None,
         streams,
@@ -262,6 +272,7 @@ fn stream_view(
         types,
         recent: events::recent(&stream.recent),
         faults_fired: stream.faults_fired,
+        violations: violations::view(&stream.violations),
     }
 }
 

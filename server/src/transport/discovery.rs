@@ -16,7 +16,7 @@ use crate::{
     Snapshot,
     admin::registry::{Registry, StreamKind},
     config::scenario::{Installed, Scenarios},
-    protocol::conformance::Judge,
+    protocol::conformance::{Conformance, Mode, nodes::Peer},
     protocol::delta::DeltaStream,
     protocol::faults::stage::FaultStage,
     protocol::machine::StreamMachine,
@@ -41,6 +41,7 @@ pub struct Discovery {
     shutdown: watch::Receiver<bool>,
     max_message_bytes: usize,
     scenarios: watch::Receiver<Arc<Installed>>,
+    conformance: Conformance,
 }
 
 impl Discovery {
@@ -56,7 +57,14 @@ impl Discovery {
             shutdown,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             scenarios: Scenarios::new().subscribe(),
+            conformance: Conformance::default(),
         }
+    }
+
+    /// How every stream's client is judged (`--conformance`, `--strict`).
+    pub fn with_conformance(mut self, mode: Mode) -> Self {
+        self.conformance = Conformance::new(mode);
+        self
     }
 
     /// The gRPC message limit the serving tonic services use, so streams can log responses
@@ -131,7 +139,14 @@ impl Discovery {
         let kit = StreamKit {
             kind,
             tap,
-            judge: Judge::new(),
+            judge: self.conformance.judge(
+                id,
+                kind,
+                peer.map(|p| Peer {
+                    addr: p.to_string().into(),
+                    ip: p.ip().to_string().into(),
+                }),
+            ),
             faults: FaultStage::new(),
             opened: Instant::now(),
         };

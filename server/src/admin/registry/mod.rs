@@ -12,12 +12,14 @@
 //!   status;
 //! - [`bus`]: every stream's events as they happen, for listeners (recorder, tests, page);
 //! - [`stats`]: server-wide counters, and the recorder's progress;
-//! - [`lineage`]: what each node's earlier streams had (subscribe vs resubscribe).
+//! - [`lineage`]: what each node's earlier streams had (subscribe vs resubscribe);
+//! - [`violations`]: what the conformance judge found on each stream.
 
 pub mod bus;
 pub mod lineage;
 pub mod stats;
 pub mod timeline;
+pub mod violations;
 
 use std::{
     collections::{BTreeMap, BTreeSet, VecDeque},
@@ -30,11 +32,12 @@ use std::{
 };
 
 pub use crate::protocol::kind::{StreamKind, Variant};
-use crate::protocol::{subscription::TypeStatus, tap::WireEvent};
+use crate::protocol::{conformance::Violation, subscription::TypeStatus, tap::WireEvent};
 use bus::Bus;
 use lineage::Lineage;
 use stats::{Counters, RecorderStats, Tally};
 use timeline::Timeline;
+use violations::Violations;
 
 /// One open stream.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,6 +54,8 @@ pub struct StreamStatus {
     pub recent: Timeline,
     /// Scenario faults that fired on it.
     pub faults_fired: u64,
+    /// What the conformance judge found on it.
+    pub violations: Violations,
 }
 
 /// A stream that ended, as it was when it ended.
@@ -70,6 +75,8 @@ struct Streams {
     /// Oldest first; at most [`RECENTLY_CLOSED`].
     closed: VecDeque<ClosedStream>,
     counters: Counters,
+    /// Violations since start-up, by check.
+    violations: BTreeMap<&'static str, u64>,
     lineage: Lineage,
 }
 
@@ -118,6 +125,7 @@ impl Registry {
             types: BTreeMap::new(),
             recent: Timeline::default(),
             faults_fired: 0,
+            violations: Violations::default(),
         };
         let mut streams = self.lock();
         streams.open.insert(id, status);
@@ -155,6 +163,11 @@ impl Registry {
     /// Totals since start-up.
     pub fn counters(&self) -> Counters {
         self.lock().counters
+    }
+
+    /// Conformance violations since start-up, by check (`C5.nack-version`).
+    pub fn violations(&self) -> BTreeMap<&'static str, u64> {
+        self.lock().violations.clone()
     }
 
     /// Every stream's events from now on (see [`bus`]).
@@ -198,6 +211,8 @@ pub struct Publish {
     pub events: Vec<Arc<WireEvent>>,
     /// What it did since it last published (reset).
     pub tally: Tally,
+    /// What the conformance judge found since it last published (drained).
+    pub violations: Vec<Arc<Violation>>,
 }
 
 impl StreamEntry {
@@ -233,10 +248,17 @@ impl StreamEntry {
         let mut streams = self.registry.lock();
         let faults = publish.tally.faults;
         streams.counters.add(std::mem::take(&mut publish.tally));
+        for v in &publish.violations {
+            *streams.violations.entry(v.check).or_default() += 1;
+        }
         let Some(s) = streams.open.get_mut(&self.id) else {
+            publish.violations.clear();
             return;
         };
         s.faults_fired += faults;
+        for violation in publish.violations.drain(..) {
+            s.violations.add(violation);
+        }
         for status in publish.types.drain(..) {
             s.types.insert(status.type_url.clone(), status);
         }
