@@ -18,9 +18,11 @@ use crate::{
     admin::csds::service::Csds,
     admin::registry::{Registry, timeline},
     admin::{self, Admin, AdminServer, Placement},
+    config::replay,
     config::scenario::{self, Scenarios, watch::ScenarioWatcher},
     config::watch::{ReloadStatus, Settings, Watcher},
     protocol::conformance::Mode,
+    protocol::replay::Replay,
     transport::ads::Ads,
     transport::discovery::{DEFAULT_MAX_MESSAGE_BYTES, Discovery},
     transport::introspection::{self, ServingReporter},
@@ -61,6 +63,11 @@ pub struct Config {
     pub scenario: Option<PathBuf>,
     /// How each client is judged against the client rules (`--conformance`, `--strict`).
     pub conformance: Mode,
+    /// Serve this recording (`--replay FILE`) instead of `fixtures`, which is then not read.
+    pub replay: Option<PathBuf>,
+    /// With `replay`: each response waits as long after its request as it did when recorded
+    /// (`--replay-timing`).
+    pub replay_timing: bool,
 }
 
 impl Config {
@@ -78,6 +85,8 @@ impl Config {
             record: None,
             scenario: None,
             conformance: Mode::Report,
+            replay: None,
+            replay_timing: false,
         }
     }
 }
@@ -100,7 +109,8 @@ pub struct Running {
     server: GrpcServer,
     admin: Option<AdminServer>,
     recorder: Option<Recorder>,
-    watcher: Watcher,
+    /// None when replaying.
+    watcher: Option<Watcher>,
     scenario_watcher: Option<ScenarioWatcher>,
 }
 
@@ -139,8 +149,8 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         debounce: config.debounce,
         max_file_bytes: config.max_fixture_bytes,
     };
-    let watcher = Watcher::start_with(config.fixtures.clone(), codec.clone(), settings)?;
-    let snapshots = watcher.snapshots.clone();
+    let source = Source::start(&config, &codec, settings)?;
+    let snapshots = source.snapshots.clone();
     let depth = match config.admin {
         Placement::Off => 0,
         Placement::XdsPort | Placement::Listener(_) => config.timeline_depth,
@@ -158,7 +168,10 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         ),
         None => None,
     };
-    let reloads = Some(watcher.reloads.clone());
+    let reloads = source.watcher.as_ref().map(|w| w.reloads.clone());
+    if let Some(replay) = &source.replay {
+        registry.attach_replay(replay.clone());
+    }
     let state = Admin::new(registry.clone(), snapshots.clone(), reloads, codec.clone())
         .with_scenarios(scenarios.clone());
     let admin = match config.admin {
@@ -171,18 +184,18 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         routes: xds_port_admin(config.admin, state, admin.as_ref()),
         csds,
     };
-    let feeds = ServerFeeds {
-        snapshots: snapshots.clone(),
-        registry: registry.clone(),
-        scenarios: scenarios.clone(),
-    };
     let server = bind(
         config.listen,
-        feeds,
-        config.max_message_bytes,
+        snapshots.clone(),
+        registry.clone(),
+        Streams {
+            max_message_bytes: config.max_message_bytes,
+            conformance: config.conformance,
+            replay: source.replay.clone(),
+            scenarios: scenarios.clone(),
+        },
         codec,
         http,
-        config.conformance,
     )
     .await?;
     let admin_addr = match config.admin {
@@ -193,16 +206,55 @@ pub async fn start(config: Config) -> Result<Running, Error> {
     Ok(Running {
         addr: server.addr(),
         snapshots,
-        reloads: watcher.reloads.clone(),
+        reloads: source.reloads,
         registry,
         scenarios,
         admin_addr,
         server,
         admin,
         recorder,
-        watcher,
+        watcher: source.watcher,
         scenario_watcher,
     })
+}
+
+/// Where the snapshots come from: the watched fixture directory, or, when replaying, nowhere
+/// (an empty snapshot: the streams serve the recording).
+struct Source {
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    reloads: watch::Receiver<ReloadStatus>,
+    watcher: Option<Watcher>,
+    replay: Option<Arc<Replay>>,
+}
+
+impl Source {
+    fn start(config: &Config, codec: &Codec, settings: Settings) -> Result<Self, Error> {
+        let Some(path) = &config.replay else {
+            let watcher = Watcher::start_with(config.fixtures.clone(), codec.clone(), settings)?;
+            return Ok(Self {
+                snapshots: watcher.snapshots.clone(),
+                reloads: watcher.reloads.clone(),
+                watcher: Some(watcher),
+                replay: None,
+            });
+        };
+        let script = replay::load(path, codec)?;
+        let requests: usize = script.streams.iter().map(|s| s.requests()).sum();
+        info!(file = %script.file, streams = script.streams.len(), requests,
+            "replaying a recording instead of serving fixtures");
+        if script.stateless_lines > 0 {
+            warn!(file = %script.file, lines = script.stateless_lines,
+                "the recording's stateless exchanges (Fetch, REST) are not replayed");
+        }
+        let empty = Arc::new(Snapshot::default());
+        let reloads = watch::channel(ReloadStatus::ok(&empty)).1;
+        Ok(Self {
+            snapshots: watch::channel(empty).1,
+            reloads,
+            watcher: None,
+            replay: Some(Arc::new(Replay::with_timing(script, config.replay_timing))),
+        })
+    }
 }
 
 /// What the xDS port answers on the admin paths: the admin routes themselves, or a 404 saying
@@ -352,18 +404,18 @@ pub async fn serve_with_codec(
         routes: axum::Router::new(),
         csds: None,
     };
-    let feeds = ServerFeeds {
-        snapshots,
-        registry: Registry::new(),
-        scenarios: Scenarios::new(),
-    };
     let server = bind(
         listen,
-        feeds,
-        max_message_bytes,
+        snapshots,
+        Registry::new(),
+        Streams {
+            max_message_bytes,
+            conformance: Mode::Report,
+            replay: None,
+            scenarios: Scenarios::new(),
+        },
         codec,
         no_admin,
-        Mode::Report,
     )
     .await?;
     let addr = server.addr();
@@ -378,32 +430,45 @@ struct Http {
     csds: Option<Csds>,
 }
 
+/// How every xDS stream is served.
+struct Streams {
+    /// gRPC message limit, both directions (S13).
+    max_message_bytes: usize,
+    conformance: Mode,
+    /// `--replay`: the recording every stream serves instead of the snapshots.
+    replay: Option<Arc<Replay>>,
+    /// The fault scenario streams follow.
+    scenarios: Scenarios,
+}
+
 /// Binds the xDS port and serves gRPC and REST-JSON there, plus the `http` routes.
 async fn bind(
     listen: SocketAddr,
-    feeds: ServerFeeds,
-    max_message_bytes: usize,
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    registry: Registry,
+    streams: Streams,
     codec: Codec,
     http: Http,
-    conformance: Mode,
 ) -> Result<GrpcServer, Error> {
+    let Streams {
+        max_message_bytes,
+        conformance,
+        replay,
+        scenarios,
+    } = streams;
     let bind_error = |source| Error::Bind {
         addr: listen.to_string(),
         source,
     };
     let listener = TcpListener::bind(listen).await.map_err(bind_error)?;
     let addr = listener.local_addr().map_err(bind_error)?;
-    let ServerFeeds {
-        snapshots,
-        registry,
-        scenarios,
-    } = feeds;
     let (stop, stopped) = watch::channel(false);
     let fetcher = Fetcher::new(snapshots.clone());
     let discovery = Discovery::new(snapshots, registry.clone(), stopped.clone())
         .with_max_message_bytes(max_message_bytes)
-        .with_scenarios(scenarios.subscribe())
-        .with_conformance(conformance);
+        .with_conformance(conformance)
+        .with_replay(replay)
+        .with_scenarios(scenarios.subscribe());
     let per_type = PerType::new(discovery.clone(), fetcher.clone());
     let ads = Ads::new(discovery, max_message_bytes);
     let mut routes = tonic::service::Routes::builder();
@@ -442,13 +507,6 @@ async fn bind(
         stop,
         task: Some(task),
     })
-}
-
-/// What the xDS services serve from and report to.
-struct ServerFeeds {
-    snapshots: watch::Receiver<Arc<Snapshot>>,
-    registry: Registry,
-    scenarios: Scenarios,
 }
 
 /// `envoy.service.discovery.v3.AggregatedDiscoveryService`, as health checks and reflection

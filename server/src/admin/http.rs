@@ -113,6 +113,7 @@ impl Admin {
         document.violations = status::violations::totals(&self.registry.violations());
         document.recorder = self.registry.recorder().map(|r| r.view());
         document.scenario = Some(status::scenario::view(&self.scenarios));
+        document.replay = self.registry.replay().map(|r| r.view());
         document
     }
 

@@ -24,7 +24,7 @@ use crate::{
     admin::registry::stats::{Counters, RecorderView},
     admin::registry::{ClosedStream, StreamStatus, Variant},
     config::watch::ReloadStatus,
-    protocol::{subscription::TypeStatus, wire::Touched},
+    protocol::{replay::ReplayView, subscription::TypeStatus, wire::Touched},
 };
 use events::RecentEvent;
 pub use summary::{
@@ -59,6 +59,9 @@ pub struct StatusDocument {
     /// The fault scenario in force (`docs/scenarios.md`).
     #[serde(default)]
     pub scenario: Option<scenario::ScenarioView>,
+    /// The replay (`--replay`), if the server replays a recording.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayView>,
     /// Open streams, by stream id.
     pub streams: Vec<StreamView>,
     /// The last few streams that ended, most recent first, as they were when they ended.
@@ -225,6 +228,7 @@ pub fn build(inputs: Inputs<'_>, node: Option<&str>) -> StatusDocument {
         violations: BTreeMap::new(),
         recorder: None,
         scenario: None,
+        replay: None,
         streams,
         recently_closed,
     }

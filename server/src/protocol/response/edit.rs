@@ -61,6 +61,7 @@ fn manifest_without(manifest: &Manifest, drop: &[usize]) -> Manifest {
         Manifest::Sotw(view) => Manifest::Sotw(Arc::new(View::new(kept.into(), view.hash))),
         Manifest::Delta(_) => Manifest::Delta(kept.into()),
         Manifest::Heartbeat(_) => Manifest::Heartbeat(kept.into()),
+        Manifest::Replayed(_) => Manifest::Replayed(kept.into()),
     }
 }
 
