@@ -12,6 +12,9 @@
 //! - [`protocol`] (pure, sans-I/O): the SotW and Delta stream state machines, the
 //!   subscription ledger (ACK/NACK), nonces, make-before-break ordering, stateless fetches, and
 //!   the requests and responses they take and give.
+//! - [`net`]: the connections below HTTP: the accept loop, TLS and mTLS with certificate
+//!   rotation, the peer's identity, connection limits and the per-connection request budget,
+//!   closing connections at shutdown.
 //! - [`admin`]: the registry of open streams, the `/status` document and table, and the admin
 //!   routes that serve them (on the xDS port unless `--admin` gives them a listener).
 //! - [`transport`]: I/O — the async loop around each state machine, gRPC request and response
@@ -24,6 +27,7 @@ pub mod admin;
 pub mod app;
 pub mod config;
 pub mod error;
+pub mod net;
 pub mod protocol;
 pub mod snapshot;
 pub mod transport;

@@ -16,7 +16,10 @@ use tracing_subscriber::EnvFilter;
 use xdsloop_server::{
     admin::Placement,
     admin::status::remote::{self, Output},
-    app::{self, Config, DEFAULT_LISTEN},
+    app::{
+        self, Config, DEFAULT_LISTEN,
+        flags::{RemoteArgs, SecurityArgs},
+    },
     config::fixtures,
     transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
 };
@@ -52,7 +55,11 @@ const EXIT_USAGE: u8 = 2;
                   xdsloop-server status                                # reads 127.0.0.1:18000/status\n  \
                   xdsloop-server transcript diff a.jsonl b.jsonl       # compare two recordings\n  \
                   xdsloop-server --fixtures DIR --listen 127.0.0.1:0   # a free port, printed on stdout\n  \
-                  xdsloop-server --fixtures DIR --listen 0.0.0.0:18000 --admin 127.0.0.1:18001\n\n\
+                  xdsloop-server --fixtures DIR --listen 0.0.0.0:18000 --admin 127.0.0.1:18001\n  \
+                  xdsloop-server --fixtures DIR --tls-cert srv.pem --tls-key srv.key --tls-client-ca ca.pem\n  \
+                  xdsloop-server status --server localhost:18000 --tls-ca ca.pem --admin-token \"$T\"\n\n\
+                  docs/security.md: what TLS, the admin access rule, secret redaction and the limits \
+                  protect, and what they do not.\n\n\
                   Logs go to stderr, coloured only on a terminal and never with NO_COLOR set \
                   (--log-format json: one JSON object per line); set RUST_LOG (default: info), \
                   e.g. RUST_LOG=xdsloop_server=debug.",
@@ -94,6 +101,8 @@ struct StatusArgs {
     /// `text`: a table for a terminal; `json`: the raw /status document.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     output: OutputFormat,
+    #[command(flatten)]
+    remote: RemoteArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -118,7 +127,7 @@ struct ServeArgs {
     /// Fixture directory, watched recursively and reloaded on every change.
     #[arg(long, value_name = "DIR", required = true)]
     fixtures: Option<PathBuf>,
-    /// Address to serve xDS on: gRPC (h2c), REST-JSON (HTTP/1.1) and the admin routes; port 0
+    /// Address to serve xDS on: gRPC (HTTP/2), REST-JSON (HTTP/1.1) and the admin routes; port 0
     /// picks a free port (printed on stdout).
     #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN)]
     listen: SocketAddr,
@@ -135,15 +144,18 @@ struct ServeArgs {
     /// every later edit while it decodes.
     #[arg(long, value_name = "N", default_value_t = fixtures::DEFAULT_MAX_FILE_BYTES)]
     max_fixture_bytes: u64,
-    /// Largest gRPC message sent or accepted, in bytes (gRPC's usual default is 4 MiB).
+    /// Largest gRPC response sent, in bytes (gRPC's usual default of 4 MiB is too small for
+    /// large CDS and EDS sets). Requests have their own limit, --max-request-bytes.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
     max_message_bytes: usize,
     /// Serve the admin routes (/status, /snapshot, /healthz) on a listener of their own at
-    /// ADDR instead of the xDS port, or `off` for none. They have no authentication: with xDS
-    /// on a public address, `--admin 127.0.0.1:PORT` keeps them on loopback. Default: on the
-    /// xDS port.
+    /// ADDR instead of the xDS port, or `off` for none. Default: on the xDS port. Either way
+    /// /status and /snapshot answer only loopback peers, --admin-token and verified client
+    /// certificates.
     #[arg(long, value_name = "ADDR|off", value_parser = admin_placement)]
     admin: Option<Placement>,
+    #[command(flatten)]
+    security: SecurityArgs,
 }
 
 fn main() -> ExitCode {
@@ -218,7 +230,14 @@ async fn status(args: StatusArgs, format: LogFormat) -> ExitCode {
         OutputFormat::Text => Output::Text,
         OutputFormat::Json => Output::Json,
     };
-    match remote::command(&args.server, output).await {
+    let access = match args.remote.access() {
+        Ok(access) => access,
+        Err(e) => {
+            fail(format, "xdsloop-server status", &e);
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    match remote::command_with(&args.server, output, &access).await {
         Ok(text) => {
             print!("{text}");
             ExitCode::SUCCESS
@@ -231,17 +250,17 @@ async fn status(args: StatusArgs, format: LogFormat) -> ExitCode {
 }
 
 async fn run(cli: ServeArgs, format: LogFormat) -> ExitCode {
-    let config = Config {
-        fixtures: cli
-            .fixtures
-            .expect("clap requires --fixtures without a subcommand"),
-        listen: cli.listen,
-        descriptor_sets: cli.descriptor_sets,
-        debounce: Duration::from_millis(cli.debounce_ms),
-        max_fixture_bytes: cli.max_fixture_bytes,
-        max_message_bytes: cli.max_message_bytes,
-        admin: cli.admin.unwrap_or_default(),
-    };
+    let fixtures = cli
+        .fixtures
+        .expect("clap requires --fixtures without a subcommand");
+    let mut config = Config::new(fixtures);
+    config.listen = cli.listen;
+    config.descriptor_sets = cli.descriptor_sets;
+    config.debounce = Duration::from_millis(cli.debounce_ms);
+    config.max_fixture_bytes = cli.max_fixture_bytes;
+    config.max_message_bytes = cli.max_message_bytes;
+    config.admin = cli.admin.unwrap_or_default();
+    cli.security.apply(&mut config);
     let running = match app::start(config).await {
         Ok(running) => running,
         Err(e) => {

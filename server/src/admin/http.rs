@@ -1,12 +1,15 @@
 //! The HTTP admin surface. By default its routes are served on the xDS port itself (which
 //! already answers HTTP/1.1 next to gRPC), so every server started with its own `--listen`
 //! has its own admin and nothing else to configure. [`Placement::Listener`] moves them to a
-//! separate listener instead: the admin has no authentication and shows every client's
-//! configuration, so whoever exposes xDS beyond loopback can keep the admin on loopback.
+//! separate listener instead.
 //! - `GET /status`: the [`crate::admin::status`] document (`?node=ID` lists one node's streams only);
-//! - `GET /snapshot`: the resources being served, as proto3 JSON (`?node=ID`, `?type=cds`);
+//! - `GET /snapshot`: the resources being served, as proto3 JSON (`?node=ID`, `?type=cds`),
+//!   secret values hidden unless the server runs with `--show-secrets`;
 //! - `GET /healthz`: `{"status":"ok"}` while the server runs and follows fixture changes;
 //!   HTTP 503 `{"status":"unhealthy","error":...}` while the fixture watcher is down.
+//!
+//! `/status` and `/snapshot` show every client's configuration: they answer only the requests
+//! [`crate::admin::access`] allows (loopback, the admin token, a verified client certificate).
 //!
 //! Handlers read copies: the newest snapshot and reload result from their `watch` channels and
 //! the registry's stream list, so a slow HTTP client never holds anything streams need.
@@ -17,20 +20,22 @@ use axum::{
     Json, Router,
     extract::{Query, State},
     http::StatusCode,
+    middleware,
     response::{IntoResponse, Response},
     routing::get,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tokio::{net::TcpListener, sync::watch, task::JoinHandle};
-use tracing::{info, warn};
-use xdsloop_proto::{Codec, type_url};
+use tokio::sync::watch;
+use xdsloop_proto::{Codec, redact::Secrets, type_url};
 
 use crate::{
-    Error, Snapshot, TypeResources,
+    Snapshot, TypeResources,
+    admin::access::{self, AdminAccess},
     admin::registry::Registry,
     admin::status::{self, Inputs},
     config::watch::ReloadStatus,
+    net::Listening,
 };
 
 /// The admin routes' paths.
@@ -57,6 +62,10 @@ pub struct Admin {
     /// then reported as the current snapshot, loaded fine.
     reloads: Option<watch::Receiver<ReloadStatus>>,
     codec: Codec,
+    access: AdminAccess,
+    secrets: Secrets,
+    /// The xDS port's listener, for the `tls` and `limits` parts of `/status`.
+    listening: Option<Listening>,
 }
 
 impl Admin {
@@ -71,7 +80,27 @@ impl Admin {
             snapshots,
             reloads,
             codec,
+            access: AdminAccess::default(),
+            secrets: Secrets::Hide,
+            listening: None,
         }
+    }
+
+    /// Who may read `/status` and `/snapshot` (default: loopback peers only).
+    pub fn with_access(mut self, access: AdminAccess) -> Self {
+        self.access = access;
+        self
+    }
+
+    /// Whether `/snapshot` shows secret values (`--show-secrets`).
+    pub fn with_secrets(mut self, secrets: Secrets) -> Self {
+        self.secrets = secrets;
+        self
+    }
+
+    pub fn with_listening(mut self, listening: Listening) -> Self {
+        self.listening = Some(listening);
+        self
     }
 
     /// The `/status` document as of now.
@@ -89,15 +118,23 @@ impl Admin {
             closed: &closed,
             now: SystemTime::now(),
         };
-        status::build(inputs, node)
+        let mut doc = status::build(inputs, node);
+        if let Some(listening) = &self.listening {
+            doc.tls = status::net::tls(listening);
+            doc.limits = Some(status::net::limits(listening));
+        }
+        doc
     }
 
+    /// The admin routes; `/healthz` answers everyone, the others only whom the access rule
+    /// allows.
     pub fn router(self) -> Router {
-        Router::new()
+        let guard = middleware::from_fn_with_state(self.access.clone(), access::require);
+        let data = Router::new()
             .route("/status", get(get_status))
             .route("/snapshot", get(get_snapshot))
-            .route("/healthz", get(healthz))
-            .with_state(self)
+            .route_layer(guard);
+        data.route("/healthz", get(healthz)).with_state(self)
     }
 }
 
@@ -111,62 +148,6 @@ pub fn elsewhere(reason: String) -> Router {
             path,
             get(move || async move { (StatusCode::NOT_FOUND, reason.to_string()) }),
         )
-    })
-}
-
-/// A running admin server. Dropping it stops the server.
-#[derive(Debug)]
-pub struct AdminServer {
-    addr: SocketAddr,
-    stop: watch::Sender<bool>,
-    task: Option<JoinHandle<std::io::Result<()>>>,
-}
-
-impl AdminServer {
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
-    }
-
-    /// Stops accepting, lets in-flight requests finish, and waits.
-    pub async fn shutdown(mut self) -> Result<(), Error> {
-        let _ = self.stop.send(true);
-        match self.task.take() {
-            Some(task) => match task.await {
-                Ok(result) => result.map_err(|e| Error::Admin(e.to_string())),
-                Err(e) => Err(Error::Admin(e.to_string())),
-            },
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for AdminServer {
-    fn drop(&mut self) {
-        let _ = self.stop.send(true);
-    }
-}
-
-/// Binds `listen` (port 0 picks a free port) and serves the admin routes on it alone.
-pub async fn serve(listen: SocketAddr, admin: Admin) -> Result<AdminServer, Error> {
-    let bind_error = |source| Error::Bind {
-        addr: listen.to_string(),
-        source,
-    };
-    let listener = TcpListener::bind(listen).await.map_err(bind_error)?;
-    let addr = listener.local_addr().map_err(bind_error)?;
-    if !addr.ip().is_loopback() {
-        warn!(%addr, "admin endpoint is reachable from other hosts and has no authentication");
-    }
-    let (stop, mut stopped) = watch::channel(false);
-    let server = axum::serve(listener, admin.router()).with_graceful_shutdown(async move {
-        let _ = stopped.wait_for(|stop| *stop).await;
-    });
-    let task = tokio::spawn(async move { server.await });
-    info!(%addr, "admin listening on http://{addr}/status (and /snapshot, /healthz)");
-    Ok(AdminServer {
-        addr,
-        stop,
-        task: Some(task),
     })
 }
 
@@ -235,12 +216,13 @@ async fn get_snapshot(State(admin): State<Admin>, Query(q): Query<SnapshotQuery>
         None => None,
     };
     let snapshot = admin.snapshots.borrow().clone();
-    let codec = admin.codec.clone();
+    let (codec, secrets) = (admin.codec.clone(), admin.secrets);
     // Decoding every resource to JSON is CPU work; keep it off the runtime threads.
     let built = tokio::task::spawn_blocking(move || {
+        let shown = Shown { codec, secrets };
         Json(snapshot_document(
             &snapshot,
-            &codec,
+            &shown,
             q.node,
             type_url.as_deref(),
         ))
@@ -252,9 +234,15 @@ async fn get_snapshot(State(admin): State<Admin>, Query(q): Query<SnapshotQuery>
     }
 }
 
+/// How resources are turned into JSON.
+struct Shown {
+    codec: Codec,
+    secrets: Secrets,
+}
+
 fn snapshot_document(
     snapshot: &Snapshot,
-    codec: &Codec,
+    codec: &Shown,
     node: Option<String>,
     only: Option<&str>,
 ) -> SnapshotDocument {
@@ -293,15 +281,17 @@ fn snapshot_document(
     }
 }
 
-fn type_json(codec: &Codec, url: &str, t: &TypeResources) -> Value {
+fn type_json(shown: &Shown, url: &str, t: &TypeResources) -> Value {
     let resources: Vec<Value> = t
         .resources
         .values()
-        .map(|r| match codec.to_json(url, &r.bytes) {
-            Ok(resource) => json!({"name": r.name, "version": r.version, "resource": resource}),
-            // Served bytes came from the same pool; a failure here is a bug worth showing.
-            Err(e) => json!({"name": r.name, "version": r.version, "error": e.to_string()}),
-        })
+        .map(
+            |r| match shown.codec.to_json_with(url, &r.bytes, shown.secrets) {
+                Ok(resource) => json!({"name": r.name, "version": r.version, "resource": resource}),
+                // Served bytes came from the same pool; a failure here is a bug worth showing.
+                Err(e) => json!({"name": r.name, "version": r.version, "error": e.to_string()}),
+            },
+        )
         .collect();
     json!({
         "type_url": url,

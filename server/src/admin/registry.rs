@@ -20,7 +20,7 @@ use std::{
 
 use serde::Serialize;
 
-use crate::protocol::subscription::TypeStatus;
+use crate::{net::identity::PeerIdentity, protocol::subscription::TypeStatus};
 
 /// SotW or Delta.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -60,10 +60,12 @@ impl fmt::Display for StreamKind {
 }
 
 /// One open stream.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StreamStatus {
     pub id: u64,
     pub peer: Option<SocketAddr>,
+    /// The verified client certificate's names (mTLS).
+    pub identity: Option<Arc<PeerIdentity>>,
     /// From the first request's `node`; `None` until the first request arrives.
     pub node_id: Option<String>,
     pub kind: StreamKind,
@@ -73,7 +75,7 @@ pub struct StreamStatus {
 }
 
 /// A stream that ended, as it was when it ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClosedStream {
     pub stream: StreamStatus,
     pub disconnected_at: SystemTime,
@@ -103,11 +105,17 @@ impl Registry {
     }
 
     /// Registers a new stream; it stays listed until the returned guard is dropped.
-    pub fn open(&self, kind: StreamKind, peer: Option<SocketAddr>) -> StreamEntry {
+    pub fn open(
+        &self,
+        kind: StreamKind,
+        peer: Option<SocketAddr>,
+        identity: Option<Arc<PeerIdentity>>,
+    ) -> StreamEntry {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         let status = StreamStatus {
             id,
             peer,
+            identity,
             node_id: None,
             kind,
             connected_since: SystemTime::now(),
@@ -203,8 +211,8 @@ mod tests {
     #[test]
     fn streams_are_listed_until_their_entry_drops() {
         let registry = Registry::new();
-        let a = registry.open(StreamKind::ADS_SOTW, None);
-        let b = registry.open(StreamKind::ADS_DELTA, "127.0.0.1:1".parse().ok());
+        let a = registry.open(StreamKind::ADS_SOTW, None, None);
+        let b = registry.open(StreamKind::ADS_DELTA, "127.0.0.1:1".parse().ok(), None);
         assert_ne!(a.id(), b.id());
         a.set_node("node-a");
         a.update([TypeStatus {
@@ -235,7 +243,7 @@ mod tests {
     fn recently_closed_is_bounded() {
         let registry = Registry::new();
         for _ in 0..RECENTLY_CLOSED + 5 {
-            drop(registry.open(StreamKind::ADS_SOTW, None));
+            drop(registry.open(StreamKind::ADS_SOTW, None, None));
         }
         let closed = registry.recently_closed();
         assert_eq!(closed.len(), RECENTLY_CLOSED);

@@ -5,6 +5,7 @@
 //! Field names are part of the interface (documented in `docs/status.md`); `schema` changes
 //! only if one is removed or changes meaning.
 
+pub mod net;
 pub mod remote;
 mod rfc3339;
 mod state;
@@ -19,9 +20,11 @@ use crate::{
     Snapshot, TypeResources,
     admin::registry::{ClosedStream, StreamStatus, Variant},
     config::watch::ReloadStatus,
+    net::identity::PeerIdentity,
     protocol::subscription::TypeStatus,
 };
 
+pub use self::net::{LimitsView, TlsStatusView};
 pub use self::state::{SyncState, served_version, sync_state, view_hash};
 
 /// The document's schema name; see `docs/status.md`.
@@ -39,6 +42,13 @@ pub struct StatusDocument {
     pub streams: Vec<StreamView>,
     /// The last few streams that ended, most recent first, as they were when they ended.
     pub recently_closed: Vec<StreamView>,
+    /// The xDS port's TLS: `null` when it is plaintext (or the document comes from a server
+    /// embedded without its listener).
+    #[serde(default)]
+    pub tls: Option<TlsStatusView>,
+    /// What one client may cost, and the connections open now.
+    #[serde(default)]
+    pub limits: Option<LimitsView>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -141,6 +151,9 @@ pub struct Totals {
 pub struct StreamView {
     pub id: u64,
     pub peer: Option<String>,
+    /// The verified client certificate's names (mTLS); `null` without one.
+    #[serde(default)]
+    pub identity: Option<PeerIdentity>,
     /// `null` until the stream's first request names its node.
     pub node_id: Option<String>,
     /// `ads-sotw`, `ads-delta`, or `<service>-sotw` / `<service>-delta` for per-type services.
@@ -238,6 +251,8 @@ pub fn build(inputs: Inputs<'_>, node: Option<&str>) -> StatusDocument {
         totals: totals(&streams),
         streams,
         recently_closed,
+        tls: None,
+        limits: None,
     }
 }
 
@@ -327,6 +342,7 @@ fn stream_view(
     StreamView {
         id: stream.id,
         peer: stream.peer.map(|p| p.to_string()),
+        identity: stream.identity.as_deref().cloned(),
         node_id: stream.node_id.clone(),
         transport: stream.kind.to_string(),
         connected_since: stream.connected_since,

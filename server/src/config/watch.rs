@@ -18,7 +18,7 @@
 //! - `supervise`: restarts a watcher that died (notify thread gone, directory and its parent
 //!   gone, a panic) with a fresh one and a full rescan, and reports it meanwhile.
 
-mod debounce;
+pub mod debounce;
 mod events;
 mod follow;
 mod reload;
@@ -33,6 +33,7 @@ use std::{
 use tokio::{sync::mpsc, sync::watch, task::JoinHandle};
 use xdsloop_proto::Codec;
 
+pub use self::events::touches_content;
 use self::{events::WatchedRoot, reload::Reloader};
 use crate::{Error, config::fixtures, snapshot::Snapshot};
 

@@ -3,7 +3,7 @@
 //! services (CDS, EDS, LDS, RDS, ...) are the same two calls with their own [`StreamKind`]
 //! ([`crate::transport::per_type`]); both answer through [`crate::transport::response_body`].
 
-use std::{net::SocketAddr, sync::Arc};
+use std::sync::Arc;
 
 use futures::Stream;
 use tokio::sync::{mpsc, watch};
@@ -15,6 +15,7 @@ use xdsloop_proto::discovery::DeltaDiscoveryRequest;
 use crate::{
     Snapshot,
     admin::registry::{Registry, StreamKind},
+    net::{DEFAULT_MAX_REQUEST_BYTES, conn::PeerInfo},
     protocol::delta::DeltaStream,
     protocol::machine::StreamMachine,
     protocol::request::SotwRequest,
@@ -23,7 +24,8 @@ use crate::{
     transport::stream_loop::{self, Feeds, OUTBOUND_CAPACITY},
 };
 
-/// gRPC's default 4 MiB limit is far too small for real fleets' CDS/EDS (S13).
+/// The response limit: gRPC's default 4 MiB is far too small for real fleets' CDS/EDS (S13).
+/// Requests have their own, smaller limit ([`crate::net::Limits::max_request_bytes`]).
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Responses as a gRPC server stream.
@@ -37,6 +39,7 @@ pub struct Discovery {
     registry: Registry,
     shutdown: watch::Receiver<bool>,
     max_message_bytes: usize,
+    max_request_bytes: usize,
 }
 
 impl Discovery {
@@ -51,14 +54,28 @@ impl Discovery {
             registry,
             shutdown,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
         }
     }
 
-    /// The gRPC message limit the serving tonic services use, so streams can log responses
-    /// that will not fit.
+    /// The largest response sent (S13); streams log responses that will not fit.
     pub fn with_max_message_bytes(mut self, max_message_bytes: usize) -> Self {
         self.max_message_bytes = max_message_bytes;
         self
+    }
+
+    /// The largest request accepted.
+    pub fn with_max_request_bytes(mut self, max_request_bytes: usize) -> Self {
+        self.max_request_bytes = max_request_bytes;
+        self
+    }
+
+    pub fn max_message_bytes(&self) -> usize {
+        self.max_message_bytes
+    }
+
+    pub fn max_request_bytes(&self) -> usize {
+        self.max_request_bytes
     }
 
     pub fn registry(&self) -> &Registry {
@@ -69,7 +86,7 @@ impl Discovery {
     pub fn sotw<S>(
         &self,
         kind: StreamKind,
-        peer: Option<SocketAddr>,
+        peer: Option<PeerInfo>,
         requests: S,
     ) -> ResponseStream<SotwResponse>
     where
@@ -82,7 +99,7 @@ impl Discovery {
     pub fn delta<S>(
         &self,
         kind: StreamKind,
-        peer: Option<SocketAddr>,
+        peer: Option<PeerInfo>,
         requests: S,
     ) -> ResponseStream<DeltaResponse>
     where
@@ -94,7 +111,7 @@ impl Discovery {
     fn spawn<M, S>(
         &self,
         kind: StreamKind,
-        peer: Option<SocketAddr>,
+        peer: Option<PeerInfo>,
         requests: S,
         machine: impl FnOnce(u64, Arc<Snapshot>) -> M,
     ) -> ResponseStream<M::Response>
@@ -102,8 +119,12 @@ impl Discovery {
         M: StreamMachine,
         S: Stream<Item = Result<M::Request, Status>> + Send + Unpin + 'static,
     {
-        let entry = self.registry.open(kind, peer);
-        info!(stream = entry.id(), transport = %kind, peer = ?peer, "stream opened");
+        let addr = peer.as_ref().map(|p| p.addr);
+        let identity = peer.and_then(|p| p.identity);
+        let entry = self.registry.open(kind, addr, identity.clone());
+        let client = identity.as_ref().map(|i| i.summary());
+        info!(stream = entry.id(), transport = %kind, peer = ?addr, identity = client.as_deref(),
+            "stream opened");
         // Mark the snapshot the machine starts from as seen on this stream's own receiver, so
         // a reload between here and the loop's first poll is still noticed.
         let mut snapshots = self.snapshots.clone();

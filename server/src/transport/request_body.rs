@@ -8,31 +8,85 @@ use std::task::{Context, Poll, ready};
 use bytes::Buf;
 use futures::Stream;
 use http_body::Body as _;
+use tokio::sync::OwnedSemaphorePermit;
 use tonic::{Status, body::Body};
 use xdsloop_proto::grpc_frames::Messages;
 
-use crate::protocol::request::Inbound;
+use crate::{net::conn::RequestBudget, protocol::request::Inbound};
 
 /// The requests of one stream, read off its HTTP/2 body (see [`xdsloop_proto::grpc_frames`]):
 /// a request inside one data chunk is a slice of it, one spread over several is copied once
 /// into a buffer of its exact size; nothing is kept between requests (a per-stream receive
 /// buffer would keep the capacity of the stream's largest request, a full name list, for as
 /// long as the stream lives).
+///
+/// Limits: a request whose length prefix says it is over `--max-request-bytes` ends the stream
+/// with `RESOURCE_EXHAUSTED` before any of it is buffered. A request still arriving reserves
+/// its whole length from its connection's [`RequestBudget`] as soon as the prefix is in; if
+/// the connection's other streams hold the budget, this stream ends with `RESOURCE_EXHAUSTED`
+/// rather than waiting (a stream left waiting would leave its data in HTTP/2's connection
+/// window, and the streams holding the budget could then never finish theirs).
 pub struct Requests<Req> {
     body: Body,
     messages: Messages,
+    max_request_bytes: usize,
+    budget: Option<RequestBudget>,
+    /// The budget reserved for the request being received.
+    reserved: Option<OwnedSemaphorePermit>,
     done: bool,
     request: PhantomData<fn() -> Req>,
 }
 
 impl<Req> Requests<Req> {
-    pub fn new(body: Body, max_message_bytes: usize) -> Self {
+    /// Requests of at most `max_request_bytes`; unfinished ones reserved from `budget` (the
+    /// connection's, if the connection came from [`crate::net::incoming`]).
+    pub fn new(body: Body, max_request_bytes: usize, budget: Option<RequestBudget>) -> Self {
         Self {
             body,
-            messages: Messages::new(max_message_bytes, "request"),
+            messages: Messages::new(max_request_bytes, "request"),
+            max_request_bytes,
+            budget,
+            reserved: None,
             done: false,
             request: PhantomData,
         }
+    }
+
+    /// Checks the length of the request whose prefix has arrived: over the limit, or (still
+    /// arriving) not fitting in the connection's budget, is the stream's end.
+    fn admit_next(&mut self) -> Result<(), Status> {
+        let Some(len) = self.messages.next_len() else {
+            return Ok(());
+        };
+        if len > self.max_request_bytes {
+            return Err(Status::resource_exhausted(format!(
+                "a request of {len} bytes is over the --max-request-bytes limit ({})",
+                self.max_request_bytes
+            )));
+        }
+        let arrived = self.messages.pending() >= 5 + len;
+        let (Some(budget), None, false) = (&self.budget, &self.reserved, arrived) else {
+            return Ok(());
+        };
+        let permits = u32::try_from(len).unwrap_or(u32::MAX);
+        match budget.semaphore().try_acquire_many_owned(permits) {
+            Ok(permit) => {
+                self.reserved = Some(permit);
+                Ok(())
+            }
+            Err(_) => Err(Status::resource_exhausted(format!(
+                "a request of {len} bytes does not fit in this connection's budget for \
+                 unfinished requests ({} bytes free): its other streams hold the rest \
+                 (the budget is 2 x --max-request-bytes)",
+                budget.available()
+            ))),
+        }
+    }
+
+    fn fail(&mut self, status: Status) -> Poll<Option<Result<Req, Status>>> {
+        self.done = true;
+        self.reserved = None;
+        Poll::Ready(Some(Err(status)))
     }
 }
 
@@ -47,8 +101,12 @@ impl<Req: Inbound> Stream for Requests<Req> {
             if this.done {
                 return Poll::Ready(None);
             }
+            if let Err(status) = this.admit_next() {
+                return this.fail(status);
+            }
             match this.messages.next_message() {
                 Ok(Some(mut message)) => {
+                    this.reserved = None;
                     let bytes = message.copy_to_bytes(message.remaining());
                     let request = Req::decode(bytes)
                         .map_err(|e| Status::internal(format!("decoding a request: {e}")));
@@ -56,10 +114,7 @@ impl<Req: Inbound> Stream for Requests<Req> {
                     return Poll::Ready(Some(request));
                 }
                 Ok(None) => {}
-                Err(status) => {
-                    this.done = true;
-                    return Poll::Ready(Some(Err(status)));
-                }
+                Err(status) => return this.fail(status),
             }
             match ready!(Pin::new(&mut this.body).poll_frame(cx)) {
                 Some(Ok(frame)) => {
@@ -67,12 +122,10 @@ impl<Req: Inbound> Stream for Requests<Req> {
                         this.messages.push(data);
                     }
                 }
-                Some(Err(status)) => {
-                    this.done = true;
-                    return Poll::Ready(Some(Err(status)));
-                }
+                Some(Err(status)) => return this.fail(status),
                 None => {
                     this.done = true;
+                    this.reserved = None;
                     if this.messages.pending() > 0 {
                         let cut = Status::internal("the request stream ended inside a message");
                         return Poll::Ready(Some(Err(cut)));
@@ -116,7 +169,7 @@ mod tests {
                 .collect();
             Body::new(StreamBody::new(futures::stream::iter(chunks)))
         };
-        let requests: Vec<_> = Requests::<SotwRequest>::new(body(wire.clone()), 1 << 20)
+        let requests: Vec<_> = Requests::<SotwRequest>::new(body(wire.clone()), 1 << 20, None)
             .collect()
             .await;
         let got: Vec<_> = requests.iter().map(|r| r.as_ref().unwrap()).collect();
@@ -125,7 +178,7 @@ mod tests {
         assert_eq!(got[1].names(), full().resource_names);
         // A body that ends inside a message: the requests before it, then the error.
         wire.truncate(wire.len() - 3);
-        let requests: Vec<_> = Requests::<SotwRequest>::new(body(wire), 1 << 20)
+        let requests: Vec<_> = Requests::<SotwRequest>::new(body(wire), 1 << 20, None)
             .collect()
             .await;
         assert_eq!(requests.len(), 2);

@@ -156,7 +156,7 @@ mod tests {
 
     fn start() -> Harness {
         let registry = Registry::new();
-        let entry = registry.open(StreamKind::ADS_SOTW, None);
+        let entry = registry.open(StreamKind::ADS_SOTW, None, None);
         let (source, mut snapshots) = watch::channel(clusters(0));
         let machine = SotwStream::new(entry.id(), snapshots.borrow_and_update().clone());
         let (requests, inbound) = mpsc::channel(4);

@@ -1,0 +1,147 @@
+//! The xDS port: ADS, the per-type services, REST-JSON, health and reflection, plus whatever
+//! HTTP routes the caller adds (the admin routes), on one listener.
+
+use std::{net::SocketAddr, sync::Arc};
+
+use tokio::{net::TcpListener, sync::watch};
+use tracing::info;
+use xdsloop_proto::{Codec, services::ADS_SERVICE};
+
+use crate::{
+    Error, Snapshot,
+    admin::registry::Registry,
+    app::listener::{self, HttpServer},
+    net::{Limits, Listening, close::Closer, incoming::Accept, refusal::NetStats},
+    transport::ads::Ads,
+    transport::discovery::Discovery,
+    transport::introspection::{self, ServingReporter},
+    transport::per_type::{self, PerType},
+    transport::rest::{self, Rest},
+    transport::unary::Fetcher,
+};
+
+/// A running gRPC server. Dropping it stops the server without waiting; [`shutdown`] waits.
+///
+/// [`shutdown`]: GrpcServer::shutdown
+#[derive(Debug)]
+pub struct GrpcServer {
+    http: HttpServer,
+    registry: Registry,
+    health: ServingReporter,
+}
+
+impl GrpcServer {
+    /// The bound address (the real port when asked for port 0).
+    pub fn addr(&self) -> SocketAddr {
+        self.http.addr()
+    }
+
+    /// Open streams and their per-type state.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Ends every stream, stops accepting, and waits for the server to finish (closing the
+    /// connections still open after [`listener::SHUTDOWN_GRACE`]).
+    pub async fn shutdown(self) -> Result<(), Error> {
+        // Health watchers (load balancers, grpc_health_probe) hear it before streams end.
+        self.health.not_serving().await;
+        self.http.shutdown().await
+    }
+}
+
+/// Binds `listen` (port 0 picks a free port) and serves ADS (SotW and Delta) and the per-type
+/// services from `snapshots`, with responses up to `max_message_bytes` (S13) and the default
+/// [`Limits`], REST-JSON on the same port, plus gRPC health checking and reflection.
+/// REST-JSON bodies use the Envoy API only; [`serve_with_codec`] adds user types.
+pub async fn serve(
+    listen: SocketAddr,
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    max_message_bytes: usize,
+) -> Result<GrpcServer, Error> {
+    serve_with_codec(listen, snapshots, max_message_bytes, Codec::envoy()).await
+}
+
+/// [`serve`], writing REST-JSON resources with `codec` (the Envoy API plus the user's
+/// `--descriptor-set` types).
+pub async fn serve_with_codec(
+    listen: SocketAddr,
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    max_message_bytes: usize,
+    codec: Codec,
+) -> Result<GrpcServer, Error> {
+    let limits = Limits::default();
+    let port = XdsPort {
+        listener: listen_on(listen).await?,
+        max_message_bytes,
+        listening: Listening {
+            limits,
+            stats: NetStats::new(limits.max_connections),
+            tls: None,
+        },
+    };
+    let server = port
+        .serve(snapshots, Registry::new(), codec, axum::Router::new())
+        .await?;
+    let addr = server.addr();
+    info!(%addr, "xDS listening on {addr} (ADS and per-type services: SotW, Delta, Fetch; REST-JSON)");
+    Ok(server)
+}
+
+/// Binds `listen`, naming the address in the error.
+pub async fn listen_on(listen: SocketAddr) -> Result<TcpListener, Error> {
+    TcpListener::bind(listen)
+        .await
+        .map_err(|source| Error::Bind {
+            addr: listen.to_string(),
+            source,
+        })
+}
+
+/// A bound xDS port and how it serves.
+pub struct XdsPort {
+    pub listener: TcpListener,
+    /// The response limit (S13).
+    pub max_message_bytes: usize,
+    pub listening: Listening,
+}
+
+impl XdsPort {
+    /// Serves gRPC and REST-JSON here, plus the `http` routes (the admin routes, or what
+    /// answers in their place) on HTTP/1.1 and HTTP/2 alike.
+    pub async fn serve(
+        self,
+        snapshots: watch::Receiver<Arc<Snapshot>>,
+        registry: Registry,
+        codec: Codec,
+        http: axum::Router,
+    ) -> Result<GrpcServer, Error> {
+        let limits = self.listening.limits;
+        let (stop, stopped) = watch::channel(false);
+        let fetcher = Fetcher::new(snapshots.clone());
+        let discovery = Discovery::new(snapshots, registry.clone(), stopped.clone())
+            .with_max_message_bytes(self.max_message_bytes)
+            .with_max_request_bytes(limits.max_request_bytes);
+        let per_type = PerType::new(discovery.clone(), fetcher.clone());
+        let mut routes = tonic::service::Routes::builder();
+        routes.add_service(Ads::new(discovery));
+        let mut xds_services = vec![ADS_SERVICE];
+        xds_services.extend(per_type::add_to(&mut routes, per_type));
+        let health = introspection::add_to(&mut routes, &xds_services).await?;
+        let rest = Rest::new(fetcher, &codec, limits.max_request_bytes);
+        let routes = rest::with_grpc(routes.routes(), rest.router().merge(http));
+        let accept = Accept {
+            stats: self.listening.stats,
+            tls: self.listening.tls,
+            closer: Closer::new(),
+            budget_bytes: limits.budget_bytes(),
+        };
+        let max_streams = limits.max_streams_per_connection;
+        let http = listener::start(self.listener, routes, accept, max_streams, (stop, stopped))?;
+        Ok(GrpcServer {
+            http,
+            registry,
+            health,
+        })
+    }
+}
