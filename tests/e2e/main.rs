@@ -18,6 +18,7 @@ mod large;
 mod per_type;
 mod reload;
 mod rest;
+mod security;
 mod sotw;
 mod status;
 mod streams;

@@ -2,6 +2,7 @@
 
 pub mod log_format;
 pub mod output;
+pub mod tls;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -11,10 +12,11 @@ use std::time::Duration;
 
 use clap::Parser;
 use tokio::sync::broadcast::error::RecvError;
-use xdsloop_proto::type_url;
+use xdsloop_proto::{redact::Secrets, type_url};
 
 use self::log_format::LogFormat;
 use self::output::Format;
+use self::tls::TlsArgs;
 use crate::client::Client;
 use crate::config::ClientConfig;
 use crate::config::Validator;
@@ -34,9 +36,15 @@ use crate::error::ClientError;
                   Transcripts (print one, diff two): xdsloop-client transcript --help"
 )]
 pub struct Args {
-    /// Server address (`host:port` or `http://host:port`).
+    /// Server address (`host:port`, `http://host:port`, or `https://host:port` with --tls-ca).
     #[arg(long, default_value = "127.0.0.1:18000")]
     pub server: String,
+    #[command(flatten)]
+    pub tls: TlsArgs,
+    /// Show secret values (private keys, passwords, session ticket keys) in --dump; they are
+    /// shown as `[redacted, N bytes]` otherwise.
+    #[arg(long)]
+    pub show_secrets: bool,
     /// Node id sent on the first request of every stream.
     #[arg(long, default_value = "xdsloop-client")]
     pub node_id: String,
@@ -210,6 +218,7 @@ pub async fn run(
     config.validator = reject_validator(&args.reject)?;
     config.not_found_timeout = args.not_found_timeout;
     config.max_message_bytes = args.max_message_bytes;
+    config.tls = args.tls.load()?;
     let codec = config.codec.clone();
     let client = Client::start(config, std::future::pending())?;
     let mut reports = client.reports();
@@ -278,7 +287,12 @@ pub async fn run(
     }
     if args.dump {
         let store = client.store().borrow().clone();
-        let rendered = output::render_dump(&output::dump(&store, &codec), args.output)?;
+        let secrets = match args.show_secrets {
+            true => Secrets::Show,
+            false => Secrets::Hide,
+        };
+        let dump = output::dump(&store, &codec, secrets);
+        let rendered = output::render_dump(&dump, args.output)?;
         write!(out, "{rendered}")?;
         out.flush()?;
     }

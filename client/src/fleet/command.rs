@@ -10,6 +10,7 @@ use xdsloop_proto::type_url;
 use super::{DEFAULT_CONNECTIONS, Fleet, FleetConfig};
 use crate::cli::log_format::{self, LogFormat};
 use crate::cli::output::Format;
+use crate::cli::tls::TlsArgs;
 use crate::config::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::config::Mode;
 use crate::error::ClientError;
@@ -21,9 +22,11 @@ use crate::error::ClientError;
 #[derive(Debug, Parser)]
 #[command(name = "xdsloop-client fleet", version)]
 pub struct FleetArgs {
-    /// Server address (`host:port` or `http://host:port`).
+    /// Server address (`host:port`, `http://host:port`, or `https://host:port` with --tls-ca).
     #[arg(long, default_value = "127.0.0.1:18000")]
     pub server: String,
+    #[command(flatten)]
+    pub tls: TlsArgs,
     /// Number of simulated nodes.
     #[arg(long, default_value_t = 100)]
     pub clients: usize,
@@ -97,6 +100,7 @@ impl FleetArgs {
             })
             .collect::<Result<_, ClientError>>()?;
         config.max_message_bytes = self.max_message_bytes;
+        config.tls = self.tls.load()?;
         Ok(config)
     }
 }

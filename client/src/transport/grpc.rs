@@ -23,14 +23,15 @@ use xdsloop_proto::type_url;
 
 use self::call::{Incoming, Response};
 use crate::config::BackoffConfig;
-use crate::config::ClientConfig;
 use crate::config::Mode;
+use crate::config::{ClientConfig, ClientTls};
 use crate::core::event::{ConnectionReport, Report};
 use crate::core::mux::StreamKey;
 use crate::core::request::Outgoing;
 use crate::error::ClientError;
 use crate::transport::backoff::Backoff;
 use crate::transport::hub::{Hub, Wire, error_chain, now};
+use crate::transport::tls;
 
 /// Capacity of a stream's outgoing request queue. At most one request per type is produced
 /// per input, so this only absorbs a burst (the resubscription) while HTTP/2 opens the stream.
@@ -42,6 +43,7 @@ const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 pub(crate) struct GrpcTransport {
     endpoint: Endpoint,
+    tls: Option<ClientTls>,
     server: String,
     mode: Mode,
     per_type: bool,
@@ -58,7 +60,8 @@ enum Exit {
 impl GrpcTransport {
     pub(crate) fn new(config: &ClientConfig) -> Result<Self, ClientError> {
         Ok(Self {
-            endpoint: super::endpoint(&config.server, config.connect_timeout)?,
+            endpoint: super::endpoint(&config.server, config.connect_timeout, config.tls.as_ref())?,
+            tls: config.tls.clone(),
             server: config.server.clone(),
             mode: config.source.mode(),
             per_type: config.source.kind().per_type_streams(),
@@ -107,7 +110,7 @@ impl GrpcTransport {
         let channel = match connected {
             Ok(channel) => channel,
             Err(e) => {
-                let reason = error_chain(&e);
+                let reason = tls::describe(&e, self.tls.as_ref(), error_chain(&e));
                 tracing::warn!(%server, %reason, "connect failed");
                 hub.report(Report::Connection(ConnectionReport::ConnectFailed {
                     server,
@@ -167,6 +170,7 @@ enum StreamEvent {
 /// The streams open on one connection, and per-type streams waiting to be reopened.
 struct Streams {
     channel: Channel,
+    tls: Option<ClientTls>,
     mode: Mode,
     per_type: bool,
     max_message_bytes: usize,
@@ -195,6 +199,7 @@ impl Streams {
     fn new(channel: Channel, transport: &GrpcTransport) -> Self {
         Self {
             channel,
+            tls: transport.tls.clone(),
             mode: transport.mode,
             per_type: transport.per_type,
             max_message_bytes: transport.max_message_bytes,
@@ -248,7 +253,8 @@ impl Streams {
             self.max_message_bytes,
             rx,
         );
-        self.events.push(stream_events(key, opened));
+        self.events
+            .push(stream_events(key, opened, self.tls.clone()));
     }
 
     fn responded(&mut self, hub: &mut Hub, key: &StreamKey, response: Response) {
@@ -327,23 +333,34 @@ fn label(key: &StreamKey) -> &str {
 fn stream_events(
     key: StreamKey,
     opened: impl Future<Output = Result<Incoming, Status>> + Send + 'static,
+    tls: Option<ClientTls>,
 ) -> BoxStream<'static, (StreamKey, StreamEvent)> {
     stream::once(opened)
-        .flat_map(|opened| match opened {
-            Ok(incoming) => stream::unfold(Some(incoming), |state| async move {
-                let mut incoming = state?;
-                let event = match incoming.next().await {
-                    Ok(Some(response)) => {
-                        return Some((StreamEvent::Response(response), Some(incoming)));
+        .flat_map(move |opened| match opened {
+            Ok(incoming) => {
+                let tls = tls.clone();
+                stream::unfold(Some(incoming), move |state| {
+                    let tls = tls.clone();
+                    async move {
+                        let mut incoming = state?;
+                        let event = match incoming.next().await {
+                            Ok(Some(response)) => {
+                                return Some((StreamEvent::Response(response), Some(incoming)));
+                            }
+                            Ok(None) => StreamEvent::Ended("server closed the stream".into()),
+                            Err(status) => {
+                                let text = status_text(&status);
+                                StreamEvent::Ended(tls::describe(&status, tls.as_ref(), text))
+                            }
+                        };
+                        Some((event, None))
                     }
-                    Ok(None) => StreamEvent::Ended("server closed the stream".into()),
-                    Err(status) => StreamEvent::Ended(status_text(&status)),
-                };
-                Some((event, None))
-            })
-            .left_stream(),
+                })
+                .left_stream()
+            }
             Err(status) => {
-                let reason = format!("open failed: {}", status.message());
+                let plain = format!("open failed: {}", status.message());
+                let reason = tls::describe(&status, tls.as_ref(), plain);
                 stream::iter([StreamEvent::Ended(reason)]).right_stream()
             }
         })

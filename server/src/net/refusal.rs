@@ -75,7 +75,10 @@ impl NetStats {
 
     /// Counts one refusal; true for the first and then every 1000th, which are logged.
     pub(crate) fn refused(&self) -> bool {
-        self.inner.refused.fetch_add(1, Ordering::Relaxed).is_multiple_of(1000)
+        self.inner
+            .refused
+            .fetch_add(1, Ordering::Relaxed)
+            .is_multiple_of(1000)
     }
 
     /// The last [`RECENT_FAILURES`] handshake failures, most recent first.

@@ -142,6 +142,7 @@ mod tests {
     use xdsloop_proto::discovery::DiscoveryRequest;
 
     use super::*;
+    use crate::net::conn::RequestBudget;
     use crate::protocol::request::SotwRequest;
     use crate::test_support::full_request as full;
 
@@ -185,5 +186,80 @@ mod tests {
         assert!(requests[0].is_ok());
         let status = requests[1].as_ref().unwrap_err();
         assert!(status.message().contains("inside a message"), "{status:?}");
+    }
+
+    /// A body fed by the test: chunks sent on the channel arrive as data frames.
+    fn fed() -> (
+        tokio::sync::mpsc::Sender<Result<http_body::Frame<bytes::Bytes>, Status>>,
+        Body,
+    ) {
+        let (tx, rx) = tokio::sync::mpsc::channel(8);
+        let frames = tokio_stream::wrappers::ReceiverStream::new(rx);
+        (tx, Body::new(http_body_util::StreamBody::new(frames)))
+    }
+
+    fn data(bytes: &[u8]) -> Result<http_body::Frame<bytes::Bytes>, Status> {
+        Ok(http_body::Frame::data(bytes::Bytes::copy_from_slice(bytes)))
+    }
+
+    /// Whether the stream has something to say now (without waiting for more data).
+    fn poll_now(
+        requests: &mut Requests<SotwRequest>,
+    ) -> Option<Option<Result<SotwRequest, Status>>> {
+        use futures::StreamExt;
+        futures::FutureExt::now_or_never(requests.next())
+    }
+
+    #[tokio::test]
+    async fn request_over_max_request_bytes_is_refused_before_buffering() {
+        let (tx, body) = fed();
+        let mut requests = Requests::<SotwRequest>::new(body, 1000, None);
+        // A prefix announcing 59 MiB, and nothing else.
+        tx.send(data(&[0, 0x03, 0xb0, 0, 0])).await.unwrap();
+        let refused = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+            use futures::StreamExt;
+            requests.next().await
+        });
+        let status = refused.await.unwrap().unwrap().unwrap_err();
+        assert_eq!(status.code(), tonic::Code::ResourceExhausted);
+        let expected = "a request of 61865984 bytes is over the --max-request-bytes limit (1000)";
+        assert_eq!(status.message(), expected);
+    }
+
+    #[tokio::test]
+    async fn unfinished_requests_share_one_connection_budget() {
+        let request = full().encode_to_vec();
+        let mut wire = vec![0];
+        wire.extend((request.len() as u32).to_be_bytes());
+        wire.extend(&request);
+        let budget = RequestBudget::new(request.len() + request.len() / 2);
+        let (first_tx, first_body) = fed();
+        let (second_tx, second_body) = fed();
+        let mut first = Requests::<SotwRequest>::new(first_body, 1 << 20, Some(budget.clone()));
+        let mut second = Requests::<SotwRequest>::new(second_body, 1 << 20, Some(budget.clone()));
+        // The first stream's request is half in: it holds its whole length.
+        first_tx.send(data(&wire[..10])).await.unwrap();
+        assert!(poll_now(&mut first).is_none(), "waiting for the rest");
+        assert_eq!(budget.available(), request.len() / 2);
+        // The second's does not fit beside it: that stream ends, the first is untouched.
+        second_tx.send(data(&wire[..10])).await.unwrap();
+        let refused = poll_now(&mut second).unwrap().unwrap().unwrap_err();
+        assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
+        assert!(
+            refused.message().contains("budget for unfinished requests"),
+            "{refused:?}"
+        );
+        // The first completes and gives its reservation back; a third stream fits again.
+        first_tx.send(data(&wire[10..])).await.unwrap();
+        let got = poll_now(&mut first).unwrap().unwrap().unwrap();
+        assert_eq!(got.names(), full().resource_names);
+        assert_eq!(budget.available(), request.len() + request.len() / 2);
+        let (third_tx, third_body) = fed();
+        let mut third = Requests::<SotwRequest>::new(third_body, 1 << 20, Some(budget.clone()));
+        third_tx.send(data(&wire)).await.unwrap();
+        assert!(
+            poll_now(&mut third).unwrap().unwrap().is_ok(),
+            "a whole request needs no reservation"
+        );
     }
 }

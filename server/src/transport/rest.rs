@@ -15,8 +15,9 @@ use axum::extract::rejection::BytesRejection;
 use axum::{
     Router,
     body::Bytes,
-    extract::DefaultBodyLimit,
+    extract::{DefaultBodyLimit, Request, State},
     http::{HeaderMap, StatusCode, Uri, header},
+    middleware::{self, Next},
     response::{IntoResponse, Response},
     routing::post,
 };
@@ -76,7 +77,12 @@ impl Rest {
             };
             router = router.route(path, post(handler));
         }
-        router.layer(DefaultBodyLimit::max(limit))
+        // A declared length over the limit is refused before anything is read; a body without
+        // one is cut off at the limit.
+        let declared = middleware::from_fn_with_state(limit, declared_length);
+        router
+            .layer(DefaultBodyLimit::max(limit))
+            .route_layer(declared)
     }
 
     fn handle(&self, api: PerTypeApi, body: &[u8]) -> Response {
@@ -137,13 +143,26 @@ impl Rest {
 
 /// A body that could not be read: over the limit (413, saying which limit), or broken.
 fn too_large(rejected: BytesRejection, limit: usize) -> Response {
-    let status = rejected.status();
-    if status == StatusCode::PAYLOAD_TOO_LARGE {
-        let reason = format!("the request body is over the --max-request-bytes limit ({limit})");
-        info!(%reason, "REST request rejected");
-        return (status, reason).into_response();
+    match rejected.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => over_limit(limit),
+        status => (status, rejected.body_text()).into_response(),
     }
-    (status, rejected.body_text()).into_response()
+}
+
+fn over_limit(limit: usize) -> Response {
+    let reason = format!("the request body is over the --max-request-bytes limit ({limit})");
+    info!(%reason, "REST request rejected");
+    (StatusCode::PAYLOAD_TOO_LARGE, reason).into_response()
+}
+
+/// 413 for a `Content-Length` over the limit, without reading the body.
+async fn declared_length(State(limit): State<usize>, request: Request, next: Next) -> Response {
+    let declared = request.headers().get(header::CONTENT_LENGTH);
+    let declared = declared.and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > limit as u64) {
+        return over_limit(limit);
+    }
+    next.run(request).await
 }
 
 /// Serves the `http` routes ([`Rest::router`] and whatever else the xDS port answers) next to

@@ -76,7 +76,12 @@ pub async fn command_with(
 
 /// Fetches and parses `/status`.
 pub async fn fetch(server: &str) -> Result<StatusDocument, Error> {
-    let body = get(server, "/status").await?;
+    fetch_with(server, &RemoteAccess::default()).await
+}
+
+/// [`fetch`] over TLS and/or with a token.
+pub async fn fetch_with(server: &str, access: &RemoteAccess) -> Result<StatusDocument, Error> {
+    let body = get_with(server, "/status", access).await?;
     serde_json::from_str(&body)
         .map_err(|e| Error::Admin(format!("{server}: /status is not a status document: {e}")))
 }

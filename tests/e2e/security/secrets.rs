@@ -1,0 +1,110 @@
+//! Item 2: secret values out of sight in `/snapshot` and the client's `--dump`, shown with
+//! `--show-secrets`; the xDS wire still carries them.
+
+use clap::Parser;
+use xdsloop_client::cli::{self, Args};
+use xdsloop_proto::redact::Secrets;
+
+use super::*;
+use crate::harness::http_get;
+
+const KEY: &str = "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIHNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3JldC0xMjM=\n-----END PRIVATE KEY-----\n";
+
+fn secret_fixture() -> String {
+    serde_json::json!([{
+        "@type": "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret",
+        "name": "edge-cert",
+        "tls_certificate": {
+            "certificate_chain": {"filename": "/etc/envoy/edge.pem"},
+            "private_key": {"inline_string": KEY},
+            "password": {"inline_string": "hunter2"}
+        }
+    }])
+    .to_string()
+}
+
+/// The demo plus one SDS secret, plaintext, with `secrets` for `/snapshot`.
+async fn serve_with_secret(secrets: Secrets) -> (TempDir, Running) {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&demo_dir(), dir.path());
+    std::fs::write(dir.path().join("secret.json"), secret_fixture()).unwrap();
+    let mut config = Config::new(dir.path());
+    config.listen = "127.0.0.1:0".parse().unwrap();
+    config.secrets = secrets;
+    let running = app::start(config).await.unwrap_or_else(|e| panic!("{e}"));
+    (dir, running)
+}
+
+#[tokio::test]
+async fn redact_sds_private_key_and_password_in_snapshot() {
+    let (_dir, running) = serve_with_secret(Secrets::Hide).await;
+    let raw = http_get(running.addr, "/snapshot?type=sds").await;
+    assert_eq!(raw.status, 200, "{raw:?}");
+    assert!(
+        !raw.body.contains("PRIVATE KEY") && !raw.body.contains("hunter2"),
+        "{}",
+        raw.body
+    );
+    let doc = raw.json();
+    let cert = &doc["types"][0]["resources"][0]["resource"]["tls_certificate"];
+    let hidden = format!("[redacted, {} bytes]", KEY.len());
+    assert_eq!(cert["private_key"]["inline_string"], hidden.as_str());
+    assert_eq!(cert["password"]["inline_string"], "[redacted, 7 bytes]");
+    assert_eq!(cert["certificate_chain"]["filename"], "/etc/envoy/edge.pem");
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn show_secrets_reveals() {
+    let (_dir, running) = serve_with_secret(Secrets::Show).await;
+    let doc = http_get(running.addr, "/snapshot?type=sds").await.json();
+    let cert = &doc["types"][0]["resources"][0]["resource"]["tls_certificate"];
+    assert_eq!(cert["private_key"]["inline_string"], KEY);
+    running.shutdown().await.unwrap();
+}
+
+/// `xdsloop-client --dump` over SDS: hidden by default, shown with `--show-secrets`.
+async fn dump(addr: &str, extra: &[&str]) -> String {
+    let mut argv = vec![
+        "xdsloop-client",
+        "--server",
+        addr,
+        "--types",
+        "sds",
+        "--dump",
+    ];
+    argv.extend(extra);
+    argv.extend(["--output", "json"]);
+    let args = Args::parse_from(argv);
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let run = cli::run(args, std::future::pending(), &mut out, &mut err);
+    tokio::time::timeout(crate::client_support::WAIT, run)
+        .await
+        .expect("--dump ends once synced")
+        .unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[tokio::test]
+async fn client_dump_redacts_secret() {
+    let (_dir, running) = serve_with_secret(Secrets::Hide).await;
+    let addr = running.addr.to_string();
+    let hidden = dump(&addr, &[]).await;
+    assert!(
+        !hidden.contains("PRIVATE KEY") && !hidden.contains("hunter2"),
+        "{hidden}"
+    );
+    assert!(
+        hidden.contains(&format!("[redacted, {} bytes]", KEY.len())),
+        "{hidden}"
+    );
+    // The wire carried the key all along: --show-secrets prints what the client received.
+    let shown = dump(&addr, &["--show-secrets"]).await;
+    let doc: serde_json::Value = serde_json::from_str(&shown).unwrap();
+    let resource = &doc["types"][0]["resources"][0]["resource"];
+    assert_eq!(
+        resource["tls_certificate"]["private_key"]["inline_string"],
+        KEY
+    );
+    running.shutdown().await.unwrap();
+}
