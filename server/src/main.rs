@@ -261,6 +261,7 @@ async fn run(cli: ServeArgs, format: LogFormat) -> ExitCode {
     config.max_message_bytes = cli.max_message_bytes;
     config.admin = cli.admin.unwrap_or_default();
     cli.security.apply(&mut config);
+    let tls = config.tls.is_some();
     let running = match app::start(config).await {
         Ok(running) => running,
         Err(e) => {
@@ -270,9 +271,10 @@ async fn run(cli: ServeArgs, format: LogFormat) -> ExitCode {
     };
     println!("xdsloop-server listening on {}", running.addr);
     if let Some(admin) = running.admin_addr {
+        let scheme = if tls { "https" } else { "http" };
         println!(
-            "admin: http://{admin}/status (or `{}`)",
-            status_command(admin)
+            "admin: {scheme}://{admin}/status (or `{}`)",
+            status_command(admin, tls)
         );
     }
     shutdown_signal().await;
@@ -287,12 +289,15 @@ async fn run(cli: ServeArgs, format: LogFormat) -> ExitCode {
 }
 
 /// The `status` command that reads this server: no flags at the default address.
-fn status_command(admin: SocketAddr) -> String {
-    if admin.to_string() == DEFAULT_LISTEN {
-        "xdsloop-server status".to_string()
-    } else {
-        format!("xdsloop-server status --server {admin}")
+fn status_command(admin: SocketAddr, tls: bool) -> String {
+    let mut command = "xdsloop-server status".to_string();
+    if admin.to_string() != DEFAULT_LISTEN {
+        command.push_str(&format!(" --server {admin}"));
     }
+    if tls {
+        command.push_str(" --tls-ca CA_FILE");
+    }
+    command
 }
 
 /// Ctrl-C, or SIGTERM (how containers and process managers stop us).

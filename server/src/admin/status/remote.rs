@@ -145,6 +145,12 @@ pub async fn get_with(server: &str, path: &str, access: &RemoteAccess) -> Result
              or with --tls-cert/--tls-key where it verifies client certificates)"
         )));
     }
+    if code == 400 && body.contains("this port speaks TLS") {
+        return Err(fail(format!(
+            "GET {path}: {}; pass --tls-ca FILE (the server's CA)",
+            body.trim()
+        )));
+    }
     if code != 200 {
         return Err(fail(format!("GET {path}: HTTP {code}: {}", body.trim())));
     }
