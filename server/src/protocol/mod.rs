@@ -10,7 +10,9 @@
 //! - [`request`]: requests as they come off the wire, SotW names read in place;
 //!   [`response`]: responses as the machines return them, resource entries shared.
 //! - [`fetch`]: stateless fetches (gRPC `Fetch*`, REST) answered by the SotW machine.
+//! - [`bounds`]: what one stream's subscriptions may hold (types, name bytes).
 
+pub mod bounds;
 pub mod delta;
 pub mod fetch;
 pub mod machine;

@@ -135,6 +135,7 @@ impl Discovery {
             snapshots,
             shutdown: self.shutdown.clone(),
             max_message_bytes: self.max_message_bytes,
+            max_request_bytes: self.max_request_bytes,
         };
         tokio::spawn(stream_loop::run(machine, requests, feeds, tx, entry));
         ReceiverStream::new(rx)

@@ -10,7 +10,11 @@ use tonic::Status;
 use tracing::{debug, info, warn};
 use xdsloop_proto::type_url;
 
-use crate::{Snapshot, admin::registry::StreamEntry, protocol::machine::StreamMachine};
+use crate::{
+    Snapshot,
+    admin::registry::StreamEntry,
+    protocol::{bounds::SubscriptionBounds, machine::StreamMachine},
+};
 
 /// Responses one stream may have queued for gRPC before its loop waits. An update yields at most
 /// one response per type, and responses can be many MiB each: a small bound caps the memory a
@@ -27,6 +31,8 @@ pub struct Feeds {
     pub shutdown: watch::Receiver<bool>,
     /// The gRPC encoding limit, to explain in the log why a client gets OUT_OF_RANGE.
     pub max_message_bytes: usize,
+    /// The request limit; the stream's subscriptions are bounded by it too.
+    pub max_request_bytes: usize,
 }
 
 /// Runs one stream until the client goes away, the request stream ends or fails, or the server
@@ -45,7 +51,9 @@ pub async fn run<M, S>(
         mut snapshots,
         mut shutdown,
         max_message_bytes,
+        max_request_bytes,
     } = feeds;
+    let mut bounds = SubscriptionBounds::new(max_request_bytes);
     let stream = entry.id();
     let (mut node_published, mut source_open) = (false, true);
     loop {
@@ -84,7 +92,14 @@ pub async fn run<M, S>(
             entry.set_node(node);
             node_published = true;
         }
-        entry.update(machine.take_status());
+        let changed = machine.take_status();
+        let over = bounds.check(&changed);
+        entry.update(changed);
+        if let Err(reason) = over {
+            warn!(stream, %reason, "stream ended: its subscriptions are over the limit");
+            let _ = responses.try_send(Err(Status::resource_exhausted(reason)));
+            break;
+        }
         warn_oversized::<M>(stream, &out, max_message_bytes);
         if !send_all(&responses, out, &mut shutdown).await {
             break;
@@ -166,6 +181,7 @@ mod tests {
             snapshots,
             shutdown,
             max_message_bytes: usize::MAX,
+            max_request_bytes: usize::MAX,
         };
         let inbound = ReceiverStream::new(inbound);
         let task = tokio::spawn(run(machine, inbound, feeds, outbound, entry));

@@ -173,3 +173,44 @@ async fn connections_over_limit_are_refused_and_counted() {
     wait("the held ones closed", |l| l.open_connections == 0).await;
     running.shutdown().await.unwrap();
 }
+
+/// A Delta stream adds names with every request, each request under the size limit: the
+/// stream's subscriptions are bounded all the same (4 x --max-request-bytes), and only that
+/// stream ends.
+#[tokio::test]
+async fn delta_subscriptions_over_their_bound_end_only_that_stream() {
+    let (_dir, running) = serve_plain(|c| c.limits.max_request_bytes = 2000).await;
+    let mut greedy = crate::harness::DeltaClient::connect(running.addr, "greedy").await;
+    let mut calm = crate::harness::DeltaClient::connect(running.addr, "calm").await;
+    calm.change(xdsloop_proto::type_url::CLUSTER, &["*"], &[], "")
+        .await;
+    calm.recv().await;
+    let ended = within("the greedy stream to end", async {
+        for batch in 0.. {
+            let names: Vec<String> = (0..100).map(|i| format!("c-{batch:04}-{i:04}")).collect();
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            greedy
+                .change(xdsloop_proto::type_url::ENDPOINT, &names, &[], "")
+                .await;
+            match tokio::time::timeout(std::time::Duration::from_millis(50), greedy.try_recv())
+                .await
+            {
+                Ok(Err(status)) => return status,
+                Ok(Ok(None)) => panic!("ended without a status"),
+                _ => {}
+            }
+        }
+        unreachable!()
+    })
+    .await;
+    assert_eq!(ended.code(), tonic::Code::ResourceExhausted, "{ended:?}");
+    assert!(
+        ended.message().contains("(4 x --max-request-bytes)"),
+        "{ended:?}"
+    );
+    // The other stream on the same server still gets pushes.
+    calm.change(xdsloop_proto::type_url::ENDPOINT, &["*"], &[], "")
+        .await;
+    calm.recv().await;
+    running.shutdown().await.unwrap();
+}
