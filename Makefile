@@ -4,13 +4,13 @@ LISTEN ?= 127.0.0.1:18000
 NODE ?= demo-node
 PYTHON ?= python3
 
-.PHONY: bins build test test-rust conformance interop lint run-server run-client bench bench-status
+.PHONY: bins build test test-rust conformance tutorial interop lint run-server run-client bench bench-status
 
 build:
 	$(CARGO) build --workspace --all-targets
 
 # Rust tests first: interop needs a server that already passes its own tests.
-test: test-rust conformance
+test: test-rust conformance tutorial
 	$(MAKE) interop
 
 test-rust:
@@ -20,6 +20,12 @@ test-rust:
 # fixtures/demo; every check must pass and the directory come back byte-identical.
 conformance: bins
 	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/conformance/run.py
+
+# docs/tutorial.md, command by command, against the two binaries: each must print what the page
+# shows (times, ports, hashes aside). Then the checker's self-test: broken copies of the page fail.
+tutorial: bins
+	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/tutorial/run.py docs/tutorial.md
+	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/tutorial/run.py --self-test docs/tutorial.md
 
 # A real third-party xDS client (gRPC's proxyless client from PyPI grpcio) follows the server's
 # hot pushes. Creates tests/interop/.venv once (pinned requirements.txt), then reuses it.

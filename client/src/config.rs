@@ -162,6 +162,19 @@ pub const DEFAULT_NOT_FOUND_TIMEOUT: Duration = Duration::from_secs(15);
 /// `Err(reason)` rejects the response; the reason goes into the NACK's `error_detail`.
 pub type Validator = Arc<dyn Fn(&str, &str, &[u8]) -> Result<(), String> + Send + Sync>;
 
+/// Whether the client reports every response it receives ([`crate::Report::Received`]), for
+/// observers that narrate or record the loop. Off by default: it costs decoding each
+/// resource's name once more.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReceivedReports {
+    #[default]
+    Off,
+    /// Names and per-resource versions.
+    Names,
+    /// Names, versions and each resource itself.
+    Bodies,
+}
+
 /// Reconnect backoff settings. Defaults follow Envoy: 500 ms doubling up to 30 s, ±20% jitter.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BackoffConfig {
@@ -206,6 +219,8 @@ pub struct ClientConfig {
     /// gRPC message limit, both directions (C16).
     pub max_message_bytes: usize,
     pub codec: Codec,
+    /// Report every response received (see [`ReceivedReports`]).
+    pub received_reports: ReceivedReports,
 }
 
 impl ClientConfig {
@@ -229,6 +244,7 @@ impl ClientConfig {
             connect_timeout: Duration::from_secs(5),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             codec: Codec::envoy(),
+            received_reports: ReceivedReports::Off,
         }
     }
 }

@@ -104,16 +104,9 @@ impl DecodeError {
     pub fn position(&self) -> Option<Position> {
         let position = match self {
             DecodeError::Syntax { line, column, .. } => Position::new(*line, *column),
-            DecodeError::DuplicateKey { at, .. }
-            | DecodeError::NonFinite { at, .. }
-            | DecodeError::Shape { at, .. }
-            | DecodeError::MissingType { at, .. }
-            | DecodeError::BadTypeUrl { at, .. }
-            | DecodeError::UnknownType { at, .. }
-            | DecodeError::Field { at, .. }
-            | DecodeError::MissingName { at, .. }
-            | DecodeError::TypeMismatch { at, .. } => *at,
-            DecodeError::Wire { .. } | DecodeError::Descriptors(_) => return None,
+            // One list of the variants that carry a position: `position_mut`'s, read from a
+            // copy (an error is small, and made once per rejected file).
+            other => *other.clone().position_mut()?,
         };
         (position.line > 0).then_some(position)
     }

@@ -32,6 +32,9 @@ pub enum Error {
     /// The admin HTTP server failed, or `status` could not read a server's `/status`.
     #[error("admin: {0}")]
     Admin(String),
+    /// `--record FILE` cannot be written.
+    #[error("--record {}: {message}", path.display())]
+    Record { path: PathBuf, message: String },
 }
 
 /// Why a fixture directory was rejected. `message` locates the problem inside `file`: a line and

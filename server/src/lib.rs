@@ -11,14 +11,17 @@
 //!   watcher that reloads it on every edit, shows its progress, and is restarted if it dies.
 //! - [`protocol`] (pure, sans-I/O): the SotW and Delta stream state machines, the
 //!   subscription ledger (ACK/NACK), nonces, make-before-break ordering, stateless fetches, and
-//!   the requests and responses they take and give.
+//!   the requests and responses they take and give; the events the tap reports, the
+//!   conformance judge and the fault stage that sit around each machine.
 //! - [`net`]: the connections below HTTP: the accept loop, TLS and mTLS with certificate
 //!   rotation, the peer's identity, connection limits and the per-connection request budget,
 //!   closing connections at shutdown.
-//! - [`admin`]: the registry of open streams, the `/status` document and table, and the admin
-//!   routes that serve them (on the xDS port unless `--admin` gives them a listener).
-//! - [`transport`]: I/O — the async loop around each state machine, gRPC request and response
-//!   bodies, ADS, the per-type services, REST-JSON, health and reflection.
+//! - [`admin`]: the registry of open streams (each with its last few events), the server's
+//!   event bus and counters, the `/status` document and table, and the admin routes that serve
+//!   them (on the xDS port unless `--admin` gives them a listener); events as transcript lines.
+//! - [`transport`]: I/O — the async loop around each state machine and its tap, gRPC request
+//!   and response bodies, ADS, the per-type services, REST-JSON, health and reflection, and the
+//!   transcript recorder fed by the bus.
 //! - [`app`]: wiring: bind, start the watcher and the servers, shut down cleanly.
 //!
 //! [`error`] is the crate's one error type, usable from every layer.

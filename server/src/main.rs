@@ -1,20 +1,14 @@
 //! `xdsloop-server`: parse flags, set up logging, run [`xdsloop_server::app`] until Ctrl-C or
 //! SIGTERM.
 
-use std::{
-    ffi::OsStr,
-    io::IsTerminal,
-    net::SocketAddr,
-    path::PathBuf,
-    process::ExitCode,
-    time::{Duration, SystemTime},
-};
+use std::{net::SocketAddr, path::PathBuf, process::ExitCode, time::Duration};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use tracing::info;
-use tracing_subscriber::EnvFilter;
+use xdsloop_log::LogFormat;
 use xdsloop_server::{
     admin::Placement,
+    admin::registry::timeline,
     admin::status::remote::{self, Output},
     app::{
         self, Config, DEFAULT_LISTEN,
@@ -22,10 +16,14 @@ use xdsloop_server::{
     },
     config::fixtures,
     transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
+    transport::record::Recording,
 };
 
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// The `target` of the lines this binary writes itself.
+const LOG_TARGET: &str = "xdsloop_server";
 
 /// Start-up failures users can fix (bad directory, descriptor set or address).
 const EXIT_USAGE: u8 = 2;
@@ -53,6 +51,7 @@ const EXIT_USAGE: u8 = 2;
     after_help = "Examples:\n  \
                   xdsloop-server --fixtures fixtures/demo              # xDS and admin on 127.0.0.1:18000\n  \
                   xdsloop-server status                                # reads 127.0.0.1:18000/status\n  \
+                  xdsloop-server --fixtures DIR --record run.jsonl     # a transcript of every stream\n  \
                   xdsloop-server transcript diff a.jsonl b.jsonl       # compare two recordings\n  \
                   xdsloop-server --fixtures DIR --listen 127.0.0.1:0   # a free port, printed on stdout\n  \
                   xdsloop-server --fixtures DIR --listen 0.0.0.0:18000 --admin 127.0.0.1:18001\n  \
@@ -75,12 +74,6 @@ struct Cli {
     /// object per line (timestamp, level, target, message and the event's fields).
     #[arg(long, value_enum, global = true, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum LogFormat {
-    Text,
-    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -142,7 +135,8 @@ struct ServeArgs {
     /// The default (16 MiB, about 100,000 small clusters) is far above a hand-written or
     /// generated fixture file: it stops a pasted blob or a runaway generator from holding up
     /// every later edit while it decodes.
-    #[arg(long, value_name = "N", default_value_t = fixtures::DEFAULT_MAX_FILE_BYTES)]
+    #[arg(long, value_name = "N", default_value_t = fixtures::DEFAULT_MAX_FILE_BYTES,
+          value_parser = clap::value_parser!(u64).range(1..))]
     max_fixture_bytes: u64,
     /// Largest gRPC response sent, in bytes (gRPC's usual default of 4 MiB is too small for
     /// large CDS and EDS sets). Requests have their own limit, --max-request-bytes.
@@ -154,6 +148,19 @@ struct ServeArgs {
     /// certificates.
     #[arg(long, value_name = "ADDR|off", value_parser = admin_placement)]
     admin: Option<Placement>,
+    /// Events each stream keeps for /status (its `recent` list: the last requests, responses
+    /// and how it ended, also for recently closed streams); 0 keeps none. Always 0 with
+    /// `--admin off`.
+    #[arg(long, value_name = "N", default_value_t = timeline::DEFAULT_DEPTH)]
+    timeline_depth: usize,
+    /// Write a transcript to FILE: one JSON line per stream opened or closed and per request
+    /// and response on every stream (names, versions, nonces, ACK/NACK, error_detail), as
+    /// docs/transcripts.md describes. Read it with `xdsloop-server transcript print FILE`.
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
+    /// With --record: also write every resource sent, as proto3 JSON, in each response line.
+    #[arg(long, requires = "record")]
+    record_resources: bool,
     #[command(flatten)]
     security: SecurityArgs,
 }
@@ -161,7 +168,7 @@ struct ServeArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let format = cli.log_format;
-    init_logging(format);
+    xdsloop_log::init(format, "info");
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -186,43 +193,14 @@ fn main() -> ExitCode {
     code
 }
 
-fn init_logging(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let logs = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Text => {
-            let no_color = std::env::var_os("NO_COLOR");
-            let colour = colour(std::io::stderr().is_terminal(), no_color.as_deref());
-            logs.with_ansi(colour).init();
-        }
-        // The event's fields, `message` included, at the top level next to `level` and `target`.
-        LogFormat::Json => logs.json().flatten_event(true).with_ansi(false).init(),
-    }
-}
-
-/// Colour only for a person at a terminal, and never when `NO_COLOR` is set to anything but
-/// the empty string (<https://no-color.org>): escapes in a file or a pipe are noise.
-fn colour(stderr_is_terminal: bool, no_color: Option<&OsStr>) -> bool {
-    stderr_is_terminal && no_color.is_none_or(OsStr::is_empty)
-}
-
 /// The error that ends the program, on stderr in the log format: not through `tracing`, so
 /// `RUST_LOG` cannot hide it.
 fn fail(format: LogFormat, program: &str, message: &dyn std::fmt::Display) {
-    match format {
-        LogFormat::Text => eprintln!("{program}: {message}"),
-        LogFormat::Json => {
-            let line = serde_json::json!({
-                "timestamp": humantime::format_rfc3339_micros(SystemTime::now()).to_string(),
-                "level": "ERROR",
-                "target": "xdsloop_server",
-                "message": message.to_string(),
-            });
-            eprintln!("{line}");
-        }
-    }
+    let message = message.to_string();
+    eprintln!(
+        "{}",
+        xdsloop_log::error_line(format, LOG_TARGET, program, &message)
+    );
 }
 
 async fn status(args: StatusArgs, format: LogFormat) -> ExitCode {
@@ -260,6 +238,11 @@ async fn run(cli: ServeArgs, format: LogFormat) -> ExitCode {
     config.max_fixture_bytes = cli.max_fixture_bytes;
     config.max_message_bytes = cli.max_message_bytes;
     config.admin = cli.admin.unwrap_or_default();
+    config.timeline_depth = cli.timeline_depth;
+    config.record = cli.record.map(|path| Recording {
+        path,
+        resources: cli.record_resources,
+    });
     cli.security.apply(&mut config);
     let tls = config.tls.is_some();
     let running = match app::start(config).await {
@@ -342,22 +325,42 @@ mod tests {
     }
 
     #[test]
-    fn colour_only_on_a_terminal_and_never_with_no_color() {
-        assert!(colour(true, None));
-        assert!(!colour(false, None), "a file or a pipe");
-        assert!(!colour(true, Some(OsStr::new("1"))));
-        assert!(
-            colour(true, Some(OsStr::new(""))),
-            "NO_COLOR= (empty) is unset"
-        );
-    }
-
-    #[test]
     fn log_format_applies_to_the_status_subcommand_too() {
         let cli = parse(&["status", "--log-format", "json"]).unwrap();
         assert_eq!(cli.log_format, LogFormat::Json);
         let cli = parse(&["--log-format", "json", "--fixtures", "d"]).unwrap();
         assert_eq!(cli.log_format, LogFormat::Json);
+    }
+
+    #[test]
+    fn record_resources_needs_record_and_timeline_depth_defaults_to_16() {
+        let error = parse(&["--fixtures", "d", "--record-resources"]).unwrap_err();
+        assert!(error.to_string().contains("--record <FILE>"), "{error}");
+        let serve = parse(&[
+            "--fixtures",
+            "d",
+            "--record",
+            "t.jsonl",
+            "--record-resources",
+        ])
+        .unwrap()
+        .serve;
+        assert_eq!(
+            serve.record.as_deref(),
+            Some(std::path::Path::new("t.jsonl"))
+        );
+        assert!(serve.record_resources);
+        assert_eq!(serve.timeline_depth, 16);
+    }
+
+    #[test]
+    fn max_fixture_bytes_of_zero_is_refused() {
+        // 0 would reject every fixture file that has anything in it.
+        let error = parse(&["--fixtures", "d", "--max-fixture-bytes", "0"]).unwrap_err();
+        assert_eq!(error.kind(), clap::error::ErrorKind::ValueValidation);
+        assert!(error.to_string().contains("--max-fixture-bytes"), "{error}");
+        let one = parse(&["--fixtures", "d", "--max-fixture-bytes", "1"]).unwrap();
+        assert_eq!(one.serve.max_fixture_bytes, 1);
     }
 
     #[test]

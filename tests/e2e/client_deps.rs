@@ -40,7 +40,9 @@ async fn new_cluster_yields_one_eds_request(source: Source) {
     let mut eds_requests = Vec::new();
     while let Ok(Ok(report)) = tokio::time::timeout(QUIET, reports.recv()).await {
         match report {
-            Report::Sent(request) if request.type_url() == ENDPOINT => eds_requests.push(*request),
+            Report::Sent(sent) if sent.request.type_url() == ENDPOINT => {
+                eds_requests.push(sent.request)
+            }
             Report::Update(u) if u.type_url == ENDPOINT => break,
             _ => {}
         }

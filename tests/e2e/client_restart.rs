@@ -1,6 +1,7 @@
 //! A server restart on the same port is survived: the client backs off, reconnects,
 //! resubscribes and ends with the same applied versions (C10, C11, C13).
 
+use xdsloop_client::core::event::Step;
 use xdsloop_client::core::request::Outgoing;
 use xdsloop_client::{ConnectionReport, Report, Source};
 use xdsloop_proto::type_url::CLUSTER;
@@ -29,12 +30,13 @@ pub(crate) async fn survives_restart(source: Source) {
     })
     .await;
     let resubscribe = report(&mut reports, |r| match r {
-        Report::Sent(request) if request.type_url() == CLUSTER => Some((**request).clone()),
+        Report::Sent(sent) if sent.request.type_url() == CLUSTER => Some((**sent).clone()),
         _ => None,
     })
     .await;
+    assert_eq!(resubscribe.step, Step::Resubscribe, "the client knows it");
     let held = before.of_type(CLUSTER).unwrap();
-    match resubscribe {
+    match resubscribe.request {
         Outgoing::Sotw(request) => {
             assert_eq!(
                 request.version_info, held.version,

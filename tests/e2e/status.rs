@@ -266,29 +266,3 @@ async fn disconnected_client_leaves_the_open_streams_and_shows_as_recently_close
     );
     running.shutdown().await.unwrap();
 }
-
-#[tokio::test]
-async fn rejected_fixture_edit_shows_in_the_reload_result_with_the_file_name() {
-    let (dir, running) = serving().await;
-    let generation = status(&running).await.snapshot.generation;
-    std::fs::write(dir.path().join("broken.yaml"), "\"@type\": [unclosed\n").unwrap();
-    let doc = status_until(&running, "the rejection", |d| !d.reload.ok).await;
-    let file = doc
-        .reload
-        .file
-        .as_deref()
-        .expect("rejection names its file");
-    assert!(file.ends_with("broken.yaml"), "{file}");
-    let error = doc.reload.error.as_deref().unwrap();
-    assert!(error.contains("broken.yaml"), "{error}");
-    assert_eq!(
-        doc.reload.generation, generation,
-        "still serving the last good one"
-    );
-    assert_eq!(doc.snapshot.generation, generation);
-
-    std::fs::remove_file(dir.path().join("broken.yaml")).unwrap();
-    let doc = status_until(&running, "recovery", |d| d.reload.ok).await;
-    assert!(doc.reload.file.is_none() && doc.reload.error.is_none());
-    running.shutdown().await.unwrap();
-}

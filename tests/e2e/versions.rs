@@ -1,7 +1,7 @@
 //! Every version change reaches clients (issue #12, items 1-2): the real server over a copy of
 //! a shipped fixture set, edited on disk, with raw tonic ADS clients.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use tempfile::TempDir;
@@ -28,21 +28,6 @@ async fn serve(dir: &Path) -> Running {
     app::start(config).await.unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Replaces `from` by `to` in `file` (it must occur) and waits until the server serves it.
-async fn edit(running: &Running, file: PathBuf, from: &str, to: &str) {
-    let text = std::fs::read_to_string(&file).unwrap();
-    assert!(text.contains(from), "{}: no {from:?}", file.display());
-    let before = running.snapshots.borrow().generation;
-    std::fs::write(&file, text.replace(from, to)).unwrap();
-    let mut snapshots = running.snapshots.clone();
-    within(
-        "the edit to be served",
-        snapshots.wait_for(|s| s.generation > before),
-    )
-    .await
-    .expect("the watcher is running");
-}
-
 #[tokio::test]
 async fn version_only_bump_is_pushed() {
     let dir = copy_of("demo");
@@ -55,13 +40,7 @@ async fn version_only_bump_is_pushed() {
     client.ack(&clusters, &[]).await;
 
     let listeners = dir.path().join("listeners.yaml");
-    edit(
-        &running,
-        listeners.clone(),
-        "version_info: v1",
-        "version_info: v2",
-    )
-    .await;
+    replace_served(&running, &listeners, "version_info: v1", "version_info: v2").await;
     let pushed = client.recv().await;
     assert_eq!(pushed.type_url, LISTENER, "only LDS changed");
     assert_eq!(pushed.version_info, "v2");
@@ -75,9 +54,9 @@ async fn version_only_bump_is_pushed() {
         .await;
 
     // A content change under the unchanged explicit version is pushed too.
-    edit(
+    replace_served(
         &running,
-        listeners,
+        &listeners,
         "port_value: 10000",
         "port_value: 10001",
     )
@@ -97,7 +76,7 @@ async fn delta_version_only_bump_sends_nothing() {
     let first = client.recv().await;
     client.ack(&first).await;
     let listeners = dir.path().join("listeners.yaml");
-    edit(&running, listeners, "version_info: v1", "version_info: v2").await;
+    replace_served(&running, &listeners, "version_info: v1", "version_info: v2").await;
     // Delta resources carry content-hash versions of their own: none of them changed.
     client
         .assert_silent("a version-only bump changes no Delta resource")
@@ -119,14 +98,14 @@ async fn files_with_different_versions_combine_and_push() {
     client.ack(&first, &["api", "web"]).await;
 
     let web = dir.path().join("endpoints/web.yaml");
-    edit(&running, web, "version_info: web-1", "version_info: web-2").await;
+    replace_served(&running, &web, "version_info: web-1", "version_info: web-2").await;
     let bumped = client.recv().await;
     assert_ne!(bumped.version_info, first.version_info, "one file's bump");
     assert_eq!(bumped.resources, first.resources);
     client.ack(&bumped, &["api", "web"]).await;
 
     let api = dir.path().join("endpoints/api.yaml");
-    edit(&running, api, "port_value: 8091", "port_value: 8092").await;
+    replace_served(&running, &api, "port_value: 8091", "port_value: 8092").await;
     let edited = client.recv().await;
     assert_ne!(edited.version_info, bumped.version_info, "one file's edit");
     assert_ne!(edited.resources, bumped.resources);

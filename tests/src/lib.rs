@@ -19,14 +19,3 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
-
-/// Creates a FIFO (named pipe) at `path` with the system's `mkfifo`: the kind of file that
-/// blocks a reader until a writer shows up. Panics if it cannot: it is test setup.
-#[cfg(unix)]
-pub fn mkfifo(path: &Path) {
-    let status = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .expect("mkfifo runs");
-    assert!(status.success(), "mkfifo {}", path.display());
-}

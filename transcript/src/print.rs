@@ -220,8 +220,8 @@ fn close_details(close: &Close) -> String {
     }
 }
 
-/// `n3-1`, or `n""` for none.
-fn nonce(nonce: &str) -> String {
+/// `n3-1`, or `n""` for none (also how `xdsloop-client --explain` writes nonces).
+pub fn nonce(nonce: &str) -> String {
     if nonce.is_empty() {
         "n\"\"".to_string()
     } else {
@@ -229,8 +229,9 @@ fn nonce(nonce: &str) -> String {
     }
 }
 
-/// `[a, b]`, at most [`MAX_NAMES`] shown: `[a, …, h, +4 more]`.
-fn list(items: impl ExactSizeIterator<Item = String>) -> String {
+/// `[a, b]`, at most [`MAX_NAMES`] shown: `[a, …, h, +4 more]` (also how
+/// `xdsloop-client --explain` writes names).
+pub fn list(items: impl ExactSizeIterator<Item = String>) -> String {
     let total = items.len();
     let mut shown: Vec<String> = items.take(MAX_NAMES).collect();
     if total > MAX_NAMES {

@@ -7,10 +7,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
+use xdsloop_log::LogFormat;
 
 use super::catalog::CHECKS;
 use super::{CheckConfig, CheckReport};
-use crate::cli::log_format::{self, LogFormat};
+
+use crate::cli::LOG_TARGET;
 use crate::cli::output::Format;
 use crate::config::DEFAULT_MAX_MESSAGE_BYTES;
 
@@ -121,14 +123,9 @@ pub async fn run(
     let report = match result {
         Ok(report) => report,
         Err(e) => {
-            let now = std::time::SystemTime::now();
-            let line = log_format::line(
-                args.log_format,
-                now,
-                tracing::Level::ERROR,
-                Some("xdsloop-client check"),
-                &e.to_string(),
-            );
+            let message = e.to_string();
+            let program = "xdsloop-client check";
+            let line = xdsloop_log::error_line(args.log_format, LOG_TARGET, program, &message);
             let _ = writeln!(err, "{line}");
             return 2;
         }

@@ -1,37 +1,44 @@
 //! The `xdsloop-client` command line: flags, the subscriptions they mean, and the print loop.
 
-pub mod log_format;
+pub mod explain;
 pub mod output;
+pub mod record;
+pub mod run;
 pub mod tls;
 
+pub use run::run;
+
 use std::collections::BTreeMap;
-use std::future::Future;
-use std::io::Write;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use tokio::sync::broadcast::error::RecvError;
-use xdsloop_proto::{redact::Secrets, type_url};
+use xdsloop_log::LogFormat;
+use xdsloop_proto::type_url;
 
-use self::log_format::LogFormat;
 use self::output::Format;
 use self::tls::TlsArgs;
-use crate::client::Client;
-use crate::config::ClientConfig;
 use crate::config::Validator;
+use crate::config::{ClientConfig, ReceivedReports};
 use crate::config::{DEFAULT_MAX_MESSAGE_BYTES, Source};
-use crate::core::event::Report;
 use crate::core::watch_map::Interest;
 use crate::error::ClientError;
 
+/// The `target` of the stderr lines the CLI writes itself (connection news, fleet progress,
+/// the error that ends it), shaped like the log lines around them by [`xdsloop_log::line`].
+pub const LOG_TARGET: &str = "xdsloop_client";
+
 /// Envoy-style xDS client: subscribes over ADS (or per-type gRPC, REST polling, a watched file),
-/// applies, ACKs or NACKs, reconnects, and prints one line per update.
+/// applies, ACKs or NACKs, reconnects, and prints one line per update (or, with --explain, one
+/// per step of the loop).
 #[derive(Debug, Parser)]
 #[command(
     name = "xdsloop-client",
     version,
-    after_help = "Fleet mode (N simulated nodes, a load report): xdsloop-client fleet --help\n\
+    after_help = "Follow the loop step by step: xdsloop-client --explain (docs/tutorial.md walks \
+                  through it)\n\
+                  Fleet mode (N simulated nodes, a load report): xdsloop-client fleet --help\n\
                   Conformance suite (judges any ADS server): xdsloop-client check --help\n\
                   Transcripts (print one, diff two): xdsloop-client transcript --help"
 )]
@@ -81,6 +88,20 @@ pub struct Args {
     /// Exit after this many updates (ACK or NACK).
     #[arg(long, value_name = "N")]
     pub exit_after: Option<u64>,
+    /// Narrate the loop as it happens instead of printing one line per update: one line per
+    /// step (stream established, subscribe, push, apply + ACK, reject + NACK, resubscribe after
+    /// reconnect, stream closed), each with the Envoy call that takes that step. Connection
+    /// news is part of the story (stdout). Streamed sources only; text only.
+    #[arg(long, conflicts_with = "dump")]
+    pub explain: bool,
+    /// Record this client's side of the loop as a transcript, one JSON line per stream opened
+    /// or closed, request sent and response received (docs/transcripts.md). Read it with
+    /// `xdsloop-client transcript print FILE`. Streamed sources only.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// With --record: add every received resource itself (proto3 JSON) to the transcript.
+    #[arg(long, requires = "record")]
+    pub record_resources: bool,
     /// NACK any response holding this resource, e.g. `--reject cds:web` (repeatable).
     #[arg(long, value_name = "TYPE:NAME")]
     pub reject: Vec<String>,
@@ -201,17 +222,10 @@ pub fn reject_validator(specs: &[String]) -> Result<Option<Validator>, ClientErr
     )))
 }
 
-/// Runs the CLI until `shutdown`, `--exit-after` or `--dump` ends it. Update lines go to
-/// `out`, connection news to `err`.
-pub async fn run(
-    args: Args,
-    shutdown: impl Future<Output = ()>,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> Result<(), ClientError> {
-    let plan = plan(&args)?;
+/// The client's config from the flags and the plan.
+pub fn client_config(args: &Args, plan: &Plan) -> Result<ClientConfig, ClientError> {
     let mut config = ClientConfig::new(args.server.clone(), args.node_id.clone());
-    config.source = source(&args)?;
+    config.source = source(args)?;
     config.refresh_delay = args.refresh_delay;
     config.request_timeout = args.request_timeout;
     config.follow_deps = plan.follow_deps;
@@ -219,90 +233,37 @@ pub async fn run(
     config.not_found_timeout = args.not_found_timeout;
     config.max_message_bytes = args.max_message_bytes;
     config.tls = args.tls.load()?;
-    let codec = config.codec.clone();
-    let client = Client::start(config, std::future::pending())?;
-    let mut reports = client.reports();
-    // All at once: subscribed one by one, a fast server could have the first types "synced"
-    // (and --dump printed) before the later ones were even registered.
-    for mut subscription in client.subscribe_all(plan.watches).await? {
-        // Updates are printed from reports; events only need draining (see Subscription).
-        tokio::spawn(async move { while subscription.recv().await.is_some() {} });
-    }
-    tokio::pin!(shutdown);
-    let mut updates = 0u64;
-    // A wildcard type the server has nothing for may never be answered: --dump gives up
-    // waiting for "synced" one not-found timeout after connecting.
-    let mut dump_deadline: Option<tokio::time::Instant> = None;
-    loop {
-        let give_up = async {
-            match dump_deadline {
-                Some(at) => tokio::time::sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
-        let report = tokio::select! {
-            _ = &mut shutdown => break,
-            _ = give_up => break,
-            report = reports.recv() => report,
-        };
-        let report = match report {
-            Ok(report) => report,
-            Err(RecvError::Lagged(missed)) => {
-                let message = format!("{missed} reports were dropped (output too slow)");
-                let line = stderr_line(&args, tracing::Level::WARN, Some("warning"), &message);
-                writeln!(err, "{line}")?;
-                continue;
-            }
-            Err(RecvError::Closed) => break,
-        };
-        if let Report::Connection(news) = &report {
-            let (level, message) = (
-                output::connection_level(news),
-                output::connection_line(news),
-            );
-            let line = stderr_line(&args, level, Some("xdsloop-client"), &message);
-            writeln!(err, "{line}")?;
-            let connected = matches!(
-                news,
-                crate::core::event::ConnectionReport::Connected { .. }
-                    | crate::core::event::ConnectionReport::Watching { .. }
-            );
-            if args.dump && args.exit_after.is_none() && connected && dump_deadline.is_none() {
-                dump_deadline = Some(tokio::time::Instant::now() + args.not_found_timeout);
-            }
-        }
-        // With --dump, stdout is only the document (so it can be piped to jq or yq).
-        if let Some(line) = output::line(&report, args.output).filter(|_| !args.dump) {
-            writeln!(out, "{line}")?;
-            out.flush()?;
-        }
-        if matches!(report, Report::Update(_)) {
-            updates += 1;
-        }
-        let done_counting = args.exit_after.is_some_and(|n| updates >= n);
-        let synced_dump = args.dump && args.exit_after.is_none() && report == Report::Synced;
-        if done_counting || synced_dump {
-            break;
-        }
-    }
-    if args.dump {
-        let store = client.store().borrow().clone();
-        let secrets = match args.show_secrets {
-            true => Secrets::Show,
-            false => Secrets::Hide,
-        };
-        let dump = output::dump(&store, &codec, secrets);
-        let rendered = output::render_dump(&dump, args.output)?;
-        write!(out, "{rendered}")?;
-        out.flush()?;
-    }
-    client.stop().await;
-    Ok(())
+    config.received_reports = following_the_loop(args, &config.source)?;
+    Ok(config)
 }
 
-fn stderr_line(args: &Args, level: tracing::Level, prefix: Option<&str>, message: &str) -> String {
-    let now = std::time::SystemTime::now();
-    log_format::line(args.log_format, now, level, prefix, message)
+/// `--explain` and `--record` follow the loop on a stream; they need each response reported
+/// as it arrives.
+fn following_the_loop(args: &Args, source: &Source) -> Result<ReceivedReports, ClientError> {
+    let flag = match (args.explain, &args.record) {
+        (false, None) => return Ok(ReceivedReports::Off),
+        (true, _) => "--explain",
+        (false, Some(_)) => "--record",
+    };
+    if matches!(source, Source::Rest | Source::File(_)) {
+        return Err(ClientError::Argument(format!(
+            "{flag} follows the loop on a stream (ads, ads-delta, grpc, delta-grpc); the {} \
+             source has none",
+            source.name()
+        )));
+    }
+    if args.explain && args.output == Format::Json {
+        return Err(ClientError::Argument(
+            "--explain prints text for people; for JSON lines record a transcript with \
+             --record FILE"
+                .into(),
+        ));
+    }
+    Ok(if args.record_resources {
+        ReceivedReports::Bodies
+    } else {
+        ReceivedReports::Names
+    })
 }
 
 #[cfg(test)]

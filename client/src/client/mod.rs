@@ -62,6 +62,7 @@ impl Client {
             not_found_timeout: config.not_found_timeout,
             validator: config.validator.clone(),
             codec: config.codec.clone(),
+            received: config.received_reports,
         });
         let (commands_tx, commands) = mpsc::channel(COMMAND_QUEUE);
         let (reports, _) = broadcast::channel(REPORT_QUEUE);

@@ -3,10 +3,14 @@
 
 use std::time::{Duration, SystemTime};
 
+use xdsloop_proto::discovery::Any;
+pub use xdsloop_transcript::Step;
+
 use crate::config::Mode;
 use crate::config::SourceKind;
 use crate::core::request::Outgoing;
 use crate::core::store::{Applied, Diff};
+use crate::core::stream::{StreamEnd, StreamInfo};
 
 /// Delivered to one subscription.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,11 +109,63 @@ pub enum Report {
         names: Vec<String>,
     },
     /// A request went on the wire.
-    Sent(Box<Outgoing>),
+    Sent(Box<SentReport>),
+    /// A response arrived, before it is checked or applied. Only when the client was asked for
+    /// these ([`crate::config::ReceivedReports`]): building one decodes every resource's name.
+    Received(Box<ReceivedReport>),
+    /// A stream opened: every type it carries is (re)subscribed on it next.
+    StreamOpened(StreamInfo),
+    /// A stream ended; [`ConnectionReport`]s say what the client does about it.
+    StreamClosed {
+        stream: StreamInfo,
+        end: StreamEnd,
+    },
     Connection(ConnectionReport),
     /// Every subscribed type has answered and every requested name is held or missing. It
     /// covers the watches registered at that moment: a later watch makes the client pending
     /// again, and `Synced` comes again once that one is in too. Watches subscribed together
     /// ([`crate::Client::subscribe_all`]) are all covered by the first one.
     Synced,
+}
+
+/// A request on the wire, with the step of the loop it takes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SentReport {
+    /// The [`StreamInfo::id`] of the stream it went on.
+    pub stream: u64,
+    /// What the client meant by it, first-hand: `Subscribe` (the type's first request),
+    /// `Resubscribe` (its first on a new stream after an earlier one carried it), `Update`
+    /// (the interest changed), `Ack` or `Nack` (the one reply a response gets, C4).
+    pub step: Step,
+    pub request: Outgoing,
+}
+
+/// A response as it arrived (see [`Report::Received`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReceivedReport {
+    /// The [`StreamInfo::id`] of the stream it came on.
+    pub stream: u64,
+    pub mode: Mode,
+    pub type_url: String,
+    /// `version_info`, or Delta's `system_version_info`.
+    pub version: String,
+    pub nonce: String,
+    /// Every resource it carries whose name could be read, in the order they came.
+    pub resources: Vec<ReceivedResource>,
+    /// Delta's `removed_resources`.
+    pub removed: Vec<String>,
+    /// Resources whose name could not be read (they make the response a NACK).
+    pub undecodable: u32,
+    /// The encoded size of the response.
+    pub bytes: usize,
+}
+
+/// One resource of a received response.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReceivedResource {
+    pub name: String,
+    /// Delta: the resource's own version. SotW resources have none.
+    pub version: Option<String>,
+    /// The resource itself, when bodies were asked for.
+    pub body: Option<Any>,
 }

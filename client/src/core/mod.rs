@@ -11,6 +11,7 @@
 //! - [`deps`]: LDS → RDS and CDS → EDS dependency names.
 //! - [`not_found`]: not-found timers (C14).
 //! - [`store`]: applied resources with version, nonce and time.
+//! - [`stream`]: which stream a type travels on, stream numbers, how a stream ended.
 //! - [`event`]: what subscriptions and observers are told; [`resource`]: typed decoding.
 
 pub mod deps;
@@ -20,5 +21,6 @@ pub mod not_found;
 pub mod request;
 pub mod resource;
 pub mod store;
+pub mod stream;
 pub mod validate;
 pub mod watch_map;

@@ -5,6 +5,7 @@
 //! [`Mux::take_output`]: requests for the wire, events for subscriptions, reports for observers.
 
 mod deliver;
+mod received;
 mod update;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -15,12 +16,15 @@ use xdsloop_proto::discovery::Node;
 use xdsloop_proto::type_url;
 
 use crate::config::Mode;
+use crate::config::ReceivedReports;
 use crate::config::SourceKind;
 use crate::config::Validator;
-use crate::core::event::{Event, Failure, Report};
+use crate::core::event::{Event, Failure, Report, SentReport, Step};
 use crate::core::not_found::NotFound;
 use crate::core::request::{Outgoing, TypeState};
 use crate::core::store::Store;
+pub use crate::core::stream::StreamKey;
+use crate::core::stream::{StreamEnd, StreamIds};
 use crate::core::watch_map::{Interest, Wanted, WatchId, WatchMap};
 
 /// How the mux behaves; fixed for the life of a client.
@@ -36,6 +40,8 @@ pub struct MuxConfig {
     pub not_found_timeout: Duration,
     pub validator: Option<Validator>,
     pub codec: Codec,
+    /// Whether each response is reported as it arrives ([`Report::Received`]).
+    pub received: ReceivedReports,
 }
 
 impl MuxConfig {
@@ -58,17 +64,9 @@ impl MuxConfig {
             not_found_timeout: crate::config::DEFAULT_NOT_FOUND_TIMEOUT,
             validator: None,
             codec: Codec::envoy(),
+            received: ReceivedReports::Off,
         }
     }
-}
-
-/// The stream a type's requests travel on.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum StreamKey {
-    /// One stream for every type: ADS (and the single virtual stream of REST and file).
-    Aggregated,
-    /// One stream per type: non-aggregated gRPC (Envoy's per-subscription `GrpcMuxImpl`).
-    Type(String),
 }
 
 /// Everything the mux wants done since the last [`Mux::take_output`].
@@ -90,8 +88,8 @@ pub struct Mux {
     store: Store,
     not_found: NotFound,
     paused: BTreeMap<String, usize>,
-    /// Streams open now.
-    live: BTreeSet<StreamKey>,
+    /// Streams open now, and the numbers reports give them.
+    streams: StreamIds,
     /// Streams whose first request (with the node, C1) went out.
     node_sent: BTreeSet<StreamKey>,
     /// Internal watch per dependent type (dependency following).
@@ -114,7 +112,7 @@ impl Mux {
             store: Store::default(),
             not_found,
             paused: BTreeMap::new(),
-            live: BTreeSet::new(),
+            streams: StreamIds::default(),
             node_sent: BTreeSet::new(),
             dep_watches: BTreeMap::new(),
             nacked: BTreeSet::new(),
@@ -212,7 +210,7 @@ impl Mux {
     }
 
     fn is_live(&self, type_url: &str) -> bool {
-        self.live.contains(&self.stream_of(type_url))
+        self.streams.is_open(&self.stream_of(type_url))
     }
 
     /// A new aggregated stream is live (see [`Mux::on_stream_open`]).
@@ -223,7 +221,8 @@ impl Mux {
     /// A new stream is live: forget its per-stream state and resubscribe every type it carries
     /// (C11); its first request carries the node (C1).
     pub fn on_stream_open(&mut self, stream: &StreamKey, now: Instant) {
-        self.live.insert(stream.clone());
+        let opened = self.streams.open(stream);
+        self.out.reports.push(Report::StreamOpened(opened));
         self.node_sent.remove(stream);
         let types: Vec<String> = self.types_on(stream);
         for type_url in types {
@@ -235,16 +234,18 @@ impl Mux {
     }
 
     /// The aggregated stream ended (see [`Mux::on_stream_closed`]).
-    pub fn on_stream_end(&mut self, reason: &str) {
-        self.on_stream_closed(&StreamKey::Aggregated, reason);
+    pub fn on_stream_end(&mut self, end: impl Into<StreamEnd>) {
+        self.on_stream_closed(&StreamKey::Aggregated, end);
     }
 
     /// A stream ended. Applied resources stay valid (C13); its types' timers stop (C14) and
     /// their subscriptions hear of the failure. Other streams are untouched.
-    pub fn on_stream_closed(&mut self, stream: &StreamKey, reason: &str) {
-        if !self.live.remove(stream) {
+    pub fn on_stream_closed(&mut self, stream: &StreamKey, end: impl Into<StreamEnd>) {
+        let Some(closed) = self.streams.close(stream) else {
             return;
-        }
+        };
+        let end = end.into();
+        let reason = end.reason.as_str();
         let types = self.types_on(stream);
         for type_url in &types {
             self.not_found.on_disconnect(type_url);
@@ -263,6 +264,10 @@ impl Mux {
                 .deliveries
                 .push((id, Event::Failed { type_url, reason }));
         }
+        self.out.reports.push(Report::StreamClosed {
+            stream: closed,
+            end,
+        });
     }
 
     fn types_on(&self, stream: &StreamKey) -> Vec<String> {
@@ -341,6 +346,7 @@ impl Mux {
         if !state.needs_request() {
             return;
         }
+        let step = state.next_step();
         let request = match self.config.mode {
             Mode::Sotw => state.build_sotw(&wanted, node).map(Outgoing::Sotw),
             Mode::Delta => state.build_delta(&wanted, &held, node).map(Outgoing::Delta),
@@ -348,7 +354,7 @@ impl Mux {
         let Some(request) = request else {
             return;
         };
-        self.node_sent.insert(stream);
+        self.node_sent.insert(stream.clone());
         for name in wanted.names.iter().filter(|n| !held.contains_key(*n)) {
             self.not_found.start(type_url, name, now);
         }
@@ -358,10 +364,16 @@ impl Mux {
             nack = request.error().is_some(),
             "request queued"
         );
-        self.out
-            .reports
-            .push(Report::Sent(Box::new(request.clone())));
+        self.report_sent(&stream, step, &request);
         self.out.requests.push(request);
+    }
+
+    fn report_sent(&mut self, stream: &StreamKey, step: Step, request: &Outgoing) {
+        self.out.reports.push(Report::Sent(Box::new(SentReport {
+            stream: self.streams.id_of(stream),
+            step,
+            request: request.clone(),
+        })));
     }
 
     /// Emits [`Report::Synced`] when every wanted type has answered and every wanted name is

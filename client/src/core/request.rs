@@ -10,6 +10,7 @@ use xdsloop_proto::discovery::{
 };
 
 use crate::core::watch_map::Wanted;
+use xdsloop_transcript::Step;
 
 /// A request ready for the wire.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,6 +73,9 @@ pub struct TypeState {
     /// The wildcard went out as the legacy empty list (only valid while nothing else was sent).
     legacy_wildcard: bool,
     dirty: bool,
+    /// A request for this type went out on some stream: the first on a new stream is then a
+    /// resubscription (C11).
+    ever_sent: bool,
 }
 
 impl TypeState {
@@ -84,6 +88,7 @@ impl TypeState {
             sent: None,
             legacy_wildcard: false,
             dirty: true,
+            ever_sent: false,
         }
     }
 
@@ -107,6 +112,19 @@ impl TypeState {
 
     pub fn needs_request(&self) -> bool {
         self.dirty || self.reply.is_some()
+    }
+
+    /// The step of the loop the next request takes, as the client means it: the reply a
+    /// response is owed (ACK or NACK), else the first request on the stream (subscribe, or
+    /// resubscribe when an earlier stream carried the type), else an interest change.
+    pub fn next_step(&self) -> Step {
+        match &self.reply {
+            Some(Reply { error: Some(_), .. }) => Step::Nack,
+            Some(Reply { error: None, .. }) => Step::Ack,
+            None if self.sent.is_some() => Step::Update,
+            None if self.ever_sent => Step::Resubscribe,
+            None => Step::Subscribe,
+        }
     }
 
     /// Accepts the response with `nonce`: the next request ACKs it.
@@ -157,6 +175,7 @@ impl TypeState {
                 .collect()
         };
         self.sent = Some(wanted.clone());
+        self.ever_sent = true;
         let (response_nonce, error_detail) = match reply {
             Some(r) => (r.nonce, r.error),
             None => (self.nonce.clone(), None),
@@ -225,6 +244,7 @@ impl TypeState {
             }
         }
         self.sent = Some(wanted.clone());
+        self.ever_sent = true;
         if let Some(reply) = reply {
             request.response_nonce = reply.nonce;
             request.error_detail = reply.error;

@@ -5,10 +5,11 @@ use std::io::Write;
 use std::time::Duration;
 
 use clap::Parser;
+use xdsloop_log::LogFormat;
 use xdsloop_proto::type_url;
 
 use super::{DEFAULT_CONNECTIONS, Fleet, FleetConfig};
-use crate::cli::log_format::{self, LogFormat};
+use crate::cli::LOG_TARGET;
 use crate::cli::output::Format;
 use crate::cli::tls::TlsArgs;
 use crate::config::DEFAULT_MAX_MESSAGE_BYTES;
@@ -20,7 +21,13 @@ use crate::error::ClientError;
 /// a per-version report (stdout) at the end: nodes, time to first config, time to converge,
 /// NACKs, reconnects, bytes.
 #[derive(Debug, Parser)]
-#[command(name = "xdsloop-client fleet", version)]
+#[command(
+    name = "xdsloop-client fleet",
+    version,
+    after_help = "The fleet neither narrates nor records its streams (it is built to be cheap per \
+                  node): to follow the loop step by step, or record it as a transcript, run one \
+                  client with `xdsloop-client --explain` or `--record FILE`."
+)]
 pub struct FleetArgs {
     /// Server address (`host:port`, `http://host:port`, or `https://host:port` with --tls-ca).
     #[arg(long, default_value = "127.0.0.1:18000")]
@@ -134,8 +141,7 @@ pub async fn run(
 ) -> Result<(), ClientError> {
     let config = args.config()?;
     if let Some(hint) = streams_hint(config.nodes, config.connections) {
-        let now = std::time::SystemTime::now();
-        let line = log_format::line(args.log_format, now, tracing::Level::WARN, None, &hint);
+        let line = xdsloop_log::line(args.log_format, tracing::Level::WARN, LOG_TARGET, None, &hint);
         writeln!(err, "{line}")?;
     }
     let fleet = Fleet::start(config)?;
@@ -157,8 +163,8 @@ pub async fn run(
             _ = &mut deadline => break,
             _ = ticks.tick() => if period.is_some() {
                 let progress = fleet.report().progress_line();
-                let now = std::time::SystemTime::now();
-                let line = log_format::line(args.log_format, now, tracing::Level::INFO, None, &progress);
+                let level = tracing::Level::INFO;
+                let line = xdsloop_log::line(args.log_format, level, LOG_TARGET, None, &progress);
                 writeln!(err, "{line}")?;
             },
         }

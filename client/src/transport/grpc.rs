@@ -8,6 +8,7 @@
 //! connection itself is re-made after the client's backoff.
 
 pub(super) mod call;
+mod end;
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -22,12 +23,14 @@ use tonic::transport::{Channel, Endpoint};
 use xdsloop_proto::type_url;
 
 use self::call::{Incoming, Response};
+use self::end::{status_text, stream_end};
 use crate::config::BackoffConfig;
 use crate::config::Mode;
 use crate::config::{ClientConfig, ClientTls};
 use crate::core::event::{ConnectionReport, Report};
 use crate::core::mux::StreamKey;
 use crate::core::request::Outgoing;
+use crate::core::stream::StreamEnd;
 use crate::error::ClientError;
 use crate::transport::backoff::Backoff;
 use crate::transport::hub::{Hub, Wire, error_chain, now};
@@ -145,8 +148,8 @@ impl GrpcTransport {
                         self.backoff.reset();
                         streams.responded(hub, &key, response);
                     }
-                    Some((key, StreamEvent::Ended(reason))) => {
-                        let in_use = streams.ended(hub, key, reason).await;
+                    Some((key, StreamEvent::Ended(end))) => {
+                        let in_use = streams.ended(hub, key, end).await;
                         if !in_use {
                             return Exit::Retry;
                         }
@@ -164,7 +167,7 @@ impl GrpcTransport {
 /// What happened on one stream.
 enum StreamEvent {
     Response(Response),
-    Ended(String),
+    Ended(StreamEnd),
 }
 
 /// The streams open on one connection, and per-type streams waiting to be reopened.
@@ -280,10 +283,11 @@ impl Streams {
 
     /// A stream ended: its types hear of it. Returns whether the connection is still in use
     /// (another stream is open); if so this stream is reopened after its own backoff.
-    async fn ended(&mut self, hub: &mut Hub, key: StreamKey, reason: String) -> bool {
+    async fn ended(&mut self, hub: &mut Hub, key: StreamKey, end: StreamEnd) -> bool {
         self.open.remove(&key);
+        let reason = end.reason.clone();
         tracing::warn!(stream = %label(&key), %reason, "stream closed");
-        hub.mux.on_stream_closed(&key, &reason);
+        hub.mux.on_stream_closed(&key, end);
         hub.flush(self).await;
         let reason = match &key {
             StreamKey::Aggregated => reason,
@@ -343,17 +347,21 @@ fn stream_events(
                     let tls = tls.clone();
                     async move {
                         let mut incoming = state?;
-                        let event = match incoming.next().await {
+                        let end = match incoming.next().await {
                             Ok(Some(response)) => {
                                 return Some((StreamEvent::Response(response), Some(incoming)));
                             }
-                            Ok(None) => StreamEvent::Ended("server closed the stream".into()),
+                            Ok(None) => StreamEnd {
+                                reason: "server closed the stream".into(),
+                                status: Some(("OK".into(), String::new())),
+                            },
                             Err(status) => {
                                 let text = status_text(&status);
-                                StreamEvent::Ended(tls::describe(&status, tls.as_ref(), text))
+                                let reason = tls::describe(&status, tls.as_ref(), text);
+                                stream_end(reason, &status)
                             }
                         };
-                        Some((event, None))
+                        Some((StreamEvent::Ended(end), None))
                     }
                 })
                 .left_stream()
@@ -361,18 +369,10 @@ fn stream_events(
             Err(status) => {
                 let plain = format!("open failed: {}", status.message());
                 let reason = tls::describe(&status, tls.as_ref(), plain);
-                stream::iter([StreamEvent::Ended(reason)]).right_stream()
+                let end = stream_end(reason, &status);
+                stream::iter([StreamEvent::Ended(end)]).right_stream()
             }
         })
         .map(move |event| (key.clone(), event))
         .boxed()
-}
-
-fn status_text(status: &Status) -> String {
-    let mut text = format!("{:?}: {}", status.code(), status.message());
-    if let Some(source) = std::error::Error::source(status) {
-        text.push_str(": ");
-        text.push_str(&error_chain(source));
-    }
-    text
 }

@@ -65,8 +65,12 @@ async fn client_log_format_json_reports_a_fatal_error_as_json() {
     let (_, status) = cli.finish().await;
     assert_eq!(status.code(), Some(1));
     let stderr = cli.all_stderr().await;
-    let last: Value = serde_json::from_str(stderr.last().expect("an error")).unwrap();
+    let raw = stderr.last().expect("an error");
+    let last: Value = serde_json::from_str(raw).unwrap();
     assert_eq!(last["level"], "ERROR");
+    // Key for key in the order of the log lines, as the server writes its own.
+    assert!(raw.starts_with(r#"{"timestamp":""#), "{raw}");
+    assert!(raw.ends_with(r#","target":"xdsloop_client"}"#), "{raw}");
     assert!(
         last["message"].as_str().unwrap().contains("nonsense"),
         "{last}"

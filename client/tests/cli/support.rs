@@ -127,6 +127,24 @@ impl Cli {
         lines
     }
 
+    /// Stdout lines up to and including the first one `wanted` accepts.
+    pub async fn lines_until(&mut self, wanted: impl Fn(&str) -> bool) -> Vec<String> {
+        let mut seen = Vec::new();
+        loop {
+            let line = self.line().await.unwrap_or_else(|| {
+                panic!(
+                    "stdout closed before the awaited line; it said:\n{}",
+                    seen.join("\n")
+                )
+            });
+            let done = wanted(&line);
+            seen.push(line);
+            if done {
+                return seen;
+            }
+        }
+    }
+
     /// All remaining stdout, then the exit status.
     pub async fn finish(&mut self) -> (Vec<String>, std::process::ExitStatus) {
         let mut rest = Vec::new();

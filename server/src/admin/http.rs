@@ -118,12 +118,14 @@ impl Admin {
             closed: &closed,
             now: SystemTime::now(),
         };
-        let mut doc = status::build(inputs, node);
+        let mut document = status::build(inputs, node);
+        document.counters = self.registry.counters();
+        document.recorder = self.registry.recorder().map(|r| r.view());
         if let Some(listening) = &self.listening {
-            doc.tls = status::net::tls(listening);
-            doc.limits = Some(status::net::limits(listening));
+            document.tls = status::net::tls(listening);
+            document.limits = Some(status::net::limits(listening));
         }
-        doc
+        document
     }
 
     /// The admin routes; `/healthz` answers everyone, the others only whom the access rule

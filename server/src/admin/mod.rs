@@ -1,10 +1,13 @@
 //! What the server shows about its clients: the [`registry`] of open streams (each stream
-//! reports its per-type status there), the [`status`] document and table built from it, and
-//! the admin HTTP routes ([`http`]: `/status`, `/snapshot`, `/healthz`), on the xDS port unless
-//! `--admin` places them on a listener of their own, and who may read them ([`access`]).
+//! reports its per-type status there, and its events to its timeline and the server's bus),
+//! the [`status`] document and table built from it, the admin HTTP routes ([`http`]:
+//! `/status`, `/snapshot`, `/healthz`), on the xDS port unless `--admin` places them on a
+//! listener of their own, who may read them ([`access`]), and [`lines`]: events as transcript
+//! lines, the one format the server shows them in.
 
 pub mod access;
 pub mod http;
+pub mod lines;
 pub mod registry;
 pub mod status;
 

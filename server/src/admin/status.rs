@@ -5,10 +5,12 @@
 //! Field names are part of the interface (documented in `docs/status.md`); `schema` changes
 //! only if one is removed or changes meaning.
 
+pub mod events;
 pub mod net;
 pub mod remote;
 mod rfc3339;
 mod state;
+mod summary;
 pub mod table;
 
 use std::time::SystemTime;
@@ -18,11 +20,17 @@ use xdsloop_proto::type_url;
 
 use crate::{
     Snapshot, TypeResources,
+    admin::registry::stats::{Counters, RecorderView},
     admin::registry::{ClosedStream, StreamStatus, Variant},
     config::watch::ReloadStatus,
     net::identity::PeerIdentity,
-    protocol::subscription::TypeStatus,
+    protocol::{subscription::TypeStatus, wire::Touched},
 };
+use events::RecentEvent;
+pub use summary::{
+    InProgressView, OverlaySummary, ReloadSummary, SnapshotSummary, TypeSummary, WatcherView,
+};
+use summary::{reload_summary, snapshot_summary};
 
 pub use self::net::{LimitsView, TlsStatusView};
 pub use self::state::{SyncState, served_version, sync_state, view_hash};
@@ -30,7 +38,7 @@ pub use self::state::{SyncState, served_version, sync_state, view_hash};
 /// The document's schema name; see `docs/status.md`.
 pub const SCHEMA: &str = "xdsloop.status.v1";
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StatusDocument {
     pub schema: String,
     #[serde(with = "rfc3339")]
@@ -38,6 +46,12 @@ pub struct StatusDocument {
     pub snapshot: SnapshotSummary,
     pub reload: ReloadSummary,
     pub totals: Totals,
+    /// Totals since the server started.
+    #[serde(default)]
+    pub counters: Counters,
+    /// The transcript recorder (`--record`), if one runs.
+    #[serde(default)]
+    pub recorder: Option<RecorderView>,
     /// Open streams, by stream id.
     pub streams: Vec<StreamView>,
     /// The last few streams that ended, most recent first, as they were when they ended.
@@ -51,92 +65,6 @@ pub struct StatusDocument {
     pub limits: Option<LimitsView>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SnapshotSummary {
-    pub generation: u64,
-    /// Resources in the base set plus every overlay.
-    pub resources: usize,
-    /// What every node is served, in make-before-break order.
-    pub types: Vec<TypeSummary>,
-    /// Per-node overlays: only the types an overlay changes, already merged with the base.
-    pub overlays: Vec<OverlaySummary>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TypeSummary {
-    pub type_url: String,
-    /// Short alias (`cds`, `eds`, ...) or the message name.
-    #[serde(rename = "type")]
-    pub alias: String,
-    pub version: String,
-    pub resources: usize,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OverlaySummary {
-    pub node_id: String,
-    pub types: Vec<TypeSummary>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReloadSummary {
-    pub ok: bool,
-    /// The generation being served (after a rejection: the last good one).
-    pub generation: u64,
-    /// The rejected file, when the rejection is about one file.
-    pub file: Option<String>,
-    pub error: Option<String>,
-    /// When the latest reload finished.
-    #[serde(with = "rfc3339")]
-    pub at: SystemTime,
-    /// How long the latest reload took.
-    #[serde(default)]
-    pub duration_ms: u64,
-    /// Reloads finished since start-up, the first load included: it moves on every reload,
-    /// also on one that changed nothing.
-    #[serde(default)]
-    pub count: u64,
-    /// The reload running now; `null` when none is.
-    #[serde(default)]
-    pub in_progress: Option<InProgressView>,
-    /// Whether fixture changes are being followed at all.
-    #[serde(default)]
-    pub watcher: WatcherView,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct InProgressView {
-    #[serde(with = "rfc3339")]
-    pub since: SystemTime,
-    /// The files being decoded (changed since the last good load); empty while the directory
-    /// is still being read.
-    pub files: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WatcherView {
-    /// False while the watcher is down and being restarted: edits are not picked up.
-    pub ok: bool,
-    pub error: Option<String>,
-    /// When it went down.
-    #[serde(with = "rfc3339::option")]
-    pub since: Option<SystemTime>,
-    /// How many times a failed watcher was replaced by a working one.
-    pub restarts: u64,
-}
-
-impl Default for WatcherView {
-    /// What a server that does not report its watcher means: it is fine.
-    fn default() -> Self {
-        Self {
-            ok: true,
-            error: None,
-            since: None,
-            restarts: 0,
-        }
-    }
-}
-
 /// Counts over open streams; states count (stream, type) pairs.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Totals {
@@ -147,7 +75,7 @@ pub struct Totals {
     pub stale: usize,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StreamView {
     pub id: u64,
     pub peer: Option<String>,
@@ -169,6 +97,9 @@ pub struct StreamView {
     pub disconnected_at: Option<SystemTime>,
     /// In make-before-break order.
     pub types: Vec<TypeView>,
+    /// The stream's last few events, oldest first, as transcript lines.
+    #[serde(default)]
+    pub recent: Vec<RecentEvent>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -186,6 +117,9 @@ pub struct TypeView {
     pub last_sent: Option<SentView>,
     pub last_acked: Option<AckedView>,
     pub last_nack: Option<NackView>,
+    /// The last response of this type a scenario rule touched.
+    #[serde(default)]
+    pub last_fault: Option<FaultView>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -194,6 +128,24 @@ pub struct SentView {
     pub nonce: String,
     /// Resources in the response (Delta: changed ones, not counting removals).
     pub resources: usize,
+    #[serde(with = "rfc3339")]
+    pub at: SystemTime,
+    /// The scenario rule that changed, delayed or withheld it on its way out.
+    #[serde(default)]
+    pub fault: Option<FaultMarkView>,
+}
+
+/// Which scenario rule did what.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FaultMarkView {
+    pub rule: String,
+    pub action: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FaultView {
+    pub rule: String,
+    pub action: String,
     #[serde(with = "rfc3339")]
     pub at: SystemTime,
 }
@@ -249,61 +201,12 @@ pub fn build(inputs: Inputs<'_>, node: Option<&str>) -> StatusDocument {
         snapshot: snapshot_summary(snapshot),
         reload: reload_summary(inputs.reload),
         totals: totals(&streams),
+        counters: Counters::default(),
+        recorder: None,
         streams,
         recently_closed,
         tls: None,
         limits: None,
-    }
-}
-
-fn snapshot_summary(snapshot: &Snapshot) -> SnapshotSummary {
-    let summarize = |types: &std::collections::BTreeMap<String, std::sync::Arc<TypeResources>>| {
-        let mut list: Vec<TypeSummary> = types
-            .iter()
-            .map(|(url, t)| TypeSummary {
-                type_url: url.clone(),
-                alias: type_url::short_name(url).to_string(),
-                version: t.version.clone(),
-                resources: t.resources.len(),
-            })
-            .collect();
-        list.sort_by_key(|t| (type_url::order(&t.type_url), t.type_url.clone()));
-        list
-    };
-    SnapshotSummary {
-        generation: snapshot.generation,
-        resources: snapshot.resource_count(),
-        types: summarize(&snapshot.base),
-        overlays: snapshot
-            .overlays
-            .iter()
-            .map(|(node, types)| OverlaySummary {
-                node_id: node.clone(),
-                types: summarize(types),
-            })
-            .collect(),
-    }
-}
-
-fn reload_summary(reload: &ReloadStatus) -> ReloadSummary {
-    ReloadSummary {
-        ok: reload.ok,
-        generation: reload.generation,
-        file: reload.file.as_ref().map(|f| f.display().to_string()),
-        error: reload.error.clone(),
-        at: reload.at,
-        duration_ms: u64::try_from(reload.took.as_millis()).unwrap_or(u64::MAX),
-        count: reload.count,
-        in_progress: reload.in_progress.as_ref().map(|p| InProgressView {
-            since: p.since,
-            files: p.files.iter().map(|f| f.display().to_string()).collect(),
-        }),
-        watcher: WatcherView {
-            ok: reload.watcher.ok,
-            error: reload.watcher.error.clone(),
-            since: reload.watcher.since,
-            restarts: reload.watcher.restarts,
-        },
     }
 }
 
@@ -348,6 +251,7 @@ fn stream_view(
         connected_since: stream.connected_since,
         disconnected_at,
         types,
+        recent: events::recent(&stream.recent),
     }
 }
 
@@ -366,6 +270,10 @@ fn type_view(status: &TypeStatus, current: Option<&TypeResources>, variant: Vari
             nonce: s.nonce.clone(),
             resources: s.resources,
             at: s.at,
+            fault: s.fault.as_ref().map(|m| FaultMarkView {
+                rule: m.rule.to_string(),
+                action: m.action.to_string(),
+            }),
         }),
         last_acked: status.last_acked.as_ref().map(|a| AckedView {
             version: a.version.clone(),
@@ -378,6 +286,15 @@ fn type_view(status: &TypeStatus, current: Option<&TypeResources>, variant: Vari
             message: n.message.clone(),
             at: n.at,
         }),
+        last_fault: status.last_fault.as_ref().map(fault_view),
+    }
+}
+
+fn fault_view(touched: &Touched) -> FaultView {
+    FaultView {
+        rule: touched.mark.rule.to_string(),
+        action: touched.mark.action.to_string(),
+        at: touched.at,
     }
 }
 

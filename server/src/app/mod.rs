@@ -23,7 +23,7 @@ pub use self::listener::{HttpServer, SHUTDOWN_GRACE};
 pub use self::xds::{GrpcServer, serve, serve_with_codec};
 use crate::{
     Error, Snapshot,
-    admin::registry::Registry,
+    admin::registry::{Registry, timeline},
     admin::{self, Admin, AdminAccess, Placement},
     config::watch::{ReloadStatus, Settings, Watcher},
     net::{
@@ -35,6 +35,7 @@ use crate::{
         tls::{ClientCerts, TlsFiles},
     },
     transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
+    transport::record::{self, Recorder, Recording},
 };
 
 /// Where `xdsloop-server` listens unless told otherwise (Envoy examples use 18000 for xDS).
@@ -65,8 +66,13 @@ pub struct Config {
     pub admin: Placement,
     /// Opens the admin data to requests carrying it as a bearer token, from anywhere.
     pub admin_token: Option<String>,
-    /// Whether `/snapshot` shows secret values.
+    /// Whether `/snapshot` and `--record-resources` show secret values.
     pub secrets: Secrets,
+    /// Events each stream keeps for `/status` (`recent`); 0 builds none. Without admin routes
+    /// nobody could read them, so none are kept then.
+    pub timeline_depth: usize,
+    /// Write a transcript of every stream (`--record`).
+    pub record: Option<Recording>,
 }
 
 impl Config {
@@ -84,6 +90,8 @@ impl Config {
             admin: Placement::XdsPort,
             admin_token: None,
             secrets: Secrets::Hide,
+            timeline_depth: timeline::DEFAULT_DEPTH,
+            record: None,
         }
     }
 }
@@ -102,6 +110,7 @@ pub struct Running {
     pub admin_addr: Option<SocketAddr>,
     server: GrpcServer,
     admin: Option<HttpServer>,
+    recorder: Option<Recorder>,
     watcher: Watcher,
 }
 
@@ -114,10 +123,13 @@ impl std::fmt::Debug for Running {
 }
 
 impl Running {
-    /// Ends every stream, stops the gRPC server and the admin endpoint, then stops watching
-    /// the fixtures.
+    /// Ends every stream, stops the gRPC server, finishes the transcript and stops the admin
+    /// endpoint, then stops watching the fixtures.
     pub async fn shutdown(self) -> Result<(), Error> {
         let result = self.server.shutdown().await;
+        if let Some(recorder) = self.recorder {
+            recorder.finish().await;
+        }
         let admin = match self.admin {
             Some(admin) => admin.shutdown().await,
             None => Ok(()),
@@ -141,7 +153,15 @@ pub async fn start(config: Config) -> Result<Running, Error> {
     };
     let watcher = Watcher::start_with(config.fixtures.clone(), codec.clone(), settings)?;
     let snapshots = watcher.snapshots.clone();
-    let registry = Registry::new();
+    let depth = match config.admin {
+        Placement::Off => 0,
+        Placement::XdsPort | Placement::Listener(_) => config.timeline_depth,
+    };
+    let registry = Registry::with_timeline_depth(depth);
+    let recorder = match &config.record {
+        Some(recording) => Some(record::start(&registry, recording, codec.clone())?),
+        None => None,
+    };
     let reloads = Some(watcher.reloads.clone());
     let listening = Listening {
         limits: config.limits,
@@ -183,6 +203,7 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         admin_addr,
         server,
         admin,
+        recorder,
         watcher,
     })
 }

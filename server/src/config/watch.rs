@@ -15,6 +15,8 @@
 //! - `debounce`: when a burst of events is over (pure);
 //! - `follow`: one watcher's loop: events → debounce → one reload at a time;
 //! - `reload`: one reload off the async threads, its progress, and publishing the outcome;
+//!   the load itself is behind a small trait, so tests can hold a reload open for as long as
+//!   they need instead of hoping a big file decodes slowly enough;
 //! - `supervise`: restarts a watcher that died (notify thread gone, directory and its parent
 //!   gone, a panic) with a fresh one and a full rescan, and reports it meanwhile.
 
@@ -23,11 +25,13 @@ mod events;
 mod follow;
 mod reload;
 mod supervise;
+#[cfg(test)]
+mod tests;
 
 use std::{
     path::{Path, PathBuf},
     sync::Arc,
-    time::{Duration, SystemTime},
+    time::{Duration, Instant, SystemTime},
 };
 
 use tokio::{sync::mpsc, sync::watch, task::JoinHandle};
@@ -50,6 +54,10 @@ pub struct ReloadStatus {
     pub error: Option<String>,
     /// When the latest reload finished.
     pub at: SystemTime,
+    /// When it started, on the monotonic clock: a reload that started after a file was written
+    /// has read it (wall-clock `at - took` can be stepped by NTP).
+    #[serde(skip)]
+    pub started: Instant,
     /// How long the latest reload took, from reading the directory to publishing.
     pub took: Duration,
     /// Reloads finished since start-up, the first load included. It moves on every reload,

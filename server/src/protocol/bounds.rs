@@ -80,6 +80,7 @@ mod tests {
             last_acked: None,
             last_nack: None,
             held_hash: None,
+            last_fault: None,
         }
     }
 

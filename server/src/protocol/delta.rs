@@ -28,20 +28,22 @@ use std::{
 use bytes::Bytes;
 use tracing::{info, warn};
 use xdsloop_proto::{
+    Resource,
     discovery::{DeltaDiscoveryRequest, DeltaDiscoveryResponse},
     type_url, version,
 };
 
 use crate::{
     Snapshot, TypeResources,
-    protocol::machine::StreamMachine,
     protocol::nonce::NonceSource,
     protocol::ordering::{Planned, make_before_break},
-    protocol::response::DeltaResponse,
+    protocol::response::{DeltaResponse, Manifest},
     protocol::sotw::control_plane,
     protocol::subscription::TypeStatus,
-    protocol::subscription::{Subscription, Verdict, WILDCARD},
+    protocol::subscription::{Change, Exchange, Interest, Subscription, Verdict, WILDCARD},
 };
+
+mod hooks;
 
 #[derive(Debug, Default)]
 struct TypeState {
@@ -74,6 +76,8 @@ impl TypeState {
 struct Changes {
     /// Encoded `resources` entries, shared with other streams sending the same resources.
     resources: Vec<Bytes>,
+    /// The resources of those entries, in the same order.
+    sent: Vec<Arc<Resource>>,
     removed: BTreeSet<String>,
 }
 
@@ -87,6 +91,8 @@ pub struct DeltaStream {
     types: BTreeMap<String, TypeState>,
     changed: BTreeSet<String>,
     empty: Arc<TypeResources>,
+    /// What the last request did.
+    exchange: Exchange,
 }
 
 impl DeltaStream {
@@ -99,6 +105,7 @@ impl DeltaStream {
             types: BTreeMap::new(),
             changed: BTreeSet::new(),
             empty: Arc::new(TypeResources::new(BTreeMap::new(), None)),
+            exchange: Exchange::default(),
         }
     }
 
@@ -107,6 +114,7 @@ impl DeltaStream {
         let node = self.node_from(&request);
         let url = request.type_url.clone();
         let (stream, short) = (self.id, type_url::short_name(&url));
+        self.exchange = Exchange::default();
         if url.is_empty() {
             warn!(stream, %node, "request without type_url ignored");
             return Vec::new();
@@ -114,14 +122,20 @@ impl DeltaStream {
         let resources = self.resources(&node, &url);
         let first = !self.types.contains_key(&url);
         let state = self.types.entry(url.clone()).or_default();
-        acknowledge(stream, &node, &url, &mut state.sub, &request);
+        let verdict = acknowledge(stream, &node, &url, &mut state.sub, &request);
         let subscribe = &request.resource_names_subscribe;
         let unsubscribe = &request.resource_names_unsubscribe;
+        let before = state.sub.interest.clone();
         state
             .sub
             .interest
             .apply_delta(first, subscribe, unsubscribe);
         let interest = &state.sub.interest;
+        self.exchange = Exchange {
+            verdict,
+            first_for_type: first,
+            change: change(&before, interest, subscribe),
+        };
         for name in unsubscribe {
             if name == WILDCARD {
                 state.known.retain(|n, _| interest.names_contain(n));
@@ -254,24 +268,39 @@ impl DeltaStream {
                     ..Default::default()
                 },
                 entries: changes.resources,
+                manifest: Manifest::Delta(changes.sent.into()),
             },
         }
     }
 }
 
+/// How a request's subscription changes moved the interest from `before` to `after`.
+fn change(before: &Interest, after: &Interest, subscribe: &[String]) -> Change {
+    let new = |name: &String| {
+        if name == WILDCARD {
+            !before.is_wildcard()
+        } else {
+            !before.contains(name)
+        }
+    };
+    let widened = (after.is_wildcard() && !before.is_wildcard()) || subscribe.iter().any(new);
+    Change::of(widened, before.revision(), after.revision())
+}
+
 /// Records what the request says about our latest response (ACK, NACK, or a stale nonce whose
-/// verdict is ignored while its interest changes still count).
+/// verdict is ignored while its interest changes still count), and returns the verdict.
 fn acknowledge(
     stream: u64,
     node: &str,
     url: &str,
     sub: &mut Subscription,
     request: &DeltaDiscoveryRequest,
-) {
+) -> Verdict {
     let short = type_url::short_name(url);
     let nonce = request.response_nonce.as_str();
     let error = request.error_detail.as_ref();
-    match sub.ledger.classify(nonce, error.is_some()) {
+    let verdict = sub.ledger.classify(nonce, error.is_some());
+    match verdict {
         Verdict::Ack => {
             let version = sub.ledger.last_sent.as_ref().map(|s| s.version.clone());
             let version = version.unwrap_or_default();
@@ -287,8 +316,9 @@ fn acknowledge(
         Verdict::Stale => {
             info!(stream, %node, r#type = %short, %nonce, "stale nonce: ACK/NACK ignored, subscription changes applied");
         }
-        Verdict::Initial => {}
+        Verdict::Initial | Verdict::Ignored => {}
     }
+    verdict
 }
 
 /// Brings `state.known` in line with `resources` and returns what the client must be told.
@@ -307,14 +337,14 @@ fn reconcile(
         let names = interest.names().iter();
         names.filter_map(|n| resources.resources.get(n)).collect()
     };
-    let mut send = Vec::new();
     for r in present {
         let held = state.known.get(&r.name).and_then(Option::as_deref);
         if held != Some(r.version.as_str()) || force.contains(r.name.as_str()) {
-            send.push(r.as_ref());
+            changes.sent.push(r.clone());
             state.known.insert(r.name.clone(), Some(r.version.clone()));
         }
     }
+    let send = changes.sent.iter().map(AsRef::as_ref);
     changes.resources = resources.delta_entries(url, send);
     for (name, held) in &state.known {
         if held.is_some() && !resources.resources.contains_key(name) {
@@ -338,26 +368,6 @@ fn reconcile(
     }
     state.seen_hash = Some(resources.content_hash);
     changes
-}
-
-impl StreamMachine for DeltaStream {
-    type Request = DeltaDiscoveryRequest;
-    type Response = DeltaResponse;
-    fn on_request(&mut self, request: DeltaDiscoveryRequest) -> Vec<DeltaResponse> {
-        DeltaStream::on_request(self, request)
-    }
-    fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<DeltaResponse> {
-        DeltaStream::on_snapshot(self, snapshot)
-    }
-    fn node_id(&self) -> Option<&str> {
-        DeltaStream::node_id(self)
-    }
-    fn take_status(&mut self) -> Vec<TypeStatus> {
-        DeltaStream::take_status(self)
-    }
-    fn payload(response: &DeltaResponse) -> (&str, usize) {
-        (&response.head.type_url, response.entry_bytes())
-    }
 }
 
 #[cfg(test)]

@@ -1,15 +1,28 @@
 //! The one interface between the protocol and the transport: a stream state machine takes
 //! requests and snapshots and returns the responses to send, and reports what changed for
 //! `/status`. The transport's stream loop drives any machine through it, SotW or Delta.
+//!
+//! Besides the protocol itself, the interface has the hooks the loop's observers need, all
+//! pure and cheap: what the last request was ([`StreamMachine::exchange`]), the ledger the
+//! conformance judge reads before a request is handled, what happened to a response on the
+//! wire once the fault stage had its say ([`StreamMachine::note_wire`]), a resend of the last
+//! response ([`StreamMachine::repeat_last`]) and what the client holds when the stream ends
+//! ([`StreamMachine::held`]).
 
 use std::sync::Arc;
 
-use crate::{Snapshot, protocol::subscription::TypeStatus};
+use crate::{
+    Snapshot,
+    protocol::held::Held,
+    protocol::subscription::{Exchange, Ledger, TypeStatus},
+    protocol::tap::{TapRequest, TapResponse},
+    protocol::wire::{FaultMark, WireFate},
+};
 
 /// A sans-I/O stream state machine (SotW or Delta).
 pub trait StreamMachine: Send + 'static {
-    type Request: Send + 'static;
-    type Response: Send + 'static;
+    type Request: TapRequest + Send + 'static;
+    type Response: TapResponse + Send + 'static;
     /// Handles one client request; returns the responses to send, in order.
     fn on_request(&mut self, request: Self::Request) -> Vec<Self::Response>;
     /// Handles a new snapshot; returns the responses to send, in order.
@@ -20,4 +33,20 @@ pub trait StreamMachine: Send + 'static {
     fn take_status(&mut self) -> Vec<TypeStatus>;
     /// A response's type URL and the bytes of its resources (close to its encoded size).
     fn payload(response: &Self::Response) -> (&str, usize);
+    /// What the last [`Self::on_request`] decided.
+    fn exchange(&self) -> Exchange;
+    /// The wire history of one type, as it stands (read before a request is handled).
+    fn ledger(&self, type_url: &str) -> Option<&Ledger>;
+    /// How many nonces this stream has handed out: every one is `<stream>-<n>` with `n` at
+    /// most this.
+    fn nonces_issued(&self) -> u64;
+    /// The response for `type_url`'s current interest again, with a fresh nonce, even though
+    /// the client has it (a push storm on purpose); recorded in the ledger like any other.
+    /// `None` when the type has no subscription or nothing to send.
+    fn repeat_last(&mut self, type_url: &str) -> Option<Self::Response>;
+    /// What became of the response planned with `planned_nonce`: the fault stage `mark`ed it
+    /// and it went out as `fate` says. The ledger then shows what really happened.
+    fn note_wire(&mut self, type_url: &str, planned_nonce: &str, mark: FaultMark, fate: WireFate);
+    /// What the client holds when the stream ends, per type.
+    fn held(self) -> Held;
 }

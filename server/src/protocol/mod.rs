@@ -3,18 +3,28 @@
 //! layer feeds these machines requests and snapshots and writes out what they return.
 //!
 //! - [`sotw`] / [`delta`]: the stream state machines (requests and snapshots in, responses
-//!   out), behind the one interface the transport drives, [`machine::StreamMachine`].
+//!   out), behind the one interface the transport drives, [`machine::StreamMachine`];
+//!   [`kind`]: how a stream reached the server (SotW or Delta, which service).
 //! - [`subscription`]: per stream and type, what the client wants and what happened on the
 //!   wire (sent, ACKed, NACKed), and the status each stream reports.
 //! - [`nonce`], [`ordering`]: response nonces (S1) and make-before-break order (S11).
 //! - [`request`]: requests as they come off the wire, SotW names read in place;
 //!   [`response`]: responses as the machines return them, resource entries shared.
 //! - [`fetch`]: stateless fetches (gRPC `Fetch*`, REST) answered by the SotW machine.
+//! - [`tap`]: what happened on a stream as plain events, for whoever observes it;
+//!   [`wire`]: what a fault did to a response on the wire; [`held`]: what a client holds
+//!   when its stream ends.
+//! - [`faults`]: the fault stage between the machines and the wire (scenario rules);
+//!   [`conformance`]: the judge that checks each client against the C rules as it runs.
 //! - [`bounds`]: what one stream's subscriptions may hold (types, name bytes).
 
 pub mod bounds;
+pub mod conformance;
 pub mod delta;
+pub mod faults;
 pub mod fetch;
+pub mod held;
+pub mod kind;
 pub mod machine;
 pub mod nonce;
 pub mod ordering;
@@ -22,3 +32,5 @@ pub mod request;
 pub mod response;
 pub mod sotw;
 pub mod subscription;
+pub mod tap;
+pub mod wire;

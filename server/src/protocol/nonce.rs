@@ -21,6 +21,11 @@ impl NonceSource {
         self.next += 1;
         nonce
     }
+
+    /// How many nonces this source has handed out.
+    pub fn issued(&self) -> u64 {
+        self.next - 1
+    }
 }
 
 #[cfg(test)]
@@ -33,6 +38,7 @@ mod tests {
         let first = a.next_nonce();
         let second = a.next_nonce();
         assert_ne!(first, second);
+        assert_eq!(a.issued(), 2);
         assert!(first.starts_with("7-"));
         assert_ne!(
             NonceSource::new(8).next_nonce(),

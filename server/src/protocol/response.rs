@@ -5,9 +5,16 @@
 //! decode (with any protobuf library) to the same message the plain path builds; the tests
 //! check that.
 
+use std::sync::Arc;
+
 use bytes::{BufMut, Bytes};
 use prost::Message;
-use xdsloop_proto::discovery::{DeltaDiscoveryResponse, DiscoveryResponse};
+use xdsloop_proto::{
+    Resource,
+    discovery::{DeltaDiscoveryResponse, DiscoveryResponse},
+};
+
+use crate::snapshot::views::View;
 
 /// A response: the stream's own fields in `head` (its repeated resources field left empty)
 /// and the resource entries, each already encoded as one element of that repeated field.
@@ -15,6 +22,41 @@ use xdsloop_proto::discovery::{DeltaDiscoveryResponse, DiscoveryResponse};
 pub struct Outbound<M> {
     pub head: M,
     pub entries: Vec<Bytes>,
+    /// Which resources the entries hold, for observers; dropped with the response once it is
+    /// written, so it never keeps a snapshot generation alive.
+    pub manifest: Manifest,
+}
+
+/// The resources in a response, in entry order, as shared pointers (no copies).
+#[derive(Debug, Clone, Default)]
+pub enum Manifest {
+    /// Built in memory without one (tests).
+    #[default]
+    Unknown,
+    /// SotW: the view the one entry buffer was encoded from.
+    Sotw(Arc<View>),
+    /// Delta: one resource per entry.
+    Delta(Arc<[Arc<Resource>]>),
+}
+
+impl Manifest {
+    /// The resources, in entry order (empty when unknown).
+    pub fn resources(&self) -> &[Arc<Resource>] {
+        match self {
+            Manifest::Unknown => &[],
+            Manifest::Sotw(view) => &view.picked,
+            Manifest::Delta(resources) => resources,
+        }
+    }
+
+    /// The same resources as one shared list: a pointer copy for both variants.
+    pub fn shared(&self) -> Option<Arc<[Arc<Resource>]>> {
+        match self {
+            Manifest::Unknown => None,
+            Manifest::Sotw(view) => Some(view.picked.clone()),
+            Manifest::Delta(resources) => Some(resources.clone()),
+        }
+    }
 }
 
 pub type SotwResponse = Outbound<DiscoveryResponse>;

@@ -39,15 +39,16 @@ use xdsloop_proto::{
 
 use crate::{
     Snapshot, TypeResources,
-    protocol::machine::StreamMachine,
     protocol::nonce::NonceSource,
     protocol::ordering::{Planned, make_before_break},
     protocol::request::SotwRequest,
-    protocol::response::SotwResponse,
+    protocol::response::{Manifest, SotwResponse},
     protocol::subscription::TypeStatus,
-    protocol::subscription::{Interest, Subscription, Verdict},
+    protocol::subscription::{Change, Exchange, Interest, Subscription, Verdict},
     snapshot::views::{Picked, View},
 };
+
+mod hooks;
 
 /// The `control_plane` every response carries, so clients can log who configured them.
 pub fn control_plane() -> ControlPlane {
@@ -85,6 +86,8 @@ pub struct SotwStream {
     types: BTreeMap<String, TypeState>,
     changed: BTreeSet<String>,
     empty: Arc<TypeResources>,
+    /// What the last request did.
+    exchange: Exchange,
 }
 
 impl SotwStream {
@@ -97,6 +100,7 @@ impl SotwStream {
             types: BTreeMap::new(),
             changed: BTreeSet::new(),
             empty: Arc::new(TypeResources::new(BTreeMap::new(), None)),
+            exchange: Exchange::default(),
         }
     }
 
@@ -106,40 +110,32 @@ impl SotwStream {
         let request = &request.head;
         let node = self.node_from(request);
         let url = request.type_url.clone();
-        let (stream, short) = (self.id, type_url::short_name(&url));
+        self.exchange = Exchange::default();
         if url.is_empty() {
-            warn!(stream, %node, "request without type_url ignored");
+            warn!(stream = self.id, %node, "request without type_url ignored");
             return Vec::new();
         }
         let first = !self.types.contains_key(&url);
         let state = self.types.entry(url.clone()).or_default();
-        let nonce = request.response_nonce.as_str();
-        let error = request.error_detail.as_ref();
-        match state.sub.ledger.classify(nonce, error.is_some()) {
-            Verdict::Stale => {
-                info!(stream, %node, r#type = %short, %nonce, "stale nonce: request ignored");
-                return Vec::new();
-            }
-            Verdict::Ack => {
-                state.sub.ledger.record_ack(&request.version_info);
-                info!(stream, %node, r#type = %short, version = %request.version_info, %nonce, "ACK");
-            }
-            Verdict::Nack => {
-                let message = error.map(|e| e.message.as_str()).unwrap_or_default();
-                let nack = state.sub.ledger.record_nack(message);
-                warn!(stream, %node, r#type = %short, version = %nack.version, %nonce,
-                    error = nack.message, "NACK: not resending until the fixtures change");
-            }
-            Verdict::Initial => {}
+        let verdict = answer(self.id, &node, &url, &mut state.sub, request);
+        self.exchange = Exchange {
+            verdict,
+            first_for_type: first,
+            change: Change::None,
+        };
+        if verdict == Verdict::Stale {
+            return Vec::new();
         }
         self.changed.insert(url.clone());
         let revision = state.sub.interest.revision();
         let widened = state.sub.interest.replace(&names);
+        let change = Change::of(widened, revision, state.sub.interest.revision());
+        self.exchange.change = change;
         if !(first || widened) {
             // A narrowed interest needs no response, but what the client holds of it is now
             // a subset of the last response: compare future snapshots against that subset.
             // A plain ACK leaves the interest as it was, and the hash with it.
-            let narrowed = state.sub.interest.revision() != revision;
+            let narrowed = change == Change::Narrowed;
             if let Some(from) = state.sent_from.as_ref().filter(|_| narrowed) {
                 state.sent_hash = Some(view(&state.sub.interest, from).hash);
             }
@@ -231,26 +227,6 @@ impl SotwStream {
     }
 }
 
-impl StreamMachine for SotwStream {
-    type Request = SotwRequest;
-    type Response = SotwResponse;
-    fn on_request(&mut self, request: SotwRequest) -> Vec<SotwResponse> {
-        SotwStream::on_request(self, request)
-    }
-    fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<SotwResponse> {
-        SotwStream::on_snapshot(self, snapshot)
-    }
-    fn node_id(&self) -> Option<&str> {
-        SotwStream::node_id(self)
-    }
-    fn take_status(&mut self) -> Vec<TypeStatus> {
-        SotwStream::take_status(self)
-    }
-    fn payload(response: &SotwResponse) -> (&str, usize) {
-        (&response.head.type_url, response.entry_bytes())
-    }
-}
-
 /// The resources a subscription receives: all of them for a wildcard, else the named ones
 /// that exist, with their hash (for a wildcard the type's content hash: same formula). Shared
 /// by streams with the same interest (see [`crate::snapshot::views`]).
@@ -275,6 +251,37 @@ fn view(interest: &Interest, resources: &TypeResources) -> Arc<View> {
         let hash = version::fnv1a(&parts);
         View::new(picked, hash)
     })
+}
+
+/// Records what the request says about our latest response (S2, S4) and returns its verdict.
+fn answer(
+    stream: u64,
+    node: &str,
+    url: &str,
+    sub: &mut Subscription,
+    request: &DiscoveryRequest,
+) -> Verdict {
+    let short = type_url::short_name(url);
+    let nonce = request.response_nonce.as_str();
+    let error = request.error_detail.as_ref();
+    let verdict = sub.ledger.classify(nonce, error.is_some());
+    match verdict {
+        Verdict::Stale => {
+            info!(stream, %node, r#type = %short, %nonce, "stale nonce: request ignored");
+        }
+        Verdict::Ack => {
+            sub.ledger.record_ack(&request.version_info);
+            info!(stream, %node, r#type = %short, version = %request.version_info, %nonce, "ACK");
+        }
+        Verdict::Nack => {
+            let message = error.map(|e| e.message.as_str()).unwrap_or_default();
+            let nack = sub.ledger.record_nack(message);
+            warn!(stream, %node, r#type = %short, version = %nack.version, %nonce,
+                error = nack.message, "NACK: not resending until the fixtures change");
+        }
+        Verdict::Initial | Verdict::Ignored => {}
+    }
+    verdict
 }
 
 /// Builds the response for `state`'s current interest and records it as sent.
@@ -304,7 +311,12 @@ fn respond(
         ..Default::default()
     };
     let entries = vec![view.sotw_entries(url, resources)];
-    let response = SotwResponse { head, entries };
+    let manifest = Manifest::Sotw(view.clone());
+    let response = SotwResponse {
+        head,
+        entries,
+        manifest,
+    };
     let version = resources.version.as_str();
     info!(stream, %node, r#type = %type_url::short_name(url), %version, %nonce,
         resources = view.picked.len(), "push");

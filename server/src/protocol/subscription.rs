@@ -7,6 +7,7 @@ use std::{collections::BTreeSet, time::SystemTime};
 
 use serde::Serialize;
 
+use crate::protocol::wire::{FaultMark, Touched, WireFate};
 pub use crate::snapshot::names::SharedNames;
 
 pub use xdsloop_proto::discovery::WILDCARD;
@@ -142,6 +143,8 @@ pub struct Sent {
     /// Resources in the response (Delta: changed resources, not counting removals).
     pub resources: usize,
     pub at: SystemTime,
+    /// The scenario rule that changed, delayed or withheld this response on its way out.
+    pub fault: Option<FaultMark>,
 }
 
 /// The last ACK: the client applied `version` (sent with `nonce`).
@@ -174,6 +177,50 @@ pub enum Verdict {
     /// The nonce is not the latest sent for this type: the client has not seen our newest
     /// response yet (S4).
     Stale,
+    /// Not classified: the request has no type URL. Never returned by [`Ledger::classify`].
+    Ignored,
+}
+
+/// What one request did, as the machine decided it: set by every `on_request`, read by the
+/// loop's observers (the tap, the judge, the counters) and nothing else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exchange {
+    pub verdict: Verdict,
+    /// The first request for its type on this stream.
+    pub first_for_type: bool,
+    pub change: Change,
+}
+
+impl Default for Exchange {
+    /// Before any request: nothing was decided.
+    fn default() -> Self {
+        Self {
+            verdict: Verdict::Ignored,
+            first_for_type: false,
+            change: Change::None,
+        }
+    }
+}
+
+/// Whether a request changed the interest in its type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    None,
+    /// Something is wanted that was not before: a new name, or the wildcard.
+    Widened,
+    /// Only names (or the wildcard) were given up.
+    Narrowed,
+}
+
+impl Change {
+    /// From the interest's revision before and after the request, and whether it widened.
+    pub fn of(widened: bool, revision_before: u64, revision_after: u64) -> Self {
+        match (widened, revision_before == revision_after) {
+            (true, _) => Change::Widened,
+            (false, true) => Change::None,
+            (false, false) => Change::Narrowed,
+        }
+    }
 }
 
 /// The wire history of one type on one stream.
@@ -182,6 +229,8 @@ pub struct Ledger {
     pub last_sent: Option<Sent>,
     pub last_acked: Option<Acked>,
     pub last_nack: Option<Nacked>,
+    /// The last response of this type a scenario rule touched (kept after later responses).
+    pub last_fault: Option<Touched>,
 }
 
 impl Ledger {
@@ -203,7 +252,34 @@ impl Ledger {
             nonce: nonce.to_string(),
             resources,
             at: SystemTime::now(),
+            fault: None,
         });
+    }
+
+    /// Corrects the record of the response planned with `planned_nonce` to what went on the
+    /// wire. A reused nonce becomes the one the client will echo, so its answer counts.
+    /// Returns false when that response is no longer the latest (nothing to correct).
+    pub fn note_wire(&mut self, planned_nonce: &str, mark: FaultMark, fate: &WireFate) -> bool {
+        let Some(sent) = self.last_sent.as_mut().filter(|s| s.nonce == planned_nonce) else {
+            return false;
+        };
+        if let WireFate::Sent { nonce } = fate {
+            sent.nonce.clone_from(nonce);
+        }
+        sent.fault = Some(mark.clone());
+        self.last_fault = Some(Touched {
+            mark,
+            at: SystemTime::now(),
+        });
+        true
+    }
+
+    /// Whether the latest response was answered with an ACK.
+    pub fn acked_latest(&self) -> bool {
+        match (&self.last_sent, &self.last_acked) {
+            (Some(sent), Some(acked)) => sent.nonce == acked.nonce,
+            _ => false,
+        }
     }
 
     /// Records an ACK of the latest response; `version` is what the client says it applied.
@@ -251,6 +327,8 @@ pub struct TypeStatus {
     pub last_sent: Option<Sent>,
     pub last_acked: Option<Acked>,
     pub last_nack: Option<Nacked>,
+    /// The last response of this type a scenario rule touched.
+    pub last_fault: Option<Touched>,
     /// Content hash of what the latest response left the client with (or offered it, if that
     /// was NACKed), restricted to the current subscription and computed like
     /// `TypeResources::content_hash`. `/status` compares it, and for SotW `last_sent.version`
@@ -277,104 +355,11 @@ impl Subscription {
             last_sent: self.ledger.last_sent.clone(),
             last_acked: self.ledger.last_acked.clone(),
             last_nack: self.ledger.last_nack.clone(),
+            last_fault: self.ledger.last_fault.clone(),
             held_hash,
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn names(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn s6_legacy_wildcard_survives_empty_acks_but_not_explicit_names() {
-        let mut interest = Interest::default();
-        assert!(
-            interest.replace::<&str>(&[]),
-            "a fresh empty request is a wildcard"
-        );
-        assert!(interest.is_wildcard());
-        assert!(
-            !interest.replace::<&str>(&[]),
-            "an empty ACK keeps the legacy wildcard"
-        );
-        assert!(interest.is_wildcard());
-        assert!(interest.replace(&names(&["a"])));
-        assert!(!interest.is_wildcard() && interest.contains("a"));
-        assert!(
-            !interest.replace::<&str>(&[]),
-            "after names, empty means nothing"
-        );
-        assert!(interest.is_empty());
-    }
-
-    #[test]
-    fn s6_explicit_star_is_wildcard_alongside_names() {
-        let mut interest = Interest::default();
-        assert!(interest.replace(&names(&["*", "x"])));
-        assert!(interest.is_wildcard() && interest.names_contain("x"));
-        assert!(
-            !interest.replace(&names(&["*", "x"])),
-            "repeating is not widening"
-        );
-        assert!(!interest.replace(&names(&["x"])), "dropping * narrows");
-        assert!(!interest.is_wildcard());
-    }
-
-    #[test]
-    fn s5_new_names_widen_removed_names_do_not() {
-        let mut interest = Interest::default();
-        assert!(interest.replace(&names(&["a", "b"])));
-        assert!(!interest.replace(&names(&["a"])));
-        assert!(
-            interest.replace(&names(&["a", "b"])),
-            "re-added name is new again"
-        );
-    }
-
-    #[test]
-    fn delta_legacy_wildcard_and_star_unsubscribe() {
-        let mut interest = Interest::default();
-        interest.apply_delta(true, &[], &[]);
-        assert!(interest.is_wildcard());
-        interest.apply_delta(false, &names(&["a"]), &[]);
-        assert!(
-            interest.is_wildcard(),
-            "Delta requests are diffs: wildcard stays"
-        );
-        interest.apply_delta(false, &[], &names(&["*"]));
-        assert!(!interest.is_wildcard() && interest.contains("a"));
-        interest.apply_delta(false, &[], &names(&["a"]));
-        assert!(interest.is_empty());
-        let mut named = Interest::default();
-        named.apply_delta(true, &names(&["b"]), &[]);
-        assert!(!named.is_wildcard() && named.contains("b"));
-    }
-
-    #[test]
-    fn s2_verdict_is_told_by_nonce_and_error_detail_only() {
-        let mut ledger = Ledger::default();
-        assert_eq!(ledger.classify("", false), Verdict::Initial);
-        assert_eq!(ledger.classify("old-stream-nonce", false), Verdict::Initial);
-        ledger.record_sent("v1", "1-1", 3);
-        assert_eq!(ledger.classify("1-1", false), Verdict::Ack);
-        assert_eq!(ledger.classify("1-1", true), Verdict::Nack);
-        assert_eq!(ledger.classify("1-0", false), Verdict::Stale);
-        assert_eq!(ledger.classify("", false), Verdict::Initial);
-        let nack = ledger.record_nack("bad cluster").clone();
-        assert_eq!((nack.version.as_str(), nack.nonce.as_str()), ("v1", "1-1"));
-        ledger.record_ack("v1");
-        assert_eq!(ledger.last_acked.as_ref().unwrap().nonce, "1-1");
-    }
-
-    #[test]
-    fn nack_messages_are_bounded() {
-        let mut ledger = Ledger::default();
-        let long = "é".repeat(MAX_NACK_MESSAGE_BYTES);
-        assert!(ledger.record_nack(&long).message.len() <= MAX_NACK_MESSAGE_BYTES + 4);
-    }
-}
+mod tests;

@@ -16,12 +16,14 @@ use crate::{
     Snapshot,
     admin::registry::{Registry, StreamKind},
     net::{DEFAULT_MAX_REQUEST_BYTES, conn::PeerInfo},
+    protocol::conformance::Judge,
     protocol::delta::DeltaStream,
+    protocol::faults::stage::FaultStage,
     protocol::machine::StreamMachine,
     protocol::request::SotwRequest,
     protocol::response::{DeltaResponse, SotwResponse},
     protocol::sotw::SotwStream,
-    transport::stream_loop::{self, Feeds, OUTBOUND_CAPACITY},
+    transport::stream::{self, Feeds, OUTBOUND_CAPACITY, StreamKit, tap::Tap},
 };
 
 /// The response limit: gRPC's default 4 MiB is far too small for real fleets' CDS/EDS (S13).
@@ -121,15 +123,16 @@ impl Discovery {
     {
         let addr = peer.as_ref().map(|p| p.addr);
         let identity = peer.and_then(|p| p.identity);
-        let entry = self.registry.open(kind, addr, identity.clone());
         let client = identity.as_ref().map(|i| i.summary());
-        info!(stream = entry.id(), transport = %kind, peer = ?addr, identity = client.as_deref(),
+        let tap = Tap::open(&self.registry, kind, addr, identity);
+        let id = tap.stream();
+        info!(stream = id, transport = %kind, peer = ?addr, identity = client.as_deref(),
             "stream opened");
         // Mark the snapshot the machine starts from as seen on this stream's own receiver, so
         // a reload between here and the loop's first poll is still noticed.
         let mut snapshots = self.snapshots.clone();
         let current = snapshots.borrow_and_update().clone();
-        let machine = machine(entry.id(), current);
+        let machine = machine(id, current);
         let (tx, rx) = mpsc::channel(OUTBOUND_CAPACITY);
         let feeds = Feeds {
             snapshots,
@@ -137,7 +140,13 @@ impl Discovery {
             max_message_bytes: self.max_message_bytes,
             max_request_bytes: self.max_request_bytes,
         };
-        tokio::spawn(stream_loop::run(machine, requests, feeds, tx, entry));
+        let kit = StreamKit {
+            kind,
+            tap,
+            judge: Judge::new(),
+            faults: FaultStage::new(),
+        };
+        tokio::spawn(stream::run(machine, requests, feeds, tx, kit));
         ReceiverStream::new(rx)
     }
 }

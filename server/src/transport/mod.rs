@@ -1,7 +1,8 @@
 //! I/O: how requests reach the protocol machines and responses leave them.
 //!
-//! - [`stream_loop`]: the short async loop around one state machine: requests, snapshot
-//!   changes and shutdown in; responses and status out.
+//! - [`stream`]: the short async loop around one state machine: requests, snapshot changes
+//!   and shutdown in; responses, status and events out, through the judge, the fault stage
+//!   and the tap.
 //! - [`discovery`]: starts those loops for any gRPC service, registered in the registry.
 //! - [`request_body`]: a streaming call's requests, read off its HTTP/2 body as they arrive;
 //!   `response_body`: its responses, written frame by frame with the shared resource bytes
@@ -10,13 +11,15 @@
 //!   their own services (streams and unary Fetch); [`rest`]: Envoy's REST-JSON polling;
 //!   [`unary`]: the newest snapshot's answers to both kinds of fetch.
 //! - [`introspection`]: gRPC health checking and reflection on the xDS port.
+//! - [`record`]: the transcript recorder (`--record`), fed by the registry's event bus.
 
 pub mod ads;
 pub mod discovery;
 pub mod introspection;
 pub mod per_type;
+pub mod record;
 pub mod request_body;
 mod response_body;
 pub mod rest;
-pub mod stream_loop;
+pub mod stream;
 pub mod unary;

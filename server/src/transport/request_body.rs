@@ -94,7 +94,8 @@ impl<Req: Inbound> Stream for Requests<Req> {
     type Item = Result<Req, Status>;
 
     /// Requests in order; after an error (a bad message, a broken body) nothing more. The
-    /// client ending its side (end of body, trailers) ends the stream.
+    /// client ending its side (end of body, trailers) ends the stream. A broken body (reset,
+    /// connection gone) is `CANCELLED`; a bad message is any other code.
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
         loop {
@@ -122,7 +123,12 @@ impl<Req: Inbound> Stream for Requests<Req> {
                         this.messages.push(data);
                     }
                 }
-                Some(Err(status)) => return this.fail(status),
+                Some(Err(broken)) => {
+                    // The client reset the stream or the connection failed: nobody is left to
+                    // read a status, and the stream loop tells this apart from a bad message.
+                    let gone = format!("the request stream broke: {}", broken.message());
+                    return this.fail(Status::cancelled(gone));
+                }
                 None => {
                     this.done = true;
                     this.reserved = None;

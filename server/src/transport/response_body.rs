@@ -217,7 +217,11 @@ mod tests {
             nonce: "1-1".into(),
             ..Default::default()
         };
-        Outbound { head, entries }
+        Outbound {
+            head,
+            entries,
+            manifest: Default::default(),
+        }
     }
 
     /// One resource entry of `size` value bytes, encoded as the snapshot caches it.

@@ -73,6 +73,10 @@ fn log_format_json_reports_a_start_up_error_as_json() {
     let logs = json_lines(&stderr);
     let last = logs.last().unwrap();
     assert_eq!(last["level"], "ERROR");
+    // Key for key in the order of the log lines (`xdsloop_log` holds the client to it too).
+    let raw = stderr.last().unwrap();
+    assert!(raw.starts_with(r#"{"timestamp":""#), "{raw}");
+    assert!(raw.ends_with(r#","target":"xdsloop_server"}"#), "{raw}");
     let message = last["message"].as_str().unwrap();
     assert!(
         message.contains(&format!("cannot listen on {addr}")),

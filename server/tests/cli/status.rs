@@ -37,10 +37,11 @@ fn status_subcommand_fails_clearly_without_a_server() {
 }
 
 /// `xdsloop-server` and `xdsloop-server status`, both without flags, find each other. This
-/// needs the default port 127.0.0.1:18000; when something else holds it, what is checked
-/// instead is that the server says so clearly.
+/// needs the default port 127.0.0.1:18000; when something else holds it (another server on a
+/// shared machine), the test checks only the weaker half its name says: that the server reports
+/// the taken port clearly. Run it where the port is free to check the rest.
 #[test]
-fn status_finds_admin_on_default_address() {
+fn status_finds_admin_on_default_address_or_reports_the_port_taken() {
     let version = format!("default-{}", std::process::id());
     let dir = fixtures(&version);
     let server = Server::spawn(dir.path(), &[], &[]);

@@ -8,8 +8,10 @@
 #![allow(dead_code)] // Shared by several test areas; not every area uses every helper.
 
 mod clients;
+mod events;
 mod fixture_server;
 mod http;
+mod invalid;
 mod naive_server;
 mod resources;
 
@@ -24,8 +26,10 @@ use xdsloop_server::{
 };
 
 pub use clients::*;
+pub use events::Events;
 pub use fixture_server::*;
 pub use http::*;
+pub use invalid::{INVALID, SECRET_TEXT};
 pub use naive_server::{Bug, NaiveServer};
 pub use resources::*;
 

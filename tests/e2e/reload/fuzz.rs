@@ -2,7 +2,7 @@
 //! a connected client: after each, the reload loop has read it (whatever it made of it), the
 //! server answers, its watcher is up, and a following good edit reaches the client.
 
-use std::{path::PathBuf, time::SystemTime};
+use std::{path::PathBuf, time::Instant};
 
 use fastrand::Rng;
 use xdsloop_proto::{discovery::DiscoveryResponse, type_url::ENDPOINT};
@@ -105,7 +105,7 @@ fn apply(damage: &Damage, path: &Path) {
         Damage::Bytes(_, bytes) => std::fs::write(path, bytes).unwrap(),
         Damage::Fifo => {
             std::fs::remove_file(path).unwrap();
-            xdsloop_tests::mkfifo(path);
+            rustix::fs::mkfifoat(rustix::fs::CWD, path, rustix::fs::Mode::RUSR).unwrap();
         }
         Damage::Deleted => std::fs::remove_file(path).unwrap(),
     }
@@ -137,8 +137,34 @@ fn web_ports(response: &DiscoveryResponse) -> Vec<u64> {
     ports
 }
 
-#[tokio::test]
-async fn fuzzed_edits_never_stall_the_server() {
+/// Waits until a reload that started after `written` has finished: it read the damage,
+/// whatever it made of it.
+async fn await_read(
+    reloads: &mut watch::Receiver<ReloadStatus>,
+    written: Instant,
+    what: &str,
+) -> ReloadStatus {
+    let read = reloads.wait_for(|r| r.in_progress.is_none() && r.started >= written);
+    within(what, read).await.expect("watcher running").clone()
+}
+
+/// Receives (and ACKs) responses until one puts `web` on `port`.
+async fn await_pushed(client: &mut SotwClient, port: u64, what: &str) {
+    let pushed = async {
+        loop {
+            let response = client.try_recv().await.expect("stream healthy");
+            let response = response.expect("stream open");
+            client.ack(&response, &["web"]).await;
+            if web_ports(&response).contains(&port) {
+                return;
+            }
+        }
+    };
+    within(&format!("the good edit after {what} to be pushed"), pushed).await;
+}
+
+/// A copy of the demo fixtures with each file's original bytes, sorted by path.
+fn demo_files() -> (TempDir, Vec<(PathBuf, Vec<u8>)>) {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&fixture_set("demo"), dir.path());
     let mut files: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(dir.path())
@@ -147,6 +173,12 @@ async fn fuzzed_edits_never_stall_the_server() {
         .map(|path| (path.clone(), std::fs::read(&path).unwrap()))
         .collect();
     files.sort();
+    (dir, files)
+}
+
+#[tokio::test]
+async fn fuzzed_edits_never_stall_the_server() {
+    let (dir, files) = demo_files();
     let endpoints = dir.path().join("endpoints.yaml");
     let endpoints_text = String::from_utf8(std::fs::read(&endpoints).unwrap()).unwrap();
     assert!(endpoints_text.contains("port_value: 8081"));
@@ -168,15 +200,9 @@ async fn fuzzed_edits_never_stall_the_server() {
         let (path, original) = &files[rng.usize(..files.len())];
         let damage = mutate(&mut rng, original);
         let what = format!("mutation #{i} of {}: {}", path.display(), damage.describe());
-        let what = what.as_str();
-        let written = SystemTime::now();
+        let written = Instant::now();
         apply(&damage, path);
-
-        // Read by a reload that started after the damage, whatever it made of it.
-        let read = reloads.wait_for(|r| {
-            r.in_progress.is_none() && r.at.checked_sub(r.took).is_some_and(|t| t >= written)
-        });
-        let status = within(what, read).await.expect("watcher running").clone();
+        let status = await_read(&mut reloads, written, &what).await;
         if status.ok {
             accepted += 1
         } else {
@@ -191,17 +217,7 @@ async fn fuzzed_edits_never_stall_the_server() {
         restore(path, original);
         let good = endpoints_text.replace("port_value: 8081", &format!("port_value: {port}"));
         restore(&endpoints, good.as_bytes());
-        let pushed = async {
-            loop {
-                let response = client.try_recv().await.expect("stream healthy");
-                let response = response.expect("stream open");
-                client.ack(&response, &["web"]).await;
-                if web_ports(&response).contains(&port) {
-                    return;
-                }
-            }
-        };
-        within(&format!("the good edit after {what} to be pushed"), pushed).await;
+        await_pushed(&mut client, port, &what).await;
     }
     // Not vacuous: the damage was both rejected and (where harmless) accepted.
     assert!(

@@ -21,19 +21,6 @@ async fn serving_demo() -> (TempDir, Running) {
     (dir, running)
 }
 
-/// Writes `text` to `file` and waits until the server serves it.
-async fn edit(running: &Running, file: &Path, text: &str) {
-    let before = running.snapshots.borrow().generation;
-    std::fs::write(file, text).unwrap();
-    let mut snapshots = running.snapshots.clone();
-    within(
-        "the edit to be served",
-        snapshots.wait_for(|s| s.generation > before),
-    )
-    .await
-    .expect("the watcher is running");
-}
-
 #[tokio::test]
 async fn status_synced_only_when_current_version_acked() {
     let (dir, running) = serving_demo().await;
@@ -48,7 +35,7 @@ async fn status_synced_only_when_current_version_acked() {
     // The reproduction: only the version changes.
     let file = dir.path().join("listeners.yaml");
     let text = std::fs::read_to_string(&file).unwrap();
-    edit(
+    write_served(
         &running,
         &file,
         &text.replace("version_info: v1", "version_info: v2"),
@@ -113,7 +100,7 @@ async fn stuck_stream() -> (TempDir, Running, SotwClient) {
     let file = dir.path().join("clusters.json");
     for fill in ('a'..='z').take(12) {
         let text = serde_json::to_string(&[big_cluster(fill, 1 << 20)]).unwrap();
-        edit(&running, &file, &text).await;
+        write_served(&running, &file, &text).await;
     }
     (dir, running, client)
 }

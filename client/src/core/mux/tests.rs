@@ -2,6 +2,7 @@
 //! concept in the submodules.
 
 mod deps;
+mod narration;
 mod per_type;
 mod requests;
 

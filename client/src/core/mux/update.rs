@@ -11,7 +11,7 @@ use xdsloop_proto::type_url::{CLUSTER, LISTENER};
 use super::Mux;
 use crate::config::Mode;
 use crate::core::deps;
-use crate::core::event::{Event, Failure, Report, UpdateReport, Verdict};
+use crate::core::event::{Event, Failure, Report, Step, UpdateReport, Verdict};
 use crate::core::request::{Outgoing, nack_detail};
 use crate::core::store::{Diff, Stamp};
 use crate::core::validate::{self, Rejection};
@@ -36,6 +36,7 @@ impl Mux {
         now: Instant,
         at: SystemTime,
     ) {
+        self.report_sotw_received(&response);
         let type_url = response.type_url.clone();
         if !self.types.contains_key(&type_url) {
             return self.reply_unwatched(&type_url, &response.nonce);
@@ -81,6 +82,7 @@ impl Mux {
         now: Instant,
         at: SystemTime,
     ) {
+        self.report_delta_received(&response);
         let type_url = response.type_url.clone();
         if !self.types.contains_key(&type_url) {
             return self.reply_unwatched(&type_url, &response.nonce);
@@ -291,11 +293,11 @@ impl Mux {
     fn reply_unwatched(&mut self, type_url: &str, nonce: &str) {
         tracing::warn!(type_url, nonce, "response for a type with no subscription");
         let stream = self.stream_of(type_url);
-        if !self.live.contains(&stream) {
+        if !self.streams.is_open(&stream) {
             return;
         }
         let node = (!self.node_sent.contains(&stream)).then(|| self.config.node.clone());
-        self.node_sent.insert(stream);
+        self.node_sent.insert(stream.clone());
         let error_detail = Some(nack_detail(UNWATCHED));
         let request = match self.config.mode {
             Mode::Sotw => Outgoing::Sotw(DiscoveryRequest {
@@ -313,9 +315,7 @@ impl Mux {
                 ..Default::default()
             }),
         };
-        self.out
-            .reports
-            .push(Report::Sent(Box::new(request.clone())));
+        self.report_sent(&stream, Step::Nack, &request);
         self.out.requests.push(request);
     }
 }

@@ -77,6 +77,10 @@ pub fn sync_state(
     };
     let same_content = status.held_hash == Some(view_hash(status, current));
     let same_version = match variant {
+        // A stream that asks for nothing of the type is never pushed it again (an empty
+        // named interest is not a wildcard), so the type's version moving does not leave
+        // it behind: what it holds (nothing) is what it would get.
+        Variant::Sotw if !status.wildcard && status.names.is_empty() => true,
         Variant::Sotw => match current {
             Some(resources) => sent.version == resources.version,
             None => sent.version == served_version(None),
@@ -165,6 +169,7 @@ mod tests {
             last_sent: None,
             last_acked: None,
             last_nack: None,
+            last_fault: None,
             held_hash: None,
         }
     }
@@ -175,6 +180,7 @@ mod tests {
             nonce: nonce.into(),
             resources: of.resources.len(),
             at: SystemTime::now(),
+            fault: None,
         });
         status.held_hash = Some(view_hash(status, Some(of)));
     }
@@ -276,6 +282,25 @@ mod tests {
         ack(&mut s);
         let after = resources(&[("a", "1"), ("b", "2")]);
         assert_eq!(sotw_state(&s, &after), SyncState::Synced);
+    }
+
+    #[test]
+    fn status_unsubscribed_sotw_type_is_not_stale() {
+        let v1 = resources(&[("a", "1")]);
+        let mut s = status(false, &["a"]);
+        sent(&mut s, "1", &v1);
+        ack(&mut s);
+        // The client drops its last name (`resource_names: []` after naming some): it now
+        // holds nothing of the type, and nothing will be pushed to it.
+        s.names = Default::default();
+        s.held_hash = Some(view_hash(&s, Some(&v1)));
+        assert_eq!(sotw_state(&s, &v1), SyncState::Synced);
+        let changed = versioned(&[("a", "2")], "v2");
+        assert_eq!(
+            sotw_state(&s, &changed),
+            SyncState::Synced,
+            "no push is due to a stream that asks for nothing, so it is not behind"
+        );
     }
 
     #[test]

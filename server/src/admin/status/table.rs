@@ -4,7 +4,7 @@
 
 use std::{fmt::Write as _, time::SystemTime};
 
-use super::{StatusDocument, StreamView, SyncState, TypeSummary, TypeView, rfc3339};
+use super::{NackView, StatusDocument, StreamView, SyncState, TypeSummary, TypeView, rfc3339};
 
 /// Renders `doc`; ages ("3s ago") are relative to `now`.
 pub fn render(doc: &StatusDocument, now: SystemTime) -> String {
@@ -168,32 +168,48 @@ fn subscribed(t: &TypeView) -> String {
 
 fn detail(t: &TypeView, now: SystemTime) -> String {
     match t.state {
-        SyncState::Nacked | SyncState::Stale if t.last_nack.is_some() => {
-            let nack = t.last_nack.as_ref().expect("checked");
-            let message = one_line(&nack.message);
-            let when = age(now, nack.at);
-            format!("NACK of {} {when}: {message}", short(&nack.version))
-        }
+        SyncState::Nacked => t
+            .last_nack
+            .as_ref()
+            .map(|n| nack(n, now))
+            .unwrap_or_default(),
         SyncState::Pending => match &t.last_sent {
             Some(sent) => format!("sent {}, no answer yet", age(now, sent.at)),
             None => "nothing sent yet".into(),
         },
-        SyncState::Stale => match &t.last_sent {
-            // Not even the older response was answered: the client is not reading.
-            Some(sent) if t.last_acked.as_ref().is_none_or(|a| a.nonce != sent.nonce) => {
-                format!(
-                    "sent {}, no answer; the snapshot moved on",
-                    age(now, sent.at)
-                )
-            }
-            _ => "snapshot changed; push not acknowledged".into(),
-        },
+        SyncState::Stale => stale(t, now),
         SyncState::Synced => match &t.last_acked {
             Some(acked) => format!("ACKed {}", age(now, acked.at)),
             None => String::new(),
         },
-        SyncState::Nacked => String::new(),
     }
+}
+
+/// Why a row is behind: how the latest response sent was answered, if it was.
+fn stale(t: &TypeView, now: SystemTime) -> String {
+    let Some(sent) = &t.last_sent else {
+        return "nothing sent yet".into();
+    };
+    let acked = t.last_acked.as_ref().filter(|a| a.nonce == sent.nonce);
+    let nacked = t.last_nack.as_ref().filter(|n| n.nonce == sent.nonce);
+    match (acked, nacked) {
+        // Both answered it (a client that changed its mind): the later counts.
+        (Some(a), Some(n)) if n.at > a.at => nack(n, now),
+        (None, Some(n)) => nack(n, now),
+        (Some(_), _) => "snapshot changed; push not acknowledged".into(),
+        // Not even the latest response was answered (an older NACK is history): the client
+        // is not reading.
+        (None, None) => format!(
+            "sent {}, no answer; the snapshot moved on",
+            age(now, sent.at)
+        ),
+    }
+}
+
+fn nack(nack: &NackView, now: SystemTime) -> String {
+    let message = one_line(&nack.message);
+    let when = age(now, nack.at);
+    format!("NACK of {} {when}: {message}", short(&nack.version))
 }
 
 /// Content-hash versions are 16 hex digits; 8 tell them apart on a screen.
@@ -279,6 +295,7 @@ mod tests {
             nonce: "1-1".into(),
             resources: 1,
             at: now,
+            fault: None,
         };
         let mut t = TypeView {
             type_url: "t".into(),
@@ -290,11 +307,27 @@ mod tests {
             last_sent: Some(sent),
             last_acked: None,
             last_nack: None,
+            last_fault: None,
         };
         assert_eq!(
             detail(&t, now),
             "sent just now, no answer; the snapshot moved on"
         );
+        let nack_of = |nonce: &str| NackView {
+            version: "v0".into(),
+            nonce: nonce.into(),
+            message: "bad\n  port".into(),
+            at: now,
+        };
+        t.last_nack = Some(nack_of("1-0"));
+        assert_eq!(
+            detail(&t, now),
+            "sent just now, no answer; the snapshot moved on",
+            "a NACK of an older response does not answer the latest"
+        );
+        t.last_nack = Some(nack_of("1-1"));
+        assert_eq!(detail(&t, now), "NACK of v0 just now: bad port");
+        t.last_nack = None;
         t.last_acked = Some(AckedView {
             version: "v1".into(),
             nonce: "1-1".into(),

@@ -15,6 +15,8 @@ use crate::{
     test_support::{error, names, node, snapshot, sotw},
 };
 
+mod reload;
+
 fn reload_ok(snapshot: &Snapshot) -> ReloadStatus {
     ReloadStatus::ok(snapshot)
 }
@@ -157,6 +159,26 @@ fn status_synced_only_when_current_version_acked() {
     );
 }
 
+#[test]
+fn status_unsubscribed_sotw_type_is_not_stale() {
+    let registry = Registry::new();
+    let v1 = snapshot(1, &[(ENDPOINT, &[("a", "1")])]);
+    let mut stream = Sotw::open(&registry, v1.clone());
+    let first = stream.request(sotw(ENDPOINT, &["a"], "", "")).remove(0);
+    stream.request(sotw(ENDPOINT, &["a"], &first.version_info, &first.nonce));
+    // The last cluster went: Envoy and gRPC then ask for no endpoints at all.
+    let none = sotw(ENDPOINT, &[], &first.version_info, &first.nonce);
+    assert!(stream.request(none).is_empty());
+    let v2 = snapshot(2, &[(ENDPOINT, &[("a", "2")])]);
+    assert!(
+        stream.push(v2.clone()).is_empty(),
+        "nothing is pushed to it"
+    );
+    let doc = document(&registry, &v2, None);
+    assert_eq!(state_of(&doc, ENDPOINT), SyncState::Synced);
+    assert_eq!(doc.totals.stale, 0);
+}
+
 fn delta(type_url: &str, subscribe: &[&str], nonce: &str) -> DeltaDiscoveryRequest {
     DeltaDiscoveryRequest {
         node: node("node-d"),
@@ -218,7 +240,7 @@ fn delta_states_compare_what_the_client_holds() {
 }
 
 #[test]
-fn node_filter_closed_streams_and_reload_summary() {
+fn node_filter_and_recently_closed_streams() {
     let registry = Registry::new();
     let v1 = snapshot(4, &[(CLUSTER, &[("a", "1")]), (ENDPOINT, &[("a", "1")])]);
     let mut kept = Sotw::open(&registry, v1.clone());
@@ -246,19 +268,10 @@ fn node_filter_closed_streams_and_reload_summary() {
     assert_eq!(doc.snapshot.generation, 4);
     assert_eq!(doc.snapshot.resources, 2);
     assert_eq!(document(&registry, &v1, None).streams.len(), 2);
-
-    let mut reload = reload_ok(&v1);
-    reload.ok = false;
-    reload.file = Some(PathBuf::from("fixtures/bad.yaml"));
-    reload.error = Some("fixtures/bad.yaml:3: unknown field".into());
-    assert_eq!(
-        reload_summary(&reload).file.as_deref(),
-        Some("fixtures/bad.yaml")
-    );
 }
 
-#[test]
-fn json_field_names_are_the_documented_ones_and_round_trip() {
+/// A document with one SotW stream whose CDS response was NACKed: every optional part set.
+fn nacked_document() -> StatusDocument {
     let registry = Registry::new();
     let v1 = snapshot(1, &[(CLUSTER, &[("a", "1")])]);
     let mut stream = Sotw::open(&registry, v1.clone());
@@ -266,55 +279,60 @@ fn json_field_names_are_the_documented_ones_and_round_trip() {
     let mut nack = sotw(CLUSTER, &[], "", &first.nonce);
     nack.error_detail = error("no");
     stream.request(nack);
-    let doc = document(&registry, &v1, None);
-    let json = serde_json::to_value(&doc).unwrap();
-    let keys = |v: &serde_json::Value| -> Vec<String> {
-        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
-        k.sort();
-        k
-    };
-    assert_eq!(
-        keys(&json),
-        [
-            "generated_at",
-            "limits",
-            "recently_closed",
-            "reload",
-            "schema",
-            "snapshot",
-            "streams",
-            "tls",
-            "totals"
-        ]
-    );
-    let stream_json = &json["streams"][0];
-    assert_eq!(
-        keys(stream_json),
-        [
-            "connected_since",
-            "id",
-            "identity",
-            "node_id",
-            "peer",
-            "transport",
-            "types"
-        ]
-    );
-    let cds = &stream_json["types"][0];
-    assert_eq!(
-        keys(cds),
-        [
-            "last_acked",
-            "last_nack",
-            "last_sent",
-            "names",
-            "snapshot_version",
-            "state",
-            "type",
-            "type_url",
-            "wildcard"
-        ]
-    );
+    document(&registry, &v1, None)
+}
+
+/// An object's keys, sorted.
+fn keys(value: &serde_json::Value) -> Vec<String> {
+    let mut keys: Vec<String> = value.as_object().unwrap().keys().cloned().collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn json_field_names_are_the_documented_ones() {
+    let json = serde_json::to_value(nacked_document()).unwrap();
+    let top = [
+        "counters",
+        "generated_at",
+        "limits",
+        "recently_closed",
+        "recorder",
+        "reload",
+        "schema",
+        "snapshot",
+        "streams",
+        "tls",
+        "totals",
+    ];
+    assert_eq!(keys(&json), top);
+    let stream = &json["streams"][0];
+    let stream_keys = [
+        "connected_since",
+        "id",
+        "identity",
+        "node_id",
+        "peer",
+        "recent",
+        "transport",
+        "types",
+    ];
+    assert_eq!(keys(stream), stream_keys);
+    assert_eq!(stream["peer"], "127.0.0.1:5000");
+    let cds = &stream["types"][0];
+    let type_keys = [
+        "last_acked",
+        "last_fault",
+        "last_nack",
+        "last_sent",
+        "names",
+        "snapshot_version",
+        "state",
+        "type",
+        "type_url",
+        "wildcard",
+    ];
+    assert_eq!(keys(cds), type_keys);
     assert_eq!(cds["state"], "NACKED");
     assert_eq!(
         keys(&cds["last_nack"]),
@@ -322,93 +340,21 @@ fn json_field_names_are_the_documented_ones_and_round_trip() {
     );
     assert_eq!(
         keys(&cds["last_sent"]),
-        ["at", "nonce", "resources", "version"]
+        ["at", "fault", "nonce", "resources", "version"]
     );
-    assert_eq!(
-        keys(&json["reload"]),
-        [
-            "at",
-            "count",
-            "duration_ms",
-            "error",
-            "file",
-            "generation",
-            "in_progress",
-            "ok",
-            "watcher"
-        ]
-    );
-    assert_eq!(
-        keys(&json["reload"]["watcher"]),
-        ["error", "ok", "restarts", "since"]
-    );
-    assert!(
-        cds["last_sent"]["at"].as_str().unwrap().ends_with('Z'),
-        "RFC 3339 UTC"
-    );
-    assert_eq!(stream_json["peer"], "127.0.0.1:5000");
+    let at = cds["last_sent"]["at"].as_str().unwrap();
+    assert!(at.ends_with('Z'), "RFC 3339 UTC: {at}");
+}
 
+#[test]
+fn json_round_trips() {
+    let doc = nacked_document();
+    let json = serde_json::to_value(&doc).unwrap();
     let back: StatusDocument = serde_json::from_value(json).unwrap();
     // Times are kept to the millisecond; everything else survives exactly.
-    assert_eq!(
-        back.streams[0].types[0].last_nack.as_ref().unwrap().message,
-        "no"
-    );
+    let nack = back.streams[0].types[0].last_nack.as_ref().unwrap();
+    assert_eq!(nack.message, "no");
     assert_eq!(back.totals, doc.totals);
     assert_eq!(back.snapshot, doc.snapshot);
-}
-
-#[test]
-fn reload_in_progress_shows_in_the_summary_and_table() {
-    let v1 = snapshot(3, &[(CLUSTER, &[("a", "1")])]);
-    let mut reload = reload_ok(&v1);
-    let since = SystemTime::now();
-    reload.in_progress = Some(crate::config::watch::InProgress {
-        since,
-        files: vec![PathBuf::from("fx/big.yaml"), PathBuf::from("fx/b.yaml")],
-    });
-    let summary = reload_summary(&reload);
-    let running = summary.in_progress.as_ref().unwrap();
-    assert_eq!(running.files, ["fx/big.yaml", "fx/b.yaml"]);
-    assert_eq!(running.since, since);
-    assert!(summary.watcher.ok);
-    let doc = document(&Registry::new(), &v1, None);
-    let doc = StatusDocument {
-        reload: summary,
-        ..doc
-    };
-    let text = table::render(&doc, SystemTime::now());
-    let at = rfc3339::format(since);
-    assert!(
-        text.contains(&format!(
-            "reload    RUNNING since {at}: decoding fx/big.yaml and 1 more\n"
-        )),
-        "{text}"
-    );
-}
-
-#[test]
-fn watcher_failure_shows_in_status_and_table() {
-    let v1 = snapshot(3, &[(CLUSTER, &[("a", "1")])]);
-    let mut reload = reload_ok(&v1);
-    let since = SystemTime::now();
-    reload.watcher = crate::config::watch::WatcherHealth {
-        ok: false,
-        error: Some("fx is gone, and so is the parent directory watched for its return".into()),
-        since: Some(since),
-        restarts: 2,
-    };
-    let summary = reload_summary(&reload);
-    assert!(!summary.watcher.ok);
-    assert_eq!(summary.watcher.restarts, 2);
-    let json = serde_json::to_value(&summary).unwrap();
-    assert_eq!(json["watcher"]["ok"], false);
-    assert!(json["in_progress"].is_null());
-    let doc = StatusDocument {
-        reload: summary,
-        ..document(&Registry::new(), &v1, None)
-    };
-    let text = table::render(&doc, SystemTime::now());
-    assert!(text.contains("watcher   DOWN since "), "{text}");
-    assert!(text.contains("fx is gone, and so is the parent"), "{text}");
+    assert_eq!(back.reload.watcher, doc.reload.watcher);
 }

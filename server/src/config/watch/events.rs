@@ -141,10 +141,13 @@ impl WatchedRoot {
             if self.parent.is_some() && parent == self.parent {
                 return Ok(());
             }
-            return Err(format!(
-                "{} is gone, and so is the parent directory watched for its return",
-                self.root.display()
-            ));
+            let root = self.root.display();
+            return Err(match self.parent {
+                Some(_) => {
+                    format!("{root} is gone, and so is the parent directory watched for its return")
+                }
+                None => format!("{root} is gone, and its parent is not watched for its return"),
+            });
         }
         if !flagged && now == self.identity {
             return Ok(());
@@ -241,5 +244,26 @@ mod tests {
         assert_eq!(classify(root, &overflow), Signal::Rewatch);
         let error = Err(notify::Error::generic("inotify failed"));
         assert_eq!(classify(root, &error), Signal::Rewatch);
+    }
+
+    #[test]
+    fn a_gone_directory_names_the_parent_watch_it_relied_on() {
+        let base = tempfile::tempdir().unwrap();
+        let root = base.path().join("live");
+        std::fs::create_dir(&root).unwrap();
+        let (tx, _rx) = mpsc::channel(1);
+        let mut watched = WatchedRoot::start(root.clone(), tx).unwrap();
+        std::fs::remove_dir(&root).unwrap();
+        assert_eq!(watched.refresh(), Ok(()), "the parent will show its return");
+        // A parent that could not be watched (no permission, or `/`) was never relied on.
+        watched.parent = None;
+        let error = watched.refresh().unwrap_err();
+        assert!(error.ends_with("live is gone, and its parent is not watched for its return"));
+        drop(base);
+        watched.parent = Some((0, 0));
+        let error = watched.refresh().unwrap_err();
+        assert!(
+            error.ends_with("live is gone, and so is the parent directory watched for its return")
+        );
     }
 }

@@ -2,12 +2,16 @@
 //! doing, then publish the new snapshot, or keep the last good one and publish the rejection.
 
 use std::{
-    path::{Path, PathBuf},
+    collections::BTreeSet,
+    path::PathBuf,
     sync::{Arc, Mutex, MutexGuard},
-    time::{Duration, Instant, SystemTime},
+    time::{Duration, SystemTime},
 };
 
-use tokio::sync::{oneshot, watch};
+use tokio::{
+    sync::{oneshot, watch},
+    time::Instant,
+};
 use xdsloop_proto::{Codec, type_url};
 
 use super::{InProgress, ReloadStatus, WatcherHealth};
@@ -23,6 +27,17 @@ const SLOW: Duration = Duration::from_secs(1);
 /// How many file names a log line lists before "and N more".
 const LOGGED_FILES: usize = 5;
 
+/// Reads and decodes the fixture directory into the snapshot numbered `generation`, telling
+/// `decoding` which files it is about to decode. Runs on a blocking thread, one load at a time.
+/// The server's is [`Fixtures`]; tests put in one that holds a reload open as long as they need.
+pub trait Load: Send + Sync + 'static {
+    fn load(
+        &self,
+        generation: u64,
+        decoding: &mut dyn FnMut(Vec<PathBuf>),
+    ) -> Result<Snapshot, FixtureError>;
+}
+
 /// The fixture directory, how to load it, and the two output channels. Shared by the
 /// supervisor and every watcher it starts; reloads run one at a time.
 pub struct Reloader {
@@ -30,9 +45,7 @@ pub struct Reloader {
     pub dir: PathBuf,
     /// Absolute, for notify.
     pub root: PathBuf,
-    codec: Codec,
-    /// Keeps each file's decoded documents between reloads (see [`Loader`]).
-    loader: Arc<Mutex<Loader>>,
+    load: Arc<dyn Load>,
     pub snapshots: watch::Sender<Arc<Snapshot>>,
     pub reloads: watch::Sender<ReloadStatus>,
 }
@@ -40,16 +53,20 @@ pub struct Reloader {
 impl Reloader {
     /// Loads `dir` for the first time (on this thread): invalid fixtures are an Err.
     pub fn start(dir: PathBuf, root: PathBuf, codec: Codec, max: u64) -> Result<Self, Error> {
-        let loader = Arc::new(Mutex::new(Loader::new(max)));
+        let fixtures = Fixtures::new(dir.clone(), codec, max);
+        Self::new(dir, root, Arc::new(fixtures))
+    }
+
+    /// [`Self::start`] with another way to load.
+    pub fn new(dir: PathBuf, root: PathBuf, load: Arc<dyn Load>) -> Result<Self, Error> {
         let started = Instant::now();
-        let snapshot = load(&loader, &dir, &codec, 1, |_| {})?;
+        let snapshot = load.load(1, &mut |_| {})?;
         log_loaded(&snapshot, "fixtures loaded");
-        let status = ReloadStatus::loaded(&snapshot, started.elapsed());
+        let status = ReloadStatus::loaded(&snapshot, started);
         Ok(Self {
             dir,
             root,
-            codec,
-            loader,
+            load,
             snapshots: watch::channel(Arc::new(snapshot)).0,
             reloads: watch::channel(status).0,
         })
@@ -68,11 +85,14 @@ impl Reloader {
         let current = self.snapshots.borrow().clone();
         let generation = current.generation + 1;
         let (files_tx, files_rx) = oneshot::channel();
-        let (loader, dir, codec) = (self.loader.clone(), self.dir.clone(), self.codec.clone());
+        let load = self.load.clone();
         // Decoding a large fixture set takes long enough to stall a runtime thread.
         let job = tokio::task::spawn_blocking(move || {
-            load(&loader, &dir, &codec, generation, |files| {
-                let _ = files_tx.send(files);
+            let mut files_tx = Some(files_tx);
+            load.load(generation, &mut |files| {
+                if let Some(tx) = files_tx.take() {
+                    let _ = tx.send(files);
+                }
             })
         });
         let loaded = self.wait(job, files_rx, started).await;
@@ -81,7 +101,7 @@ impl Reloader {
             let ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
             tracing::info!(took = ?Duration::from_millis(ms), "reload finished");
         }
-        self.apply(&current, loaded, took);
+        self.apply(&current, loaded, started);
     }
 
     /// Waits for the load, publishing which files it decodes and logging while it is slow.
@@ -105,7 +125,7 @@ impl Reloader {
                         }
                     });
                 }
-                () = tokio::time::sleep_until((started + next_notice).into()) => {
+                () = tokio::time::sleep_until(started + next_notice) => {
                     tracing::warn!(
                         files = %describe(&decoding, listed),
                         "reload still running after {}s; edits made meanwhile are loaded after it",
@@ -118,12 +138,7 @@ impl Reloader {
     }
 
     /// Publishes the outcome of a load made on top of `current`.
-    pub fn apply(
-        &self,
-        current: &Snapshot,
-        loaded: Result<Snapshot, FixtureError>,
-        took: Duration,
-    ) {
+    fn apply(&self, current: &Snapshot, loaded: Result<Snapshot, FixtureError>, started: Instant) {
         match loaded {
             Ok(next) if same_content(current, &next) => {
                 tracing::debug!(
@@ -131,11 +146,11 @@ impl Reloader {
                     "fixtures reloaded: nothing changed"
                 );
                 // A fix that restores the last good content must still clear the error.
-                self.finish(took, |s| s.set_ok(current));
+                self.finish(started, |s| s.set_ok(current));
             }
             Ok(next) => {
                 log_loaded(&next, "fixtures reloaded");
-                self.finish(took, |s| s.set_ok(&next));
+                self.finish(started, |s| s.set_ok(&next));
                 self.snapshots.send_replace(Arc::new(next));
             }
             Err(error) => {
@@ -145,48 +160,79 @@ impl Reloader {
                     serving = current.generation,
                     "fixtures rejected; still serving the last good snapshot"
                 );
-                self.finish(took, |s| s.set_failed(current, &error));
+                self.finish(started, |s| s.set_failed(current, &error));
             }
         }
     }
 
-    fn finish(&self, took: Duration, outcome: impl FnOnce(&mut ReloadStatus)) {
+    fn finish(&self, started: Instant, outcome: impl FnOnce(&mut ReloadStatus)) {
         self.reloads.send_modify(|s| {
             outcome(s);
             s.in_progress = None;
             s.at = SystemTime::now();
-            s.took = took;
+            s.started = started.into_std();
+            s.took = started.elapsed();
             s.count += 1;
         });
     }
 }
 
-/// Reads and decodes `dir` with the shared loader, logging zero-byte files, and tells
-/// `decoding` which files it is about to decode.
-fn load(
-    loader: &Mutex<Loader>,
-    dir: &Path,
-    codec: &Codec,
-    generation: u64,
-    decoding: impl FnOnce(Vec<PathBuf>),
-) -> Result<Snapshot, FixtureError> {
-    let mut loader = lock(loader);
-    let files = loader.read(dir)?;
-    for empty in files.empty() {
-        let file = empty.path.display();
-        if empty.kept {
-            tracing::warn!(%file, "empty fixture file: treated as not written yet; its previous resources stay served (delete the file to remove them)");
-        } else {
-            tracing::warn!(%file, "empty fixture file: treated as not written yet; it adds nothing");
+/// The fixture directory read with one [`Loader`] for the server's life, so that a reload
+/// decodes only the files that changed.
+pub struct Fixtures {
+    dir: PathBuf,
+    codec: Codec,
+    state: Mutex<LoaderState>,
+}
+
+#[derive(Debug)]
+struct LoaderState {
+    loader: Loader,
+    /// The zero-byte files of the last read: each is logged once, when it becomes empty, not
+    /// again on every reload while it stays so.
+    empty: BTreeSet<PathBuf>,
+}
+
+impl Fixtures {
+    pub fn new(dir: PathBuf, codec: Codec, max_file_bytes: u64) -> Self {
+        let state = LoaderState {
+            loader: Loader::new(max_file_bytes),
+            empty: BTreeSet::new(),
+        };
+        Self {
+            dir,
+            codec,
+            state: Mutex::new(state),
         }
     }
-    decoding(files.to_decode());
-    loader.decode(files, codec, generation)
+}
+
+impl Load for Fixtures {
+    fn load(
+        &self,
+        generation: u64,
+        decoding: &mut dyn FnMut(Vec<PathBuf>),
+    ) -> Result<Snapshot, FixtureError> {
+        let mut state = lock(&self.state);
+        let files = state.loader.read(&self.dir)?;
+        let empty: BTreeSet<PathBuf> = files.empty().map(|e| e.path.clone()).collect();
+        for newly in files.empty().filter(|e| !state.empty.contains(&e.path)) {
+            let file = newly.path.display();
+            if newly.kept {
+                tracing::warn!(%file, "empty fixture file: treated as not written yet; its previous resources stay served (delete the file to remove them)");
+            } else {
+                tracing::warn!(%file, "empty fixture file: treated as not written yet; it adds nothing");
+            }
+        }
+        state.empty = empty;
+        decoding(files.to_decode());
+        state.loader.decode(files, &self.codec, generation)
+    }
 }
 
 /// The loader, even after a load panicked while holding it: a loader only changes at the end
 /// of a good load, so what it holds is still right.
-fn lock(loader: &Mutex<Loader>) -> MutexGuard<'_, Loader> {
+fn lock(loader: &Mutex<LoaderState>) -> MutexGuard<'_, LoaderState> {
     loader.lock().unwrap_or_else(|poisoned| {
         loader.clear_poison();
         poisoned.into_inner()
@@ -267,18 +313,19 @@ pub fn log_loaded(snapshot: &Snapshot, message: &str) {
 impl ReloadStatus {
     /// A snapshot served as loaded, with no watcher behind it (snapshots from code).
     pub(crate) fn ok(snapshot: &Snapshot) -> Self {
-        Self::loaded(snapshot, Duration::ZERO)
+        Self::loaded(snapshot, Instant::now())
     }
 
-    /// After the first load, which took `took`.
-    fn loaded(snapshot: &Snapshot, took: Duration) -> Self {
+    /// After the first load, which began at `started`.
+    fn loaded(snapshot: &Snapshot, started: Instant) -> Self {
         Self {
             generation: snapshot.generation,
             ok: true,
             file: None,
             error: None,
             at: SystemTime::now(),
-            took,
+            started: started.into_std(),
+            took: started.elapsed(),
             count: 1,
             resources: snapshot.resource_count(),
             in_progress: None,

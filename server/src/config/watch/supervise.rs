@@ -39,7 +39,11 @@ pub async fn run(reloader: Arc<Reloader>, first: Watched, debounce: Duration) {
 
 /// One watcher's life: set up (or take `first`), rescan if it replaces a failed one, follow.
 /// Returns why it ended.
-async fn watcher(reloader: &Reloader, first: Option<Watched>, debounce: Duration) -> String {
+pub(super) async fn watcher(
+    reloader: &Reloader,
+    first: Option<Watched>,
+    debounce: Duration,
+) -> String {
     let (watched, signals) = match first {
         Some(first) => first,
         None => {
@@ -50,9 +54,10 @@ async fn watcher(reloader: &Reloader, first: Option<Watched>, debounce: Duration
             }
             match WatchedRoot::start(reloader.root.clone(), tx) {
                 Ok(watched) => {
-                    recovered(&reloader.reloads);
-                    // Events were missed while nothing watched: read everything again.
+                    // Events were missed while nothing watched: read everything again, and
+                    // only then say that edits are followed (`/healthz` turns 200).
                     reloader.reload().await;
+                    recovered(&reloader.reloads);
                     (watched, rx)
                 }
                 Err(e) => return format!("cannot watch {}: {e}", reloader.dir.display()),
@@ -119,7 +124,7 @@ fn failed(reloads: &watch::Sender<ReloadStatus>, why: &str, retry: Duration) {
 }
 
 fn recovered(reloads: &watch::Sender<ReloadStatus>) {
-    tracing::info!("the fixture watcher is running again; rescanning the directory");
+    tracing::info!("the fixture watcher is running again; the directory was read again");
     reloads.send_modify(|s| {
         let health = &mut s.watcher;
         health.ok = true;

@@ -52,6 +52,7 @@ fn sotw_wire_bytes_decode_to_the_plain_response() {
     let out = Outbound {
         head,
         entries: all.sotw_entries(CLUSTER, picked.iter().copied()),
+        manifest: Manifest::Unknown,
     };
     let mut wire = Vec::new();
     out.encode(&mut wire);
@@ -86,6 +87,7 @@ fn delta_wire_bytes_decode_to_the_plain_response() {
     let out = Outbound {
         head,
         entries: all.delta_entries(CLUSTER, picked.iter().copied()),
+        manifest: Manifest::Unknown,
     };
     assert_eq!(out.to_message(), plain);
 }
@@ -102,6 +104,7 @@ fn entries_are_encoded_once_and_shared_by_every_stream() {
     let decoded = Outbound {
         head: DiscoveryResponse::default(),
         entries: other,
+        manifest: Manifest::Unknown,
     }
     .to_message();
     assert!(decoded.resources.iter().all(|a| a.type_url == ENDPOINT));

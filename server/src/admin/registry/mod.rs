@@ -6,61 +6,39 @@
 //!
 //! A closed stream leaves the open list and joins a short list of recently closed ones, with its
 //! last state, so "why did my client drop off?" can still be answered after it left.
+//!
+//! The registry is also where a stream's observers meet it:
+//! - [`timeline`]: each stream's last few events, appended in the same critical section as its
+//!   status;
+//! - [`bus`]: every stream's events as they happen, for listeners (recorder, tests, page);
+//! - [`stats`]: server-wide counters, and the recorder's progress;
+//! - [`lineage`]: what each node's earlier streams had (subscribe vs resubscribe).
+
+pub mod bus;
+pub mod lineage;
+pub mod stats;
+pub mod timeline;
 
 use std::{
-    collections::{BTreeMap, VecDeque},
-    fmt,
+    collections::{BTreeMap, BTreeSet, VecDeque},
     net::SocketAddr,
     sync::{
-        Arc, Mutex, MutexGuard,
+        Arc, Mutex, MutexGuard, OnceLock,
         atomic::{AtomicU64, Ordering},
     },
     time::SystemTime,
 };
 
-use serde::Serialize;
-
-use crate::{net::identity::PeerIdentity, protocol::subscription::TypeStatus};
-
-/// SotW or Delta.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Variant {
-    Sotw,
-    Delta,
-}
-
-/// How a stream reached us: the protocol variant and the gRPC service (`ads`, or a per-type
-/// service's name such as `clusters` or `endpoints`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct StreamKind {
-    pub variant: Variant,
-    pub service: &'static str,
-}
-
-impl StreamKind {
-    pub const ADS_SOTW: StreamKind = StreamKind {
-        variant: Variant::Sotw,
-        service: "ads",
-    };
-    pub const ADS_DELTA: StreamKind = StreamKind {
-        variant: Variant::Delta,
-        service: "ads",
-    };
-}
-
-impl fmt::Display for StreamKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let variant = match self.variant {
-            Variant::Sotw => "sotw",
-            Variant::Delta => "delta",
-        };
-        write!(f, "{}-{variant}", self.service)
-    }
-}
+pub use crate::protocol::kind::{StreamKind, Variant};
+use crate::net::identity::PeerIdentity;
+use crate::protocol::{subscription::TypeStatus, tap::WireEvent};
+use bus::Bus;
+use lineage::Lineage;
+use stats::{Counters, RecorderStats, Tally};
+use timeline::Timeline;
 
 /// One open stream.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StreamStatus {
     pub id: u64,
     pub peer: Option<SocketAddr>,
@@ -72,10 +50,12 @@ pub struct StreamStatus {
     pub connected_since: SystemTime,
     /// By type URL.
     pub types: BTreeMap<String, TypeStatus>,
+    /// Its last few events (empty with `--timeline-depth 0`).
+    pub recent: Timeline,
 }
 
 /// A stream that ended, as it was when it ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ClosedStream {
     pub stream: StreamStatus,
     pub disconnected_at: SystemTime,
@@ -90,18 +70,41 @@ struct Streams {
     open: BTreeMap<u64, StreamStatus>,
     /// Oldest first; at most [`RECENTLY_CLOSED`].
     closed: VecDeque<ClosedStream>,
+    counters: Counters,
+    lineage: Lineage,
 }
 
 /// Shared by every stream of one server. Cheap to clone.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Registry {
     streams: Arc<Mutex<Streams>>,
     next_id: Arc<AtomicU64>,
+    bus: Arc<Bus>,
+    /// Events kept per stream; 0 turns timelines off.
+    depth: usize,
+    recorder: Arc<OnceLock<Arc<RecorderStats>>>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self::with_timeline_depth(timeline::DEFAULT_DEPTH)
+    }
 }
 
 impl Registry {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Keeping each stream's last `depth` events (0: none, nothing is built for them).
+    pub fn with_timeline_depth(depth: usize) -> Self {
+        Self {
+            streams: Arc::default(),
+            next_id: Arc::default(),
+            bus: Arc::default(),
+            depth,
+            recorder: Arc::default(),
+        }
     }
 
     /// Registers a new stream; it stays listed until the returned guard is dropped.
@@ -120,8 +123,11 @@ impl Registry {
             kind,
             connected_since: SystemTime::now(),
             types: BTreeMap::new(),
+            recent: Timeline::default(),
         };
-        self.lock().open.insert(id, status);
+        let mut streams = self.lock();
+        streams.open.insert(id, status);
+        streams.counters.streams_opened += 1;
         StreamEntry {
             registry: self.clone(),
             id,
@@ -152,6 +158,30 @@ impl Registry {
         self.len() == 0
     }
 
+    /// Totals since start-up.
+    pub fn counters(&self) -> Counters {
+        self.lock().counters
+    }
+
+    /// Every stream's events from now on (see [`bus`]).
+    pub fn bus(&self) -> &Arc<Bus> {
+        &self.bus
+    }
+
+    /// Events kept per stream.
+    pub fn timeline_depth(&self) -> usize {
+        self.depth
+    }
+
+    /// Registers the recorder's progress for `/status`; once per server.
+    pub fn attach_recorder(&self, stats: Arc<RecorderStats>) {
+        let _ = self.recorder.set(stats);
+    }
+
+    pub fn recorder(&self) -> Option<&Arc<RecorderStats>> {
+        self.recorder.get()
+    }
+
     fn lock(&self) -> MutexGuard<'_, Streams> {
         // A panic while holding this lock leaves plain data behind; keep serving it.
         self.streams.lock().unwrap_or_else(|e| e.into_inner())
@@ -165,25 +195,56 @@ pub struct StreamEntry {
     id: u64,
 }
 
+/// What a stream publishes each time it handled something.
+#[derive(Debug, Default)]
+pub struct Publish {
+    /// New status of the types that changed.
+    pub types: Vec<TypeStatus>,
+    /// Events for its timeline, oldest first (drained).
+    pub events: Vec<Arc<WireEvent>>,
+    /// What it did since it last published (reset).
+    pub tally: Tally,
+}
+
 impl StreamEntry {
     pub fn id(&self) -> u64 {
         self.id
     }
 
-    pub fn set_node(&self, node_id: &str) {
-        if let Some(s) = self.registry.lock().open.get_mut(&self.id) {
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Names the stream's node; returns the types that node's closed streams had.
+    pub fn set_node(&self, node_id: &str) -> Arc<BTreeSet<String>> {
+        let mut streams = self.registry.lock();
+        if let Some(s) = streams.open.get_mut(&self.id) {
             s.node_id = Some(node_id.to_string());
         }
+        streams.lineage.earlier_types(node_id)
     }
 
     /// Replaces the status of the given types.
     pub fn update(&self, types: impl IntoIterator<Item = TypeStatus>) {
+        self.publish(&mut Publish {
+            types: types.into_iter().collect(),
+            ..Publish::default()
+        });
+    }
+
+    /// Stores `publish`'s status, timeline events and counts in one critical section, and
+    /// leaves it empty for the next round.
+    pub fn publish(&self, publish: &mut Publish) {
+        let depth = self.registry.depth;
         let mut streams = self.registry.lock();
-        if let Some(s) = streams.open.get_mut(&self.id) {
-            for status in types {
-                s.types.insert(status.type_url.clone(), status);
-            }
+        streams.counters.add(std::mem::take(&mut publish.tally));
+        let Some(s) = streams.open.get_mut(&self.id) else {
+            return;
+        };
+        for status in publish.types.drain(..) {
+            s.types.insert(status.type_url.clone(), status);
         }
+        s.recent.extend(depth, publish.events.drain(..));
     }
 }
 
@@ -193,6 +254,9 @@ impl Drop for StreamEntry {
         let Some(stream) = streams.open.remove(&self.id) else {
             return;
         };
+        if let Some(node) = &stream.node_id {
+            streams.lineage.closed(node, stream.types.keys());
+        }
         if streams.closed.len() == RECENTLY_CLOSED {
             streams.closed.pop_front();
         }
@@ -205,48 +269,4 @@ impl Drop for StreamEntry {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn streams_are_listed_until_their_entry_drops() {
-        let registry = Registry::new();
-        let a = registry.open(StreamKind::ADS_SOTW, None, None);
-        let b = registry.open(StreamKind::ADS_DELTA, "127.0.0.1:1".parse().ok(), None);
-        assert_ne!(a.id(), b.id());
-        a.set_node("node-a");
-        a.update([TypeStatus {
-            type_url: "t".into(),
-            wildcard: true,
-            names: Default::default(),
-            last_sent: None,
-            last_acked: None,
-            last_nack: None,
-            held_hash: None,
-        }]);
-        let seen = registry.stream(a.id()).unwrap();
-        assert_eq!(seen.node_id.as_deref(), Some("node-a"));
-        assert!(seen.types["t"].wildcard);
-        assert_eq!(b.id(), registry.streams()[1].id);
-        assert_eq!(StreamKind::ADS_DELTA.to_string(), "ads-delta");
-        drop(a);
-        assert_eq!(registry.len(), 1);
-        drop(b);
-        assert!(registry.is_empty());
-        let closed = registry.recently_closed();
-        assert_eq!(closed.len(), 2, "closed streams are remembered");
-        assert_eq!(closed[0].stream.id, 2, "most recent first");
-        assert_eq!(closed[1].stream.node_id.as_deref(), Some("node-a"));
-    }
-
-    #[test]
-    fn recently_closed_is_bounded() {
-        let registry = Registry::new();
-        for _ in 0..RECENTLY_CLOSED + 5 {
-            drop(registry.open(StreamKind::ADS_SOTW, None, None));
-        }
-        let closed = registry.recently_closed();
-        assert_eq!(closed.len(), RECENTLY_CLOSED);
-        assert_eq!(closed[0].stream.id, (RECENTLY_CLOSED + 5) as u64);
-    }
-}
+mod tests;

@@ -1,0 +1,84 @@
+//! [`Report::Received`]: each response as it arrived, before it is checked, for observers that
+//! narrate or record the loop. Built only when the config asks for it.
+
+use prost::Message;
+use xdsloop_proto::Codec;
+use xdsloop_proto::discovery::{Any, DeltaDiscoveryResponse, DiscoveryResponse};
+
+use super::Mux;
+use crate::config::{Mode, ReceivedReports};
+use crate::core::event::{ReceivedReport, ReceivedResource, Report};
+
+impl Mux {
+    pub(super) fn report_sotw_received(&mut self, response: &DiscoveryResponse) {
+        let detail = self.config.received;
+        if detail == ReceivedReports::Off {
+            return;
+        }
+        let mut report = self.received(Mode::Sotw, &response.type_url, response.encoded_len());
+        report.version = response.version_info.clone();
+        report.nonce = response.nonce.clone();
+        for any in &response.resources {
+            match name_of(&self.config.codec, any) {
+                Some(name) => report.resources.push(ReceivedResource {
+                    name,
+                    version: None,
+                    body: body(detail, any),
+                }),
+                None => report.undecodable += 1,
+            }
+        }
+        self.out.reports.push(Report::Received(Box::new(report)));
+    }
+
+    pub(super) fn report_delta_received(&mut self, response: &DeltaDiscoveryResponse) {
+        let detail = self.config.received;
+        if detail == ReceivedReports::Off {
+            return;
+        }
+        let mut report = self.received(Mode::Delta, &response.type_url, response.encoded_len());
+        report.version = response.system_version_info.clone();
+        report.nonce = response.nonce.clone();
+        report.removed = response.removed_resources.clone();
+        for resource in &response.resources {
+            let any = resource.resource.as_ref();
+            let name = match (resource.name.as_str(), any) {
+                ("", Some(any)) => name_of(&self.config.codec, any),
+                ("", None) => None,
+                (name, _) => Some(name.to_string()),
+            };
+            let Some(name) = name else {
+                report.undecodable += 1;
+                continue;
+            };
+            report.resources.push(ReceivedResource {
+                name,
+                version: Some(resource.version.clone()),
+                body: any.and_then(|any| body(detail, any)),
+            });
+        }
+        self.out.reports.push(Report::Received(Box::new(report)));
+    }
+
+    fn received(&self, mode: Mode, type_url: &str, bytes: usize) -> ReceivedReport {
+        ReceivedReport {
+            stream: self.streams.id_of(&self.stream_of(type_url)),
+            mode,
+            type_url: type_url.to_string(),
+            version: String::new(),
+            nonce: String::new(),
+            resources: Vec::new(),
+            removed: Vec::new(),
+            undecodable: 0,
+            bytes,
+        }
+    }
+}
+
+fn name_of(codec: &Codec, any: &Any) -> Option<String> {
+    codec.resource_name(&any.type_url, &any.value).ok()
+}
+
+fn body(detail: ReceivedReports, any: &Any) -> Option<Any> {
+    (detail == ReceivedReports::Bodies).then(|| any.clone())
+}

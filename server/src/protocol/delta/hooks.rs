@@ -1,0 +1,107 @@
+//! The Delta machine behind [`StreamMachine`], with the hooks the stream loop's observers and
+//! fault stage use.
+
+use std::{collections::BTreeSet, sync::Arc};
+
+use xdsloop_proto::discovery::DeltaDiscoveryRequest;
+
+use super::{DeltaStream, reconcile};
+use crate::{
+    Snapshot,
+    protocol::held::{Held, TypeHeld},
+    protocol::machine::StreamMachine,
+    protocol::response::DeltaResponse,
+    protocol::subscription::{Exchange, Ledger, Subscription, TypeStatus},
+    protocol::wire::{FaultMark, WireFate},
+};
+
+impl DeltaStream {
+    /// Every resource the client holds of `url`, again, with a fresh nonce; `None` before the
+    /// node is known or when it holds nothing and nothing was removed.
+    pub fn repeat_last(&mut self, url: &str) -> Option<DeltaResponse> {
+        let node = self.node.clone()?;
+        let resources = self.resources(&node, url);
+        let state = self.types.get_mut(url)?;
+        let held: Vec<String> = state
+            .known
+            .iter()
+            .filter(|(_, version)| version.is_some())
+            .map(|(name, _)| name.clone())
+            .collect();
+        let force: BTreeSet<&str> = held.iter().map(String::as_str).collect();
+        let changes = reconcile(url, state, &resources, &force);
+        if changes.resources.is_empty() && changes.removed.is_empty() {
+            return None;
+        }
+        self.changed.insert(url.to_string());
+        Some(self.respond(&node, url, &resources, changes).response)
+    }
+
+    /// See [`StreamMachine::note_wire`].
+    pub fn note_wire(&mut self, url: &str, planned_nonce: &str, mark: FaultMark, fate: WireFate) {
+        let Some(state) = self.types.get_mut(url) else {
+            return;
+        };
+        if state.sub.ledger.note_wire(planned_nonce, mark, &fate) {
+            self.changed.insert(url.to_string());
+        }
+    }
+
+    /// What the client holds of each type as the stream ends; the `known` maps are moved.
+    pub fn held(self) -> Held {
+        let types = self.types.into_iter().map(|(url, state)| {
+            let Subscription { interest, ledger } = state.sub;
+            let held = TypeHeld {
+                interest,
+                last_acked: ledger.last_acked.as_ref().map(|a| a.version.clone()),
+                acked: ledger.acked_latest(),
+                delta_known: state.known,
+            };
+            (url, held)
+        });
+        Held {
+            types: types.collect(),
+        }
+    }
+}
+
+impl StreamMachine for DeltaStream {
+    type Request = DeltaDiscoveryRequest;
+    type Response = DeltaResponse;
+    fn on_request(&mut self, request: DeltaDiscoveryRequest) -> Vec<DeltaResponse> {
+        DeltaStream::on_request(self, request)
+    }
+    fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<DeltaResponse> {
+        DeltaStream::on_snapshot(self, snapshot)
+    }
+    fn node_id(&self) -> Option<&str> {
+        DeltaStream::node_id(self)
+    }
+    fn take_status(&mut self) -> Vec<TypeStatus> {
+        DeltaStream::take_status(self)
+    }
+    fn payload(response: &DeltaResponse) -> (&str, usize) {
+        (&response.head.type_url, response.entry_bytes())
+    }
+    fn exchange(&self) -> Exchange {
+        self.exchange
+    }
+    fn ledger(&self, type_url: &str) -> Option<&Ledger> {
+        self.types.get(type_url).map(|s| &s.sub.ledger)
+    }
+    fn nonces_issued(&self) -> u64 {
+        self.nonces.issued()
+    }
+    fn repeat_last(&mut self, type_url: &str) -> Option<DeltaResponse> {
+        DeltaStream::repeat_last(self, type_url)
+    }
+    fn note_wire(&mut self, type_url: &str, planned_nonce: &str, mark: FaultMark, fate: WireFate) {
+        DeltaStream::note_wire(self, type_url, planned_nonce, mark, fate)
+    }
+    fn held(self) -> Held {
+        DeltaStream::held(self)
+    }
+}
+
+#[cfg(test)]
+mod tests;

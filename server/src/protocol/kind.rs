@@ -1,0 +1,43 @@
+//! How a stream reached the server: the protocol variant and the gRPC service. Plain
+//! vocabulary shared by the protocol's observers, the registry and the transport.
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// SotW or Delta.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Variant {
+    Sotw,
+    Delta,
+}
+
+/// How a stream reached us: the protocol variant and the gRPC service (`ads`, or a per-type
+/// service's name such as `clusters` or `endpoints`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct StreamKind {
+    pub variant: Variant,
+    pub service: &'static str,
+}
+
+impl StreamKind {
+    pub const ADS_SOTW: StreamKind = StreamKind {
+        variant: Variant::Sotw,
+        service: "ads",
+    };
+    pub const ADS_DELTA: StreamKind = StreamKind {
+        variant: Variant::Delta,
+        service: "ads",
+    };
+}
+
+impl fmt::Display for StreamKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let variant = match self.variant {
+            Variant::Sotw => "sotw",
+            Variant::Delta => "delta",
+        };
+        write!(f, "{}-{variant}", self.service)
+    }
+}

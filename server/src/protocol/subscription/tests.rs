@@ -1,0 +1,128 @@
+use super::*;
+
+fn names(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn s6_legacy_wildcard_survives_empty_acks_but_not_explicit_names() {
+    let mut interest = Interest::default();
+    assert!(
+        interest.replace::<&str>(&[]),
+        "a fresh empty request is a wildcard"
+    );
+    assert!(interest.is_wildcard());
+    assert!(
+        !interest.replace::<&str>(&[]),
+        "an empty ACK keeps the legacy wildcard"
+    );
+    assert!(interest.is_wildcard());
+    assert!(interest.replace(&names(&["a"])));
+    assert!(!interest.is_wildcard() && interest.contains("a"));
+    assert!(
+        !interest.replace::<&str>(&[]),
+        "after names, empty means nothing"
+    );
+    assert!(interest.is_empty());
+}
+
+#[test]
+fn s6_explicit_star_is_wildcard_alongside_names() {
+    let mut interest = Interest::default();
+    assert!(interest.replace(&names(&["*", "x"])));
+    assert!(interest.is_wildcard() && interest.names_contain("x"));
+    assert!(
+        !interest.replace(&names(&["*", "x"])),
+        "repeating is not widening"
+    );
+    assert!(!interest.replace(&names(&["x"])), "dropping * narrows");
+    assert!(!interest.is_wildcard());
+}
+
+#[test]
+fn s5_new_names_widen_removed_names_do_not() {
+    let mut interest = Interest::default();
+    assert!(interest.replace(&names(&["a", "b"])));
+    assert!(!interest.replace(&names(&["a"])));
+    assert!(
+        interest.replace(&names(&["a", "b"])),
+        "re-added name is new again"
+    );
+}
+
+#[test]
+fn delta_legacy_wildcard_and_star_unsubscribe() {
+    let mut interest = Interest::default();
+    interest.apply_delta(true, &[], &[]);
+    assert!(interest.is_wildcard());
+    interest.apply_delta(false, &names(&["a"]), &[]);
+    assert!(
+        interest.is_wildcard(),
+        "Delta requests are diffs: wildcard stays"
+    );
+    interest.apply_delta(false, &[], &names(&["*"]));
+    assert!(!interest.is_wildcard() && interest.contains("a"));
+    interest.apply_delta(false, &[], &names(&["a"]));
+    assert!(interest.is_empty());
+    let mut named = Interest::default();
+    named.apply_delta(true, &names(&["b"]), &[]);
+    assert!(!named.is_wildcard() && named.contains("b"));
+}
+
+#[test]
+fn s2_verdict_is_told_by_nonce_and_error_detail_only() {
+    let mut ledger = Ledger::default();
+    assert_eq!(ledger.classify("", false), Verdict::Initial);
+    assert_eq!(ledger.classify("old-stream-nonce", false), Verdict::Initial);
+    ledger.record_sent("v1", "1-1", 3);
+    assert_eq!(ledger.classify("1-1", false), Verdict::Ack);
+    assert_eq!(ledger.classify("1-1", true), Verdict::Nack);
+    assert_eq!(ledger.classify("1-0", false), Verdict::Stale);
+    assert_eq!(ledger.classify("", false), Verdict::Initial);
+    let nack = ledger.record_nack("bad cluster").clone();
+    assert_eq!((nack.version.as_str(), nack.nonce.as_str()), ("v1", "1-1"));
+    ledger.record_ack("v1");
+    assert_eq!(ledger.last_acked.as_ref().unwrap().nonce, "1-1");
+}
+
+#[test]
+fn nack_messages_are_bounded() {
+    let mut ledger = Ledger::default();
+    let long = "é".repeat(MAX_NACK_MESSAGE_BYTES);
+    assert!(ledger.record_nack(&long).message.len() <= MAX_NACK_MESSAGE_BYTES + 4);
+}
+
+#[test]
+fn note_wire_corrects_only_the_latest_response_and_marks_it() {
+    let mark = FaultMark {
+        rule: "r".into(),
+        action: "stale_nonce",
+    };
+    let mut ledger = Ledger::default();
+    ledger.record_sent("v1", "1-1", 1);
+    ledger.record_sent("v2", "1-2", 1);
+    assert!(!ledger.note_wire("1-1", mark.clone(), &WireFate::Dropped));
+    assert!(ledger.last_fault.is_none(), "an older response is history");
+    let reused = WireFate::Sent {
+        nonce: "1-1".into(),
+    };
+    assert!(ledger.note_wire("1-2", mark.clone(), &reused));
+    let sent = ledger.last_sent.clone().unwrap();
+    assert_eq!(
+        (sent.nonce.as_str(), sent.fault),
+        ("1-1", Some(mark.clone()))
+    );
+    assert_eq!(ledger.classify("1-1", false), Verdict::Ack);
+    assert_eq!(ledger.last_fault.unwrap().mark, mark);
+}
+
+#[test]
+fn acked_latest_needs_the_ack_of_the_newest_response() {
+    let mut ledger = Ledger::default();
+    assert!(!ledger.acked_latest());
+    ledger.record_sent("v1", "1-1", 1);
+    ledger.record_ack("v1");
+    assert!(ledger.acked_latest());
+    ledger.record_sent("v2", "1-2", 1);
+    assert!(!ledger.acked_latest(), "v2 is not answered yet");
+}

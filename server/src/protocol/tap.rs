@@ -1,0 +1,347 @@
+//! The tap's vocabulary: what happened on one stream, as plain data. The stream loop builds
+//! one [`WireEvent`] per message after the fault stage (so every observer sees the wire as
+//! it was), and only when someone listens: the registry's per-stream ring, the server-wide
+//! bus (recorder, tests, the live page).
+//!
+//! Events never hold views or snapshots: a ring of an idle stream would pin old fixture
+//! generations forever. Names and versions are copied, at most [`SUMMARY_ITEMS`] of each list
+//! at [`Capture::Summary`]; only [`Capture::Bodies`] keeps the resources themselves, and only
+//! while the event waits on the bus.
+
+mod facts;
+
+use std::{ops::Deref, sync::Arc, time::SystemTime};
+
+use xdsloop_proto::{Resource, type_url};
+use xdsloop_transcript::step::{Change as StepChange, Step, Verdict as StepVerdict};
+
+use crate::protocol::{
+    conformance::{RequestView, Violation},
+    kind::{StreamKind, Variant},
+    subscription::{Change, Exchange, Verdict},
+    wire::FaultMark,
+};
+
+/// How many names, resources or removals a summarised list keeps.
+pub const SUMMARY_ITEMS: usize = 8;
+
+/// How much of a message an event keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Capture {
+    /// The first [`SUMMARY_ITEMS`] of each list and the counts (the ring).
+    Summary,
+    /// Every name and version (a recorder, a test).
+    Full,
+    /// Every name and version, and the resources themselves (`--record-resources`).
+    Bodies,
+}
+
+impl Capture {
+    fn limit(self) -> usize {
+        match self {
+            Capture::Summary => SUMMARY_ITEMS,
+            Capture::Full | Capture::Bodies => usize::MAX,
+        }
+    }
+}
+
+/// One thing that happened on a stream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WireEvent {
+    pub at: SystemTime,
+    /// The stream's id (0: a stateless fetch).
+    pub stream: u64,
+    /// Position within the stream, from 1.
+    pub seq: u32,
+    /// Once the stream's first request named it.
+    pub node: Option<Arc<str>>,
+    pub what: What,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum What {
+    Opened(Opened),
+    Request(Box<RequestFacts>),
+    Response(Box<ResponseFacts>),
+    /// A fault that has no response to carry its mark (stream-level, or a dropped response).
+    Fault(Box<FaultFacts>),
+    Violation(Box<Violation>),
+    Closed(Closed),
+}
+
+/// A stream opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Opened {
+    pub kind: StreamKind,
+    /// The client's address, as text.
+    pub peer: Option<Box<str>>,
+}
+
+/// A request, as it arrived and as the machine judged it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestFacts {
+    pub type_url: TypeName,
+    pub verdict: Verdict,
+    pub first_for_type: bool,
+    pub change: Change,
+    /// The node's earlier streams had this type: a first request for it is a resubscription.
+    pub earlier_had_type: bool,
+    /// SotW `version_info` (empty for Delta).
+    pub version: Box<str>,
+    /// `response_nonce`.
+    pub nonce: Box<str>,
+    pub error: Option<ErrorFacts>,
+    pub has_node: bool,
+    pub names: Names,
+}
+
+/// A request's `error_detail`: what makes it a NACK.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorFacts {
+    pub code: i32,
+    pub message: Box<str>,
+}
+
+/// What a request names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Names {
+    /// SotW: the full list, every time.
+    Sotw(Listed<Box<str>>),
+    /// Delta: changes only, and on a first request the versions the client holds.
+    Delta {
+        subscribe: Listed<Box<str>>,
+        unsubscribe: Listed<Box<str>>,
+        initial_versions: Listed<(Box<str>, Box<str>)>,
+    },
+}
+
+/// A response as it went on the wire.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResponseFacts {
+    pub type_url: TypeName,
+    pub variant: Variant,
+    /// SotW `version_info`, Delta `system_version_info`.
+    pub version: Box<str>,
+    pub nonce: Box<str>,
+    /// Name and version of each resource, in entry order.
+    pub resources: Listed<(Box<str>, Box<str>)>,
+    /// Delta `removed_resources`.
+    pub removed: Listed<Box<str>>,
+    /// Encoded size of the message.
+    pub bytes: usize,
+    /// The scenario rule that changed it on its way out.
+    pub fault: Option<FaultMark>,
+    /// The resources themselves, only at [`Capture::Bodies`].
+    pub bodies: Option<Arc<[Arc<Resource>]>>,
+}
+
+/// A fault that fired without a response line to carry it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FaultFacts {
+    pub mark: FaultMark,
+    pub type_url: Option<TypeName>,
+    pub nonce: Option<Box<str>>,
+    /// Parameters or outcome, for people (`2s`, `skipped: no earlier nonce`).
+    pub detail: Option<Box<str>>,
+}
+
+/// The stream ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Closed {
+    pub reason: CloseReason,
+    /// The gRPC status the server ended it with, if it sent one.
+    pub status: Option<StatusFacts>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloseReason {
+    /// The client ended its side or went away.
+    Client,
+    /// The server ended it with a gRPC status (a malformed request, a strict judge).
+    Status,
+    /// The stream or its connection was reset, without a status.
+    Reset,
+    /// The server was shutting down.
+    Shutdown,
+    /// A scenario fault ended it.
+    Fault,
+}
+
+/// A gRPC status by its numeric code (the transport names it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusFacts {
+    pub code: i32,
+    pub message: Box<str>,
+}
+
+/// Some items of a list, and how many it had.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Listed<T> {
+    pub items: Box<[T]>,
+    pub total: usize,
+}
+
+impl<T: Clone> Listed<T> {
+    /// As many of `items` as `capture` keeps.
+    pub fn capture(items: impl ExactSizeIterator<Item = T>, capture: Capture) -> Self {
+        let total = items.len();
+        Self {
+            items: items.take(capture.limit()).collect(),
+            total,
+        }
+    }
+
+    /// Every item is here.
+    pub fn is_complete(&self) -> bool {
+        self.items.len() == self.total
+    }
+
+    fn summarized(&self) -> Self {
+        let items = self.items.iter().take(SUMMARY_ITEMS).cloned().collect();
+        Self {
+            items,
+            total: self.total,
+        }
+    }
+}
+
+/// A type URL without an allocation for the known xDS types.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TypeName {
+    Known(&'static str),
+    Other(Arc<str>),
+}
+
+impl TypeName {
+    pub fn of(url: &str) -> Self {
+        let known = type_url::ORDERED.iter().find(|(_, known)| *known == url);
+        known.map_or_else(|| TypeName::Other(url.into()), |(_, u)| TypeName::Known(u))
+    }
+}
+
+impl Deref for TypeName {
+    type Target = str;
+    fn deref(&self) -> &str {
+        match self {
+            TypeName::Known(url) => url,
+            TypeName::Other(url) => url,
+        }
+    }
+}
+
+/// A request type the tap can describe.
+pub trait TapRequest {
+    /// The fields the judge reads, borrowed.
+    fn view(&self) -> RequestView<'_>;
+    /// The request's own facts; [`RequestFacts::settle`] adds the machine's verdict.
+    fn facts(&self, capture: Capture) -> RequestFacts;
+}
+
+/// A response type the tap can describe.
+pub trait TapResponse {
+    fn type_url(&self) -> &str;
+    fn nonce(&self) -> &str;
+    fn facts(&self, capture: Capture) -> ResponseFacts;
+}
+
+impl RequestFacts {
+    /// Adds what the machine decided and whether the node's earlier streams had the type.
+    pub fn settle(&mut self, exchange: Exchange, earlier_had_type: bool) {
+        self.verdict = exchange.verdict;
+        self.first_for_type = exchange.first_for_type;
+        self.change = exchange.change;
+        self.earlier_had_type = earlier_had_type;
+    }
+
+    /// The loop step this request takes (the transcript's and the page's label).
+    pub fn step(&self) -> Step {
+        Step::of_request(
+            step_verdict(self.verdict),
+            self.first_for_type,
+            self.earlier_had_type,
+            step_change(self.change),
+        )
+    }
+}
+
+pub fn step_verdict(verdict: Verdict) -> StepVerdict {
+    match verdict {
+        Verdict::Initial => StepVerdict::Initial,
+        Verdict::Ack => StepVerdict::Ack,
+        Verdict::Nack => StepVerdict::Nack,
+        Verdict::Stale => StepVerdict::Stale,
+        Verdict::Ignored => StepVerdict::Ignored,
+    }
+}
+
+pub fn step_change(change: Change) -> Option<StepChange> {
+    match change {
+        Change::None => None,
+        Change::Widened => Some(StepChange::Widened),
+        Change::Narrowed => Some(StepChange::Narrowed),
+    }
+}
+
+impl WireEvent {
+    /// The event as a ring keeps it: lists cut to [`SUMMARY_ITEMS`], no resource bodies.
+    pub fn summarized(&self) -> WireEvent {
+        let what = match &self.what {
+            What::Request(r) => What::Request(Box::new(r.summarized())),
+            What::Response(r) => What::Response(Box::new(r.summarized())),
+            other => other.clone(),
+        };
+        WireEvent {
+            what,
+            node: self.node.clone(),
+            ..*self
+        }
+    }
+}
+
+impl Names {
+    fn summarized(&self) -> Names {
+        match self {
+            Names::Sotw(names) => Names::Sotw(names.summarized()),
+            Names::Delta {
+                subscribe,
+                unsubscribe,
+                initial_versions,
+            } => Names::Delta {
+                subscribe: subscribe.summarized(),
+                unsubscribe: unsubscribe.summarized(),
+                initial_versions: initial_versions.summarized(),
+            },
+        }
+    }
+}
+
+impl RequestFacts {
+    fn summarized(&self) -> RequestFacts {
+        RequestFacts {
+            type_url: self.type_url.clone(),
+            version: self.version.clone(),
+            nonce: self.nonce.clone(),
+            error: self.error.clone(),
+            names: self.names.summarized(),
+            ..*self
+        }
+    }
+}
+
+impl ResponseFacts {
+    fn summarized(&self) -> ResponseFacts {
+        ResponseFacts {
+            type_url: self.type_url.clone(),
+            version: self.version.clone(),
+            nonce: self.nonce.clone(),
+            resources: self.resources.summarized(),
+            removed: self.removed.summarized(),
+            fault: self.fault.clone(),
+            bodies: None,
+            ..*self
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,228 @@
+//! The async loop around a stream state machine. It only moves messages: requests in, snapshot
+//! changes in, responses out, status to the registry. All protocol decisions are in
+//! [`crate::protocol::sotw`] and [`crate::protocol::delta`].
+//!
+//! Around the machine sit its seams, in the order a message meets them ([`StreamKit`]):
+//! - the conformance judge sees each request before and after the machine handles it, and each
+//!   response as it leaves;
+//! - the fault stage plans how each batch of responses goes on the wire ([`act`]);
+//! - the [`tap`] reports each message as it really went on the wire (after the fault stage) to
+//!   the stream's timeline and the server's bus, and counts it.
+//!
+//! Whatever happens here affects this stream only (S12).
+
+mod act;
+pub mod tap;
+
+use std::sync::Arc;
+
+use futures::{Stream, StreamExt};
+use tokio::sync::{mpsc, watch};
+use tonic::{Code, Status};
+use tracing::{debug, info, warn};
+use xdsloop_proto::type_url;
+
+use crate::{
+    Snapshot,
+    admin::registry::StreamKind,
+    protocol::bounds::SubscriptionBounds,
+    protocol::conformance::Judge,
+    protocol::faults::stage::FaultStage,
+    protocol::machine::StreamMachine,
+    protocol::tap::{CloseReason, StatusFacts, TapRequest},
+};
+use tap::Tap;
+
+/// Responses one stream may have queued for gRPC before its loop waits. An update yields at most
+/// one response per type, and responses can be many MiB each: a small bound caps the memory a
+/// slow client pins, while the loop waits the watch channel keeps only the newest snapshot
+/// (latest wins, never a queue of stale ones).
+pub const OUTBOUND_CAPACITY: usize = 4;
+
+/// What a stream loop listens to besides its requests.
+#[derive(Debug, Clone)]
+pub struct Feeds {
+    /// Its current value is the snapshot the machine was built from, already marked seen.
+    pub snapshots: watch::Receiver<Arc<Snapshot>>,
+    /// Turns true when the server stops.
+    pub shutdown: watch::Receiver<bool>,
+    /// The gRPC encoding limit, to explain in the log why a client gets OUT_OF_RANGE.
+    pub max_message_bytes: usize,
+    /// The request limit; the stream's subscriptions are bounded by it too.
+    pub max_request_bytes: usize,
+}
+
+/// The seams around one stream's machine.
+#[derive(Debug)]
+pub struct StreamKit {
+    pub kind: StreamKind,
+    pub tap: Tap,
+    pub judge: Judge,
+    pub faults: FaultStage,
+}
+
+/// Why the loop stopped, and the status the client was sent, if one.
+struct Ending {
+    reason: CloseReason,
+    status: Option<StatusFacts>,
+}
+
+impl Ending {
+    fn because(reason: CloseReason) -> Self {
+        Self {
+            reason,
+            status: None,
+        }
+    }
+}
+
+/// Runs one stream until the client goes away, the request stream ends or fails, or the server
+/// stops.
+pub async fn run<M, S>(
+    mut machine: M,
+    mut requests: S,
+    feeds: Feeds,
+    responses: mpsc::Sender<Result<M::Response, Status>>,
+    mut kit: StreamKit,
+) where
+    M: StreamMachine,
+    S: Stream<Item = Result<M::Request, Status>> + Unpin,
+{
+    let Feeds {
+        mut snapshots,
+        mut shutdown,
+        max_message_bytes,
+        max_request_bytes,
+    } = feeds;
+    let mut bounds = SubscriptionBounds::new(max_request_bytes);
+    let stream = kit.tap.stream();
+    let mut source_open = true;
+    let ending = loop {
+        let out = tokio::select! {
+            request = requests.next() => match request {
+                Some(Ok(request)) => on_request(&mut machine, request, &mut kit),
+                Some(Err(status)) => break ended_by_error(stream, &responses, status),
+                None => {
+                    debug!(stream, "client closed its side of the stream");
+                    break Ending::because(CloseReason::Client);
+                }
+            },
+            changed = snapshots.changed(), if source_open => {
+                if changed.is_err() {
+                    // The snapshot source is gone: keep serving the last snapshot.
+                    source_open = false;
+                    continue;
+                }
+                let snapshot = snapshots.borrow_and_update().clone();
+                machine.on_snapshot(snapshot)
+            },
+            _ = shutdown.wait_for(|stop| *stop) => break Ending::because(CloseReason::Shutdown),
+            _ = responses.closed() => {
+                debug!(stream, "client went away");
+                break Ending::because(CloseReason::Client);
+            }
+        };
+        let changed = machine.take_status();
+        let over = bounds.check(&changed);
+        kit.tap.publish(changed);
+        if let Err(reason) = over {
+            warn!(stream, %reason, "stream ended: its subscriptions are over the limit");
+            break ended_by_error(stream, &responses, Status::resource_exhausted(reason));
+        }
+        warn_oversized::<M>(stream, &out, max_message_bytes);
+        if let Err(reason) = act::send(&mut machine, &mut kit, &responses, out, &mut shutdown).await
+        {
+            break Ending::because(reason);
+        }
+    };
+    finish(machine, kit, ending);
+}
+
+/// One request through the judge, the machine and the tap.
+fn on_request<M: StreamMachine>(
+    machine: &mut M,
+    request: M::Request,
+    kit: &mut StreamKit,
+) -> Vec<M::Response> {
+    let view = request.view();
+    kit.judge.before(
+        &view,
+        machine.ledger(view.type_url),
+        machine.nonces_issued(),
+    );
+    // Only a stream some scenario rule applies to needs the type after the request is gone.
+    let type_url = (!kit.faults.is_idle()).then(|| view.type_url.to_string());
+    let facts = kit.tap.capture().map(|c| (request.facts(c), c));
+    let mut out = machine.on_request(request);
+    let exchange = machine.exchange();
+    kit.judge.after(exchange);
+    if !kit.tap.is_identified()
+        && let Some(node) = machine.node_id()
+    {
+        info!(stream = kit.tap.stream(), node, "node identified");
+        kit.tap.identify(node);
+    }
+    kit.tap.request(facts, exchange);
+    report_violations(kit);
+    if let Some(type_url) = type_url {
+        out.extend(kit.faults.after_exchange(&type_url, exchange, machine));
+    }
+    out
+}
+
+/// A malformed message, or a client that vanished mid-stream: end this stream only, and tell
+/// the client why if it is still listening.
+fn ended_by_error<T>(
+    stream: u64,
+    responses: &mpsc::Sender<Result<T, Status>>,
+    status: Status,
+) -> Ending {
+    info!(stream, code = ?status.code(), error = status.message(), "stream ended by an error");
+    if status.code() == Code::Cancelled {
+        // The request body broke (see `Requests`): the client reset the stream or left.
+        return Ending::because(CloseReason::Client);
+    }
+    let facts = StatusFacts {
+        code: status.code() as i32,
+        message: Box::from(status.message()),
+    };
+    let _ = responses.try_send(Err(status));
+    Ending {
+        reason: CloseReason::Status,
+        status: Some(facts),
+    }
+}
+
+/// Hands what the judge found to the log, the counters and the tap.
+fn report_violations(kit: &mut StreamKit) {
+    for violation in kit.judge.take_violations() {
+        warn!(stream = kit.tap.stream(), rule = violation.rule, check = violation.check,
+            message = %violation.message, "conformance violation");
+        kit.tap.violation(violation);
+    }
+}
+
+/// The stream ended: the judge sees what the client held, the tap says why it closed.
+fn finish<M: StreamMachine>(machine: M, mut kit: StreamKit, ending: Ending) {
+    let stream = kit.tap.stream();
+    if kit.judge.wants_held() {
+        kit.judge.closed(machine.held());
+        report_violations(&mut kit);
+    }
+    kit.tap.closed(ending.reason, ending.status);
+    info!(stream, "stream closed");
+}
+
+/// tonic refuses to encode these and tells only the client; say it in the server log too.
+fn warn_oversized<M: StreamMachine>(stream: u64, out: &[M::Response], limit: usize) {
+    for response in out {
+        let (url, bytes) = M::payload(response);
+        if bytes > limit {
+            warn!(stream, r#type = %type_url::short_name(url), bytes, limit,
+                "response larger than --max-message-bytes: the client gets OUT_OF_RANGE instead");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

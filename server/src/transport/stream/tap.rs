@@ -1,0 +1,157 @@
+//! One stream's tap: it turns what the loop did into [`WireEvent`]s for the stream's timeline
+//! and the server's bus, and counts it, through the stream's registry entry.
+//!
+//! While nobody listens and timelines are off, the tap builds nothing: its whole cost per
+//! message is one relaxed atomic load ([`Tap::capture`]) and a few additions to a tally that
+//! is published under the lock the loop takes anyway.
+
+use std::{collections::BTreeSet, net::SocketAddr, sync::Arc, time::SystemTime};
+
+use crate::{
+    admin::registry::{Publish, Registry, StreamEntry, StreamKind},
+    net::identity::PeerIdentity,
+    protocol::conformance::Violation,
+    protocol::subscription::{Exchange, TypeStatus},
+    protocol::tap::{
+        Capture, CloseReason, Closed, Opened, RequestFacts, StatusFacts, TapResponse, What,
+        WireEvent,
+    },
+    protocol::wire::FaultMark,
+};
+
+/// A stream's tap; owns the stream's registry entry (dropping it lists the stream as closed).
+#[derive(Debug)]
+pub struct Tap {
+    entry: StreamEntry,
+    /// Timelines are on.
+    ring: bool,
+    seq: u32,
+    node: Option<Arc<str>>,
+    /// Types the node's earlier streams had.
+    earlier: Arc<BTreeSet<String>>,
+    publish: Publish,
+}
+
+impl Tap {
+    /// Registers a new stream and tells whoever listens that it opened.
+    pub fn open(
+        registry: &Registry,
+        kind: StreamKind,
+        peer: Option<SocketAddr>,
+        identity: Option<Arc<PeerIdentity>>,
+    ) -> Self {
+        let entry = registry.open(kind, peer, identity);
+        let mut tap = Self {
+            ring: registry.timeline_depth() > 0,
+            entry,
+            seq: 0,
+            node: None,
+            earlier: Arc::default(),
+            publish: Publish::default(),
+        };
+        if let Some(capture) = tap.capture() {
+            let peer = peer.map(|p| Box::from(p.to_string()));
+            tap.emit(What::Opened(Opened { kind, peer }), capture);
+            tap.flush();
+        }
+        tap
+    }
+
+    pub fn stream(&self) -> u64 {
+        self.entry.id()
+    }
+
+    /// How much to capture of the next message, or `None`: build nothing.
+    pub fn capture(&self) -> Option<Capture> {
+        match self.entry.registry().bus().capture() {
+            Some(capture) => Some(capture),
+            None => self.ring.then_some(Capture::Summary),
+        }
+    }
+
+    /// The stream's node, from its first request on.
+    pub fn identify(&mut self, node: &str) {
+        if self.node.is_none() {
+            self.earlier = self.entry.set_node(node);
+            self.node = Some(Arc::from(node));
+        }
+    }
+
+    pub fn is_identified(&self) -> bool {
+        self.node.is_some()
+    }
+
+    /// A request was handled as `exchange` says; `facts` were taken if someone listens.
+    pub fn request(&mut self, facts: Option<(RequestFacts, Capture)>, exchange: Exchange) {
+        self.publish.tally.request(exchange.verdict);
+        if let Some((mut facts, capture)) = facts {
+            let earlier = self.earlier.contains(&*facts.type_url);
+            facts.settle(exchange, earlier);
+            self.emit(What::Request(Box::new(facts)), capture);
+        }
+    }
+
+    /// A response goes on the wire, changed by the rule `mark` names, if any.
+    pub fn response<R: TapResponse>(&mut self, response: &R, mark: Option<&FaultMark>) {
+        self.publish.tally.responses += 1;
+        if mark.is_some() {
+            self.publish.tally.faults += 1;
+        }
+        if let Some(capture) = self.capture() {
+            let mut facts = response.facts(capture);
+            facts.fault = mark.cloned();
+            self.emit(What::Response(Box::new(facts)), capture);
+        }
+    }
+
+    /// The judge found `violation`.
+    pub fn violation(&mut self, violation: Violation) {
+        self.publish.tally.violations += 1;
+        if let Some(capture) = self.capture() {
+            self.emit(What::Violation(Box::new(violation)), capture);
+        }
+    }
+
+    /// Publishes the status of the types that changed, the events since the last publish and
+    /// the counts, in one critical section.
+    pub fn publish(&mut self, types: Vec<TypeStatus>) {
+        self.publish.types = types;
+        self.entry.publish(&mut self.publish);
+    }
+
+    /// Publishes the events of responses just sent, if any were built. Counts alone wait for
+    /// the stream's next publish: while nobody observes, sending costs no second lock.
+    pub fn flush(&mut self) {
+        if !self.publish.events.is_empty() {
+            self.entry.publish(&mut self.publish);
+        }
+    }
+
+    /// The stream ended: the last event and the last counts, then the entry moves to the
+    /// recently closed.
+    pub fn closed(mut self, reason: CloseReason, status: Option<StatusFacts>) {
+        if let Some(capture) = self.capture() {
+            self.emit(What::Closed(Closed { reason, status }), capture);
+        }
+        self.entry.publish(&mut self.publish);
+    }
+
+    fn emit(&mut self, what: What, capture: Capture) {
+        self.seq += 1;
+        let event = WireEvent {
+            at: SystemTime::now(),
+            stream: self.entry.id(),
+            seq: self.seq,
+            node: self.node.clone(),
+            what,
+        };
+        if capture == Capture::Summary {
+            self.publish.events.push(Arc::new(event));
+            return;
+        }
+        if self.ring {
+            self.publish.events.push(Arc::new(event.summarized()));
+        }
+        self.entry.registry().bus().send(Arc::new(event));
+    }
+}

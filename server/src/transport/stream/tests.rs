@@ -1,0 +1,146 @@
+use std::time::Duration;
+
+use tokio_stream::wrappers::ReceiverStream;
+use xdsloop_proto::{discovery::DiscoveryResponse, type_url::CLUSTER};
+
+use super::*;
+use crate::{
+    admin::registry::{Registry, StreamKind},
+    protocol::request::SotwRequest,
+    protocol::sotw::SotwStream,
+    protocol::tap::Capture,
+    test_support::{snapshot, sotw},
+};
+
+type Requests = mpsc::Sender<Result<SotwRequest, Status>>;
+type Responses = mpsc::Receiver<Result<crate::protocol::response::SotwResponse, Status>>;
+
+struct Harness {
+    source: watch::Sender<Arc<Snapshot>>,
+    requests: Requests,
+    responses: Responses,
+    registry: Registry,
+    task: tokio::task::JoinHandle<()>,
+    _stop: watch::Sender<bool>,
+}
+
+fn clusters(version: u32) -> Arc<Snapshot> {
+    let v = version.to_string();
+    snapshot(u64::from(version), &[(CLUSTER, &[("c1", v.as_str())])])
+}
+
+fn start() -> Harness {
+    start_with(Registry::new())
+}
+
+fn start_with(registry: Registry) -> Harness {
+    let tap = Tap::open(&registry, StreamKind::ADS_SOTW, None, None);
+    let (source, mut snapshots) = watch::channel(clusters(0));
+    let machine = SotwStream::new(tap.stream(), snapshots.borrow_and_update().clone());
+    let (requests, inbound) = mpsc::channel(4);
+    let (outbound, responses) = mpsc::channel(OUTBOUND_CAPACITY);
+    let (stop, shutdown) = watch::channel(false);
+    let feeds = Feeds {
+        snapshots,
+        shutdown,
+        max_message_bytes: usize::MAX,
+        max_request_bytes: usize::MAX,
+    };
+    let inbound = ReceiverStream::new(inbound);
+    let kit = StreamKit {
+        kind: StreamKind::ADS_SOTW,
+        tap,
+        judge: Judge::new(),
+        faults: FaultStage::new(),
+    };
+    let task = tokio::spawn(run(machine, inbound, feeds, outbound, kit));
+    Harness {
+        source,
+        requests,
+        responses,
+        registry,
+        task,
+        _stop: stop,
+    }
+}
+
+async fn recv(responses: &mut Responses) -> DiscoveryResponse {
+    let next = tokio::time::timeout(Duration::from_secs(5), responses.recv()).await;
+    next.expect("a response in time")
+        .expect("open")
+        .expect("ok")
+        .to_message()
+}
+
+#[tokio::test]
+async fn latest_wins_a_slow_stream_gets_the_newest_snapshot_not_a_queue() {
+    let mut h = start();
+    h.requests
+        .send(Ok(sotw(CLUSTER, &[], "", "").into()))
+        .await
+        .unwrap();
+    recv(&mut h.responses).await;
+    // The client reads nothing while 100 reloads happen.
+    for version in 1..=100 {
+        h.source.send_replace(clusters(version));
+        tokio::task::yield_now().await;
+    }
+    let newest = clusters(100).base[CLUSTER].version.clone();
+    let mut received = 0;
+    loop {
+        received += 1;
+        if recv(&mut h.responses).await.version_info == newest {
+            break;
+        }
+    }
+    // The bounded channel, the one send in flight, then straight to the newest.
+    assert!(
+        received <= OUTBOUND_CAPACITY + 2,
+        "{received} responses queued"
+    );
+}
+
+#[tokio::test]
+async fn a_vanished_client_ends_its_stream_and_leaves_the_registry() {
+    let h = start();
+    assert_eq!(h.registry.len(), 1);
+    drop(h.responses);
+    let ended = tokio::time::timeout(Duration::from_secs(5), h.task).await;
+    ended.expect("the loop ends").unwrap();
+    assert!(h.registry.is_empty());
+}
+
+#[tokio::test]
+async fn with_timelines_off_and_nobody_listening_nothing_is_built_but_all_is_counted() {
+    let registry = Registry::with_timeline_depth(0);
+    let mut h = start_with(registry.clone());
+    let tap = Tap::open(&registry, StreamKind::ADS_SOTW, None, None);
+    assert_eq!(tap.capture(), None, "no ring, no listener: build nothing");
+    drop(tap);
+    h.requests
+        .send(Ok(sotw(CLUSTER, &[], "", "").into()))
+        .await
+        .unwrap();
+    let first = recv(&mut h.responses).await;
+    let ack = sotw(CLUSTER, &[], &first.version_info, &first.nonce);
+    h.requests.send(Ok(ack.into())).await.unwrap();
+    // A stream publishes before it sends: once this is answered, the ACK was counted.
+    let endpoints = sotw(xdsloop_proto::type_url::ENDPOINT, &["e"], "", "");
+    h.requests.send(Ok(endpoints.into())).await.unwrap();
+    recv(&mut h.responses).await;
+    assert_eq!(registry.counters().acks, 1);
+    drop(h.requests);
+    let ended = tokio::time::timeout(Duration::from_secs(5), h.task).await;
+    ended.expect("the loop ends").unwrap();
+    assert_eq!(registry.counters().responses, 2, "all counted by the end");
+    let closed = registry.recently_closed();
+    assert!(closed.iter().all(|s| s.stream.recent.is_empty()));
+    let listener = registry.bus().listen(Capture::Full);
+    let tap = Tap::open(&registry, StreamKind::ADS_SOTW, None, None);
+    assert_eq!(
+        tap.capture(),
+        Some(Capture::Full),
+        "a listener wants everything"
+    );
+    drop((tap, listener));
+}
