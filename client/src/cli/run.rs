@@ -18,8 +18,8 @@ use crate::client::Client;
 use crate::config::ClientConfig;
 use crate::core::event::{ConnectionReport, Report};
 use crate::error::ClientError;
-use xdsloop_proto::redact::Secrets;
 use xdsloop_log::LogFormat;
+use xdsloop_proto::redact::Secrets;
 
 /// Runs the CLI until `shutdown`, `--exit-after` or `--dump` ends it. Update lines (or the
 /// narration) go to `out`, connection news to `err`.

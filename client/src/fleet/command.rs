@@ -141,7 +141,13 @@ pub async fn run(
 ) -> Result<(), ClientError> {
     let config = args.config()?;
     if let Some(hint) = streams_hint(config.nodes, config.connections) {
-        let line = xdsloop_log::line(args.log_format, tracing::Level::WARN, LOG_TARGET, None, &hint);
+        let line = xdsloop_log::line(
+            args.log_format,
+            tracing::Level::WARN,
+            LOG_TARGET,
+            None,
+            &hint,
+        );
         writeln!(err, "{line}")?;
     }
     let fleet = Fleet::start(config)?;

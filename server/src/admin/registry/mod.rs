@@ -29,8 +29,8 @@ use std::{
     time::SystemTime,
 };
 
-pub use crate::protocol::kind::{StreamKind, Variant};
 use crate::net::identity::PeerIdentity;
+pub use crate::protocol::kind::{StreamKind, Variant};
 use crate::protocol::{subscription::TypeStatus, tap::WireEvent};
 use bus::Bus;
 use lineage::Lineage;
