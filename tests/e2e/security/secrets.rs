@@ -1,9 +1,11 @@
-//! Item 2: secret values out of sight in `/snapshot` and the client's `--dump`, shown with
-//! `--show-secrets`; the xDS wire still carries them.
+//! Item 2: secret values out of sight in `/snapshot`, the client's `--dump` and both sides'
+//! transcripts (`--record --record-resources`), shown with `--show-secrets`; the xDS wire still
+//! carries them.
 
 use clap::Parser;
 use xdsloop_client::cli::{self, Args};
 use xdsloop_proto::redact::Secrets;
+use xdsloop_server::transport::record::Recording;
 
 use super::*;
 use crate::harness::http_get;
@@ -25,12 +27,21 @@ fn secret_fixture() -> String {
 
 /// The demo plus one SDS secret, plaintext, with `secrets` for `/snapshot`.
 async fn serve_with_secret(secrets: Secrets) -> (TempDir, Running) {
+    serve_with_secret_and(secrets, |_| {}).await
+}
+
+/// [`serve_with_secret`], after `tweak` changes the config.
+async fn serve_with_secret_and(
+    secrets: Secrets,
+    tweak: impl FnOnce(&mut Config),
+) -> (TempDir, Running) {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&demo_dir(), dir.path());
     std::fs::write(dir.path().join("secret.json"), secret_fixture()).unwrap();
     let mut config = Config::new(dir.path());
     config.listen = "127.0.0.1:0".parse().unwrap();
     config.secrets = secrets;
+    tweak(&mut config);
     let running = app::start(config).await.unwrap_or_else(|e| panic!("{e}"));
     (dir, running)
 }
@@ -106,5 +117,59 @@ async fn client_dump_redacts_secret() {
         resource["tls_certificate"]["private_key"]["inline_string"],
         KEY
     );
+    running.shutdown().await.unwrap();
+}
+
+/// The recorded text holds the key's marker, and neither the key nor the password.
+fn assert_redacted(text: &str) {
+    assert!(
+        !text.contains("PRIVATE KEY") && !text.contains("hunter2"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("[redacted, {} bytes]", KEY.len())),
+        "{text}"
+    );
+}
+
+/// The server's transcript with resource bodies: what went on the wire is recorded with the
+/// secret values hidden, as `/snapshot` shows them.
+#[tokio::test]
+async fn server_record_resources_redacts_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("server.jsonl");
+    let recording = Recording {
+        path: path.clone(),
+        resources: true,
+    };
+    let (_fixtures, running) =
+        serve_with_secret_and(Secrets::Hide, |c| c.record = Some(recording)).await;
+    // The client takes the real key (--show-secrets), so the wire is known to carry it.
+    let shown = dump(&running.addr.to_string(), &["--show-secrets"]).await;
+    assert!(shown.contains("PRIVATE KEY"), "{shown}");
+    running.shutdown().await.unwrap();
+    let recorded = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        recorded.contains("edge-cert"),
+        "the SDS push is recorded:\n{recorded}"
+    );
+    assert_redacted(&recorded);
+}
+
+/// The client's transcript with resource bodies hides secret values too.
+#[tokio::test]
+async fn client_record_resources_redacts_secrets() {
+    let (_fixtures, running) = serve_with_secret(Secrets::Hide).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("client.jsonl");
+    let file = path.to_str().unwrap();
+    let extra = ["--record", file, "--record-resources"];
+    dump(&running.addr.to_string(), &extra).await;
+    let recorded = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        recorded.contains("edge-cert"),
+        "the SDS push is recorded:\n{recorded}"
+    );
+    assert_redacted(&recorded);
     running.shutdown().await.unwrap();
 }
