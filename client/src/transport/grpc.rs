@@ -368,7 +368,7 @@ fn stream_events(
             }
             Err(status) => {
                 let plain = format!("open failed: {}", status.message());
-                let reason = tls::describe(&status, tls.as_ref(), plain);
+                let reason = tls::describe_open(&status, tls.as_ref(), plain);
                 let end = stream_end(reason, &status);
                 stream::iter([StreamEvent::Ended(end)]).right_stream()
             }

@@ -117,6 +117,22 @@ pub fn describe(
     }
 }
 
+/// [`describe`] for a stream that failed to open. With TLS 1.3 a client counts its handshake
+/// done before the server has checked the client's certificate: the server's alert can lose
+/// the race with the first stream, which then only learns that its connection went away
+/// (hyper: "operation was canceled"). Say what that most likely was.
+pub fn describe_open(status: &tonic::Status, tls: Option<&ClientTls>, plain: String) -> String {
+    let cut_short = status.message().contains("operation was canceled");
+    if tls.is_some() && cut_short && explain(status, tls).is_none() {
+        return format!(
+            "the connection closed as the stream opened: if the server refused this client's \
+             TLS, it requires a client certificate signed by its --tls-client-ca \
+             (--tls-cert/--tls-key), and its /status lists the refused handshakes ({plain})"
+        );
+    }
+    describe(status, tls, plain)
+}
+
 /// A connection or stream failure in words a person can act on, when it is about TLS (or
 /// about TLS missing on one side); `None` for anything else. `tls` is whether this client
 /// uses TLS.
@@ -171,11 +187,12 @@ fn rustls_words(error: &rustls::Error, tls: Option<&ClientTls>) -> String {
 fn plaintext_words(text: &str, tls: Option<&ClientTls>) -> Option<String> {
     const ALERT: &str = "received fatal alert: ";
     if let Some(at) = text.find(ALERT) {
-        let alert = text[at + ALERT.len()..]
-            .split_whitespace()
-            .next()
-            .unwrap_or("");
-        return Some(refused_words(alert));
+        // The alert's name only: the text may be a Debug rendering, with a quote after it.
+        let rest = &text[at + ALERT.len()..];
+        let end = rest
+            .find(|c: char| !c.is_ascii_alphanumeric())
+            .unwrap_or(rest.len());
+        return Some(refused_words(&rest[..end]));
     }
     if tls.is_none() && text.contains("this port speaks TLS") {
         return Some("the server speaks TLS and this client does not: pass --tls-ca FILE".into());
@@ -215,6 +232,13 @@ mod tests {
         let alert = std::io::Error::other("received fatal alert: CertificateRequired");
         let words = explain(&alert, Some(&settings())).unwrap();
         assert!(words.contains("(alert CertificateRequired)"), "{words}");
+        // As hyper passes it on: the io::Error's Debug text, a quote after the alert's name.
+        let debug = std::io::Error::other(format!(
+            "{:?}",
+            std::io::Error::other("received fatal alert: CertificateUnknown",)
+        ));
+        let words = explain(&debug, Some(&settings())).unwrap();
+        assert!(words.contains("(alert CertificateUnknown):"), "{words}");
         assert!(words.contains("--tls-cert/--tls-key"), "{words}");
         let goaway = std::io::Error::other("connection error received: b\"this port speaks TLS\"");
         let words = explain(&goaway, None).unwrap();
@@ -224,6 +248,11 @@ mod tests {
             None,
             "this client has TLS"
         );
+        let cut_short = tonic::Status::cancelled("operation was canceled");
+        let words = describe_open(&cut_short, Some(&settings()), "open failed".into());
+        assert!(words.contains("requires a client certificate"), "{words}");
+        let plaintext = describe_open(&cut_short, None, "open failed".into());
+        assert_eq!(plaintext, "open failed", "no TLS, no TLS guess");
         let other = std::io::Error::other("connection refused");
         assert_eq!(describe(&other, None, "x".into()), "x");
     }
