@@ -158,7 +158,8 @@ struct ServeArgs {
     /// docs/transcripts.md describes. Read it with `xdsloop-server transcript print FILE`.
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
-    /// With --record: also write every resource sent, as proto3 JSON, in each response line.
+    /// With --record: also write every resource sent, as proto3 JSON, in each response line
+    /// (secret values redacted).
     #[arg(long, requires = "record")]
     record_resources: bool,
     #[command(flatten)]

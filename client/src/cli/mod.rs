@@ -99,7 +99,8 @@ pub struct Args {
     /// `xdsloop-client transcript print FILE`. Streamed sources only.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
-    /// With --record: add every received resource itself (proto3 JSON) to the transcript.
+    /// With --record: add every received resource itself (proto3 JSON, secret values
+    /// redacted) to the transcript.
     #[arg(long, requires = "record")]
     pub record_resources: bool,
     /// NACK any response holding this resource, e.g. `--reject cds:web` (repeatable).
