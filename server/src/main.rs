@@ -43,8 +43,11 @@ const EXIT_USAGE: u8 = 2;
                   HTTP/1.1).\n\n\
                   Fixtures: every *.yaml/*.yml/*.json file under DIR holds Envoy resources in the \
                   proto3 JSON mapping, each with an \"@type\" (or a DiscoveryResponse-shaped \
-                  {version_info, resources}); files under nodes/<node-id>/ are served to that node only.\n\n\
-                  The admin routes (GET /status, /snapshot, /healthz) are on the xDS port too, so \
+                  {version_info, resources}); files under nodes/<node-id>/ are served to that node only. \
+                  A resource wrapped in envoy.service.discovery.v3.Resource with a ttl is kept \
+                  alive by heartbeats; xdstp:// names are served with sorted context parameters.\n\n\
+                  The admin routes (GET /status, /snapshot, /healthz, and gRPC CSDS: \
+                  envoy.service.status.v3.ClientStatusDiscoveryService) are on the xDS port too, so \
                   several servers run side by side with nothing more than their own --listen \
                   (127.0.0.1:0 picks a free port). The first line on stdout says where it \
                   listens: \"xdsloop-server listening on ADDR\".",
@@ -142,10 +145,10 @@ struct ServeArgs {
     /// large CDS and EDS sets). Requests have their own limit, --max-request-bytes.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
     max_message_bytes: usize,
-    /// Serve the admin routes (/status, /snapshot, /healthz) on a listener of their own at
-    /// ADDR instead of the xDS port, or `off` for none. Default: on the xDS port. Either way
-    /// /status and /snapshot answer only loopback peers, --admin-token and verified client
-    /// certificates.
+    /// Serve the admin routes (/status, /snapshot, /healthz, CSDS) on a listener of their own
+    /// at ADDR instead of the xDS port, or `off` for none. Default: on the xDS port. Either way
+    /// /status, /snapshot and CSDS answer only loopback peers, --admin-token and verified
+    /// client certificates.
     #[arg(long, value_name = "ADDR|off", value_parser = admin_placement)]
     admin: Option<Placement>,
     /// Events each stream keeps for /status (its `recent` list: the last requests, responses

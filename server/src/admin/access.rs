@@ -4,8 +4,8 @@
 //! hint saying which of the three to use. `/healthz` stays open, and so does xDS itself:
 //! in a container the server listens on 0.0.0.0 for the Envoy next door.
 //!
-//! [`AdminAccess::check`] is the one decision; [`require`] applies it to axum routes, and a
-//! gRPC service (CSDS) can call [`AdminAccess::check_request`] and answer the [`Denied`] as
+//! [`AdminAccess::check`] is the one decision; [`require`] applies it to axum routes, and
+//! [`AdminAccess::check_grpc`] to a gRPC admin service (CSDS), which answers a refusal as
 //! `UNAUTHENTICATED`.
 
 use std::{fmt, net::IpAddr, sync::Arc};
@@ -109,6 +109,14 @@ impl AdminAccess {
                 None => denied("the peer is unknown"),
             },
         }
+    }
+
+    /// [`AdminAccess::check`] on a gRPC request (an admin service on the xDS port: CSDS);
+    /// refused with `UNAUTHENTICATED` and the same hint.
+    pub fn check_grpc<T>(&self, request: &tonic::Request<T>) -> Result<Allowed, tonic::Status> {
+        let headers = request.metadata().clone().into_headers();
+        self.check_request(request.extensions(), &headers)
+            .map_err(tonic::Status::from)
     }
 
     /// [`AdminAccess::check`] on a request's extensions and headers.

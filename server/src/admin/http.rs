@@ -6,9 +6,11 @@
 //! - `GET /snapshot`: the resources being served, as proto3 JSON (`?node=ID`, `?type=cds`),
 //!   secret values hidden unless the server runs with `--show-secrets`;
 //! - `GET /healthz`: `{"status":"ok"}` while the server runs and follows fixture changes;
-//!   HTTP 503 `{"status":"unhealthy","error":...}` while the fixture watcher is down.
+//!   HTTP 503 `{"status":"unhealthy","error":...}` while the fixture watcher is down;
+//! - gRPC `envoy.service.status.v3.ClientStatusDiscoveryService` ([`crate::admin::csds`]): the
+//!   same ledger, for tools that speak CSDS.
 //!
-//! `/status` and `/snapshot` show every client's configuration: they answer only the requests
+//! `/status`, `/snapshot` and CSDS show every client's configuration: they answer only the requests
 //! [`crate::admin::access`] allows (loopback, the admin token, a verified client certificate).
 //!
 //! Handlers read copies: the newest snapshot and reload result from their `watch` channels and
@@ -32,6 +34,7 @@ use xdsloop_proto::{Codec, redact::Secrets, type_url};
 use crate::{
     Snapshot, TypeResources,
     admin::access::{self, AdminAccess},
+    admin::csds::service::Csds,
     admin::registry::Registry,
     admin::status::{self, Inputs},
     config::watch::ReloadStatus,
@@ -126,6 +129,15 @@ impl Admin {
             document.limits = Some(status::net::limits(listening));
         }
         document
+    }
+
+    /// CSDS on the same data. It shows what `/status` shows, so it is served where the admin
+    /// routes are (on the xDS port, or beside them on an `--admin` listener), under the same
+    /// access rule, with secret values hidden as `/snapshot` hides them.
+    pub fn csds(&self) -> Csds {
+        Csds::new(self.registry.clone(), self.snapshots.clone())
+            .with_access(self.access.clone())
+            .with_display(self.codec.clone(), self.secrets)
     }
 
     /// The admin routes; `/healthz` answers everyone, the others only whom the access rule

@@ -181,14 +181,19 @@ pub async fn start(config: Config) -> Result<Running, Error> {
     } else {
         "http"
     };
-    let on_xds_port = xds_port_admin(config.admin, state, admin.as_ref(), scheme);
+    // CSDS shows the admin data: it is served where the admin routes are.
+    let csds = (config.admin == Placement::XdsPort).then(|| state.csds());
+    let http = xds::Http {
+        routes: xds_port_admin(config.admin, state, admin.as_ref(), scheme),
+        csds,
+    };
     let port = xds::XdsPort {
         listener: xds::listen_on(config.listen).await?,
         max_message_bytes: config.max_message_bytes,
         listening,
     };
     let server = port
-        .serve(snapshots.clone(), registry.clone(), codec, on_xds_port)
+        .serve(snapshots.clone(), registry.clone(), codec, http)
         .await?;
     let admin_addr = match config.admin {
         Placement::XdsPort => Some(server.addr()),
@@ -233,12 +238,14 @@ async fn serve_admin(
         closer: Closer::new(),
         budget_bytes: config.limits.budget_bytes(),
     };
-    let routes = tonic::service::Routes::from(state.router());
+    // CSDS beside the admin routes: its gRPC router brings the fallback (UNIMPLEMENTED for
+    // unknown gRPC methods, 404 otherwise).
+    let routes = tonic::service::Routes::from(state.csds().router().merge(state.router()));
     let streams = config.limits.max_streams_per_connection;
     let server = listener::start(listener, routes, accept, streams, watch::channel(false))?;
     let addr = server.addr();
     // Not `addr`: harnesses take the first `addr=` as the xDS port.
-    info!(admin = %addr, "admin listening on {addr} (/status, /snapshot, /healthz)");
+    info!(admin = %addr, "admin listening on {addr} (/status, /snapshot, /healthz, CSDS)");
     Ok(server)
 }
 

@@ -5,10 +5,11 @@ use std::{net::SocketAddr, sync::Arc};
 
 use tokio::{net::TcpListener, sync::watch};
 use tracing::info;
-use xdsloop_proto::{Codec, services::ADS_SERVICE};
+use xdsloop_proto::{Codec, csds::CSDS_SERVICE, services::ADS_SERVICE};
 
 use crate::{
     Error, Snapshot,
+    admin::csds::service::Csds,
     admin::registry::Registry,
     app::listener::{self, HttpServer},
     net::{Limits, Listening, close::Closer, incoming::Accept, refusal::NetStats},
@@ -80,8 +81,12 @@ pub async fn serve_with_codec(
             tls: None,
         },
     };
+    let no_admin = Http {
+        routes: axum::Router::new(),
+        csds: None,
+    };
     let server = port
-        .serve(snapshots, Registry::new(), codec, axum::Router::new())
+        .serve(snapshots, Registry::new(), codec, no_admin)
         .await?;
     let addr = server.addr();
     info!(%addr, "xDS listening on {addr} (ADS and per-type services: SotW, Delta, Fetch; REST-JSON)");
@@ -98,6 +103,13 @@ pub async fn listen_on(listen: SocketAddr) -> Result<TcpListener, Error> {
         })
 }
 
+/// What the xDS port serves besides xDS: the admin routes (or what answers in their place),
+/// on HTTP/1.1 and HTTP/2 alike, and CSDS when the admin is here.
+pub struct Http {
+    pub routes: axum::Router,
+    pub csds: Option<Csds>,
+}
+
 /// A bound xDS port and how it serves.
 pub struct XdsPort {
     pub listener: TcpListener,
@@ -107,14 +119,13 @@ pub struct XdsPort {
 }
 
 impl XdsPort {
-    /// Serves gRPC and REST-JSON here, plus the `http` routes (the admin routes, or what
-    /// answers in their place) on HTTP/1.1 and HTTP/2 alike.
+    /// Serves gRPC and REST-JSON here, plus `http`.
     pub async fn serve(
         self,
         snapshots: watch::Receiver<Arc<Snapshot>>,
         registry: Registry,
         codec: Codec,
-        http: axum::Router,
+        http: Http,
     ) -> Result<GrpcServer, Error> {
         let limits = self.listening.limits;
         let (stop, stopped) = watch::channel(false);
@@ -127,9 +138,13 @@ impl XdsPort {
         routes.add_service(Ads::new(discovery));
         let mut xds_services = vec![ADS_SERVICE];
         xds_services.extend(per_type::add_to(&mut routes, per_type));
+        if let Some(csds) = http.csds {
+            routes.add_service(csds.service());
+            xds_services.push(CSDS_SERVICE);
+        }
         let health = introspection::add_to(&mut routes, &xds_services).await?;
         let rest = Rest::new(fetcher, &codec, limits.max_request_bytes);
-        let routes = rest::with_grpc(routes.routes(), rest.router().merge(http));
+        let routes = rest::with_grpc(routes.routes(), rest.router().merge(http.routes));
         let accept = Accept {
             stats: self.listening.stats,
             tls: self.listening.tls,

@@ -81,6 +81,7 @@ mod tests {
             last_nack: None,
             held_hash: None,
             last_fault: None,
+            heartbeats: None,
         }
     }
 

@@ -1,5 +1,6 @@
-//! Item 3: the admin data answers loopback peers, the admin token and verified client
-//! certificates; everyone else gets 401 with a hint, and /healthz stays open.
+//! Item 3: the admin data (`/status`, `/snapshot`, CSDS) answers loopback peers, the admin
+//! token and verified client certificates; everyone else gets 401 (CSDS: `UNAUTHENTICATED`)
+//! with a hint, and /healthz stays open.
 //!
 //! A remote peer needs an address of this host that is not loopback: the one the kernel
 //! would use toward a TEST-NET address (a UDP "connect" sends nothing). A host without one
@@ -7,6 +8,9 @@
 
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 
+use tonic::transport::Channel;
+use xdsloop_proto::csds::ClientStatusRequest;
+use xdsloop_proto::envoy::envoy::service::status::v3::client_status_discovery_service_client::ClientStatusDiscoveryServiceClient;
 use xdsloop_server::admin::Placement;
 use xdsloop_tests::certs::Pki;
 
@@ -138,4 +142,30 @@ async fn admin_verified_client_cert_allows() {
             .await
             .is_ok()
     );
+}
+
+/// CSDS shows what `/status` shows: on the xDS port it follows the same rule, refusing a
+/// remote peer without the token with `UNAUTHENTICATED` and the same hint.
+#[tokio::test]
+async fn csds_follows_the_admin_access_rule() {
+    let Some((_served, remote)) = exposed(Some("s3cret")).await else {
+        return;
+    };
+    let channel = Channel::from_shared(format!("http://{remote}")).unwrap();
+    let mut csds = ClientStatusDiscoveryServiceClient::new(channel.connect().await.unwrap());
+    let refused = csds
+        .fetch_client_status(ClientStatusRequest::default())
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::Unauthenticated, "{refused:?}");
+    assert!(
+        refused.message().contains("is not a loopback peer")
+            && refused.message().contains("--admin-token"),
+        "{refused:?}"
+    );
+    let mut request = tonic::Request::new(ClientStatusRequest::default());
+    let bearer = "Bearer s3cret".parse().unwrap();
+    request.metadata_mut().insert("authorization", bearer);
+    let answered = csds.fetch_client_status(request).await;
+    assert!(answered.is_ok(), "{answered:?}");
 }

@@ -1,10 +1,16 @@
-//! Item 2: secret values out of sight in `/snapshot`, the client's `--dump` and both sides'
-//! transcripts (`--record --record-resources`), shown with `--show-secrets`; the xDS wire still
-//! carries them.
+//! Item 2: secret values out of sight in `/snapshot`, CSDS, the client's `--dump` and both
+//! sides' transcripts (`--record --record-resources`), shown with `--show-secrets`; the xDS wire
+//! still carries them.
 
 use clap::Parser;
+use tonic::transport::Channel;
 use xdsloop_client::cli::{self, Args};
+use xdsloop_client::{Client, core::watch_map::Interest};
+use xdsloop_proto::csds::ClientStatusRequest;
+use xdsloop_proto::envoy::envoy::service::status::v3::client_status_discovery_service_client::ClientStatusDiscoveryServiceClient;
 use xdsloop_proto::redact::Secrets;
+use xdsloop_proto::type_url;
+use xdsloop_server::admin::registry::StreamStatus;
 use xdsloop_server::transport::record::Recording;
 
 use super::*;
@@ -172,4 +178,59 @@ async fn client_record_resources_redacts_secrets() {
     );
     assert_redacted(&recorded);
     running.shutdown().await.unwrap();
+}
+
+/// CSDS carries the resources a client holds: their secret values are hidden as in
+/// `/snapshot` (the client itself got the real key on the wire).
+#[tokio::test]
+async fn csds_redacts_secrets() {
+    let (_fixtures, running) = serve_with_secret(Secrets::Hide).await;
+    let client = Client::start(config(running.addr, Source::Ads), std::future::pending()).unwrap();
+    let sds = client
+        .subscribe(type_url::SECRET, Interest::Wildcard)
+        .await
+        .unwrap();
+    crate::client_support::drain(sds);
+    let held = crate::client_support::store_where(&client, |s| {
+        s.get(type_url::SECRET, "edge-cert").is_some()
+    })
+    .await;
+    let key = &held.get(type_url::SECRET, "edge-cert").unwrap().bytes;
+    assert!(contains(key, b"PRIVATE KEY"), "the wire carried the key");
+    crate::harness::registry_until(
+        &running.registry,
+        "the client to ACK the secret",
+        |streams| {
+            let acked = |s: &&StreamStatus| {
+                s.types
+                    .get(type_url::SECRET)
+                    .is_some_and(|t| t.last_acked.is_some())
+            };
+            streams.iter().any(|s| acked(&s))
+        },
+    )
+    .await;
+    let channel = Channel::from_shared(format!("http://{}", running.addr)).unwrap();
+    let mut csds = ClientStatusDiscoveryServiceClient::new(channel.connect().await.unwrap());
+    let request = ClientStatusRequest::default();
+    let answer = csds
+        .fetch_client_status(request)
+        .await
+        .unwrap()
+        .into_inner();
+    let entries = answer.config.iter().flat_map(|c| &c.generic_xds_configs);
+    let mut secret = entries.filter(|e| e.name == "edge-cert");
+    let shown = secret
+        .find_map(|e| e.xds_config.clone())
+        .expect("the SYNCED secret's content")
+        .value;
+    assert!(!contains(&shown, b"PRIVATE KEY") && !contains(&shown, b"hunter2"));
+    let marker = format!("[redacted, {} bytes]", KEY.len());
+    assert!(contains(&shown, marker.as_bytes()), "{shown:?}");
+    client.stop().await;
+    running.shutdown().await.unwrap();
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
 }
