@@ -22,6 +22,7 @@ from pathlib import Path
 import csds_check
 import fixture_edits as fx
 import harness
+import judge
 import tls_phase as tls
 from harness import Proc, Setup
 
@@ -207,12 +208,15 @@ def start_backends(python: Path) -> tuple[dict[str, int], list[Proc]]:
     return ports, procs
 
 
-def start_server(binary: Path, fixtures: Path, extra: list[str] | None = None,
-                 name: str = "xdsloop-server") -> tuple[int, str, Proc]:
-    """Starts the server on free ports; returns its gRPC port, its admin address and the process."""
+def start_server(binary: Path, fixtures: Path, work: Path, extra: list[str] | None = None,
+                 name: str = "xdsloop-server",
+                 record: str = "server.jsonl") -> tuple[int, str, Proc]:
+    """Starts the server on free ports; returns its gRPC port, its admin address and the process.
+    It records every stream to `record` in the work directory (kept with --keep)."""
     env = dict(os.environ, NO_COLOR="1", RUST_LOG=os.environ.get("INTEROP_RUST_LOG", "info"))
     # The admin routes (/status) are served on the xDS port: one free port is all it takes.
-    argv = [str(binary), "--fixtures", str(fixtures), "--listen", "127.0.0.1:0", *(extra or [])]
+    argv = [str(binary), "--fixtures", str(fixtures), "--listen", "127.0.0.1:0",
+            "--record", str(work / record), *(extra or [])]
     server = Proc(name, argv, env=env)
     # The server prints the addresses it bound: no port is guessed, so nothing can collide.
     lines = server.out.wait(lambda ls: ls[:2] if len(ls) >= 2 else None, START_TIMEOUT_S)
@@ -374,8 +378,8 @@ def tls_scenario(r: Report, python: Path, binary: Path, work: Path, fixtures: Pa
     """A second server on the same fixtures with --tls-cert/--tls-key/--tls-client-ca, a gRPC
     client with `tls` channel credentials, and one whose certificate another CA signed."""
     certs = tls.make_certificates(work)
-    port, admin, server = start_server(binary, fixtures, tls.server_args(certs),
-                                       "xdsloop-server (mTLS)")
+    port, admin, server = start_server(binary, fixtures, work, tls.server_args(certs),
+                                       "xdsloop-server (mTLS)", "server-mtls.jsonl")
     procs.append(server)
     bootstrap = json.loads((REPO / "examples" / "grpc-bootstrap.json").read_text())
     path = tls.write_bootstrap(work, bootstrap, port, certs, "client", tls.TLS_NODE)
@@ -417,7 +421,7 @@ def run(r: Report, work: Path) -> None:
         procs += backends
         fixtures = work / "fixtures"
         fx.copy_with_ports(source, fixtures, ports["A"], ports["B"])
-        server_port, admin, server = start_server(binary, fixtures)
+        server_port, admin, server = start_server(binary, fixtures, work)
         procs.append(server)
         client = start_client(python, write_bootstrap(work, server_port))
         procs.append(client)
@@ -426,6 +430,11 @@ def run(r: Report, work: Path) -> None:
         scenario(r, Calls(client), server, admin, fixtures, ports, csds)
         ttl(r, Calls(client), admin, fixtures / fx.ENDPOINTS_FILE, ports)
         federation(r, python, work, server_port, admin, procs)
+        status = fetch_status(admin)
+        r.check("the conformance judge found no client violation by gRPC's xDS clients over "
+                "the whole run (C rules)", *judge.no_violations(status))
+        r.check("that check fails on a copy of /status with a violation added",
+                *judge.notices_a_violation(status))
         tls_scenario(r, python, binary, work, fixtures, procs)
         if r.failed > failed_before:
             print("\n".join(p.tail() for p in procs), file=sys.stderr)

@@ -34,6 +34,7 @@ use crate::{
         rotation::{self, TlsView},
         tls::{ClientCerts, TlsFiles},
     },
+    protocol::conformance::Mode,
     transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
     transport::record::{self, Recorder, Recording},
 };
@@ -73,6 +74,8 @@ pub struct Config {
     pub timeline_depth: usize,
     /// Write a transcript of every stream (`--record`).
     pub record: Option<Recording>,
+    /// How each client is judged against the client rules (`--conformance`, `--strict`).
+    pub conformance: Mode,
 }
 
 impl Config {
@@ -92,6 +95,7 @@ impl Config {
             secrets: Secrets::Hide,
             timeline_depth: timeline::DEFAULT_DEPTH,
             record: None,
+            conformance: Mode::Report,
         }
     }
 }
@@ -191,6 +195,7 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         listener: xds::listen_on(config.listen).await?,
         max_message_bytes: config.max_message_bytes,
         listening,
+        conformance: config.conformance,
     };
     let server = port
         .serve(snapshots.clone(), registry.clone(), codec, http)

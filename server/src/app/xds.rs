@@ -13,6 +13,7 @@ use crate::{
     admin::registry::Registry,
     app::listener::{self, HttpServer},
     net::{Limits, Listening, close::Closer, incoming::Accept, refusal::NetStats},
+    protocol::conformance::Mode,
     transport::ads::Ads,
     transport::discovery::Discovery,
     transport::introspection::{self, ServingReporter},
@@ -80,6 +81,7 @@ pub async fn serve_with_codec(
             stats: NetStats::new(limits.max_connections),
             tls: None,
         },
+        conformance: Mode::Report,
     };
     let no_admin = Http {
         routes: axum::Router::new(),
@@ -116,6 +118,8 @@ pub struct XdsPort {
     /// The response limit (S13).
     pub max_message_bytes: usize,
     pub listening: Listening,
+    /// How each client is judged against the client rules (`--conformance`, `--strict`).
+    pub conformance: Mode,
 }
 
 impl XdsPort {
@@ -132,7 +136,8 @@ impl XdsPort {
         let fetcher = Fetcher::new(snapshots.clone());
         let discovery = Discovery::new(snapshots, registry.clone(), stopped.clone())
             .with_max_message_bytes(self.max_message_bytes)
-            .with_max_request_bytes(limits.max_request_bytes);
+            .with_max_request_bytes(limits.max_request_bytes)
+            .with_conformance(self.conformance);
         let per_type = PerType::new(discovery.clone(), fetcher.clone());
         let mut routes = tonic::service::Routes::builder();
         routes.add_service(Ads::new(discovery));

@@ -16,7 +16,7 @@ use crate::{
     Snapshot,
     admin::registry::{Registry, StreamKind},
     net::{DEFAULT_MAX_REQUEST_BYTES, conn::PeerInfo},
-    protocol::conformance::Judge,
+    protocol::conformance::{Conformance, Mode, nodes::Peer},
     protocol::delta::DeltaStream,
     protocol::faults::stage::FaultStage,
     protocol::machine::StreamMachine,
@@ -42,6 +42,7 @@ pub struct Discovery {
     shutdown: watch::Receiver<bool>,
     max_message_bytes: usize,
     max_request_bytes: usize,
+    conformance: Conformance,
 }
 
 impl Discovery {
@@ -57,7 +58,14 @@ impl Discovery {
             shutdown,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
+            conformance: Conformance::default(),
         }
+    }
+
+    /// How every stream's client is judged (`--conformance`, `--strict`).
+    pub fn with_conformance(mut self, mode: Mode) -> Self {
+        self.conformance = Conformance::new(mode);
+        self
     }
 
     /// The largest response sent (S13); streams log responses that will not fit.
@@ -143,7 +151,14 @@ impl Discovery {
         let kit = StreamKit {
             kind,
             tap,
-            judge: Judge::new(),
+            judge: self.conformance.judge(
+                id,
+                kind,
+                addr.map(|p| Peer {
+                    addr: p.to_string().into(),
+                    ip: p.ip().to_string().into(),
+                }),
+            ),
             faults: FaultStage::new(),
         };
         tokio::spawn(stream::run(machine, requests, feeds, tx, kit));
