@@ -21,6 +21,7 @@ mod large;
 mod per_type;
 mod record;
 mod reload;
+mod replay;
 mod rest;
 mod security;
 mod sotw;
@@ -28,5 +29,6 @@ mod status;
 
 mod streams;
 mod tap;
+mod transcript_golden;
 mod ttl;
 mod versions;

@@ -11,6 +11,7 @@
 
 pub mod flags;
 pub mod listener;
+pub mod source;
 pub mod xds;
 
 use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
@@ -20,6 +21,7 @@ use tracing::{info, warn};
 use xdsloop_proto::{Codec, redact::Secrets};
 
 pub use self::listener::{HttpServer, SHUTDOWN_GRACE};
+use self::source::Source;
 pub use self::xds::{GrpcServer, serve, serve_with_codec};
 use crate::{
     Error, Snapshot,
@@ -76,6 +78,11 @@ pub struct Config {
     pub record: Option<Recording>,
     /// How each client is judged against the client rules (`--conformance`, `--strict`).
     pub conformance: Mode,
+    /// Serve this recording (`--replay FILE`) instead of `fixtures`, which is then not read.
+    pub replay: Option<PathBuf>,
+    /// With `replay`: each response waits as long after its request as it did when recorded
+    /// (`--replay-timing`).
+    pub replay_timing: bool,
 }
 
 impl Config {
@@ -96,6 +103,8 @@ impl Config {
             timeline_depth: timeline::DEFAULT_DEPTH,
             record: None,
             conformance: Mode::Report,
+            replay: None,
+            replay_timing: false,
         }
     }
 }
@@ -115,7 +124,8 @@ pub struct Running {
     server: GrpcServer,
     admin: Option<HttpServer>,
     recorder: Option<Recorder>,
-    watcher: Watcher,
+    /// None when replaying.
+    watcher: Option<Watcher>,
 }
 
 impl std::fmt::Debug for Running {
@@ -155,8 +165,8 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         debounce: config.debounce,
         max_file_bytes: config.max_fixture_bytes,
     };
-    let watcher = Watcher::start_with(config.fixtures.clone(), codec.clone(), settings)?;
-    let snapshots = watcher.snapshots.clone();
+    let source = Source::start(&config, &codec, settings)?;
+    let snapshots = source.snapshots.clone();
     let depth = match config.admin {
         Placement::Off => 0,
         Placement::XdsPort | Placement::Listener(_) => config.timeline_depth,
@@ -166,7 +176,10 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         Some(recording) => Some(record::start(&registry, recording, codec.clone())?),
         None => None,
     };
-    let reloads = Some(watcher.reloads.clone());
+    let reloads = source.watcher.as_ref().map(|w| w.reloads.clone());
+    if let Some(replay) = &source.replay {
+        registry.attach_replay(replay.clone());
+    }
     let listening = Listening {
         limits: config.limits,
         stats: NetStats::new(config.limits.max_connections),
@@ -196,6 +209,7 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         max_message_bytes: config.max_message_bytes,
         listening,
         conformance: config.conformance,
+        replay: source.replay.clone(),
     };
     let server = port
         .serve(snapshots.clone(), registry.clone(), codec, http)
@@ -208,13 +222,13 @@ pub async fn start(config: Config) -> Result<Running, Error> {
     Ok(Running {
         addr: server.addr(),
         snapshots,
-        reloads: watcher.reloads.clone(),
+        reloads: source.reloads,
         registry,
         admin_addr,
         server,
         admin,
         recorder,
-        watcher,
+        watcher: source.watcher,
     })
 }
 

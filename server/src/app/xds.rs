@@ -13,7 +13,7 @@ use crate::{
     admin::registry::Registry,
     app::listener::{self, HttpServer},
     net::{Limits, Listening, close::Closer, incoming::Accept, refusal::NetStats},
-    protocol::conformance::Mode,
+    protocol::{conformance::Mode, replay::Replay},
     transport::ads::Ads,
     transport::discovery::Discovery,
     transport::introspection::{self, ServingReporter},
@@ -82,6 +82,7 @@ pub async fn serve_with_codec(
             tls: None,
         },
         conformance: Mode::Report,
+        replay: None,
     };
     let no_admin = Http {
         routes: axum::Router::new(),
@@ -120,6 +121,8 @@ pub struct XdsPort {
     pub listening: Listening,
     /// How each client is judged against the client rules (`--conformance`, `--strict`).
     pub conformance: Mode,
+    /// `--replay`: the recording every stream serves instead of the snapshots.
+    pub replay: Option<Arc<Replay>>,
 }
 
 impl XdsPort {
@@ -137,7 +140,8 @@ impl XdsPort {
         let discovery = Discovery::new(snapshots, registry.clone(), stopped.clone())
             .with_max_message_bytes(self.max_message_bytes)
             .with_max_request_bytes(limits.max_request_bytes)
-            .with_conformance(self.conformance);
+            .with_conformance(self.conformance)
+            .with_replay(self.replay);
         let per_type = PerType::new(discovery.clone(), fetcher.clone());
         let mut routes = tonic::service::Routes::builder();
         routes.add_service(Ads::new(discovery));

@@ -20,6 +20,7 @@ use crate::{
     protocol::delta::DeltaStream,
     protocol::faults::stage::FaultStage,
     protocol::machine::StreamMachine,
+    protocol::replay::{self, Replay, ReplayStream},
     protocol::request::SotwRequest,
     protocol::response::{DeltaResponse, SotwResponse},
     protocol::sotw::SotwStream,
@@ -43,6 +44,8 @@ pub struct Discovery {
     max_message_bytes: usize,
     max_request_bytes: usize,
     conformance: Conformance,
+    /// `--replay`: every stream serves the recording instead of the snapshots.
+    replay: Option<Arc<Replay>>,
 }
 
 impl Discovery {
@@ -59,12 +62,20 @@ impl Discovery {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
             conformance: Conformance::default(),
+            replay: None,
         }
     }
 
     /// How every stream's client is judged (`--conformance`, `--strict`).
     pub fn with_conformance(mut self, mode: Mode) -> Self {
         self.conformance = Conformance::new(mode);
+        self
+    }
+
+    /// Serves `replay` on every stream (SotW and Delta, ADS and per-type) instead of the
+    /// snapshots.
+    pub fn with_replay(mut self, replay: Option<Arc<Replay>>) -> Self {
+        self.replay = replay;
         self
     }
 
@@ -102,7 +113,12 @@ impl Discovery {
     where
         S: Stream<Item = Result<SotwRequest, Status>> + Send + Unpin + 'static,
     {
-        self.spawn(kind, peer, requests, SotwStream::new)
+        match &self.replay {
+            Some(replay) => self.spawn(kind, peer, requests, |_, _| {
+                ReplayStream::<replay::Sotw>::new(replay.clone(), kind)
+            }),
+            None => self.spawn(kind, peer, requests, SotwStream::new),
+        }
     }
 
     /// Starts a Delta stream over `requests` and returns its responses.
@@ -115,7 +131,12 @@ impl Discovery {
     where
         S: Stream<Item = Result<DeltaDiscoveryRequest, Status>> + Send + Unpin + 'static,
     {
-        self.spawn(kind, peer, requests, DeltaStream::new)
+        match &self.replay {
+            Some(replay) => self.spawn(kind, peer, requests, |_, _| {
+                ReplayStream::<replay::Delta>::new(replay.clone(), kind)
+            }),
+            None => self.spawn(kind, peer, requests, DeltaStream::new),
+        }
     }
 
     fn spawn<M, S>(
