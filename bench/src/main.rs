@@ -7,6 +7,7 @@ mod cell;
 mod extras;
 mod fixtures;
 mod output;
+mod page;
 mod server;
 mod tls;
 
@@ -180,6 +181,18 @@ async fn extras(
         Some(extras::delta_one_change(binary, sizes.delta_nodes, args.endpoints).await?);
     eprintln!("  /status with {} streams", sizes.status_streams);
     results.status = extras::status_with_streams(
+        binary,
+        sizes.status_streams,
+        args.clusters.unwrap_or(1000),
+        args.endpoints,
+        runs,
+    )
+    .await?;
+    eprintln!(
+        "  push to {} streams with the live page closed vs open",
+        sizes.status_streams
+    );
+    results.page = page::page_cost(
         binary,
         sizes.status_streams,
         args.clusters.unwrap_or(1000),

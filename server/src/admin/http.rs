@@ -5,6 +5,7 @@
 //! - `GET /status`: the [`crate::admin::status`] document (`?node=ID` lists one node's streams only);
 //! - `GET /snapshot`: the resources being served, as proto3 JSON (`?node=ID`, `?type=cds`),
 //!   secret values hidden unless the server runs with `--show-secrets`;
+//! - `GET /`, `/events`, `/streams/{id}[/events]`: the live [`crate::admin::page`];
 //! - `GET /healthz`: `{"status":"ok"}` while the server runs and follows fixture changes;
 //!   HTTP 503 `{"status":"unhealthy","error":...}` while the fixture watcher is down;
 //! - gRPC `envoy.service.status.v3.ClientStatusDiscoveryService` ([`crate::admin::csds`]): the
@@ -35,13 +36,14 @@ use crate::{
     Snapshot, TypeResources,
     admin::access::{self, AdminAccess},
     admin::csds::service::Csds,
+    admin::page::{self, Page, Sources},
     admin::registry::Registry,
     admin::status::{self, Inputs},
     config::watch::ReloadStatus,
     net::Listening,
 };
 
-/// The admin routes' paths.
+/// The admin routes' paths (and the page's, [`page::ROUTES`]).
 pub const ROUTES: [&str; 3] = ["/status", "/snapshot", "/healthz"];
 
 /// Where the admin routes are served.
@@ -69,6 +71,7 @@ pub struct Admin {
     secrets: Secrets,
     /// The xDS port's listener, for the `tls` and `limits` parts of `/status`.
     listening: Option<Listening>,
+    page: Page,
 }
 
 impl Admin {
@@ -78,6 +81,11 @@ impl Admin {
         reloads: Option<watch::Receiver<ReloadStatus>>,
         codec: Codec,
     ) -> Self {
+        let page = Page::new(Sources {
+            registry: registry.clone(),
+            snapshots: snapshots.clone(),
+            reloads: reloads.clone(),
+        });
         Self {
             registry,
             snapshots,
@@ -86,6 +94,7 @@ impl Admin {
             access: AdminAccess::default(),
             secrets: Secrets::Hide,
             listening: None,
+            page,
         }
     }
 
@@ -149,8 +158,13 @@ impl Admin {
         let data = Router::new()
             .route("/status", get(get_status))
             .route("/snapshot", get(get_snapshot))
+            .with_state(self.clone())
+            .merge(self.page.clone().router())
             .route_layer(guard);
-        data.route("/healthz", get(healthz)).with_state(self)
+        let open = Router::new()
+            .route("/healthz", get(healthz))
+            .with_state(self);
+        data.merge(open)
     }
 }
 
@@ -158,7 +172,8 @@ impl Admin {
 /// the admin is), rather than the xDS port's generic "no endpoint here".
 pub fn elsewhere(reason: String) -> Router {
     let reason = Arc::<str>::from(reason);
-    ROUTES.iter().fold(Router::new(), |router, path| {
+    let paths = ROUTES.iter().chain(page::ROUTES.iter());
+    paths.fold(Router::new(), |router, path| {
         let reason = reason.clone();
         router.route(
             path,

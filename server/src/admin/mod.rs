@@ -10,6 +10,7 @@ pub mod access;
 pub mod csds;
 pub mod http;
 pub mod lines;
+pub mod page;
 pub mod registry;
 pub mod status;
 
