@@ -78,12 +78,14 @@ run-client: bins
 # Release builds of the server and the bench, then the matrix (N = 100,1000,5000 nodes, C = 1000
 # clusters x E = 10 endpoints, 3 runs each, medians) and the single numbers. Table on the
 # terminal, JSON in bench-results/bench.json. `make bench QUICK=1` runs a small matrix in seconds;
-# RUNS=, NODES=100,1000, CLUSTERS= and ENDPOINTS= override the defaults.
+# RUNS=, NODES=100,1000, CLUSTERS= and ENDPOINTS= override the defaults. The N=1000 cell also runs
+# over TLS right after its plaintext run (TLS_NODES=N moves it, TLS_NODES=0 drops it).
 bench:
 	$(CARGO) build --release -p xdsloop-server -p xdsloop-bench
 	$(CARGO) run --release -q -p xdsloop-bench -- $(if $(QUICK),--quick) \
 		$(if $(RUNS),--runs $(RUNS)) $(if $(NODES),--nodes $(NODES)) \
-		$(if $(CLUSTERS),--clusters $(CLUSTERS)) $(if $(ENDPOINTS),--endpoints $(ENDPOINTS))
+		$(if $(CLUSTERS),--clusters $(CLUSTERS)) $(if $(ENDPOINTS),--endpoints $(ENDPOINTS)) \
+		$(if $(TLS_NODES),--tls-nodes $(TLS_NODES))
 
 # /status and the `status` table with 1,000 open ADS streams (all four types ACKed), in-process.
 bench-status:

@@ -11,6 +11,7 @@ use xdsloop_proto::type_url::{CLUSTER, ENDPOINT};
 
 use crate::fixtures::FixtureSet;
 use crate::server::{ServerProcess, own_cpu_seconds};
+use crate::tls::Certs;
 
 /// The longest any one wait may take before the run is declared failed.
 pub const WAIT: Duration = Duration::from_secs(900);
@@ -67,21 +68,24 @@ pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// Runs one cell once.
+/// Runs one cell once; over TLS with `tls` (the server's certificate, the fleet trusting it).
 pub async fn run(
     binary: &Path,
     nodes: usize,
     clusters: usize,
     endpoints: usize,
+    tls: Option<&Certs>,
 ) -> Result<CellRun, String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let mut set =
         FixtureSet::generate(dir.path(), clusters, endpoints).map_err(|e| e.to_string())?;
-    let server = ServerProcess::start(binary, dir.path(), &[])?;
+    let server_args = tls.map(Certs::server_args).unwrap_or_default();
+    let server = ServerProcess::start(binary, dir.path(), &server_args)?;
     let cpu_before = server.cpu_seconds();
     let fleet_cpu_before = own_cpu_seconds();
-    let fleet = Fleet::start(FleetConfig::new(server.addr.to_string(), nodes))
-        .map_err(|e| e.to_string())?;
+    let mut config = FleetConfig::new(server.addr.to_string(), nodes);
+    config.tls = tls.map(Certs::client).transpose()?;
+    let fleet = Fleet::start(config).map_err(|e| e.to_string())?;
     let synced = wait(&fleet, "first config on every node", |p| {
         p.configured == nodes
             && all_hold(p, CLUSTER, nodes).is_some()

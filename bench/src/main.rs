@@ -9,6 +9,7 @@ mod fixtures;
 mod output;
 mod page;
 mod server;
+mod tls;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -46,6 +47,10 @@ struct Args {
     /// Skip the matrix; only the single-number measurements.
     #[arg(long, conflicts_with = "matrix_only")]
     extras_only: bool,
+    /// Fleet size of the TLS cell, run right after the plaintext cell of the same N (added to
+    /// the matrix if missing) [default: 1000, or 100 with --quick]; 0: no TLS cell.
+    #[arg(long)]
+    tls_nodes: Option<usize>,
     /// The server binary (default: xdsloop-server next to this binary).
     #[arg(long)]
     server_bin: Option<PathBuf>,
@@ -70,6 +75,13 @@ fn main() -> ExitCode {
     };
     if args.nodes.is_empty() {
         args.nodes = nodes;
+    }
+    let tls_nodes = *args
+        .tls_nodes
+        .get_or_insert(if args.quick { 100 } else { 1000 });
+    if tls_nodes > 0 && !args.nodes.contains(&tls_nodes) {
+        args.nodes.push(tls_nodes);
+        args.nodes.sort_unstable();
     }
     args.clusters.get_or_insert(clusters);
     let extra = if args.quick {
@@ -120,19 +132,29 @@ async fn run(args: Args, sizes: ExtraSizes) -> Result<(), String> {
     } else {
         &args.nodes[..]
     };
+    let certs_dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     for &nodes in matrix {
-        let mut runs = Vec::new();
-        for run in 1..=runs_per_cell {
-            eprintln!(
-                "  N={nodes} C={} E={} run {run}/{runs_per_cell}",
-                clusters, args.endpoints
-            );
-            runs.push(cell::run(&binary, nodes, clusters, args.endpoints).await?);
+        let tls = args.tls_nodes == Some(nodes);
+        // The TLS cell right after the plaintext one: the two share the machine's state.
+        let certs = match tls {
+            true => Some(tls::Certs::make(certs_dir.path())?),
+            false => None,
+        };
+        for certs in std::iter::once(None).chain(certs.as_ref().map(Some)) {
+            let mut runs = Vec::new();
+            let label = if certs.is_some() { " TLS" } else { "" };
+            for run in 1..=runs_per_cell {
+                eprintln!(
+                    "  N={nodes}{label} C={} E={} run {run}/{runs_per_cell}",
+                    clusters, args.endpoints
+                );
+                runs.push(cell::run(&binary, nodes, clusters, args.endpoints, certs).await?);
+            }
+            let mut cell = CellResult::new(nodes, clusters, args.endpoints, runs);
+            cell.tls = certs.is_some();
+            results.cells.push(cell);
+            results.save()?;
         }
-        results
-            .cells
-            .push(CellResult::new(nodes, clusters, args.endpoints, runs));
-        results.save()?;
     }
     if !args.matrix_only {
         extras(&mut results, &binary, &args, &sizes, runs_per_cell.max(3)).await?;

@@ -54,6 +54,8 @@ impl Machine {
 #[derive(Debug, Serialize)]
 pub struct CellResult {
     pub nodes: usize,
+    /// Server and fleet over TLS (the server's certificate, no client certificates).
+    pub tls: bool,
     pub clusters: usize,
     pub endpoints: usize,
     pub median: CellRun,
@@ -79,6 +81,7 @@ impl CellResult {
         };
         Self {
             nodes,
+            tls: false,
             clusters,
             endpoints,
             median,
@@ -154,7 +157,9 @@ impl Results {
         let _ = writeln!(
             out,
             "SotW fleet, CDS wildcard + EDS; {} run(s) per row, medians. Push = one endpoint \
-             resource edited (write-temp-then-rename) until every node ACKed it.\n",
+             resource edited (write-temp-then-rename) until every node ACKed it. TLS: the \
+             server with --tls-cert, the fleet with --tls-ca (run right after the plaintext \
+             row of the same N).\n",
             self.runs_per_cell
         );
         let _ = writeln!(
@@ -166,8 +171,9 @@ impl Results {
             let m = &c.median;
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {:.0} / {:.0} ms | {:.0} / {:.0} ms | {:.2} s | {:.0} MiB | {} + {} | {:.2} s |",
+                "| {}{} | {} | {} | {:.0} / {:.0} ms | {:.0} / {:.0} ms | {:.2} s | {:.0} MiB | {} + {} | {:.2} s |",
                 c.nodes,
+                if c.tls { " TLS" } else { "" },
                 c.clusters,
                 c.endpoints,
                 m.first_config_p50_ms,

@@ -125,6 +125,36 @@ impl Source {
     }
 }
 
+/// TLS toward the server: the CA its certificate must chain to, a client certificate for
+/// mTLS, and the name to check (default: the host of the server address). PEM bytes, read by
+/// [`crate::transport::tls::load`]; files are read once, when the client starts.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ClientTls {
+    pub ca_pem: Vec<u8>,
+    /// Where the CA came from, to name it in errors.
+    pub ca_file: String,
+    pub identity: Option<TlsIdentity>,
+    pub server_name: Option<String>,
+}
+
+/// A client certificate and its private key, PEM.
+#[derive(Clone, PartialEq, Eq)]
+pub struct TlsIdentity {
+    pub cert_pem: Vec<u8>,
+    pub key_pem: Vec<u8>,
+}
+
+/// The key never shows in a debug print.
+impl std::fmt::Debug for ClientTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientTls")
+            .field("ca_file", &self.ca_file)
+            .field("client_certificate", &self.identity.is_some())
+            .field("server_name", &self.server_name)
+            .finish()
+    }
+}
+
 /// Envoy's and gRPC's default initial fetch timeout.
 pub const DEFAULT_NOT_FOUND_TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -169,9 +199,11 @@ impl Default for BackoffConfig {
 /// Everything a client needs to know.
 #[derive(Clone)]
 pub struct ClientConfig {
-    /// `host:port` or an `http://` URI: the gRPC server, or the REST server for
-    /// [`Source::Rest`]. Unused for [`Source::File`].
+    /// `host:port`, or an `http://` (`https://` with [`ClientConfig::tls`]) URI: the gRPC
+    /// server, or the REST server for [`Source::Rest`]. Unused for [`Source::File`].
     pub server: String,
+    /// TLS (and mTLS) toward the server; `None`: plaintext.
+    pub tls: Option<ClientTls>,
     pub node: Node,
     pub source: Source,
     /// REST: time between polls of a type (Envoy's `refresh_delay`).
@@ -202,6 +234,7 @@ impl ClientConfig {
         };
         Self {
             server: server.into(),
+            tls: None,
             node,
             source: Source::Ads,
             refresh_delay: Duration::from_secs(1),

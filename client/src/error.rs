@@ -18,6 +18,10 @@ pub enum ClientError {
         name: String,
         message: String,
     },
+    /// A TLS file is missing or does not hold what its flag needs, or a TLS flag goes with
+    /// an address it cannot apply to.
+    #[error("TLS: {0}")]
+    Tls(String),
     #[error("cannot watch {path}: {message}")]
     Watch { path: String, message: String },
     #[error("output: {0}")]

@@ -2,7 +2,7 @@
 //! resources. The pool starts from the complete Envoy API that `envoy-types` ships and can be
 //! extended with user `FileDescriptorSet`s (`--descriptor-set`).
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use bytes::Bytes;
 use prost::Message;
@@ -15,7 +15,9 @@ use serde_path_to_error::Segment;
 use crate::{
     DecodeError, Position, Resource,
     locate::{self, Failure, Step},
-    parse, secret, strict, type_url, version, wrapper, xdstp,
+    parse,
+    redact::{Secrets, Sensitive},
+    secret, strict, type_url, version, wrapper, xdstp,
 };
 
 static ENVOY_DESCRIPTORS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/envoy.bin"));
@@ -24,6 +26,10 @@ static ENVOY_POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
     DescriptorPool::decode(ENVOY_DESCRIPTORS)
         .expect("the descriptor set embedded from envoy-types decodes")
 });
+
+/// The Envoy API's sensitive fields, found once per process and shared by every codec over
+/// the Envoy pool alone.
+static ENVOY_SENSITIVE: LazyLock<Arc<OnceLock<Sensitive>>> = LazyLock::new(Default::default);
 
 /// The encoded `FileDescriptorSet` of the whole Envoy v3 API (for gRPC server reflection).
 pub fn envoy_descriptor_set() -> &'static [u8] {
@@ -34,6 +40,9 @@ pub fn envoy_descriptor_set() -> &'static [u8] {
 #[derive(Clone, Debug)]
 pub struct Codec {
     pool: DescriptorPool,
+    /// Found on first use: reading every field's options takes milliseconds, and most
+    /// programs (a fleet, a conformance run) never display a resource.
+    sensitive: Arc<OnceLock<Sensitive>>,
 }
 
 impl Default for Codec {
@@ -47,6 +56,7 @@ impl Codec {
     pub fn envoy() -> Self {
         Self {
             pool: ENVOY_POOL.clone(),
+            sensitive: ENVOY_SENSITIVE.clone(),
         }
     }
 
@@ -59,7 +69,26 @@ impl Codec {
             pool.decode_file_descriptor_set(set)
                 .map_err(|e| DecodeError::Descriptors(e.to_string()))?;
         }
-        Ok(Self { pool })
+        Ok(Self {
+            pool,
+            sensitive: Default::default(),
+        })
+    }
+
+    /// The fields this pool marks `(udpa.annotations.sensitive)`.
+    pub fn sensitive(&self) -> &Sensitive {
+        self.sensitive.get_or_init(|| Sensitive::of(&self.pool))
+    }
+
+    /// `bytes` with every secret value hidden ([`crate::redact`]), or `None` when there was
+    /// nothing to hide (the caller keeps the original bytes: re-encoding is avoided because it
+    /// may reorder map entries).
+    pub fn redacted(&self, type_url: &str, bytes: &[u8]) -> Result<Option<Bytes>, DecodeError> {
+        let mut message = self.decode(type_url, bytes)?;
+        Ok(self
+            .sensitive()
+            .redact(&mut message)
+            .then(|| Bytes::from(message.encode_to_vec())))
     }
 
     pub fn pool(&self) -> &DescriptorPool {
@@ -222,9 +251,23 @@ impl Codec {
         Ok(name)
     }
 
-    /// The resource as proto3 JSON with `@type` first-class, using proto field names.
+    /// The resource as proto3 JSON with `@type` first-class, using proto field names, secret
+    /// values hidden ([`crate::redact`]).
     pub fn to_json(&self, type_url: &str, bytes: &[u8]) -> Result<serde_json::Value, DecodeError> {
-        let message = self.decode(type_url, bytes)?;
+        self.to_json_with(type_url, bytes, Secrets::Hide)
+    }
+
+    /// [`Codec::to_json`], showing secret values with [`Secrets::Show`].
+    pub fn to_json_with(
+        &self,
+        type_url: &str,
+        bytes: &[u8],
+        secrets: Secrets,
+    ) -> Result<serde_json::Value, DecodeError> {
+        let mut message = self.decode(type_url, bytes)?;
+        if secrets == Secrets::Hide {
+            self.sensitive().redact(&mut message);
+        }
         let options = SerializeOptions::new().use_proto_field_name(true);
         let value = message
             .serialize_with_options(serde_json::value::Serializer, &options)

@@ -138,6 +138,13 @@ impl Messages {
         self.pending.remaining()
     }
 
+    /// The length of the next message, once its 5-byte prefix has arrived (the message
+    /// itself may not have).
+    pub fn next_len(&self) -> Option<usize> {
+        let [_, a, b, c, d] = self.pending.peek::<5>()?;
+        Some(u32::from_be_bytes([a, b, c, d]) as usize)
+    }
+
     /// The next whole message, if it has arrived. A compressed message or one over the limit
     /// (`OUT_OF_RANGE`, as tonic answers) is an error; the stream cannot go on after it.
     pub fn next_message(&mut self) -> Result<Option<Chunks>, Status> {
@@ -229,7 +236,10 @@ mod tests {
             "{status:?}"
         );
         let mut messages = Messages::new(4, "response");
-        messages.push(Bytes::from_static(&[0, 0, 0, 0, 5]));
+        messages.push(Bytes::from_static(&[0, 0, 0, 0]));
+        assert_eq!(messages.next_len(), None, "the prefix is not complete");
+        messages.push(Bytes::from_static(&[5]));
+        assert_eq!(messages.next_len(), Some(5));
         let status = messages.next_message().unwrap_err();
         assert_eq!(status.code(), tonic::Code::OutOfRange);
         assert!(

@@ -12,6 +12,8 @@
 //!   decoded message: enum numbers, floats, nested `@type`s) and `locate` (the line and column
 //!   of a failing path).
 //! - [`secret`]: which values are secret material, and keeping them out of error messages.
+//! - [`redact`]: secret values hidden wherever a resource is displayed (Envoy's
+//!   `udpa.annotations.sensitive` fields), unless asked to show them.
 //! - [`version`]: deterministic content hashes used as versions.
 //! - [`discovery`]: the discovery request and response messages, and the protocol constants
 //!   both ends share (wildcard, NACK code and size bound).
@@ -28,6 +30,7 @@ pub mod fixture;
 pub mod grpc_frames;
 mod locate;
 mod parse;
+pub mod redact;
 pub mod secret;
 pub mod services;
 mod strict;

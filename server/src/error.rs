@@ -22,6 +22,9 @@ pub enum Error {
         addr: String,
         source: std::io::Error,
     },
+    /// A TLS file is missing or does not hold what its flag needs.
+    #[error("TLS: {0}")]
+    Tls(String),
     #[error("file watcher: {0}")]
     Watch(String),
     #[error("gRPC server: {0}")]

@@ -13,6 +13,9 @@
 //!   subscription ledger (ACK/NACK), nonces, make-before-break ordering, stateless fetches, and
 //!   the requests and responses they take and give; the events the tap reports, the
 //!   conformance judge and the fault stage that sit around each machine.
+//! - [`net`]: the connections below HTTP: the accept loop, TLS and mTLS with certificate
+//!   rotation, the peer's identity, connection limits and the per-connection request budget,
+//!   closing connections at shutdown.
 //! - [`admin`]: the registry of open streams (each with its last few events), the server's
 //!   event bus and counters, the `/status` document and table, and the admin routes that serve
 //!   them (on the xDS port unless `--admin` gives them a listener); events as transcript lines.
@@ -27,6 +30,7 @@ pub mod admin;
 pub mod app;
 pub mod config;
 pub mod error;
+pub mod net;
 pub mod protocol;
 pub mod snapshot;
 pub mod transport;

@@ -10,7 +10,10 @@ use xdsloop_server::{
     admin::Placement,
     admin::registry::timeline,
     admin::status::remote::{self, Output},
-    app::{self, Config, DEFAULT_LISTEN},
+    app::{
+        self, Config, DEFAULT_LISTEN,
+        flags::{RemoteArgs, SecurityArgs},
+    },
     config::fixtures,
     protocol::conformance::Mode,
     transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
@@ -58,7 +61,11 @@ const EXIT_USAGE: u8 = 2;
                   xdsloop-server transcript diff a.jsonl b.jsonl       # compare two recordings\n  \
                   xdsloop-server --replay run.jsonl                    # serve a recording again\n  \
                   xdsloop-server --fixtures DIR --listen 127.0.0.1:0   # a free port, printed on stdout\n  \
-                  xdsloop-server --fixtures DIR --listen 0.0.0.0:18000 --admin 127.0.0.1:18001\n\n\
+                  xdsloop-server --fixtures DIR --listen 0.0.0.0:18000 --admin 127.0.0.1:18001\n  \
+                  xdsloop-server --fixtures DIR --tls-cert srv.pem --tls-key srv.key --tls-client-ca ca.pem\n  \
+                  xdsloop-server status --server localhost:18000 --tls-ca ca.pem --admin-token \"$T\"\n\n\
+                  docs/security.md: what TLS, the admin access rule, secret redaction and the limits \
+                  protect, and what they do not.\n\n\
                   Logs go to stderr, coloured only on a terminal and never with NO_COLOR set \
                   (--log-format json: one JSON object per line); set RUST_LOG (default: info), \
                   e.g. RUST_LOG=xdsloop_server=debug.",
@@ -94,6 +101,8 @@ struct StatusArgs {
     /// `text`: a table for a terminal; `json`: the raw /status document.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     output: OutputFormat,
+    #[command(flatten)]
+    remote: RemoteArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -118,7 +127,7 @@ struct ServeArgs {
     /// Fixture directory, watched recursively and reloaded on every change.
     #[arg(long, value_name = "DIR", required_unless_present = "replay")]
     fixtures: Option<PathBuf>,
-    /// Address to serve xDS on: gRPC (h2c), REST-JSON (HTTP/1.1) and the admin routes; port 0
+    /// Address to serve xDS on: gRPC (HTTP/2), REST-JSON (HTTP/1.1) and the admin routes; port 0
     /// picks a free port (printed on stdout).
     #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN)]
     listen: SocketAddr,
@@ -136,13 +145,14 @@ struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = fixtures::DEFAULT_MAX_FILE_BYTES,
           value_parser = clap::value_parser!(u64).range(1..))]
     max_fixture_bytes: u64,
-    /// Largest gRPC message sent or accepted, in bytes (gRPC's usual default is 4 MiB).
+    /// Largest gRPC response sent, in bytes (gRPC's usual default of 4 MiB is too small for
+    /// large CDS and EDS sets). Requests have their own limit, --max-request-bytes.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
     max_message_bytes: usize,
     /// Serve the admin routes (/status, /snapshot, /healthz, the page /, CSDS) on a listener of
-    /// their own at ADDR instead of the xDS port, or `off` for none. They have no
-    /// authentication: with xDS on a public address, `--admin 127.0.0.1:PORT` keeps them on loopback. Default: on the
-    /// xDS port.
+    /// their own at ADDR instead of the xDS port, or `off` for none. Default: on the xDS port.
+    /// Either way all but /healthz answer only loopback peers, --admin-token and verified
+    /// client certificates.
     #[arg(long, value_name = "ADDR|off", value_parser = admin_placement)]
     admin: Option<Placement>,
     /// Events each stream keeps for /status (its `recent` list: the last requests, responses
@@ -155,7 +165,8 @@ struct ServeArgs {
     /// docs/transcripts.md describes. Read it with `xdsloop-server transcript print FILE`.
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
-    /// With --record: also write every resource sent, as proto3 JSON, in each response line.
+    /// With --record: also write every resource sent, as proto3 JSON, in each response line
+    /// (secret values redacted).
     #[arg(long, requires = "record")]
     record_resources: bool,
     /// Misbehave on purpose, as the rules in FILE say (YAML, docs/scenarios.md): delay, drop
@@ -164,6 +175,8 @@ struct ServeArgs {
     /// /status) and the rules in force stay. Also GET/PUT/DELETE /scenario on the admin routes.
     #[arg(long, value_name = "FILE")]
     scenario: Option<PathBuf>,
+    #[command(flatten)]
+    security: SecurityArgs,
     /// Judge every client against the client rules of docs/protocol.md (C1, C4, C5, C10,
     /// C11, C12, C20) as it runs: each violation is logged with its evidence, counted per
     /// stream and shown in /status and transcripts. `off` turns the judge off.
@@ -238,7 +251,14 @@ async fn status(args: StatusArgs, format: LogFormat) -> ExitCode {
         OutputFormat::Text => Output::Text,
         OutputFormat::Json => Output::Json,
     };
-    match remote::command(&args.server, output).await {
+    let access = match args.remote.access() {
+        Ok(access) => access,
+        Err(e) => {
+            fail(format, "xdsloop-server status", &e);
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    match remote::command_with(&args.server, output, &access).await {
         Ok(text) => {
             print!("{text}");
             ExitCode::SUCCESS
@@ -251,28 +271,28 @@ async fn status(args: StatusArgs, format: LogFormat) -> ExitCode {
 }
 
 async fn run(cli: ServeArgs, format: LogFormat) -> ExitCode {
-    let config = Config {
-        fixtures: cli.fixtures.unwrap_or_default(),
-        listen: cli.listen,
-        descriptor_sets: cli.descriptor_sets,
-        debounce: Duration::from_millis(cli.debounce_ms),
-        max_fixture_bytes: cli.max_fixture_bytes,
-        max_message_bytes: cli.max_message_bytes,
-        admin: cli.admin.unwrap_or_default(),
-        timeline_depth: cli.timeline_depth,
-        record: cli.record.map(|path| Recording {
-            path,
-            resources: cli.record_resources,
-        }),
-        scenario: cli.scenario,
-        replay: cli.replay,
-        replay_timing: cli.replay_timing,
-        conformance: match (cli.conformance, cli.strict) {
-            (Judging::Off, _) => Mode::Off,
-            (Judging::On, true) => Mode::Strict,
-            (Judging::On, false) => Mode::Report,
-        },
+    let mut config = Config::new(cli.fixtures.unwrap_or_default());
+    config.listen = cli.listen;
+    config.descriptor_sets = cli.descriptor_sets;
+    config.debounce = Duration::from_millis(cli.debounce_ms);
+    config.max_fixture_bytes = cli.max_fixture_bytes;
+    config.max_message_bytes = cli.max_message_bytes;
+    config.admin = cli.admin.unwrap_or_default();
+    config.timeline_depth = cli.timeline_depth;
+    config.record = cli.record.map(|path| Recording {
+        path,
+        resources: cli.record_resources,
+    });
+    config.scenario = cli.scenario;
+    config.replay = cli.replay;
+    config.replay_timing = cli.replay_timing;
+    config.conformance = match (cli.conformance, cli.strict) {
+        (Judging::Off, _) => Mode::Off,
+        (Judging::On, true) => Mode::Strict,
+        (Judging::On, false) => Mode::Report,
     };
+    cli.security.apply(&mut config);
+    let tls = config.tls.is_some();
     let running = match app::start(config).await {
         Ok(running) => running,
         Err(e) => {
@@ -282,9 +302,10 @@ async fn run(cli: ServeArgs, format: LogFormat) -> ExitCode {
     };
     println!("xdsloop-server listening on {}", running.addr);
     if let Some(admin) = running.admin_addr {
+        let scheme = if tls { "https" } else { "http" };
         println!(
-            "admin: http://{admin}/status (or `{}`)",
-            status_command(admin)
+            "admin: {scheme}://{admin}/status (or `{}`)",
+            status_command(admin, tls)
         );
     }
     shutdown_signal().await;
@@ -299,12 +320,15 @@ async fn run(cli: ServeArgs, format: LogFormat) -> ExitCode {
 }
 
 /// The `status` command that reads this server: no flags at the default address.
-fn status_command(admin: SocketAddr) -> String {
-    if admin.to_string() == DEFAULT_LISTEN {
-        "xdsloop-server status".to_string()
-    } else {
-        format!("xdsloop-server status --server {admin}")
+fn status_command(admin: SocketAddr, tls: bool) -> String {
+    let mut command = "xdsloop-server status".to_string();
+    if admin.to_string() != DEFAULT_LISTEN {
+        command.push_str(&format!(" --server {admin}"));
     }
+    if tls {
+        command.push_str(" --tls-ca CA_FILE");
+    }
+    command
 }
 
 /// Ctrl-C, or SIGTERM (how containers and process managers stop us).

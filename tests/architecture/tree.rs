@@ -12,6 +12,7 @@ pub const SERVER_LAYERS: &[&str] = &[
     "snapshot",
     "config",
     "protocol",
+    "net",
     "admin",
     "transport",
     "app",

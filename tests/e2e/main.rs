@@ -25,6 +25,7 @@ mod record;
 mod reload;
 mod replay;
 mod rest;
+mod security;
 mod sotw;
 mod status;
 

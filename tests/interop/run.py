@@ -24,6 +24,7 @@ import faults
 import fixture_edits as fx
 import harness
 import judge
+import tls_phase as tls
 from harness import Proc, Setup
 
 HERE = Path(__file__).resolve().parent
@@ -124,12 +125,13 @@ def fetch_status(admin: str) -> dict | None:
         return None
 
 
-def wait_status(admin: str, verdict, timeout: float = PUSH_TIMEOUT_S) -> tuple[bool, str]:
+def wait_status(admin: str, verdict, timeout: float = PUSH_TIMEOUT_S,
+                fetch=fetch_status) -> tuple[bool, str]:
     """Polls the admin /status (an HTTP endpoint: there is no event to wait on) until
     `verdict(status)` returns "" (fine); otherwise reports its last complaint."""
     deadline, why = time.monotonic() + timeout, "no /status answer"
     while True:
-        status = fetch_status(admin)
+        status = fetch(admin)
         if status is not None:
             why = verdict(status)
             if not why:
@@ -207,19 +209,21 @@ def start_backends(python: Path) -> tuple[dict[str, int], list[Proc]]:
     return ports, procs
 
 
-def start_server(binary: Path, fixtures: Path, work: Path) -> tuple[int, str, Proc]:
+def start_server(binary: Path, fixtures: Path, work: Path, extra: list[str] | None = None,
+                 name: str = "xdsloop-server",
+                 record: str = "server.jsonl") -> tuple[int, str, Proc]:
     """Starts the server on free ports; returns its gRPC port, its admin address and the process.
-    It records every stream to server.jsonl in the work directory (kept with --keep)."""
+    It records every stream to `record` in the work directory (kept with --keep)."""
     env = dict(os.environ, NO_COLOR="1", RUST_LOG=os.environ.get("INTEROP_RUST_LOG", "info"))
     # The admin routes (/status) are served on the xDS port: one free port is all it takes.
     argv = [str(binary), "--fixtures", str(fixtures), "--listen", "127.0.0.1:0",
-            "--record", str(work / "server.jsonl")]
-    server = Proc("xdsloop-server", argv, env=env)
+            "--record", str(work / record), *(extra or [])]
+    server = Proc(name, argv, env=env)
     # The server prints the addresses it bound: no port is guessed, so nothing can collide.
     lines = server.out.wait(lambda ls: ls[:2] if len(ls) >= 2 else None, START_TIMEOUT_S)
     grpc = next((l.rsplit(" ", 1)[1] for l in lines or [] if " listening on " in l), None)
-    admin = next((l.split("http://", 1)[1].split("/", 1)[0]
-                  for l in lines or [] if "http://" in l), None)
+    admin = next((l.split("://", 1)[1].split("/", 1)[0]
+                  for l in lines or [] if l.startswith("admin: ")), None)
     if not grpc or not admin:
         raise Setup(f"xdsloop-server did not print its addresses\n{server.tail()}")
     return int(grpc.rsplit(":", 1)[1]), admin, server
@@ -366,6 +370,43 @@ def scenario(r: Report, calls: Calls, server: Proc, admin: str, fixtures: Path,
     r.check("xdsloop-server is still running", server.alive())
 
 
+# Calls the refused client must make, each failing, before the run believes it is refused.
+REFUSED_CALLS = 2
+
+
+def tls_scenario(r: Report, python: Path, binary: Path, work: Path, fixtures: Path,
+                 procs: list[Proc]) -> None:
+    """A second server on the same fixtures with --tls-cert/--tls-key/--tls-client-ca, a gRPC
+    client with `tls` channel credentials, and one whose certificate another CA signed."""
+    certs = tls.make_certificates(work)
+    port, admin, server = start_server(binary, fixtures, work, tls.server_args(certs),
+                                       "xdsloop-server (mTLS)", "server-mtls.jsonl")
+    procs.append(server)
+    bootstrap = json.loads((REPO / "examples" / "grpc-bootstrap.json").read_text())
+    path = tls.write_bootstrap(work, bootstrap, port, certs, "client", tls.TLS_NODE)
+    client = start_client(python, path, "grpc client (mTLS)")
+    procs.append(client)
+    ok, why = Calls(client).wait_moved("A", 0, FIRST_CALL_TIMEOUT_S)
+    r.check(f"over mTLS (bootstrap channel_creds `tls`, gRFC A65) {TARGET} resolves and calls "
+            "reach A", ok, why)
+    fetch = lambda a: tls.fetch_status(a, certs)  # noqa: E731
+    r.check("/status over mTLS shows the gRPC client's verified identity on its stream "
+            f"({tls.CLIENT_SPIFFE}, CN {tls.CLIENT_CN})",
+            *wait_status(admin, tls.identity_shown, fetch=fetch))
+    path = tls.write_bootstrap(work, bootstrap, port, certs, "rogue", tls.ROGUE_NODE)
+    rogue = start_client(python, path, "grpc client (untrusted certificate)")
+    procs.append(rogue)
+    def made(lines):
+        calls = Calls.parse(lines)
+        return calls[:REFUSED_CALLS] if len(calls) >= REFUSED_CALLS else None
+    calls = rogue.out.wait(made, PUSH_TIMEOUT_S + 10)
+    r.check("a gRPC client whose certificate another CA signed is refused: its calls fail",
+            bool(calls) and all(c.startswith("ERR") for c in calls), f"calls: {calls}")
+    r.check("the server's /status names that refusal: not signed by --tls-client-ca",
+            *wait_status(admin, tls.rogue_refused, fetch=fetch))
+    r.check("xdsloop-server (mTLS) is still running", server.alive())
+
+
 def run(r: Report, work: Path) -> None:
     source = REPO / "fixtures" / "grpc"
     problem = fx.check_fixture(source)
@@ -397,6 +438,7 @@ def run(r: Report, work: Path) -> None:
                 "the whole run (C rules)", *judge.no_violations(status))
         r.check("that check fails on a copy of /status with a violation added",
                 *judge.notices_a_violation(status))
+        tls_scenario(r, python, binary, work, fixtures, procs)
         if r.failed > failed_before:
             print("\n".join(p.tail() for p in procs), file=sys.stderr)
     finally:

@@ -1,6 +1,8 @@
 //! Helpers shared by the end-to-end tests (`e2e/`) and the benches (`benches/`); the tests
 //! themselves live in those targets.
 
+pub mod certs;
+
 use std::path::Path;
 
 /// Copies the directory tree `from` into `to` (created if missing), so a test can edit a

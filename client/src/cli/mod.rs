@@ -4,6 +4,7 @@ pub mod explain;
 pub mod output;
 pub mod record;
 pub mod run;
+pub mod tls;
 
 pub use run::run;
 
@@ -17,6 +18,7 @@ use xdsloop_log::LogFormat;
 use xdsloop_proto::type_url;
 
 use self::output::Format;
+use self::tls::TlsArgs;
 use crate::config::Validator;
 use crate::config::{ClientConfig, ReceivedReports};
 use crate::config::{DEFAULT_MAX_MESSAGE_BYTES, Source};
@@ -41,9 +43,15 @@ pub const LOG_TARGET: &str = "xdsloop_client";
                   Transcripts (print one, diff two): xdsloop-client transcript --help"
 )]
 pub struct Args {
-    /// Server address (`host:port` or `http://host:port`).
+    /// Server address (`host:port`, `http://host:port`, or `https://host:port` with --tls-ca).
     #[arg(long, default_value = "127.0.0.1:18000")]
     pub server: String,
+    #[command(flatten)]
+    pub tls: TlsArgs,
+    /// Show secret values (private keys, passwords, session ticket keys) in --dump; they are
+    /// shown as `[redacted, N bytes]` otherwise.
+    #[arg(long)]
+    pub show_secrets: bool,
     /// Node id sent on the first request of every stream.
     #[arg(long, default_value = "xdsloop-client")]
     pub node_id: String,
@@ -91,7 +99,8 @@ pub struct Args {
     /// `xdsloop-client transcript print FILE`. Streamed sources only.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
-    /// With --record: add every received resource itself (proto3 JSON) to the transcript.
+    /// With --record: add every received resource itself (proto3 JSON, secret values
+    /// redacted) to the transcript.
     #[arg(long, requires = "record")]
     pub record_resources: bool,
     /// NACK any response holding this resource, e.g. `--reject cds:web` (repeatable).
@@ -229,6 +238,7 @@ pub fn client_config(args: &Args, plan: &Plan) -> Result<ClientConfig, ClientErr
     config.validator = reject_validator(&args.reject)?;
     config.not_found_timeout = args.not_found_timeout;
     config.max_message_bytes = args.max_message_bytes;
+    config.tls = args.tls.load()?;
     config.received_reports = following_the_loop(args, &config.source)?;
     Ok(config)
 }

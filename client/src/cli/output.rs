@@ -4,7 +4,7 @@
 use std::time::SystemTime;
 
 use serde_json::{Value, json};
-use xdsloop_proto::{Codec, type_url};
+use xdsloop_proto::{Codec, redact::Secrets, type_url};
 
 use crate::config::Mode;
 use crate::core::event::{ConnectionReport, Report, UpdateReport, Verdict};
@@ -202,7 +202,8 @@ pub struct Dump {
 }
 
 /// The applied resources, ready to render.
-pub fn dump(store: &Store, codec: &Codec) -> Dump {
+/// Secret values are hidden unless `secrets` says to show them.
+pub fn dump(store: &Store, codec: &Codec, secrets: Secrets) -> Dump {
     let mut types: Vec<(&str, &TypeStore)> = store.types().collect();
     types.sort_by_key(|(url, _)| (type_url::order(url), url.to_string()));
     let types: Vec<DumpType> = types
@@ -216,16 +217,21 @@ pub fn dump(store: &Store, codec: &Codec) -> Dump {
             resources: held
                 .resources
                 .values()
-                .map(|r| dump_resource(url, r, codec))
+                .map(|r| dump_resource(url, r, codec, secrets))
                 .collect(),
         })
         .collect();
     Dump { types }
 }
 
-fn dump_resource(type_url: &str, applied: &Applied, codec: &Codec) -> DumpResource {
+fn dump_resource(
+    type_url: &str,
+    applied: &Applied,
+    codec: &Codec,
+    secrets: Secrets,
+) -> DumpResource {
     let resource = codec
-        .to_json(type_url, &applied.bytes)
+        .to_json_with(type_url, &applied.bytes, secrets)
         .unwrap_or_else(|e| json!({ "error": e.to_string() }));
     DumpResource {
         name: applied.name.clone(),

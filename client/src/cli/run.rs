@@ -20,6 +20,7 @@ use crate::config::ClientConfig;
 use crate::core::event::{ConnectionReport, Report};
 use crate::error::ClientError;
 use xdsloop_log::LogFormat;
+use xdsloop_proto::redact::Secrets;
 
 /// Runs the CLI until `shutdown`, `--exit-after` or `--dump` ends it. Update lines (or the
 /// narration) go to `out`, connection news to `err`.
@@ -52,7 +53,12 @@ pub async fn run(
     followed?;
     finished?;
     if args.dump {
-        let rendered = output::render_dump(&output::dump(&store, &codec), args.output)?;
+        let secrets = match args.show_secrets {
+            true => Secrets::Show,
+            false => Secrets::Hide,
+        };
+        let dump = output::dump(&store, &codec, secrets);
+        let rendered = output::render_dump(&dump, args.output)?;
         write!(out, "{rendered}")?;
         out.flush()?;
     }

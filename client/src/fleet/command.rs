@@ -11,6 +11,7 @@ use xdsloop_proto::type_url;
 use super::{DEFAULT_CONNECTIONS, Fleet, FleetConfig};
 use crate::cli::LOG_TARGET;
 use crate::cli::output::Format;
+use crate::cli::tls::TlsArgs;
 use crate::config::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::config::Mode;
 use crate::error::ClientError;
@@ -28,9 +29,11 @@ use crate::error::ClientError;
                   client with `xdsloop-client --explain` or `--record FILE`."
 )]
 pub struct FleetArgs {
-    /// Server address (`host:port` or `http://host:port`).
+    /// Server address (`host:port`, `http://host:port`, or `https://host:port` with --tls-ca).
     #[arg(long, default_value = "127.0.0.1:18000")]
     pub server: String,
+    #[command(flatten)]
+    pub tls: TlsArgs,
     /// Number of simulated nodes.
     #[arg(long, default_value_t = 100)]
     pub clients: usize,
@@ -104,8 +107,28 @@ impl FleetArgs {
             })
             .collect::<Result<_, ClientError>>()?;
         config.max_message_bytes = self.max_message_bytes;
+        config.tls = self.tls.load()?;
         Ok(config)
     }
+}
+
+/// What xdsloop-server lets one connection carry by default (its
+/// `--max-streams-per-connection`).
+const SERVER_STREAMS_PER_CONNECTION: usize = 4096;
+
+/// A warning when the nodes need more streams per connection than a default xdsloop-server
+/// allows: HTTP/2 then queues the extra streams, and the fleet looks stuck rather than failing.
+fn streams_hint(nodes: usize, connections: usize) -> Option<String> {
+    let per_connection = nodes.div_ceil(connections.clamp(1, nodes.max(1)));
+    (per_connection > SERVER_STREAMS_PER_CONNECTION).then(|| {
+        format!(
+            "{nodes} nodes on {connections} connections is {per_connection} streams per \
+             connection; xdsloop-server allows {SERVER_STREAMS_PER_CONNECTION} by default \
+             (--max-streams-per-connection), and HTTP/2 holds the others back: use \
+             --connections {}",
+            nodes.div_ceil(SERVER_STREAMS_PER_CONNECTION)
+        )
+    })
 }
 
 /// Runs the fleet until `--duration` or `shutdown`; progress lines go to `err`, the report to
@@ -116,7 +139,18 @@ pub async fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), ClientError> {
-    let fleet = Fleet::start(args.config()?)?;
+    let config = args.config()?;
+    if let Some(hint) = streams_hint(config.nodes, config.connections) {
+        let line = xdsloop_log::line(
+            args.log_format,
+            tracing::Level::WARN,
+            LOG_TARGET,
+            None,
+            &hint,
+        );
+        writeln!(err, "{line}")?;
+    }
+    let fleet = Fleet::start(config)?;
     let deadline = async {
         match args.duration {
             Some(duration) => tokio::time::sleep(duration).await,
@@ -152,4 +186,18 @@ pub async fn run(
     }
     out.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fleet_warns_above_the_servers_default_streams_per_connection() {
+        assert_eq!(streams_hint(32_768, 8), None, "4096 each");
+        let hint = streams_hint(40_000, 8).unwrap();
+        assert!(hint.contains("5000 streams per connection"), "{hint}");
+        assert!(hint.contains("--connections 10"), "{hint}");
+        assert_eq!(streams_hint(10, 1), None);
+    }
 }

@@ -66,7 +66,7 @@ use self::node_task::NodeTask;
 use self::report::{FleetReport, Setup};
 use self::tally::Tally;
 use crate::config::DEFAULT_MAX_MESSAGE_BYTES;
-use crate::config::Mode;
+use crate::config::{ClientTls, Mode};
 use crate::core::deps;
 use crate::error::ClientError;
 
@@ -89,6 +89,8 @@ pub struct FleetConfig {
     pub nack: Vec<(String, String)>,
     pub max_message_bytes: usize,
     pub connect_timeout: Duration,
+    /// TLS (and mTLS) toward the server; `None`: plaintext.
+    pub tls: Option<ClientTls>,
 }
 
 impl FleetConfig {
@@ -104,6 +106,7 @@ impl FleetConfig {
             nack: Vec::new(),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             connect_timeout: Duration::from_secs(5),
+            tls: None,
         }
     }
 
@@ -152,7 +155,9 @@ impl Fleet {
     pub fn start(config: FleetConfig) -> Result<Fleet, ClientError> {
         let rules = Arc::new(config.rules()?);
         let connections = config.connections.clamp(1, config.nodes);
-        let channels = streams::connect(&config.server, connections, config.connect_timeout)?;
+        let tls = config.tls.as_ref();
+        let channels = streams::connect(&config.server, connections, config.connect_timeout, tls)?;
+        let tls = config.tls.clone().map(Arc::new);
         let tally = Arc::new(Tally::new(config.nodes));
         let (stop, stopped) = watch::channel(false);
         let mut tasks = JoinSet::new();
@@ -166,6 +171,7 @@ impl Fleet {
                 max_message_bytes: config.max_message_bytes,
                 tally: tally.clone(),
                 stop: stopped.clone(),
+                tls: tls.clone(),
             };
             tasks.spawn(task.run());
         }

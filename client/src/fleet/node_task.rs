@@ -12,9 +12,9 @@ use tonic::transport::Channel;
 use super::node::Node;
 use super::streams;
 use super::tally::Tally;
-use crate::config::BackoffConfig;
-use crate::config::Mode;
+use crate::config::{BackoffConfig, ClientTls, Mode};
 use crate::transport::backoff::Backoff;
+use crate::transport::tls;
 
 /// Requests one stream may queue. A response yields at most two (its ACK/NACK and one
 /// dependent interest change) and a new stream one per type, so 16 never blocks in practice;
@@ -38,6 +38,8 @@ pub struct NodeTask {
     pub max_message_bytes: usize,
     pub tally: Arc<Tally>,
     pub stop: watch::Receiver<bool>,
+    /// To explain TLS failures in the report's last error.
+    pub tls: Option<Arc<ClientTls>>,
 }
 
 impl NodeTask {
@@ -72,7 +74,7 @@ impl NodeTask {
                         }
                     }
                 }
-                Err(status) => self.tally.stream_ended(false, Some(status.to_string())),
+                Err(status) => self.tally.stream_ended(false, Some(self.why(&status))),
             }
             let delay = backoff.next_delay();
             tokio::select! {
@@ -80,6 +82,10 @@ impl NodeTask {
                 _ = self.stop.wait_for(|stop| *stop) => return,
             }
         }
+    }
+
+    fn why(&self, status: &tonic::Status) -> String {
+        tls::describe(status, self.tls.as_deref(), status.to_string())
     }
 
     /// Handles responses until the stream ends (`Some(why)`) or the fleet stops (`None`).
@@ -97,7 +103,7 @@ impl NodeTask {
             let bytes = match message {
                 Ok(Some(bytes)) => bytes,
                 Ok(None) => return Some(Some("the server ended the stream".into())),
-                Err(status) => return Some(Some(status.to_string())),
+                Err(status) => return Some(Some(self.why(&status))),
             };
             backoff.reset();
             let size = bytes.remaining();

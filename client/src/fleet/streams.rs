@@ -19,7 +19,7 @@ pub use xdsloop_proto::grpc_frames::Chunks;
 use xdsloop_proto::grpc_frames::Messages;
 use xdsloop_proto::services::{ADS_DELTA_PATH, ADS_SOTW_PATH};
 
-use crate::config::Mode;
+use crate::config::{ClientTls, Mode};
 use crate::error::ClientError;
 use crate::transport::endpoint;
 
@@ -40,8 +40,9 @@ pub fn connect(
     server: &str,
     connections: usize,
     connect_timeout: Duration,
+    tls: Option<&ClientTls>,
 ) -> Result<Vec<Channel>, ClientError> {
-    let endpoint = endpoint(server, connect_timeout)?
+    let endpoint = endpoint(server, connect_timeout, tls)?
         .initial_stream_window_size(STREAM_WINDOW)
         .initial_connection_window_size(CONNECTION_WINDOW)
         .max_frame_size(MAX_FRAME);

@@ -25,8 +25,8 @@ use xdsloop_proto::type_url;
 use self::call::{Incoming, Response};
 use self::end::{status_text, stream_end};
 use crate::config::BackoffConfig;
-use crate::config::ClientConfig;
 use crate::config::Mode;
+use crate::config::{ClientConfig, ClientTls};
 use crate::core::event::{ConnectionReport, Report};
 use crate::core::mux::StreamKey;
 use crate::core::request::Outgoing;
@@ -34,6 +34,7 @@ use crate::core::stream::StreamEnd;
 use crate::error::ClientError;
 use crate::transport::backoff::Backoff;
 use crate::transport::hub::{Hub, Offline, Wire, error_chain, now, timer};
+use crate::transport::tls;
 
 /// Capacity of a stream's outgoing request queue. At most one request per type is produced
 /// per input, so this only absorbs a burst (the resubscription) while HTTP/2 opens the stream.
@@ -45,6 +46,7 @@ const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 pub(crate) struct GrpcTransport {
     endpoint: Endpoint,
+    tls: Option<ClientTls>,
     server: String,
     mode: Mode,
     per_type: bool,
@@ -61,7 +63,8 @@ enum Exit {
 impl GrpcTransport {
     pub(crate) fn new(config: &ClientConfig) -> Result<Self, ClientError> {
         Ok(Self {
-            endpoint: super::endpoint(&config.server, config.connect_timeout)?,
+            endpoint: super::endpoint(&config.server, config.connect_timeout, config.tls.as_ref())?,
+            tls: config.tls.clone(),
             server: config.server.clone(),
             mode: config.source.mode(),
             per_type: config.source.kind().per_type_streams(),
@@ -118,7 +121,7 @@ impl GrpcTransport {
         let channel = match connected {
             Ok(channel) => channel,
             Err(e) => {
-                let reason = error_chain(&e);
+                let reason = tls::describe(&e, self.tls.as_ref(), error_chain(&e));
                 tracing::warn!(%server, %reason, "connect failed");
                 hub.report(Report::Connection(ConnectionReport::ConnectFailed {
                     server,
@@ -178,6 +181,7 @@ enum StreamEvent {
 /// The streams open on one connection, and per-type streams waiting to be reopened.
 struct Streams {
     channel: Channel,
+    tls: Option<ClientTls>,
     mode: Mode,
     per_type: bool,
     max_message_bytes: usize,
@@ -206,6 +210,7 @@ impl Streams {
     fn new(channel: Channel, transport: &GrpcTransport) -> Self {
         Self {
             channel,
+            tls: transport.tls.clone(),
             mode: transport.mode,
             per_type: transport.per_type,
             max_message_bytes: transport.max_message_bytes,
@@ -259,7 +264,8 @@ impl Streams {
             self.max_message_bytes,
             rx,
         );
-        self.events.push(stream_events(key, opened));
+        self.events
+            .push(stream_events(key, opened, self.tls.clone()));
     }
 
     fn responded(&mut self, hub: &mut Hub, key: &StreamKey, response: Response) {
@@ -339,26 +345,38 @@ fn label(key: &StreamKey) -> &str {
 fn stream_events(
     key: StreamKey,
     opened: impl Future<Output = Result<Incoming, Status>> + Send + 'static,
+    tls: Option<ClientTls>,
 ) -> BoxStream<'static, (StreamKey, StreamEvent)> {
     stream::once(opened)
-        .flat_map(|opened| match opened {
-            Ok(incoming) => stream::unfold(Some(incoming), |state| async move {
-                let mut incoming = state?;
-                let end = match incoming.next().await {
-                    Ok(Some(response)) => {
-                        return Some((StreamEvent::Response(response), Some(incoming)));
+        .flat_map(move |opened| match opened {
+            Ok(incoming) => {
+                let tls = tls.clone();
+                stream::unfold(Some(incoming), move |state| {
+                    let tls = tls.clone();
+                    async move {
+                        let mut incoming = state?;
+                        let end = match incoming.next().await {
+                            Ok(Some(response)) => {
+                                return Some((StreamEvent::Response(response), Some(incoming)));
+                            }
+                            Ok(None) => StreamEnd {
+                                reason: "server closed the stream".into(),
+                                status: Some(("OK".into(), String::new())),
+                            },
+                            Err(status) => {
+                                let text = status_text(&status);
+                                let reason = tls::describe(&status, tls.as_ref(), text);
+                                stream_end(reason, &status)
+                            }
+                        };
+                        Some((StreamEvent::Ended(end), None))
                     }
-                    Ok(None) => StreamEnd {
-                        reason: "server closed the stream".into(),
-                        status: Some(("OK".into(), String::new())),
-                    },
-                    Err(status) => stream_end(status_text(&status), &status),
-                };
-                Some((StreamEvent::Ended(end), None))
-            })
-            .left_stream(),
+                })
+                .left_stream()
+            }
             Err(status) => {
-                let reason = format!("open failed: {}", status.message());
+                let plain = format!("open failed: {}", status.message());
+                let reason = tls::describe_open(&status, tls.as_ref(), plain);
                 let end = stream_end(reason, &status);
                 stream::iter([StreamEvent::Ended(end)]).right_stream()
             }

@@ -3,6 +3,8 @@
 //! `DiscoveryRequest` / `DiscoveryResponse` (field names as Envoy writes them, `Any` with
 //! `@type`) over the codec's descriptor pool.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::StatusCode;
@@ -10,34 +12,65 @@ use hyper::header::{ACCEPT, CONNECTION, CONTENT_TYPE, HOST};
 use hyper_util::rt::TokioIo;
 use prost::Message;
 use prost_reflect::{DeserializeOptions, DynamicMessage, SerializeOptions};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
+use tokio_rustls::TlsConnector;
+use tokio_rustls::rustls::{ClientConfig, pki_types::ServerName};
 use xdsloop_proto::Codec;
 use xdsloop_proto::discovery::{DiscoveryRequest, DiscoveryResponse};
 
+use crate::config::ClientTls;
 use crate::error::ClientError;
+use crate::transport::tls;
 
 const REQUEST_MESSAGE: &str = "envoy.service.discovery.v3.DiscoveryRequest";
 const RESPONSE_MESSAGE: &str = "envoy.service.discovery.v3.DiscoveryResponse";
 
-/// Where REST requests go: `host:port` plus an optional path prefix.
+/// Where REST requests go: `host:port` plus an optional path prefix, over TLS or not.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Base {
     pub authority: String,
     pub prefix: String,
+    pub tls: Option<RestTls>,
 }
 
+/// TLS for REST polls: the configuration and the name the server's certificate must carry.
+#[derive(Clone)]
+pub struct RestTls {
+    config: Arc<ClientConfig>,
+    name: ServerName<'static>,
+    /// For [`tls::explain`]: the CA file's name.
+    settings: ClientTls,
+}
+
+impl std::fmt::Debug for RestTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RestTls").field("name", &self.name).finish()
+    }
+}
+
+impl PartialEq for RestTls {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && self.settings == other.settings
+    }
+}
+
+impl Eq for RestTls {}
+
 impl Base {
-    /// `host:port`, `http://host:port` or `http://host:port/prefix`. There is no TLS.
+    /// `host:port`, `http://host:port` or `http://host:port/prefix`, plaintext.
     pub fn parse(server: &str) -> Result<Self, ClientError> {
+        Self::new(server, None)
+    }
+
+    /// `host:port[/prefix]`, with `http://` or (with `tls`) `https://`.
+    pub fn new(server: &str, tls: Option<&ClientTls>) -> Result<Self, ClientError> {
         let bad = |message: &str| ClientError::Address {
             address: server.to_string(),
             message: message.to_string(),
         };
-        let rest = match server.split_once("://") {
-            Some(("http", rest)) => rest,
-            Some(_) => return Err(bad("only http:// is supported for REST")),
-            None => server,
-        };
+        let uri = super::uri(server, tls.is_some())?;
+        let rest = uri.split_once("://").map_or(server, |(_, rest)| rest);
         let (authority, prefix) = match rest.find('/') {
             Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
             None => (rest, ""),
@@ -45,11 +78,31 @@ impl Base {
         if authority.is_empty() || !authority.contains(':') {
             return Err(bad("expected host:port"));
         }
+        let tls = match tls {
+            None => None,
+            Some(settings) => Some(RestTls {
+                config: tls::rest_config(settings)?,
+                name: server_name(authority, settings)?,
+                settings: settings.clone(),
+            }),
+        };
         Ok(Self {
             authority: authority.to_string(),
             prefix: prefix.to_string(),
+            tls,
         })
     }
+}
+
+/// `--tls-server-name`, or the host of `authority`.
+fn server_name(authority: &str, tls: &ClientTls) -> Result<ServerName<'static>, ClientError> {
+    let host = authority
+        .rsplit_once(':')
+        .map_or(authority, |(host, _)| host);
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let name = tls.server_name.as_deref().unwrap_or(host).to_string();
+    ServerName::try_from(name.clone())
+        .map_err(|e| ClientError::Tls(format!("{name:?} is not a server name: {e}")))
 }
 
 /// What a poll got back.
@@ -90,6 +143,25 @@ async fn exchange(
         .await
         .map_err(|e| format!("connect to {}: {e}", base.authority))?;
     let _ = stream.set_nodelay(true);
+    let Some(tls) = &base.tls else {
+        return over(stream, base, path, body, max_body_bytes).await;
+    };
+    let connector = TlsConnector::from(tls.config.clone());
+    let stream = connector
+        .connect(tls.name.clone(), stream)
+        .await
+        .map_err(|e| tls::describe(&e, Some(&tls.settings), format!("TLS: {e}")))?;
+    over(stream, base, path, body, max_body_bytes).await
+}
+
+/// One request and its answer on a connected `stream`.
+async fn over(
+    stream: impl AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    base: &Base,
+    path: &str,
+    body: Vec<u8>,
+    max_body_bytes: usize,
+) -> Result<Answer, String> {
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
         .map_err(|e| e.to_string())?;

@@ -13,33 +13,62 @@ mod grpc;
 pub mod http;
 pub mod hub;
 mod rest;
+pub mod tls;
 
 use std::future::Future;
 use std::time::Duration;
 
 use tonic::transport::Endpoint;
 
-use crate::config::{ClientConfig, Source};
+use crate::config::{ClientConfig, ClientTls, Source};
 use crate::error::ClientError;
 use crate::transport::hub::Hub;
 
-/// The gRPC endpoint for a server address (`host:port` or a full `http://` URI).
-pub fn endpoint(server: &str, connect_timeout: Duration) -> Result<Endpoint, ClientError> {
-    let uri = if server.contains("://") {
-        server.to_string()
-    } else {
-        format!("http://{server}")
-    };
+/// The gRPC endpoint for a server address (`host:port`, or a full `http://` or `https://`
+/// URI), over TLS with `tls`.
+pub fn endpoint(
+    server: &str,
+    connect_timeout: Duration,
+    tls: Option<&ClientTls>,
+) -> Result<Endpoint, ClientError> {
+    let uri = uri(server, tls.is_some())?;
     let endpoint = Endpoint::from_shared(uri).map_err(|e| ClientError::Address {
         address: server.to_string(),
         message: e.to_string(),
     })?;
+    let endpoint = match tls {
+        None => endpoint,
+        Some(tls) => endpoint
+            .tls_config(tls::grpc_config(tls))
+            .map_err(|e| ClientError::Tls(e.to_string()))?,
+    };
     Ok(endpoint
         .connect_timeout(connect_timeout)
         .tcp_nodelay(true)
         // Notices a dead server on an idle stream instead of waiting forever.
         .http2_keep_alive_interval(Duration::from_secs(30))
         .keep_alive_timeout(Duration::from_secs(10)))
+}
+
+/// The URI for `server`: `https://` with TLS, `http://` without. tonic applies a TLS
+/// configuration only to `https://` URIs and would silently connect an `http://` one in
+/// plaintext, so that combination is refused, as is `https://` without TLS.
+pub fn uri(server: &str, tls: bool) -> Result<String, ClientError> {
+    let scheme = server.split_once("://").map(|(scheme, _)| scheme);
+    let wrong = |message: &str| ClientError::Address {
+        address: server.to_string(),
+        message: message.to_string(),
+    };
+    match (scheme, tls) {
+        (None, false) => Ok(format!("http://{server}")),
+        (None, true) => Ok(format!("https://{server}")),
+        (Some("http"), false) | (Some("https"), true) => Ok(server.to_string()),
+        (Some("http"), true) => Err(wrong(
+            "http:// is plaintext but TLS flags were given: use https://HOST:PORT or HOST:PORT",
+        )),
+        (Some("https"), false) => Err(wrong("https:// needs --tls-ca FILE (the server's CA)")),
+        (Some(_), _) => Err(wrong("expected HOST:PORT, http:// or https://")),
+    }
 }
 
 /// The transport a client runs on, chosen by its source.
@@ -73,5 +102,25 @@ impl Transport {
             Self::Rest(t) => t.run(hub, shutdown).await,
             Self::File(t) => t.run(hub, shutdown).await,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tls_http_scheme_with_tls_flags_is_an_error() {
+        assert_eq!(uri("h:1", false).unwrap(), "http://h:1");
+        assert_eq!(uri("h:1", true).unwrap(), "https://h:1");
+        assert_eq!(uri("https://h:1", true).unwrap(), "https://h:1");
+        let plain = uri("http://h:1", true).unwrap_err().to_string();
+        assert!(
+            plain.contains("http:// is plaintext but TLS flags were given"),
+            "{plain}"
+        );
+        let missing = uri("https://h:1", false).unwrap_err().to_string();
+        assert!(missing.contains("needs --tls-ca"), "{missing}");
+        assert!(uri("ftp://h:1", false).is_err());
     }
 }

@@ -53,7 +53,7 @@ impl RestTransport {
             ));
         }
         Ok(Self {
-            base: Base::parse(&config.server)?,
+            base: Base::new(&config.server, config.tls.as_ref())?,
             server: config.server.clone(),
             node: config.node.clone(),
             codec: config.codec.clone(),

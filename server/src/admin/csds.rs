@@ -15,7 +15,8 @@
 //! | STALE (newer content not sent yet) | NOT_SENT | as the last answer said |
 //! | a name the snapshot does not have | NOT_SENT | DOES_NOT_EXIST (once a response went out) |
 //!
-//! `xds_config` holds the resource only when it is what the client holds now (SYNCED): the
+//! `xds_config` holds the resource only when it is what the client holds now (SYNCED; secret
+//! values hidden by [`hide_secrets`] unless the server shows them): the
 //! server keeps no older content. `version_info` is what the client ACKed: the type's
 //! `version_info` for SotW (what gRPC and Envoy report per resource), the resource's own
 //! version for Delta when SYNCED.
@@ -23,7 +24,7 @@
 use std::collections::BTreeMap;
 
 use xdsloop_proto::{
-    Resource,
+    Codec, Resource,
     csds::{
         ClientConfig, ClientResourceStatus, ClientStatusRequest, ClientStatusResponse,
         ConfigStatus, GenericXdsConfig, Unsupported, UpdateFailureState, node_matches, timestamp,
@@ -180,6 +181,23 @@ impl Ledger<'_> {
             details: nack.message.clone(),
             version_info: nack.version.clone(),
         })
+    }
+}
+
+/// Hides the secret values in the resources `response` carries (`xds_config`, a NACKed
+/// `failed_configuration`), as `/snapshot` does. A resource the codec cannot decode stays as it
+/// is: the server encoded every resource it serves with that codec.
+pub fn hide_secrets(response: &mut ClientStatusResponse, codec: &Codec) {
+    for config in &mut response.config {
+        for entry in &mut config.generic_xds_configs {
+            let failed = entry.error_state.as_mut();
+            let failed = failed.and_then(|e| e.failed_configuration.as_mut());
+            for any in entry.xds_config.iter_mut().chain(failed) {
+                if let Ok(Some(hidden)) = codec.redacted(&any.type_url, &any.value) {
+                    any.value = hidden.to_vec();
+                }
+            }
+        }
     }
 }
 

@@ -1,16 +1,19 @@
 //! The HTTP admin surface. By default its routes are served on the xDS port itself (which
 //! already answers HTTP/1.1 next to gRPC), so every server started with its own `--listen`
 //! has its own admin and nothing else to configure. [`Placement::Listener`] moves them to a
-//! separate listener instead: the admin has no authentication and shows every client's
-//! configuration, so whoever exposes xDS beyond loopback can keep the admin on loopback.
+//! separate listener instead.
 //! - `GET /status`: the [`crate::admin::status`] document (`?node=ID` lists one node's streams only);
-//! - `GET /snapshot`: the resources being served, as proto3 JSON (`?node=ID`, `?type=cds`);
+//! - `GET /snapshot`: the resources being served, as proto3 JSON (`?node=ID`, `?type=cds`),
+//!   secret values hidden unless the server runs with `--show-secrets`;
 //! - `GET /`, `/events`, `/streams/{id}[/events]`: the live [`crate::admin::page`];
 //! - `GET/PUT/DELETE /scenario`: the scenario in force ([`crate::admin::scenario`]);
 //! - `GET /healthz`: `{"status":"ok"}` while the server runs and follows fixture changes;
 //!   HTTP 503 `{"status":"unhealthy","error":...}` while the fixture watcher is down;
 //! - gRPC `envoy.service.status.v3.ClientStatusDiscoveryService` ([`crate::admin::csds`]): the
 //!   same ledger, for tools that speak CSDS.
+//!
+//! `/status`, `/snapshot` and CSDS show every client's configuration: they answer only the requests
+//! [`crate::admin::access`] allows (loopback, the admin token, a verified client certificate).
 //!
 //! Handlers read copies: the newest snapshot and reload result from their `watch` channels and
 //! the registry's stream list, so a slow HTTP client never holds anything streams need.
@@ -21,17 +24,18 @@ use axum::{
     Json, Router,
     extract::{Query, State},
     http::StatusCode,
+    middleware,
     response::{IntoResponse, Response},
     routing::get,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tokio::{net::TcpListener, sync::watch, task::JoinHandle};
-use tracing::{info, warn};
-use xdsloop_proto::{Codec, type_url};
+use tokio::sync::watch;
+use xdsloop_proto::{Codec, redact::Secrets, type_url};
 
 use crate::{
-    Error, Snapshot, TypeResources,
+    Snapshot, TypeResources,
+    admin::access::{self, AdminAccess},
     admin::csds::service::Csds,
     admin::page::{self, Page, Sources},
     admin::registry::Registry,
@@ -39,6 +43,7 @@ use crate::{
     admin::status::{self, Inputs},
     config::scenario::Scenarios,
     config::watch::ReloadStatus,
+    net::Listening,
 };
 
 /// The admin routes' paths (and the page's, [`page::ROUTES`]).
@@ -65,6 +70,10 @@ pub struct Admin {
     /// then reported as the current snapshot, loaded fine.
     reloads: Option<watch::Receiver<ReloadStatus>>,
     codec: Codec,
+    access: AdminAccess,
+    secrets: Secrets,
+    /// The xDS port's listener, for the `tls` and `limits` parts of `/status`.
+    listening: Option<Listening>,
     page: Page,
     scenarios: Scenarios,
 }
@@ -86,6 +95,9 @@ impl Admin {
             snapshots,
             reloads,
             codec,
+            access: AdminAccess::default(),
+            secrets: Secrets::Hide,
+            listening: None,
             page,
             scenarios: Scenarios::new(),
         }
@@ -100,6 +112,23 @@ impl Admin {
 
     pub fn scenarios(&self) -> &Scenarios {
         &self.scenarios
+    }
+
+    /// Who may read `/status` and `/snapshot` (default: loopback peers only).
+    pub fn with_access(mut self, access: AdminAccess) -> Self {
+        self.access = access;
+        self
+    }
+
+    /// Whether `/snapshot` shows secret values (`--show-secrets`).
+    pub fn with_secrets(mut self, secrets: Secrets) -> Self {
+        self.secrets = secrets;
+        self
+    }
+
+    pub fn with_listening(mut self, listening: Listening) -> Self {
+        self.listening = Some(listening);
+        self
     }
 
     /// The `/status` document as of now.
@@ -123,22 +152,29 @@ impl Admin {
         document.recorder = self.registry.recorder().map(|r| r.view());
         document.scenario = Some(status::scenario::view(&self.scenarios));
         document.replay = self.registry.replay().map(|r| r.view());
+        if let Some(listening) = &self.listening {
+            document.tls = status::net::tls(listening);
+            document.limits = Some(status::net::limits(listening));
+        }
         document
     }
 
     /// CSDS on the same data. It shows what `/status` shows, so it is served where the admin
-    /// routes are: [`serve`] adds it, and on the xDS port the server adds it to its gRPC
-    /// services.
+    /// routes are (on the xDS port, or beside them on an `--admin` listener), under the same
+    /// access rule, with secret values hidden as `/snapshot` hides them.
     pub fn csds(&self) -> Csds {
         Csds::new(self.registry.clone(), self.snapshots.clone())
+            .with_access(self.access.clone())
+            .with_display(self.codec.clone(), self.secrets)
     }
 
-    /// The admin HTTP routes.
+    /// The admin routes; `/healthz` answers everyone, the others only whom the access rule
+    /// allows.
     pub fn router(self) -> Router {
-        Router::new()
+        let guard = middleware::from_fn_with_state(self.access.clone(), access::require);
+        let data = Router::new()
             .route("/status", get(get_status))
             .route("/snapshot", get(get_snapshot))
-            .route("/healthz", get(healthz))
             .route(
                 "/scenario",
                 get(scenario::get_scenario)
@@ -146,7 +182,12 @@ impl Admin {
                     .delete(scenario::delete_scenario),
             )
             .with_state(self.clone())
-            .merge(self.page.router())
+            .merge(self.page.clone().router())
+            .route_layer(guard);
+        let open = Router::new()
+            .route("/healthz", get(healthz))
+            .with_state(self);
+        data.merge(open)
     }
 }
 
@@ -167,66 +208,6 @@ pub fn elsewhere(reason: String) -> Router {
             path,
             get(move || async move { (StatusCode::NOT_FOUND, reason.to_string()) }),
         )
-    })
-}
-
-/// A running admin server. Dropping it stops the server.
-#[derive(Debug)]
-pub struct AdminServer {
-    addr: SocketAddr,
-    stop: watch::Sender<bool>,
-    task: Option<JoinHandle<std::io::Result<()>>>,
-}
-
-impl AdminServer {
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
-    }
-
-    /// Stops accepting, lets in-flight requests finish, and waits.
-    pub async fn shutdown(mut self) -> Result<(), Error> {
-        let _ = self.stop.send(true);
-        match self.task.take() {
-            Some(task) => match task.await {
-                Ok(result) => result.map_err(|e| Error::Admin(e.to_string())),
-                Err(e) => Err(Error::Admin(e.to_string())),
-            },
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for AdminServer {
-    fn drop(&mut self) {
-        let _ = self.stop.send(true);
-    }
-}
-
-/// Binds `listen` (port 0 picks a free port) and serves the admin routes on it alone, with
-/// CSDS (gRPC over h2c) beside them.
-pub async fn serve(listen: SocketAddr, admin: Admin) -> Result<AdminServer, Error> {
-    let bind_error = |source| Error::Bind {
-        addr: listen.to_string(),
-        source,
-    };
-    let listener = TcpListener::bind(listen).await.map_err(bind_error)?;
-    let addr = listener.local_addr().map_err(bind_error)?;
-    if !addr.ip().is_loopback() {
-        warn!(%addr, "admin endpoint is reachable from other hosts and has no authentication");
-    }
-    let (stop, mut stopped) = watch::channel(false);
-    // The gRPC router brings the fallback (UNIMPLEMENTED for unknown gRPC methods, 404
-    // otherwise); an axum router may have only one.
-    let router = admin.csds().router().merge(admin.router());
-    let server = axum::serve(listener, router).with_graceful_shutdown(async move {
-        let _ = stopped.wait_for(|stop| *stop).await;
-    });
-    let task = tokio::spawn(async move { server.await });
-    info!(%addr, "admin listening on http://{addr}/status (and /snapshot, /healthz, CSDS)");
-    Ok(AdminServer {
-        addr,
-        stop,
-        task: Some(task),
     })
 }
 
@@ -295,12 +276,13 @@ async fn get_snapshot(State(admin): State<Admin>, Query(q): Query<SnapshotQuery>
         None => None,
     };
     let snapshot = admin.snapshots.borrow().clone();
-    let codec = admin.codec.clone();
+    let (codec, secrets) = (admin.codec.clone(), admin.secrets);
     // Decoding every resource to JSON is CPU work; keep it off the runtime threads.
     let built = tokio::task::spawn_blocking(move || {
+        let shown = Shown { codec, secrets };
         Json(snapshot_document(
             &snapshot,
-            &codec,
+            &shown,
             q.node,
             type_url.as_deref(),
         ))
@@ -312,9 +294,15 @@ async fn get_snapshot(State(admin): State<Admin>, Query(q): Query<SnapshotQuery>
     }
 }
 
+/// How resources are turned into JSON.
+struct Shown {
+    codec: Codec,
+    secrets: Secrets,
+}
+
 fn snapshot_document(
     snapshot: &Snapshot,
-    codec: &Codec,
+    codec: &Shown,
     node: Option<String>,
     only: Option<&str>,
 ) -> SnapshotDocument {
@@ -353,15 +341,17 @@ fn snapshot_document(
     }
 }
 
-fn type_json(codec: &Codec, url: &str, t: &TypeResources) -> Value {
+fn type_json(shown: &Shown, url: &str, t: &TypeResources) -> Value {
     let resources: Vec<Value> = t
         .resources
         .values()
-        .map(|r| match codec.to_json(url, &r.bytes) {
-            Ok(resource) => json!({"name": r.name, "version": r.version, "resource": resource}),
-            // Served bytes came from the same pool; a failure here is a bug worth showing.
-            Err(e) => json!({"name": r.name, "version": r.version, "error": e.to_string()}),
-        })
+        .map(
+            |r| match shown.codec.to_json_with(url, &r.bytes, shown.secrets) {
+                Ok(resource) => json!({"name": r.name, "version": r.version, "resource": resource}),
+                // Served bytes came from the same pool; a failure here is a bug worth showing.
+                Err(e) => json!({"name": r.name, "version": r.version, "error": e.to_string()}),
+            },
+        )
         .collect();
     json!({
         "type_url": url,

@@ -3,9 +3,10 @@
 //! the [`status`] document and table built from it, the admin HTTP routes ([`http`]:
 //! `/status`, `/snapshot`, `/healthz`) and the Client Status Discovery Service ([`csds`]: the
 //! same ledger as Envoy's API), on the xDS port unless `--admin` places them on a listener of
-//! their own, and [`lines`]: events as transcript lines, the one format the server shows them
-//! in.
+//! their own, who may read them ([`access`]), and [`lines`]: events as transcript lines, the
+//! one format the server shows them in.
 
+pub mod access;
 pub mod csds;
 pub mod http;
 pub mod lines;
@@ -14,4 +15,5 @@ pub mod registry;
 pub mod scenario;
 pub mod status;
 
-pub use self::http::{Admin, AdminServer, Placement, ROUTES, elsewhere, serve};
+pub use self::access::AdminAccess;
+pub use self::http::{Admin, Placement, ROUTES, elsewhere};

@@ -6,6 +6,7 @@
 //! only if one is removed or changes meaning.
 
 pub mod events;
+pub mod net;
 pub mod remote;
 mod rfc3339;
 pub mod scenario;
@@ -24,6 +25,7 @@ use crate::{
     admin::registry::stats::{Counters, RecorderView},
     admin::registry::{ClosedStream, StreamStatus, Variant},
     config::watch::ReloadStatus,
+    net::identity::PeerIdentity,
     protocol::{replay::ReplayView, subscription::TypeStatus, wire::Touched},
 };
 use events::RecentEvent;
@@ -33,6 +35,7 @@ pub use summary::{
 pub use summary::{reload_summary, snapshot_summary};
 use violations::ViolationsView;
 
+pub use self::net::{LimitsView, TlsStatusView};
 pub use self::state::{
     Answer, SyncState, answer, served_version, sync_state, sync_state_with, view_hash,
 };
@@ -68,6 +71,13 @@ pub struct StatusDocument {
     pub streams: Vec<StreamView>,
     /// The last few streams that ended, most recent first, as they were when they ended.
     pub recently_closed: Vec<StreamView>,
+    /// The xDS port's TLS: `null` when it is plaintext (or the document comes from a server
+    /// embedded without its listener).
+    #[serde(default)]
+    pub tls: Option<TlsStatusView>,
+    /// What one client may cost, and the connections open now.
+    #[serde(default)]
+    pub limits: Option<LimitsView>,
 }
 
 /// Counts over open streams; states count (stream, type) pairs.
@@ -84,6 +94,9 @@ pub struct Totals {
 pub struct StreamView {
     pub id: u64,
     pub peer: Option<String>,
+    /// The verified client certificate's names (mTLS); `null` without one.
+    #[serde(default)]
+    pub identity: Option<PeerIdentity>,
     /// `null` until the stream's first request names its node.
     pub node_id: Option<String>,
     /// `ads-sotw`, `ads-delta`, or `<service>-sotw` / `<service>-delta` for per-type services.
@@ -233,6 +246,8 @@ pub fn build(inputs: Inputs<'_>, node: Option<&str>) -> StatusDocument {
         replay: None,
         streams,
         recently_closed,
+        tls: None,
+        limits: None,
     }
 }
 
@@ -272,6 +287,7 @@ pub fn stream_view(
     StreamView {
         id: stream.id,
         peer: stream.peer.map(|p| p.to_string()),
+        identity: stream.identity.as_deref().cloned(),
         node_id: stream.node_id.clone(),
         transport: stream.kind.to_string(),
         connected_since: stream.connected_since,

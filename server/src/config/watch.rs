@@ -37,6 +37,7 @@ use std::{
 use tokio::{sync::mpsc, sync::watch, task::JoinHandle};
 use xdsloop_proto::Codec;
 
+pub use self::events::touches_content;
 use self::{events::WatchedRoot, reload::Reloader};
 use crate::{Error, config::fixtures, snapshot::Snapshot};
 

@@ -19,7 +19,9 @@
 //!   when its stream ends.
 //! - [`faults`]: the fault stage between the machines and the wire (scenario rules);
 //!   [`conformance`]: the judge that checks each client against the C rules as it runs.
+//! - [`bounds`]: what one stream's subscriptions may hold (types, name bytes).
 
+pub mod bounds;
 pub mod conformance;
 pub mod delta;
 pub mod faults;

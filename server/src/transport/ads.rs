@@ -17,7 +17,9 @@ use tonic::{Code, Status, body::Body, codegen::http, server::NamedService};
 use xdsloop_proto::services::{ADS_DELTA_PATH, ADS_SERVICE, ADS_SOTW_PATH};
 
 use crate::{
-    admin::registry::StreamKind, transport::discovery::Discovery, transport::response_body,
+    admin::registry::StreamKind,
+    transport::discovery::Discovery,
+    transport::response_body::{self, Limits},
 };
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -26,16 +28,12 @@ pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 #[derive(Debug, Clone)]
 pub struct Ads {
     discovery: Discovery,
-    max_message_bytes: usize,
 }
 
 impl Ads {
-    /// Both gRPC message limits are `max_message_bytes` (S13).
-    pub fn new(discovery: Discovery, max_message_bytes: usize) -> Self {
-        Self {
-            discovery,
-            max_message_bytes,
-        }
+    /// The message limits are `discovery`'s (S13).
+    pub fn new(discovery: Discovery) -> Self {
+        Self { discovery }
     }
 }
 
@@ -56,14 +54,14 @@ impl tonic::codegen::Service<http::Request<Body>> for Ads {
         let ads = self.clone();
         match request.uri().path() {
             ADS_SOTW_PATH => Box::pin(async move {
-                let limit = ads.max_message_bytes;
-                Ok(response_body::serve(request, limit, |peer, requests| {
+                let limits = Limits::of(&ads.discovery);
+                Ok(response_body::serve(request, limits, |peer, requests| {
                     ads.discovery.sotw(StreamKind::ADS_SOTW, peer, requests)
                 }))
             }),
             ADS_DELTA_PATH => Box::pin(async move {
-                let limit = ads.max_message_bytes;
-                Ok(response_body::serve(request, limit, |peer, requests| {
+                let limits = Limits::of(&ads.discovery);
+                Ok(response_body::serve(request, limits, |peer, requests| {
                     ads.discovery.delta(StreamKind::ADS_DELTA, peer, requests)
                 }))
             }),

@@ -3,7 +3,7 @@
 //! services (CDS, EDS, LDS, RDS, ...) are the same two calls with their own [`StreamKind`]
 //! ([`crate::transport::per_type`]); both answer through [`crate::transport::response_body`].
 
-use std::{net::SocketAddr, sync::Arc, time::Instant};
+use std::{sync::Arc, time::Instant};
 
 use futures::Stream;
 use tokio::sync::{mpsc, watch};
@@ -16,6 +16,7 @@ use crate::{
     Snapshot,
     admin::registry::{Registry, StreamKind},
     config::scenario::{Installed, Scenarios},
+    net::{DEFAULT_MAX_REQUEST_BYTES, conn::PeerInfo},
     protocol::conformance::{Conformance, Mode, nodes::Peer},
     protocol::delta::DeltaStream,
     protocol::faults::stage::FaultStage,
@@ -27,7 +28,8 @@ use crate::{
     transport::stream::{self, Feeds, OUTBOUND_CAPACITY, StreamKit, tap::Tap},
 };
 
-/// gRPC's default 4 MiB limit is far too small for real fleets' CDS/EDS (S13).
+/// The response limit: gRPC's default 4 MiB is far too small for real fleets' CDS/EDS (S13).
+/// Requests have their own, smaller limit ([`crate::net::Limits::max_request_bytes`]).
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Responses as a gRPC server stream.
@@ -42,6 +44,7 @@ pub struct Discovery {
     shutdown: watch::Receiver<bool>,
     max_message_bytes: usize,
     scenarios: watch::Receiver<Arc<Installed>>,
+    max_request_bytes: usize,
     conformance: Conformance,
     /// `--replay`: every stream serves the recording instead of the snapshots.
     replay: Option<Arc<Replay>>,
@@ -60,6 +63,7 @@ impl Discovery {
             shutdown,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             scenarios: Scenarios::new().subscribe(),
+            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
             conformance: Conformance::default(),
             replay: None,
         }
@@ -78,8 +82,7 @@ impl Discovery {
         self
     }
 
-    /// The gRPC message limit the serving tonic services use, so streams can log responses
-    /// that will not fit.
+    /// The largest response sent (S13); streams log responses that will not fit.
     pub fn with_max_message_bytes(mut self, max_message_bytes: usize) -> Self {
         self.max_message_bytes = max_message_bytes;
         self
@@ -91,6 +94,20 @@ impl Discovery {
         self
     }
 
+    /// The largest request accepted.
+    pub fn with_max_request_bytes(mut self, max_request_bytes: usize) -> Self {
+        self.max_request_bytes = max_request_bytes;
+        self
+    }
+
+    pub fn max_message_bytes(&self) -> usize {
+        self.max_message_bytes
+    }
+
+    pub fn max_request_bytes(&self) -> usize {
+        self.max_request_bytes
+    }
+
     pub fn registry(&self) -> &Registry {
         &self.registry
     }
@@ -99,7 +116,7 @@ impl Discovery {
     pub fn sotw<S>(
         &self,
         kind: StreamKind,
-        peer: Option<SocketAddr>,
+        peer: Option<PeerInfo>,
         requests: S,
     ) -> ResponseStream<SotwResponse>
     where
@@ -117,7 +134,7 @@ impl Discovery {
     pub fn delta<S>(
         &self,
         kind: StreamKind,
-        peer: Option<SocketAddr>,
+        peer: Option<PeerInfo>,
         requests: S,
     ) -> ResponseStream<DeltaResponse>
     where
@@ -134,7 +151,7 @@ impl Discovery {
     fn spawn<M, S>(
         &self,
         kind: StreamKind,
-        peer: Option<SocketAddr>,
+        peer: Option<PeerInfo>,
         requests: S,
         machine: impl FnOnce(u64, Arc<Snapshot>) -> M,
     ) -> ResponseStream<M::Response>
@@ -142,9 +159,13 @@ impl Discovery {
         M: StreamMachine,
         S: Stream<Item = Result<M::Request, Status>> + Send + Unpin + 'static,
     {
-        let tap = Tap::open(&self.registry, kind, peer);
+        let addr = peer.as_ref().map(|p| p.addr);
+        let identity = peer.and_then(|p| p.identity);
+        let client = identity.as_ref().map(|i| i.summary());
+        let tap = Tap::open(&self.registry, kind, addr, identity);
         let id = tap.stream();
-        info!(stream = id, transport = %kind, peer = ?peer, "stream opened");
+        info!(stream = id, transport = %kind, peer = ?addr, identity = client.as_deref(),
+            "stream opened");
         // Mark the snapshot the machine starts from as seen on this stream's own receiver, so
         // a reload between here and the loop's first poll is still noticed.
         let mut snapshots = self.snapshots.clone();
@@ -156,6 +177,7 @@ impl Discovery {
             shutdown: self.shutdown.clone(),
             max_message_bytes: self.max_message_bytes,
             scenarios: self.scenarios.clone(),
+            max_request_bytes: self.max_request_bytes,
         };
         let kit = StreamKit {
             kind,
@@ -163,7 +185,7 @@ impl Discovery {
             judge: self.conformance.judge(
                 id,
                 kind,
-                peer.map(|p| Peer {
+                addr.map(|p| Peer {
                     addr: p.to_string().into(),
                     ip: p.ip().to_string().into(),
                 }),

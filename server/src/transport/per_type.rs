@@ -8,7 +8,7 @@
 //! `INVALID_ARGUMENT` (xDS protocol: the type is "implicit in requests made via singleton xDS
 //! APIs"; serving another type there would hide a misconfigured client).
 
-use std::{fmt, net::SocketAddr};
+use std::fmt;
 
 use futures::StreamExt;
 use tonic::Status;
@@ -19,11 +19,13 @@ use xdsloop_proto::{
 
 use crate::{
     admin::registry::{StreamKind, Variant},
+    net::conn::PeerInfo,
     protocol::fetch::Fetched,
     protocol::request::SotwRequest,
     protocol::response::{DeltaResponse, SotwResponse},
     transport::discovery::{Discovery, ResponseStream},
     transport::request_body::Requests,
+    transport::response_body::Limits,
     transport::unary::Fetcher,
 };
 
@@ -105,10 +107,14 @@ impl PerType {
         Self { discovery, fetcher }
     }
 
+    fn limits(&self) -> Limits {
+        Limits::of(&self.discovery)
+    }
+
     fn sotw(
         &self,
         api: PerTypeApi,
-        peer: Option<SocketAddr>,
+        peer: Option<PeerInfo>,
         requests: Requests<SotwRequest>,
     ) -> ResponseStream<SotwResponse> {
         // A wrong type becomes the stream's error: the loop sends it and ends this stream.
@@ -120,7 +126,7 @@ impl PerType {
     fn delta(
         &self,
         api: PerTypeApi,
-        peer: Option<SocketAddr>,
+        peer: Option<PeerInfo>,
         requests: Requests<DeltaDiscoveryRequest>,
     ) -> ResponseStream<DeltaResponse> {
         let requests = requests.map(move |r| r.and_then(|r| claim(api, r).map_err(Status::from)));

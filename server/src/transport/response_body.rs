@@ -11,7 +11,6 @@
 
 use std::{
     collections::VecDeque,
-    net::SocketAddr,
     pin::Pin,
     task::{Context, Poll},
 };
@@ -20,11 +19,15 @@ use bytes::{BufMut, Bytes, BytesMut};
 use futures::Stream;
 use http_body::{Frame, SizeHint};
 use prost::Message;
-use tonic::{Status, body::Body, codegen::http, transport::server::TcpConnectInfo};
+use tonic::{Status, body::Body, codegen::http};
 
 use crate::{
-    protocol::request::Inbound, protocol::response::Outbound, transport::discovery::ResponseStream,
-    transport::request_body::Requests, transport::stream,
+    net::conn::PeerInfo,
+    protocol::request::Inbound,
+    protocol::response::Outbound,
+    transport::discovery::{Discovery, ResponseStream},
+    transport::request_body::Requests,
+    transport::stream,
 };
 
 /// Entries smaller than this are copied into the stream's own chunk: a chunk per tiny entry
@@ -137,13 +140,30 @@ impl<M: Message + Default + Send + 'static> http_body::Body for ResponseBody<M> 
     }
 }
 
-/// Serves one streaming xDS call: reads the requests off the request body ([`Requests`]; both
-/// gRPC limits are `max_message_bytes`, S13), starts the stream with `start`, and answers with
-/// its responses as a [`ResponseBody`].
+/// A streaming call's two message limits.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub request: usize,
+    /// S13: far above gRPC's 4 MiB default.
+    pub response: usize,
+}
+
+impl Limits {
+    pub fn of(discovery: &Discovery) -> Self {
+        Self {
+            request: discovery.max_request_bytes(),
+            response: discovery.max_message_bytes(),
+        }
+    }
+}
+
+/// Serves one streaming xDS call: reads the requests off the request body ([`Requests`], with
+/// the connection's budget when it came through [`crate::net::incoming`]), starts the stream
+/// with `start`, and answers with its responses as a [`ResponseBody`].
 pub fn serve<Req, M>(
     request: http::Request<Body>,
-    max_message_bytes: usize,
-    start: impl FnOnce(Option<SocketAddr>, Requests<Req>) -> ResponseStream<Outbound<M>>,
+    limits: Limits,
+    start: impl FnOnce(Option<PeerInfo>, Requests<Req>) -> ResponseStream<Outbound<M>>,
 ) -> http::Response<Body>
 where
     Req: Inbound,
@@ -156,12 +176,10 @@ where
         let message = format!("requests compressed with {encoding} are not supported");
         return Status::unimplemented(message).into_http();
     }
-    let peer = request
-        .extensions()
-        .get::<TcpConnectInfo>()
-        .and_then(TcpConnectInfo::remote_addr);
-    let requests = Requests::new(request.into_body(), max_message_bytes);
-    response(start(peer, requests), max_message_bytes)
+    let peer = request.extensions().get::<PeerInfo>().cloned();
+    let budget = peer.as_ref().map(|p| p.budget.clone());
+    let requests = Requests::new(request.into_body(), limits.request, budget);
+    response(start(peer, requests), limits.response)
 }
 
 /// The HTTP response of a streaming call: gRPC headers and a [`ResponseBody`].

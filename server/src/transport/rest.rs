@@ -8,12 +8,16 @@
 //! - `304 Not Modified`, empty body: the request's `version_info` is the current version
 //!   (Envoy's REST fetcher then keeps what it has);
 //! - `400` + a plain-text reason: a body that is not a `DiscoveryRequest` in JSON (the parse
-//!   error, with line and column), or a `type_url` of another type than the path's.
+//!   error, with line and column), or a `type_url` of another type than the path's;
+//! - `413` + a plain-text reason: a body over `--max-request-bytes`.
 
+use axum::extract::rejection::BytesRejection;
 use axum::{
     Router,
     body::Bytes,
+    extract::{DefaultBodyLimit, Request, State},
     http::{HeaderMap, StatusCode, Uri, header},
+    middleware::{self, Next},
     response::{IntoResponse, Response},
     routing::post,
 };
@@ -38,10 +42,12 @@ pub struct Rest {
     fetcher: Fetcher,
     request: MessageDescriptor,
     response: MessageDescriptor,
+    max_request_bytes: usize,
 }
 
 impl Rest {
-    pub fn new(fetcher: Fetcher, codec: &Codec) -> Self {
+    /// Request bodies are limited to `max_request_bytes`.
+    pub fn new(fetcher: Fetcher, codec: &Codec, max_request_bytes: usize) -> Self {
         let message = |name: &str| {
             codec
                 .pool()
@@ -52,19 +58,31 @@ impl Rest {
             fetcher,
             request: message(REQUEST),
             response: message(RESPONSE),
+            max_request_bytes,
         }
     }
 
     /// One route per API with a Fetch method.
     pub fn router(self) -> Router {
         let mut router = Router::new();
+        let limit = self.max_request_bytes;
         for api in PER_TYPE_APIS {
             let Some(path) = api.rest_path else { continue };
             let state = self.clone();
-            let handler = move |body: Bytes| async move { state.handle(api, &body) };
+            let handler = move |body: Result<Bytes, BytesRejection>| async move {
+                match body {
+                    Ok(body) => state.handle(api, &body),
+                    Err(rejected) => too_large(rejected, limit),
+                }
+            };
             router = router.route(path, post(handler));
         }
+        // A declared length over the limit is refused before anything is read; a body without
+        // one is cut off at the limit.
+        let declared = middleware::from_fn_with_state(limit, declared_length);
         router
+            .layer(DefaultBodyLimit::max(limit))
+            .route_layer(declared)
     }
 
     fn handle(&self, api: PerTypeApi, body: &[u8]) -> Response {
@@ -123,6 +141,30 @@ impl Rest {
     }
 }
 
+/// A body that could not be read: over the limit (413, saying which limit), or broken.
+fn too_large(rejected: BytesRejection, limit: usize) -> Response {
+    match rejected.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => over_limit(limit),
+        status => (status, rejected.body_text()).into_response(),
+    }
+}
+
+fn over_limit(limit: usize) -> Response {
+    let reason = format!("the request body is over the --max-request-bytes limit ({limit})");
+    info!(%reason, "REST request rejected");
+    (StatusCode::PAYLOAD_TOO_LARGE, reason).into_response()
+}
+
+/// 413 for a `Content-Length` over the limit, without reading the body.
+async fn declared_length(State(limit): State<usize>, request: Request, next: Next) -> Response {
+    let declared = request.headers().get(header::CONTENT_LENGTH);
+    let declared = declared.and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > limit as u64) {
+        return over_limit(limit);
+    }
+    next.run(request).await
+}
+
 /// Serves the `http` routes ([`Rest::router`] and whatever else the xDS port answers) next to
 /// the `grpc` services on one router. A request no route matches gets gRPC's `UNIMPLEMENTED`
 /// when it is gRPC, and a 404 listing the REST paths otherwise (an HTTP client should not read
@@ -162,7 +204,7 @@ mod tests {
 
     fn rest(snapshot: Snapshot) -> Rest {
         let (_source, snapshots) = watch::channel(Arc::new(snapshot));
-        Rest::new(Fetcher::new(snapshots), &Codec::envoy())
+        Rest::new(Fetcher::new(snapshots), &Codec::envoy(), 1 << 20)
     }
 
     fn cluster_snapshot() -> Snapshot {

@@ -9,4 +9,5 @@ mod secrets;
 mod side_by_side;
 mod status;
 mod support;
+mod tls;
 mod transcript;

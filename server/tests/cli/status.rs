@@ -97,12 +97,13 @@ fn admin_off_serves_no_admin_routes() {
     assert!(stderr.contains("--admin off"), "{stderr}");
 }
 
-/// The admin routes have no authentication: exposing the xDS port exposes them too, and the
-/// server says so, with the way out; moving them to a loopback listener silences it.
+/// Issue #16 item 3: exposing the xDS port does not expose the admin data (only loopback, the
+/// admin token or a verified client certificate read it), and the server says how remote
+/// peers get in; moving the admin routes to a loopback listener silences it.
 #[test]
-fn exposed_xds_port_warns_that_the_admin_routes_come_with_it() {
+fn exposed_xds_port_says_who_may_read_the_admin_routes() {
     let dir = fixtures("v1");
-    let warning = "--admin 127.0.0.1:PORT keeps them on loopback";
+    let warning = "answer other hosts only with --admin-token or a verified client certificate";
     let exposed = Server::spawn(dir.path(), &["--listen", "0.0.0.0:0"], &[]);
     exposed.listening();
     let stderr = exposed.stop_and_stderr();

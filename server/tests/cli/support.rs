@@ -83,6 +83,7 @@ impl Server {
         let line = self.line().expect("the server prints its admin address");
         let rest = line
             .strip_prefix("admin: http://")
+            .or_else(|| line.strip_prefix("admin: https://"))
             .unwrap_or_else(|| panic!("unexpected admin line {line:?}"));
         rest.split('/').next().unwrap().to_string()
     }

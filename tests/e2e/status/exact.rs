@@ -127,10 +127,12 @@ async fn status_stale_when_client_stops_reading() {
 }
 
 /// A graceful shutdown waits for responses already handed to HTTP/2, which a client that
-/// stopped reading never takes: the server must stop anyway, after its grace period.
+/// stopped reading never takes: the server must stop anyway, after its grace period, and close
+/// that client's connection, which would otherwise live on in its own task (with the socket and
+/// the undelivered responses) for as long as the runtime does.
 #[tokio::test]
 async fn shutdown_does_not_wait_for_a_client_that_stopped_reading() {
-    let (_dir, running, client) = stuck_stream().await;
+    let (_dir, running, mut client) = stuck_stream().await;
     status_until(&running, "the stuck stream to show STALE", |d| {
         state(d, "stuck", CLUSTER) == Some(SyncState::Stale)
     })
@@ -138,5 +140,18 @@ async fn shutdown_does_not_wait_for_a_client_that_stopped_reading() {
     within("the server to shut down", running.shutdown())
         .await
         .expect("shutdown succeeds");
-    drop(client);
+    // Reading again, the client gets what was already in flight and then its connection's
+    // end: an error, not the rest of the responses and a clean end of stream.
+    let ended = within("the client to see its connection end", async {
+        loop {
+            match client.try_recv().await {
+                Ok(Some(_)) => continue,
+                Ok(None) => return None,
+                Err(status) => return Some(status),
+            }
+        }
+    })
+    .await;
+    let status = ended.expect("the connection was closed, not served to the end");
+    assert_ne!(status.code(), tonic::Code::Ok, "{status:?}");
 }

@@ -133,11 +133,13 @@ fn base_takes_host_port_or_an_http_uri_with_a_prefix() {
         Base::parse("http://localhost:8080/xds/").unwrap(),
         Base {
             authority: "localhost:8080".into(),
-            prefix: "/xds".into()
+            prefix: "/xds".into(),
+            tls: None,
         }
     );
     assert_eq!(Base::parse("127.0.0.1:1").unwrap().prefix, "");
-    assert!(Base::parse("https://h:1").is_err());
+    let https = Base::parse("https://h:1").unwrap_err().to_string();
+    assert!(https.contains("needs --tls-ca"), "{https}");
     assert!(Base::parse("nohost").is_err());
 }
 

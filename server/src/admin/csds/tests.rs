@@ -21,6 +21,7 @@ fn stream(id: u64, node: &str, kind: StreamKind, types: Vec<TypeStatus>) -> Stre
     StreamStatus {
         id,
         peer: None,
+        identity: None,
         node_id: Some(node.to_string()),
         kind,
         connected_since: SystemTime::now(),

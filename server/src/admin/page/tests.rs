@@ -25,7 +25,7 @@ async fn the_model_task_runs_while_a_page_is_open_and_rebuilds_on_changes() {
     let mut models = page.hub.subscribe(&page.sources);
     let second = page.hub.subscribe(&page.sources);
     assert_eq!(models.borrow_and_update().totals.streams, 0);
-    let _stream = registry.open(StreamKind::ADS_SOTW, None);
+    let _stream = registry.open(StreamKind::ADS_SOTW, None, None);
     tokio::time::timeout(Duration::from_secs(1), models.changed())
         .await
         .expect("a rebuild within a tick or so")

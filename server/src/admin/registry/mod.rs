@@ -31,6 +31,7 @@ use std::{
     time::SystemTime,
 };
 
+use crate::net::identity::PeerIdentity;
 pub use crate::protocol::kind::{StreamKind, Variant};
 use crate::protocol::{
     conformance::Violation, replay::Replay, subscription::TypeStatus, tap::WireEvent,
@@ -46,6 +47,8 @@ use violations::Violations;
 pub struct StreamStatus {
     pub id: u64,
     pub peer: Option<SocketAddr>,
+    /// The verified client certificate's names (mTLS).
+    pub identity: Option<Arc<PeerIdentity>>,
     /// From the first request's `node`; `None` until the first request arrives.
     pub node_id: Option<String>,
     pub kind: StreamKind,
@@ -120,11 +123,17 @@ impl Registry {
     }
 
     /// Registers a new stream; it stays listed until the returned guard is dropped.
-    pub fn open(&self, kind: StreamKind, peer: Option<SocketAddr>) -> StreamEntry {
+    pub fn open(
+        &self,
+        kind: StreamKind,
+        peer: Option<SocketAddr>,
+        identity: Option<Arc<PeerIdentity>>,
+    ) -> StreamEntry {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         let status = StreamStatus {
             id,
             peer,
+            identity,
             node_id: None,
             kind,
             connected_since: SystemTime::now(),

@@ -3,8 +3,8 @@ use super::*;
 #[test]
 fn streams_are_listed_until_their_entry_drops() {
     let registry = Registry::new();
-    let a = registry.open(StreamKind::ADS_SOTW, None);
-    let b = registry.open(StreamKind::ADS_DELTA, "127.0.0.1:1".parse().ok());
+    let a = registry.open(StreamKind::ADS_SOTW, None, None);
+    let b = registry.open(StreamKind::ADS_DELTA, "127.0.0.1:1".parse().ok(), None);
     assert_ne!(a.id(), b.id());
     a.set_node("node-a");
     a.update([TypeStatus {
@@ -37,7 +37,7 @@ fn streams_are_listed_until_their_entry_drops() {
 fn recently_closed_is_bounded() {
     let registry = Registry::new();
     for _ in 0..RECENTLY_CLOSED + 5 {
-        drop(registry.open(StreamKind::ADS_SOTW, None));
+        drop(registry.open(StreamKind::ADS_SOTW, None, None));
     }
     let closed = registry.recently_closed();
     assert_eq!(closed.len(), RECENTLY_CLOSED);
@@ -61,7 +61,7 @@ fn closed_event(stream: u64, seq: u32) -> Arc<WireEvent> {
 #[test]
 fn publish_stores_events_and_counts_in_one_go_and_closed_streams_keep_their_timeline() {
     let registry = Registry::with_timeline_depth(2);
-    let entry = registry.open(StreamKind::ADS_SOTW, None);
+    let entry = registry.open(StreamKind::ADS_SOTW, None, None);
     let mut publish = Publish::default();
     publish
         .tally
@@ -85,7 +85,7 @@ fn publish_stores_events_and_counts_in_one_go_and_closed_streams_keep_their_time
 #[test]
 fn a_node_learns_the_types_of_its_closed_streams() {
     let registry = Registry::new();
-    let first = registry.open(StreamKind::ADS_SOTW, None);
+    let first = registry.open(StreamKind::ADS_SOTW, None, None);
     assert!(first.set_node("n").is_empty(), "a new node had nothing");
     first.update([TypeStatus {
         type_url: "cds".into(),
@@ -98,13 +98,13 @@ fn a_node_learns_the_types_of_its_closed_streams() {
         held_hash: None,
         heartbeats: None,
     }]);
-    let second = registry.open(StreamKind::ADS_SOTW, None);
+    let second = registry.open(StreamKind::ADS_SOTW, None, None);
     assert!(
         second.set_node("n").is_empty(),
         "the first stream is still open"
     );
     drop(first);
-    let third = registry.open(StreamKind::ADS_SOTW, None);
+    let third = registry.open(StreamKind::ADS_SOTW, None, None);
     assert!(third.set_node("n").contains("cds"));
     assert!(third.set_node("m").is_empty(), "per node");
 }

@@ -1,19 +1,38 @@
 //! `xdsloop-server status`: fetch `/status` from a running server (its xDS port, where the admin
 //! routes are served, or its `--admin` listener) and render it.
 //!
-//! The admin routes are plain HTTP, so a minimal HTTP/1.0 GET over a TCP stream is all the
-//! client needs: HTTP/1.0 makes the server close the connection after one response and never
+//! The admin routes are plain HTTP, so a minimal HTTP/1.0 GET over a TCP (or TLS) stream is all
+//! the client needs: HTTP/1.0 makes the server close the connection after one response and never
 //! use chunked encoding, so the body is everything after the headers.
 
-use std::time::{Duration, SystemTime};
+use std::{
+    sync::Arc,
+    time::{Duration, SystemTime},
+};
 
 use tokio::{
-    io::{AsyncReadExt, AsyncWriteExt},
+    io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt},
     net::TcpStream,
+};
+use tokio_rustls::{
+    TlsConnector,
+    rustls::{ClientConfig, pki_types::ServerName},
 };
 
 use super::{StatusDocument, table};
 use crate::Error;
+
+/// How to reach an admin endpoint that is not plain HTTP on loopback.
+#[derive(Clone, Default)]
+pub struct RemoteAccess {
+    /// TLS (the server runs with `--tls-cert`): the CA to trust, and a client certificate for
+    /// mTLS.
+    pub tls: Option<Arc<ClientConfig>>,
+    /// The name the server's certificate must carry; default: the host of the address.
+    pub server_name: Option<String>,
+    /// Sent as `Authorization: Bearer` (the server's `--admin-token`).
+    pub token: Option<String>,
+}
 
 /// How long a status request may take in total: the admin routes answer from memory.
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -34,7 +53,16 @@ pub enum Output {
 /// Fetches `/status` from `server` (`HOST:PORT`, optionally with `http://`) and returns the
 /// text to print.
 pub async fn command(server: &str, output: Output) -> Result<String, Error> {
-    let body = get(server, "/status").await?;
+    command_with(server, output, &RemoteAccess::default()).await
+}
+
+/// [`command`] over TLS and/or with a token.
+pub async fn command_with(
+    server: &str,
+    output: Output,
+    access: &RemoteAccess,
+) -> Result<String, Error> {
+    let body = get_with(server, "/status", access).await?;
     match output {
         Output::Json => Ok(body),
         Output::Text => {
@@ -48,27 +76,52 @@ pub async fn command(server: &str, output: Output) -> Result<String, Error> {
 
 /// Fetches and parses `/status`.
 pub async fn fetch(server: &str) -> Result<StatusDocument, Error> {
-    let body = get(server, "/status").await?;
+    fetch_with(server, &RemoteAccess::default()).await
+}
+
+/// [`fetch`] over TLS and/or with a token.
+pub async fn fetch_with(server: &str, access: &RemoteAccess) -> Result<StatusDocument, Error> {
+    let body = get_with(server, "/status", access).await?;
     serde_json::from_str(&body)
         .map_err(|e| Error::Admin(format!("{server}: /status is not a status document: {e}")))
 }
 
 /// `GET path` on `server`; the body of a 200 response, or an error naming the server.
 pub async fn get(server: &str, path: &str) -> Result<String, Error> {
+    get_with(server, path, &RemoteAccess::default()).await
+}
+
+/// [`get`] over TLS and/or with a token.
+pub async fn get_with(server: &str, path: &str, access: &RemoteAccess) -> Result<String, Error> {
     let authority = server
         .trim_start_matches("http://")
+        .trim_start_matches("https://")
         .trim_end_matches('/')
         .to_string();
     let fail = |message: String| Error::Admin(format!("{authority}: {message}"));
+    let mut request =
+        format!("GET {path} HTTP/1.0\r\nHost: {authority}\r\nAccept: application/json\r\n");
+    if let Some(token) = &access.token {
+        request.push_str(&format!("Authorization: Bearer {token}\r\n"));
+    }
+    request.push_str("\r\n");
     let exchange = async {
-        let mut stream = TcpStream::connect(&authority).await?;
-        let request =
-            format!("GET {path} HTTP/1.0\r\nHost: {authority}\r\nAccept: application/json\r\n\r\n");
-        stream.write_all(request.as_bytes()).await?;
-        let mut response = Vec::new();
-        let mut limited = stream.take(MAX_RESPONSE + 1);
-        limited.read_to_end(&mut response).await?;
-        Ok::<_, std::io::Error>(response)
+        let tcp = TcpStream::connect(&authority).await?;
+        match &access.tls {
+            None => exchange(tcp, &request).await,
+            Some(config) => {
+                let name = access
+                    .server_name
+                    .clone()
+                    .unwrap_or_else(|| host(&authority));
+                let name = ServerName::try_from(name)
+                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+                let tls = TlsConnector::from(config.clone())
+                    .connect(name, tcp)
+                    .await?;
+                exchange(tls, &request).await
+            }
+        }
     };
     let response = match tokio::time::timeout(TIMEOUT, exchange).await {
         Err(_) => return Err(fail(format!("no answer within {TIMEOUT:?}"))),
@@ -84,10 +137,50 @@ pub async fn get(server: &str, path: &str) -> Result<String, Error> {
         return Err(fail(format!("response larger than {MAX_RESPONSE} bytes")));
     }
     let (code, body) = parse_response(&response).map_err(fail)?;
+    if code == 401 {
+        let refused: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+        let reason = refused["error"].as_str().unwrap_or(body.trim());
+        return Err(fail(format!(
+            "GET {path}: HTTP 401: {reason}; pass --admin-token (or run on the server's host, \
+             or with --tls-cert/--tls-key where it verifies client certificates)"
+        )));
+    }
+    if code == 400 && body.contains("this port speaks TLS") {
+        return Err(fail(format!(
+            "GET {path}: {}; pass --tls-ca FILE (the server's CA)",
+            body.trim()
+        )));
+    }
     if code != 200 {
         return Err(fail(format!("GET {path}: HTTP {code}: {}", body.trim())));
     }
     Ok(body)
+}
+
+/// Sends `request` and reads the response to the end of the connection (a TLS peer that
+/// closes without `close_notify` still ends it).
+async fn exchange(
+    mut stream: impl AsyncRead + AsyncWrite + Unpin,
+    request: &str,
+) -> std::io::Result<Vec<u8>> {
+    stream.write_all(request.as_bytes()).await?;
+    let mut response = Vec::new();
+    let mut limited = (&mut stream).take(MAX_RESPONSE + 1);
+    match limited.read_to_end(&mut response).await {
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && !response.is_empty() => {}
+        other => {
+            other?;
+        }
+    }
+    Ok(response)
+}
+
+/// The host part of `host:port` (brackets of an IPv6 address removed).
+fn host(authority: &str) -> String {
+    let host = authority.rsplit_once(':').map_or(authority, |(h, _)| h);
+    host.trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string()
 }
 
 /// Status code and body of an HTTP/1.x response that ends with the connection.

@@ -53,7 +53,7 @@ struct Sotw {
 
 impl Sotw {
     fn open(registry: &Registry, snapshot: Arc<Snapshot>) -> Self {
-        let entry = registry.open(StreamKind::ADS_SOTW, "127.0.0.1:5000".parse().ok());
+        let entry = registry.open(StreamKind::ADS_SOTW, "127.0.0.1:5000".parse().ok(), None);
         let machine = SotwStream::new(entry.id(), snapshot);
         Self { machine, entry }
     }
@@ -194,7 +194,7 @@ fn delta(type_url: &str, subscribe: &[&str], nonce: &str) -> DeltaDiscoveryReque
 fn delta_states_compare_what_the_client_holds() {
     let registry = Registry::new();
     let v1 = snapshot(1, &[(ENDPOINT, &[("a", "1"), ("b", "1")])]);
-    let entry = registry.open(StreamKind::ADS_DELTA, None);
+    let entry = registry.open(StreamKind::ADS_DELTA, None, None);
     let mut machine = DeltaStream::new(entry.id(), v1.clone());
     let first = machine
         .on_request_decoded(delta(ENDPOINT, &["a", "missing"], ""))
@@ -247,9 +247,9 @@ fn node_filter_and_recently_closed_streams() {
     let mut kept = Sotw::open(&registry, v1.clone());
     kept.request(sotw(CLUSTER, &[], "", ""));
     kept.request(sotw(ENDPOINT, &["a"], "", ""));
-    let other = registry.open(StreamKind::ADS_SOTW, None);
+    let other = registry.open(StreamKind::ADS_SOTW, None, None);
     other.set_node("node-2");
-    let gone = registry.open(StreamKind::ADS_DELTA, None);
+    let gone = registry.open(StreamKind::ADS_DELTA, None, None);
     gone.set_node("node-1");
     drop(gone);
 
@@ -296,6 +296,7 @@ fn json_field_names_are_the_documented_ones() {
     let top = [
         "counters",
         "generated_at",
+        "limits",
         "recently_closed",
         "recorder",
         "reload",
@@ -303,6 +304,7 @@ fn json_field_names_are_the_documented_ones() {
         "schema",
         "snapshot",
         "streams",
+        "tls",
         "totals",
         "violations",
     ];
@@ -311,6 +313,7 @@ fn json_field_names_are_the_documented_ones() {
     let stream_keys = [
         "connected_since",
         "id",
+        "identity",
         "node_id",
         "peer",
         "recent",

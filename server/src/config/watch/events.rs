@@ -40,15 +40,8 @@ pub fn classify(root: &Path, event: &notify::Result<Event>) -> Signal {
     if event.need_rescan() {
         return Signal::Rewatch;
     }
-    match event.kind {
-        // notify reports opens and read-only closes; the reload's own reads cause them, so
-        // reacting would reload forever. A close after writing is a real change.
-        EventKind::Access(AccessKind::Close(AccessMode::Write)) => {}
-        EventKind::Access(_) => return Signal::Ignore,
-        // inotify cannot tell atime updates from chmod, and reading a file may update its
-        // atime: reacting could keep reloading. Content changes come with their own events.
-        EventKind::Modify(ModifyKind::Metadata(_)) => return Signal::Ignore,
-        _ => {}
+    if !touches_content(event) {
+        return Signal::Ignore;
     }
     if event.paths.is_empty() {
         return Signal::Reload;
@@ -66,6 +59,19 @@ pub fn classify(root: &Path, event: &notify::Result<Event>) -> Signal {
     } else {
         // A sibling of the directory, seen through the parent's watch.
         Signal::Ignore
+    }
+}
+
+/// Whether an event may mean a file's content changed. notify reports opens and read-only
+/// closes; a reload's own reads cause them, so reacting would reload forever. A close after
+/// writing is a real change. inotify cannot tell atime updates from chmod, and reading a file
+/// may update its atime: content changes come with their own events.
+pub fn touches_content(event: &Event) -> bool {
+    match event.kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        EventKind::Modify(ModifyKind::Metadata(_)) => false,
+        _ => true,
     }
 }
 

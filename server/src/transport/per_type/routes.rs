@@ -55,7 +55,6 @@ impl Method {
 #[derive(Debug, Clone)]
 pub struct Route<const I: usize> {
     per_type: PerType,
-    max_message_bytes: usize,
 }
 
 impl<const I: usize> NamedService for Route<I> {
@@ -73,20 +72,20 @@ impl<const I: usize> tonic::codegen::Service<http::Request<Body>> for Route<I> {
 
     fn call(&mut self, request: http::Request<Body>) -> Self::Future {
         let api = PER_TYPE_APIS[I];
-        let (per_type, limit) = (self.per_type.clone(), self.max_message_bytes);
+        let (per_type, limits) = (self.per_type.clone(), self.per_type.limits());
         let method = Method::of(api, request.uri().path());
         Box::pin(async move {
             Ok(match method {
-                Some(Method::Stream) => response_body::serve(request, limit, |peer, requests| {
+                Some(Method::Stream) => response_body::serve(request, limits, |peer, requests| {
                     per_type.sotw(api, peer, requests)
                 }),
-                Some(Method::Delta) => response_body::serve(request, limit, |peer, requests| {
+                Some(Method::Delta) => response_body::serve(request, limits, |peer, requests| {
                     per_type.delta(api, peer, requests)
                 }),
                 Some(Method::Fetch) => {
                     let codec = ProstCodec::<DiscoveryResponse, DiscoveryRequest>::default();
-                    let mut grpc =
-                        Grpc::new(codec).apply_max_message_size_config(Some(limit), Some(limit));
+                    let (decode, encode) = (Some(limits.request), Some(limits.response));
+                    let mut grpc = Grpc::new(codec).apply_max_message_size_config(decode, encode);
                     grpc.unary(Fetch { per_type, api }, request).await
                 }
                 None => Status::new(Code::Unimplemented, "").into_http(),
@@ -110,30 +109,25 @@ impl UnaryService<DiscoveryRequest> for Fetch {
     }
 }
 
-/// Adds every per-type service to `routes` with gRPC message limits of `max_message_bytes`
+/// Adds every per-type service to `routes`, with the message limits of `per_type`'s discovery
 /// (S13); returns their gRPC service names (for health checks and reflection).
-pub fn add_to(
-    routes: &mut RoutesBuilder,
-    per_type: PerType,
-    max_message_bytes: usize,
-) -> Vec<&'static str> {
-    fn route<const I: usize>(per_type: &PerType, max_message_bytes: usize) -> Route<I> {
+pub fn add_to(routes: &mut RoutesBuilder, per_type: PerType) -> Vec<&'static str> {
+    fn route<const I: usize>(per_type: &PerType) -> Route<I> {
         Route {
             per_type: per_type.clone(),
-            max_message_bytes,
         }
     }
-    let (p, max) = (&per_type, max_message_bytes);
+    let p = &per_type;
     routes
-        .add_service(route::<0>(p, max))
-        .add_service(route::<1>(p, max))
-        .add_service(route::<2>(p, max))
-        .add_service(route::<3>(p, max))
-        .add_service(route::<4>(p, max))
-        .add_service(route::<5>(p, max))
-        .add_service(route::<6>(p, max))
-        .add_service(route::<7>(p, max))
-        .add_service(route::<8>(p, max));
+        .add_service(route::<0>(p))
+        .add_service(route::<1>(p))
+        .add_service(route::<2>(p))
+        .add_service(route::<3>(p))
+        .add_service(route::<4>(p))
+        .add_service(route::<5>(p))
+        .add_service(route::<6>(p))
+        .add_service(route::<7>(p))
+        .add_service(route::<8>(p));
     PER_TYPE_APIS.iter().map(|api| api.grpc).collect()
 }
 

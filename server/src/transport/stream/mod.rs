@@ -32,6 +32,7 @@ use crate::{
     Snapshot,
     admin::registry::StreamKind,
     config::scenario::Installed,
+    protocol::bounds::SubscriptionBounds,
     protocol::conformance::Judge,
     protocol::faults::stage::FaultStage,
     protocol::machine::StreamMachine,
@@ -56,6 +57,8 @@ pub struct Feeds {
     pub max_message_bytes: usize,
     /// The fault scenario in force, then every change.
     pub scenarios: watch::Receiver<Arc<Installed>>,
+    /// The request limit; the stream's subscriptions are bounded by it too.
+    pub max_request_bytes: usize,
 }
 
 /// The seams around one stream's machine.
@@ -101,7 +104,9 @@ pub async fn run<M, S>(
         mut shutdown,
         max_message_bytes,
         mut scenarios,
+        max_request_bytes,
     } = feeds;
+    let mut bounds = SubscriptionBounds::new(max_request_bytes);
     let stream = kit.tap.stream();
     let (mut source_open, mut scenarios_open) = (true, true);
     kit.faults
@@ -157,7 +162,13 @@ pub async fn run<M, S>(
         }
         // After every event: it may have made a heartbeat due, or scheduled one.
         out.extend(machine.on_tick(Instant::now().into_std()));
-        kit.tap.publish(machine.take_status());
+        let changed = machine.take_status();
+        let over = bounds.check(&changed);
+        kit.tap.publish(changed);
+        if let Err(reason) = over {
+            warn!(stream, %reason, "stream ended: its subscriptions are over the limit");
+            break ended_by_error(stream, &responses, Status::resource_exhausted(reason));
+        }
         if let Some(ending) = judge::strict_ending(&kit, &responses) {
             break ending;
         }

@@ -9,6 +9,7 @@ use std::{collections::BTreeSet, net::SocketAddr, sync::Arc, time::SystemTime};
 
 use crate::{
     admin::registry::{Publish, Registry, StreamEntry, StreamKind},
+    net::identity::PeerIdentity,
     protocol::conformance::Violation,
     protocol::subscription::{Exchange, TypeStatus},
     protocol::tap::{
@@ -33,8 +34,13 @@ pub struct Tap {
 
 impl Tap {
     /// Registers a new stream and tells whoever listens that it opened.
-    pub fn open(registry: &Registry, kind: StreamKind, peer: Option<SocketAddr>) -> Self {
-        let entry = registry.open(kind, peer);
+    pub fn open(
+        registry: &Registry,
+        kind: StreamKind,
+        peer: Option<SocketAddr>,
+        identity: Option<Arc<PeerIdentity>>,
+    ) -> Self {
+        let entry = registry.open(kind, peer, identity);
         let mut tap = Self {
             ring: registry.timeline_depth() > 0,
             entry,

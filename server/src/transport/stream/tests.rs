@@ -39,7 +39,7 @@ fn start_with(registry: Registry) -> Harness {
 }
 
 fn start_from(registry: Registry, snapshot: Arc<Snapshot>) -> Harness {
-    let tap = Tap::open(&registry, StreamKind::ADS_SOTW, None);
+    let tap = Tap::open(&registry, StreamKind::ADS_SOTW, None, None);
     let (source, mut snapshots) = watch::channel(snapshot);
     let machine = SotwStream::new(tap.stream(), snapshots.borrow_and_update().clone());
     let (requests, inbound) = mpsc::channel(4);
@@ -50,6 +50,7 @@ fn start_from(registry: Registry, snapshot: Arc<Snapshot>) -> Harness {
         shutdown,
         max_message_bytes: usize::MAX,
         scenarios: crate::config::scenario::Scenarios::new().subscribe(),
+        max_request_bytes: usize::MAX,
     };
     let inbound = ReceiverStream::new(inbound);
     let kit = StreamKit {
@@ -120,7 +121,7 @@ async fn a_vanished_client_ends_its_stream_and_leaves_the_registry() {
 async fn with_timelines_off_and_nobody_listening_nothing_is_built_but_all_is_counted() {
     let registry = Registry::with_timeline_depth(0);
     let mut h = start_with(registry.clone());
-    let tap = Tap::open(&registry, StreamKind::ADS_SOTW, None);
+    let tap = Tap::open(&registry, StreamKind::ADS_SOTW, None, None);
     assert_eq!(tap.capture(), None, "no ring, no listener: build nothing");
     drop(tap);
     h.requests
@@ -142,7 +143,7 @@ async fn with_timelines_off_and_nobody_listening_nothing_is_built_but_all_is_cou
     let closed = registry.recently_closed();
     assert!(closed.iter().all(|s| s.stream.recent.is_empty()));
     let listener = registry.bus().listen(Capture::Full);
-    let tap = Tap::open(&registry, StreamKind::ADS_SOTW, None);
+    let tap = Tap::open(&registry, StreamKind::ADS_SOTW, None, None);
     assert_eq!(
         tap.capture(),
         Some(Capture::Full),

@@ -21,7 +21,7 @@ struct Client {
 
 impl Client {
     fn open(registry: &Registry, snapshot: Arc<Snapshot>, node: &'static str) -> Self {
-        let entry = registry.open(StreamKind::ADS_SOTW, None);
+        let entry = registry.open(StreamKind::ADS_SOTW, None, None);
         let machine = SotwStream::new(entry.id(), snapshot);
         Self {
             machine,

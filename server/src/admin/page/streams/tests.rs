@@ -39,7 +39,7 @@ async fn a_reader_that_falls_behind_gets_a_gap_then_the_newest_events() {
         snapshots,
         reloads: None,
     };
-    let entry = registry.open(StreamKind::ADS_SOTW, None);
+    let entry = registry.open(StreamKind::ADS_SOTW, None, None);
     let id = entry.id();
     entry.publish(&mut Publish {
         events: vec![event(id, 1, opened())],

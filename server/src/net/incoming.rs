@@ -1,0 +1,167 @@
+//! The accept loop: TCP connections in, [`Conn`]s out, as the stream the HTTP server serves.
+//!
+//! Every connection first takes a permit (`--max-connections`); over the limit it is closed at
+//! once and counted. With TLS, the handshake runs beside the loop (a slow or silent client
+//! never holds up the next accept) under a timeout, with the newest certificate (rotation),
+//! and a failure is recorded in words ([`crate::net::refusal`]). The loop ends when the
+//! server stops taking connections (the stream is dropped).
+
+use std::{net::SocketAddr, sync::Arc, time::Duration};
+
+use tokio::{
+    net::{TcpListener, TcpStream},
+    sync::{OwnedSemaphorePermit, mpsc, watch},
+    task::JoinSet,
+};
+use tokio_rustls::TlsAcceptor;
+use tokio_stream::wrappers::ReceiverStream;
+use tracing::warn;
+
+use crate::net::{
+    close::Closer,
+    conn::{Conn, PeerInfo, RequestBudget},
+    identity::PeerIdentity,
+    refusal::{self, NetStats},
+    rotation::TlsView,
+};
+
+/// How long a client may take to finish its TLS handshake.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Accepted connections waiting for the HTTP server: it takes them as fast as they come, so
+/// a few are enough; the bound keeps a stalled server from accepting without limit.
+const READY_CAPACITY: usize = 64;
+
+/// What the accept loop needs besides the listener.
+#[derive(Debug, Clone)]
+pub struct Accept {
+    pub stats: NetStats,
+    /// `None`: plaintext.
+    pub tls: Option<watch::Receiver<TlsView>>,
+    pub closer: Closer,
+    /// Bytes of unfinished requests one connection may hold (see [`RequestBudget`]).
+    pub budget_bytes: usize,
+}
+
+/// Starts accepting on `listener`; the connections come out of the returned stream.
+pub fn incoming(listener: TcpListener, accept: Accept) -> ReceiverStream<std::io::Result<Conn>> {
+    let (tx, rx) = mpsc::channel(READY_CAPACITY);
+    tokio::spawn(accept_loop(listener, accept, tx));
+    ReceiverStream::new(rx)
+}
+
+type Handshake = Result<Conn, (SocketAddr, String)>;
+
+async fn accept_loop(
+    listener: TcpListener,
+    accept: Accept,
+    tx: mpsc::Sender<std::io::Result<Conn>>,
+) {
+    let mut handshakes: JoinSet<Handshake> = JoinSet::new();
+    loop {
+        let ready = tokio::select! {
+            _ = tx.closed() => return,
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, peer)) => match admit(&accept, tcp, peer) {
+                    Some((tcp, permit)) => match &accept.tls {
+                        None => Ok(plain(&accept, tcp, peer, permit)),
+                        Some(tls) => {
+                            let config = tls.borrow().loaded.config.clone();
+                            handshakes.spawn(handshake(accept.clone(), tcp, peer, permit, config));
+                            continue;
+                        }
+                    },
+                    None => continue,
+                },
+                Err(e) => {
+                    // Out of file descriptors, mostly: give the process a moment.
+                    warn!(error = %e, "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            Some(done) = handshakes.join_next() => match done {
+                Ok(handshake) => handshake,
+                Err(e) => {
+                    warn!(error = %e, "a TLS handshake task failed");
+                    continue;
+                }
+            },
+        };
+        match ready {
+            Ok(conn) => {
+                if tx.send(Ok(conn)).await.is_err() {
+                    return;
+                }
+            }
+            Err((peer, reason)) => accept.stats.failed(peer, reason),
+        }
+    }
+}
+
+/// The connection's permit; `None` (the socket closed, the refusal counted) at the limit.
+fn admit(
+    accept: &Accept,
+    tcp: TcpStream,
+    peer: SocketAddr,
+) -> Option<(TcpStream, OwnedSemaphorePermit)> {
+    let Ok(permit) = accept.stats.permits().try_acquire_owned() else {
+        if accept.stats.refused() {
+            warn!(%peer, refused = accept.stats.refused_connections(),
+                "connection refused: --max-connections are open (logged once per 1000)");
+        }
+        return None;
+    };
+    // xDS pushes are small writes that should leave at once, not wait for Nagle.
+    let _ = tcp.set_nodelay(true);
+    Some((tcp, permit))
+}
+
+fn info(accept: &Accept, peer: SocketAddr, identity: Option<PeerIdentity>, tls: bool) -> PeerInfo {
+    PeerInfo {
+        addr: peer,
+        identity: identity.map(Arc::new),
+        tls,
+        budget: RequestBudget::new(accept.budget_bytes),
+    }
+}
+
+fn plain(accept: &Accept, tcp: TcpStream, peer: SocketAddr, permit: OwnedSemaphorePermit) -> Conn {
+    let info = info(accept, peer, None, false);
+    Conn::plain(tcp, info, accept.closer.signal(), permit)
+}
+
+async fn handshake(
+    accept: Accept,
+    tcp: TcpStream,
+    peer: SocketAddr,
+    permit: OwnedSemaphorePermit,
+    config: Arc<tokio_rustls::rustls::ServerConfig>,
+) -> Handshake {
+    let establish = async {
+        let mut head = [0u8; 16];
+        let n = tcp.peek(&mut head).await.map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Err("the client closed the connection before sending anything".to_string());
+        }
+        // Every TLS connection starts with a handshake record (content type 22).
+        if head[0] != 0x16 {
+            return Err(refusal::refuse_plaintext(tcp, &head[..n]).await);
+        }
+        let stream = TlsAcceptor::from(config)
+            .accept(tcp)
+            .await
+            .map_err(|e| refusal::handshake_reason(&e))?;
+        let certs = stream.get_ref().1.peer_certificates();
+        let identity = certs.and_then(|c| c.first()).and_then(PeerIdentity::of);
+        let info = info(&accept, peer, identity, true);
+        Ok(Conn::tls(stream, info, accept.closer.signal(), permit))
+    };
+    match tokio::time::timeout(HANDSHAKE_TIMEOUT, establish).await {
+        Ok(result) => result.map_err(|reason| (peer, reason)),
+        Err(_) => Err((
+            peer,
+            format!("no TLS handshake within {HANDSHAKE_TIMEOUT:?}"),
+        )),
+    }
+}
