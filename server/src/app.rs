@@ -307,7 +307,19 @@ pub async fn serve_with_codec(
     max_message_bytes: usize,
     codec: Codec,
 ) -> Result<GrpcServer, Error> {
-    let (registry, no_admin) = (Registry::new(), axum::Router::new());
+    serve_with_registry(listen, snapshots, Registry::new(), max_message_bytes, codec).await
+}
+
+/// [`serve_with_codec`], with streams listed in `registry`: whoever listens on its bus before
+/// this call hears every stream from the first (the test kit's journal).
+pub async fn serve_with_registry(
+    listen: SocketAddr,
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    registry: Registry,
+    max_message_bytes: usize,
+    codec: Codec,
+) -> Result<GrpcServer, Error> {
+    let no_admin = axum::Router::new();
     let server = bind(
         listen,
         snapshots,
