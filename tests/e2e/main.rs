@@ -23,4 +23,5 @@ mod sotw;
 mod status;
 mod streams;
 mod tap;
+mod testkit;
 mod versions;
