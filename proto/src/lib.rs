@@ -56,9 +56,7 @@ pub struct Resource {
 impl Resource {
     /// One resource from its generated message (`Cluster`, `Listener`, ...), checked and named
     /// like a fixture, versioned by content: equal messages get equal versions.
-    pub fn from_message<M: prost::Message + prost::Name>(
-        message: &M,
-    ) -> Result<Self, DecodeError> {
+    pub fn from_message<M: prost::Message + prost::Name>(message: &M) -> Result<Self, DecodeError> {
         Codec::envoy().encode_bytes(&M::type_url(), &message.encode_to_vec())
     }
 

@@ -6,9 +6,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use xdsloop_client::{Client, ClientConfig, Interest, Source};
-use xdsloop_proto::{
-    Resource, envoy::envoy::config::cluster::v3::Cluster, type_url::CLUSTER,
-};
+use xdsloop_proto::{Resource, envoy::envoy::config::cluster::v3::Cluster, type_url::CLUSTER};
 use xdsloop_server::{
     protocol::subscription::Verdict,
     testkit::{KitError, Resources, TestServer},
@@ -54,16 +52,22 @@ async fn testkit_await_ack_counts_an_ack_that_came_before_the_call() {
     let client = client(&server, "n1", Source::Ads).await;
     let version = server.version("n1", "cds").unwrap();
     let mut store = client.store();
-    tokio::time::timeout(WAIT, store.wait_for(|s| s.version(CLUSTER) == Some(&version)))
-        .await
-        .unwrap()
-        .unwrap();
+    tokio::time::timeout(
+        WAIT,
+        store.wait_for(|s| s.version(CLUSTER) == Some(&version)),
+    )
+    .await
+    .unwrap()
+    .unwrap();
     // The client applied it, so its ACK is on its way or already in: either way it counts.
     let ack = server
         .await_ack("n1", "cds", Some(&version), WAIT)
         .await
         .unwrap();
-    assert_eq!((ack.type_url.as_str(), ack.version.as_str()), (CLUSTER, version.as_str()));
+    assert_eq!(
+        (ack.type_url.as_str(), ack.version.as_str()),
+        (CLUSTER, version.as_str())
+    );
     client.stop().await;
     server.shutdown().await.unwrap();
 }
@@ -81,11 +85,18 @@ async fn nack_names_the_rejected_version(source: Source) {
         .unwrap();
     let nack = server.await_nack("n1", "cds", WAIT).await.unwrap();
     let served = &bad.get("n1", CLUSTER).unwrap().version;
-    assert_eq!(&nack.version, served, "the NACK is of the version just pushed");
+    assert_eq!(
+        &nack.version, served,
+        "the NACK is of the version just pushed"
+    );
     assert_eq!(nack.stream, good.stream);
     assert!(nack.message.contains("cannot decode"), "{nack:?}");
     let store = client.store().borrow().clone();
-    assert_eq!(store.version(CLUSTER), Some(good.version.as_str()), "C6: keeps the last good");
+    assert_eq!(
+        store.version(CLUSTER),
+        Some(good.version.as_str()),
+        "C6: keeps the last good"
+    );
     client.stop().await;
 }
 
@@ -113,13 +124,15 @@ async fn testkit_timeout_says_what_the_node_did_instead() {
         .await_ack("n1", "cds", Some("v9"), Duration::from_millis(200))
         .await
         .unwrap_err();
-    let text = err.to_string();
-    assert!(
-        text.starts_with("node \"n1\" did not ACK cds at version \"v9\" within 200ms"),
-        "{text}"
+    let (v, nonce) = (&ack.version, &ack.nonce);
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "node \"n1\" did not ACK cds at version \"v9\" within 200ms; instead, its last cds \
+             messages:\n  stream 1: subscribe (version \"\")\n  stream 1: push version {v:?} \
+             nonce {nonce:?} (1 resource)\n  stream 1: ack version {v:?} nonce {nonce:?}"
+        )
     );
-    assert!(text.contains(&format!("push version {:?}", ack.version)), "{text}");
-    assert!(text.contains(&format!("ack version {:?}", ack.version)), "{text}");
     let xdsloop_server::testkit::WaitError::Timeout { last, .. } = err;
     let last = last.expect("the node's ledger for cds");
     assert_eq!(last.last_acked.unwrap().version, ack.version);
@@ -128,7 +141,11 @@ async fn testkit_timeout_says_what_the_node_did_instead() {
         .await_nack("n2", "cds", Duration::from_millis(50))
         .await
         .unwrap_err();
-    assert!(err.to_string().ends_with("instead: no stream of that node was seen"), "{err}");
+    assert!(
+        err.to_string()
+            .ends_with("instead: no stream of that node was seen"),
+        "{err}"
+    );
     client.stop().await;
 }
 
@@ -144,8 +161,14 @@ async fn testkit_node_overlay_reaches_that_node_only_and_since_skips_earlier_ack
         client(&server, "n2", Source::Ads).await,
     );
     let base = server.version("n2", "cds").unwrap();
-    server.await_ack("n2", "cds", Some(&base), WAIT).await.unwrap();
-    server.await_ack("n1", "cds", Some(&base), WAIT).await.unwrap();
+    server
+        .await_ack("n2", "cds", Some(&base), WAIT)
+        .await
+        .unwrap();
+    server
+        .await_ack("n1", "cds", Some(&base), WAIT)
+        .await
+        .unwrap();
     let mark = server.mark();
     server
         .set_resources(Some("n1"), [cluster("web", "b"), cluster("db", "b")])
@@ -157,9 +180,15 @@ async fn testkit_node_overlay_reaches_that_node_only_and_since_skips_earlier_ack
         .await_ack("n1", "cds", None, WAIT)
         .await
         .unwrap();
-    assert_eq!(ack.version, overlay, "the ACK before the mark does not count");
+    assert_eq!(
+        ack.version, overlay,
+        "the ACK before the mark does not count"
+    );
     assert!(n1.store().borrow().holds(CLUSTER, "db"));
-    assert!(!n2.store().borrow().holds(CLUSTER, "db"), "n2 still has the base set");
+    assert!(
+        !n2.store().borrow().holds(CLUSTER, "db"),
+        "n2 still has the base set"
+    );
     assert_eq!(server.version("n2", "cds"), Some(base));
     n1.stop().await;
     n2.stop().await;
@@ -196,7 +225,9 @@ async fn testkit_serves_a_fixture_directory_and_refuses_set_resources_there() {
         .await_ack("n1", "cds", Some(&version), WAIT)
         .await
         .unwrap();
-    let err = server.set_resources(None, [cluster("web", "b")]).unwrap_err();
+    let err = server
+        .set_resources(None, [cluster("web", "b")])
+        .unwrap_err();
     assert!(matches!(err, KitError::ServesFixtures(_)), "{err}");
     let both = TestServer::builder()
         .fixtures(demo_dir())

@@ -167,10 +167,16 @@ mod tests {
         assert_eq!(snapshot.generation, 2);
         let n1 = snapshot.get("n1", CLUSTER).unwrap();
         assert_eq!(n1.resources["web"].version, "b");
-        assert_eq!(n1.resources["db"].version, "a", "the rest of the base stays");
+        assert_eq!(
+            n1.resources["db"].version, "a",
+            "the rest of the base stays"
+        );
         let other = snapshot.get("n2", CLUSTER).unwrap();
         assert_eq!(other.resources["web"].version, "a");
-        assert_ne!(n1.version, other.version, "different content, different version");
+        assert_ne!(
+            n1.version, other.version,
+            "different content, different version"
+        );
     }
 
     #[test]
@@ -196,7 +202,10 @@ mod tests {
             .set(None, Resources::new([web.clone()]).version("v2"))
             .unwrap();
         let cds = snapshot.get("n", CLUSTER).unwrap();
-        assert_eq!((cds.version.as_str(), cds.version_kind), ("v2", VersionKind::Explicit));
+        assert_eq!(
+            (cds.version.as_str(), cds.version_kind),
+            ("v2", VersionKind::Explicit)
+        );
         let snapshot = memory.set(None, [web].into()).unwrap();
         let cds = snapshot.get("n", CLUSTER).unwrap();
         assert_eq!(cds.version_kind, VersionKind::Content);

@@ -203,7 +203,9 @@ impl TestServer {
         type_name: &str,
         timeout: Duration,
     ) -> Result<Nack, WaitError> {
-        self.since(Mark(0)).await_nack(node, type_name, timeout).await
+        self.since(Mark(0))
+            .await_nack(node, type_name, timeout)
+            .await
     }
 
     /// Every request `node` sent so far, on all its streams, oldest first.
@@ -263,7 +265,10 @@ impl Since<'_> {
         version: Option<&str>,
         timeout: Duration,
     ) -> Result<Ack, WaitError> {
-        match self.wait(node, type_name, Want::Ack(version), timeout).await? {
+        match self
+            .wait(node, type_name, Want::Ack(version), timeout)
+            .await?
+        {
             Found::Ack(ack) => Ok(ack),
             Found::Nack(_) => unreachable!("an ACK query finds ACKs"),
         }

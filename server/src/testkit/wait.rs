@@ -107,7 +107,9 @@ pub(super) async fn wait(
         let found = journal.read(|kept| {
             find(&query, kept).or_else(|| {
                 // Only a journal that lost events needs the ledgers (see the module docs).
-                (!kept.complete()).then(|| in_registry(&query, registry)).flatten()
+                (!kept.complete())
+                    .then(|| in_registry(&query, registry))
+                    .flatten()
             })
         });
         if let Some(found) = found {
@@ -213,34 +215,36 @@ fn latest_status(query: &Query<'_>, registry: &Registry) -> Option<TypeStatus> {
 /// The ledgers' last ACK or NACK, for a journal that lost events. They keep only the latest
 /// of each, so this finds a match only while it is still the latest.
 fn in_registry(query: &Query<'_>, registry: &Registry) -> Option<Found> {
-    node_streams(query.node, registry).into_iter().find_map(|s| {
-        let status = s.types.get(query.type_url)?;
-        match query.want {
-            Want::Ack(version) => {
-                let acked = status.last_acked.as_ref()?;
-                version.is_none_or(|v| v == acked.version).then(|| {
-                    Found::Ack(Ack {
+    node_streams(query.node, registry)
+        .into_iter()
+        .find_map(|s| {
+            let status = s.types.get(query.type_url)?;
+            match query.want {
+                Want::Ack(version) => {
+                    let acked = status.last_acked.as_ref()?;
+                    version.is_none_or(|v| v == acked.version).then(|| {
+                        Found::Ack(Ack {
+                            stream: s.id,
+                            type_url: query.type_url.to_string(),
+                            version: acked.version.clone(),
+                            nonce: acked.nonce.clone(),
+                            at: acked.at,
+                        })
+                    })
+                }
+                Want::Nack => status.last_nack.as_ref().map(|nacked| {
+                    Found::Nack(Nack {
                         stream: s.id,
                         type_url: query.type_url.to_string(),
-                        version: acked.version.clone(),
-                        nonce: acked.nonce.clone(),
-                        at: acked.at,
+                        version: nacked.version.clone(),
+                        nonce: nacked.nonce.clone(),
+                        code: 0,
+                        message: nacked.message.clone(),
+                        at: nacked.at,
                     })
-                })
+                }),
             }
-            Want::Nack => status.last_nack.as_ref().map(|nacked| {
-                Found::Nack(Nack {
-                    stream: s.id,
-                    type_url: query.type_url.to_string(),
-                    version: nacked.version.clone(),
-                    nonce: nacked.nonce.clone(),
-                    code: 0,
-                    message: nacked.message.clone(),
-                    at: nacked.at,
-                })
-            }),
-        }
-    })
+        })
 }
 
 /// How many of the node's last messages of the type a timeout lists.
@@ -304,10 +308,16 @@ fn line(event: &WireEvent, type_url: &str) -> Option<String> {
             }
             Some(line)
         }
-        What::Response(r) if *r.type_url == *type_url => Some(format!(
-            "stream {stream}: push version {:?} nonce {:?} ({} resources)",
-            &*r.version, &*r.nonce, r.resources.total
-        )),
+        What::Response(r) if *r.type_url == *type_url => {
+            let count = match r.resources.total {
+                1 => "1 resource".to_string(),
+                n => format!("{n} resources"),
+            };
+            Some(format!(
+                "stream {stream}: push version {:?} nonce {:?} ({count})",
+                &*r.version, &*r.nonce
+            ))
+        }
         What::Closed(closed) => Some(format!("stream {stream}: closed ({:?})", closed.reason)),
         _ => None,
     }
