@@ -60,7 +60,7 @@ impl Resources {
     }
 
     /// The set's resources of each type, with the version their "document" gave them.
-    fn by_type(&self) -> BTreeMap<&str, Vec<(Arc<Resource>, Option<&str>)>> {
+    fn by_type(&self) -> BTreeMap<&str, Vec<Entry<'_>>> {
         let mut types: BTreeMap<&str, Vec<_>> = BTreeMap::new();
         for r in &self.items {
             let entry = (r.clone(), self.version.as_deref());
@@ -81,6 +81,9 @@ impl<const N: usize> From<[Resource; N]> for Resources {
         Self::new(items)
     }
 }
+
+/// A resource and the version its set gave it, as [`TypeResources::from_documents`] takes them.
+type Entry<'a> = (Arc<Resource>, Option<&'a str>);
 
 /// What a memory-backed test server serves: the base set and the overlays.
 #[derive(Debug, Default)]
@@ -133,9 +136,7 @@ impl Memory {
     }
 }
 
-fn type_resources<'a>(
-    entries: impl IntoIterator<Item = (Arc<Resource>, Option<&'a str>)>,
-) -> Arc<TypeResources> {
+fn type_resources<'a>(entries: impl IntoIterator<Item = Entry<'a>>) -> Arc<TypeResources> {
     Arc::new(TypeResources::from_documents(entries))
 }
 
