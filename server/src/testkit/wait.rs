@@ -104,15 +104,7 @@ pub(super) async fn wait(
     let deadline = Instant::now() + timeout;
     loop {
         changes.borrow_and_update();
-        let found = journal.read(|kept| {
-            find(&query, kept).or_else(|| {
-                // Only a journal that lost events needs the ledgers (see the module docs).
-                (!kept.complete())
-                    .then(|| in_registry(&query, registry))
-                    .flatten()
-            })
-        });
-        if let Some(found) = found {
+        if let Some(found) = journal.read(|kept| lookup(&query, kept, registry)) {
             return Ok(found);
         }
         // The journal's sender lives as long as the journal: this ends by the deadline.
@@ -129,6 +121,15 @@ pub(super) async fn wait(
             });
         }
     }
+}
+
+/// What satisfies `query` so far: in the journal, or, only if the journal lost events, in the
+/// ledgers (see the module docs).
+fn lookup(query: &Query<'_>, kept: &Kept, registry: &Registry) -> Option<Found> {
+    find(query, kept).or_else(|| {
+        let incomplete = !kept.complete();
+        incomplete.then(|| in_registry(query, registry)).flatten()
+    })
 }
 
 /// The first event since the query's mark that satisfies it.
@@ -322,3 +323,6 @@ fn line(event: &WireEvent, type_url: &str) -> Option<String> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests;
