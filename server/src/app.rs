@@ -307,19 +307,7 @@ pub async fn serve_with_codec(
     max_message_bytes: usize,
     codec: Codec,
 ) -> Result<GrpcServer, Error> {
-    serve_with_registry(listen, snapshots, Registry::new(), max_message_bytes, codec).await
-}
-
-/// [`serve_with_codec`], with streams listed in `registry`: whoever listens on its bus before
-/// this call hears every stream from the first (the test kit's journal).
-pub async fn serve_with_registry(
-    listen: SocketAddr,
-    snapshots: watch::Receiver<Arc<Snapshot>>,
-    registry: Registry,
-    max_message_bytes: usize,
-    codec: Codec,
-) -> Result<GrpcServer, Error> {
-    let no_admin = axum::Router::new();
+    let (registry, no_admin) = (Registry::new(), axum::Router::new());
     let server = bind(
         listen,
         snapshots,
@@ -332,6 +320,32 @@ pub async fn serve_with_registry(
     let addr = server.addr();
     info!(%addr, "xDS listening on {addr} (ADS and per-type services: SotW, Delta, Fetch; REST-JSON)");
     Ok(server)
+}
+
+/// [`serve`] for a server started from code (the test kit): streams are listed in `registry`,
+/// so whoever listens on its bus before this call hears every stream from the first; with
+/// `admin`, the admin routes are served on the xDS port too.
+pub async fn serve_in_process(
+    listen: SocketAddr,
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    registry: Registry,
+    max_message_bytes: usize,
+    admin: bool,
+) -> Result<GrpcServer, Error> {
+    let codec = Codec::envoy();
+    let routes = match admin {
+        true => Admin::new(registry.clone(), snapshots.clone(), None, codec.clone()).router(),
+        false => axum::Router::new(),
+    };
+    bind(
+        listen,
+        snapshots,
+        registry,
+        max_message_bytes,
+        codec,
+        routes,
+    )
+    .await
 }
 
 /// Binds the xDS port and serves gRPC and REST-JSON there, plus the `http` routes (the admin

@@ -13,6 +13,7 @@ use xdsloop_server::{
 };
 
 use crate::client_support::{demo_dir, drain};
+use crate::harness::http_get;
 
 const WAIT: Duration = Duration::from_secs(15);
 
@@ -236,4 +237,27 @@ async fn testkit_serves_a_fixture_directory_and_refuses_set_resources_there() {
         .await;
     assert!(matches!(both, Err(KitError::TwoSources)));
     client.stop().await;
+}
+
+#[tokio::test]
+async fn testkit_admin_serves_status_on_the_xds_port_only_when_asked() {
+    let server = TestServer::builder()
+        .resources([cluster("web", "a")])
+        .admin()
+        .start()
+        .await
+        .unwrap();
+    let client = client(&server, "n1", Source::Ads).await;
+    server.await_ack("n1", "cds", None, WAIT).await.unwrap();
+    let status = http_get(server.addr(), "/status").await;
+    assert_eq!(status.status, 200);
+    let streams = &status.json()["streams"];
+    assert_eq!(streams[0]["node_id"], "n1", "{streams:#}");
+    assert!(
+        !streams[0]["recent"].as_array().unwrap().is_empty(),
+        "timelines are on"
+    );
+    client.stop().await;
+    let quiet = TestServer::builder().start().await.unwrap();
+    assert_eq!(http_get(quiet.addr(), "/status").await.status, 404);
 }

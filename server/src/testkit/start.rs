@@ -7,12 +7,14 @@ use std::{
 };
 
 use tokio::sync::watch;
-use xdsloop_proto::Codec;
 
 use super::{KitError, Resources, Served, TestServer, journal::Journal, memory::Memory};
 use crate::{
-    admin::{Placement, registry::Registry},
-    app::{self, serve_with_registry},
+    admin::{
+        Placement,
+        registry::{Registry, timeline},
+    },
+    app::{self, serve_in_process},
     transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
 };
 
@@ -24,6 +26,7 @@ pub struct Builder {
     overlays: Vec<(String, Resources)>,
     fixtures: Option<PathBuf>,
     max_message_bytes: usize,
+    admin: bool,
 }
 
 impl Default for Builder {
@@ -34,6 +37,7 @@ impl Default for Builder {
             overlays: Vec::new(),
             fixtures: None,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            admin: false,
         }
     }
 }
@@ -69,6 +73,13 @@ impl Builder {
         self
     }
 
+    /// Serves the admin routes (`/status`, `/snapshot`, ...) on the xDS port, with each
+    /// stream's last events, as `xdsloop-server` does by default.
+    pub fn admin(mut self) -> Self {
+        self.admin = true;
+        self
+    }
+
     pub async fn start(self) -> Result<TestServer, KitError> {
         let has_resources = self.base.is_some() || !self.overlays.is_empty();
         match self.fixtures.clone() {
@@ -86,16 +97,15 @@ impl Builder {
         }
         let (source, snapshots) = watch::channel(Arc::new(snapshot));
         // Nobody reads a timeline without admin routes.
-        let registry = Registry::with_timeline_depth(0);
+        let depth = if self.admin {
+            timeline::DEFAULT_DEPTH
+        } else {
+            0
+        };
+        let registry = Registry::with_timeline_depth(depth);
         let journal = Journal::start(&registry);
-        let server = serve_with_registry(
-            self.listen,
-            snapshots,
-            registry,
-            self.max_message_bytes,
-            Codec::envoy(),
-        )
-        .await?;
+        let limit = self.max_message_bytes;
+        let server = serve_in_process(self.listen, snapshots, registry, limit, self.admin).await?;
         let memory = Mutex::new(memory);
         Ok(TestServer {
             served: Served::Memory {
@@ -111,7 +121,10 @@ impl Builder {
         let mut config = app::Config::new(&dir);
         config.listen = self.listen;
         config.max_message_bytes = self.max_message_bytes;
-        config.admin = Placement::Off;
+        config.admin = match self.admin {
+            true => Placement::XdsPort,
+            false => Placement::Off,
+        };
         let running = app::start(config).await?;
         // Streams opened before this line (only possible on a fixed `listen` address that a
         // client was already dialling) are not in the journal.
