@@ -115,3 +115,57 @@ async fn wake(journal: Weak<Journal>, mut ear: Listener) {
         journal.read(|_| ());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use super::*;
+    use crate::protocol::tap::{CloseReason, Closed, What};
+
+    fn event(stream: u64) -> Arc<WireEvent> {
+        Arc::new(WireEvent {
+            at: SystemTime::UNIX_EPOCH,
+            stream,
+            seq: 1,
+            node: None,
+            what: What::Closed(Closed {
+                reason: CloseReason::Client,
+                status: None,
+            }),
+        })
+    }
+
+    #[tokio::test]
+    async fn reading_drains_the_bus_in_order_and_waiters_are_woken() {
+        let registry = Registry::new();
+        let journal = Journal::start(&registry);
+        let mut changes = journal.changes();
+        registry.bus().send(event(1));
+        registry.bus().send(event(2));
+        // Read at once: the bus is drained by the read itself, not only by the task.
+        let streams = journal.read(|kept| kept.events.iter().map(|e| e.stream).collect::<Vec<_>>());
+        assert_eq!(streams, [1, 2]);
+        changes.borrow_and_update();
+        registry.bus().send(event(3));
+        let woken = tokio::time::timeout(Duration::from_secs(10), changes.changed()).await;
+        assert!(
+            woken.is_ok(),
+            "the task drains what arrives and wakes waiters"
+        );
+        assert!(journal.read(|kept| kept.complete() && kept.events.len() == 3));
+    }
+
+    #[test]
+    fn a_gap_or_a_full_journal_counts_as_lost() {
+        let mut kept = Kept::default();
+        kept.keep(Received::Gap { lost: 2 });
+        assert_eq!((kept.lost, kept.complete()), (2, false));
+        let mut full = Kept {
+            events: vec![event(1); MAX_EVENTS],
+            lost: 0,
+        };
+        full.keep(Received::Event(event(2)));
+        assert_eq!((full.events.len(), full.lost), (MAX_EVENTS, 1));
+    }
+}
