@@ -271,10 +271,11 @@ fn describe(query: &Query<'_>, kept: &Kept, registry: &Registry, waited: Duratio
         .filter_map(|e| line(e, query.type_url))
         .collect();
     if seen.is_empty() {
-        let nodes = node_streams(query.node, registry);
-        let _ = match nodes.is_empty() {
-            true => write!(text, "; instead: no stream of that node was seen"),
-            false => write!(text, "; instead: it never asked for {short}"),
+        let streams = node_streams(query.node, registry);
+        let _ = match (streams.is_empty(), query.from.0 > 0) {
+            (true, _) => write!(text, "; instead: no stream of that node was seen"),
+            (false, true) => write!(text, "; instead: no {short} message of it since the mark"),
+            (false, false) => write!(text, "; instead: it never asked for {short}"),
         };
     } else {
         let skip = seen.len().saturating_sub(SHOWN);
