@@ -77,6 +77,7 @@ fn snapshot(generation: u64, cla: &ClusterLoadAssignment) -> Snapshot {
         type_url: ENDPOINT.into(),
         name: NAME.into(),
         version: version::short(version::fnv1a(&[&bytes])),
+        ttl: None,
         bytes: bytes.into(),
     };
     let resources = BTreeMap::from([(NAME.to_string(), Arc::new(resource))]);

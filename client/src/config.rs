@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use xdsloop_proto::Codec;
-use xdsloop_proto::discovery::Node;
+use xdsloop_proto::discovery::{Node, RESOURCE_IN_SOTW, SUPPORTS_RESOURCE_TTL};
 
 use crate::error::ClientError;
 
@@ -196,6 +196,8 @@ impl ClientConfig {
         let node = Node {
             id: node_id.into(),
             user_agent_name: "xdsloop-client".into(),
+            // C17: TTL'd resources are unwrapped in SotW, expire, and heartbeats refresh them.
+            client_features: vec![SUPPORTS_RESOURCE_TTL.into(), RESOURCE_IN_SOTW.into()],
             ..Default::default()
         };
         Self {

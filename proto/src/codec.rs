@@ -15,7 +15,7 @@ use serde_path_to_error::Segment;
 use crate::{
     DecodeError, Position, Resource,
     locate::{self, Failure, Step},
-    secret, strict, type_url, version,
+    parse, secret, strict, type_url, version, wrapper, xdstp,
 };
 
 static ENVOY_DESCRIPTORS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/envoy.bin"));
@@ -113,10 +113,17 @@ impl Codec {
                     at: Position::default(),
                     resource: label.to_string(),
                     path: ".".into(),
-                    message: format!("expected an object with \"@type\", found {}", kind(&other)),
+                    message: format!(
+                        "expected an object with \"@type\", found {}",
+                        parse::kind(&other)
+                    ),
                 }));
             }
         };
+        if object.get("@type").and_then(|t| t.as_str()) == Some(wrapper::RESOURCE_WRAPPER) {
+            let encode = |inner| self.encode(inner, label);
+            return wrapper::unwrap(object, label, &self.pool, encode);
+        }
         let (type_url, label, desc) = self.resource_type(&object, label)?;
         // Hash the JSON rather than the encoding: prost-reflect encodes map fields in hash-map
         // order, which differs between processes, and versions must survive restarts. The
@@ -127,7 +134,7 @@ impl Codec {
         serde_json::to_writer(&mut hash, &object).expect("JSON values serialize");
         hash.end_part();
         object.remove("@type");
-        let message = decode_json(desc, serde_json::Value::Object(object))
+        let mut message = decode_json(desc, serde_json::Value::Object(object))
             .map_err(|(path, key, text)| field_failure(&type_url, &label, path, key, text))?;
         strict::check(&message, &self.pool)
             .map_err(|v| field_failure(&type_url, &label, v.path, false, v.message))?;
@@ -135,7 +142,7 @@ impl Codec {
             let field = type_url::name_field(&type_url);
             let step = Step::Field {
                 name: field.to_string(),
-                json: json_name(field).to_string(),
+                json: type_url::json_name(field).to_string(),
             };
             let error = DecodeError::MissingName {
                 at: Position::default(),
@@ -144,11 +151,13 @@ impl Codec {
             };
             return Err(Failure::new(error).at(vec![step], true));
         };
+        let name = xdstp::fixture_name(&mut message, &type_url, name, &label)?;
         Ok(Resource {
             type_url,
             name,
             bytes: Bytes::from(message.encode_to_vec()),
             version: version::short(hash.finish()),
+            ttl: None,
         })
     }
 
@@ -328,14 +337,6 @@ fn field_failure(
     Failure::new(error).at(path, key)
 }
 
-fn json_name(field: &str) -> &str {
-    if field == "cluster_name" {
-        "clusterName"
-    } else {
-        field
-    }
-}
-
 fn name_of(message: &DynamicMessage, type_url: &str) -> Option<String> {
     let field = type_url::name_field(type_url);
     let name = message.get_field_by_name(field)?.as_str()?.to_string();
@@ -349,18 +350,7 @@ fn peek_name(
     let field = type_url::name_field(type_url);
     object
         .get(field)
-        .or_else(|| object.get(json_name(field)))?
+        .or_else(|| object.get(type_url::json_name(field)))?
         .as_str()
         .map(str::to_string)
-}
-
-pub(crate) fn kind(value: &serde_json::Value) -> &'static str {
-    match value {
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "a boolean",
-        serde_json::Value::Number(_) => "a number",
-        serde_json::Value::String(_) => "a string",
-        serde_json::Value::Array(_) => "a list",
-        serde_json::Value::Object(_) => "an object",
-    }
 }

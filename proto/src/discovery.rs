@@ -9,6 +9,12 @@ pub use envoy_types::pb::envoy::service::discovery::v3::{
 pub use envoy_types::pb::google::protobuf::Any;
 pub use envoy_types::pb::google::rpc::Status;
 
+/// The client feature that says a client honours resource TTLs and heartbeats (Envoy's "Well
+/// Known Client Features").
+pub const SUPPORTS_RESOURCE_TTL: &str = "xds.config.supports-resource-ttl";
+/// The client feature that says a client unwraps `Resource` wrappers in SotW responses.
+pub const RESOURCE_IN_SOTW: &str = "xds.config.resource-in-sotw";
+
 /// The explicit wildcard resource name (xDS protocol, "wildcard subscriptions").
 pub const WILDCARD: &str = "*";
 

@@ -9,9 +9,8 @@
 
 use crate::{
     Codec, DecodeError, Position, Resource,
-    codec::kind,
     locate::{Failure, Step},
-    parse::{self, Format},
+    parse::{self, Format, kind},
 };
 
 /// One decoded document: its explicit `version_info` (if it is DiscoveryResponse-shaped and

@@ -6,7 +6,8 @@
 //! - [`codec`]: the descriptor pool (Envoy API plus user `--descriptor-set` files) and the
 //!   resource ⇄ JSON conversions built on it.
 //! - [`fixture`]: decoding fixture documents (JSON/YAML, single resources, lists,
-//!   DiscoveryResponse-shaped files, multi-document YAML) into encoded [`Resource`]s, on top of
+//!   DiscoveryResponse-shaped files, multi-document YAML, resources wrapped with a TTL in
+//!   [`wrapper`]) into encoded [`Resource`]s, on top of
 //!   `parse` (strict text → JSON values: no duplicate keys, no NaN/Inf), `strict` (checks on the
 //!   decoded message: enum numbers, floats, nested `@type`s) and `locate` (the line and column
 //!   of a failing path).
@@ -15,9 +16,12 @@
 //! - [`discovery`]: the discovery request and response messages, and the protocol constants
 //!   both ends share (wildcard, NACK code and size bound).
 //! - [`services`]: ADS and the per-type services by name: gRPC paths and REST paths.
+//! - [`csds`]: the Client Status Discovery Service both ends serve: messages, `node_matchers`.
+//! - [`xdstp`]: `xdstp://` (federation) resource names, parsed and normalised alike on both ends.
 //! - [`grpc_frames`]: gRPC messages split out of HTTP/2 data chunks without a stream buffer.
 
 pub mod codec;
+pub mod csds;
 pub mod discovery;
 pub mod error;
 pub mod fixture;
@@ -29,6 +33,8 @@ pub mod services;
 mod strict;
 pub mod type_url;
 pub mod version;
+pub mod wrapper;
+pub mod xdstp;
 
 pub use codec::Codec;
 pub use error::{DecodeError, Position};
@@ -51,6 +57,9 @@ pub struct Resource {
     pub bytes: Bytes,
     /// Deterministic content hash: the per-resource version used by Delta xDS.
     pub version: String,
+    /// The time to live a fixture gave it by wrapping it in `envoy.service.discovery.v3.Resource`
+    /// (S14); it is part of `version`, so a TTL change is a new version.
+    pub ttl: Option<std::time::Duration>,
 }
 
 impl Resource {

@@ -220,3 +220,15 @@ impl<'de> Visitor<'de> for NewKey<'_> {
         Ok(key)
     }
 }
+
+/// What a JSON value is, for error messages ("found a list").
+pub(crate) fn kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "a list",
+        serde_json::Value::Object(_) => "an object",
+    }
+}

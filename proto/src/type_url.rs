@@ -56,6 +56,21 @@ pub fn resolve(alias: &str) -> Option<String> {
     }
 }
 
+/// Whether a SotW response of the type holds the full state (LDS and CDS: a resource missing
+/// from it is deleted; for the other types absence means nothing).
+pub fn full_state(type_url: &str) -> bool {
+    type_url == LISTENER || type_url == CLUSTER
+}
+
+/// The JSON (camelCase) spelling of a name field.
+pub fn json_name(field: &str) -> &str {
+    if field == "cluster_name" {
+        "clusterName"
+    } else {
+        field
+    }
+}
+
 /// The short alias of a type URL (`cds` ...), or the message name for other types.
 pub fn short_name(type_url: &str) -> &str {
     ORDERED

@@ -11,10 +11,11 @@ use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 use tokio::{net::TcpListener, sync::watch, task::JoinHandle};
 use tokio_stream::{StreamExt, wrappers::TcpListenerStream};
 use tracing::{info, warn};
-use xdsloop_proto::{Codec, services::ADS_SERVICE};
+use xdsloop_proto::{Codec, csds::CSDS_SERVICE, services::ADS_SERVICE};
 
 use crate::{
     Error, Snapshot,
+    admin::csds::service::Csds,
     admin::registry::{Registry, timeline},
     admin::{self, Admin, AdminServer, Placement},
     config::watch::{ReloadStatus, Settings, Watcher},
@@ -142,14 +143,19 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         Placement::Listener(listen) => Some(admin::serve(listen, state.clone()).await?),
         Placement::XdsPort | Placement::Off => None,
     };
-    let on_xds_port = xds_port_admin(config.admin, state, admin.as_ref());
+    // CSDS shows the admin data: it is served where the admin routes are.
+    let csds = (config.admin == Placement::XdsPort).then(|| state.csds());
+    let http = Http {
+        routes: xds_port_admin(config.admin, state, admin.as_ref()),
+        csds,
+    };
     let server = bind(
         config.listen,
         snapshots.clone(),
         registry.clone(),
         config.max_message_bytes,
         codec,
-        on_xds_port,
+        http,
     )
     .await?;
     let admin_addr = match config.admin {
@@ -307,7 +313,11 @@ pub async fn serve_with_codec(
     max_message_bytes: usize,
     codec: Codec,
 ) -> Result<GrpcServer, Error> {
-    let (registry, no_admin) = (Registry::new(), axum::Router::new());
+    let no_admin = Http {
+        routes: axum::Router::new(),
+        csds: None,
+    };
+    let registry = Registry::new();
     let server = bind(
         listen,
         snapshots,
@@ -324,7 +334,7 @@ pub async fn serve_with_codec(
 
 /// [`serve`] for a server started from code (the test kit): streams are listed in `registry`,
 /// so whoever listens on its bus before this call hears every stream from the first; with
-/// `admin`, the admin routes are served on the xDS port too.
+/// `admin`, the admin routes (and CSDS) are served on the xDS port too.
 pub async fn serve_in_process(
     listen: SocketAddr,
     snapshots: watch::Receiver<Arc<Snapshot>>,
@@ -333,30 +343,37 @@ pub async fn serve_in_process(
     admin: bool,
 ) -> Result<GrpcServer, Error> {
     let codec = Codec::envoy();
-    let routes = match admin {
-        true => Admin::new(registry.clone(), snapshots.clone(), None, codec.clone()).router(),
-        false => axum::Router::new(),
+    let http = match admin {
+        true => {
+            let state = Admin::new(registry.clone(), snapshots.clone(), None, codec.clone());
+            Http {
+                csds: Some(state.csds()),
+                routes: state.router(),
+            }
+        }
+        false => Http {
+            routes: axum::Router::new(),
+            csds: None,
+        },
     };
-    bind(
-        listen,
-        snapshots,
-        registry,
-        max_message_bytes,
-        codec,
-        routes,
-    )
-    .await
+    bind(listen, snapshots, registry, max_message_bytes, codec, http).await
 }
 
-/// Binds the xDS port and serves gRPC and REST-JSON there, plus the `http` routes (the admin
-/// routes, or what answers in their place) on HTTP/1.1 and h2c alike.
+/// What the xDS port serves besides xDS: the admin routes (or what answers in their place),
+/// on HTTP/1.1 and h2c alike, and CSDS when the admin is here.
+struct Http {
+    routes: axum::Router,
+    csds: Option<Csds>,
+}
+
+/// Binds the xDS port and serves gRPC and REST-JSON there, plus the `http` routes.
 async fn bind(
     listen: SocketAddr,
     snapshots: watch::Receiver<Arc<Snapshot>>,
     registry: Registry,
     max_message_bytes: usize,
     codec: Codec,
-    http: axum::Router,
+    http: Http,
 ) -> Result<GrpcServer, Error> {
     let bind_error = |source| Error::Bind {
         addr: listen.to_string(),
@@ -374,8 +391,12 @@ async fn bind(
     routes.add_service(ads);
     let mut xds_services = vec![ads_service_name()];
     xds_services.extend(per_type::add_to(&mut routes, per_type, max_message_bytes));
+    if let Some(csds) = http.csds {
+        routes.add_service(csds.service());
+        xds_services.push(CSDS_SERVICE);
+    }
     let health = introspection::add_to(&mut routes, &xds_services).await?;
-    let http = Rest::new(fetcher, &codec).router().merge(http);
+    let http = Rest::new(fetcher, &codec).router().merge(http.routes);
     let routes = rest::with_grpc(routes.routes(), http);
     // xDS pushes are small writes that should leave at once, not wait for Nagle.
     let incoming = TcpListenerStream::new(listener).map(|conn| {

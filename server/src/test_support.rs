@@ -16,6 +16,7 @@ pub fn resource(type_url: &str, name: &str, version: &str) -> Arc<Resource> {
         name: name.to_string(),
         bytes: Bytes::from(format!("{name}@{version}")),
         version: version.to_string(),
+        ttl: None,
     })
 }
 

@@ -197,6 +197,34 @@ fn grpc_bootstrap_points_a_proxyless_client_at_xdsloop() {
     );
 }
 
+#[test]
+fn s18_federation_bootstrap_resolves_greeter_through_an_xdstp_listener_of_the_grpc_fixtures() {
+    let text = read("examples/grpc-bootstrap-federation.json");
+    let bootstrap: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    let authority = &bootstrap["authorities"]["xdsloop.test"]["xds_servers"][0];
+    let uri = authority["server_uri"]
+        .as_str()
+        .expect("the authority's server_uri");
+    assert_eq!(uri, format!("127.0.0.1:{}", make_listen_port()));
+    let template = bootstrap["client_default_listener_resource_name_template"]
+        .as_str()
+        .expect("a listener name template");
+    let listener = template.replace("%s", "greeter");
+    let resources = fixture_resources("fixtures/grpc");
+    let named = |name: &str| resources.iter().any(|r| r["name"] == name);
+    assert!(named(&listener), "fixtures/grpc serves {listener}");
+    let federated = resources.iter().filter_map(|r| {
+        let name = r["name"].as_str().or(r["cluster_name"].as_str())?;
+        name.starts_with("xdstp://").then_some(name)
+    });
+    for name in federated {
+        assert!(
+            name.starts_with("xdstp://xdsloop.test/"),
+            "{name}: another authority"
+        );
+    }
+}
+
 /// Every resource in a fixture directory (read as the server reads it: sub-folders too), as
 /// proto JSON (proto field names).
 fn fixture_resources(relative: &str) -> Vec<serde_json::Value> {

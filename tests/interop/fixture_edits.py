@@ -71,6 +71,18 @@ def endpoints(a_port: int, b_port: int, note: str) -> str:
             + _assignment(CLUSTER_A, a_port) + _assignment(CLUSTER_B, b_port))
 
 
+WRAPPER = "type.googleapis.com/envoy.service.discovery.v3.Resource"
+
+
+def endpoints_with_ttl(a_port: int, b_port: int, ttl: str) -> str:
+    """endpoints(), with greeter-a's assignment wrapped in a `Resource` with `ttl`."""
+    inner = _assignment(CLUSTER_A, a_port).replace("- ", "  ", 1)
+    inner = "".join("  " + line for line in inner.splitlines(keepends=True))
+    wrapped = f'- "@type": {WRAPPER}\n  ttl: {ttl}\n  resource:\n{inner}'
+    return (f"# Written by tests/interop: {CLUSTER_A} -> {a_port}, with a TTL of {ttl}\n"
+            + wrapped + _assignment(CLUSTER_B, b_port))
+
+
 def endpoints_bad_yaml(a_port: int, b_port: int) -> str:
     """Valid until the last line, which opens a flow sequence it never closes."""
     return endpoints(a_port, b_port, "broken: bad YAML") + "- cluster_name: [unclosed\n"

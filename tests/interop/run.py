@@ -19,6 +19,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import csds_check
 import fixture_edits as fx
 import harness
 from harness import Proc, Setup
@@ -35,6 +36,10 @@ START_TIMEOUT_S = 20
 RUN = 5
 # Calls observed after a rejected edit was logged, all of which must still reach the old backend.
 STEADY_CALLS = 20
+# A TTL for gRPC (S14, S15), and calls watched after it is taken: 3 s at one per 50 ms, over
+# twice the TTL, long enough to see heartbeats (none) or an expiry (none in gRPC).
+TTL = "1s"
+TTL_CALLS = 60
 
 
 class Report:
@@ -79,11 +84,12 @@ class Calls:
         ok = self.client.out.wait(moved, timeout)
         return bool(ok), self.describe(since)
 
-    def wait_steady(self, name: str, since: int, timeout: float) -> tuple[bool, str]:
-        """Waits for STEADY_CALLS calls after `since`; all of them must be answered by `name`."""
+    def wait_steady(self, name: str, since: int, timeout: float,
+                    count: int = STEADY_CALLS) -> tuple[bool, str]:
+        """Waits for `count` calls after `since`; all of them must be answered by `name`."""
         def enough(lines):
             calls = self.parse(lines[since:])
-            return calls[:STEADY_CALLS] if len(calls) >= STEADY_CALLS else None
+            return calls[:count] if len(calls) >= count else None
         calls = self.client.out.wait(enough, timeout)
         ok = bool(calls) and all(c == name for c in calls)
         return ok, self.describe(since)
@@ -152,6 +158,40 @@ def client_synced(status: dict) -> str:
     return ""
 
 
+def ttl_unbeaten(status: dict) -> str:
+    """"" when gRPC's stream ACKed the served EDS version, no NACK, holding one TTL'd resource
+    and sent no heartbeat."""
+    streams = [s for s in status.get("streams", []) if s.get("node_id") == CLIENT_NODE]
+    eds = [t for s in streams for t in s.get("types", []) if t.get("type") == "eds"]
+    if len(eds) != 1:
+        return f"expected one eds type on {CLIENT_NODE}'s streams: {streams}"
+    t, beats = eds[0], eds[0].get("heartbeats") or {}
+    acked = (t.get("last_acked") or {}).get("version")
+    if t.get("last_nack") or acked != t.get("snapshot_version") \
+            or (beats.get("ttl_resources"), beats.get("sent")) != (1, 0):
+        return f"eds: {t}"
+    return ""
+
+
+def ttl(r: Report, calls: Calls, admin: str, eds: Path, ports: dict) -> None:
+    """A TTL'd resource to gRPC (S14, S15): it advertises xds.config.resource-in-sotw, so it
+    gets the `Resource` wrapper; it does not advertise supports-resource-ttl (and would NACK a
+    heartbeat), so it gets none."""
+    a, b = ports["A"], ports["B"]
+    since = calls.mark()
+    fx.write_in_place(eds, fx.endpoints_with_ttl(b, b, TTL))
+    r.check(f"a {TTL} TTL on {fx.CLUSTER_A}'s endpoints: sent wrapped in Resource, gRPC takes it "
+            "and calls move to B", *calls.wait_moved("B", since, PUSH_TIMEOUT_S))
+    r.check(f"calls keep going to B for over twice the TTL ({TTL_CALLS} calls)",
+            *calls.wait_steady("B", calls.mark(), PUSH_TIMEOUT_S + TTL_CALLS * 0.2, TTL_CALLS))
+    r.check("/status: gRPC ACKed the TTL'd endpoints (held wrapped: ttl_resources 1), no NACK, "
+            "no heartbeat sent to it",
+            *wait_status(admin, ttl_unbeaten))
+    since = calls.mark()
+    fx.write_in_place(eds, fx.endpoints(a, b, f"{fx.CLUSTER_A} -> A, no TTL"))
+    r.check("the TTL removed: calls move back to A", *calls.wait_moved("A", since, PUSH_TIMEOUT_S))
+
+
 def start_backends(python: Path) -> tuple[dict[str, int], list[Proc]]:
     ports, procs = {}, []
     for name in ("A", "B"):
@@ -191,16 +231,70 @@ def write_bootstrap(work: Path, server_port: int) -> Path:
     return path
 
 
-def start_client(python: Path, bootstrap: Path) -> Proc:
+FEDERATED_NODE = "interop-federated"
+AUTHORITY = "xdsloop.test"
+# The names gRPC subscribes to for xds:///greeter through the federation bootstrap: the cluster
+# is written with its context parameters unsorted in the fixture (federation.yaml).
+FEDERATED_CLUSTER = ("xdstp://xdsloop.test/envoy.config.cluster.v3.Cluster/"
+                     "greeter-fed?app=greeter&zone=local")
+
+
+def write_federation_bootstrap(work: Path, server_port: int) -> Path:
+    """examples/grpc-bootstrap-federation.json: no usable top-level server, the authority
+    xdsloop.test served by this run's server, listener names from the xdstp template."""
+    path = REPO / "examples" / "grpc-bootstrap-federation.json"
+    bootstrap = json.loads(path.read_text())
+    servers = bootstrap["authorities"][AUTHORITY]["xds_servers"]
+    servers[0]["server_uri"] = f"127.0.0.1:{server_port}"
+    bootstrap["node"]["id"] = FEDERATED_NODE
+    out = work / "grpc-bootstrap-federation.json"
+    out.write_text(json.dumps(bootstrap, indent=2))
+    return out
+
+
+def federated_synced(status: dict) -> str:
+    """"" when the federated client's stream ACKed every type it was served, under xdstp names
+    with sorted context parameters."""
+    streams = [s for s in status.get("streams", []) if s.get("node_id") == FEDERATED_NODE]
+    if len(streams) != 1:
+        return f"expected one stream from {FEDERATED_NODE}: {streams}"
+    types = {t.get("type"): t for t in streams[0].get("types", [])}
+    if types.get("cds", {}).get("names") != [FEDERATED_CLUSTER]:
+        return f"cds names: {types.get('cds')}"
+    for name in XDS_TYPES:
+        t = types.get(name, {})
+        acked = (t.get("last_acked") or {}).get("version")
+        names = t.get("names") or []
+        if not names or not all(n.startswith(f"xdstp://{AUTHORITY}/") for n in names):
+            return f"{name}: not subscribed by xdstp:// names: {t}"
+        if t.get("last_nack") or acked is None or acked != t.get("snapshot_version"):
+            return f"{name}: {t}"
+    return ""
+
+
+def start_client(python: Path, bootstrap: Path, label: str = "grpc client") -> Proc:
     env = dict(os.environ, GRPC_XDS_BOOTSTRAP=str(bootstrap))
     if os.environ.get("INTEROP_GRPC_TRACE"):
         env["GRPC_TRACE"] = os.environ["INTEROP_GRPC_TRACE"]
         env["GRPC_VERBOSITY"] = "DEBUG"
-    return Proc("grpc client", [str(python), str(HERE / "client.py"), TARGET], env=env)
+    return Proc(label, [str(python), str(HERE / "client.py"), TARGET], env=env)
+
+
+def federation(r: Report, python: Path, work: Path, server_port: int, admin: str,
+               procs: list[Proc]) -> None:
+    """A second gRPC client resolves the same target through xdstp:// names (gRFC A47)."""
+    bootstrap = write_federation_bootstrap(work, server_port)
+    client = start_client(python, bootstrap, "grpc federated client")
+    procs.append(client)
+    ok, why = Calls(client).wait_moved("B", 0, FIRST_CALL_TIMEOUT_S)
+    r.check(f"federation: {TARGET} resolves through xdstp://{AUTHORITY}/ names and calls "
+            "reach B", ok, why)
+    r.check("federation: /status shows the client's xdstp:// names, context parameters "
+            "sorted, every type ACKed", *wait_status(admin, federated_synced))
 
 
 def scenario(r: Report, calls: Calls, server: Proc, admin: str, fixtures: Path,
-             ports: dict) -> None:
+             ports: dict, csds: tuple[Path, str]) -> None:
     a, b = ports["A"], ports["B"]
     eds, rds = fixtures / fx.ENDPOINTS_FILE, fixtures / fx.ROUTES_FILE
 
@@ -253,6 +347,18 @@ def scenario(r: Report, calls: Calls, server: Proc, admin: str, fixtures: Path,
             f"{len(failed)} failed calls: {sorted(set(failed))}")
     r.check("/status: the client's ADS SotW stream ACKed the served LDS/RDS/CDS/EDS, no NACK",
             *wait_status(admin, client_synced))
+    python, server_csds = csds
+    line = calls.client.out.wait(
+        lambda ls: next((l for l in ls if l.startswith("csds ")), None), START_TIMEOUT_S)
+    if line:
+        grpc_csds = f"127.0.0.1:{line.split()[1]}"
+        r.check("gRPC's CSDS and xdsloop-server's CSDS agree: every resource gRPC ACKed, at "
+                "the same version and bytes",
+                *csds_check.wait_agree(python, (grpc_csds, server_csds), CLIENT_NODE,
+                                       PUSH_TIMEOUT_S))
+    else:
+        r.check("gRPC's CSDS and xdsloop-server's CSDS agree", False,
+                "client.py printed no `csds PORT` line")
     r.check("xdsloop-server is still running", server.alive())
 
 
@@ -276,7 +382,10 @@ def run(r: Report, work: Path) -> None:
         client = start_client(python, write_bootstrap(work, server_port))
         procs.append(client)
         failed_before = r.failed
-        scenario(r, Calls(client), server, admin, fixtures, ports)
+        csds = (python, f"127.0.0.1:{server_port}")
+        scenario(r, Calls(client), server, admin, fixtures, ports, csds)
+        ttl(r, Calls(client), admin, fixtures / fx.ENDPOINTS_FILE, ports)
+        federation(r, python, work, server_port, admin, procs)
         if r.failed > failed_before:
             print("\n".join(p.tail() for p in procs), file=sys.stderr)
     finally:

@@ -20,6 +20,8 @@ pub enum Step {
     Update,
     /// A response.
     Push,
+    /// A response that only refreshes TTL'd resources (S15): wrappers without `resource`.
+    Heartbeat,
     /// The response was applied and acknowledged.
     Ack,
     /// The response was rejected (`error_detail` set).
@@ -43,7 +45,7 @@ pub struct StepInfo {
 }
 
 /// Every step in loop order.
-pub const STEPS: [StepInfo; 9] = [
+pub const STEPS: [StepInfo; 10] = [
     StepInfo {
         step: Step::Established,
         title: "stream established",
@@ -73,6 +75,12 @@ pub const STEPS: [StepInfo; 9] = [
         title: "push",
         trigger: "a response is sent",
         envoy: "onDiscoveryResponse",
+    },
+    StepInfo {
+        step: Step::Heartbeat,
+        title: "heartbeat",
+        trigger: "a response of TTL'd resources without their bodies (S15)",
+        envoy: "onDiscoveryResponse (a heartbeat only refreshes the TTL: no onConfigUpdate)",
     },
     StepInfo {
         step: Step::Ack,
@@ -160,6 +168,7 @@ impl Step {
             Step::Resubscribe => "resubscribe",
             Step::Update => "update",
             Step::Push => "push",
+            Step::Heartbeat => "heartbeat",
             Step::Ack => "ack",
             Step::Nack => "nack",
             Step::Ignored => "ignored",

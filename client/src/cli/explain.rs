@@ -40,6 +40,8 @@ pub struct Explainer {
     handled: HashMap<String, UpdateReport>,
     /// Per type: the version last accepted, the one a NACK keeps.
     accepted: HashMap<String, String>,
+    /// Per type: the names a heartbeat refreshed, told on its ACK's line.
+    refreshed: HashMap<String, Vec<String>>,
     /// Why the last stream closed: the connection news that repeats it is left out.
     closed: Option<String>,
 }
@@ -50,6 +52,7 @@ impl Explainer {
             mode,
             handled: HashMap::new(),
             accepted: HashMap::new(),
+            refreshed: HashMap::new(),
             closed: None,
         }
     }
@@ -80,6 +83,21 @@ impl Explainer {
                     list(names.iter().cloned())
                 );
                 Some(note_line(&clock, type_url::short_name(type_url), &message))
+            }
+            Report::Expired {
+                type_url, names, ..
+            } => {
+                let message = format!(
+                    "expired: {} (the TTL lapsed without a heartbeat: removed)",
+                    list(names.iter().cloned())
+                );
+                Some(note_line(&clock, type_url::short_name(type_url), &message))
+            }
+            Report::Heartbeat {
+                type_url, names, ..
+            } => {
+                self.refreshed.insert(type_url.clone(), names.clone());
+                None
             }
             Report::Connection(ConnectionReport::StreamClosed { reason })
                 if self.closed.take().as_ref() == Some(reason) =>
@@ -120,6 +138,14 @@ impl Explainer {
                 let kept = self.accepted.get(type_url).map_or("", String::as_str);
                 let rejected = &update.version;
                 details += &format!("; rejected {v}{rejected:?}, kept {v}{kept:?}");
+            }
+            (Step::Ack, None) => {
+                if let Some(names) = self.refreshed.remove(type_url) {
+                    details += &format!(
+                        "; TTL refreshed: {}, nothing applied",
+                        list(names.into_iter())
+                    );
+                }
             }
             _ => {}
         }
@@ -174,7 +200,11 @@ fn pushed(clock: &str, received: &ReceivedReport) -> String {
     if received.undecodable > 0 {
         details += &format!(" undecodable {}", received.undecodable);
     }
-    line(clock, received.stream, kind, "←", Step::Push, &details)
+    let step = match received.is_heartbeat() {
+        true => Step::Heartbeat,
+        false => Step::Push,
+    };
+    line(clock, received.stream, kind, "←", step, &details)
 }
 
 /// What a request says: SotW the version it holds, the nonce it answers and the names; Delta

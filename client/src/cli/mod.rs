@@ -77,7 +77,7 @@ pub struct Args {
     /// Output format for update lines and --dump.
     #[arg(long, value_enum, default_value = "text")]
     pub output: Format,
-    /// Exit after this many updates (ACK or NACK).
+    /// Exit after this many updates (ACK or NACK, or resources expiring).
     #[arg(long, value_name = "N")]
     pub exit_after: Option<u64>,
     /// Narrate the loop as it happens instead of printing one line per update: one line per
@@ -107,6 +107,11 @@ pub struct Args {
     /// gRPC message size limit in bytes, both directions.
     #[arg(long, default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
     pub max_message_bytes: usize,
+    /// Serve this client's Client Status Discovery Service (what it holds, ACKED / NACKED /
+    /// REQUESTED / DOES_NOT_EXIST per resource) on ADDR, e.g. `127.0.0.1:0`; the bound
+    /// address is printed on stderr (`CSDS on ADDR`).
+    #[arg(long, value_name = "ADDR")]
+    pub csds: Option<std::net::SocketAddr>,
     /// stderr (connection news and logs): `text`, coloured only on a terminal and never with
     /// NO_COLOR set, or `json`, one object per line for machines.
     #[arg(long, value_enum, default_value = "text")]

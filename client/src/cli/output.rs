@@ -21,40 +21,38 @@ fn time(at: SystemTime) -> String {
     humantime::format_rfc3339_millis(at).to_string()
 }
 
-/// The stdout line for a report, if it has one (updates and not-found).
+/// The stdout line for a report, if it has one (updates, not-found and expiry).
 pub fn line(report: &Report, format: Format) -> Option<String> {
-    match (report, format) {
-        (Report::Update(update), Format::Text) => Some(update_text(update)),
-        (Report::Update(update), Format::Json) => Some(json_line(&UpdateLine::from(update))),
-        (
-            Report::NotFound {
-                at,
-                type_url,
-                names,
-            },
-            Format::Text,
-        ) => Some(format!(
-            "{} {} NOT-FOUND [{}]",
-            time(*at),
-            type_url::short_name(type_url),
-            names.join(",")
-        )),
-        (
-            Report::NotFound {
-                at,
-                type_url,
-                names,
-            },
-            Format::Json,
-        ) => Some(json_line(&NotFoundLine {
-            event: "not_found",
-            time: time(*at),
-            r#type: type_url::short_name(type_url),
+    let (word, event, at, type_url, names) = match report {
+        Report::Update(update) => {
+            return Some(match format {
+                Format::Text => update_text(update),
+                Format::Json => json_line(&UpdateLine::from(update)),
+            });
+        }
+        Report::NotFound {
+            at,
             type_url,
             names,
-        })),
-        _ => None,
-    }
+        } => ("NOT-FOUND", "not_found", at, type_url, names),
+        Report::Expired {
+            at,
+            type_url,
+            names,
+        } => ("EXPIRED", "expired", at, type_url, names),
+        _ => return None,
+    };
+    let r#type = type_url::short_name(type_url);
+    Some(match format {
+        Format::Text => format!("{} {type} {word} [{}]", time(*at), names.join(",")),
+        Format::Json => json_line(&NamesLine {
+            event,
+            time: time(*at),
+            r#type,
+            type_url,
+            names,
+        }),
+    })
 }
 
 fn json_line(value: &impl serde::Serialize) -> String {
@@ -116,9 +114,9 @@ impl<'a> From<&'a UpdateReport> for UpdateLine<'a> {
     }
 }
 
-/// `--output json` not-found line.
+/// `--output json` not-found and expired lines.
 #[derive(serde::Serialize)]
-struct NotFoundLine<'a> {
+struct NamesLine<'a> {
     event: &'static str,
     time: String,
     r#type: &'a str,
@@ -252,6 +250,34 @@ pub fn render_dump(value: &Dump, format: Format) -> Result<String, crate::Client
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn c17_expired_resources_get_a_line_of_their_own_and_heartbeats_none() {
+        let (at, type_url) = (SystemTime::UNIX_EPOCH, type_url::ENDPOINT.to_string());
+        let names = vec!["web".to_string(), "api".to_string()];
+        let expired = Report::Expired {
+            at,
+            type_url: type_url.clone(),
+            names: names.clone(),
+        };
+        let text = line(&expired, Format::Text).unwrap();
+        assert_eq!(text, "1970-01-01T00:00:00.000Z eds EXPIRED [web,api]");
+        let json: Value = serde_json::from_str(&line(&expired, Format::Json).unwrap()).unwrap();
+        assert_eq!(
+            (&json["event"], &json["names"]),
+            (&json!("expired"), &json!(names))
+        );
+        let beat = Report::Heartbeat {
+            at,
+            type_url,
+            names,
+        };
+        assert_eq!(
+            line(&beat, Format::Text),
+            None,
+            "a heartbeat is not an update"
+        );
+    }
     use crate::config::SourceKind;
     use crate::core::store::Diff;
 

@@ -169,7 +169,10 @@ impl Recorder {
             dir: Dir::In,
             transport: None,
             type_url: TypeUrl::new(&received.type_url),
-            step: Step::Push,
+            step: match received.is_heartbeat() {
+                true => Step::Heartbeat,
+                false => Step::Push,
+            },
             body,
             nonce: received.nonce.clone(),
             resources,

@@ -15,6 +15,7 @@ use super::output::{self, Format};
 use super::record::Recorder;
 use super::{Args, LOG_TARGET, client_config, plan};
 use crate::client::Client;
+use crate::client::csds::{self, CsdsServer};
 use crate::config::ClientConfig;
 use crate::core::event::{ConnectionReport, Report};
 use crate::error::ClientError;
@@ -33,6 +34,7 @@ pub async fn run(
     let codec = config.codec.clone();
     let mut view = View::new(&args, &config)?;
     let client = Client::start(config, std::future::pending())?;
+    let csds = serve_csds(&args, &client, &view, err).await?;
     let mut reports = client.reports();
     // All at once: subscribed one by one, a fast server could have the first types "synced"
     // (and --dump printed) before the later ones were even registered.
@@ -42,6 +44,9 @@ pub async fn run(
     }
     let followed = follow(&args, &mut view, &mut reports, shutdown, out, err).await;
     let store = client.store().borrow().clone();
+    if let Some(csds) = csds {
+        csds.stop().await;
+    }
     client.stop().await;
     let finished = view.finish(&mut reports, out, err);
     followed?;
@@ -52,6 +57,23 @@ pub async fn run(
         out.flush()?;
     }
     Ok(())
+}
+
+/// `--csds ADDR`: the client's own CSDS (C18), its address said on stderr.
+async fn serve_csds(
+    args: &Args,
+    client: &Client,
+    view: &View,
+    err: &mut dyn Write,
+) -> Result<Option<CsdsServer>, ClientError> {
+    let Some(listen) = args.csds else {
+        return Ok(None);
+    };
+    let server = csds::serve(listen, client.status()).await?;
+    let message = format!("CSDS on {}", server.addr());
+    let line = view.stderr_line(tracing::Level::INFO, Some("xdsloop-client"), &message);
+    writeln!(err, "{line}")?;
+    Ok(Some(server))
 }
 
 /// Shows reports until one of the ends comes.
@@ -97,7 +119,7 @@ async fn follow(
         if args.dump && args.exit_after.is_none() && connected && dump_deadline.is_none() {
             dump_deadline = Some(Instant::now() + args.not_found_timeout);
         }
-        if matches!(report, Report::Update(_)) {
+        if matches!(report, Report::Update(_) | Report::Expired { .. }) {
             updates += 1;
         }
         let done_counting = args.exit_after.is_some_and(|n| updates >= n);

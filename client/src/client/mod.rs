@@ -2,8 +2,9 @@
 //!
 //! [`Client`] starts a [`session`] (the mux driven by the transport its source chose) and hands
 //! out [`subscription`] handles; everything the session does reaches the handle as events,
-//! reports and the store.
+//! reports and the store. [`csds`] serves what it holds to CSDS tools (`--csds ADDR`).
 
+pub mod csds;
 pub mod session;
 pub mod subscription;
 
@@ -14,6 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
+use xdsloop_proto::csds::ClientConfig as CsdsConfig;
 
 use crate::client::session::Session;
 use crate::client::subscription::{Subscription, TypedSubscription};
@@ -155,6 +157,13 @@ impl Client {
         self.store.clone()
     }
 
+    /// A handle that asks the session what it holds, as CSDS reports it (C18).
+    pub fn status(&self) -> StatusHandle {
+        StatusHandle {
+            commands: self.commands.clone(),
+        }
+    }
+
     /// Stops the session and waits for it to end.
     pub async fn stop(mut self) {
         if let Some(stop) = self.stop.take() {
@@ -163,6 +172,25 @@ impl Client {
         if let Some(task) = self.task.take() {
             let _ = task.await;
         }
+    }
+}
+
+/// Asks a running client for its CSDS status. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct StatusHandle {
+    commands: mpsc::Sender<Command>,
+}
+
+impl StatusHandle {
+    /// What the client holds now; `contents` false leaves the resources themselves out.
+    pub async fn client_config(&self, contents: bool) -> Result<CsdsConfig, ClientError> {
+        let (reply, answer) = oneshot::channel();
+        let command = Command::Status { contents, reply };
+        self.commands
+            .send(command)
+            .await
+            .map_err(|_| ClientError::Stopped)?;
+        answer.await.map_err(|_| ClientError::Stopped)
     }
 }
 

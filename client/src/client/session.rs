@@ -17,9 +17,15 @@ impl Session {
     pub(crate) async fn run(mut self, shutdown: impl Future<Output = ()>) {
         tokio::pin!(shutdown);
         // Like Envoy, nothing goes on the wire until there is something to ask for.
-        match self.hub.command_or_shutdown(&mut shutdown).await {
-            Some(command) => self.hub.handle(command),
-            None => return,
+        loop {
+            let Some(command) = self.hub.command_or_shutdown(&mut shutdown).await else {
+                return;
+            };
+            let interest = command.is_interest();
+            self.hub.handle(command);
+            if interest {
+                break;
+            }
         }
         self.hub.flush(&mut Offline).await;
         self.transport.run(&mut self.hub, &mut shutdown).await;

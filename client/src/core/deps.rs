@@ -17,6 +17,7 @@ use xdsloop_proto::envoy::envoy::extensions::filters::network::http_connection_m
 };
 use xdsloop_proto::envoy::google::protobuf::Any;
 use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER, ROUTE};
+use xdsloop_proto::xdstp;
 
 /// The dependent type a parent type drives, if any: LDS → RDS, CDS → EDS.
 pub fn child_of(type_url: &str) -> Option<&'static str> {
@@ -27,8 +28,9 @@ pub fn child_of(type_url: &str) -> Option<&'static str> {
     }
 }
 
-/// The names the dependent type must subscribe for the given parent resources.
-/// Resources that don't decode contribute nothing (they were validated on arrival).
+/// The names the dependent type must subscribe for the given parent resources, `xdstp://`
+/// names normalised (C19). Resources that don't decode contribute nothing (they were
+/// validated on arrival).
 pub fn names_for<'a>(
     parent: &str,
     resources: impl IntoIterator<Item = &'a [u8]>,
@@ -48,6 +50,12 @@ pub fn names_for<'a>(
             }
             _ => {}
         }
+    }
+    if names.iter().any(|n| xdstp::is_xdstp(n)) {
+        names = names
+            .iter()
+            .map(|n| xdstp::normalize(n).into_owned())
+            .collect();
     }
     names
 }

@@ -108,6 +108,18 @@ pub enum Report {
         type_url: String,
         names: Vec<String>,
     },
+    /// Held resources whose TTL lapsed without a heartbeat (C17): removed from the store.
+    Expired {
+        at: SystemTime,
+        type_url: String,
+        names: Vec<String>,
+    },
+    /// A response that only refreshed TTLs (C17): ACKed, nothing applied, not an update.
+    Heartbeat {
+        at: SystemTime,
+        type_url: String,
+        names: Vec<String>,
+    },
     /// A request went on the wire.
     Sent(Box<SentReport>),
     /// A response arrived, before it is checked or applied. Only when the client was asked for
@@ -160,6 +172,14 @@ pub struct ReceivedReport {
     pub bytes: usize,
 }
 
+impl ReceivedReport {
+    /// Only heartbeats (C17): it refreshes TTLs and changes nothing.
+    pub fn is_heartbeat(&self) -> bool {
+        let mut resources = self.resources.iter();
+        self.removed.is_empty() && resources.len() > 0 && resources.all(|r| r.heartbeat)
+    }
+}
+
 /// One resource of a received response.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReceivedResource {
@@ -168,4 +188,6 @@ pub struct ReceivedResource {
     pub version: Option<String>,
     /// The resource itself, when bodies were asked for.
     pub body: Option<Any>,
+    /// A `Resource` wrapper without `resource`: a heartbeat for `name` (C17).
+    pub heartbeat: bool,
 }

@@ -9,7 +9,7 @@
 //! - [`watch_map`]: the watches of one type merged into one wire interest.
 //! - [`validate`]: the checks before anything is accepted (C6), plus the user's validator.
 //! - [`deps`]: LDS → RDS and CDS → EDS dependency names.
-//! - [`not_found`]: not-found timers (C14).
+//! - [`not_found`]: not-found timers (C14); [`ttl`]: expiry of TTL'd resources (C17).
 //! - [`store`]: applied resources with version, nonce and time.
 //! - [`stream`]: which stream a type travels on, stream numbers, how a stream ended.
 //! - [`event`]: what subscriptions and observers are told; [`resource`]: typed decoding.
@@ -22,5 +22,6 @@ pub mod request;
 pub mod resource;
 pub mod store;
 pub mod stream;
+pub mod ttl;
 pub mod validate;
 pub mod watch_map;

@@ -6,7 +6,11 @@
 
 mod deliver;
 mod received;
+mod status;
+mod ttl;
 mod update;
+
+use self::status::Nack;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -25,6 +29,7 @@ use crate::core::request::{Outgoing, TypeState};
 use crate::core::store::Store;
 pub use crate::core::stream::StreamKey;
 use crate::core::stream::{StreamEnd, StreamIds};
+use crate::core::ttl::Expiry;
 use crate::core::watch_map::{Interest, Wanted, WatchId, WatchMap};
 
 /// How the mux behaves; fixed for the life of a client.
@@ -87,6 +92,8 @@ pub struct Mux {
     types: BTreeMap<String, TypeState>,
     store: Store,
     not_found: NotFound,
+    /// When held TTL'd resources expire (C17).
+    expiry: Expiry,
     paused: BTreeMap<String, usize>,
     /// Streams open now, and the numbers reports give them.
     streams: StreamIds,
@@ -94,8 +101,8 @@ pub struct Mux {
     node_sent: BTreeSet<StreamKey>,
     /// Internal watch per dependent type (dependency following).
     dep_watches: BTreeMap<String, WatchId>,
-    /// Types whose last response was NACKed.
-    nacked: BTreeSet<String>,
+    /// Types whose last response was NACKed, with that NACK.
+    nacked: BTreeMap<String, Nack>,
     /// Types that received any response since the client started.
     answered: BTreeSet<String>,
     synced: bool,
@@ -111,11 +118,12 @@ impl Mux {
             types: BTreeMap::new(),
             store: Store::default(),
             not_found,
+            expiry: Expiry::default(),
             paused: BTreeMap::new(),
             streams: StreamIds::default(),
             node_sent: BTreeSet::new(),
             dep_watches: BTreeMap::new(),
-            nacked: BTreeSet::new(),
+            nacked: BTreeMap::new(),
             answered: BTreeSet::new(),
             synced: false,
             out: Output::default(),
@@ -142,6 +150,7 @@ impl Mux {
     /// Starts a watch. If everything it wants is already held, it gets the held value at once
     /// and no request goes out (C15).
     pub fn add_watch(&mut self, id: WatchId, type_url: &str, interest: Interest, now: Instant) {
+        let interest = interest.normalized();
         let before = self.watches.wanted(type_url);
         self.watches.add(id, type_url, interest.clone(), false);
         self.types
@@ -155,6 +164,7 @@ impl Mux {
 
     /// Changes what a watch wants; only names new to (or gone from) the whole type reach the wire.
     pub fn set_interest(&mut self, id: WatchId, interest: Interest, now: Instant) {
+        let interest = interest.normalized();
         let Some(type_url) = self.watches.type_of(id).map(str::to_string) else {
             return;
         };
@@ -278,9 +288,10 @@ impl Mux {
             .collect()
     }
 
-    /// When the next not-found timer fires, if any.
+    /// When the next not-found or expiry timer fires, if any.
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.not_found.next_deadline()
+        let timers = [self.not_found.next_deadline(), self.expiry.next_deadline()];
+        timers.into_iter().flatten().min()
     }
 
     fn interest_changed(&mut self, type_url: &str, before: Wanted, now: Instant) {
@@ -295,7 +306,8 @@ impl Mux {
             let held = self.store.held_versions(type_url);
             let dropped: Vec<String> = held.into_keys().filter(|n| !after.wants(n)).collect();
             // Nobody wants them any more: forget them like Envoy drops unwatched resources.
-            if !self.store.forget(type_url, &dropped).is_empty() {
+            for name in self.store.forget(type_url, &dropped) {
+                self.expiry.forget(type_url, &name);
                 self.out.store_changed = true;
             }
         }
@@ -384,7 +396,7 @@ impl Mux {
                 let wanted = self.watches.wanted(t);
                 wanted.is_empty()
                     || (self.answered.contains(t)
-                        && (self.nacked.contains(t)
+                        && (self.nacked.contains_key(t)
                             || wanted.names.iter().all(|n| {
                                 self.store.holds(t, n) || self.not_found.is_missing(t, n)
                             })))

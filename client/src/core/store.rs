@@ -68,19 +68,22 @@ pub struct Store {
 
 impl Store {
     /// Applies an accepted SotW response. With `full_state` (LDS, CDS) a held resource missing
-    /// from the response is deleted; otherwise absence means nothing (C7).
+    /// from the response is deleted; otherwise absence means nothing (C7). `kept` are names
+    /// the response holds as heartbeats (C17): present, unchanged.
     pub fn apply_sotw(
         &mut self,
         type_url: &str,
         stamp: Stamp<'_>,
         resources: Vec<Decoded>,
         full_state: bool,
+        kept: &[String],
     ) -> Diff {
         let store = self.accept(type_url, stamp);
         let mut diff = Diff::default();
         if full_state {
+            let names = resources.iter().map(|r| r.name.as_str());
             let present: std::collections::BTreeSet<&str> =
-                resources.iter().map(|r| r.name.as_str()).collect();
+                names.chain(kept.iter().map(String::as_str)).collect();
             let gone: Vec<String> = store
                 .resources
                 .keys()
@@ -213,6 +216,7 @@ mod tests {
             name: name.into(),
             version: version.into(),
             bytes: Bytes::from(body.to_string()),
+            ttl: None,
         }
     }
 
@@ -228,8 +232,8 @@ mod tests {
     fn c7_sotw_full_state_deletes_missing_resources() {
         let mut store = Store::default();
         let first = vec![decoded("a", "1", ""), decoded("b", "1", "")];
-        store.apply_sotw("lds", stamp("v1"), first, true);
-        let diff = store.apply_sotw("lds", stamp("v2"), vec![decoded("a", "2", "")], true);
+        store.apply_sotw("lds", stamp("v1"), first, true, &[]);
+        let diff = store.apply_sotw("lds", stamp("v2"), vec![decoded("a", "2", "")], true, &[]);
         assert_eq!(diff.updated, vec!["a"]);
         assert_eq!(diff.removed, vec!["b"]);
         assert_eq!(store.version("lds"), Some("v2"));
@@ -239,8 +243,8 @@ mod tests {
     #[test]
     fn c7_sotw_absence_means_nothing_for_eds_and_rds() {
         let mut store = Store::default();
-        store.apply_sotw("eds", stamp("v1"), vec![decoded("a", "1", "")], false);
-        let diff = store.apply_sotw("eds", stamp("v2"), vec![decoded("b", "1", "")], false);
+        store.apply_sotw("eds", stamp("v1"), vec![decoded("a", "1", "")], false, &[]);
+        let diff = store.apply_sotw("eds", stamp("v2"), vec![decoded("b", "1", "")], false, &[]);
         assert_eq!(diff.added, vec!["b"]);
         assert!(diff.removed.is_empty() && store.holds("eds", "a"));
     }
@@ -248,8 +252,8 @@ mod tests {
     #[test]
     fn unchanged_sotw_resources_keep_the_version_that_introduced_them() {
         let mut store = Store::default();
-        store.apply_sotw("cds", stamp("v1"), vec![decoded("a", "1", "")], true);
-        let diff = store.apply_sotw("cds", stamp("v2"), vec![decoded("a", "1", "")], true);
+        store.apply_sotw("cds", stamp("v1"), vec![decoded("a", "1", "")], true, &[]);
+        let diff = store.apply_sotw("cds", stamp("v2"), vec![decoded("a", "1", "")], true, &[]);
         assert!(diff.is_empty());
         assert_eq!(store.get("cds", "a").unwrap().version, "v1");
         assert_eq!(store.version("cds"), Some("v2"));
@@ -278,7 +282,7 @@ mod tests {
     #[test]
     fn forget_drops_only_held_names() {
         let mut store = Store::default();
-        store.apply_sotw("rds", stamp("v1"), vec![decoded("r", "1", "")], false);
+        store.apply_sotw("rds", stamp("v1"), vec![decoded("r", "1", "")], false, &[]);
         assert_eq!(store.forget("rds", &["r".into(), "x".into()]), vec!["r"]);
         assert!(!store.holds("rds", "r"));
     }

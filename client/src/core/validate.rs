@@ -1,13 +1,19 @@
 //! Checks a response before anything is applied (C6): every resource decodes, carries the
 //! response's type, names are unique, (Delta) no name is both added and removed, and the
 //! user's validator accepts it. Any failure rejects the whole response: the store keeps the
-//! last good config and the response is NACKed with every reason found.
+//! last good config and the response is NACKed with every reason found. `xdstp://` names come
+//! out normalised (C19), as subscriptions hold them.
 
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 use bytes::Bytes;
+use prost::Message;
 use xdsloop_proto::Codec;
 use xdsloop_proto::discovery::{Any, WireResource};
+use xdsloop_proto::envoy::google::protobuf::Duration as ProtoDuration;
+use xdsloop_proto::wrapper::RESOURCE_WRAPPER;
+use xdsloop_proto::xdstp;
 
 pub use crate::config::Validator;
 
@@ -18,12 +24,33 @@ pub struct Decoded {
     /// The per-resource version (Delta); empty for SotW.
     pub version: String,
     pub bytes: Bytes,
+    /// The TTL its `Resource` wrapper gave it (C17); `None`: it lives until removed.
+    pub ttl: Option<Duration>,
+}
+
+/// A `Resource` wrapper without `resource`: a heartbeat if the client holds `name` (at
+/// `version`, for Delta), refreshing its TTL without an update (C17).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Heartbeat {
+    pub name: String,
+    /// Delta: the version it refers to; empty for SotW (the response's version says it).
+    pub version: String,
+    pub ttl: Option<Duration>,
+}
+
+/// A response's resources that passed validation, and its heartbeats.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Validated {
+    pub resources: Vec<Decoded>,
+    pub heartbeats: Vec<Heartbeat>,
 }
 
 /// Why a response was rejected: one line per problem found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Rejection {
     pub problems: Vec<String>,
+    /// The names of the response's resources that could be read (CSDS reports them NACKED).
+    pub names: BTreeSet<String>,
 }
 
 impl Rejection {
@@ -32,37 +59,45 @@ impl Rejection {
     }
 }
 
-/// Validates the resources of a SotW response of `type_url`.
+/// Validates the resources of a SotW response of `type_url`. An `Any` may be a `Resource`
+/// wrapper (the client advertises `xds.config.resource-in-sotw`): with `resource`, the
+/// resource and its TTL; without, a heartbeat.
 pub fn sotw(
     codec: &Codec,
     type_url: &str,
     resources: Vec<Any>,
     validator: Option<&Validator>,
-) -> Result<Vec<Decoded>, Rejection> {
+) -> Result<Validated, Rejection> {
     let mut checker = Checker::new(codec, type_url, validator);
     for (index, any) in resources.into_iter().enumerate() {
-        checker.check(index, None, String::new(), any);
+        if any.type_url != RESOURCE_WRAPPER {
+            checker.check(index, None, String::new(), None, any);
+            continue;
+        }
+        match WireResource::decode(any.value.as_slice()) {
+            Ok(wrapper) => checker.wrapped(index, wrapper, String::new()),
+            Err(e) => checker.fail(format!("resource #{index}: a Resource wrapper: {e}")),
+        }
     }
     checker.finish()
 }
 
-/// Validates a Delta response of `type_url`; returns the added resources and removed names.
+/// Validates a Delta response of `type_url`; returns the added resources (and heartbeats:
+/// resources without a body) and the removed names.
 pub fn delta(
     codec: &Codec,
     type_url: &str,
     resources: Vec<WireResource>,
     removed: &[String],
     validator: Option<&Validator>,
-) -> Result<(Vec<Decoded>, Vec<String>), Rejection> {
+) -> Result<(Validated, Vec<String>), Rejection> {
     let mut checker = Checker::new(codec, type_url, validator);
     for (index, resource) in resources.into_iter().enumerate() {
-        match resource.resource {
-            Some(any) => checker.check(index, Some(&resource.name), resource.version, any),
-            // A body-less resource only refreshes a TTL (xDS "heartbeat"): nothing to apply.
-            None => tracing::debug!(name = %resource.name, "delta resource without body ignored"),
-        }
+        let version = resource.version.clone();
+        checker.wrapped(index, resource, version);
     }
-    let removed: Vec<String> = removed.to_vec();
+    let mut removed: Vec<String> = removed.to_vec();
+    removed.iter_mut().for_each(xdstp::normalize_owned);
     for name in &removed {
         if checker.names.contains(name) {
             checker.fail(format!("resource \"{name}\" is both added and removed"));
@@ -77,7 +112,7 @@ struct Checker<'a> {
     type_url: &'a str,
     validator: Option<&'a Validator>,
     names: BTreeSet<String>,
-    accepted: Vec<Decoded>,
+    accepted: Validated,
     rejection: Rejection,
 }
 
@@ -88,7 +123,7 @@ impl<'a> Checker<'a> {
             type_url,
             validator,
             names: BTreeSet::new(),
-            accepted: Vec::new(),
+            accepted: Validated::default(),
             rejection: Rejection::default(),
         }
     }
@@ -97,8 +132,34 @@ impl<'a> Checker<'a> {
         self.rejection.problems.push(problem);
     }
 
+    /// A `Resource`: its body checked like any resource, with its TTL; without a body, a
+    /// heartbeat, which must name what it refreshes.
+    fn wrapped(&mut self, index: usize, wrapper: WireResource, version: String) {
+        let ttl = wrapper.ttl.and_then(|d| duration(&d));
+        match wrapper.resource {
+            Some(any) => self.check(index, Some(&wrapper.name), version, ttl, any),
+            None if wrapper.name.is_empty() => {
+                self.fail(format!(
+                    "resource #{index}: a Resource without resource or name"
+                ));
+            }
+            None => self.accepted.heartbeats.push(Heartbeat {
+                name: xdstp::normalize(&wrapper.name).into_owned(),
+                version,
+                ttl,
+            }),
+        }
+    }
+
     /// Takes the `Any` by value so its bytes move into the store without a copy.
-    fn check(&mut self, index: usize, wire_name: Option<&str>, version: String, any: Any) {
+    fn check(
+        &mut self,
+        index: usize,
+        wire_name: Option<&str>,
+        version: String,
+        ttl: Option<Duration>,
+        any: Any,
+    ) {
         if any.type_url != self.type_url {
             let found = &any.type_url;
             let expected = self.type_url;
@@ -107,10 +168,13 @@ impl<'a> Checker<'a> {
             ));
             return;
         }
-        let name = match self.codec.resource_name(self.type_url, &any.value) {
+        let mut name = match self.codec.resource_name(self.type_url, &any.value) {
             Ok(name) => name,
             Err(e) => return self.fail(format!("resource #{index}: {e}")),
         };
+        // C19: names are compared with their context parameters sorted.
+        xdstp::normalize_owned(&mut name);
+        let wire_name = wire_name.map(xdstp::normalize);
         if let Some(wire) = wire_name.filter(|w| !w.is_empty() && *w != name) {
             return self.fail(format!(
                 "resource #{index}: named \"{wire}\" but its body is named \"{name}\""
@@ -124,20 +188,29 @@ impl<'a> Checker<'a> {
         {
             return self.fail(format!("resource \"{name}\": {reason}"));
         }
-        self.accepted.push(Decoded {
+        self.accepted.resources.push(Decoded {
             name,
             version,
             bytes: Bytes::from(any.value),
+            ttl,
         });
     }
 
-    fn finish(self) -> Result<Vec<Decoded>, Rejection> {
+    fn finish(mut self) -> Result<Validated, Rejection> {
         if self.rejection.problems.is_empty() {
             Ok(self.accepted)
         } else {
+            self.rejection.names = self.names;
             Err(self.rejection)
         }
     }
+}
+
+/// A positive protobuf `Duration` (a zero or negative TTL means none).
+fn duration(d: &ProtoDuration) -> Option<Duration> {
+    let (seconds, nanos) = (u64::try_from(d.seconds).ok()?, u32::try_from(d.nanos).ok()?);
+    let ttl = Duration::new(seconds, nanos);
+    (!ttl.is_zero()).then_some(ttl)
 }
 
 #[cfg(test)]
@@ -171,7 +244,7 @@ mod tests {
     fn valid_resources_are_decoded_with_their_names() {
         let codec = Codec::envoy();
         let ok = sotw(&codec, CLUSTER, vec![cluster("a"), cluster("b")], None).unwrap();
-        let names: Vec<_> = ok.iter().map(|d| d.name.as_str()).collect();
+        let names: Vec<_> = ok.resources.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(names, ["a", "b"]);
     }
 
@@ -225,7 +298,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            (added[0].version.as_str(), removed[0].as_str()),
+            (added.resources[0].version.as_str(), removed[0].as_str()),
             ("h-a", "b")
         );
     }

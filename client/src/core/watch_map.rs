@@ -4,6 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use xdsloop_proto::xdstp;
+
 /// Identifies one watch (one [`crate::Subscription`]) for the lifetime of a client.
 pub type WatchId = u64;
 
@@ -25,6 +27,18 @@ impl Interest {
         match self {
             Self::Wildcard => true,
             Self::Names(names) => names.contains(name),
+        }
+    }
+
+    /// C19: `xdstp://` names in the form received names are compared in (context parameters
+    /// sorted), so a watch matches its resource whatever order its name was written in.
+    pub fn normalized(self) -> Self {
+        match self {
+            Self::Names(names) if names.iter().any(|n| xdstp::is_xdstp(n)) => {
+                let normal = names.iter().map(|n| xdstp::normalize(n).into_owned());
+                Self::Names(normal.collect())
+            }
+            other => other,
         }
     }
 }

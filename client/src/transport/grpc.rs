@@ -33,7 +33,7 @@ use crate::core::request::Outgoing;
 use crate::core::stream::StreamEnd;
 use crate::error::ClientError;
 use crate::transport::backoff::Backoff;
-use crate::transport::hub::{Hub, Wire, error_chain, now};
+use crate::transport::hub::{Hub, Offline, Wire, error_chain, now, timer};
 
 /// Capacity of a stream's outgoing request queue. At most one request per type is produced
 /// per input, so this only absorbs a burst (the resubscription) while HTTP/2 opens the stream.
@@ -103,9 +103,17 @@ impl GrpcTransport {
             server: server.clone(),
             attempt,
         }));
-        let connected = tokio::select! {
-            _ = &mut *shutdown => return Exit::Stop,
-            connected = self.endpoint.connect() => connected,
+        let connect = self.endpoint.connect();
+        tokio::pin!(connect);
+        // Timers run while connecting: a TTL lapses whether or not the server answers (C17).
+        let connected = loop {
+            let timer = timer(hub.mux.next_deadline());
+            tokio::select! {
+                _ = &mut *shutdown => return Exit::Stop,
+                connected = &mut connect => break connected,
+                _ = timer => hub.mux.on_timer(now(), SystemTime::now()),
+            }
+            hub.flush(&mut Offline).await;
         };
         let channel = match connected {
             Ok(channel) => channel,

@@ -6,9 +6,11 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
+use std::time::SystemTime;
 
-use tokio::sync::{broadcast, mpsc, watch};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::time::Instant;
+use xdsloop_proto::csds::ClientConfig;
 
 use crate::core::event::{Event, Report};
 use crate::core::mux::{Mux, Output};
@@ -36,6 +38,20 @@ pub(crate) enum Command {
     Unwatch {
         id: WatchId,
     },
+    /// CSDS: what this client holds now, answered from the mux (C18); `contents` false leaves
+    /// the resources themselves out.
+    Status {
+        contents: bool,
+        reply: oneshot::Sender<ClientConfig>,
+    },
+}
+
+impl Command {
+    /// Whether the command changes what the client wants (a status query does not: it must
+    /// not be what opens the first stream).
+    pub(crate) fn is_interest(&self) -> bool {
+        !matches!(self, Command::Status { .. })
+    }
 }
 
 /// Where a transport puts the requests the mux produced.
@@ -91,6 +107,10 @@ impl Hub {
                 self.subscribers.remove(&id);
                 self.mux.remove_watch(id, at);
             }
+            Command::Status { contents, reply } => {
+                // The asker may have given up; nothing to do then.
+                let _ = reply.send(self.mux.client_config(contents));
+            }
         }
     }
 
@@ -140,8 +160,9 @@ impl Hub {
         let _ = self.reports.send(report);
     }
 
-    /// Sleeps until `until` while still serving commands (their output is dispatched with no
-    /// wire). Returns false on shutdown or once every handle is gone.
+    /// Sleeps until `until` while still serving commands and timers (their output is
+    /// dispatched with no wire: TTLs lapse while disconnected, C17). Returns false on shutdown
+    /// or once every handle is gone.
     pub(crate) async fn idle_until(
         &mut self,
         until: Instant,
@@ -150,15 +171,25 @@ impl Hub {
         let sleep = tokio::time::sleep_until(until);
         tokio::pin!(sleep);
         loop {
+            let timer = timer(self.mux.next_deadline());
             tokio::select! {
                 _ = &mut sleep => return true,
                 command = self.command_or_shutdown(shutdown) => match command {
                     Some(command) => self.handle(command),
                     None => return false,
                 },
+                _ = timer => self.mux.on_timer(now(), SystemTime::now()),
             }
             self.flush(&mut Offline).await;
         }
+    }
+}
+
+/// Sleeps until the mux's next timer (`deadline`), or forever without one.
+pub(crate) async fn timer(deadline: Option<std::time::Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(Instant::from_std(at)).await,
+        None => std::future::pending().await,
     }
 }
 

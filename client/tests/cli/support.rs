@@ -47,13 +47,18 @@ pub async fn serve_demo_on(dir: TempDir, listen: SocketAddr) -> Served {
     Served { dir, running }
 }
 
-pub async fn serve_demo() -> Served {
+/// A temp copy of `fixtures/demo`, to edit before serving it.
+pub fn demo_dir() -> TempDir {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo"),
         dir.path(),
     );
-    serve_demo_on(dir, "127.0.0.1:0".parse().unwrap()).await
+    dir
+}
+
+pub async fn serve_demo() -> Served {
+    serve_demo_on(demo_dir(), "127.0.0.1:0".parse().unwrap()).await
 }
 
 impl Served {

@@ -6,7 +6,9 @@
 //! - `GET /status`: the [`crate::admin::status`] document (`?node=ID` lists one node's streams only);
 //! - `GET /snapshot`: the resources being served, as proto3 JSON (`?node=ID`, `?type=cds`);
 //! - `GET /healthz`: `{"status":"ok"}` while the server runs and follows fixture changes;
-//!   HTTP 503 `{"status":"unhealthy","error":...}` while the fixture watcher is down.
+//!   HTTP 503 `{"status":"unhealthy","error":...}` while the fixture watcher is down;
+//! - gRPC `envoy.service.status.v3.ClientStatusDiscoveryService` ([`crate::admin::csds`]): the
+//!   same ledger, for tools that speak CSDS.
 //!
 //! Handlers read copies: the newest snapshot and reload result from their `watch` channels and
 //! the registry's stream list, so a slow HTTP client never holds anything streams need.
@@ -28,6 +30,7 @@ use xdsloop_proto::{Codec, type_url};
 
 use crate::{
     Error, Snapshot, TypeResources,
+    admin::csds::service::Csds,
     admin::registry::Registry,
     admin::status::{self, Inputs},
     config::watch::ReloadStatus,
@@ -95,6 +98,14 @@ impl Admin {
         document
     }
 
+    /// CSDS on the same data. It shows what `/status` shows, so it is served where the admin
+    /// routes are: [`serve`] adds it, and on the xDS port the server adds it to its gRPC
+    /// services.
+    pub fn csds(&self) -> Csds {
+        Csds::new(self.registry.clone(), self.snapshots.clone())
+    }
+
+    /// The admin HTTP routes.
     pub fn router(self) -> Router {
         Router::new()
             .route("/status", get(get_status))
@@ -149,7 +160,8 @@ impl Drop for AdminServer {
     }
 }
 
-/// Binds `listen` (port 0 picks a free port) and serves the admin routes on it alone.
+/// Binds `listen` (port 0 picks a free port) and serves the admin routes on it alone, with
+/// CSDS (gRPC over h2c) beside them.
 pub async fn serve(listen: SocketAddr, admin: Admin) -> Result<AdminServer, Error> {
     let bind_error = |source| Error::Bind {
         addr: listen.to_string(),
@@ -161,11 +173,14 @@ pub async fn serve(listen: SocketAddr, admin: Admin) -> Result<AdminServer, Erro
         warn!(%addr, "admin endpoint is reachable from other hosts and has no authentication");
     }
     let (stop, mut stopped) = watch::channel(false);
-    let server = axum::serve(listener, admin.router()).with_graceful_shutdown(async move {
+    // The gRPC router brings the fallback (UNIMPLEMENTED for unknown gRPC methods, 404
+    // otherwise); an axum router may have only one.
+    let router = admin.csds().router().merge(admin.router());
+    let server = axum::serve(listener, router).with_graceful_shutdown(async move {
         let _ = stopped.wait_for(|stop| *stop).await;
     });
     let task = tokio::spawn(async move { server.await });
-    info!(%addr, "admin listening on http://{addr}/status (and /snapshot, /healthz)");
+    info!(%addr, "admin listening on http://{addr}/status (and /snapshot, /healthz, CSDS)");
     Ok(AdminServer {
         addr,
         stop,

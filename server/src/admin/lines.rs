@@ -152,7 +152,10 @@ fn response(facts: &ResponseFacts, bodies: Option<&Codec>) -> Response {
         dir: Dir::Out,
         transport: None,
         type_url: type_url(&facts.type_url),
-        step: Step::Push,
+        step: match facts.heartbeat {
+            true => Step::Heartbeat,
+            false => Step::Push,
+        },
         body,
         nonce: facts.nonce.to_string(),
         resources: resources.collect(),

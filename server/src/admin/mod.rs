@@ -1,10 +1,12 @@
 //! What the server shows about its clients: the [`registry`] of open streams (each stream
 //! reports its per-type status there, and its events to its timeline and the server's bus),
 //! the [`status`] document and table built from it, the admin HTTP routes ([`http`]:
-//! `/status`, `/snapshot`, `/healthz`), on the xDS port unless `--admin` places them on a
-//! listener of their own, and [`lines`]: events as transcript lines, the one format the server
-//! shows them in.
+//! `/status`, `/snapshot`, `/healthz`) and the Client Status Discovery Service ([`csds`]: the
+//! same ledger as Envoy's API), on the xDS port unless `--admin` places them on a listener of
+//! their own, and [`lines`]: events as transcript lines, the one format the server shows them
+//! in.
 
+pub mod csds;
 pub mod http;
 pub mod lines;
 pub mod registry;

@@ -30,7 +30,7 @@ pub use summary::{
 };
 use summary::{reload_summary, snapshot_summary};
 
-pub use self::state::{SyncState, served_version, sync_state, view_hash};
+pub use self::state::{Answer, SyncState, answer, served_version, sync_state, view_hash};
 
 /// The document's schema name; see `docs/status.md`.
 pub const SCHEMA: &str = "xdsloop.status.v1";
@@ -104,9 +104,22 @@ pub struct TypeView {
     pub last_sent: Option<SentView>,
     pub last_acked: Option<AckedView>,
     pub last_nack: Option<NackView>,
+    /// TTL'd resources the client holds and the heartbeats sent to keep them alive (S15);
+    /// `null` when it holds none.
+    #[serde(default)]
+    pub heartbeats: Option<HeartbeatView>,
     /// The last response of this type a scenario rule touched.
     #[serde(default)]
     pub last_fault: Option<FaultView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeartbeatView {
+    /// Resources with a TTL in the last push.
+    pub ttl_resources: usize,
+    pub sent: u64,
+    #[serde(with = "rfc3339::option")]
+    pub last_at: Option<SystemTime>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -269,6 +282,11 @@ fn type_view(status: &TypeStatus, current: Option<&TypeResources>, variant: Vari
             nonce: n.nonce.clone(),
             message: n.message.clone(),
             at: n.at,
+        }),
+        heartbeats: status.heartbeats.as_ref().map(|h| HeartbeatView {
+            ttl_resources: h.ttl_resources,
+            sent: h.sent,
+            last_at: h.last_at,
         }),
         last_fault: status.last_fault.as_ref().map(fault_view),
     }

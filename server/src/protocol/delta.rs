@@ -19,16 +19,18 @@
 //! - Legacy wildcard: a first request that subscribes nothing is a wildcard (same as `*`).
 //! - The first request for a type is always answered, even with an empty response, so the
 //!   client knows the server has seen its subscription.
+//! - S18: requested `xdstp://` names are normalised (context parameters sorted) first.
+//! - S14-S16: entries carry their TTL; heartbeats keep TTL'd resources alive
+//!   ([`heartbeat`]); a TTL'd resource that leaves the fixtures is not put in
+//!   `removed_resources`: its heartbeats stop and the client lets it expire.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
     sync::Arc,
 };
 
-use bytes::Bytes;
 use tracing::{info, warn};
 use xdsloop_proto::{
-    Resource,
     discovery::{DeltaDiscoveryRequest, DeltaDiscoveryResponse},
     type_url, version,
 };
@@ -37,11 +39,15 @@ use crate::{
     Snapshot, TypeResources,
     protocol::nonce::NonceSource,
     protocol::ordering::{Planned, make_before_break},
+    protocol::request::normalize_delta,
     protocol::response::{DeltaResponse, Manifest},
     protocol::sotw::control_plane,
     protocol::subscription::TypeStatus,
     protocol::subscription::{Change, Exchange, Interest, Subscription, Verdict, WILDCARD},
+    protocol::ttl::{Features, Heartbeats},
 };
+
+use self::reconcile::{Changes, reconcile};
 
 mod hooks;
 
@@ -53,6 +59,10 @@ struct TypeState {
     known: BTreeMap<String, Option<String>>,
     /// The type's content hash at the last reconciliation: unchanged content needs no work.
     seen_hash: Option<u64>,
+    /// Held names that were sent with a TTL (S16: they expire rather than being removed).
+    ttl_names: BTreeSet<String>,
+    /// S15: when this type is owed a heartbeat.
+    heartbeats: Heartbeats,
 }
 
 impl TypeState {
@@ -71,22 +81,14 @@ impl TypeState {
     }
 }
 
-/// What one reconciliation found to send.
-#[derive(Debug, Default)]
-struct Changes {
-    /// Encoded `resources` entries, shared with other streams sending the same resources.
-    resources: Vec<Bytes>,
-    /// The resources of those entries, in the same order.
-    sent: Vec<Arc<Resource>>,
-    removed: BTreeSet<String>,
-}
-
 /// One Delta stream (ADS or a per-type service).
 #[derive(Debug)]
 pub struct DeltaStream {
     id: u64,
     nonces: NonceSource,
     node: Option<String>,
+    /// What the client can take (S15), from the node on its first request.
+    features: Features,
     snapshot: Arc<Snapshot>,
     types: BTreeMap<String, TypeState>,
     changed: BTreeSet<String>,
@@ -101,6 +103,7 @@ impl DeltaStream {
             id,
             nonces: NonceSource::new(id),
             node: None,
+            features: Features::default(),
             snapshot,
             types: BTreeMap::new(),
             changed: BTreeSet::new(),
@@ -110,7 +113,8 @@ impl DeltaStream {
     }
 
     /// Handles one client request; returns the responses to send, with shared resource entries.
-    pub fn on_request(&mut self, request: DeltaDiscoveryRequest) -> Vec<DeltaResponse> {
+    pub fn on_request(&mut self, mut request: DeltaDiscoveryRequest) -> Vec<DeltaResponse> {
+        normalize_delta(&mut request);
         let node = self.node_from(&request);
         let url = request.type_url.clone();
         let (stream, short) = (self.id, type_url::short_name(&url));
@@ -122,7 +126,7 @@ impl DeltaStream {
         let resources = self.resources(&node, &url);
         let first = !self.types.contains_key(&url);
         let state = self.types.entry(url.clone()).or_default();
-        let verdict = acknowledge(stream, &node, &url, &mut state.sub, &request);
+        let verdict = acknowledge(stream, &node, &url, state, &request);
         let subscribe = &request.resource_names_subscribe;
         let unsubscribe = &request.resource_names_unsubscribe;
         let before = state.sub.interest.clone();
@@ -214,12 +218,17 @@ impl DeltaStream {
             .iter()
             .filter_map(|url| {
                 let state = self.types.get(url)?;
-                Some(state.sub.status(url, state.held_hash()))
+                let mut status = state.sub.status(url, state.held_hash());
+                status.heartbeats = state.heartbeats.status();
+                Some(status)
             })
             .collect()
     }
 
     fn node_from(&mut self, request: &DeltaDiscoveryRequest) -> String {
+        if self.node.is_none() {
+            self.features = Features::of(request.node.as_ref());
+        }
         self.node
             .get_or_insert_with(|| {
                 let node = request.node.as_ref().map(|n| n.id.clone());
@@ -255,6 +264,12 @@ impl DeltaStream {
             resources = sent, removed, "push");
         let state = self.types.get_mut(url).expect("responding to a known type");
         state.sub.ledger.record_sent(version, &nonce, sent);
+        let (ttl, held) = match resources.has_ttl() {
+            true => heartbeat::held_ttl(state, resources),
+            false => (None, 0),
+        };
+        let ttl = ttl.filter(|_| self.features.ttl);
+        state.heartbeats.on_push(ttl, held);
         Planned {
             type_url: url.to_string(),
             removal_only: sent == 0,
@@ -293,22 +308,35 @@ fn acknowledge(
     stream: u64,
     node: &str,
     url: &str,
-    sub: &mut Subscription,
+    state: &mut TypeState,
     request: &DeltaDiscoveryRequest,
 ) -> Verdict {
     let short = type_url::short_name(url);
     let nonce = request.response_nonce.as_str();
     let error = request.error_detail.as_ref();
+    let (sub, heartbeats) = (&mut state.sub, &mut state.heartbeats);
+    if heartbeats.answers_heartbeat(nonce) {
+        // S15: the answer to a heartbeat answers no push; the ledger is left alone.
+        heartbeats.on_answer();
+        let Some(error) = error else {
+            return Verdict::Ack;
+        };
+        warn!(stream, %node, r#type = %short, %nonce, error = error.message,
+            "heartbeat NACKed (the client advertised xds.config.supports-resource-ttl)");
+        return Verdict::Nack;
+    }
     let verdict = sub.ledger.classify(nonce, error.is_some());
     match verdict {
         Verdict::Ack => {
             let version = sub.ledger.last_sent.as_ref().map(|s| s.version.clone());
             let version = version.unwrap_or_default();
             sub.ledger.record_ack(&version);
+            heartbeats.on_answer();
             info!(stream, %node, r#type = %short, %version, %nonce, "ACK");
         }
         Verdict::Nack => {
             let message = error.map(|e| e.message.as_str()).unwrap_or_default();
+            heartbeats.on_answer();
             let nack = sub.ledger.record_nack(message);
             warn!(stream, %node, r#type = %short, version = %nack.version, %nonce,
                 error = nack.message, "NACK: not resending these versions until they change");
@@ -321,54 +349,8 @@ fn acknowledge(
     verdict
 }
 
-/// Brings `state.known` in line with `resources` and returns what the client must be told.
-/// Names in `force` are answered even if the client already holds them at this version.
-fn reconcile(
-    url: &str,
-    state: &mut TypeState,
-    resources: &TypeResources,
-    force: &BTreeSet<&str>,
-) -> Changes {
-    let mut changes = Changes::default();
-    let interest = &state.sub.interest;
-    let present: Vec<&Arc<xdsloop_proto::Resource>> = if interest.is_wildcard() {
-        resources.resources.values().collect()
-    } else {
-        let names = interest.names().iter();
-        names.filter_map(|n| resources.resources.get(n)).collect()
-    };
-    for r in present {
-        let held = state.known.get(&r.name).and_then(Option::as_deref);
-        if held != Some(r.version.as_str()) || force.contains(r.name.as_str()) {
-            changes.sent.push(r.clone());
-            state.known.insert(r.name.clone(), Some(r.version.clone()));
-        }
-    }
-    let send = changes.sent.iter().map(AsRef::as_ref);
-    changes.resources = resources.delta_entries(url, send);
-    for (name, held) in &state.known {
-        if held.is_some() && !resources.resources.contains_key(name) {
-            changes.removed.insert(name.clone());
-        }
-    }
-    for name in interest.names() {
-        let reported = state.known.contains_key(name) && !force.contains(name.as_str());
-        if !resources.resources.contains_key(name) && !reported {
-            changes.removed.insert(name.clone());
-        }
-    }
-    for name in &changes.removed {
-        if interest.names_contain(name) {
-            // Remember the report so it is not repeated on every change.
-            state.known.insert(name.clone(), None);
-        } else {
-            // Only the wildcard covered it: nothing left to remember.
-            state.known.remove(name);
-        }
-    }
-    state.seen_hash = Some(resources.content_hash);
-    changes
-}
+mod heartbeat;
+mod reconcile;
 
 #[cfg(test)]
 mod tests;

@@ -9,7 +9,7 @@
 //! response ([`StreamMachine::repeat_last`]) and what the client holds when the stream ends
 //! ([`StreamMachine::held`]).
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Instant};
 
 use crate::{
     Snapshot,
@@ -27,6 +27,11 @@ pub trait StreamMachine: Send + 'static {
     fn on_request(&mut self, request: Self::Request) -> Vec<Self::Response>;
     /// Handles a new snapshot; returns the responses to send, in order.
     fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<Self::Response>;
+    /// The time is `now`: returns the heartbeats due (S15). Called after every event, so
+    /// types that just became idle are scheduled from then.
+    fn on_tick(&mut self, now: Instant) -> Vec<Self::Response>;
+    /// When [`Self::on_tick`] has something to do next, if ever.
+    fn next_deadline(&self) -> Option<Instant>;
     /// The node id, once the first request has told it.
     fn node_id(&self) -> Option<&str>;
     /// Status of the types whose state changed since the last call.

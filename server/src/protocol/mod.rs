@@ -11,6 +11,8 @@
 //! - [`request`]: requests as they come off the wire, SotW names read in place;
 //!   [`response`]: responses as the machines return them, resource entries shared.
 //! - [`fetch`]: stateless fetches (gRPC `Fetch*`, REST) answered by the SotW machine.
+//! - [`ttl`]: what a client can take of TTLs (its client features) and when a type is owed a
+//!   heartbeat; the machines take the time as input (`on_tick`).
 //! - [`tap`]: what happened on a stream as plain events, for whoever observes it;
 //!   [`wire`]: what a fault did to a response on the wire; [`held`]: what a client holds
 //!   when its stream ends.
@@ -31,4 +33,5 @@ pub mod response;
 pub mod sotw;
 pub mod subscription;
 pub mod tap;
+pub mod ttl;
 pub mod wire;

@@ -7,10 +7,15 @@
 //! received message; the state machine compares them with its interest in place and copies
 //! them only when they changed.
 
+use std::borrow::Cow;
+
 use bytes::{BufMut, Bytes};
 use prost::Message;
 use prost::encoding::{WireType, decode_varint, encode_key, encode_varint};
-use xdsloop_proto::discovery::{DeltaDiscoveryRequest, DiscoveryRequest};
+use xdsloop_proto::{
+    discovery::{DeltaDiscoveryRequest, DiscoveryRequest},
+    xdstp,
+};
 
 /// `DiscoveryRequest.resource_names`.
 const RESOURCE_NAMES: u32 = 3;
@@ -67,11 +72,12 @@ impl SotwRequest {
         })
     }
 
-    /// The requested names, in request order.
-    pub fn names(&self) -> Vec<&str> {
+    /// The requested names, in request order, `xdstp://` names normalised (S18: a name is
+    /// matched whatever the order of its context parameters). Other names are not copied.
+    pub fn names(&self) -> Vec<Cow<'_, str>> {
         let name = |&(start, len): &(u32, u32)| {
             let bytes = &self.message[start as usize..(start + len) as usize];
-            std::str::from_utf8(bytes).expect("checked when decoded")
+            xdstp::normalize(std::str::from_utf8(bytes).expect("checked when decoded"))
         };
         self.names.iter().map(name).collect()
     }
@@ -111,6 +117,25 @@ impl Inbound for SotwRequest {
 impl Inbound for DeltaDiscoveryRequest {
     fn decode(message: Bytes) -> Result<Self, String> {
         Message::decode(message).map_err(|e| e.to_string())
+    }
+}
+
+/// S18: the names a Delta request subscribes, unsubscribes and declares held, with `xdstp://`
+/// names normalised as the snapshot's are.
+pub fn normalize_delta(request: &mut DeltaDiscoveryRequest) {
+    let names = request.resource_names_subscribe.iter_mut();
+    names
+        .chain(request.resource_names_unsubscribe.iter_mut())
+        .for_each(xdstp::normalize_owned);
+    let declared = &mut request.initial_resource_versions;
+    if declared.keys().any(|n| xdstp::is_xdstp(n)) {
+        *declared = std::mem::take(declared)
+            .into_iter()
+            .map(|(mut name, version)| {
+                xdstp::normalize_owned(&mut name);
+                (name, version)
+            })
+            .collect();
     }
 }
 

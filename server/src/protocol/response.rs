@@ -37,6 +37,9 @@ pub enum Manifest {
     Sotw(Arc<View>),
     /// Delta: one resource per entry.
     Delta(Arc<[Arc<Resource>]>),
+    /// A heartbeat (S15): the resources it keeps alive, one per entry; their bodies are not
+    /// in it (the entries are wrappers without `resource`).
+    Heartbeat(Arc<[Arc<Resource>]>),
 }
 
 impl Manifest {
@@ -45,14 +48,19 @@ impl Manifest {
         match self {
             Manifest::Unknown => &[],
             Manifest::Sotw(view) => &view.picked,
-            Manifest::Delta(resources) => resources,
+            Manifest::Delta(resources) | Manifest::Heartbeat(resources) => resources,
         }
     }
 
-    /// The same resources as one shared list: a pointer copy for both variants.
+    pub fn is_heartbeat(&self) -> bool {
+        matches!(self, Manifest::Heartbeat(_))
+    }
+
+    /// The resources the entries carry as one shared list (a pointer copy); a heartbeat
+    /// carries none.
     pub fn shared(&self) -> Option<Arc<[Arc<Resource>]>> {
         match self {
-            Manifest::Unknown => None,
+            Manifest::Unknown | Manifest::Heartbeat(_) => None,
             Manifest::Sotw(view) => Some(view.picked.clone()),
             Manifest::Delta(resources) => Some(resources.clone()),
         }

@@ -19,6 +19,8 @@
 //! - S12: any type URL is served what the snapshot has for it, so a type without fixtures (or
 //!   one nobody knows) gets an empty response and no other type is affected; a request
 //!   without a type URL is ignored.
+//! - S18: requested `xdstp://` names are normalised (context parameters sorted) before they are
+//!   matched, as fixture names are ([`SotwRequest::names`]).
 //!
 //! A type changed for this stream when the version it would be served now (the node's version of
 //! the type) differs from the last response's, or the hash of the resources it would receive
@@ -45,6 +47,7 @@ use crate::{
     protocol::response::{Manifest, SotwResponse},
     protocol::subscription::TypeStatus,
     protocol::subscription::{Change, Exchange, Interest, Subscription, Verdict},
+    protocol::ttl::{Features, Heartbeats},
     snapshot::views::{Picked, View},
 };
 
@@ -60,6 +63,10 @@ pub fn control_plane() -> ControlPlane {
 #[derive(Debug, Default)]
 struct TypeState {
     sub: Subscription,
+    /// S15: when this type is owed a heartbeat.
+    heartbeats: Heartbeats,
+    /// Whether "TTL not sent" was logged for this type (once is enough).
+    warned_unwrapped: bool,
     /// Hash of the resources in the last response: what the client holds, or rejected.
     sent_hash: Option<u64>,
     /// The type's resources at the last response, to tell removal-only updates apart (S11).
@@ -82,6 +89,8 @@ pub struct SotwStream {
     id: u64,
     nonces: NonceSource,
     node: Option<String>,
+    /// What the client can take (S14, S15), from the node on its first request.
+    features: Features,
     snapshot: Arc<Snapshot>,
     types: BTreeMap<String, TypeState>,
     changed: BTreeSet<String>,
@@ -96,6 +105,7 @@ impl SotwStream {
             id,
             nonces: NonceSource::new(id),
             node: None,
+            features: Features::default(),
             snapshot,
             types: BTreeMap::new(),
             changed: BTreeSet::new(),
@@ -117,7 +127,12 @@ impl SotwStream {
         }
         let first = !self.types.contains_key(&url);
         let state = self.types.entry(url.clone()).or_default();
-        let verdict = answer(self.id, &node, &url, &mut state.sub, request);
+        let heartbeat = heartbeat_answer(self.id, &node, &url, state, request);
+        let verdict =
+            heartbeat.unwrap_or_else(|| answer(self.id, &node, &url, &mut state.sub, request));
+        if matches!(verdict, Verdict::Ack | Verdict::Nack) {
+            state.heartbeats.on_answer();
+        }
         self.exchange = Exchange {
             verdict,
             first_for_type: first,
@@ -143,7 +158,8 @@ impl SotwStream {
         }
         let resources = self.resources(&node, &url);
         let state = self.types.get_mut(&url).expect("inserted above");
-        let planned = respond(self.id, &node, &mut self.nonces, &url, state, &resources);
+        let who = (self.id, node.as_str(), self.features);
+        let planned = respond(who, &mut self.nonces, &url, state, &resources);
         vec![planned.response]
     }
 
@@ -165,14 +181,8 @@ impl SotwStream {
             if state.was_sent(&resources.version, hash) {
                 continue;
             }
-            planned.push(respond(
-                self.id,
-                &node,
-                &mut self.nonces,
-                &url,
-                state,
-                &resources,
-            ));
+            let who = (self.id, node.as_str(), self.features);
+            planned.push(respond(who, &mut self.nonces, &url, state, &resources));
             self.changed.insert(url);
         }
         make_before_break(planned)
@@ -199,12 +209,21 @@ impl SotwStream {
         let changed = std::mem::take(&mut self.changed);
         changed
             .iter()
-            .filter_map(|url| self.types.get(url).map(|s| s.sub.status(url, s.sent_hash)))
+            .filter_map(|url| {
+                let state = self.types.get(url)?;
+                let mut status = state.sub.status(url, state.sent_hash);
+                status.heartbeats = state.heartbeats.status();
+                Some(status)
+            })
             .collect()
     }
 
-    /// The node id is fixed by the stream's first request (C1: later ones may omit `node`).
+    /// The node id (and its features) are fixed by the stream's first request (C1: later ones
+    /// may omit `node`).
     fn node_from(&mut self, request: &DiscoveryRequest) -> String {
+        if self.node.is_none() {
+            self.features = Features::of(request.node.as_ref());
+        }
         self.node
             .get_or_insert_with(|| {
                 let node = request.node.as_ref().map(|n| n.id.clone());
@@ -284,16 +303,44 @@ fn answer(
     verdict
 }
 
-/// Builds the response for `state`'s current interest and records it as sent.
-fn respond(
+/// If the request answers the type's latest heartbeat (S15), its ACK or NACK: it answers no
+/// push (the ledger is left alone), and its interest still counts.
+fn heartbeat_answer(
     stream: u64,
     node: &str,
+    url: &str,
+    state: &TypeState,
+    request: &DiscoveryRequest,
+) -> Option<Verdict> {
+    let nonce = request.response_nonce.as_str();
+    if !state.heartbeats.answers_heartbeat(nonce) {
+        return None;
+    }
+    let Some(error) = &request.error_detail else {
+        return Some(Verdict::Ack);
+    };
+    warn!(stream, %node, r#type = %type_url::short_name(url), %nonce, error = error.message,
+        "heartbeat NACKed (the client advertised xds.config.supports-resource-ttl)");
+    Some(Verdict::Nack)
+}
+
+/// The stream the response goes to: id, node and what its client can take.
+type Who<'a> = (u64, &'a str, Features);
+
+/// Builds the response for `state`'s current interest and records it as sent.
+fn respond(
+    (stream, node, features): Who<'_>,
     nonces: &mut NonceSource,
     url: &str,
     state: &mut TypeState,
     resources: &Arc<TypeResources>,
 ) -> Planned<SotwResponse> {
     let view = view(&state.sub.interest, resources);
+    let wrap = features.resource_in_sotw;
+    if view.has_ttl() && !wrap && !std::mem::replace(&mut state.warned_unwrapped, true) {
+        info!(stream, %node, r#type = %type_url::short_name(url),
+            "TTL not sent: the client does not advertise xds.config.resource-in-sotw");
+    }
     let removal_only = state.sent_from.as_ref().is_some_and(|before| {
         view.picked.iter().all(|r| {
             before
@@ -310,7 +357,7 @@ fn respond(
         control_plane: Some(control_plane()),
         ..Default::default()
     };
-    let entries = vec![view.sotw_entries(url, resources)];
+    let entries = vec![view.sotw_entries(url, resources, wrap)];
     let manifest = Manifest::Sotw(view.clone());
     let response = SotwResponse {
         head,
@@ -326,12 +373,23 @@ fn respond(
         .record_sent(version, &nonce, view.picked.len());
     state.sent_hash = Some(view.hash);
     state.sent_from = Some(resources.clone());
+    // Heartbeats need both features: they are wrappers.
+    let beats = features.ttl && wrap;
+    let held = match wrap {
+        true => view.picked.iter().filter(|r| r.ttl.is_some()).count(),
+        false => 0,
+    };
+    state
+        .heartbeats
+        .on_push(view.min_ttl().filter(|_| beats), held);
     Planned {
         type_url: url.to_string(),
         removal_only,
         response,
     }
 }
+
+mod heartbeat;
 
 #[cfg(test)]
 mod tests;

@@ -10,6 +10,8 @@ use serde::Serialize;
 use crate::protocol::wire::{FaultMark, Touched, WireFate};
 pub use crate::snapshot::names::SharedNames;
 
+use crate::protocol::ttl::HeartbeatStatus;
+
 pub use xdsloop_proto::discovery::WILDCARD;
 use xdsloop_proto::discovery::{MAX_NACK_MESSAGE_BYTES, truncated};
 
@@ -335,6 +337,8 @@ pub struct TypeStatus {
     /// too, with what the current snapshot would serve this stream: an explicit `version_info`
     /// can stay the same while the content changes. `None` before the first response.
     pub held_hash: Option<u64>,
+    /// TTL'd resources and heartbeats (S15); `None` when the type holds none.
+    pub heartbeats: Option<HeartbeatStatus>,
 }
 
 /// One type's state on one stream.
@@ -357,6 +361,7 @@ impl Subscription {
             last_nack: self.ledger.last_nack.clone(),
             last_fault: self.ledger.last_fault.clone(),
             held_hash,
+            heartbeats: None,
         }
     }
 }

@@ -133,6 +133,8 @@ pub struct ResponseFacts {
     pub fault: Option<FaultMark>,
     /// The resources themselves, only at [`Capture::Bodies`].
     pub bodies: Option<Arc<[Arc<Resource>]>>,
+    /// A heartbeat (S15): `resources` are the ones it keeps alive, and it carries no bodies.
+    pub heartbeat: bool,
 }
 
 /// A fault that fired without a response line to carry it.

@@ -7,14 +7,21 @@
 //! once and kept beside the snapshot ([`EntryCache`]); a response
 //! ([`crate::protocol::response`]) is the stream's own small fields plus a list of these
 //! shared entries.
+//!
+//! A resource with a TTL (S14) has a third encoding: for SotW clients that unwrap `Resource`
+//! wrappers (`xds.config.resource-in-sotw`), an `Any` of `Resource{name, resource, ttl}`.
+//! Delta entries carry the TTL always. Heartbeats (S15), the wrapper without `resource`, are a
+//! few bytes each and encoded when sent.
 
-use std::{collections::BTreeMap, sync::OnceLock};
+use std::{collections::BTreeMap, sync::OnceLock, time::Duration};
 
 use bytes::Bytes;
 use prost::Message;
 use xdsloop_proto::{
     Resource,
     discovery::{Any, DeltaDiscoveryResponse, DiscoveryResponse, WireResource},
+    envoy::google::protobuf::Duration as ProtoDuration,
+    wrapper::RESOURCE_WRAPPER,
 };
 
 use super::TypeResources;
@@ -26,6 +33,8 @@ use super::TypeResources;
 #[derive(Debug, Clone, Default)]
 pub struct EntryCache {
     sotw: OnceLock<(String, BTreeMap<String, Bytes>)>,
+    /// SotW entries with TTL'd resources wrapped (the others as in `sotw`).
+    sotw_wrapped: OnceLock<(String, BTreeMap<String, Bytes>)>,
     delta: OnceLock<(String, BTreeMap<String, Bytes>)>,
 }
 
@@ -38,12 +47,17 @@ impl PartialEq for EntryCache {
 impl Eq for EntryCache {}
 
 impl TypeResources {
-    /// The SotW `resources` entries of `picked`, stamped with `url`.
+    /// The SotW `resources` entries of `picked`, stamped with `url`; with `wrap`, TTL'd
+    /// resources wrapped in `Resource` with their TTL (S14).
     pub fn sotw_entries<'a>(
         &self,
         url: &str,
         picked: impl IntoIterator<Item = &'a Resource>,
+        wrap: bool,
     ) -> Vec<Bytes> {
+        if wrap && self.has_ttl() {
+            return entries(&self.entries.sotw_wrapped, self, url, picked, wrapped_entry);
+        }
         entries(&self.entries.sotw, self, url, picked, sotw_entry)
     }
 
@@ -105,9 +119,67 @@ fn delta_entry(url: &str, resource: &Resource) -> Bytes {
             name: resource.name.clone(),
             version: resource.version.clone(),
             resource: Some(any(url, resource)),
+            ttl: resource.ttl.map(duration),
             ..Default::default()
         }],
         ..Default::default()
     };
     one.encode_to_vec().into()
+}
+
+/// A TTL'd resource as a SotW entry: an `Any` of the wrapper, its `resource` stamped with
+/// `url`. Others as [`sotw_entry`]. (The wrapper's version stays empty: clients take the
+/// response's `version_info`.)
+fn wrapped_entry(url: &str, resource: &Resource) -> Bytes {
+    let Some(ttl) = resource.ttl else {
+        return sotw_entry(url, resource);
+    };
+    let wrapper = WireResource {
+        name: resource.name.clone(),
+        resource: Some(any(url, resource)),
+        ttl: Some(duration(ttl)),
+        ..Default::default()
+    };
+    sotw_any(wrapper)
+}
+
+/// S15: a SotW heartbeat entry, the wrapper without `resource` (with the TTL, if any).
+pub fn sotw_heartbeat(resource: &Resource) -> Bytes {
+    sotw_any(WireResource {
+        name: resource.name.clone(),
+        ttl: resource.ttl.map(duration),
+        ..Default::default()
+    })
+}
+
+/// S15: a Delta heartbeat entry: name, the version the client holds, TTL, no `resource`.
+pub fn delta_heartbeat(resource: &Resource) -> Bytes {
+    let one = DeltaDiscoveryResponse {
+        resources: vec![WireResource {
+            name: resource.name.clone(),
+            version: resource.version.clone(),
+            ttl: resource.ttl.map(duration),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    one.encode_to_vec().into()
+}
+
+fn sotw_any(wrapper: WireResource) -> Bytes {
+    let one = DiscoveryResponse {
+        resources: vec![Any {
+            type_url: RESOURCE_WRAPPER.to_string(),
+            value: wrapper.encode_to_vec(),
+        }],
+        ..Default::default()
+    };
+    one.encode_to_vec().into()
+}
+
+fn duration(ttl: Duration) -> ProtoDuration {
+    ProtoDuration {
+        seconds: i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX),
+        nanos: i32::try_from(ttl.subsec_nanos()).unwrap_or(0),
+    }
 }

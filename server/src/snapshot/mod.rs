@@ -47,6 +47,8 @@ pub struct TypeResources {
     pub(crate) entries: entries::EntryCache,
     /// SotW views of these resources, shared by streams (see [`views`]).
     pub(crate) views: views::ViewCache,
+    /// Whether any resource has a TTL (S14): most types have none and skip that work.
+    has_ttl: bool,
 }
 
 impl TypeResources {
@@ -102,6 +104,7 @@ impl TypeResources {
         version: String,
         version_kind: VersionKind,
     ) -> Self {
+        let has_ttl = resources.values().any(|r| r.ttl.is_some());
         Self {
             version,
             version_kind,
@@ -109,7 +112,13 @@ impl TypeResources {
             resources,
             entries: Default::default(),
             views: Default::default(),
+            has_ttl,
         }
+    }
+
+    /// Whether any resource of the type has a TTL.
+    pub fn has_ttl(&self) -> bool {
+        self.has_ttl
     }
 }
 
@@ -194,6 +203,7 @@ mod tests {
             name: name.into(),
             bytes: Bytes::new(),
             version: version.into(),
+            ttl: None,
         };
         (name.to_string(), Arc::new(r))
     }

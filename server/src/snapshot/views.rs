@@ -22,26 +22,47 @@ pub struct View {
     /// The SotW `resources` field of `picked`, encoded on first use: one buffer sent by every
     /// stream with this view, with the type URL it was built for.
     sotw: OnceLock<(String, Bytes)>,
+    /// The same with TTL'd resources wrapped (S14), for clients that unwrap them.
+    sotw_wrapped: OnceLock<(String, Bytes)>,
+    /// The smallest TTL among the picked resources (computed once: streams ask on every push).
+    min_ttl: Option<std::time::Duration>,
 }
 
 impl View {
     pub fn new(picked: Picked, hash: u64) -> Self {
+        let min_ttl = picked.iter().filter_map(|r| r.ttl).min();
         Self {
+            min_ttl,
             picked,
             hash,
             sotw: OnceLock::new(),
+            sotw_wrapped: OnceLock::new(),
         }
     }
 
-    /// The encoded `resources` entries of this view as one shared buffer.
-    pub fn sotw_entries(&self, url: &str, all: &TypeResources) -> Bytes {
+    /// Whether any picked resource has a TTL.
+    pub fn has_ttl(&self) -> bool {
+        self.min_ttl.is_some()
+    }
+
+    /// The smallest TTL among the picked resources.
+    pub fn min_ttl(&self) -> Option<std::time::Duration> {
+        self.min_ttl
+    }
+
+    /// The encoded `resources` entries of this view as one shared buffer; with `wrap`, TTL'd
+    /// resources wrapped (S14).
+    pub fn sotw_entries(&self, url: &str, all: &TypeResources, wrap: bool) -> Bytes {
+        let wrap = wrap && self.has_ttl();
         let encode = || {
-            let entries = all.sotw_entries(url, self.picked.iter().map(|r| r.as_ref()));
+            let picked = self.picked.iter().map(|r| r.as_ref());
+            let entries = all.sotw_entries(url, picked, wrap);
             let mut body = BytesMut::with_capacity(entries.iter().map(Bytes::len).sum());
             entries.iter().for_each(|e| body.extend_from_slice(e));
             body.freeze()
         };
-        let (cached_url, body) = self.sotw.get_or_init(|| (url.to_string(), encode()));
+        let cache = if wrap { &self.sotw_wrapped } else { &self.sotw };
+        let (cached_url, body) = cache.get_or_init(|| (url.to_string(), encode()));
         if cached_url == url {
             body.clone()
         } else {

@@ -154,6 +154,7 @@ mod tests {
             name: name.into(),
             bytes: Bytes::from(content.to_string()),
             version: content.into(),
+            ttl: None,
         }
     }
 

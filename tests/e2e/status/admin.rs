@@ -237,6 +237,8 @@ async fn grpc_health_and_reflection_are_served_on_the_xds_port() {
         "envoy.service.route.v3.VirtualHostDiscoveryService",
         "envoy.service.runtime.v3.RuntimeDiscoveryService",
         "envoy.service.secret.v3.SecretDiscoveryService",
+        // CSDS is an admin route, and the admin routes are on the xDS port here.
+        "envoy.service.status.v3.ClientStatusDiscoveryService",
         "grpc.health.v1.Health",
         "grpc.reflection.v1.ServerReflection",
         "grpc.reflection.v1alpha.ServerReflection",

@@ -41,6 +41,7 @@ fn pushed(version: &str, nonce: &str, names: &[&str]) -> Report {
                 name: n.to_string(),
                 version: None,
                 body: None,
+                heartbeat: false,
             })
             .collect(),
         removed: Vec::new(),

@@ -62,6 +62,7 @@ fn received(nonce: &str) -> Report {
             name: "web".into(),
             version: None,
             body: Some(cluster("web")),
+            heartbeat: false,
         }],
         removed: Vec::new(),
         undecodable: 1,

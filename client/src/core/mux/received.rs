@@ -3,7 +3,8 @@
 
 use prost::Message;
 use xdsloop_proto::Codec;
-use xdsloop_proto::discovery::{Any, DeltaDiscoveryResponse, DiscoveryResponse};
+use xdsloop_proto::discovery::{Any, DeltaDiscoveryResponse, DiscoveryResponse, WireResource};
+use xdsloop_proto::wrapper::RESOURCE_WRAPPER;
 
 use super::Mux;
 use crate::config::{Mode, ReceivedReports};
@@ -19,12 +20,8 @@ impl Mux {
         report.version = response.version_info.clone();
         report.nonce = response.nonce.clone();
         for any in &response.resources {
-            match name_of(&self.config.codec, any) {
-                Some(name) => report.resources.push(ReceivedResource {
-                    name,
-                    version: None,
-                    body: body(detail, any),
-                }),
+            match sotw_entry(&self.config.codec, detail, any) {
+                Some(entry) => report.resources.push(entry),
                 None => report.undecodable += 1,
             }
         }
@@ -55,6 +52,9 @@ impl Mux {
                 name,
                 version: Some(resource.version.clone()),
                 body: any.and_then(|any| body(detail, any)),
+                // Removals travel in `removed_resources`: an entry without a body is a
+                // heartbeat.
+                heartbeat: any.is_none(),
             });
         }
         self.out.reports.push(Report::Received(Box::new(report)));
@@ -72,6 +72,26 @@ impl Mux {
             undecodable: 0,
             bytes,
         }
+    }
+}
+
+/// A SotW entry: a bare resource, or a `Resource` wrapper (C17) holding one, or none (a
+/// heartbeat for the wrapper's name). `None`: no name could be read.
+fn sotw_entry(codec: &Codec, detail: ReceivedReports, any: &Any) -> Option<ReceivedResource> {
+    let entry = |name, body, heartbeat| ReceivedResource {
+        name,
+        version: None,
+        body,
+        heartbeat,
+    };
+    if any.type_url != RESOURCE_WRAPPER {
+        return Some(entry(name_of(codec, any)?, body(detail, any), false));
+    }
+    let wrapper = WireResource::decode(any.value.as_slice()).ok()?;
+    match &wrapper.resource {
+        Some(inner) => Some(entry(name_of(codec, inner)?, body(detail, inner), false)),
+        None if wrapper.name.is_empty() => None,
+        None => Some(entry(wrapper.name, None, true)),
     }
 }
 

@@ -5,6 +5,8 @@ mod deps;
 mod narration;
 mod per_type;
 mod requests;
+mod status;
+mod ttl;
 
 use std::time::{Instant, SystemTime};
 

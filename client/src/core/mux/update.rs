@@ -1,32 +1,33 @@
 //! Responses and timers: validate, apply to the store, ACK or NACK, tell subscriptions, follow
 //! dependencies.
 
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use xdsloop_proto::discovery::{
     DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
 };
-use xdsloop_proto::type_url::{CLUSTER, LISTENER};
+use xdsloop_proto::type_url;
 
 use super::Mux;
+use super::status::Nack;
 use crate::config::Mode;
 use crate::core::deps;
 use crate::core::event::{Event, Failure, Report, Step, UpdateReport, Verdict};
 use crate::core::request::{Outgoing, nack_detail};
 use crate::core::store::{Diff, Stamp};
-use crate::core::validate::{self, Rejection};
+use crate::core::validate::{self, Decoded, Rejection, Validated};
 use crate::core::watch_map::Interest;
 
 /// The reply to a response of a type nobody subscribed to (C8): a NACK with this message.
 pub const UNWATCHED: &str = "no subscription for this type";
 
+/// The TTL of each resource about to be applied.
+fn ttls(resources: &[Decoded]) -> Vec<(String, Option<Duration>)> {
+    resources.iter().map(|r| (r.name.clone(), r.ttl)).collect()
+}
+
 /// Internal watch ids count down from the top so they never meet subscriber ids.
 const FIRST_INTERNAL_WATCH: u64 = u64::MAX;
-
-/// SotW types whose responses hold the full set (C7, S5).
-fn full_state(type_url: &str) -> bool {
-    type_url == LISTENER || type_url == CLUSTER
-}
 
 impl Mux {
     /// Handles a SotW response: exactly one ACK or NACK follows (C4).
@@ -49,9 +50,19 @@ impl Mux {
             validator,
         );
         let (version, nonce) = (&response.version_info, &response.nonce);
+        let result = result.and_then(|v| {
+            self.check_sotw_heartbeats(&type_url, version, &v.heartbeats)?;
+            Ok(v)
+        });
         match result {
             Err(rejection) => self.rejected(&type_url, version, nonce, &rejection, at),
-            Ok(decoded) => {
+            Ok(v) if v.resources.is_empty() && !v.heartbeats.is_empty() => {
+                self.heartbeat_only(&type_url, version, nonce, &v.heartbeats, (now, at));
+            }
+            Ok(Validated {
+                resources: decoded,
+                heartbeats,
+            }) => {
                 let wanted = self.watches.wanted(&type_url);
                 // Resources that were not asked for are ignored (C8).
                 let decoded: Vec<_> = decoded
@@ -61,9 +72,14 @@ impl Mux {
                 for resource in &decoded {
                     self.not_found.received(&type_url, &resource.name);
                 }
+                let ttls = ttls(&decoded);
+                let kept = self.refresh(&type_url, &heartbeats, now);
                 let stamp = Stamp { version, nonce, at };
-                let full = full_state(&type_url);
-                let diff = self.store.apply_sotw(&type_url, stamp, decoded, full);
+                let full = type_url::full_state(&type_url);
+                let diff = self
+                    .store
+                    .apply_sotw(&type_url, stamp, decoded, full, &kept);
+                self.set_ttls(&type_url, ttls, &diff, now);
                 self.types
                     .get_mut(&type_url)
                     .expect("checked")
@@ -95,7 +111,18 @@ impl Mux {
         let (version, nonce) = (&response.system_version_info, &response.nonce);
         match result {
             Err(rejection) => self.rejected(&type_url, version, nonce, &rejection, at),
-            Ok((added, removed)) => {
+            Ok((v, removed))
+                if v.resources.is_empty() && removed.is_empty() && !v.heartbeats.is_empty() =>
+            {
+                self.heartbeat_only(&type_url, version, nonce, &v.heartbeats, (now, at));
+            }
+            Ok((
+                Validated {
+                    resources: added,
+                    heartbeats,
+                },
+                removed,
+            )) => {
                 let wanted = self.watches.wanted(&type_url);
                 let added: Vec<_> = added
                     .into_iter()
@@ -104,8 +131,11 @@ impl Mux {
                 for resource in &added {
                     self.not_found.received(&type_url, &resource.name);
                 }
+                self.refresh(&type_url, &heartbeats, now);
+                let ttls = ttls(&added);
                 let stamp = Stamp { version, nonce, at };
                 let diff = self.store.apply_delta(&type_url, stamp, added, &removed);
+                self.set_ttls(&type_url, ttls, &diff, now);
                 self.types
                     .get_mut(&type_url)
                     .expect("checked")
@@ -142,13 +172,16 @@ impl Mux {
         }
         let rejection = Rejection {
             problems: vec![reason.to_string()],
+            ..Default::default()
         };
         self.rejected(type_url, version, nonce, &rejection, at);
         self.finish_response(type_url, now);
     }
 
-    /// Not-found timers that expired by `now` are reported missing (C14).
+    /// Not-found timers that expired by `now` are reported missing (C14); TTL'd resources
+    /// whose TTL lapsed are removed (C17).
     pub fn on_timer(&mut self, now: Instant, at: SystemTime) {
+        self.expire(now, at);
         let expired = self.not_found.expired(now);
         let mut by_type: std::collections::BTreeMap<String, Vec<String>> = Default::default();
         for (type_url, name) in expired {
@@ -204,7 +237,13 @@ impl Mux {
         tracing::warn!(type_url, version, nonce, error = %message, "update rejected");
         let state = self.types.get_mut(type_url).expect("caller checked");
         state.nack(nonce, &message);
-        self.nacked.insert(type_url.to_string());
+        let nack = Nack {
+            version: version.to_string(),
+            message: message.clone(),
+            at,
+            names: why.names.clone(),
+        };
+        self.nacked.insert(type_url.to_string(), nack);
         self.answered.insert(type_url.to_string());
         self.out.reports.push(Report::Update(UpdateReport {
             at,
@@ -248,6 +287,22 @@ impl Mux {
         }));
     }
 
+    /// C17: each applied resource's TTL (none clears an earlier one); removed ones are gone.
+    fn set_ttls(
+        &mut self,
+        type_url: &str,
+        ttls: Vec<(String, Option<Duration>)>,
+        diff: &Diff,
+        now: Instant,
+    ) {
+        for (name, ttl) in ttls {
+            self.expiry.set(type_url, &name, ttl, now);
+        }
+        for name in &diff.removed {
+            self.expiry.forget(type_url, name);
+        }
+    }
+
     /// Sends the parent's ACK or NACK, then the dependent type's coalesced request (C12).
     fn finish_response(&mut self, type_url: &str, now: Instant) {
         let child = self.follow_dependencies(type_url, now);
@@ -261,7 +316,7 @@ impl Mux {
     /// Recomputes the dependent names of `type_url` with the child type paused; returns the
     /// paused child, which the caller resumes after the parent's reply went out.
     fn follow_dependencies(&mut self, type_url: &str, now: Instant) -> Option<&'static str> {
-        if !self.config.follow_deps || self.nacked.contains(type_url) {
+        if !self.config.follow_deps || self.nacked.contains_key(type_url) {
             return None;
         }
         let child = deps::child_of(type_url)?;

@@ -16,6 +16,7 @@ fn streams_are_listed_until_their_entry_drops() {
         last_nack: None,
         last_fault: None,
         held_hash: None,
+        heartbeats: None,
     }]);
     let seen = registry.stream(a.id()).unwrap();
     assert_eq!(seen.node_id.as_deref(), Some("node-a"));
@@ -95,6 +96,7 @@ fn a_node_learns_the_types_of_its_closed_streams() {
         last_nack: None,
         last_fault: None,
         held_hash: None,
+        heartbeats: None,
     }]);
     let second = registry.open(StreamKind::ADS_SOTW, None);
     assert!(

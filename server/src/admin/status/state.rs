@@ -43,13 +43,15 @@ impl SyncState {
 }
 
 /// How the latest response on a type was answered.
-enum Answer {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
     None,
     Ack,
     Nack,
 }
 
-fn answer(status: &TypeStatus) -> Answer {
+/// How `status`'s latest response was answered.
+pub fn answer(status: &TypeStatus) -> Answer {
     let Some(sent) = &status.last_sent else {
         return Answer::None;
     };
@@ -154,6 +156,7 @@ mod tests {
                     name: name.to_string(),
                     bytes: Bytes::new(),
                     version: v.to_string(),
+                    ttl: None,
                 };
                 (name.to_string(), Arc::new(r))
             })
@@ -171,6 +174,7 @@ mod tests {
             last_nack: None,
             last_fault: None,
             held_hash: None,
+            heartbeats: None,
         }
     }
 

@@ -307,6 +307,7 @@ mod tests {
             last_sent: Some(sent),
             last_acked: None,
             last_nack: None,
+            heartbeats: None,
             last_fault: None,
         };
         assert_eq!(

@@ -318,6 +318,7 @@ fn json_field_names_are_the_documented_ones() {
     assert_eq!(stream["peer"], "127.0.0.1:5000");
     let cds = &stream["types"][0];
     let type_keys = [
+        "heartbeats",
         "last_acked",
         "last_fault",
         "last_nack",

@@ -1,7 +1,7 @@
 //! The Delta machine behind [`StreamMachine`], with the hooks the stream loop's observers and
 //! fault stage use.
 
-use std::{collections::BTreeSet, sync::Arc};
+use std::{collections::BTreeSet, sync::Arc, time::Instant};
 
 use xdsloop_proto::discovery::DeltaDiscoveryRequest;
 
@@ -73,6 +73,12 @@ impl StreamMachine for DeltaStream {
     }
     fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<DeltaResponse> {
         DeltaStream::on_snapshot(self, snapshot)
+    }
+    fn on_tick(&mut self, now: Instant) -> Vec<DeltaResponse> {
+        DeltaStream::on_tick(self, now)
+    }
+    fn next_deadline(&self) -> Option<Instant> {
+        DeltaStream::next_deadline(self)
     }
     fn node_id(&self) -> Option<&str> {
         DeltaStream::node_id(self)

@@ -276,3 +276,26 @@ fn delta_version_only_bump_sends_nothing() {
     // S8: only changed resources are sent, and a resource's version is its content hash.
     assert!(stream.on_snapshot_decoded(at("v2")).is_empty());
 }
+
+#[test]
+fn s18_delta_names_match_whatever_the_order_of_context_params() {
+    let sorted = "xdstp://auth/envoy.config.cluster.v3.Cluster/a?a=1&z=2";
+    let unsorted = "xdstp://auth/envoy.config.cluster.v3.Cluster/a?z=2&a=1";
+    let mut stream = DeltaStream::new(1, clusters(1, &[(sorted, "1")]));
+    let first = stream
+        .on_request_decoded(request(CDS, &[unsorted], &[], ""))
+        .remove(0);
+    assert_eq!(sent(&first), [format!("{sorted}@1")]);
+    assert!(
+        first.removed_resources.is_empty(),
+        "found, not reported missing"
+    );
+    stream.on_request_decoded(ack(&first));
+    let gone = stream.on_request_decoded(request(CDS, &[], &[unsorted], ""));
+    assert!(gone.is_empty());
+    let pushed = stream.on_snapshot_decoded(clusters(2, &[(sorted, "2")]));
+    assert!(
+        pushed.is_empty(),
+        "unsubscribed by its unsorted name: no longer pushed"
+    );
+}

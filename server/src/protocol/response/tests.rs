@@ -51,7 +51,7 @@ fn sotw_wire_bytes_decode_to_the_plain_response() {
     plain.resources = picked.iter().map(|r| plain_any(CLUSTER, r)).collect();
     let out = Outbound {
         head,
-        entries: all.sotw_entries(CLUSTER, picked.iter().copied()),
+        entries: all.sotw_entries(CLUSTER, picked.iter().copied(), false),
         manifest: Manifest::Unknown,
     };
     let mut wire = Vec::new();
@@ -95,12 +95,12 @@ fn delta_wire_bytes_decode_to_the_plain_response() {
 #[test]
 fn entries_are_encoded_once_and_shared_by_every_stream() {
     let all = sample();
-    let a = all.sotw_entries(CLUSTER, all.resources.values().map(|r| r.as_ref()));
-    let b = all.sotw_entries(CLUSTER, all.resources.values().map(|r| r.as_ref()));
+    let a = all.sotw_entries(CLUSTER, all.resources.values().map(|r| r.as_ref()), false);
+    let b = all.sotw_entries(CLUSTER, all.resources.values().map(|r| r.as_ref()), false);
     // The same allocation, not an equal copy.
     assert!(a.iter().zip(&b).all(|(x, y)| x.as_ptr() == y.as_ptr()));
     // Another type URL is stamped into its own entries (S1), not served from the cache.
-    let other = all.sotw_entries(ENDPOINT, all.resources.values().map(|r| r.as_ref()));
+    let other = all.sotw_entries(ENDPOINT, all.resources.values().map(|r| r.as_ref()), false);
     let decoded = Outbound {
         head: DiscoveryResponse::default(),
         entries: other,

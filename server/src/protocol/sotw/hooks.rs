@@ -1,7 +1,7 @@
 //! The SotW machine behind [`StreamMachine`], with the hooks the stream loop's observers and
 //! fault stage use.
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::{collections::BTreeMap, sync::Arc, time::Instant};
 
 use super::{SotwStream, respond};
 use crate::{
@@ -24,7 +24,8 @@ impl SotwStream {
         if state.sub.interest.is_empty() {
             return None;
         }
-        let planned = respond(self.id, &node, &mut self.nonces, url, state, &resources);
+        let who = (self.id, node.as_str(), self.features);
+        let planned = respond(who, &mut self.nonces, url, state, &resources);
         self.changed.insert(url.to_string());
         Some(planned.response)
     }
@@ -65,6 +66,12 @@ impl StreamMachine for SotwStream {
     }
     fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<SotwResponse> {
         SotwStream::on_snapshot(self, snapshot)
+    }
+    fn on_tick(&mut self, now: Instant) -> Vec<SotwResponse> {
+        SotwStream::on_tick(self, now)
+    }
+    fn next_deadline(&self) -> Option<Instant> {
+        SotwStream::next_deadline(self)
     }
     fn node_id(&self) -> Option<&str> {
         SotwStream::node_id(self)

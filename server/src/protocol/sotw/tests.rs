@@ -309,3 +309,25 @@ fn overlays_are_served_by_node_id() {
     request.node = node("node-2");
     assert_eq!(held(&two.on_request_decoded(request)[0]), ["c1@mine"]);
 }
+
+#[test]
+fn s18_request_names_match_whatever_the_order_of_context_params() {
+    let sorted = "xdstp://auth/envoy.config.endpoint.v3.ClusterLoadAssignment/c1?a=1&z=2";
+    let unsorted = "xdstp://auth/envoy.config.endpoint.v3.ClusterLoadAssignment/c1?z=2&a=1";
+    let mut stream = SotwStream::new(1, snapshot(1, &[(EDS, &[(sorted, "1")])]));
+    let first = stream
+        .on_request_decoded(sotw(EDS, &[unsorted], "", ""))
+        .remove(0);
+    assert_eq!(held(&first), [format!("{sorted}@1")]);
+    let status = stream.take_status();
+    assert_eq!(
+        &*status[0].names,
+        [sorted],
+        "subscribed under the served name"
+    );
+    let ack = sotw(EDS, &[unsorted], &first.version_info, &first.nonce);
+    assert!(
+        stream.on_request_decoded(ack).is_empty(),
+        "the same name again: no response"
+    );
+}

@@ -55,7 +55,7 @@ impl TapRequest for SotwRequest {
     }
 
     fn facts(&self, capture: Capture) -> RequestFacts {
-        let names = self.names().into_iter().map(text);
+        let names = self.names().into_iter().map(|n| text(&n));
         request(self.view(), Names::Sotw(Listed::capture(names, capture)))
     }
 }
@@ -109,6 +109,7 @@ fn response<M: Message + Default>(
         bodies: (capture == Capture::Bodies)
             .then(|| out.manifest.shared())
             .flatten(),
+        heartbeat: out.manifest.is_heartbeat(),
     }
 }
 

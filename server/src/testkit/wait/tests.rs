@@ -35,6 +35,7 @@ fn response(stream: u64, version: &str, nonce: &str) -> Arc<WireEvent> {
             bytes: 0,
             fault: None,
             bodies: None,
+            heartbeat: false,
         })),
     )
 }

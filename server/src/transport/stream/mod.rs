@@ -17,7 +17,10 @@ pub mod tap;
 use std::sync::Arc;
 
 use futures::{Stream, StreamExt};
-use tokio::sync::{mpsc, watch};
+use tokio::{
+    sync::{mpsc, watch},
+    time::Instant,
+};
 use tonic::{Code, Status};
 use tracing::{debug, info, warn};
 use xdsloop_proto::type_url;
@@ -93,7 +96,9 @@ pub async fn run<M, S>(
     let stream = kit.tap.stream();
     let mut source_open = true;
     let ending = loop {
-        let out = tokio::select! {
+        // Heartbeats (S15): the machine says when; the loop only sleeps until then.
+        let tick = until(machine.next_deadline());
+        let mut out = tokio::select! {
             request = requests.next() => match request {
                 Some(Ok(request)) => on_request(&mut machine, request, &mut kit),
                 Some(Err(status)) => break ended_by_error(stream, &responses, status),
@@ -116,7 +121,10 @@ pub async fn run<M, S>(
                 debug!(stream, "client went away");
                 break Ending::because(CloseReason::Client);
             }
+            () = tick => Vec::new(),
         };
+        // After every event: it may have made a heartbeat due, or scheduled one.
+        out.extend(machine.on_tick(Instant::now().into_std()));
         kit.tap.publish(machine.take_status());
         warn_oversized::<M>(stream, &out, max_message_bytes);
         if let Err(reason) = act::send(&mut machine, &mut kit, &responses, out, &mut shutdown).await
@@ -125,6 +133,14 @@ pub async fn run<M, S>(
         }
     };
     finish(machine, kit, ending);
+}
+
+/// Sleeps until `deadline` (on tokio's clock, so paused-time tests can move it), or forever.
+async fn until(deadline: Option<std::time::Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(Instant::from_std(at)).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// One request through the judge, the machine and the tap.

@@ -9,6 +9,7 @@ use crate::{
     protocol::request::SotwRequest,
     protocol::sotw::SotwStream,
     protocol::tap::Capture,
+    protocol::ttl,
     test_support::{snapshot, sotw},
 };
 
@@ -34,8 +35,12 @@ fn start() -> Harness {
 }
 
 fn start_with(registry: Registry) -> Harness {
+    start_from(registry, clusters(0))
+}
+
+fn start_from(registry: Registry, snapshot: Arc<Snapshot>) -> Harness {
     let tap = Tap::open(&registry, StreamKind::ADS_SOTW, None);
-    let (source, mut snapshots) = watch::channel(clusters(0));
+    let (source, mut snapshots) = watch::channel(snapshot);
     let machine = SotwStream::new(tap.stream(), snapshots.borrow_and_update().clone());
     let (requests, inbound) = mpsc::channel(4);
     let (outbound, responses) = mpsc::channel(OUTBOUND_CAPACITY);
@@ -142,4 +147,77 @@ async fn with_timelines_off_and_nobody_listening_nothing_is_built_but_all_is_cou
         "a listener wants everything"
     );
     drop((tap, listener));
+}
+
+/// One cluster with a TTL of `ttl`.
+fn ttl_cluster(ttl: Duration) -> Arc<Snapshot> {
+    let resource = xdsloop_proto::Resource {
+        type_url: CLUSTER.into(),
+        name: "c1".into(),
+        bytes: bytes::Bytes::from_static(b"c1"),
+        version: "1".into(),
+        ttl: Some(ttl),
+    };
+    let resources = [("c1".to_string(), Arc::new(resource))].into();
+    let types = crate::TypeResources::new(resources, None);
+    Arc::new(Snapshot {
+        generation: 1,
+        base: [(CLUSTER.to_string(), Arc::new(types))].into(),
+        overlays: Default::default(),
+    })
+}
+
+/// The next response event on the bus (the tap's view of the wire).
+async fn next_response(
+    listener: &mut crate::admin::registry::bus::Listener,
+) -> crate::protocol::tap::ResponseFacts {
+    loop {
+        let received = tokio::time::timeout(Duration::from_secs(5), listener.recv()).await;
+        if let crate::admin::registry::bus::Received::Event(event) = received.expect("an event")
+            && let crate::protocol::tap::What::Response(facts) = &event.what
+        {
+            return (**facts).clone();
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn s15_the_loop_sends_a_heartbeat_when_the_machine_says_and_the_tap_sees_it() {
+    let registry = Registry::new();
+    let mut listener = registry.bus().listen(Capture::Bodies);
+    let mut h = start_from(registry.clone(), ttl_cluster(Duration::from_secs(4)));
+    let mut first = sotw(CLUSTER, &[], "", "");
+    let features = [ttl::RESOURCE_IN_SOTW, ttl::SUPPORTS_TTL].map(String::from);
+    first.node.as_mut().unwrap().client_features = features.to_vec();
+    h.requests.send(Ok(first.into())).await.unwrap();
+    let pushed = recv(&mut h.responses).await;
+    assert!(!next_response(&mut listener).await.heartbeat);
+    let acked_at = tokio::time::Instant::now();
+    let ack = sotw(CLUSTER, &[], &pushed.version_info, &pushed.nonce);
+    h.requests.send(Ok(ack.into())).await.unwrap();
+    let beat = recv(&mut h.responses).await;
+    assert_eq!(beat.version_info, pushed.version_info);
+    assert_ne!(beat.nonce, pushed.nonce);
+    let waited = tokio::time::Instant::now() - acked_at;
+    assert_eq!(
+        waited,
+        Duration::from_secs(2),
+        "half the TTL after the ACK, on the paused clock"
+    );
+    let seen = next_response(&mut listener).await;
+    assert!(seen.heartbeat, "the tap tells a heartbeat from a push");
+    assert_eq!(seen.nonce.as_ref(), beat.nonce);
+    let names: Vec<_> = seen
+        .resources
+        .items
+        .iter()
+        .map(|(n, _)| n.as_ref())
+        .collect();
+    assert_eq!(names, ["c1"], "the resources it keeps alive");
+    assert!(seen.bodies.is_none(), "a heartbeat carries no resource");
+    let unanswered = tokio::time::timeout(Duration::from_secs(10), h.responses.recv()).await;
+    assert!(
+        unanswered.is_err(),
+        "no second heartbeat while the first is unanswered"
+    );
 }

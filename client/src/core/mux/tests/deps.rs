@@ -164,3 +164,43 @@ fn synced_is_reported_again_once_a_later_watch_and_its_routes_have_arrived() {
     respond(&mut mux, now, ROUTE, "r1", "n4", vec![routes("r")]);
     assert!(synced(&mut mux));
 }
+
+#[test]
+fn c19_xdstp_names_match_and_dependencies_follow_them_normalised() {
+    let listener = |q: &str| format!("xdstp://a/envoy.config.listener.v3.Listener/l?{q}");
+    let route = |q: &str| format!("xdstp://a/envoy.config.route.v3.RouteConfiguration/r?{q}");
+    let mut mux = mux(Mode::Sotw);
+    let now = t0();
+    mux.add_watch(1, LISTENER, Interest::names([listener("z=1&a=2")]), now);
+    mux.on_stream_start(now);
+    let out = mux.take_output();
+    assert_eq!(sotw_requests(&out)[0].resource_names, [listener("a=2&z=1")]);
+    // A server that keeps names as written: the listener and its route reference unsorted.
+    let lds = rds_listener(&listener("z=1&a=2"), &route("y=1&b=2"));
+    respond(&mut mux, now, LISTENER, "v1", "1", vec![lds]);
+    assert!(mux.store().holds(LISTENER, &listener("a=2&z=1")));
+    let out = mux.take_output();
+    let rds: Vec<_> = sotw_requests(&out)
+        .into_iter()
+        .filter(|r| r.type_url == ROUTE)
+        .collect();
+    assert_eq!(rds[0].resource_names, [route("b=2&y=1")]);
+    respond(
+        &mut mux,
+        now,
+        ROUTE,
+        "v1",
+        "2",
+        vec![routes(&route("y=1&b=2"))],
+    );
+    assert!(
+        mux.store().holds(ROUTE, &route("b=2&y=1")),
+        "{:?}",
+        mux.store()
+    );
+    let acks = mux.take_output();
+    assert!(
+        acks.requests.iter().all(|r| r.error().is_none()),
+        "nothing NACKed"
+    );
+}

@@ -1,0 +1,126 @@
+//! Resource TTLs and heartbeats, sans-I/O (S14-S16): what a client can take, and when one
+//! type on one stream is owed a heartbeat. Time is an input (`now`); the stream loop sleeps
+//! until [`Heartbeats::next_deadline`] and calls the machine's `on_tick`.
+//!
+//! - S14: TTL'd resources go out wrapped in `Resource{name, resource, ttl}`: always in Delta;
+//!   in SotW only to clients whose node advertises `xds.config.resource-in-sotw` (gRPC does;
+//!   a client that does not would reject the wrapper), others get them bare, without a TTL.
+//! - S15: a heartbeat (the wrapper without `resource`, the version the client holds, a new
+//!   nonce) goes out at half the smallest TTL the client holds, counted from when the type had
+//!   nothing left in flight, and only to clients advertising `xds.config.supports-resource-ttl`
+//!   (gRPC NACKs heartbeats and does not advertise it). Its ACK is neither an update nor a
+//!   push: the ledger keeps the last push as `last_sent`; `/status` counts heartbeats apart.
+//! - S16: a TTL'd resource that leaves the fixtures is not removed explicitly; its heartbeats
+//!   stop and the client lets it expire.
+
+use std::time::{Duration, Instant, SystemTime};
+
+use serde::Serialize;
+use xdsloop_proto::discovery::Node;
+
+pub use xdsloop_proto::discovery::{RESOURCE_IN_SOTW, SUPPORTS_RESOURCE_TTL as SUPPORTS_TTL};
+
+/// What a client said it can take (its node's `client_features`, on the first request).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Features {
+    pub resource_in_sotw: bool,
+    pub ttl: bool,
+}
+
+impl Features {
+    pub fn of(node: Option<&Node>) -> Self {
+        let has =
+            |feature: &str| node.is_some_and(|n| n.client_features.iter().any(|f| f == feature));
+        Self {
+            resource_in_sotw: has(RESOURCE_IN_SOTW),
+            ttl: has(SUPPORTS_TTL),
+        }
+    }
+}
+
+/// Heartbeats of one type on one stream, as `/status` shows them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HeartbeatStatus {
+    /// TTL'd resources the client holds from the last push.
+    pub ttl_resources: usize,
+    pub sent: u64,
+    pub last_at: Option<SystemTime>,
+}
+
+/// One type's heartbeat schedule on one stream.
+#[derive(Debug, Default)]
+pub struct Heartbeats {
+    /// The smallest TTL the client holds (from the last push), and how many TTL'd resources.
+    ttl: Option<Duration>,
+    ttl_resources: usize,
+    /// A push or a heartbeat awaits its ACK or NACK.
+    in_flight: bool,
+    due: Option<Instant>,
+    /// The latest heartbeat's nonce while it is the latest response of the type.
+    nonce: Option<String>,
+    sent: u64,
+    last_at: Option<SystemTime>,
+}
+
+impl Heartbeats {
+    /// A push went out leaving the client holding `ttl_resources` TTL'd resources, the
+    /// shortest living `ttl` (`None`: nothing to keep alive, or the client takes no heartbeats).
+    pub fn on_push(&mut self, ttl: Option<Duration>, ttl_resources: usize) {
+        self.ttl = ttl;
+        self.ttl_resources = ttl_resources;
+        self.in_flight = true;
+        self.due = None;
+        self.nonce = None;
+    }
+
+    /// The latest response (push or heartbeat) was answered.
+    pub fn on_answer(&mut self) {
+        self.in_flight = false;
+    }
+
+    /// Whether `nonce` is the latest heartbeat's (its answer is not a push's ACK or NACK).
+    pub fn answers_heartbeat(&self, nonce: &str) -> bool {
+        !nonce.is_empty() && self.nonce.as_deref() == Some(nonce)
+    }
+
+    /// Whether a heartbeat is due at `now`. A type with nothing in flight and TTL'd resources
+    /// held is scheduled here, half its shortest TTL from `now`.
+    pub fn due(&mut self, now: Instant) -> bool {
+        let Some(ttl) = self.ttl.filter(|_| !self.in_flight) else {
+            self.due = None;
+            return false;
+        };
+        match self.due {
+            None => {
+                self.due = Some(now + ttl / 2);
+                false
+            }
+            Some(due) => due <= now,
+        }
+    }
+
+    /// A heartbeat with `nonce` went out at `at`.
+    pub fn on_sent(&mut self, nonce: String, at: SystemTime) {
+        self.nonce = Some(nonce);
+        self.in_flight = true;
+        self.due = None;
+        self.sent += 1;
+        self.last_at = Some(at);
+    }
+
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.due
+    }
+
+    /// `None` for a type that holds no TTL'd resource and never had a heartbeat.
+    pub fn status(&self) -> Option<HeartbeatStatus> {
+        (self.ttl_resources > 0 || self.sent > 0).then_some(HeartbeatStatus {
+            ttl_resources: self.ttl_resources,
+            sent: self.sent,
+            last_at: self.last_at,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;
