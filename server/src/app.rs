@@ -340,13 +340,15 @@ pub async fn serve_with_codec(
 
 /// [`serve`] for a server started from code (the test kit): streams are listed in `registry`,
 /// so whoever listens on its bus before this call hears every stream from the first; with
-/// `admin`, the admin routes (and CSDS) are served on the xDS port too.
+/// `admin`, the admin routes (and CSDS) are served on the xDS port too; clients are judged as
+/// `conformance` says.
 pub async fn serve_in_process(
     listen: SocketAddr,
     snapshots: watch::Receiver<Arc<Snapshot>>,
     registry: Registry,
     max_message_bytes: usize,
     admin: bool,
+    conformance: Mode,
 ) -> Result<GrpcServer, Error> {
     let codec = Codec::envoy();
     let http = match admin {
@@ -362,7 +364,8 @@ pub async fn serve_in_process(
             csds: None,
         },
     };
-    bind(listen, snapshots, registry, max_message_bytes, codec, http).await
+    let limit = max_message_bytes;
+    bind(listen, snapshots, registry, limit, codec, http, conformance).await
 }
 
 /// What the xDS port serves besides xDS: the admin routes (or what answers in their place),

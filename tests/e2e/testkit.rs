@@ -8,12 +8,12 @@ use bytes::Bytes;
 use xdsloop_client::{Client, ClientConfig, Interest, Source};
 use xdsloop_proto::{Resource, envoy::envoy::config::cluster::v3::Cluster, type_url::CLUSTER};
 use xdsloop_server::{
-    protocol::subscription::Verdict,
+    protocol::{conformance::Mode, subscription::Verdict},
     testkit::{KitError, Resources, TestServer},
 };
 
 use crate::client_support::{demo_dir, drain};
-use crate::harness::http_get;
+use crate::harness::{SotwClient, http_get};
 
 const WAIT: Duration = Duration::from_secs(15);
 
@@ -257,4 +257,23 @@ async fn testkit_admin_serves_status_on_the_xds_port_only_when_asked() {
     client.stop().await;
     let quiet = TestServer::builder().start().await.unwrap();
     assert_eq!(http_get(quiet.addr(), "/status").await.status, 404);
+}
+
+#[tokio::test]
+async fn testkit_await_violation_reports_what_the_judge_found_and_strict_ends_the_stream() {
+    let server = TestServer::builder()
+        .resources([cluster("web", "a")])
+        .conformance(Mode::Strict)
+        .start()
+        .await
+        .unwrap();
+    // A raw client that ACKs with a version the response never had (C4).
+    let mut raw = SotwClient::connect(server.addr(), "n1").await;
+    let first = raw.subscribe(CLUSTER, &[]).await;
+    raw.request(CLUSTER, &[], "not-it", &first.nonce).await;
+    let violation = server.await_violation("n1", WAIT).await.unwrap();
+    assert_eq!(violation.check, "C4.ack-version", "{violation:?}");
+    assert_eq!(server.violations(), [violation]);
+    let ended = raw.try_recv().await.unwrap_err();
+    assert_eq!(ended.code(), tonic::Code::FailedPrecondition, "{ended:?}");
 }

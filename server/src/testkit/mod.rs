@@ -208,6 +208,16 @@ impl TestServer {
             .await
     }
 
+    /// Waits until the conformance judge finds `node` breaking one of the client rules of
+    /// docs/protocol.md (a node that never named itself cannot be awaited: C1).
+    pub async fn await_violation(
+        &self,
+        node: &str,
+        timeout: Duration,
+    ) -> Result<Violation, WaitError> {
+        self.since(Mark(0)).await_violation(node, timeout).await
+    }
+
     /// Every request `node` sent so far, on all its streams, oldest first.
     pub fn requests(&self, node: &str) -> Requests {
         self.journal.read(|kept| Requests {
@@ -270,7 +280,7 @@ impl Since<'_> {
             .await?
         {
             Found::Ack(ack) => Ok(ack),
-            Found::Nack(_) => unreachable!("an ACK query finds ACKs"),
+            _ => unreachable!("an ACK query finds ACKs"),
         }
     }
 
@@ -283,7 +293,19 @@ impl Since<'_> {
     ) -> Result<Nack, WaitError> {
         match self.wait(node, type_name, Want::Nack, timeout).await? {
             Found::Nack(nack) => Ok(nack),
-            Found::Ack(_) => unreachable!("a NACK query finds NACKs"),
+            _ => unreachable!("a NACK query finds NACKs"),
+        }
+    }
+
+    /// [`TestServer::await_violation`], counting only violations after the mark.
+    pub async fn await_violation(
+        &self,
+        node: &str,
+        timeout: Duration,
+    ) -> Result<Violation, WaitError> {
+        match self.wait(node, "", Want::Violation, timeout).await? {
+            Found::Violation(violation) => Ok(*violation),
+            _ => unreachable!("a violation query finds violations"),
         }
     }
 
@@ -294,7 +316,10 @@ impl Since<'_> {
         want: Want<'_>,
         timeout: Duration,
     ) -> Result<Found, WaitError> {
-        let type_url = wait::resolve(type_name);
+        let type_url = match type_name {
+            "" => String::new(),
+            name => wait::resolve(name),
+        };
         let query = Query {
             node,
             type_url: &type_url,

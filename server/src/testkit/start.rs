@@ -15,6 +15,7 @@ use crate::{
         registry::{Registry, timeline},
     },
     app::{self, serve_in_process},
+    protocol::conformance::Mode,
     transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
 };
 
@@ -27,6 +28,7 @@ pub struct Builder {
     fixtures: Option<PathBuf>,
     max_message_bytes: usize,
     admin: bool,
+    conformance: Mode,
 }
 
 impl Default for Builder {
@@ -38,6 +40,7 @@ impl Default for Builder {
             fixtures: None,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             admin: false,
+            conformance: Mode::Report,
         }
     }
 }
@@ -80,6 +83,14 @@ impl Builder {
         self
     }
 
+    /// How clients are judged against the client rules of docs/protocol.md: `Report` (the
+    /// default: [`TestServer::violations`] lists what the judge found), `Strict` (the first
+    /// violation also ends the stream with FAILED_PRECONDITION), or `Off`.
+    pub fn conformance(mut self, mode: Mode) -> Self {
+        self.conformance = mode;
+        self
+    }
+
     pub async fn start(self) -> Result<TestServer, KitError> {
         let has_resources = self.base.is_some() || !self.overlays.is_empty();
         match self.fixtures.clone() {
@@ -104,8 +115,8 @@ impl Builder {
         };
         let registry = Registry::with_timeline_depth(depth);
         let journal = Journal::start(&registry);
-        let limit = self.max_message_bytes;
-        let server = serve_in_process(self.listen, snapshots, registry, limit, self.admin).await?;
+        let (limit, admin, mode) = (self.max_message_bytes, self.admin, self.conformance);
+        let server = serve_in_process(self.listen, snapshots, registry, limit, admin, mode).await?;
         let memory = Mutex::new(memory);
         Ok(TestServer {
             served: Served::Memory {
@@ -121,6 +132,7 @@ impl Builder {
         let mut config = app::Config::new(&dir);
         config.listen = self.listen;
         config.max_message_bytes = self.max_message_bytes;
+        config.conformance = self.conformance;
         config.admin = match self.admin {
             true => Placement::XdsPort,
             false => Placement::Off,

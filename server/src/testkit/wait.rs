@@ -19,6 +19,7 @@ use super::journal::{Journal, Kept};
 use crate::{
     admin::registry::{Registry, StreamStatus},
     protocol::{
+        conformance::Violation,
         subscription::{TypeStatus, Verdict},
         tap::{RequestFacts, What, WireEvent},
     },
@@ -72,12 +73,15 @@ pub enum WaitError {
 pub(super) enum Want<'a> {
     Ack(Option<&'a str>),
     Nack,
+    /// Of any type (the query's `type_url` is empty).
+    Violation,
 }
 
 #[derive(Debug)]
 pub(super) enum Found {
     Ack(Ack),
     Nack(Nack),
+    Violation(Box<Violation>),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -136,10 +140,23 @@ fn lookup(query: &Query<'_>, kept: &Kept, registry: &Registry) -> Option<Found> 
 fn find(query: &Query<'_>, kept: &Kept) -> Option<Found> {
     let events = kept.events.get(query.from.0..)?;
     events.iter().enumerate().find_map(|(i, event)| {
+        if let Want::Violation = query.want {
+            return violation(query, event);
+        }
         let request = concerning(query, event)?;
         let earlier = &kept.events[..query.from.0 + i];
         matches(query, event, request, earlier)
     })
+}
+
+/// The violation `event` reports, if it is one of the query's node.
+fn violation(query: &Query<'_>, event: &WireEvent) -> Option<Found> {
+    match &event.what {
+        What::Violation(v) if event.node.as_deref() == Some(query.node) => {
+            Some(Found::Violation(Box::new((**v).clone())))
+        }
+        _ => None,
+    }
 }
 
 /// The request `event` carries, if it is one of the query's node and type.
@@ -233,6 +250,8 @@ fn in_registry(query: &Query<'_>, registry: &Registry) -> Option<Found> {
                         })
                     })
                 }
+                // The ledgers keep no violations.
+                Want::Violation => None,
                 Want::Nack => status.last_nack.as_ref().map(|nacked| {
                     Found::Nack(Nack {
                         stream: s.id,
@@ -258,6 +277,7 @@ fn describe(query: &Query<'_>, kept: &Kept, registry: &Registry, waited: Duratio
         Want::Ack(Some(version)) => format!("ACK {short} at version {version:?}"),
         Want::Ack(None) => format!("ACK {short}"),
         Want::Nack => format!("NACK {short}"),
+        Want::Violation => "break a client rule".to_string(),
     };
     let mut text = format!(
         "node {:?} did not {wanted} within {}",
@@ -279,7 +299,10 @@ fn describe(query: &Query<'_>, kept: &Kept, registry: &Registry, waited: Duratio
         };
     } else {
         let skip = seen.len().saturating_sub(SHOWN);
-        let _ = write!(text, "; instead, its last {short} messages:");
+        let _ = match short.is_empty() {
+            true => write!(text, "; instead, its last messages:"),
+            false => write!(text, "; instead, its last {short} messages:"),
+        };
         for line in &seen[skip..] {
             let _ = write!(text, "\n  {line}");
         }
@@ -294,7 +317,7 @@ fn describe(query: &Query<'_>, kept: &Kept, registry: &Registry, waited: Duratio
 fn line(event: &WireEvent, type_url: &str) -> Option<String> {
     let stream = event.stream;
     match &event.what {
-        What::Request(r) if *r.type_url == *type_url => {
+        What::Request(r) if type_url.is_empty() || *r.type_url == *type_url => {
             let mut line = format!("stream {stream}: {} ", r.step().label());
             match r.verdict {
                 Verdict::Nack => {
@@ -310,7 +333,7 @@ fn line(event: &WireEvent, type_url: &str) -> Option<String> {
             }
             Some(line)
         }
-        What::Response(r) if *r.type_url == *type_url => {
+        What::Response(r) if type_url.is_empty() || *r.type_url == *type_url => {
             let count = match r.resources.total {
                 1 => "1 resource".to_string(),
                 n => format!("{n} resources"),

@@ -71,7 +71,7 @@ fn ack_query(version: Option<&str>, from: usize) -> Query<'_> {
 fn acked(found: Option<Found>) -> Option<(u64, String)> {
     match found? {
         Found::Ack(ack) => Some((ack.stream, ack.version)),
-        Found::Nack(_) => None,
+        Found::Nack(_) | Found::Violation(_) => None,
     }
 }
 
