@@ -42,3 +42,10 @@ pub use core::store::{Applied, Store};
 pub use core::watch_map::Interest;
 pub use error::ClientError;
 pub use transport::backoff::Backoff;
+
+/// `docs/testkit.md`, compiled and run as a doc-test here rather than in xdsloop-server: its
+/// example tests this client against the server's test kit, and the client already depends on
+/// the server for its tests (the other way round would be a dependency cycle).
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/testkit.md")]
+pub struct TestkitDoc;

@@ -120,6 +120,15 @@ impl Codec {
         self.encode(value, label).map_err(|failure| *failure.error)
     }
 
+    /// An already encoded resource of `type_url`, checked and named like a fixture. Its version
+    /// hashes its JSON form, as a fixture's does: the same message may encode its map fields
+    /// in any order, and equal content must keep one version.
+    pub fn encode_bytes(&self, type_url: &str, bytes: &[u8]) -> Result<Resource, DecodeError> {
+        let json = self.to_json(type_url, bytes)?;
+        let label = format!("a {}", type_url::message_name(type_url));
+        self.encode_owned_resource(json, &label)
+    }
+
     /// [`Codec::encode_owned_resource`], keeping where in the resource a failure is.
     pub(crate) fn encode(
         &self,

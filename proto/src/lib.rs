@@ -66,6 +66,12 @@ pub struct Resource {
 }
 
 impl Resource {
+    /// One resource from its generated message (`Cluster`, `Listener`, ...), checked and named
+    /// like a fixture, versioned by content: equal messages get equal versions.
+    pub fn from_message<M: prost::Message + prost::Name>(message: &M) -> Result<Self, DecodeError> {
+        Codec::envoy().encode_bytes(&M::type_url(), &message.encode_to_vec())
+    }
+
     /// The resource wrapped in a protobuf `Any`, as it goes on the wire.
     pub fn to_any(&self) -> discovery::Any {
         discovery::Any {

@@ -109,3 +109,22 @@ fn errors_name_line_resource_and_field() {
         .unwrap_err();
     assert!(matches!(err, DecodeError::UnknownType { .. }), "{err}");
 }
+
+#[test]
+fn a_generated_message_becomes_a_named_resource_versioned_by_content() {
+    use xdsloop_proto::{Resource, envoy::envoy::config::cluster::v3::Cluster};
+    let cluster = |name: &str, alt_stat_name: &str| Cluster {
+        name: name.into(),
+        alt_stat_name: alt_stat_name.into(),
+        ..Default::default()
+    };
+    let web = Resource::from_message(&cluster("web", "a")).unwrap();
+    assert_eq!(web.type_url, type_url::CLUSTER);
+    assert_eq!(web.name, "web");
+    let again = Resource::from_message(&cluster("web", "a")).unwrap();
+    assert_eq!(web.version, again.version, "equal content, equal version");
+    let edited = Resource::from_message(&cluster("web", "b")).unwrap();
+    assert_ne!(web.version, edited.version, "an edit is a new version");
+    let err = Resource::from_message(&cluster("", "a")).unwrap_err();
+    assert!(matches!(err, DecodeError::MissingName { .. }), "{err}");
+}

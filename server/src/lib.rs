@@ -23,6 +23,8 @@
 //!   and response bodies, ADS, the per-type services, REST-JSON, health and reflection, and the
 //!   transcript recorder fed by the bus.
 //! - [`app`]: wiring: bind, start the watcher and the servers, shut down cleanly.
+//! - [`testkit`]: the server in a Rust test: resources given in code, awaits for a node's ACKs
+//!   and NACKs, the requests it sent.
 //!
 //! [`error`] is the crate's one error type, usable from every layer.
 
@@ -33,6 +35,7 @@ pub mod error;
 pub mod net;
 pub mod protocol;
 pub mod snapshot;
+pub mod testkit;
 pub mod transport;
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ pub const SERVER_LAYERS: &[&str] = &[
     "admin",
     "transport",
     "app",
+    "testkit",
 ];
 pub const CLIENT_LAYERS: &[&str] = &[
     "error",

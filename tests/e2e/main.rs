@@ -31,6 +31,7 @@ mod status;
 
 mod streams;
 mod tap;
+mod testkit;
 mod transcript_golden;
 mod ttl;
 mod versions;

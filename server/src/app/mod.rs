@@ -22,7 +22,7 @@ use xdsloop_proto::{Codec, redact::Secrets};
 
 pub use self::listener::{HttpServer, SHUTDOWN_GRACE};
 use self::source::Source;
-pub use self::xds::{GrpcServer, serve, serve_with_codec};
+pub use self::xds::{GrpcServer, serve, serve_in_process, serve_with_codec};
 use crate::{
     Error, Snapshot,
     admin::registry::{Registry, timeline},

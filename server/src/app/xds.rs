@@ -9,6 +9,7 @@ use xdsloop_proto::{Codec, csds::CSDS_SERVICE, services::ADS_SERVICE};
 
 use crate::{
     Error, Snapshot,
+    admin::Admin,
     admin::csds::service::Csds,
     admin::registry::Registry,
     app::listener::{self, HttpServer},
@@ -102,6 +103,48 @@ pub async fn serve_with_codec(
     let addr = server.addr();
     info!(%addr, "xDS listening on {addr} (ADS and per-type services: SotW, Delta, Fetch; REST-JSON)");
     Ok(server)
+}
+
+/// [`serve`] for a server started from code (the test kit): streams are listed in `registry`,
+/// so whoever listens on its bus before this call hears every stream from the first; with
+/// `admin`, the admin routes (and CSDS) are served on the xDS port too; clients are judged as
+/// `conformance` says.
+pub async fn serve_in_process(
+    listen: SocketAddr,
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    registry: Registry,
+    max_message_bytes: usize,
+    admin: bool,
+    conformance: Mode,
+) -> Result<GrpcServer, Error> {
+    let codec = Codec::envoy();
+    let http = match admin {
+        true => {
+            let state = Admin::new(registry.clone(), snapshots.clone(), None, codec.clone());
+            Http {
+                csds: Some(state.csds()),
+                routes: state.router(),
+            }
+        }
+        false => Http {
+            routes: axum::Router::new(),
+            csds: None,
+        },
+    };
+    let limits = Limits::default();
+    let port = XdsPort {
+        listener: listen_on(listen).await?,
+        max_message_bytes,
+        listening: Listening {
+            limits,
+            stats: NetStats::new(limits.max_connections),
+            tls: None,
+        },
+        conformance,
+        replay: None,
+        scenarios: Scenarios::new(),
+    };
+    port.serve(snapshots, registry, codec, http).await
 }
 
 /// Binds `listen`, naming the address in the error.

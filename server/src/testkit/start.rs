@@ -1,0 +1,149 @@
+//! Starting a test server: what it serves, where it listens.
+
+use std::{
+    net::SocketAddr,
+    path::PathBuf,
+    sync::{Arc, Mutex},
+};
+
+use tokio::sync::watch;
+
+use super::{KitError, Resources, Served, TestServer, journal::Journal, memory::Memory};
+use crate::{
+    admin::{
+        Placement,
+        registry::{Registry, timeline},
+    },
+    app::{self, serve_in_process},
+    protocol::conformance::Mode,
+    transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
+};
+
+/// How a [`TestServer`] starts. By default: on `127.0.0.1:0`, serving nothing, no admin routes.
+#[derive(Debug, Clone)]
+pub struct Builder {
+    listen: SocketAddr,
+    base: Option<Resources>,
+    overlays: Vec<(String, Resources)>,
+    fixtures: Option<PathBuf>,
+    max_message_bytes: usize,
+    admin: bool,
+    conformance: Mode,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            base: None,
+            overlays: Vec::new(),
+            fixtures: None,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            admin: false,
+            conformance: Mode::Report,
+        }
+    }
+}
+
+impl Builder {
+    /// What every node is served (see [`TestServer::set_resources`]).
+    pub fn resources(mut self, resources: impl Into<Resources>) -> Self {
+        self.base = Some(resources.into());
+        self
+    }
+
+    /// What `node` is served over the base set: same-named resources replace base ones.
+    pub fn node_resources(mut self, node: &str, resources: impl Into<Resources>) -> Self {
+        self.overlays.push((node.to_string(), resources.into()));
+        self
+    }
+
+    /// Serves a fixture directory instead, watched and reloaded as `xdsloop-server` does.
+    pub fn fixtures(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.fixtures = Some(dir.into());
+        self
+    }
+
+    /// Listens on `addr`: the address of a server stopped earlier, to test a reconnect.
+    pub fn listen(mut self, addr: SocketAddr) -> Self {
+        self.listen = addr;
+        self
+    }
+
+    /// The gRPC message limit, both ways (S13).
+    pub fn max_message_bytes(mut self, limit: usize) -> Self {
+        self.max_message_bytes = limit;
+        self
+    }
+
+    /// Serves the admin routes (`/status`, `/snapshot`, ...) on the xDS port, with each
+    /// stream's last events, as `xdsloop-server` does by default.
+    pub fn admin(mut self) -> Self {
+        self.admin = true;
+        self
+    }
+
+    /// How clients are judged against the client rules of docs/protocol.md: `Report` (the
+    /// default: [`TestServer::violations`] lists what the judge found), `Strict` (the first
+    /// violation also ends the stream with FAILED_PRECONDITION), or `Off`.
+    pub fn conformance(mut self, mode: Mode) -> Self {
+        self.conformance = mode;
+        self
+    }
+
+    pub async fn start(self) -> Result<TestServer, KitError> {
+        let has_resources = self.base.is_some() || !self.overlays.is_empty();
+        match self.fixtures.clone() {
+            Some(_) if has_resources => Err(KitError::TwoSources),
+            Some(dir) => self.start_fixtures(dir).await,
+            None => self.start_memory().await,
+        }
+    }
+
+    async fn start_memory(self) -> Result<TestServer, KitError> {
+        let mut memory = Memory::default();
+        let mut snapshot = memory.set(None, self.base.unwrap_or_default())?;
+        for (node, resources) in self.overlays {
+            snapshot = memory.set(Some(&node), resources)?;
+        }
+        let (source, snapshots) = watch::channel(Arc::new(snapshot));
+        // Nobody reads a timeline without admin routes.
+        let depth = if self.admin {
+            timeline::DEFAULT_DEPTH
+        } else {
+            0
+        };
+        let registry = Registry::with_timeline_depth(depth);
+        let journal = Journal::start(&registry);
+        let (limit, admin, mode) = (self.max_message_bytes, self.admin, self.conformance);
+        let server = serve_in_process(self.listen, snapshots, registry, limit, admin, mode).await?;
+        let memory = Mutex::new(memory);
+        Ok(TestServer {
+            served: Served::Memory {
+                server,
+                source,
+                memory,
+            },
+            journal,
+        })
+    }
+
+    async fn start_fixtures(self, dir: PathBuf) -> Result<TestServer, KitError> {
+        let mut config = app::Config::new(&dir);
+        config.listen = self.listen;
+        config.max_message_bytes = self.max_message_bytes;
+        config.conformance = self.conformance;
+        config.admin = match self.admin {
+            true => Placement::XdsPort,
+            false => Placement::Off,
+        };
+        let running = app::start(config).await?;
+        // Streams opened before this line (only possible on a fixed `listen` address that a
+        // client was already dialling) are not in the journal.
+        let journal = Journal::start(&running.registry);
+        Ok(TestServer {
+            served: Served::Fixtures { running, dir },
+            journal,
+        })
+    }
+}
