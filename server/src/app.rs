@@ -19,6 +19,7 @@ use crate::{
     admin::registry::{Registry, timeline},
     admin::{self, Admin, AdminServer, Placement},
     config::watch::{ReloadStatus, Settings, Watcher},
+    protocol::conformance::Mode,
     transport::ads::Ads,
     transport::discovery::{DEFAULT_MAX_MESSAGE_BYTES, Discovery},
     transport::introspection::{self, ServingReporter},
@@ -56,6 +57,8 @@ pub struct Config {
     pub timeline_depth: usize,
     /// Write a transcript of every stream (`--record`).
     pub record: Option<Recording>,
+    /// How each client is judged against the client rules (`--conformance`, `--strict`).
+    pub conformance: Mode,
 }
 
 impl Config {
@@ -71,6 +74,7 @@ impl Config {
             admin: Placement::XdsPort,
             timeline_depth: timeline::DEFAULT_DEPTH,
             record: None,
+            conformance: Mode::Report,
         }
     }
 }
@@ -157,6 +161,7 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         config.max_message_bytes,
         codec,
         http,
+        config.conformance,
     )
     .await?;
     let admin_addr = match config.admin {
@@ -326,6 +331,7 @@ pub async fn serve_with_codec(
         max_message_bytes,
         codec,
         no_admin,
+        Mode::Report,
     )
     .await?;
     let addr = server.addr();
@@ -348,6 +354,7 @@ async fn bind(
     max_message_bytes: usize,
     codec: Codec,
     http: Http,
+    conformance: Mode,
 ) -> Result<GrpcServer, Error> {
     let bind_error = |source| Error::Bind {
         addr: listen.to_string(),
@@ -358,7 +365,8 @@ async fn bind(
     let (stop, stopped) = watch::channel(false);
     let fetcher = Fetcher::new(snapshots.clone());
     let discovery = Discovery::new(snapshots, registry.clone(), stopped.clone())
-        .with_max_message_bytes(max_message_bytes);
+        .with_max_message_bytes(max_message_bytes)
+        .with_conformance(conformance);
     let per_type = PerType::new(discovery.clone(), fetcher.clone());
     let ads = Ads::new(discovery, max_message_bytes);
     let mut routes = tonic::service::Routes::builder();

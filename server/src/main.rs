@@ -12,6 +12,7 @@ use xdsloop_server::{
     admin::status::remote::{self, Output},
     app::{self, Config, DEFAULT_LISTEN},
     config::fixtures,
+    protocol::conformance::Mode,
     transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
     transport::record::Recording,
 };
@@ -159,6 +160,21 @@ struct ServeArgs {
     /// With --record: also write every resource sent, as proto3 JSON, in each response line.
     #[arg(long, requires = "record")]
     record_resources: bool,
+    /// Judge every client against the client rules of docs/protocol.md (C1, C4, C5, C10,
+    /// C11, C12, C20) as it runs: each violation is logged with its evidence, counted per
+    /// stream and shown in /status and transcripts. `off` turns the judge off.
+    #[arg(long, value_enum, value_name = "on|off", default_value_t = Judging::On)]
+    conformance: Judging,
+    /// End a client's stream at its first violation, with FAILED_PRECONDITION naming the
+    /// rule and the evidence (for client authors' CI: a violation fails loudly).
+    #[arg(long, conflicts_with = "conformance")]
+    strict: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Judging {
+    On,
+    Off,
 }
 
 fn main() -> ExitCode {
@@ -232,6 +248,11 @@ async fn run(cli: ServeArgs, format: LogFormat) -> ExitCode {
             path,
             resources: cli.record_resources,
         }),
+        conformance: match (cli.conformance, cli.strict) {
+            (Judging::Off, _) => Mode::Off,
+            (Judging::On, true) => Mode::Strict,
+            (Judging::On, false) => Mode::Report,
+        },
     };
     let running = match app::start(config).await {
         Ok(running) => running,

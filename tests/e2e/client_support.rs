@@ -15,7 +15,7 @@ use xdsloop_client::{
 };
 use xdsloop_server::Snapshot;
 use xdsloop_server::app::{self, Running};
-use xdsloop_tests::copy_dir;
+use xdsloop_tests::{NoViolations, copy_dir};
 
 /// Longest wait for something that should happen; waits end as soon as it does.
 pub const WAIT: Duration = Duration::from_secs(15);
@@ -32,6 +32,8 @@ pub fn demo_dir() -> PathBuf {
 pub struct Served {
     pub dir: TempDir,
     pub running: Running,
+    /// Checks, when the server stops or drops, that xdsloop-client broke no client rule.
+    pub judge: NoViolations,
 }
 
 impl Served {
@@ -47,7 +49,12 @@ impl Served {
         config.debounce = DEBOUNCE;
         config.max_message_bytes = MAX_MESSAGE_BYTES;
         let running = app::start(config).await.unwrap();
-        Self { dir, running }
+        let judge = NoViolations::new(running.registry.clone());
+        Self {
+            dir,
+            running,
+            judge,
+        }
     }
 
     pub fn addr(&self) -> SocketAddr {

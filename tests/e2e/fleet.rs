@@ -13,7 +13,7 @@ use xdsloop_server::{
     app::{self, Config, Running},
 };
 
-use crate::harness::{cluster, endpoints};
+use crate::harness::{NoViolations, cluster, endpoints};
 
 const NODES: usize = 200;
 const CLUSTERS: usize = 10;
@@ -44,7 +44,8 @@ fn write_endpoints(dir: &Path, first_port: u32) {
     write_json(dir, "endpoints.json", &Value::Array(all));
 }
 
-async fn serve_fixtures() -> (TempDir, Running) {
+/// The server, and the guard that fails the test if xdsloop-client broke a client rule.
+async fn serve_fixtures() -> (TempDir, Running, NoViolations) {
     let dir = tempfile::tempdir().unwrap();
     write_clusters(dir.path(), &[]);
     write_endpoints(dir.path(), 8000);
@@ -52,7 +53,8 @@ async fn serve_fixtures() -> (TempDir, Running) {
     config.listen = "127.0.0.1:0".parse().unwrap();
     config.debounce = Duration::from_millis(20);
     let running = app::start(config).await.unwrap_or_else(|e| panic!("{e}"));
-    (dir, running)
+    let judge = NoViolations::new(running.registry.clone());
+    (dir, running, judge)
 }
 
 fn version(snapshot: &Snapshot, type_url: &str) -> String {
@@ -116,7 +118,7 @@ async fn converged(fleet: &Fleet, snapshot: &Snapshot) -> FleetReport {
 }
 
 async fn fleet_converges_and_follows_an_endpoint_edit(mode: Mode) {
-    let (dir, running) = serve_fixtures().await;
+    let (dir, running, _judge) = serve_fixtures().await;
     let first = running.snapshots.borrow().clone();
     let fleet = start_fleet(&running, mode, &[]);
     let report = converged(&fleet, &first).await;
@@ -157,7 +159,7 @@ async fn delta_fleet_of_200_converges_and_sees_a_fixture_edit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fleet_report_shows_every_node_nacking_a_rejected_cluster() {
-    let (dir, running) = serve_fixtures().await;
+    let (dir, running, _judge) = serve_fixtures().await;
     let first = running.snapshots.borrow().clone();
     let fleet = start_fleet(&running, Mode::Sotw, &[(CLUSTER, "bad")]);
     converged(&fleet, &first).await;
@@ -191,7 +193,7 @@ async fn fleet_report_shows_every_node_nacking_a_rejected_cluster() {
 /// again, and the report counts the reconnects.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fleet_reconnects_after_a_server_restart() {
-    let (dir, running) = serve_fixtures().await;
+    let (dir, running, _judge) = serve_fixtures().await;
     let first = running.snapshots.borrow().clone();
     let fleet = start_fleet(&running, Mode::Sotw, &[]);
     converged(&fleet, &first).await;
@@ -205,6 +207,7 @@ async fn fleet_reconnects_after_a_server_restart() {
     let mut config = Config::new(dir.path());
     config.listen = addr;
     let running = app::start(config).await.unwrap_or_else(|e| panic!("{e}"));
+    let _judge_after_restart = NoViolations::new(running.registry.clone());
     // Nodes keep what they held; each resubscribes and gets CDS and EDS again.
     until(&fleet, "every node to resubscribe", |p| {
         p.streams_open == NODES && p.responses >= down.responses + 2 * NODES as u64
@@ -221,7 +224,7 @@ async fn fleet_cli_prints_a_json_report() {
     use clap::Parser;
     use xdsloop_client::fleet::command::{FleetArgs, run};
 
-    let (_dir, running) = serve_fixtures().await;
+    let (_dir, running, _judge) = serve_fixtures().await;
     let args = FleetArgs::parse_from([
         "fleet",
         "--server",

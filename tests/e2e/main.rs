@@ -10,6 +10,7 @@ mod client_sources;
 mod client_sources_file;
 mod client_support;
 mod client_sync;
+mod conformance;
 mod csds;
 mod delta;
 mod examples;

@@ -104,7 +104,11 @@ async fn registry_lists_streams_with_node_subscriptions_and_acks() {
 
 #[tokio::test]
 async fn shutdown_ends_open_streams_and_completes() {
-    let TestServer { server, source } = TestServer::start(two_clusters(1).build()).await;
+    let TestServer {
+        server,
+        source,
+        judge: _judge,
+    } = TestServer::start(two_clusters(1).build()).await;
     let mut client = SotwClient::connect(server.addr(), "node-1").await;
     client.subscribe(CLUSTER, &[]).await;
     within("the server to shut down", server.shutdown())

@@ -22,6 +22,7 @@ from pathlib import Path
 import csds_check
 import fixture_edits as fx
 import harness
+import judge
 from harness import Proc, Setup
 
 HERE = Path(__file__).resolve().parent
@@ -205,11 +206,13 @@ def start_backends(python: Path) -> tuple[dict[str, int], list[Proc]]:
     return ports, procs
 
 
-def start_server(binary: Path, fixtures: Path) -> tuple[int, str, Proc]:
-    """Starts the server on free ports; returns its gRPC port, its admin address and the process."""
+def start_server(binary: Path, fixtures: Path, work: Path) -> tuple[int, str, Proc]:
+    """Starts the server on free ports; returns its gRPC port, its admin address and the process.
+    It records every stream to server.jsonl in the work directory (kept with --keep)."""
     env = dict(os.environ, NO_COLOR="1", RUST_LOG=os.environ.get("INTEROP_RUST_LOG", "info"))
     # The admin routes (/status) are served on the xDS port: one free port is all it takes.
-    argv = [str(binary), "--fixtures", str(fixtures), "--listen", "127.0.0.1:0"]
+    argv = [str(binary), "--fixtures", str(fixtures), "--listen", "127.0.0.1:0",
+            "--record", str(work / "server.jsonl")]
     server = Proc("xdsloop-server", argv, env=env)
     # The server prints the addresses it bound: no port is guessed, so nothing can collide.
     lines = server.out.wait(lambda ls: ls[:2] if len(ls) >= 2 else None, START_TIMEOUT_S)
@@ -377,7 +380,7 @@ def run(r: Report, work: Path) -> None:
         procs += backends
         fixtures = work / "fixtures"
         fx.copy_with_ports(source, fixtures, ports["A"], ports["B"])
-        server_port, admin, server = start_server(binary, fixtures)
+        server_port, admin, server = start_server(binary, fixtures, work)
         procs.append(server)
         client = start_client(python, write_bootstrap(work, server_port))
         procs.append(client)
@@ -386,6 +389,11 @@ def run(r: Report, work: Path) -> None:
         scenario(r, Calls(client), server, admin, fixtures, ports, csds)
         ttl(r, Calls(client), admin, fixtures / fx.ENDPOINTS_FILE, ports)
         federation(r, python, work, server_port, admin, procs)
+        status = fetch_status(admin)
+        r.check("the conformance judge found no client violation by gRPC's xDS clients over "
+                "the whole run (C rules)", *judge.no_violations(status))
+        r.check("that check fails on a copy of /status with a violation added",
+                *judge.notices_a_violation(status))
         if r.failed > failed_before:
             print("\n".join(p.tail() for p in procs), file=sys.stderr)
     finally:

@@ -17,3 +17,56 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Fails the test unless the server's conformance judge found nothing: every server a test
+/// starts holds one, so no test can forget to check that xdsloop-client (or a well-behaved raw
+/// client) broke no client rule. Checked when the guard drops (with the server), or at once
+/// with [`NoViolations::check`]. A test whose client misbehaves on purpose says so with
+/// [`NoViolations::allow`].
+#[derive(Debug)]
+pub struct NoViolations {
+    registry: xdsloop_server::admin::registry::Registry,
+    allowed: bool,
+}
+
+impl NoViolations {
+    pub fn new(registry: xdsloop_server::admin::registry::Registry) -> Self {
+        Self {
+            registry,
+            allowed: false,
+        }
+    }
+
+    /// This test's clients break client rules on purpose (raw protocol tests, the check
+    /// suite's probes, the conformance tests).
+    pub fn allow(&mut self) {
+        self.allowed = true;
+    }
+
+    /// Panics, listing them, if the judge found violations so far.
+    pub fn check(&self) {
+        let found = self.registry.counters().violations;
+        if found == 0 {
+            return;
+        }
+        let open = self.registry.streams();
+        let closed = self.registry.recently_closed();
+        let streams = open.iter().chain(closed.iter().map(|c| &c.stream));
+        let lines: Vec<String> = streams
+            .flat_map(|s| s.violations.last.iter().map(move |v| (s.id, v)))
+            .map(|(id, v)| format!("  stream {id}: {v}"))
+            .collect();
+        panic!(
+            "the conformance judge found {found} client violation(s):\n{}",
+            lines.join("\n")
+        );
+    }
+}
+
+impl Drop for NoViolations {
+    fn drop(&mut self) {
+        if !self.allowed && !std::thread::panicking() {
+            self.check();
+        }
+    }
+}

@@ -94,6 +94,7 @@ impl Admin {
         };
         let mut document = status::build(inputs, node);
         document.counters = self.registry.counters();
+        document.violations = status::violations::totals(&self.registry.violations());
         document.recorder = self.registry.recorder().map(|r| r.view());
         document
     }

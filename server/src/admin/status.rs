@@ -11,8 +11,9 @@ mod rfc3339;
 mod state;
 mod summary;
 pub mod table;
+pub mod violations;
 
-use std::time::SystemTime;
+use std::{collections::BTreeMap, time::SystemTime};
 
 use serde::{Deserialize, Serialize};
 use xdsloop_proto::type_url;
@@ -29,6 +30,7 @@ pub use summary::{
     InProgressView, OverlaySummary, ReloadSummary, SnapshotSummary, TypeSummary, WatcherView,
 };
 use summary::{reload_summary, snapshot_summary};
+use violations::ViolationsView;
 
 pub use self::state::{Answer, SyncState, answer, served_version, sync_state, view_hash};
 
@@ -46,6 +48,10 @@ pub struct StatusDocument {
     /// Totals since the server started.
     #[serde(default)]
     pub counters: Counters,
+    /// Conformance violations since the server started, by check (`C5.nack-version`); their
+    /// total is `counters.violations`.
+    #[serde(default)]
+    pub violations: BTreeMap<String, u64>,
     /// The transcript recorder (`--record`), if one runs.
     #[serde(default)]
     pub recorder: Option<RecorderView>,
@@ -87,6 +93,9 @@ pub struct StreamView {
     /// The stream's last few events, oldest first, as transcript lines.
     #[serde(default)]
     pub recent: Vec<RecentEvent>,
+    /// What the conformance judge found on this stream.
+    #[serde(default)]
+    pub violations: ViolationsView,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -202,6 +211,7 @@ pub fn build(inputs: Inputs<'_>, node: Option<&str>) -> StatusDocument {
         reload: reload_summary(inputs.reload),
         totals: totals(&streams),
         counters: Counters::default(),
+        violations: BTreeMap::new(),
         recorder: None,
         streams,
         recently_closed,
@@ -249,6 +259,7 @@ fn stream_view(
         disconnected_at,
         types,
         recent: events::recent(&stream.recent),
+        violations: violations::view(&stream.violations),
     }
 }
 

@@ -65,7 +65,7 @@ pub enum What {
     Response(Box<ResponseFacts>),
     /// A fault that has no response to carry its mark (stream-level, or a dropped response).
     Fault(Box<FaultFacts>),
-    Violation(Box<Violation>),
+    Violation(Arc<Violation>),
     Closed(Closed),
 }
 

@@ -15,7 +15,7 @@ use xdsloop_proto::discovery::DeltaDiscoveryRequest;
 use crate::{
     Snapshot,
     admin::registry::{Registry, StreamKind},
-    protocol::conformance::Judge,
+    protocol::conformance::{Conformance, Mode, nodes::Peer},
     protocol::delta::DeltaStream,
     protocol::faults::stage::FaultStage,
     protocol::machine::StreamMachine,
@@ -39,6 +39,7 @@ pub struct Discovery {
     registry: Registry,
     shutdown: watch::Receiver<bool>,
     max_message_bytes: usize,
+    conformance: Conformance,
 }
 
 impl Discovery {
@@ -53,7 +54,14 @@ impl Discovery {
             registry,
             shutdown,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            conformance: Conformance::default(),
         }
+    }
+
+    /// How every stream's client is judged (`--conformance`, `--strict`).
+    pub fn with_conformance(mut self, mode: Mode) -> Self {
+        self.conformance = Conformance::new(mode);
+        self
     }
 
     /// The gRPC message limit the serving tonic services use, so streams can log responses
@@ -121,7 +129,14 @@ impl Discovery {
         let kit = StreamKit {
             kind,
             tap,
-            judge: Judge::new(),
+            judge: self.conformance.judge(
+                id,
+                kind,
+                peer.map(|p| Peer {
+                    addr: p.to_string().into(),
+                    ip: p.ip().to_string().into(),
+                }),
+            ),
             faults: FaultStage::new(),
         };
         tokio::spawn(stream::run(machine, requests, feeds, tx, kit));

@@ -10,6 +10,7 @@ use xdsloop_server::{
     app::{self, Config, Running},
     config::watch::ReloadStatus,
 };
+use xdsloop_tests::NoViolations;
 
 use super::within;
 
@@ -17,6 +18,8 @@ use super::within;
 pub struct FixtureServer {
     pub dir: TempDir,
     pub running: Running,
+    /// Checks, when the server drops, that its clients broke no client rule.
+    pub judge: NoViolations,
 }
 
 impl FixtureServer {
@@ -47,7 +50,17 @@ impl FixtureServer {
         config.debounce = Duration::from_millis(20);
         configure(&mut config);
         let running = app::start(config).await.unwrap_or_else(|e| panic!("{e}"));
-        Self { dir, running }
+        let judge = NoViolations::new(running.registry.clone());
+        Self {
+            dir,
+            running,
+            judge,
+        }
+    }
+
+    /// This test's clients break client rules on purpose.
+    pub fn allow_violations(&mut self) {
+        self.judge.allow();
     }
 
     pub fn addr(&self) -> SocketAddr {

@@ -24,6 +24,7 @@ use xdsloop_server::{
     app::{GrpcServer, serve},
     transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
 };
+pub use xdsloop_tests::NoViolations;
 
 pub use clients::*;
 pub use events::Events;
@@ -42,6 +43,8 @@ pub const QUIET: Duration = Duration::from_millis(300);
 pub struct TestServer {
     pub server: GrpcServer,
     pub source: watch::Sender<Arc<Snapshot>>,
+    /// Checks, when the server drops, that its clients broke no client rule.
+    pub judge: NoViolations,
 }
 
 impl TestServer {
@@ -55,7 +58,17 @@ impl TestServer {
         let server = serve(listen, snapshots, max_message_bytes)
             .await
             .expect("server starts on a free port");
-        Self { server, source }
+        let judge = NoViolations::new(server.registry().clone());
+        Self {
+            server,
+            source,
+            judge,
+        }
+    }
+
+    /// This test's clients break client rules on purpose.
+    pub fn allow_violations(&mut self) {
+        self.judge.allow();
     }
 
     pub fn addr(&self) -> SocketAddr {

@@ -134,6 +134,7 @@ async fn status_command_prints_a_table_of_nodes_and_types_with_nack_reasons() {
             "STREAM",
             "TRANSPORT",
             "PEER",
+            "VIOL",
             "TYPE",
             "STATE",
             "SUBSCRIBED",
@@ -149,19 +150,20 @@ async fn status_command_prints_a_table_of_nodes_and_types_with_nack_reasons() {
         .collect();
     assert_eq!(rows.len(), 2, "one row per node and type:\n{table}");
     assert_eq!(rows[0][0], "bad-node", "sorted by node");
-    assert_eq!((rows[0][4], rows[0][5]), ("lds", "NACKED"));
+    assert_eq!(rows[0][4], "0", "VIOL: the NACK broke no client rule");
+    assert_eq!((rows[0][5], rows[0][6]), ("lds", "NACKED"));
     assert!(
         lines[header + 1].ends_with(": listener l: port 10000 is taken"),
         "{table}"
     );
     assert_eq!(
-        (rows[1][0], rows[1][4], rows[1][5]),
+        (rows[1][0], rows[1][5], rows[1][6]),
         ("good-node", "cds", "SYNCED")
     );
     assert_eq!(rows[1][2], "ads-sotw");
     // SENT is "<version> #<nonce>": two words.
-    assert_eq!(rows[1][8], &version[..8], "SENT version, shortened");
-    assert_eq!(rows[1][10], &version[..8], "ACKED version, shortened");
+    assert_eq!(rows[1][9], &version[..8], "SENT version, shortened");
+    assert_eq!(rows[1][11], &version[..8], "ACKED version, shortened");
 
     let json = remote::command(&admin, remote::Output::Json).await.unwrap();
     let doc: Value = serde_json::from_str(&json).unwrap();

@@ -12,12 +12,14 @@
 //!   status;
 //! - [`bus`]: every stream's events as they happen, for listeners (recorder, tests, page);
 //! - [`stats`]: server-wide counters, and the recorder's progress;
-//! - [`lineage`]: what each node's earlier streams had (subscribe vs resubscribe).
+//! - [`lineage`]: what each node's earlier streams had (subscribe vs resubscribe);
+//! - [`violations`]: what the conformance judge found on each stream.
 
 pub mod bus;
 pub mod lineage;
 pub mod stats;
 pub mod timeline;
+pub mod violations;
 
 use std::{
     collections::{BTreeMap, BTreeSet, VecDeque},
@@ -30,11 +32,12 @@ use std::{
 };
 
 pub use crate::protocol::kind::{StreamKind, Variant};
-use crate::protocol::{subscription::TypeStatus, tap::WireEvent};
+use crate::protocol::{conformance::Violation, subscription::TypeStatus, tap::WireEvent};
 use bus::Bus;
 use lineage::Lineage;
 use stats::{Counters, RecorderStats, Tally};
 use timeline::Timeline;
+use violations::Violations;
 
 /// One open stream.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,6 +52,8 @@ pub struct StreamStatus {
     pub types: BTreeMap<String, TypeStatus>,
     /// Its last few events (empty with `--timeline-depth 0`).
     pub recent: Timeline,
+    /// What the conformance judge found on it.
+    pub violations: Violations,
 }
 
 /// A stream that ended, as it was when it ended.
@@ -68,6 +73,8 @@ struct Streams {
     /// Oldest first; at most [`RECENTLY_CLOSED`].
     closed: VecDeque<ClosedStream>,
     counters: Counters,
+    /// Violations since start-up, by check.
+    violations: BTreeMap<&'static str, u64>,
     lineage: Lineage,
 }
 
@@ -115,6 +122,7 @@ impl Registry {
             connected_since: SystemTime::now(),
             types: BTreeMap::new(),
             recent: Timeline::default(),
+            violations: Violations::default(),
         };
         let mut streams = self.lock();
         streams.open.insert(id, status);
@@ -152,6 +160,11 @@ impl Registry {
     /// Totals since start-up.
     pub fn counters(&self) -> Counters {
         self.lock().counters
+    }
+
+    /// Conformance violations since start-up, by check (`C5.nack-version`).
+    pub fn violations(&self) -> BTreeMap<&'static str, u64> {
+        self.lock().violations.clone()
     }
 
     /// Every stream's events from now on (see [`bus`]).
@@ -195,6 +208,8 @@ pub struct Publish {
     pub events: Vec<Arc<WireEvent>>,
     /// What it did since it last published (reset).
     pub tally: Tally,
+    /// What the conformance judge found since it last published (drained).
+    pub violations: Vec<Arc<Violation>>,
 }
 
 impl StreamEntry {
@@ -229,9 +244,16 @@ impl StreamEntry {
         let depth = self.registry.depth;
         let mut streams = self.registry.lock();
         streams.counters.add(std::mem::take(&mut publish.tally));
+        for v in &publish.violations {
+            *streams.violations.entry(v.check).or_default() += 1;
+        }
         let Some(s) = streams.open.get_mut(&self.id) else {
+            publish.violations.clear();
             return;
         };
+        for violation in publish.violations.drain(..) {
+            s.violations.add(violation);
+        }
         for status in publish.types.drain(..) {
             s.types.insert(status.type_url.clone(), status);
         }

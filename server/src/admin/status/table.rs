@@ -17,11 +17,13 @@ pub fn render(doc: &StatusDocument, now: SystemTime) -> String {
     } else {
         out.push('\n');
         out.push_str(&table(&open, now, false));
+        out.push_str(&violations(&open));
     }
     if !doc.recently_closed.is_empty() {
         let closed: Vec<&StreamView> = doc.recently_closed.iter().collect();
         out.push_str("\nrecently closed (most recent first)\n");
         out.push_str(&table(&closed, now, true));
+        out.push_str(&violations(&closed));
     }
     out
 }
@@ -93,7 +95,7 @@ fn types_line(types: &[TypeSummary]) -> String {
 }
 
 fn table(streams: &[&StreamView], now: SystemTime, closed: bool) -> String {
-    let mut head = vec!["NODE", "STREAM", "TRANSPORT", "PEER"];
+    let mut head = vec!["NODE", "STREAM", "TRANSPORT", "PEER", "VIOL"];
     if closed {
         head.push("CLOSED");
     }
@@ -113,6 +115,7 @@ fn table(streams: &[&StreamView], now: SystemTime, closed: bool) -> String {
             stream.id.to_string(),
             stream.transport.clone(),
             stream.peer.clone().unwrap_or_else(|| "-".into()),
+            stream.violations.count.to_string(),
         ];
         if closed {
             lead.push(stream.disconnected_at.map_or("-".into(), |at| age(now, at)));
@@ -129,6 +132,31 @@ fn table(streams: &[&StreamView], now: SystemTime, closed: bool) -> String {
         }
     }
     align(&rows)
+}
+
+/// Each stream's last conformance violations, with the judge's evidence.
+fn violations(streams: &[&StreamView]) -> String {
+    let mut out = String::new();
+    for stream in streams.iter().filter(|s| s.violations.count > 0) {
+        let v = &stream.violations;
+        let node = stream.node_id.as_deref().unwrap_or("-");
+        let _ = writeln!(
+            out,
+            "violations on stream {} (node {node}): {} (last {} shown)",
+            stream.id,
+            v.count,
+            v.last.len()
+        );
+        for violation in &v.last {
+            let _ = writeln!(
+                out,
+                "  {}: {}",
+                violation.check,
+                one_line(&violation.message)
+            );
+        }
+    }
+    out
 }
 
 fn type_cells(t: &TypeView, now: SystemTime) -> [String; 7] {

@@ -302,6 +302,7 @@ fn json_field_names_are_the_documented_ones() {
         "snapshot",
         "streams",
         "totals",
+        "violations",
     ];
     assert_eq!(keys(&json), top);
     let stream = &json["streams"][0];
@@ -313,8 +314,11 @@ fn json_field_names_are_the_documented_ones() {
         "recent",
         "transport",
         "types",
+        "violations",
     ];
     assert_eq!(keys(stream), stream_keys);
+    let violations = ["by_check", "count", "last"];
+    assert_eq!(keys(&stream["violations"]), violations);
     assert_eq!(stream["peer"], "127.0.0.1:5000");
     let cds = &stream["types"][0];
     let type_keys = [

@@ -4,16 +4,40 @@
 //! One [`Judge`] per stream runs inline in the stream loop (a strict server must be able to
 //! close the stream on the request that broke a rule). It reads the machine's own ledger
 //! *before* the machine handles a request, so it keeps no copy of the protocol state, and it
-//! allocates nothing while a client behaves. Each rule is a field of the judge, checked by
-//! static dispatch. This build checks no rules yet: every hook is in place, every call returns
-//! no violation, and the stream loop already turns violations into events, counters and logs.
+//! allocates nothing per message while a client behaves (a little per type, once). One module
+//! per rule family, each check named after its rule:
+//! - `C1.node` in [`c1_node`];
+//! - `C4.unknown-nonce`, `C4.ack-version` (and `C11.old-stream-nonce`) in [`c4_answer`];
+//! - `C5.nack-fields`, `C5.nack-version` in [`c5_nack`];
+//! - `C10.backoff` in [`c10_backoff`], across streams through the [`nodes`] book;
+//! - `C11.types`, `C11.version`, `C11.versions` in [`c11_resubscribe`], across streams;
+//! - `C12.coalesce`, `C12.before-ack` in [`c12_coalesce`];
+//! - `C20.storm` in [`c20_storm`].
 
-use std::sync::Arc;
+pub mod c10_backoff;
+pub mod c11_resubscribe;
+pub mod c12_coalesce;
+pub mod c1_node;
+pub mod c20_storm;
+pub mod c4_answer;
+pub mod c5_nack;
+pub mod nodes;
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex, MutexGuard},
+    time::Instant,
+};
 
 use crate::protocol::{
     held::Held,
-    subscription::{Exchange, Ledger},
+    kind::{StreamKind, Variant},
+    subscription::{Change, Exchange, Ledger, Verdict},
 };
+use c11_resubscribe::Resubscribe;
+use c12_coalesce::Coalesce;
+use c20_storm::Storm;
+use nodes::{NodeBook, Peer};
 
 /// A client behaviour a rule forbids, with the evidence in words.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,8 +48,27 @@ pub struct Violation {
     pub check: &'static str,
     /// The type the offending request or response was about, if one.
     pub type_url: Option<Arc<str>>,
-    /// The judge's sentence: what was seen, against what was expected.
+    /// The judge's sentence: what was seen, against what was expected (nonces, versions).
     pub message: Box<str>,
+}
+
+impl Violation {
+    /// `check` is `<rule>.<name>`.
+    pub fn new(check: &'static str, type_url: Option<&str>, message: String) -> Self {
+        let rule = check.split_once('.').map_or(check, |(rule, _)| rule);
+        Self {
+            rule,
+            check,
+            type_url: type_url.map(Arc::from),
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.check, self.message)
+    }
 }
 
 /// What the judge reads of a request, borrowed from it (nothing is copied to judge it).
@@ -36,42 +79,309 @@ pub struct RequestView<'a> {
     pub version: &'a str,
     pub nonce: &'a str,
     pub has_node: bool,
+    /// The node's id, when the request carries a node.
+    pub node_id: Option<&'a str>,
     /// `error_detail`'s code and message: the request is a NACK.
     pub error: Option<(i32, &'a str)>,
+    /// Delta `initial_resource_versions`; `None` for SotW.
+    pub initial_versions: Option<&'a HashMap<String, String>>,
+}
+
+/// What the judge does with what it finds (`--conformance`, `--strict`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// No judge (`--conformance off`).
+    Off,
+    /// Log, count and show violations.
+    #[default]
+    Report,
+    /// As `Report`, and the first violation ends the stream (FAILED_PRECONDITION).
+    Strict,
+}
+
+/// The server's judging: its mode and the node book every stream shares. Cheap to clone.
+#[derive(Debug, Clone, Default)]
+pub struct Conformance {
+    pub mode: Mode,
+    book: Arc<Mutex<NodeBook>>,
+}
+
+impl Conformance {
+    pub fn new(mode: Mode) -> Self {
+        Self {
+            mode,
+            book: Arc::default(),
+        }
+    }
+
+    /// A judge for a new stream.
+    pub fn judge(&self, stream: u64, kind: StreamKind, peer: Option<Peer>) -> Judge {
+        Judge {
+            mode: self.mode,
+            stream,
+            kind,
+            peer,
+            book: self.book.clone(),
+            node: None,
+            first: c1_node::FirstRequest::default(),
+            types: Vec::new(),
+            current: None,
+            ack: None,
+            answers_latest: false,
+            coalesce: Coalesce::default(),
+            resubscribe: None,
+            responses: 0,
+            foreign_nonces: false,
+            found: Vec::new(),
+            failed: None,
+        }
+    }
+}
+
+/// What the judge keeps per type of its stream.
+#[derive(Debug)]
+struct TypeJudge {
+    url: Box<str>,
+    /// SotW: the version the client's latest request without an error said it accepted
+    /// (C5; replaced only when it changes, so an ACK of a known version allocates nothing).
+    accepted: Option<Box<str>>,
+    storm: Storm,
+    /// `n` of the latest and of the highest `<stream>-<n>` nonce sent on the wire for the type
+    /// (pushes, resends, heartbeats; 0: none yet).
+    latest: u64,
+    highest: u64,
+}
+
+impl TypeJudge {
+    fn new(url: &str) -> Self {
+        Self {
+            url: url.into(),
+            accepted: None,
+            storm: Storm::default(),
+            latest: 0,
+            highest: 0,
+        }
+    }
 }
 
 /// One stream's judge.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Judge {
+    mode: Mode,
+    stream: u64,
+    kind: StreamKind,
+    peer: Option<Peer>,
+    book: Arc<Mutex<NodeBook>>,
+    node: Option<String>,
+    first: c1_node::FirstRequest,
+    types: Vec<TypeJudge>,
+    /// The type of the request being handled.
+    current: Option<usize>,
+    /// A C4.ack-version finding, reported if the machine confirms a plain ACK.
+    ack: Option<Violation>,
+    /// The request being handled answers the latest response of its type.
+    answers_latest: bool,
+    coalesce: Coalesce,
+    resubscribe: Option<Resubscribe>,
+    responses: u64,
+    /// A response went out with a nonce not of this stream's own `<stream>-<n>` form (a
+    /// replayed transcript's): request nonces can no longer be judged by their form.
+    foreign_nonces: bool,
     found: Vec<Violation>,
+    /// The violation a strict judge ends the stream for.
+    failed: Option<Violation>,
 }
 
 impl Judge {
-    pub fn new() -> Self {
-        Self::default()
+    /// A judge that checks nothing (`--conformance off`, tests of other parts).
+    pub fn off() -> Self {
+        Conformance::new(Mode::Off).judge(0, StreamKind::ADS_SOTW, None)
+    }
+
+    fn on(&self) -> bool {
+        self.mode != Mode::Off
+    }
+
+    /// The stream's first request named `node` at `now` (C10, C11 look at its earlier
+    /// streams).
+    fn identified(&mut self, node: &str, now: Instant) {
+        self.node = Some(node.to_string());
+        let Some(peer) = self.peer.clone() else {
+            return;
+        };
+        let service = self.kind.service;
+        let mut book = lock(&self.book);
+        let backoff = c10_backoff::opened(&mut book, (node.into(), peer.ip, service), now);
+        let last = book.last.take(&(node.into(), peer.addr, service));
+        drop(book);
+        self.resubscribe = last.map(|last| Resubscribe::new(last, now));
+        self.report(backoff);
     }
 
     /// Before the machine handles `request`: `ledger` is the type's wire history so far and
-    /// `nonces_issued` how many nonces the stream has handed out (`_issued`).
-    pub fn before(&mut self, _request: &RequestView<'_>, _ledger: Option<&Ledger>, _issued: u64) {}
+    /// `issued` how many nonces the stream has handed out.
+    pub fn before(
+        &mut self,
+        request: &RequestView<'_>,
+        ledger: Option<&Ledger>,
+        issued: u64,
+        now: Instant,
+    ) {
+        if !self.on() {
+            return;
+        }
+        let url = request.type_url;
+        let c1 = self.first.on_request(url, request.has_node);
+        self.report(c1);
+        if let (None, Some(node)) = (&self.node, request.node_id) {
+            self.identified(node, now);
+        }
+        self.deadline(now, false);
+        let sotw = self.kind.variant == Variant::Sotw;
+        let index = self.type_index(request);
+        self.current = Some(index);
+        let storm = self.types[index].storm.on_request(url, now);
+        self.report(storm);
+        let (stream, highest) = (self.stream, self.types[index].highest);
+        if !self.foreign_nonces {
+            let nonce = c4_answer::nonce(stream, url, request.nonce, highest, issued);
+            self.report(nonce);
+        }
+        let latest = (stream, self.types[index].latest);
+        self.answers_latest = c4_answer::parse(request.nonce) == Some(latest);
+        self.report(c5_nack::fields(request));
+        if !sotw {
+            return;
+        }
+        let t = &mut self.types[index];
+        if request.error.is_some() {
+            let c5 = c5_nack::version(request, ledger, t.accepted.as_deref());
+            self.report(c5);
+            return;
+        }
+        if t.accepted.as_deref() != Some(request.version) {
+            t.accepted = Some(request.version.into());
+        }
+        self.ack = c4_answer::ack_version(url, request.version, request.nonce, ledger);
+    }
+
+    /// The index of the request's type, judging its first request on first sight.
+    fn type_index(&mut self, request: &RequestView<'_>) -> usize {
+        let url = request.type_url;
+        if let Some(i) = self.types.iter().position(|t| &*t.url == url) {
+            return i;
+        }
+        let version = request.version;
+        self.types.push(TypeJudge::new(url));
+        if let Some(resubscribe) = &mut self.resubscribe {
+            let found = resubscribe.first_request(url, version, request.initial_versions);
+            self.report(found);
+        }
+        self.types.len() - 1
+    }
 
     /// After the machine handled the request, with what it decided.
-    pub fn after(&mut self, _exchange: Exchange) {}
+    pub fn after(&mut self, exchange: Exchange) {
+        let ack = self.ack.take();
+        let Some(index) = self.current.take() else {
+            return;
+        };
+        if exchange.verdict == Verdict::Ack && exchange.change == Change::None {
+            self.report(ack);
+        }
+        if self.kind.service == "ads" {
+            let url = &self.types[index].url;
+            let answered = std::mem::take(&mut self.answers_latest);
+            let first = exchange.first_for_type;
+            let c12 = self
+                .coalesce
+                .on_request(url, exchange.change, answered, first);
+            self.report(c12);
+        }
+    }
 
-    /// A response went on the wire.
-    pub fn on_response(&mut self, _type_url: &str, _nonce: &str) {}
+    /// A response went on the wire with `nonce`; `faulted`: a scenario rule changed it.
+    pub fn on_response(&mut self, type_url: &str, nonce: &str, faulted: bool, now: Instant) {
+        if !self.on() {
+            return;
+        }
+        self.responses += 1;
+        let index = match self.types.iter().position(|t| &*t.url == type_url) {
+            Some(i) => i,
+            None => {
+                self.types.push(TypeJudge::new(type_url));
+                self.types.len() - 1
+            }
+        };
+        let t = &mut self.types[index];
+        t.storm.on_response();
+        match c4_answer::parse(nonce) {
+            Some((stream, n)) if stream == self.stream => {
+                t.latest = n;
+                t.highest = t.highest.max(n);
+            }
+            _ => self.foreign_nonces = true,
+        }
+        self.coalesce.on_response(type_url, faulted);
+        self.deadline(now, false);
+    }
 
     /// Whether [`Self::closed`] needs what the client held (building it moves the machine's
     /// maps, so the loop asks first).
     pub fn wants_held(&self) -> bool {
-        false
+        self.on() && self.node.is_some()
     }
 
-    /// The stream ended with the client holding `held`.
-    pub fn closed(&mut self, _held: Held) {}
+    /// The stream ended at `now` with the client holding `held`: left for the node's next
+    /// stream on this connection. `cut`: the server ended it (a scenario fault, a strict
+    /// judge), so its reconnect is not counted against the client's backoff.
+    pub fn closed(&mut self, held: Held, cut: bool, now: Instant) {
+        self.deadline(now, true);
+        let (Some(node), Some(peer)) = (self.node.clone(), self.peer.clone()) else {
+            return;
+        };
+        let service = self.kind.service;
+        let last = c11_resubscribe::last_stream(self.stream, held);
+        let mut book = lock(&self.book);
+        // A stream the server cut counts as served: the client's reconnect is not its loop.
+        let served = self.responses + u64::from(cut);
+        c10_backoff::closed(&mut book, (node.clone(), peer.ip, service), served, now);
+        *book.last.touch((node, peer.addr, service), now) = last;
+    }
 
     /// The violations found since the last call, oldest first.
     pub fn take_violations(&mut self) -> Vec<Violation> {
         std::mem::take(&mut self.found)
     }
+
+    /// Strict: the violation the stream must end for.
+    pub fn failure(&self) -> Option<&Violation> {
+        self.failed.as_ref()
+    }
+
+    fn deadline(&mut self, now: Instant, closing: bool) {
+        let found = self
+            .resubscribe
+            .as_mut()
+            .and_then(|r| r.check(now, closing));
+        self.report(found);
+    }
+
+    fn report(&mut self, found: Option<Violation>) {
+        let Some(violation) = found else {
+            return;
+        };
+        if self.mode == Mode::Strict && self.failed.is_none() {
+            self.failed = Some(violation.clone());
+        }
+        self.found.push(violation);
+    }
 }
+
+fn lock(book: &Mutex<NodeBook>) -> MutexGuard<'_, NodeBook> {
+    // A panic while holding it leaves plain data behind; keep judging with it.
+    book.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests;

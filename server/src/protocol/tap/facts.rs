@@ -46,7 +46,9 @@ impl TapRequest for SotwRequest {
             type_url: &head.type_url,
             version: &head.version_info,
             nonce: &head.response_nonce,
+            initial_versions: None,
             has_node: head.node.is_some(),
+            node_id: head.node.as_ref().map(|n| n.id.as_str()),
             error: head
                 .error_detail
                 .as_ref()
@@ -66,7 +68,9 @@ impl TapRequest for DeltaDiscoveryRequest {
             type_url: &self.type_url,
             version: "",
             nonce: &self.response_nonce,
+            initial_versions: Some(&self.initial_resource_versions),
             has_node: self.node.is_some(),
+            node_id: self.node.as_ref().map(|n| n.id.as_str()),
             error: self
                 .error_detail
                 .as_ref()

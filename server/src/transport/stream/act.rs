@@ -2,6 +2,8 @@
 //! sends is told to the machine (when a rule touched it), the judge and the tap, then handed
 //! to the stream's bounded channel.
 
+use std::time::Instant;
+
 use tokio::sync::{mpsc, watch};
 use tonic::Status;
 
@@ -83,7 +85,9 @@ async fn send_one<R: TapResponse>(
     mark: Option<&FaultMark>,
     shutdown: &mut watch::Receiver<bool>,
 ) -> Result<(), CloseReason> {
-    kit.judge.on_response(response.type_url(), response.nonce());
+    let (url, nonce) = (response.type_url(), response.nonce());
+    kit.judge
+        .on_response(url, nonce, mark.is_some(), Instant::now());
     kit.tap.response(&response, mark);
     // A client that stops reading must not keep a shutting-down server waiting.
     tokio::select! {

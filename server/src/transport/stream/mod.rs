@@ -12,6 +12,7 @@
 //! Whatever happens here affects this stream only (S12).
 
 mod act;
+mod judge;
 pub mod tap;
 
 use std::sync::Arc;
@@ -23,6 +24,8 @@ use tokio::{
 };
 use tonic::{Code, Status};
 use tracing::{debug, info, warn};
+
+use judge::report_violations;
 use xdsloop_proto::type_url;
 
 use crate::{
@@ -126,6 +129,9 @@ pub async fn run<M, S>(
         // After every event: it may have made a heartbeat due, or scheduled one.
         out.extend(machine.on_tick(Instant::now().into_std()));
         kit.tap.publish(machine.take_status());
+        if let Some(ending) = judge::strict_ending(&kit, &responses) {
+            break ending;
+        }
         warn_oversized::<M>(stream, &out, max_message_bytes);
         if let Err(reason) = act::send(&mut machine, &mut kit, &responses, out, &mut shutdown).await
         {
@@ -154,6 +160,7 @@ fn on_request<M: StreamMachine>(
         &view,
         machine.ledger(view.type_url),
         machine.nonces_issued(),
+        Instant::now().into_std(),
     );
     // Only a stream some scenario rule applies to needs the type after the request is gone.
     let type_url = (!kit.faults.is_idle()).then(|| view.type_url.to_string());
@@ -198,20 +205,13 @@ fn ended_by_error<T>(
     }
 }
 
-/// Hands what the judge found to the log, the counters and the tap.
-fn report_violations(kit: &mut StreamKit) {
-    for violation in kit.judge.take_violations() {
-        warn!(stream = kit.tap.stream(), rule = violation.rule, check = violation.check,
-            message = %violation.message, "conformance violation");
-        kit.tap.violation(violation);
-    }
-}
-
 /// The stream ended: the judge sees what the client held, the tap says why it closed.
 fn finish<M: StreamMachine>(machine: M, mut kit: StreamKit, ending: Ending) {
     let stream = kit.tap.stream();
     if kit.judge.wants_held() {
-        kit.judge.closed(machine.held());
+        let cut = matches!(ending.reason, CloseReason::Status | CloseReason::Fault);
+        kit.judge
+            .closed(machine.held(), cut, Instant::now().into_std());
         report_violations(&mut kit);
     }
     kit.tap.closed(ending.reason, ending.status);

@@ -71,6 +71,11 @@ impl Tap {
         }
     }
 
+    /// The stream's node, once identified.
+    pub fn node(&self) -> Option<&str> {
+        self.node.as_deref()
+    }
+
     pub fn is_identified(&self) -> bool {
         self.node.is_some()
     }
@@ -101,8 +106,10 @@ impl Tap {
     /// The judge found `violation`.
     pub fn violation(&mut self, violation: Violation) {
         self.publish.tally.violations += 1;
+        let violation = Arc::new(violation);
+        self.publish.violations.push(violation.clone());
         if let Some(capture) = self.capture() {
-            self.emit(What::Violation(Box::new(violation)), capture);
+            self.emit(What::Violation(violation), capture);
         }
     }
 
@@ -116,7 +123,7 @@ impl Tap {
     /// Publishes the events of responses just sent, if any were built. Counts alone wait for
     /// the stream's next publish: while nobody observes, sending costs no second lock.
     pub fn flush(&mut self) {
-        if !self.publish.events.is_empty() {
+        if !self.publish.events.is_empty() || !self.publish.violations.is_empty() {
             self.entry.publish(&mut self.publish);
         }
     }

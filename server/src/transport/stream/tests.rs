@@ -54,7 +54,7 @@ fn start_from(registry: Registry, snapshot: Arc<Snapshot>) -> Harness {
     let kit = StreamKit {
         kind: StreamKind::ADS_SOTW,
         tap,
-        judge: Judge::new(),
+        judge: Judge::off(),
         faults: FaultStage::new(),
     };
     let task = tokio::spawn(run(machine, inbound, feeds, outbound, kit));
