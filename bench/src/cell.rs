@@ -76,7 +76,7 @@ pub async fn run(
     clusters: usize,
     endpoints: usize,
 ) -> Result<CellRun, String> {
-    let load_average = crate::edit::load_average();
+    let load_average = crate::server::load_average();
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let mut set =
         FixtureSet::generate(dir.path(), clusters, endpoints).map_err(|e| e.to_string())?;

@@ -13,7 +13,7 @@ use xdsloop_proto::type_url::{CLUSTER, ENDPOINT};
 use crate::cell::{all_hold, ms, percentile, synced_fleet, wait};
 use crate::extras::median;
 use crate::fixtures::FixtureSet;
-use crate::server::ServerProcess;
+use crate::server::{ServerProcess, load_average};
 
 /// One run, in milliseconds from the first rename; per node, the later of its two ACKs.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -118,12 +118,4 @@ async fn one_run(
         first_byte_ms: first_byte,
         load_average,
     })
-}
-
-/// The 1-minute load average (`/proc/loadavg`), 0 if unknown.
-pub fn load_average() -> f64 {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0.0)
 }

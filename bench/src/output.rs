@@ -152,29 +152,7 @@ impl Results {
     pub fn table(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "Machine: {}", self.machine.line());
-        if let Some(e) = &self.edit {
-            let m = &e.median;
-            let _ = writeln!(
-                out,
-                "\nEdit to all ACKed (N = {} SotW nodes, C = {} clusters x {} endpoints; new clusters \
-                 and endpoints files renamed into place; default server settings; from the rename \
-                 to each node's last ACK): p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms; first pushed \
-                 byte {:.0} ms (medians of {} runs; load average {})\n",
-                e.nodes,
-                e.clusters,
-                e.endpoints,
-                m.p50_ms,
-                m.p99_ms,
-                m.max_ms,
-                m.first_byte_ms,
-                e.runs.len(),
-                e.runs
-                    .iter()
-                    .map(|r| format!("{:.1}", r.load_average))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
+        self.edit_line(&mut out);
         let _ = writeln!(
             out,
             "SotW fleet, CDS wildcard + EDS; {} run(s) per row, medians. Push = one endpoint \
@@ -209,6 +187,33 @@ impl Results {
         out.push('\n');
         self.single_numbers(&mut out);
         out
+    }
+
+    /// Edit to all ACKed, printed first: what a user waits for after saving.
+    fn edit_line(&self, out: &mut String) {
+        if let Some(e) = &self.edit {
+            let m = &e.median;
+            let _ = writeln!(
+                out,
+                "\nEdit to all ACKed (N = {} SotW nodes, C = {} clusters x {} endpoints; new clusters \
+                 and endpoints files renamed into place; default server settings; from the rename \
+                 to each node's last ACK): p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms; first pushed \
+                 byte {:.0} ms (medians of {} runs; load average {})\n",
+                e.nodes,
+                e.clusters,
+                e.endpoints,
+                m.p50_ms,
+                m.p99_ms,
+                m.max_ms,
+                m.first_byte_ms,
+                e.runs.len(),
+                e.runs
+                    .iter()
+                    .map(|r| format!("{:.1}", r.load_average))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
     }
 
     fn single_numbers(&self, out: &mut String) {
