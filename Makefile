@@ -4,7 +4,7 @@ LISTEN ?= 127.0.0.1:18000
 NODE ?= demo-node
 PYTHON ?= python3
 
-.PHONY: bins build test test-rust conformance tutorial interop lint run-server run-client bench bench-10k bench-status
+.PHONY: bins build test test-rust conformance tutorial interop lint golden run-server run-client bench bench-10k bench-status
 
 build:
 	$(CARGO) build --workspace --all-targets
@@ -31,6 +31,12 @@ tutorial: bins
 # hot pushes. Creates tests/interop/.venv once (pinned requirements.txt), then reuses it.
 interop:
 	CARGO="$(CARGO)" $(PYTHON) tests/interop/run.py
+
+# Rewrites the golden transcripts (tests/e2e/golden/*.jsonl) from a new run of their session,
+# after an intended change of what goes on the wire; review the change with `git diff` before
+# committing it. `make test` compares against them (tests/e2e/transcript_golden.rs).
+golden:
+	XDSLOOP_BLESS=1 $(CARGO) test -p xdsloop-tests --test e2e transcript_golden_session
 
 # The architecture checks read the source tree (layers, one-way module dependencies, no I/O in
 # the protocol layers, docs' source links); they run in `make test` too.

@@ -18,8 +18,10 @@ use crate::{
     admin::csds::service::Csds,
     admin::registry::{Registry, timeline},
     admin::{self, Admin, AdminServer, Placement},
+    config::replay,
     config::watch::{ReloadStatus, Settings, Watcher},
     protocol::conformance::Mode,
+    protocol::replay::Replay,
     transport::ads::Ads,
     transport::discovery::{DEFAULT_MAX_MESSAGE_BYTES, Discovery},
     transport::introspection::{self, ServingReporter},
@@ -59,6 +61,11 @@ pub struct Config {
     pub record: Option<Recording>,
     /// How each client is judged against the client rules (`--conformance`, `--strict`).
     pub conformance: Mode,
+    /// Serve this recording (`--replay FILE`) instead of `fixtures`, which is then not read.
+    pub replay: Option<PathBuf>,
+    /// With `replay`: each response waits as long after its request as it did when recorded
+    /// (`--replay-timing`).
+    pub replay_timing: bool,
 }
 
 impl Config {
@@ -75,6 +82,8 @@ impl Config {
             timeline_depth: timeline::DEFAULT_DEPTH,
             record: None,
             conformance: Mode::Report,
+            replay: None,
+            replay_timing: false,
         }
     }
 }
@@ -94,7 +103,8 @@ pub struct Running {
     server: GrpcServer,
     admin: Option<AdminServer>,
     recorder: Option<Recorder>,
-    watcher: Watcher,
+    /// None when replaying.
+    watcher: Option<Watcher>,
 }
 
 impl std::fmt::Debug for Running {
@@ -131,8 +141,8 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         debounce: config.debounce,
         max_file_bytes: config.max_fixture_bytes,
     };
-    let watcher = Watcher::start_with(config.fixtures.clone(), codec.clone(), settings)?;
-    let snapshots = watcher.snapshots.clone();
+    let source = Source::start(&config, &codec, settings)?;
+    let snapshots = source.snapshots.clone();
     let depth = match config.admin {
         Placement::Off => 0,
         Placement::XdsPort | Placement::Listener(_) => config.timeline_depth,
@@ -142,7 +152,10 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         Some(recording) => Some(record::start(&registry, recording, codec.clone())?),
         None => None,
     };
-    let reloads = Some(watcher.reloads.clone());
+    let reloads = source.watcher.as_ref().map(|w| w.reloads.clone());
+    if let Some(replay) = &source.replay {
+        registry.attach_replay(replay.clone());
+    }
     let state = Admin::new(registry.clone(), snapshots.clone(), reloads, codec.clone());
     let admin = match config.admin {
         Placement::Listener(listen) => Some(admin::serve(listen, state.clone()).await?),
@@ -158,10 +171,13 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         config.listen,
         snapshots.clone(),
         registry.clone(),
-        config.max_message_bytes,
+        Streams {
+            max_message_bytes: config.max_message_bytes,
+            conformance: config.conformance,
+            replay: source.replay.clone(),
+        },
         codec,
         http,
-        config.conformance,
     )
     .await?;
     let admin_addr = match config.admin {
@@ -172,14 +188,53 @@ pub async fn start(config: Config) -> Result<Running, Error> {
     Ok(Running {
         addr: server.addr(),
         snapshots,
-        reloads: watcher.reloads.clone(),
+        reloads: source.reloads,
         registry,
         admin_addr,
         server,
         admin,
         recorder,
-        watcher,
+        watcher: source.watcher,
     })
+}
+
+/// Where the snapshots come from: the watched fixture directory, or, when replaying, nowhere
+/// (an empty snapshot: the streams serve the recording).
+struct Source {
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    reloads: watch::Receiver<ReloadStatus>,
+    watcher: Option<Watcher>,
+    replay: Option<Arc<Replay>>,
+}
+
+impl Source {
+    fn start(config: &Config, codec: &Codec, settings: Settings) -> Result<Self, Error> {
+        let Some(path) = &config.replay else {
+            let watcher = Watcher::start_with(config.fixtures.clone(), codec.clone(), settings)?;
+            return Ok(Self {
+                snapshots: watcher.snapshots.clone(),
+                reloads: watcher.reloads.clone(),
+                watcher: Some(watcher),
+                replay: None,
+            });
+        };
+        let script = replay::load(path, codec)?;
+        let requests: usize = script.streams.iter().map(|s| s.requests()).sum();
+        info!(file = %script.file, streams = script.streams.len(), requests,
+            "replaying a recording instead of serving fixtures");
+        if script.stateless_lines > 0 {
+            warn!(file = %script.file, lines = script.stateless_lines,
+                "the recording's stateless exchanges (Fetch, REST) are not replayed");
+        }
+        let empty = Arc::new(Snapshot::default());
+        let reloads = watch::channel(ReloadStatus::ok(&empty)).1;
+        Ok(Self {
+            snapshots: watch::channel(empty).1,
+            reloads,
+            watcher: None,
+            replay: Some(Arc::new(Replay::with_timing(script, config.replay_timing))),
+        })
+    }
 }
 
 /// What the xDS port answers on the admin paths: the admin routes themselves, or a 404 saying
@@ -328,10 +383,13 @@ pub async fn serve_with_codec(
         listen,
         snapshots,
         registry,
-        max_message_bytes,
+        Streams {
+            max_message_bytes,
+            conformance: Mode::Report,
+            replay: None,
+        },
         codec,
         no_admin,
-        Mode::Report,
     )
     .await?;
     let addr = server.addr();
@@ -346,16 +404,29 @@ struct Http {
     csds: Option<Csds>,
 }
 
+/// How every xDS stream is served.
+struct Streams {
+    /// gRPC message limit, both directions (S13).
+    max_message_bytes: usize,
+    conformance: Mode,
+    /// `--replay`: the recording every stream serves instead of the snapshots.
+    replay: Option<Arc<Replay>>,
+}
+
 /// Binds the xDS port and serves gRPC and REST-JSON there, plus the `http` routes.
 async fn bind(
     listen: SocketAddr,
     snapshots: watch::Receiver<Arc<Snapshot>>,
     registry: Registry,
-    max_message_bytes: usize,
+    streams: Streams,
     codec: Codec,
     http: Http,
-    conformance: Mode,
 ) -> Result<GrpcServer, Error> {
+    let Streams {
+        max_message_bytes,
+        conformance,
+        replay,
+    } = streams;
     let bind_error = |source| Error::Bind {
         addr: listen.to_string(),
         source,
@@ -366,7 +437,8 @@ async fn bind(
     let fetcher = Fetcher::new(snapshots.clone());
     let discovery = Discovery::new(snapshots, registry.clone(), stopped.clone())
         .with_max_message_bytes(max_message_bytes)
-        .with_conformance(conformance);
+        .with_conformance(conformance)
+        .with_replay(replay);
     let per_type = PerType::new(discovery.clone(), fetcher.clone());
     let ads = Ads::new(discovery, max_message_bytes);
     let mut routes = tonic::service::Routes::builder();

@@ -32,6 +32,9 @@ pub enum Error {
     /// `--record FILE` cannot be written.
     #[error("--record {}: {message}", path.display())]
     Record { path: PathBuf, message: String },
+    /// `--replay FILE` cannot be replayed: `FILE[:LINE]: what is wrong`.
+    #[error("--replay {0}")]
+    Replay(String),
 }
 
 /// Why a fixture directory was rejected. `message` locates the problem inside `file`: a line and

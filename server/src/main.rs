@@ -54,6 +54,7 @@ const EXIT_USAGE: u8 = 2;
                   xdsloop-server status                                # reads 127.0.0.1:18000/status\n  \
                   xdsloop-server --fixtures DIR --record run.jsonl     # a transcript of every stream\n  \
                   xdsloop-server transcript diff a.jsonl b.jsonl       # compare two recordings\n  \
+                  xdsloop-server --replay run.jsonl                    # serve a recording again\n  \
                   xdsloop-server --fixtures DIR --listen 127.0.0.1:0   # a free port, printed on stdout\n  \
                   xdsloop-server --fixtures DIR --listen 0.0.0.0:18000 --admin 127.0.0.1:18001\n\n\
                   Logs go to stderr, coloured only on a terminal and never with NO_COLOR set \
@@ -113,7 +114,7 @@ fn admin_placement(value: &str) -> Result<Placement, String> {
 #[derive(Debug, Args)]
 struct ServeArgs {
     /// Fixture directory, watched recursively and reloaded on every change.
-    #[arg(long, value_name = "DIR", required = true)]
+    #[arg(long, value_name = "DIR", required_unless_present = "replay")]
     fixtures: Option<PathBuf>,
     /// Address to serve xDS on: gRPC (h2c), REST-JSON (HTTP/1.1) and the admin routes; port 0
     /// picks a free port (printed on stdout).
@@ -169,6 +170,20 @@ struct ServeArgs {
     /// rule and the evidence (for client authors' CI: a violation fails loudly).
     #[arg(long, conflicts_with = "conformance")]
     strict: bool,
+    /// Serve a recording instead of fixtures: a server transcript written with `--record FILE
+    /// --record-resources`. Each stream is bound, at its first request, to the next recorded
+    /// stream of the same node id and transport; each request must be the next one recorded
+    /// for its type (nonce, ACK/NACK, version, names), and is answered with the responses
+    /// recorded after it, nonces and versions as they were. A request that differs ends the
+    /// stream with FAILED_PRECONDITION naming the recording's line, what it expected and what
+    /// came (also in the log and /status `replay`). For reproducing a bug report offline.
+    #[arg(long, value_name = "FILE", conflicts_with = "fixtures")]
+    replay: Option<PathBuf>,
+    /// With --replay: send each response as long after its request as the recorded server
+    /// did (a push that came seconds after an ACK comes seconds after it again), rather than
+    /// at once.
+    #[arg(long, requires = "replay", conflicts_with = "fixtures")]
+    replay_timing: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -234,9 +249,7 @@ async fn status(args: StatusArgs, format: LogFormat) -> ExitCode {
 
 async fn run(cli: ServeArgs, format: LogFormat) -> ExitCode {
     let config = Config {
-        fixtures: cli
-            .fixtures
-            .expect("clap requires --fixtures without a subcommand"),
+        fixtures: cli.fixtures.unwrap_or_default(),
         listen: cli.listen,
         descriptor_sets: cli.descriptor_sets,
         debounce: Duration::from_millis(cli.debounce_ms),
@@ -248,6 +261,8 @@ async fn run(cli: ServeArgs, format: LogFormat) -> ExitCode {
             path,
             resources: cli.record_resources,
         }),
+        replay: cli.replay,
+        replay_timing: cli.replay_timing,
         conformance: match (cli.conformance, cli.strict) {
             (Judging::Off, _) => Mode::Off,
             (Judging::On, true) => Mode::Strict,
@@ -356,6 +371,37 @@ mod tests {
         );
         assert!(serve.record_resources);
         assert_eq!(serve.timeline_depth, 16);
+    }
+
+    #[test]
+    fn replay_stands_in_for_fixtures_and_conflicts_with_them() {
+        let serve = parse(&["--replay", "run.jsonl"]).unwrap().serve;
+        assert_eq!(
+            serve.replay.as_deref(),
+            Some(std::path::Path::new("run.jsonl"))
+        );
+        let error = parse(&["--replay", "run.jsonl", "--fixtures", "d"]).unwrap_err();
+        assert_eq!(error.kind(), clap::error::ErrorKind::ArgumentConflict);
+        let error = error.to_string();
+        assert!(
+            error.contains("--replay <FILE>") && error.contains("--fixtures <DIR>"),
+            "{error}"
+        );
+        let error = parse(&[]).unwrap_err();
+        assert_eq!(
+            error.kind(),
+            clap::error::ErrorKind::MissingRequiredArgument
+        );
+        let error = parse(&["--fixtures", "d", "--replay-timing"]).unwrap_err();
+        assert_eq!(error.kind(), clap::error::ErrorKind::ArgumentConflict);
+        let error = parse(&["--replay-timing"]).unwrap_err().to_string();
+        assert!(error.contains("--replay <FILE>"), "{error}");
+        assert!(
+            parse(&["--replay", "r", "--replay-timing"])
+                .unwrap()
+                .serve
+                .replay_timing
+        );
     }
 
     #[test]

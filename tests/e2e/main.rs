@@ -21,11 +21,13 @@ mod large;
 mod per_type;
 mod record;
 mod reload;
+mod replay;
 mod rest;
 mod sotw;
 mod status;
 
 mod streams;
 mod tap;
+mod transcript_golden;
 mod ttl;
 mod versions;

@@ -259,6 +259,35 @@ pub struct Status {
     pub message: String,
 }
 
+/// gRPC status code names (grpc/doc/statuscodes.md), indexed by code, as transcripts write them.
+pub const STATUS_CODES: [&str; 17] = [
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
+];
+
+impl Status {
+    /// The code's number (`UNAVAILABLE`: 14), when the name is one of gRPC's.
+    pub fn code_number(&self) -> Option<i32> {
+        let at = STATUS_CODES.iter().position(|name| *name == self.code)?;
+        i32::try_from(at).ok()
+    }
+}
+
 /// The recorder fell behind and lost `lost` events here: the transcript is incomplete.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Gap {

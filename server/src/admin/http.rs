@@ -96,6 +96,7 @@ impl Admin {
         document.counters = self.registry.counters();
         document.violations = status::violations::totals(&self.registry.violations());
         document.recorder = self.registry.recorder().map(|r| r.view());
+        document.replay = self.registry.replay().map(|r| r.view());
         document
     }
 

@@ -9,8 +9,8 @@ use xdsloop_transcript::{
     Step,
     line::{
         Close, CloseReason as LineClose, Dir, ErrorDetail, Event, Fault, FaultMark as LineMark,
-        Open, Request, RequestBody, ResourceEntry, Response, ResponseBody, Status, TypeUrl,
-        Violation, What as Line,
+        Open, Request, RequestBody, ResourceEntry, Response, ResponseBody, STATUS_CODES, Status,
+        TypeUrl, Violation, What as Line,
     },
 };
 
@@ -202,30 +202,11 @@ fn close_reason(reason: CloseReason) -> LineClose {
     }
 }
 
-/// gRPC status code names (grpc/doc/statuscodes.md), as the transcript writes them.
+/// gRPC status code names, as the transcript writes them.
 fn code_name(code: i32) -> &'static str {
-    const NAMES: [&str; 17] = [
-        "OK",
-        "CANCELLED",
-        "UNKNOWN",
-        "INVALID_ARGUMENT",
-        "DEADLINE_EXCEEDED",
-        "NOT_FOUND",
-        "ALREADY_EXISTS",
-        "PERMISSION_DENIED",
-        "RESOURCE_EXHAUSTED",
-        "FAILED_PRECONDITION",
-        "ABORTED",
-        "OUT_OF_RANGE",
-        "UNIMPLEMENTED",
-        "INTERNAL",
-        "UNAVAILABLE",
-        "DATA_LOSS",
-        "UNAUTHENTICATED",
-    ];
     usize::try_from(code)
         .ok()
-        .and_then(|i| NAMES.get(i))
+        .and_then(|i| STATUS_CODES.get(i))
         .copied()
         .unwrap_or("UNKNOWN")
 }

@@ -23,7 +23,7 @@ use crate::{
     admin::registry::stats::{Counters, RecorderView},
     admin::registry::{ClosedStream, StreamStatus, Variant},
     config::watch::ReloadStatus,
-    protocol::{subscription::TypeStatus, wire::Touched},
+    protocol::{replay::ReplayView, subscription::TypeStatus, wire::Touched},
 };
 use events::RecentEvent;
 pub use summary::{
@@ -55,6 +55,9 @@ pub struct StatusDocument {
     /// The transcript recorder (`--record`), if one runs.
     #[serde(default)]
     pub recorder: Option<RecorderView>,
+    /// The replay (`--replay`), if the server replays a recording.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayView>,
     /// Open streams, by stream id.
     pub streams: Vec<StreamView>,
     /// The last few streams that ended, most recent first, as they were when they ended.
@@ -213,6 +216,7 @@ pub fn build(inputs: Inputs<'_>, node: Option<&str>) -> StatusDocument {
         counters: Counters::default(),
         violations: BTreeMap::new(),
         recorder: None,
+        replay: None,
         streams,
         recently_closed,
     }

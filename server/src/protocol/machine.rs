@@ -7,7 +7,8 @@
 //! conformance judge reads before a request is handled, what happened to a response on the
 //! wire once the fault stage had its say ([`StreamMachine::note_wire`]), a resend of the last
 //! response ([`StreamMachine::repeat_last`]) and what the client holds when the stream ends
-//! ([`StreamMachine::held`]).
+//! ([`StreamMachine::held`]), and a machine's wish to end the stream
+//! ([`StreamMachine::take_ending`]).
 
 use std::{sync::Arc, time::Instant};
 
@@ -15,7 +16,7 @@ use crate::{
     Snapshot,
     protocol::held::Held,
     protocol::subscription::{Exchange, Ledger, TypeStatus},
-    protocol::tap::{TapRequest, TapResponse},
+    protocol::tap::{StatusFacts, TapRequest, TapResponse},
     protocol::wire::{FaultMark, WireFate},
 };
 
@@ -52,6 +53,11 @@ pub trait StreamMachine: Send + 'static {
     /// What became of the response planned with `planned_nonce`: the fault stage `mark`ed it
     /// and it went out as `fate` says. The ledger then shows what really happened.
     fn note_wire(&mut self, type_url: &str, planned_nonce: &str, mark: FaultMark, fate: WireFate);
+    /// Set when the machine wants the stream ended with a gRPC status (a replay whose client
+    /// strayed from the recording); the loop sends it once the request's responses are out.
+    fn take_ending(&mut self) -> Option<StatusFacts> {
+        None
+    }
     /// What the client holds when the stream ends, per type.
     fn held(self) -> Held;
 }

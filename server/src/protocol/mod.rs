@@ -4,6 +4,7 @@
 //!
 //! - [`sotw`] / [`delta`]: the stream state machines (requests and snapshots in, responses
 //!   out), behind the one interface the transport drives, [`machine::StreamMachine`];
+//!   [`replay`]: the machine that serves a recorded server side again (`--replay`);
 //!   [`kind`]: how a stream reached the server (SotW or Delta, which service).
 //! - [`subscription`]: per stream and type, what the client wants and what happened on the
 //!   wire (sent, ACKed, NACKed), and the status each stream reports.
@@ -28,6 +29,7 @@ pub mod kind;
 pub mod machine;
 pub mod nonce;
 pub mod ordering;
+pub mod replay;
 pub mod request;
 pub mod response;
 pub mod sotw;

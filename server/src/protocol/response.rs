@@ -40,6 +40,8 @@ pub enum Manifest {
     /// A heartbeat (S15): the resources it keeps alive, one per entry; their bodies are not
     /// in it (the entries are wrappers without `resource`).
     Heartbeat(Arc<[Arc<Resource>]>),
+    /// A replayed response (SotW or Delta): one resource per entry.
+    Replayed(Arc<[Arc<Resource>]>),
 }
 
 impl Manifest {
@@ -48,7 +50,9 @@ impl Manifest {
         match self {
             Manifest::Unknown => &[],
             Manifest::Sotw(view) => &view.picked,
-            Manifest::Delta(resources) | Manifest::Heartbeat(resources) => resources,
+            Manifest::Delta(resources)
+            | Manifest::Heartbeat(resources)
+            | Manifest::Replayed(resources) => resources,
         }
     }
 
@@ -62,7 +66,7 @@ impl Manifest {
         match self {
             Manifest::Unknown | Manifest::Heartbeat(_) => None,
             Manifest::Sotw(view) => Some(view.picked.clone()),
-            Manifest::Delta(resources) => Some(resources.clone()),
+            Manifest::Delta(resources) | Manifest::Replayed(resources) => Some(resources.clone()),
         }
     }
 }

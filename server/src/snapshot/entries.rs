@@ -105,7 +105,7 @@ fn any(url: &str, resource: &Resource) -> Any {
 
 /// A message whose only field is one element of the repeated field encodes as exactly that
 /// element (tag, length, value): prost writes nothing for default fields.
-fn sotw_entry(url: &str, resource: &Resource) -> Bytes {
+pub fn sotw_entry(url: &str, resource: &Resource) -> Bytes {
     let one = DiscoveryResponse {
         resources: vec![any(url, resource)],
         ..Default::default()
@@ -113,7 +113,8 @@ fn sotw_entry(url: &str, resource: &Resource) -> Bytes {
     one.encode_to_vec().into()
 }
 
-fn delta_entry(url: &str, resource: &Resource) -> Bytes {
+/// One Delta `resources` entry (name, version, `Any` stamped with `url`).
+pub fn delta_entry(url: &str, resource: &Resource) -> Bytes {
     let one = DeltaDiscoveryResponse {
         resources: vec![WireResource {
             name: resource.name.clone(),

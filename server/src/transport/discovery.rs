@@ -19,6 +19,7 @@ use crate::{
     protocol::delta::DeltaStream,
     protocol::faults::stage::FaultStage,
     protocol::machine::StreamMachine,
+    protocol::replay::{self, Replay, ReplayStream},
     protocol::request::SotwRequest,
     protocol::response::{DeltaResponse, SotwResponse},
     protocol::sotw::SotwStream,
@@ -40,6 +41,8 @@ pub struct Discovery {
     shutdown: watch::Receiver<bool>,
     max_message_bytes: usize,
     conformance: Conformance,
+    /// `--replay`: every stream serves the recording instead of the snapshots.
+    replay: Option<Arc<Replay>>,
 }
 
 impl Discovery {
@@ -55,12 +58,20 @@ impl Discovery {
             shutdown,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             conformance: Conformance::default(),
+            replay: None,
         }
     }
 
     /// How every stream's client is judged (`--conformance`, `--strict`).
     pub fn with_conformance(mut self, mode: Mode) -> Self {
         self.conformance = Conformance::new(mode);
+        self
+    }
+
+    /// Serves `replay` on every stream (SotW and Delta, ADS and per-type) instead of the
+    /// snapshots.
+    pub fn with_replay(mut self, replay: Option<Arc<Replay>>) -> Self {
+        self.replay = replay;
         self
     }
 
@@ -85,7 +96,12 @@ impl Discovery {
     where
         S: Stream<Item = Result<SotwRequest, Status>> + Send + Unpin + 'static,
     {
-        self.spawn(kind, peer, requests, SotwStream::new)
+        match &self.replay {
+            Some(replay) => self.spawn(kind, peer, requests, |_, _| {
+                ReplayStream::<replay::Sotw>::new(replay.clone(), kind)
+            }),
+            None => self.spawn(kind, peer, requests, SotwStream::new),
+        }
     }
 
     /// Starts a Delta stream over `requests` and returns its responses.
@@ -98,7 +114,12 @@ impl Discovery {
     where
         S: Stream<Item = Result<DeltaDiscoveryRequest, Status>> + Send + Unpin + 'static,
     {
-        self.spawn(kind, peer, requests, DeltaStream::new)
+        match &self.replay {
+            Some(replay) => self.spawn(kind, peer, requests, |_, _| {
+                ReplayStream::<replay::Delta>::new(replay.clone(), kind)
+            }),
+            None => self.spawn(kind, peer, requests, DeltaStream::new),
+        }
     }
 
     fn spawn<M, S>(

@@ -32,7 +32,9 @@ use std::{
 };
 
 pub use crate::protocol::kind::{StreamKind, Variant};
-use crate::protocol::{conformance::Violation, subscription::TypeStatus, tap::WireEvent};
+use crate::protocol::{
+    conformance::Violation, replay::Replay, subscription::TypeStatus, tap::WireEvent,
+};
 use bus::Bus;
 use lineage::Lineage;
 use stats::{Counters, RecorderStats, Tally};
@@ -87,6 +89,7 @@ pub struct Registry {
     /// Events kept per stream; 0 turns timelines off.
     depth: usize,
     recorder: Arc<OnceLock<Arc<RecorderStats>>>,
+    replay: Arc<OnceLock<Arc<Replay>>>,
 }
 
 impl Default for Registry {
@@ -108,6 +111,7 @@ impl Registry {
             bus: Arc::default(),
             depth,
             recorder: Arc::default(),
+            replay: Arc::default(),
         }
     }
 
@@ -184,6 +188,15 @@ impl Registry {
 
     pub fn recorder(&self) -> Option<&Arc<RecorderStats>> {
         self.recorder.get()
+    }
+
+    /// Registers the replay (`--replay`) for `/status`; once per server.
+    pub fn attach_replay(&self, replay: Arc<Replay>) {
+        let _ = self.replay.set(replay);
+    }
+
+    pub fn replay(&self) -> Option<&Arc<Replay>> {
+        self.replay.get()
     }
 
     fn lock(&self) -> MutexGuard<'_, Streams> {

@@ -137,6 +137,9 @@ pub async fn run<M, S>(
         {
             break Ending::because(reason);
         }
+        if let Some(status) = machine.take_ending() {
+            break ended_by_machine(stream, &responses, status, &mut shutdown).await;
+        }
     };
     finish(machine, kit, ending);
 }
@@ -202,6 +205,27 @@ fn ended_by_error<T>(
     Ending {
         reason: CloseReason::Status,
         status: Some(facts),
+    }
+}
+
+/// The machine ended the stream: the client gets the status, the log says why.
+async fn ended_by_machine<T>(
+    stream: u64,
+    responses: &mpsc::Sender<Result<T, Status>>,
+    status: StatusFacts,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Ending {
+    warn!(stream, code = status.code, error = %status.message, "stream ended by the server");
+    let grpc = Status::new(Code::from_i32(status.code), status.message.to_string());
+    // Behind the responses already queued; a client that stops reading must not keep a
+    // stopping server waiting.
+    tokio::select! {
+        _ = responses.send(Err(grpc)) => {}
+        _ = shutdown.wait_for(|stop| *stop) => {}
+    }
+    Ending {
+        reason: CloseReason::Status,
+        status: Some(status),
     }
 }
 
