@@ -4,13 +4,13 @@ LISTEN ?= 127.0.0.1:18000
 NODE ?= demo-node
 PYTHON ?= python3
 
-.PHONY: bins build test test-rust conformance tutorial interop lint golden run-server run-client bench bench-10k bench-status
+.PHONY: bins build test test-rust conformance tutorial browser browser-setup page-screenshot interop lint golden run-server run-client bench bench-10k bench-status
 
 build:
 	$(CARGO) build --workspace --all-targets
 
 # Rust tests first: interop needs a server that already passes its own tests.
-test: test-rust conformance tutorial
+test: test-rust conformance tutorial browser
 	$(MAKE) interop
 
 test-rust:
@@ -26,6 +26,22 @@ conformance: bins
 tutorial: bins
 	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/tutorial/run.py docs/tutorial.md
 	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/tutorial/run.py --self-test docs/tutorial.md
+
+# The live page (GET / on the admin endpoint) in a real headless Chromium, against the two
+# binaries: live updates after an edit, a rejected edit, a NACKing client, a stream's
+# conversation. Installs Debian's chromium once if it is missing (as the interop venv is made).
+browser: bins browser-setup
+	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/browser/run.py
+
+browser-setup:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || \
+		{ echo "installing chromium (Debian package) for make browser"; \
+		  $(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq && \
+		  $(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -qq chromium; }
+
+# The README's screenshot of the page, made by the same run.
+page-screenshot: bins browser-setup
+	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/browser/run.py --screenshot docs/img/page.png
 
 # A real third-party xDS client (gRPC's proxyless client from PyPI grpcio) follows the server's
 # hot pushes. Creates tests/interop/.venv once (pinned requirements.txt), then reuses it.

@@ -161,7 +161,7 @@ pub async fn status_with_streams(
     }))
 }
 
-fn free_port() -> Result<SocketAddr, String> {
+pub fn free_port() -> Result<SocketAddr, String> {
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     listener.local_addr().map_err(|e| e.to_string())
 }

@@ -8,6 +8,7 @@ mod edit;
 mod extras;
 mod fixtures;
 mod output;
+mod page;
 mod server;
 
 use std::path::PathBuf;
@@ -181,6 +182,18 @@ async fn extras(
     eprintln!("  /status with {} streams", sizes.status_streams);
     results.status_streams = sizes.status_streams;
     results.status = extras::status_with_streams(
+        binary,
+        sizes.status_streams,
+        args.clusters.unwrap_or(1000),
+        args.endpoints,
+        runs,
+    )
+    .await?;
+    eprintln!(
+        "  push to {} streams with the live page closed vs open",
+        sizes.status_streams
+    );
+    results.page = page::page_cost(
         binary,
         sizes.status_streams,
         args.clusters.unwrap_or(1000),

@@ -11,6 +11,7 @@ use crate::apply::ApplyTiming;
 use crate::cell::{CellRun, percentile};
 use crate::edit::EditToAcked;
 use crate::extras::{DeltaChange, StatusTiming, median};
+use crate::page::PageCost;
 
 #[derive(Debug, Serialize)]
 pub struct Machine {
@@ -109,6 +110,8 @@ pub struct Results {
     #[serde(skip)]
     pub status_streams: usize,
     pub client_apply: Option<ApplyTiming>,
+    /// `None`: not measured (the server has no admin endpoint, so no page).
+    pub page: Option<PageCost>,
 }
 
 fn mib(bytes: u64) -> f64 {
@@ -131,6 +134,7 @@ impl Results {
             status: None,
             status_streams: 0,
             client_apply: None,
+            page: None,
         }
     }
 
@@ -259,6 +263,21 @@ impl Results {
                 );
             }
             None => {}
+        }
+        if let Some(p) = &self.page {
+            let _ = writeln!(
+                out,
+                "- live page, one push to {} streams: page closed {:.0} ms all ACKed, server CPU \
+                 {:.0} ms; page open (grid + one conversation) {:.0} ms, {:.0} ms CPU; the page \
+                 got {:.0} events, {} per push",
+                p.streams,
+                p.closed.push_max_ms,
+                p.closed.server_cpu_ms,
+                p.open.push_max_ms,
+                p.open.server_cpu_ms,
+                p.page_events_per_push,
+                human_bytes(p.page_bytes_per_push as u64)
+            );
         }
         if let Some(a) = &self.client_apply {
             let _ = writeln!(

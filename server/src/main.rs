@@ -44,7 +44,8 @@ const EXIT_USAGE: u8 = 2;
                   {version_info, resources}); files under nodes/<node-id>/ are served to that node only. \
                   A resource wrapped in envoy.service.discovery.v3.Resource with a ttl is kept \
                   alive by heartbeats; xdstp:// names are served with sorted context parameters.\n\n\
-                  The admin routes (GET /status, /snapshot, /healthz, and gRPC CSDS: \
+                  The admin routes (GET /status, /snapshot, /healthz, the live page: open \
+                  http://ADDR/ in a browser, and gRPC CSDS: \
                   envoy.service.status.v3.ClientStatusDiscoveryService) are on the xDS port too, so \
                   several servers run side by side with nothing more than their own --listen \
                   (127.0.0.1:0 picks a free port). The first line on stdout says where it \
@@ -142,9 +143,9 @@ struct ServeArgs {
     /// Largest gRPC message sent or accepted, in bytes (gRPC's usual default is 4 MiB).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
     max_message_bytes: usize,
-    /// Serve the admin routes (/status, /snapshot, /healthz, CSDS) on a listener of their own
-    /// at ADDR instead of the xDS port, or `off` for none. They have no authentication: with xDS
-    /// on a public address, `--admin 127.0.0.1:PORT` keeps them on loopback. Default: on the
+    /// Serve the admin routes (/status, /snapshot, /healthz, the page /, CSDS) on a listener of
+    /// their own at ADDR instead of the xDS port, or `off` for none. They have no
+    /// authentication: with xDS on a public address, `--admin 127.0.0.1:PORT` keeps them on loopback. Default: on the
     /// xDS port.
     #[arg(long, value_name = "ADDR|off", value_parser = admin_placement)]
     admin: Option<Placement>,

@@ -18,6 +18,7 @@ mod federation;
 mod fleet;
 mod harness;
 mod large;
+mod page;
 mod per_type;
 mod record;
 mod reload;

@@ -5,6 +5,7 @@
 //! configuration, so whoever exposes xDS beyond loopback can keep the admin on loopback.
 //! - `GET /status`: the [`crate::admin::status`] document (`?node=ID` lists one node's streams only);
 //! - `GET /snapshot`: the resources being served, as proto3 JSON (`?node=ID`, `?type=cds`);
+//! - `GET /`, `/events`, `/streams/{id}[/events]`: the live [`crate::admin::page`];
 //! - `GET /healthz`: `{"status":"ok"}` while the server runs and follows fixture changes;
 //!   HTTP 503 `{"status":"unhealthy","error":...}` while the fixture watcher is down;
 //! - gRPC `envoy.service.status.v3.ClientStatusDiscoveryService` ([`crate::admin::csds`]): the
@@ -31,12 +32,13 @@ use xdsloop_proto::{Codec, type_url};
 use crate::{
     Error, Snapshot, TypeResources,
     admin::csds::service::Csds,
+    admin::page::{self, Page, Sources},
     admin::registry::Registry,
     admin::status::{self, Inputs},
     config::watch::ReloadStatus,
 };
 
-/// The admin routes' paths.
+/// The admin routes' paths (and the page's, [`page::ROUTES`]).
 pub const ROUTES: [&str; 3] = ["/status", "/snapshot", "/healthz"];
 
 /// Where the admin routes are served.
@@ -60,6 +62,7 @@ pub struct Admin {
     /// then reported as the current snapshot, loaded fine.
     reloads: Option<watch::Receiver<ReloadStatus>>,
     codec: Codec,
+    page: Page,
 }
 
 impl Admin {
@@ -69,11 +72,17 @@ impl Admin {
         reloads: Option<watch::Receiver<ReloadStatus>>,
         codec: Codec,
     ) -> Self {
+        let page = Page::new(Sources {
+            registry: registry.clone(),
+            snapshots: snapshots.clone(),
+            reloads: reloads.clone(),
+        });
         Self {
             registry,
             snapshots,
             reloads,
             codec,
+            page,
         }
     }
 
@@ -113,7 +122,8 @@ impl Admin {
             .route("/status", get(get_status))
             .route("/snapshot", get(get_snapshot))
             .route("/healthz", get(healthz))
-            .with_state(self)
+            .with_state(self.clone())
+            .merge(self.page.router())
     }
 }
 
@@ -121,7 +131,8 @@ impl Admin {
 /// the admin is), rather than the xDS port's generic "no endpoint here".
 pub fn elsewhere(reason: String) -> Router {
     let reason = Arc::<str>::from(reason);
-    ROUTES.iter().fold(Router::new(), |router, path| {
+    let paths = ROUTES.iter().chain(page::ROUTES.iter());
+    paths.fold(Router::new(), |router, path| {
         let reason = reason.clone();
         router.route(
             path,

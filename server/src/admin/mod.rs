@@ -9,6 +9,7 @@
 pub mod csds;
 pub mod http;
 pub mod lines;
+pub mod page;
 pub mod registry;
 pub mod status;
 

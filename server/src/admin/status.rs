@@ -29,10 +29,12 @@ use events::RecentEvent;
 pub use summary::{
     InProgressView, OverlaySummary, ReloadSummary, SnapshotSummary, TypeSummary, WatcherView,
 };
-use summary::{reload_summary, snapshot_summary};
+pub use summary::{reload_summary, snapshot_summary};
 use violations::ViolationsView;
 
-pub use self::state::{Answer, SyncState, answer, served_version, sync_state, view_hash};
+pub use self::state::{
+    Answer, SyncState, answer, served_version, sync_state, sync_state_with, view_hash,
+};
 
 /// The document's schema name; see `docs/status.md`.
 pub const SCHEMA: &str = "xdsloop.status.v1";
@@ -238,7 +240,8 @@ fn totals(streams: &[StreamView]) -> Totals {
     totals
 }
 
-fn stream_view(
+/// One stream as the document lists it.
+pub fn stream_view(
     snapshot: &Snapshot,
     stream: &StreamStatus,
     disconnected_at: Option<SystemTime>,

@@ -14,6 +14,7 @@ mod http;
 mod invalid;
 mod naive_server;
 mod resources;
+mod sse;
 
 use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
 
@@ -33,6 +34,7 @@ pub use http::*;
 pub use invalid::{INVALID, SECRET_TEXT};
 pub use naive_server::{Bug, NaiveServer};
 pub use resources::*;
+pub use sse::{Sse, SseEvent};
 
 /// Longest wait for something that should happen.
 pub const TIMEOUT: Duration = Duration::from_secs(10);

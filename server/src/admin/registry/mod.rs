@@ -78,6 +78,8 @@ struct Streams {
     /// Violations since start-up, by check.
     violations: BTreeMap<&'static str, u64>,
     lineage: Lineage,
+    /// Moves whenever anything above does, so a reader can tell it has nothing new to read.
+    generation: u64,
 }
 
 /// Shared by every stream of one server. Cheap to clone.
@@ -131,6 +133,7 @@ impl Registry {
         let mut streams = self.lock();
         streams.open.insert(id, status);
         streams.counters.streams_opened += 1;
+        streams.generation += 1;
         StreamEntry {
             registry: self.clone(),
             id,
@@ -159,6 +162,11 @@ impl Registry {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Moves on every change to the streams, their status, timelines or counters.
+    pub fn generation(&self) -> u64 {
+        self.lock().generation
     }
 
     /// Totals since start-up.
@@ -237,6 +245,7 @@ impl StreamEntry {
     /// Names the stream's node; returns the types that node's closed streams had.
     pub fn set_node(&self, node_id: &str) -> Arc<BTreeSet<String>> {
         let mut streams = self.registry.lock();
+        streams.generation += 1;
         if let Some(s) = streams.open.get_mut(&self.id) {
             s.node_id = Some(node_id.to_string());
         }
@@ -256,6 +265,7 @@ impl StreamEntry {
     pub fn publish(&self, publish: &mut Publish) {
         let depth = self.registry.depth;
         let mut streams = self.registry.lock();
+        streams.generation += 1;
         streams.counters.add(std::mem::take(&mut publish.tally));
         for v in &publish.violations {
             *streams.violations.entry(v.check).or_default() += 1;
@@ -280,6 +290,7 @@ impl Drop for StreamEntry {
         let Some(stream) = streams.open.remove(&self.id) else {
             return;
         };
+        streams.generation += 1;
         if let Some(node) = &stream.node_id {
             streams.lineage.closed(node, stream.types.keys());
         }

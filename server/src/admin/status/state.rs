@@ -74,10 +74,21 @@ pub fn sync_state(
     current: Option<&TypeResources>,
     variant: Variant,
 ) -> SyncState {
+    sync_state_with(status, current, variant, || view_hash(status, current))
+}
+
+/// [`sync_state`], with the [`view_hash`] computed by `hash` (only if needed), so a caller
+/// that judges many streams with the same subscription computes it once.
+pub fn sync_state_with(
+    status: &TypeStatus,
+    current: Option<&TypeResources>,
+    variant: Variant,
+    hash: impl FnOnce() -> u64,
+) -> SyncState {
     let Some(sent) = &status.last_sent else {
         return SyncState::Pending;
     };
-    let same_content = status.held_hash == Some(view_hash(status, current));
+    let same_content = status.held_hash == Some(hash());
     let same_version = match variant {
         // A stream that asks for nothing of the type is never pushed it again (an empty
         // named interest is not a wildcard), so the type's version moving does not leave

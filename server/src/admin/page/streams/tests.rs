@@ -1,0 +1,101 @@
+//! A conversation reader that falls behind: it is told how much it lost and goes on with the
+//! newest events; the streams that produced them never waited for it.
+
+use std::{sync::Arc, time::SystemTime};
+
+use futures::StreamExt;
+use tokio::sync::watch;
+
+use super::*;
+use crate::{
+    admin::registry::{Publish, Registry, StreamKind, bus::CAPACITY},
+    protocol::tap::{CloseReason, Closed, Opened, What, WireEvent},
+    test_support::snapshot,
+};
+
+fn event(stream: u64, seq: u32, what: What) -> Arc<WireEvent> {
+    Arc::new(WireEvent {
+        at: SystemTime::UNIX_EPOCH,
+        stream,
+        seq,
+        node: Some(Arc::from("n1")),
+        what,
+    })
+}
+
+fn opened() -> What {
+    What::Opened(Opened {
+        kind: StreamKind::ADS_SOTW,
+        peer: None,
+    })
+}
+
+#[tokio::test]
+async fn a_reader_that_falls_behind_gets_a_gap_then_the_newest_events() {
+    let registry = Registry::new();
+    let (_, snapshots) = watch::channel(snapshot(1, &[]));
+    let sources = Sources {
+        registry: registry.clone(),
+        snapshots,
+        reloads: None,
+    };
+    let entry = registry.open(StreamKind::ADS_SOTW, None);
+    let id = entry.id();
+    entry.publish(&mut Publish {
+        events: vec![event(id, 1, opened())],
+        ..Publish::default()
+    });
+    let mut reader = Box::pin(conversation(sources, id));
+    let (name, first) = reader.next().await.unwrap();
+    assert_eq!(
+        (name, first["step"].as_str()),
+        ("event", Some("established"))
+    );
+    assert_eq!(first["envoy"], Step::Established.envoy_call());
+    assert_eq!(reader.next().await.unwrap().0, "head");
+
+    // The reader does not read while the stream (and another) go on: sending never waits.
+    let lost = 5;
+    let bus = registry.bus();
+    // With the closing event after them, `lost` more events than the bus keeps.
+    let sent = CAPACITY + lost - 1;
+    for seq in 0..sent as u32 {
+        let (stream, seq) = if seq % 2 == 0 {
+            (id, seq + 2)
+        } else {
+            (id + 1, seq)
+        };
+        bus.send(event(stream, seq, opened()));
+    }
+    let closed = What::Closed(Closed {
+        reason: CloseReason::Client,
+        status: None,
+    });
+    bus.send(event(id, u32::MAX, closed));
+
+    let (name, gap) = reader.next().await.unwrap();
+    assert_eq!((name, gap["lost"].as_u64()), ("gap", Some(lost as u64)));
+    let mut seqs = Vec::new();
+    loop {
+        let (name, value) = reader.next().await.unwrap();
+        if name == "head" {
+            continue;
+        }
+        seqs.push(value["seq"].as_u64().unwrap());
+        if value["step"] == "closed" {
+            break;
+        }
+    }
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "in order, no repeats");
+    let kept = (lost..sent).filter(|i| i % 2 == 0).count() + 1;
+    assert_eq!(
+        seqs.len(),
+        kept,
+        "this stream's events after the gap, and its close"
+    );
+    assert_eq!(
+        registry.bus().capture(),
+        None,
+        "its stream closed: the conversation stopped listening (and costing the streams)"
+    );
+}

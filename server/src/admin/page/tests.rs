@@ -1,0 +1,45 @@
+//! The page's model task: it runs only while a page is open.
+
+use std::{sync::Arc, time::Duration};
+
+use tokio::sync::watch;
+
+use super::*;
+use crate::{admin::registry::StreamKind, test_support::snapshot};
+
+fn page() -> (Page, Registry) {
+    let registry = Registry::new();
+    let (_, snapshots) = watch::channel(snapshot(1, &[]));
+    let sources = Sources {
+        registry: registry.clone(),
+        snapshots,
+        reloads: None,
+    };
+    (Page::new(sources), registry)
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_model_task_runs_while_a_page_is_open_and_rebuilds_on_changes() {
+    let (page, registry) = page();
+    assert!(!page.is_live(), "nobody looks: no task");
+    let mut models = page.hub.subscribe(&page.sources);
+    let second = page.hub.subscribe(&page.sources);
+    assert_eq!(models.borrow_and_update().totals.streams, 0);
+    let _stream = registry.open(StreamKind::ADS_SOTW, None);
+    tokio::time::timeout(Duration::from_secs(1), models.changed())
+        .await
+        .expect("a rebuild within a tick or so")
+        .unwrap();
+    let model = models.borrow_and_update().clone();
+    assert_eq!((model.totals.streams, model.rows.len()), (1, 1));
+    // Nothing changed: no new model, however long the page stays.
+    let quiet = tokio::time::timeout(Duration::from_secs(5), models.changed()).await;
+    assert!(quiet.is_err(), "a model without a change");
+
+    drop((models, second));
+    tokio::time::sleep(hub::TICK * 2).await;
+    assert!(!page.is_live(), "the last page closed: the task ended");
+    let mut again = page.hub.subscribe(&page.sources);
+    assert!(page.is_live());
+    assert_eq!(Arc::clone(&again.borrow_and_update()).totals.streams, 1);
+}

@@ -1,0 +1,306 @@
+#!/usr/bin/env python3
+"""`make browser`: the live page in a real headless Chromium, against xdsloop-server with real
+xdsloop-clients connected, on a temp copy of fixtures/demo.
+
+The page is loaded first, then the fleet is changed under it, so every check below proves a
+live update, not a fresh load:
+1. every client's cells are SYNCED and the `--reject` client's CDS cell is NACKED with its
+   message;
+2. an edit of clusters.yaml: the page shows the new CDS version, then SYNCED for every client;
+3. a broken clusters.yaml: the page shows the rejection with its file:line error, and the last
+   good version still served; the repaired file is served again;
+4. a click on a client's CDS cell opens its conversation: pushes and ACKs, each with its loop
+   step and Envoy call, held = served;
+5. a node glob in the filter box leaves only the matching rows;
+6. with a fleet of 1,000 more nodes (`xdsloop-client fleet`) the grid shows 500 rows and asks
+   for a filter, and `fleet-99*` leaves the 11 matching nodes, SYNCED;
+7. the page fetched nothing but its own server (no CDN, nothing at run time).
+With `--screenshot PATH` it also saves the page (README's docs/img/page.png).
+
+Standard library only (tests/browser/cdp.py drives Chromium over a pipe). Every wait is bounded;
+every process started here is stopped by its pid, also on failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from cdp import Browser, CdpError, find_chromium
+
+REPO = Path(__file__).resolve().parents[2]
+BIN_DIR = Path(os.environ.get("BIN_DIR", REPO / "target" / "debug"))
+# A push and its ACK take milliseconds; the page moves at most every 250 ms.
+LIVE_TIMEOUT_S = 15
+CLIENTS = ["web-1", "web-2"]
+REJECTER = "strict-1"
+REJECT = "cds:api"
+# `xdsloop-client fleet`: enough nodes that the grid must be cut and filtered.
+FLEET = 1000
+FLEET_TIMEOUT_S = 120
+
+CELLS = """JSON.stringify([...document.querySelectorAll('td.cell')].map(c => ({
+  node: c.dataset.node, type: c.dataset.type, state: c.dataset.state,
+  version: c.dataset.version, held: c.dataset.held, stream: c.dataset.stream,
+  nack: (c.querySelector('[data-nack]') || {}).textContent || null })))"""
+RELOAD = """JSON.stringify({ok: document.getElementById('reload').dataset.ok,
+  text: document.getElementById('reload').textContent})"""
+TIMELINE = """JSON.stringify([...document.querySelectorAll('#tl-events tbody tr')].map(r => ({
+  step: r.dataset.step, text: r.textContent })))"""
+GRID_SIZE = """JSON.stringify({rows: document.querySelectorAll('#grid tbody tr').length,
+  streams: Number((document.querySelector('[data-counter=streams] b') || {}).textContent || 0),
+  note: document.getElementById('note').textContent})"""
+HEAD = """JSON.stringify([...document.querySelectorAll('#tl-head tbody tr')].map(r => ({
+  type: r.dataset.type, state: r.dataset.state,
+  cells: [...r.querySelectorAll('td')].map(td => td.textContent) })))"""
+
+
+class Report:
+    def __init__(self) -> None:
+        self.failed = 0
+
+    def check(self, name: str, fn) -> None:
+        try:
+            detail = fn()
+            print(f"PASS {name}" + (f": {detail}" if detail else ""), flush=True)
+        except (CdpError, AssertionError) as e:
+            self.failed += 1
+            print(f"FAIL {name}: {e}", flush=True)
+
+
+def start(args: list[str], **kw) -> subprocess.Popen:
+    return subprocess.Popen(args, stdin=subprocess.DEVNULL, **kw)
+
+
+def start_server(fixtures: Path) -> tuple[subprocess.Popen, str]:
+    server = start(
+        [str(BIN_DIR / "xdsloop-server"), "--fixtures", str(fixtures), "--listen", "127.0.0.1:0"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    first = server.stdout.readline() if server.stdout else ""
+    if "listening on" not in first:
+        server.kill()
+        sys.exit(f"xdsloop-server did not start: {first!r}")
+    return server, first.split()[-1]
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def cells(browser: Browser) -> list[dict]:
+    return json.loads(browser.evaluate(CELLS))
+
+
+def cds_of(all_cells: list[dict]) -> dict[str, dict]:
+    return {c["node"]: c for c in all_cells if c["type"] == "cds"}
+
+
+def all_synced(all_cells: list[dict]) -> bool:
+    nodes = {c["node"] for c in all_cells}
+    return set(CLIENTS) <= nodes and all(
+        c["state"] == "SYNCED" for c in all_cells if c["node"] in CLIENTS)
+
+
+class Checks:
+    """The checks, in order, on one open page; each returns what it saw, for the PASS line."""
+
+    def __init__(self, browser: Browser, addr: str, fixtures: Path) -> None:
+        self.browser, self.addr = browser, addr
+        self.clusters = fixtures / "clusters.yaml"
+        self.original = self.clusters.read_text()
+        self.before: dict[str, str] = {}
+
+    def fleet_synced_and_rejecter_nacked(self) -> str:
+        seen = self.browser.wait_for(
+            "every client SYNCED and the rejecter's CDS NACKED", CELLS,
+            lambda v: all_synced(json.loads(v)) and
+            cds_of(json.loads(v)).get(REJECTER, {}).get("state") == "NACKED",
+            LIVE_TIMEOUT_S)
+        rejected = cds_of(json.loads(seen))[REJECTER]
+        assert "rejected by --reject " + REJECT in (rejected["nack"] or ""), rejected
+        self.before.update({n: c["version"] for n, c in cds_of(json.loads(seen)).items()})
+        return f"{len(json.loads(seen))} cells; {REJECTER}: {rejected['nack']!r}"
+
+    def edit_shows_new_version_then_synced(self) -> str:
+        edited = self.original.replace("connect_timeout: 0.25s", "connect_timeout: 0.5s")
+        self.clusters.write_text(edited)
+        seen = self.browser.wait_for(
+            "the new CDS version, SYNCED on every client", CELLS,
+            lambda v: all_synced(json.loads(v)) and all(
+                cds_of(json.loads(v))[n]["version"] != self.before[n] for n in CLIENTS),
+            LIVE_TIMEOUT_S)
+        cds = cds_of(json.loads(seen))
+        new = {cds[n]["version"] for n in CLIENTS}
+        assert len(new) == 1, f"one version for every client, saw {new}"
+        version = new.pop()
+        assert all(cds[n]["held"] == version for n in CLIENTS), cds
+        self.before["new"] = version
+        return f"cds {self.before[CLIENTS[0]]} -> {version}"
+
+    def broken_fixture_shows_the_rejection(self) -> str:
+        self.clusters.write_text(self.original + "- name: [unclosed\n")
+        seen = json.loads(self.browser.wait_for(
+            "the rejection banner", RELOAD, lambda v: json.loads(v)["ok"] == "false",
+            LIVE_TIMEOUT_S))
+        assert re.search(r"clusters\.yaml: line \d+", seen["text"]), seen["text"]
+        cds = cds_of(cells(self.browser))
+        assert all(cds[n]["version"] == self.before["new"] for n in CLIENTS), \
+            "the last good version stays served"
+        self.clusters.write_text(self.original)
+        self.browser.wait_for("the repaired file served", RELOAD,
+                              lambda v: json.loads(v)["ok"] == "true", LIVE_TIMEOUT_S)
+        return seen["text"].splitlines()[-1]
+
+    def conversation_shows_acks(self) -> str:
+        self.browser.wait_for("SYNCED again", CELLS, lambda v: all_synced(json.loads(v)),
+                              LIVE_TIMEOUT_S)
+        self.browser.evaluate(
+            f"document.querySelector('td.cell[data-node=\"{CLIENTS[0]}\"][data-type=cds]')"
+            ".click()")
+        rows = json.loads(self.browser.wait_for(
+            "ACK rows in the conversation", TIMELINE,
+            lambda v: sum(r["step"] == "ack" for r in json.loads(v)) >= 2, LIVE_TIMEOUT_S))
+        acks = [r for r in rows if r["step"] == "ack"]
+        assert all("apply + ACK" in r["text"] and "onConfigUpdate" in r["text"] for r in acks)
+        assert any(r["step"] == "push" and "onDiscoveryResponse" in r["text"] for r in rows)
+        head = json.loads(self.browser.wait_for(
+            "the stream's types, held = served", HEAD,
+            lambda v: any(h["type"] == "cds" and h["state"] == "SYNCED"
+                          for h in json.loads(v)), LIVE_TIMEOUT_S))
+        cds = next(h for h in head if h["type"] == "cds")
+        assert cds["cells"][2] == cds["cells"][3], f"held vs served: {cds['cells']}"
+        return f"{len(rows)} events, {len(acks)} ACKs"
+
+    def rejecter_conversation_shows_the_error(self) -> str:
+        self.browser.evaluate(
+            f"document.querySelector('td.cell[data-node=\"{REJECTER}\"][data-type=cds]')"
+            ".click()")
+        rows = json.loads(self.browser.wait_for(
+            "a NACK with its error_detail", TIMELINE,
+            lambda v: any(r["step"] == "nack" for r in json.loads(v)), LIVE_TIMEOUT_S))
+        nack = next(r for r in rows if r["step"] == "nack")
+        assert "error_detail" in nack["text"] and REJECT in nack["text"], nack["text"]
+        return "reject + NACK with error_detail in full"
+
+    def node_filter_shows_matching_nodes_only(self) -> str:
+        self.browser.evaluate("(() => { const f = document.getElementById('filter');"
+                         " f.value = 'web-*'; f.dispatchEvent(new Event('input')); })()")
+        seen = self.browser.wait_for(
+            "only web-* rows", CELLS,
+            lambda v: {c["node"] for c in json.loads(v)} == set(CLIENTS), LIVE_TIMEOUT_S)
+        return f"{len(json.loads(seen))} cells, nodes {sorted(set(CLIENTS))}"
+
+    def a_thousand_streams_fit_in_500_rows_and_a_filter(self) -> str:
+        fleet = start([str(BIN_DIR / "xdsloop-client"), "fleet", "--server", self.addr,
+                       "--clients", str(FLEET)],
+                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            self.browser.evaluate("(() => { const f = document.getElementById('filter');"
+                             " f.value = ''; f.dispatchEvent(new Event('input')); })()")
+            seen = json.loads(self.browser.wait_for(
+                f"{FLEET} more streams, 500 rows and a note", GRID_SIZE,
+                lambda v: json.loads(v)["streams"] >= FLEET + 3
+                and json.loads(v)["rows"] == 500 and "filter" in json.loads(v)["note"],
+                FLEET_TIMEOUT_S))
+            self.browser.evaluate("(() => { const f = document.getElementById('filter');"
+                             " f.value = 'fleet-99*'; f.dispatchEvent(new Event('input')); })()")
+            rows = self.browser.wait_for(
+                "the 11 fleet-99* nodes, SYNCED", CELLS,
+                lambda v: len({c["node"] for c in json.loads(v)}) == 11
+                and all(c["state"] == "SYNCED" for c in json.loads(v)), FLEET_TIMEOUT_S)
+            nodes = sorted({c["node"] for c in json.loads(rows)})
+            return f"{seen['streams']} streams; {seen['note']!r}; filtered: {nodes[0]}..{nodes[-1]}"
+        finally:
+            stop(fleet)
+
+    def nothing_fetched_elsewhere(self) -> str:
+        urls = []
+        while not self.browser.events.empty():
+            event = self.browser.events.get()
+            if event.get("method") == "Network.requestWillBeSent":
+                urls.append(event["params"]["request"]["url"])
+        foreign = [u for u in urls if not u.startswith(f"http://{self.addr}/")]
+        assert urls and not foreign, f"fetched elsewhere: {foreign}"
+        return f"{len(urls)} requests, all to http://{self.addr}/"
+
+
+def run(browser: Browser, addr: str, fixtures: Path, report: Report, shot: str | None) -> None:
+    """Loads the page once, then runs every check on it (the fleet changes under it)."""
+    browser.call("Network.enable", session=True)
+    browser.navigate(f"http://{addr}/")
+    checks = Checks(browser, addr, fixtures)
+    for name, check in [
+        ("page_shows_every_client_synced_and_the_reject_client_nacked",
+         checks.fleet_synced_and_rejecter_nacked),
+        ("page_edit_shows_the_new_version_then_synced_for_every_client",
+         checks.edit_shows_new_version_then_synced),
+        ("page_broken_fixture_shows_the_rejection_with_file_line",
+         checks.broken_fixture_shows_the_rejection),
+        ("page_stream_conversation_shows_its_acks_with_step_labels",
+         checks.conversation_shows_acks),
+        ("page_reject_client_conversation_shows_the_nack_error_detail",
+         checks.rejecter_conversation_shows_the_error),
+    ]:
+        report.check(name, check)
+    if shot:
+        Path(shot).parent.mkdir(parents=True, exist_ok=True)
+        browser.screenshot(shot)
+        print(f"screenshot: {shot}")
+    for name, check in [
+        ("page_node_filter_shows_matching_nodes_only",
+         checks.node_filter_shows_matching_nodes_only),
+        ("page_with_1000_streams_shows_500_rows_and_filters_by_node",
+         checks.a_thousand_streams_fit_in_500_rows_and_a_filter),
+        ("page_loads_nothing_from_elsewhere", checks.nothing_fetched_elsewhere),
+    ]:
+        report.check(name, check)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--screenshot", help="save a PNG of the page here at the end")
+    args = parser.parse_args()
+    chromium = find_chromium()
+    if chromium is None:
+        print("chromium not found: `make browser` installs it (apt-get install -y chromium)")
+        return 1
+    report = Report()
+    procs: list[subprocess.Popen] = []
+    browser = None
+    with tempfile.TemporaryDirectory(prefix="xdsloop-browser-") as tmp:
+        fixtures = Path(tmp) / "fixtures"
+        shutil.copytree(REPO / "fixtures" / "demo", fixtures)
+        server, addr = start_server(fixtures)
+        procs.append(server)
+        try:
+            client = [str(BIN_DIR / "xdsloop-client"), "--server", addr, "--node-id"]
+            quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+            for node in CLIENTS:
+                procs.append(start(client + [node], **quiet))
+            procs.append(start(client + [REJECTER, "--reject", REJECT], **quiet))
+            browser = Browser(chromium)
+            run(browser, addr, fixtures, report, args.screenshot)
+        finally:
+            if browser is not None:
+                browser.close()
+            for proc in reversed(procs):
+                stop(proc)
+    print(f"browser: {'all passed' if report.failed == 0 else f'{report.failed} failed'}")
+    return 1 if report.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
