@@ -19,6 +19,7 @@ use crate::{
     admin::registry::{Registry, timeline},
     admin::{self, Admin, AdminServer, Placement},
     config::replay,
+    config::scenario::{self, Scenarios, watch::ScenarioWatcher},
     config::watch::{ReloadStatus, Settings, Watcher},
     protocol::conformance::Mode,
     protocol::replay::Replay,
@@ -59,6 +60,8 @@ pub struct Config {
     pub timeline_depth: usize,
     /// Write a transcript of every stream (`--record`).
     pub record: Option<Recording>,
+    /// A fault scenario file, watched and reloaded like the fixtures (`--scenario`).
+    pub scenario: Option<PathBuf>,
     /// How each client is judged against the client rules (`--conformance`, `--strict`).
     pub conformance: Mode,
     /// Serve this recording (`--replay FILE`) instead of `fixtures`, which is then not read.
@@ -81,6 +84,7 @@ impl Config {
             admin: Placement::XdsPort,
             timeline_depth: timeline::DEFAULT_DEPTH,
             record: None,
+            scenario: None,
             conformance: Mode::Report,
             replay: None,
             replay_timing: false,
@@ -97,6 +101,9 @@ pub struct Running {
     pub reloads: watch::Receiver<ReloadStatus>,
     /// Open streams and their per-type state.
     pub registry: Registry,
+    /// The fault scenario in force: [`Scenarios::set`] and [`Scenarios::clear`] change it on
+    /// every stream, open and new (as `PUT`/`DELETE /scenario` and edits to `--scenario` do).
+    pub scenarios: Scenarios,
     /// Where the admin routes are served: [`Running::addr`] unless [`Config::admin`] moved
     /// them to a listener of their own (then its bound address) or turned them off (`None`).
     pub admin_addr: Option<SocketAddr>,
@@ -105,6 +112,7 @@ pub struct Running {
     recorder: Option<Recorder>,
     /// None when replaying.
     watcher: Option<Watcher>,
+    scenario_watcher: Option<ScenarioWatcher>,
 }
 
 impl std::fmt::Debug for Running {
@@ -128,6 +136,7 @@ impl Running {
             None => Ok(()),
         };
         drop(self.watcher);
+        drop(self.scenario_watcher);
         result.and(admin)
     }
 }
@@ -152,11 +161,20 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         Some(recording) => Some(record::start(&registry, recording, codec.clone())?),
         None => None,
     };
+    let scenarios = Scenarios::new();
+    let scenario_watcher = match &config.scenario {
+        Some(path) => Some(
+            scenario::watch::start(scenarios.clone(), path.clone(), config.debounce)
+                .map_err(Error::Scenario)?,
+        ),
+        None => None,
+    };
     let reloads = source.watcher.as_ref().map(|w| w.reloads.clone());
     if let Some(replay) = &source.replay {
         registry.attach_replay(replay.clone());
     }
-    let state = Admin::new(registry.clone(), snapshots.clone(), reloads, codec.clone());
+    let state = Admin::new(registry.clone(), snapshots.clone(), reloads, codec.clone())
+        .with_scenarios(scenarios.clone());
     let admin = match config.admin {
         Placement::Listener(listen) => Some(admin::serve(listen, state.clone()).await?),
         Placement::XdsPort | Placement::Off => None,
@@ -175,6 +193,7 @@ pub async fn start(config: Config) -> Result<Running, Error> {
             max_message_bytes: config.max_message_bytes,
             conformance: config.conformance,
             replay: source.replay.clone(),
+            scenarios: scenarios.clone(),
         },
         codec,
         http,
@@ -190,11 +209,13 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         snapshots,
         reloads: source.reloads,
         registry,
+        scenarios,
         admin_addr,
         server,
         admin,
         recorder,
         watcher: source.watcher,
+        scenario_watcher,
     })
 }
 
@@ -306,6 +327,7 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 pub struct GrpcServer {
     addr: SocketAddr,
     registry: Registry,
+    scenarios: Scenarios,
     health: ServingReporter,
     stop: watch::Sender<bool>,
     task: Option<JoinHandle<Result<(), tonic::transport::Error>>>,
@@ -320,6 +342,11 @@ impl GrpcServer {
     /// Open streams and their per-type state.
     pub fn registry(&self) -> &Registry {
         &self.registry
+    }
+
+    /// The fault scenario its streams follow ([`Scenarios::set`] changes it at once).
+    pub fn scenarios(&self) -> &Scenarios {
+        &self.scenarios
     }
 
     /// Ends every stream, stops accepting, and waits for the server to finish.
@@ -378,15 +405,15 @@ pub async fn serve_with_codec(
         routes: axum::Router::new(),
         csds: None,
     };
-    let registry = Registry::new();
     let server = bind(
         listen,
         snapshots,
-        registry,
+        Registry::new(),
         Streams {
             max_message_bytes,
             conformance: Mode::Report,
             replay: None,
+            scenarios: Scenarios::new(),
         },
         codec,
         no_admin,
@@ -411,6 +438,8 @@ struct Streams {
     conformance: Mode,
     /// `--replay`: the recording every stream serves instead of the snapshots.
     replay: Option<Arc<Replay>>,
+    /// The fault scenario streams follow.
+    scenarios: Scenarios,
 }
 
 /// Binds the xDS port and serves gRPC and REST-JSON there, plus the `http` routes.
@@ -426,6 +455,7 @@ async fn bind(
         max_message_bytes,
         conformance,
         replay,
+        scenarios,
     } = streams;
     let bind_error = |source| Error::Bind {
         addr: listen.to_string(),
@@ -438,7 +468,8 @@ async fn bind(
     let discovery = Discovery::new(snapshots, registry.clone(), stopped.clone())
         .with_max_message_bytes(max_message_bytes)
         .with_conformance(conformance)
-        .with_replay(replay);
+        .with_replay(replay)
+        .with_scenarios(scenarios.subscribe());
     let per_type = PerType::new(discovery.clone(), fetcher.clone());
     let ads = Ads::new(discovery, max_message_bytes);
     let mut routes = tonic::service::Routes::builder();
@@ -472,6 +503,7 @@ async fn bind(
     Ok(GrpcServer {
         addr,
         registry,
+        scenarios,
         health,
         stop,
         task: Some(task),

@@ -29,6 +29,9 @@ pub enum Error {
     /// The admin HTTP server failed, or `status` could not read a server's `/status`.
     #[error("admin: {0}")]
     Admin(String),
+    /// `--scenario FILE` cannot be read, or breaks a rule (`FILE:line:col: ...`).
+    #[error("--scenario {0}")]
+    Scenario(String),
     /// `--record FILE` cannot be written.
     #[error("--record {}: {message}", path.display())]
     Record { path: PathBuf, message: String },

@@ -54,6 +54,7 @@ const EXIT_USAGE: u8 = 2;
                   xdsloop-server --fixtures fixtures/demo              # xDS and admin on 127.0.0.1:18000\n  \
                   xdsloop-server status                                # reads 127.0.0.1:18000/status\n  \
                   xdsloop-server --fixtures DIR --record run.jsonl     # a transcript of every stream\n  \
+                  xdsloop-server --fixtures DIR --scenario faults.yaml # misbehave on purpose\n  \
                   xdsloop-server transcript diff a.jsonl b.jsonl       # compare two recordings\n  \
                   xdsloop-server --replay run.jsonl                    # serve a recording again\n  \
                   xdsloop-server --fixtures DIR --listen 127.0.0.1:0   # a free port, printed on stdout\n  \
@@ -162,6 +163,12 @@ struct ServeArgs {
     /// With --record: also write every resource sent, as proto3 JSON, in each response line.
     #[arg(long, requires = "record")]
     record_resources: bool,
+    /// Misbehave on purpose, as the rules in FILE say (YAML, docs/scenarios.md): delay, drop
+    /// or corrupt responses, reuse nonces, close or reset streams, withhold resources, push
+    /// storms. Watched like the fixtures: a bad edit is refused (FILE:line:col in the log and
+    /// /status) and the rules in force stay. Also GET/PUT/DELETE /scenario on the admin routes.
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<PathBuf>,
     /// Judge every client against the client rules of docs/protocol.md (C1, C4, C5, C10,
     /// C11, C12, C20) as it runs: each violation is logged with its evidence, counted per
     /// stream and shown in /status and transcripts. `off` turns the judge off.
@@ -262,6 +269,7 @@ async fn run(cli: ServeArgs, format: LogFormat) -> ExitCode {
             path,
             resources: cli.record_resources,
         }),
+        scenario: cli.scenario,
         replay: cli.replay,
         replay_timing: cli.replay_timing,
         conformance: match (cli.conformance, cli.strict) {

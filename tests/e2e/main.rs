@@ -14,6 +14,7 @@ mod conformance;
 mod csds;
 mod delta;
 mod examples;
+mod faults;
 mod federation;
 mod fleet;
 mod harness;

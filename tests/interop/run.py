@@ -20,6 +20,7 @@ import urllib.request
 from pathlib import Path
 
 import csds_check
+import faults
 import fixture_edits as fx
 import harness
 import judge
@@ -388,6 +389,8 @@ def run(r: Report, work: Path) -> None:
         csds = (python, f"127.0.0.1:{server_port}")
         scenario(r, Calls(client), server, admin, fixtures, ports, csds)
         ttl(r, Calls(client), admin, fixtures / fx.ENDPOINTS_FILE, ports)
+        faults.check_faults(r, Calls(client), admin, fixtures / fx.ENDPOINTS_FILE, ports,
+                            wait_status, PUSH_TIMEOUT_S)
         federation(r, python, work, server_port, admin, procs)
         status = fetch_status(admin)
         r.check("the conformance judge found no client violation by gRPC's xDS clients over "

@@ -6,6 +6,7 @@
 //! - `GET /status`: the [`crate::admin::status`] document (`?node=ID` lists one node's streams only);
 //! - `GET /snapshot`: the resources being served, as proto3 JSON (`?node=ID`, `?type=cds`);
 //! - `GET /`, `/events`, `/streams/{id}[/events]`: the live [`crate::admin::page`];
+//! - `GET/PUT/DELETE /scenario`: the scenario in force ([`crate::admin::scenario`]);
 //! - `GET /healthz`: `{"status":"ok"}` while the server runs and follows fixture changes;
 //!   HTTP 503 `{"status":"unhealthy","error":...}` while the fixture watcher is down;
 //! - gRPC `envoy.service.status.v3.ClientStatusDiscoveryService` ([`crate::admin::csds`]): the
@@ -34,12 +35,14 @@ use crate::{
     admin::csds::service::Csds,
     admin::page::{self, Page, Sources},
     admin::registry::Registry,
+    admin::scenario,
     admin::status::{self, Inputs},
+    config::scenario::Scenarios,
     config::watch::ReloadStatus,
 };
 
 /// The admin routes' paths (and the page's, [`page::ROUTES`]).
-pub const ROUTES: [&str; 3] = ["/status", "/snapshot", "/healthz"];
+pub const ROUTES: [&str; 4] = ["/status", "/snapshot", "/healthz", "/scenario"];
 
 /// Where the admin routes are served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -63,6 +66,7 @@ pub struct Admin {
     reloads: Option<watch::Receiver<ReloadStatus>>,
     codec: Codec,
     page: Page,
+    scenarios: Scenarios,
 }
 
 impl Admin {
@@ -83,7 +87,19 @@ impl Admin {
             reloads,
             codec,
             page,
+            scenarios: Scenarios::new(),
         }
+    }
+
+    /// Serves and changes `scenarios` (`/scenario`, the `scenario` section of `/status`)
+    /// rather than a scenario of its own that no stream follows.
+    pub fn with_scenarios(mut self, scenarios: Scenarios) -> Self {
+        self.scenarios = scenarios;
+        self
+    }
+
+    pub fn scenarios(&self) -> &Scenarios {
+        &self.scenarios
     }
 
     /// The `/status` document as of now.
@@ -105,6 +121,7 @@ impl Admin {
         document.counters = self.registry.counters();
         document.violations = status::violations::totals(&self.registry.violations());
         document.recorder = self.registry.recorder().map(|r| r.view());
+        document.scenario = Some(status::scenario::view(&self.scenarios));
         document.replay = self.registry.replay().map(|r| r.view());
         document
     }
@@ -122,8 +139,20 @@ impl Admin {
             .route("/status", get(get_status))
             .route("/snapshot", get(get_snapshot))
             .route("/healthz", get(healthz))
+            .route(
+                "/scenario",
+                get(scenario::get_scenario)
+                    .put(scenario::put_scenario)
+                    .delete(scenario::delete_scenario),
+            )
             .with_state(self.clone())
             .merge(self.page.router())
+    }
+}
+
+impl axum::extract::FromRef<Admin> for Scenarios {
+    fn from_ref(admin: &Admin) -> Scenarios {
+        admin.scenarios.clone()
     }
 }
 

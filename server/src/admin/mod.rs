@@ -11,6 +11,7 @@ pub mod http;
 pub mod lines;
 pub mod page;
 pub mod registry;
+pub mod scenario;
 pub mod status;
 
 pub use self::http::{Admin, AdminServer, Placement, ROUTES, elsewhere, serve};

@@ -8,6 +8,7 @@
 pub mod events;
 pub mod remote;
 mod rfc3339;
+pub mod scenario;
 mod state;
 mod summary;
 pub mod table;
@@ -57,6 +58,9 @@ pub struct StatusDocument {
     /// The transcript recorder (`--record`), if one runs.
     #[serde(default)]
     pub recorder: Option<RecorderView>,
+    /// The fault scenario in force (`docs/scenarios.md`).
+    #[serde(default)]
+    pub scenario: Option<scenario::ScenarioView>,
     /// The replay (`--replay`), if the server replays a recording.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<ReplayView>,
@@ -98,9 +102,16 @@ pub struct StreamView {
     /// The stream's last few events, oldest first, as transcript lines.
     #[serde(default)]
     pub recent: Vec<RecentEvent>,
+    /// Scenario faults that fired on this stream (absent while none did).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub faults_fired: u64,
     /// What the conformance judge found on this stream.
     #[serde(default)]
     pub violations: ViolationsView,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -218,6 +229,7 @@ pub fn build(inputs: Inputs<'_>, node: Option<&str>) -> StatusDocument {
         counters: Counters::default(),
         violations: BTreeMap::new(),
         recorder: None,
+        scenario: None,
         replay: None,
         streams,
         recently_closed,
@@ -266,6 +278,7 @@ pub fn stream_view(
         disconnected_at,
         types,
         recent: events::recent(&stream.recent),
+        faults_fired: stream.faults_fired,
         violations: violations::view(&stream.violations),
     }
 }

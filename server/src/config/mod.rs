@@ -6,4 +6,5 @@
 
 pub mod fixtures;
 pub mod replay;
+pub mod scenario;
 pub mod watch;

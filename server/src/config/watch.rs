@@ -22,7 +22,7 @@
 //! - `supervise`: restarts a watcher that died (notify thread gone, directory and its parent
 //!   gone, a panic) with a fresh one and a full rescan, and reports it meanwhile.
 
-mod debounce;
+pub mod debounce;
 mod events;
 mod follow;
 mod reload;

@@ -17,13 +17,13 @@ use crate::{
     protocol::held::Held,
     protocol::subscription::{Exchange, Ledger, TypeStatus},
     protocol::tap::{StatusFacts, TapRequest, TapResponse},
-    protocol::wire::{FaultMark, WireFate},
+    protocol::wire::{FaultMark, WireFate, WireResponse},
 };
 
 /// A sans-I/O stream state machine (SotW or Delta).
 pub trait StreamMachine: Send + 'static {
     type Request: TapRequest + Send + 'static;
-    type Response: TapResponse + Send + 'static;
+    type Response: TapResponse + WireResponse + Send + 'static;
     /// Handles one client request; returns the responses to send, in order.
     fn on_request(&mut self, request: Self::Request) -> Vec<Self::Response>;
     /// Handles a new snapshot; returns the responses to send, in order.

@@ -16,6 +16,8 @@ use xdsloop_proto::{
 
 use crate::snapshot::views::View;
 
+mod edit;
+
 /// A response: the stream's own fields in `head` (its repeated resources field left empty)
 /// and the resource entries, each already encoded as one element of that repeated field.
 #[derive(Debug, Clone, Default)]

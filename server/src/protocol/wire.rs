@@ -48,3 +48,34 @@ pub struct Touched {
     pub mark: FaultMark,
     pub at: SystemTime,
 }
+
+/// A change the fault stage makes to a response (indexes are entry order: the manifest's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edit<'a> {
+    /// The resource's bytes become undecodable (`Any.value` = a key of wire type 7).
+    Corrupt(usize),
+    /// The resource twice, side by side.
+    Duplicate(usize),
+    /// A foreign type URL on the resource's `Any`.
+    ResourceTypeUrl(usize, &'a str),
+    /// A foreign type URL on the response itself.
+    ResponseTypeUrl(&'a str),
+    /// An unknown field (number 1000) pads the response to at least this many bytes.
+    PadTo(usize),
+    /// These resources (ascending entry indexes) are left out, never mentioned.
+    Remove(&'a [usize]),
+}
+
+/// What the fault stage needs of a response beyond its type URL and nonce.
+pub trait WireResponse {
+    /// `version_info` (Delta: `system_version_info`).
+    fn version(&self) -> &str;
+    fn set_nonce(&mut self, nonce: &str);
+    /// The entry of the resource named `name`, or the first with `None`; `None` when the
+    /// response has no such resource.
+    fn position(&self, name: Option<&str>) -> Option<usize>;
+    /// The entries of the resources whose names `wanted` picks, ascending.
+    fn positions(&self, wanted: &dyn Fn(&str) -> bool) -> Vec<usize>;
+    /// Applies `edit`; false when it had nothing to act on.
+    fn edit(&mut self, edit: Edit<'_>) -> bool;
+}

@@ -3,7 +3,7 @@
 //! services (CDS, EDS, LDS, RDS, ...) are the same two calls with their own [`StreamKind`]
 //! ([`crate::transport::per_type`]); both answer through [`crate::transport::response_body`].
 
-use std::{net::SocketAddr, sync::Arc};
+use std::{net::SocketAddr, sync::Arc, time::Instant};
 
 use futures::Stream;
 use tokio::sync::{mpsc, watch};
@@ -15,6 +15,7 @@ use xdsloop_proto::discovery::DeltaDiscoveryRequest;
 use crate::{
     Snapshot,
     admin::registry::{Registry, StreamKind},
+    config::scenario::{Installed, Scenarios},
     protocol::conformance::{Conformance, Mode, nodes::Peer},
     protocol::delta::DeltaStream,
     protocol::faults::stage::FaultStage,
@@ -40,6 +41,7 @@ pub struct Discovery {
     registry: Registry,
     shutdown: watch::Receiver<bool>,
     max_message_bytes: usize,
+    scenarios: watch::Receiver<Arc<Installed>>,
     conformance: Conformance,
     /// `--replay`: every stream serves the recording instead of the snapshots.
     replay: Option<Arc<Replay>>,
@@ -57,6 +59,7 @@ impl Discovery {
             registry,
             shutdown,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            scenarios: Scenarios::new().subscribe(),
             conformance: Conformance::default(),
             replay: None,
         }
@@ -79,6 +82,12 @@ impl Discovery {
     /// that will not fit.
     pub fn with_max_message_bytes(mut self, max_message_bytes: usize) -> Self {
         self.max_message_bytes = max_message_bytes;
+        self
+    }
+
+    /// The fault scenario streams follow (none by default).
+    pub fn with_scenarios(mut self, scenarios: watch::Receiver<Arc<Installed>>) -> Self {
+        self.scenarios = scenarios;
         self
     }
 
@@ -146,6 +155,7 @@ impl Discovery {
             snapshots,
             shutdown: self.shutdown.clone(),
             max_message_bytes: self.max_message_bytes,
+            scenarios: self.scenarios.clone(),
         };
         let kit = StreamKit {
             kind,
@@ -159,6 +169,7 @@ impl Discovery {
                 }),
             ),
             faults: FaultStage::new(),
+            opened: Instant::now(),
         };
         tokio::spawn(stream::run(machine, requests, feeds, tx, kit));
         ReceiverStream::new(rx)

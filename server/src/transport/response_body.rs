@@ -24,7 +24,7 @@ use tonic::{Status, body::Body, codegen::http, transport::server::TcpConnectInfo
 
 use crate::{
     protocol::request::Inbound, protocol::response::Outbound, transport::discovery::ResponseStream,
-    transport::request_body::Requests,
+    transport::request_body::Requests, transport::stream,
 };
 
 /// Entries smaller than this are copied into the stream's own chunk: a chunk per tiny entry
@@ -114,6 +114,11 @@ impl<M: Message + Default + Send + 'static> http_body::Body for ResponseBody<M> 
         match Pin::new(&mut this.responses).poll_next(cx) {
             Poll::Pending => Poll::Pending,
             Poll::Ready(None) => this.finish(&Status::ok("")),
+            // A body error: hyper resets the HTTP/2 stream, and the client gets no status.
+            Poll::Ready(Some(Err(status))) if stream::act::is_reset(&status) => {
+                this.done = true;
+                Poll::Ready(Some(Err(status)))
+            }
             Poll::Ready(Some(Err(status))) => this.finish(&status),
             Poll::Ready(Some(Ok(out))) => match this.queue(&out) {
                 // A message has at least its prefix chunk.

@@ -26,6 +26,7 @@ fn stream(id: u64, node: &str, kind: StreamKind, types: Vec<TypeStatus>) -> Stre
         connected_since: SystemTime::now(),
         types: types.into_iter().map(|t| (t.type_url.clone(), t)).collect(),
         recent: Default::default(),
+        faults_fired: 0,
         violations: Default::default(),
     }
 }

@@ -54,6 +54,8 @@ pub struct StreamStatus {
     pub types: BTreeMap<String, TypeStatus>,
     /// Its last few events (empty with `--timeline-depth 0`).
     pub recent: Timeline,
+    /// Scenario faults that fired on it.
+    pub faults_fired: u64,
     /// What the conformance judge found on it.
     pub violations: Violations,
 }
@@ -128,6 +130,7 @@ impl Registry {
             connected_since: SystemTime::now(),
             types: BTreeMap::new(),
             recent: Timeline::default(),
+            faults_fired: 0,
             violations: Violations::default(),
         };
         let mut streams = self.lock();
@@ -266,6 +269,7 @@ impl StreamEntry {
         let depth = self.registry.depth;
         let mut streams = self.registry.lock();
         streams.generation += 1;
+        let faults = publish.tally.faults;
         streams.counters.add(std::mem::take(&mut publish.tally));
         for v in &publish.violations {
             *streams.violations.entry(v.check).or_default() += 1;
@@ -274,6 +278,7 @@ impl StreamEntry {
             publish.violations.clear();
             return;
         };
+        s.faults_fired += faults;
         for violation in publish.violations.drain(..) {
             s.violations.add(violation);
         }

@@ -78,12 +78,38 @@ fn header(out: &mut String, doc: &StatusDocument) {
             "watcher   DOWN since {since}: {error} (edits are not picked up; restarting it)"
         );
     }
+    scenario_line(out, doc);
     let t = &doc.totals;
     let _ = writeln!(
         out,
         "streams   {} open · {} SYNCED · {} PENDING · {} NACKED · {} STALE",
         t.open_streams, t.synced, t.pending, t.nacked, t.stale
     );
+}
+
+/// The fault scenario, when one is in force or was refused.
+fn scenario_line(out: &mut String, doc: &StatusDocument) {
+    let Some(scenario) = &doc.scenario else {
+        return;
+    };
+    if !scenario.rules.is_empty() {
+        let from = scenario.path.as_deref().unwrap_or(&scenario.source);
+        let fired: u64 = scenario.rules.iter().map(|r| r.fired).sum();
+        let rules = scenario
+            .rules
+            .iter()
+            .map(|r| format!("{} {}", r.id, r.fired));
+        let rules: Vec<String> = rules.collect();
+        let _ = writeln!(
+            out,
+            "scenario  {from} · {} rules · {fired} fired ({})",
+            scenario.rules.len(),
+            rules.join(", ")
+        );
+    }
+    if let Some(error) = &scenario.error {
+        let _ = writeln!(out, "scenario  REFUSED: {}", one_line(error));
+    }
 }
 
 fn types_line(types: &[TypeSummary]) -> String {
@@ -95,19 +121,19 @@ fn types_line(types: &[TypeSummary]) -> String {
 }
 
 fn table(streams: &[&StreamView], now: SystemTime, closed: bool) -> String {
+    // Only a table with a row a scenario rule touched has the FAULT column.
+    let faults = streams
+        .iter()
+        .any(|s| s.types.iter().any(|t| t.last_fault.is_some()));
     let mut head = vec!["NODE", "STREAM", "TRANSPORT", "PEER", "VIOL"];
     if closed {
         head.push("CLOSED");
     }
-    head.extend([
-        "TYPE",
-        "STATE",
-        "SUBSCRIBED",
-        "SERVING",
-        "SENT",
-        "ACKED",
-        "DETAIL",
-    ]);
+    head.extend(["TYPE", "STATE", "SUBSCRIBED", "SERVING", "SENT", "ACKED"]);
+    if faults {
+        head.push("FAULT");
+    }
+    head.push("DETAIL");
     let mut rows = vec![head.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
     for stream in streams {
         let mut lead = vec![
@@ -122,12 +148,21 @@ fn table(streams: &[&StreamView], now: SystemTime, closed: bool) -> String {
         }
         if stream.types.is_empty() {
             let mut row = lead.clone();
-            row.extend(["-", "-", "-", "-", "-", "-", "no request yet"].map(String::from));
+            row.extend(["-", "-", "-", "-", "-", "-"].map(String::from));
+            if faults {
+                row.push("-".into());
+            }
+            row.push("no request yet".into());
             rows.push(row);
         }
         for t in &stream.types {
             let mut row = lead.clone();
-            row.extend(type_cells(t, now));
+            let [cells @ .., detail] = type_cells(t, now);
+            row.extend(cells);
+            if faults {
+                row.push(t.last_fault.as_ref().map_or("-".into(), |f| f.rule.clone()));
+            }
+            row.push(detail);
             rows.push(row);
         }
     }

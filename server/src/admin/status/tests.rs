@@ -16,6 +16,7 @@ use crate::{
 };
 
 mod reload;
+mod scenario;
 
 fn reload_ok(snapshot: &Snapshot) -> ReloadStatus {
     ReloadStatus::ok(snapshot)
@@ -298,6 +299,7 @@ fn json_field_names_are_the_documented_ones() {
         "recently_closed",
         "recorder",
         "reload",
+        "scenario",
         "schema",
         "snapshot",
         "streams",

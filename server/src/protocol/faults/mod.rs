@@ -1,8 +1,13 @@
 //! Faults on purpose: what a scenario makes the server do wrong, kept out of the machines so
-//! they stay the spec.
+//! they stay the spec (`docs/scenarios.md`).
 //!
-//! - [`stage`]: the wire steps (delay, drop, close, mutations, ...) act on the machines'
-//!   output: [`stage::FaultStage::plan`] turns a batch of responses into the steps the stream
-//!   loop carries out, and the loop reports each fate back to the machine.
+//! - [`select`]: which rules apply to a stream (node glob, variant, service) and to a response
+//!   (type, the moment: nth, every, version, after_ack, after);
+//! - [`stage`]: the wire steps (delay, drop, close, reset, hang, mutations, reorder) act on the
+//!   machines' output: [`stage::FaultStage::plan`] turns a batch of responses into the steps
+//!   the stream loop carries out, and the loop reports each fate back to the machine;
+//!   `ignore_acks` asks the machine itself for resends
+//!   ([`stage::FaultStage::after_exchange`]).
 
+pub mod select;
 pub mod stage;

@@ -3,26 +3,82 @@
 //! tells the machine what happened ([`crate::protocol::machine::StreamMachine::note_wire`]).
 //!
 //! When no rule applies to a stream the plan is the batch itself, untouched and unmoved, so a
-//! server without a scenario pays nothing here. This build has no rules: every plan is that.
+//! server without a scenario pays nothing here.
 
-use crate::protocol::{
-    kind::StreamKind, machine::StreamMachine, subscription::Exchange, wire::FaultMark,
+use std::{collections::HashMap, sync::Arc, time::Duration};
+
+use super::select::{self, Moment};
+use crate::{
+    config::scenario::{
+        Installed,
+        installed::{Firing, RuleCounters},
+        model::{Action, Rule},
+    },
+    protocol::{
+        kind::StreamKind,
+        machine::StreamMachine,
+        subscription::{Exchange, Verdict},
+        tap::TapResponse,
+        wire::{FaultMark, WireFate, WireResponse},
+    },
 };
+
+mod respond;
+#[cfg(test)]
+mod tests;
 
 /// What the stage knows of a stream (no clock: time comes in as the stream's age).
 #[derive(Debug, Clone, Copy)]
 pub struct StreamCtx<'a> {
+    pub stream: u64,
     pub node: Option<&'a str>,
     pub kind: StreamKind,
+    /// Time since the stream opened.
+    pub age: Duration,
+}
+
+/// How a rule ends a stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamEnd {
+    /// A gRPC status (`code`, `message`) in the trailers.
+    Close { code: i32, message: String },
+    /// RST_STREAM, no status.
+    ResetStream,
+    /// The whole TCP connection is reset.
+    ResetConnection,
+}
+
+/// The response a stream-level step replaced or held, if one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub type_url: String,
+    pub nonce: String,
 }
 
 /// One thing to do on the wire.
 #[derive(Debug)]
 pub enum WireStep<R> {
-    /// Send `response`; `mark` names the rule that changed it, if one did.
+    /// Send `response`; `mark` names the rule that changed it, if one did, and `fate` (with
+    /// the nonce it was planned with) is what the machine is told.
     Send {
         response: R,
         mark: Option<FaultMark>,
+        fate: Option<(String, WireFate)>,
+    },
+    /// Wait this long before the next step; the stream reads nothing meanwhile.
+    Wait { by: Duration, mark: FaultMark },
+    /// `target` is never sent.
+    Drop { target: Target, mark: FaultMark },
+    /// Stop reading and writing, for `duration` or until the client leaves.
+    Hang {
+        duration: Option<Duration>,
+        mark: FaultMark,
+    },
+    /// End the stream instead of sending `target` (and everything after it).
+    End {
+        end: StreamEnd,
+        target: Option<Target>,
+        mark: FaultMark,
     },
 }
 
@@ -35,52 +91,254 @@ pub enum Plan<R> {
     Steps(Vec<WireStep<R>>),
 }
 
-/// One stream's fault stage: the scenario rules that match the stream (none in this build).
+/// One rule that applies to this stream, with its state on the stream.
+#[derive(Debug)]
+struct Active {
+    /// Its index in the scenario.
+    index: usize,
+    fired_here: u64,
+    /// `after_ack`: the client ACKed that version since the rule last fired.
+    armed: bool,
+    /// A timed rule's moment has passed.
+    timer_done: bool,
+}
+
+/// One stream's fault stage: the scenario rules that match the stream.
 #[derive(Debug, Default)]
-pub struct FaultStage {}
+pub struct FaultStage {
+    installed: Option<Arc<Installed>>,
+    active: Vec<Active>,
+    /// Responses of each type planned so far, and the last nonce that went on the wire.
+    types: HashMap<String, (u64, Option<String>)>,
+    batches: u64,
+    /// Responses a rule asked the machine for, by nonce, to be marked when they are planned.
+    marks: Vec<(String, FaultMark)>,
+}
 
 impl FaultStage {
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Follows `installed` from now on (per-stream counts of rules start again).
+    pub fn load(&mut self, installed: Arc<Installed>, kind: StreamKind, node: Option<&str>) {
+        self.installed = (!installed.is_empty()).then_some(installed);
+        self.select(kind, node);
+    }
+
+    /// The stream's node is known: rules with a node glob may now apply.
+    pub fn identify(&mut self, kind: StreamKind, node: &str) {
+        self.select(kind, Some(node));
+    }
+
+    fn select(&mut self, kind: StreamKind, node: Option<&str>) {
+        let Some(installed) = &self.installed else {
+            self.active.clear();
+            return;
+        };
+        let before = std::mem::take(&mut self.active);
+        self.active = installed
+            .scenario
+            .rules
+            .iter()
+            .enumerate()
+            .filter(|(_, rule)| select::selects_stream(&rule.selector, kind, node))
+            .map(|(index, _)| {
+                let kept = before.iter().find(|a| a.index == index);
+                Active {
+                    index,
+                    fired_here: kept.map_or(0, |a| a.fired_here),
+                    armed: kept.is_some_and(|a| a.armed),
+                    timer_done: kept.is_some_and(|a| a.timer_done),
+                }
+            })
+            .collect();
+    }
+
     /// No rule applies to the stream: every plan is [`Plan::AsIs`].
     pub fn is_idle(&self) -> bool {
-        true
+        self.active.is_empty()
+    }
+
+    fn rule(&self, index: usize) -> (&Rule, &RuleCounters) {
+        let installed = self
+            .installed
+            .as_ref()
+            .expect("active rules have a scenario");
+        (&installed.scenario.rules[index], &installed.counters[index])
+    }
+
+    /// Takes one firing of the active rule `a` (its per-stream and server-wide budgets) and
+    /// records it; false when a budget is spent.
+    fn take(&mut self, a: usize, ctx: &StreamCtx<'_>, at: Option<&Target>) -> Option<FaultMark> {
+        let index = self.active[a].index;
+        let (rule, counters) = self.rule(index);
+        if rule
+            .per_stream
+            .is_some_and(|n| self.active[a].fired_here >= n)
+            || !counters.try_take(rule.times)
+        {
+            return None;
+        }
+        counters.record(Firing {
+            at: std::time::SystemTime::now(),
+            stream: ctx.stream,
+            node: ctx.node.map(str::to_string),
+            type_url: at.map(|t| t.type_url.clone()),
+            nonce: at.map(|t| t.nonce.clone()),
+        });
+        let mark = FaultMark {
+            rule: Arc::from(rule.id.as_str()),
+            action: rule.action.name(),
+        };
+        self.active[a].fired_here += 1;
+        self.active[a].armed = false;
+        Some(mark)
+    }
+
+    fn skipped(&self, a: usize) {
+        self.rule(self.active[a].index).1.skipped();
+    }
+
+    /// The stream age at which a timed rule (`close`/`reset`/`hang` with `when: { after }`
+    /// only) fires next, if one is waiting.
+    pub fn deadline(&self) -> Option<Duration> {
+        self.active
+            .iter()
+            .filter(|a| !a.timer_done)
+            .filter_map(|a| {
+                let (rule, counters) = self.rule(a.index);
+                let waiting = select::is_timed(rule) && !counters.is_spent(rule.times);
+                waiting.then_some(rule.when.after?)
+            })
+            .min()
+    }
+
+    /// The stream is `ctx.age` old: the timed rules due fire.
+    pub fn on_timer<R>(&mut self, ctx: &StreamCtx<'_>) -> Vec<WireStep<R>> {
+        let mut steps = Vec::new();
+        for a in 0..self.active.len() {
+            let (rule, _) = self.rule(self.active[a].index);
+            let due = select::is_timed(rule)
+                && !self.active[a].timer_done
+                && rule.when.after.is_some_and(|after| ctx.age >= after);
+            if !due {
+                continue;
+            }
+            let action = rule.action.clone();
+            self.active[a].timer_done = true;
+            if let Some(mark) = self.take(a, ctx, None) {
+                steps.push(respond::stream_step(&action, mark, None));
+            }
+        }
+        steps
     }
 
     /// The plan for one batch, in the order the machine returned it.
-    pub fn plan<R>(&mut self, _ctx: &StreamCtx<'_>, out: Vec<R>) -> Plan<R> {
-        Plan::AsIs(out)
+    pub fn plan<R: TapResponse + WireResponse>(
+        &mut self,
+        ctx: &StreamCtx<'_>,
+        out: Vec<R>,
+    ) -> Plan<R> {
+        if self.is_idle() {
+            return Plan::AsIs(out);
+        }
+        let mut out: Vec<(R, Option<FaultMark>)> = out.into_iter().map(|r| (r, None)).collect();
+        self.reorder(ctx, &mut out);
+        let mut steps = Vec::with_capacity(out.len());
+        for (response, mark) in out {
+            if respond::plan_one(self, ctx, response, mark, &mut steps).is_break() {
+                break;
+            }
+        }
+        Plan::Steps(steps)
     }
 
-    /// After the machine handled a request of `type_url` as `exchange` says: the responses a
-    /// rule adds (a resend after every ACK asks `machine` to repeat itself). None here.
+    /// `reorder`: a batch of two or more responses goes out dependents first.
+    fn reorder<R: TapResponse>(&mut self, ctx: &StreamCtx<'_>, out: &mut [(R, Option<FaultMark>)]) {
+        if out.len() < 2 {
+            return;
+        }
+        self.batches += 1;
+        for a in 0..self.active.len() {
+            let (rule, _) = self.rule(self.active[a].index);
+            let moment = Moment {
+                n: self.batches,
+                version: "",
+                age: ctx.age,
+                armed: self.active[a].armed,
+            };
+            let fires = matches!(rule.action, Action::Reorder)
+                && out
+                    .iter()
+                    .any(|(r, _)| select::selects_type(&rule.selector, r.type_url()))
+                && select::at_moment(
+                    &rule.when,
+                    Moment {
+                        version: rule.when.version.as_deref().unwrap_or(""),
+                        ..moment
+                    },
+                );
+            if fires && let Some(mark) = self.take(a, ctx, None) {
+                out.reverse();
+                for (_, m) in out.iter_mut() {
+                    *m = Some(mark.clone());
+                }
+            }
+        }
+    }
+
+    /// After the machine handled a request of `type_url` as `exchange` says: arms the
+    /// `after_ack` rules whose version the client ACKed, and returns the resends
+    /// `ignore_acks` asks of `machine`.
     pub fn after_exchange<M: StreamMachine>(
         &mut self,
-        _type_url: &str,
-        _exchange: Exchange,
-        _machine: &mut M,
+        ctx: &StreamCtx<'_>,
+        type_url: &str,
+        exchange: Exchange,
+        machine: &mut M,
     ) -> Vec<M::Response> {
-        Vec::new()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn without_rules_a_batch_goes_out_as_it_is() {
-        let mut stage = FaultStage::new();
-        assert!(stage.is_idle());
-        let ctx = StreamCtx {
-            node: Some("n"),
-            kind: StreamKind::ADS_SOTW,
+        let acked = match exchange.verdict {
+            Verdict::Ack => machine
+                .ledger(type_url)
+                .and_then(|l| l.last_acked.as_ref())
+                .map(|a| a.version.clone()),
+            _ => None,
         };
-        match stage.plan(&ctx, vec![1, 2, 3]) {
-            Plan::AsIs(out) => assert_eq!(out, [1, 2, 3]),
-            Plan::Steps(steps) => panic!("no rule, yet {} steps", steps.len()),
+        let mut out = Vec::new();
+        for a in 0..self.active.len() {
+            let (rule, _) = self.rule(self.active[a].index);
+            if !select::selects_type(&rule.selector, type_url) {
+                continue;
+            }
+            let arm = acked.is_some() && rule.when.after_ack == acked;
+            let storm = match rule.action {
+                Action::IgnoreAcks { nacks } => {
+                    let answered = exchange.verdict == Verdict::Ack
+                        || (nacks && exchange.verdict == Verdict::Nack);
+                    answered && rule.when.after.is_none_or(|after| ctx.age >= after)
+                }
+                _ => false,
+            };
+            if arm {
+                self.active[a].armed = true;
+            }
+            if !storm {
+                continue;
+            }
+            let Some(again) = machine.repeat_last(type_url) else {
+                self.skipped(a);
+                continue;
+            };
+            let target = Target {
+                type_url: type_url.to_string(),
+                nonce: again.nonce().to_string(),
+            };
+            if let Some(mark) = self.take(a, ctx, Some(&target)) {
+                self.marks.push((target.nonce, mark));
+                out.push(again);
+            }
         }
+        out
     }
 }

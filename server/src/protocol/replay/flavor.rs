@@ -12,6 +12,7 @@ use crate::{
         request::SotwRequest,
         response::{DeltaResponse, Manifest, Outbound, SotwResponse},
         tap::{TapRequest, TapResponse},
+        wire::WireResponse,
     },
     snapshot::entries::{delta_entry, sotw_entry},
 };
@@ -19,7 +20,7 @@ use crate::{
 /// SotW or Delta, for [`super::ReplayStream`].
 pub trait Flavor: Send + 'static {
     type Request: TapRequest + Send + 'static;
-    type Response: TapResponse + Send + 'static;
+    type Response: TapResponse + WireResponse + Send + 'static;
     /// The node id the request names, if it carries a node.
     fn node(request: &Self::Request) -> Option<&str>;
     /// What the request asks for, in the recording's terms.

@@ -1,24 +1,77 @@
 //! Carrying out the fault stage's plan for one batch of responses: each response the plan
 //! sends is told to the machine (when a rule touched it), the judge and the tap, then handed
-//! to the stream's bounded channel.
+//! to the stream's bounded channel; waits, drops, hangs and the stream's end by a rule happen
+//! here, each logged and tapped.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch};
-use tonic::Status;
+use tonic::{Code, Status};
+use tracing::warn;
+use xdsloop_proto::type_url;
 
 use super::StreamKit;
 use crate::protocol::{
-    faults::stage::{Plan, StreamCtx, WireStep},
+    faults::stage::{Plan, StreamCtx, StreamEnd, Target, WireStep},
     machine::StreamMachine,
-    tap::{CloseReason, TapResponse},
+    tap::{CloseReason, FaultFacts, TapResponse, TypeName},
     wire::{FaultMark, WireFate},
 };
 
 type Responses<T> = mpsc::Sender<Result<T, Status>>;
 
+/// The detail of the status that asks the response body to reset the stream (RST_STREAM)
+/// instead of ending it with trailers.
+const RESET: &[u8] = b"xdsloop: reset the stream";
+
+/// What the response body sends to reset the stream rather than close it.
+pub fn reset_status() -> Status {
+    Status::with_details(Code::Internal, "reset by a scenario rule", RESET.into())
+}
+
+/// Whether `status` is [`reset_status`].
+pub fn is_reset(status: &Status) -> bool {
+    status.details() == RESET
+}
+
+/// The stream as the fault stage sees it now.
+pub fn ctx<'a>(node: Option<&'a str>, kit: &StreamKit) -> StreamCtx<'a> {
+    StreamCtx {
+        stream: kit.tap.stream(),
+        node,
+        kind: kit.kind,
+        age: kit.opened.elapsed(),
+    }
+}
+
+/// When the next timed rule is due, if one waits.
+pub fn timer_deadline(kit: &StreamKit) -> Option<Instant> {
+    kit.faults.deadline().map(|age| kit.opened + age)
+}
+
+/// Resolves at `deadline` (never without one).
+pub async fn fault_timer(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Fires the timed rules that are due.
+pub async fn on_timer<M: StreamMachine>(
+    machine: &mut M,
+    kit: &mut StreamKit,
+    responses: &Responses<M::Response>,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Result<(), CloseReason> {
+    let steps = kit.faults.on_timer(&ctx(machine.node_id(), kit));
+    let done = carry_out(machine, kit, responses, steps, shutdown).await;
+    kit.tap.publish(machine.take_status());
+    done
+}
+
 /// Sends one batch as planned; `Err` says why the stream must end (the client went away, the
-/// server is stopping).
+/// server is stopping, a rule ended it).
 pub async fn send<M: StreamMachine>(
     machine: &mut M,
     kit: &mut StreamKit,
@@ -29,17 +82,21 @@ pub async fn send<M: StreamMachine>(
     if out.is_empty() {
         return Ok(());
     }
-    let ctx = StreamCtx {
-        node: machine.node_id(),
-        kind: kit.kind,
-    };
-    let plan = kit.faults.plan(&ctx, out);
-    let sent = match plan {
-        Plan::AsIs(out) => send_as_is(kit, responses, out, shutdown).await,
-        Plan::Steps(steps) => send_steps(machine, kit, responses, steps, shutdown).await,
-    };
-    kit.tap.flush();
-    sent
+    let plan = kit.faults.plan(&ctx(machine.node_id(), kit), out);
+    match plan {
+        Plan::AsIs(out) => {
+            let sent = send_as_is(kit, responses, out, shutdown).await;
+            kit.tap.flush();
+            sent
+        }
+        Plan::Steps(steps) => {
+            let done = carry_out(machine, kit, responses, steps, shutdown).await;
+            // What the rules did to the ledger shows now, not at the stream's next message
+            // (after a drop or the stream's end there may be none).
+            kit.tap.publish(machine.take_status());
+            done
+        }
+    }
 }
 
 async fn send_as_is<R: TapResponse>(
@@ -54,7 +111,7 @@ async fn send_as_is<R: TapResponse>(
     Ok(())
 }
 
-async fn send_steps<M: StreamMachine>(
+async fn carry_out<M: StreamMachine>(
     machine: &mut M,
     kit: &mut StreamKit,
     responses: &Responses<M::Response>,
@@ -63,19 +120,143 @@ async fn send_steps<M: StreamMachine>(
 ) -> Result<(), CloseReason> {
     for step in steps {
         match step {
-            WireStep::Send { response, mark } => {
-                if let Some(mark) = &mark {
+            WireStep::Send {
+                response,
+                mark,
+                fate,
+            } => {
+                if let (Some(mark), Some((planned, fate))) = (&mark, fate) {
                     let (url, nonce) = (response.type_url(), response.nonce());
-                    let fate = WireFate::Sent {
-                        nonce: nonce.to_string(),
-                    };
-                    machine.note_wire(url, nonce, mark.clone(), fate);
+                    log_fault(
+                        kit,
+                        machine.node_id(),
+                        mark,
+                        Some((url, nonce)),
+                        &fate_text(&fate),
+                    );
+                    machine.note_wire(url, &planned, mark.clone(), fate);
                 }
                 send_one(kit, responses, response, mark.as_ref(), shutdown).await?;
+            }
+            WireStep::Wait { by, .. } => pause(Some(by), responses, shutdown).await?,
+            WireStep::Drop { target, mark } => {
+                machine.note_wire(
+                    &target.type_url,
+                    &target.nonce,
+                    mark.clone(),
+                    WireFate::Dropped,
+                );
+                tap_fault(
+                    kit,
+                    machine.node_id(),
+                    mark,
+                    Some(&target),
+                    "dropped".into(),
+                );
+            }
+            WireStep::Hang { duration, mark } => {
+                let detail = match duration {
+                    Some(d) => format!("hang for {}", humantime::format_duration(d)),
+                    None => "hang until the client leaves".to_string(),
+                };
+                tap_fault(kit, machine.node_id(), mark, None, detail);
+                kit.tap.flush();
+                pause(duration, responses, shutdown).await?;
+            }
+            WireStep::End { end, target, mark } => {
+                if let Some(t) = &target {
+                    let cut = WireFate::Cut { kind: mark.action };
+                    machine.note_wire(&t.type_url, &t.nonce, mark.clone(), cut);
+                }
+                let detail = end_text(&end);
+                tap_fault(kit, machine.node_id(), mark, target.as_ref(), detail);
+                return Err(end_stream(end, responses).await);
             }
         }
     }
     Ok(())
+}
+
+/// Waits `by` (forever with `None`), reading and writing nothing, unless the client leaves
+/// or the server stops first.
+async fn pause<T>(
+    by: Option<Duration>,
+    responses: &Responses<T>,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Result<(), CloseReason> {
+    let wait = async {
+        match by {
+            Some(by) => tokio::time::sleep(by).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        () = wait => Ok(()),
+        _ = responses.closed() => Err(CloseReason::Client),
+        _ = shutdown.wait_for(|stop| *stop) => Err(CloseReason::Shutdown),
+    }
+}
+
+async fn end_stream<T>(end: StreamEnd, responses: &Responses<T>) -> CloseReason {
+    let status = match end {
+        StreamEnd::Close { code, message } => Status::new(Code::from(code), message),
+        StreamEnd::ResetStream | StreamEnd::ResetConnection => reset_status(),
+    };
+    // The body takes it as soon as the responses queued before it are written.
+    let _ = responses.send(Err(status)).await;
+    CloseReason::Fault
+}
+
+fn end_text(end: &StreamEnd) -> String {
+    match end {
+        StreamEnd::Close { code, message } => format!(
+            "closed with {} {message:?}",
+            crate::config::scenario::model::code_name(*code)
+        ),
+        StreamEnd::ResetStream => "stream reset (RST_STREAM, no status)".into(),
+        StreamEnd::ResetConnection => "connection reset".into(),
+    }
+}
+
+fn fate_text(fate: &WireFate) -> String {
+    match fate {
+        WireFate::Sent { nonce } => format!("sent with nonce {nonce}"),
+        WireFate::Dropped => "dropped".into(),
+        WireFate::Mutated { kind } => format!("sent changed ({kind})"),
+        WireFate::Delayed { by } => format!("sent {} late", humantime::format_duration(*by)),
+        WireFate::Cut { kind } => format!("not sent ({kind})"),
+    }
+}
+
+/// Every firing is in the log, whatever observes the stream.
+fn log_fault(
+    kit: &StreamKit,
+    node: Option<&str>,
+    mark: &FaultMark,
+    at: Option<(&str, &str)>,
+    detail: &str,
+) {
+    let (url, nonce) = at.unwrap_or_default();
+    warn!(stream = kit.tap.stream(), node = node.unwrap_or_default(),
+        r#type = %type_url::short_name(url), rule = %mark.rule, action = mark.action, nonce,
+        detail, "fault injected");
+}
+
+fn tap_fault(
+    kit: &mut StreamKit,
+    node: Option<&str>,
+    mark: FaultMark,
+    target: Option<&Target>,
+    detail: String,
+) {
+    let at = target.map(|t| (t.type_url.as_str(), t.nonce.as_str()));
+    log_fault(kit, node, &mark, at, &detail);
+    kit.tap.fault(FaultFacts {
+        mark,
+        type_url: target.map(|t| TypeName::of(&t.type_url)),
+        nonce: target.map(|t| Box::from(t.nonce.as_str())),
+        detail: Some(detail.into()),
+    });
 }
 
 async fn send_one<R: TapResponse>(

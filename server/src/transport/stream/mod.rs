@@ -11,7 +11,7 @@
 //!
 //! Whatever happens here affects this stream only (S12).
 
-mod act;
+pub mod act;
 mod judge;
 pub mod tap;
 
@@ -31,6 +31,7 @@ use xdsloop_proto::type_url;
 use crate::{
     Snapshot,
     admin::registry::StreamKind,
+    config::scenario::Installed,
     protocol::conformance::Judge,
     protocol::faults::stage::FaultStage,
     protocol::machine::StreamMachine,
@@ -53,6 +54,8 @@ pub struct Feeds {
     pub shutdown: watch::Receiver<bool>,
     /// The gRPC encoding limit, to explain in the log why a client gets OUT_OF_RANGE.
     pub max_message_bytes: usize,
+    /// The fault scenario in force, then every change.
+    pub scenarios: watch::Receiver<Arc<Installed>>,
 }
 
 /// The seams around one stream's machine.
@@ -62,6 +65,8 @@ pub struct StreamKit {
     pub tap: Tap,
     pub judge: Judge,
     pub faults: FaultStage,
+    /// When the stream opened (the fault stage's `after` counts from here).
+    pub opened: std::time::Instant,
 }
 
 /// Why the loop stopped, and the status the client was sent, if one.
@@ -95,12 +100,16 @@ pub async fn run<M, S>(
         mut snapshots,
         mut shutdown,
         max_message_bytes,
+        mut scenarios,
     } = feeds;
     let stream = kit.tap.stream();
-    let mut source_open = true;
+    let (mut source_open, mut scenarios_open) = (true, true);
+    kit.faults
+        .load(scenarios.borrow_and_update().clone(), kit.kind, None);
     let ending = loop {
         // Heartbeats (S15): the machine says when; the loop only sleeps until then.
         let tick = until(machine.next_deadline());
+        let (timer, mut timer_due) = (act::timer_deadline(&kit), false);
         let mut out = tokio::select! {
             request = requests.next() => match request {
                 Some(Ok(request)) => on_request(&mut machine, request, &mut kit),
@@ -119,6 +128,20 @@ pub async fn run<M, S>(
                 let snapshot = snapshots.borrow_and_update().clone();
                 machine.on_snapshot(snapshot)
             },
+            changed = scenarios.changed(), if scenarios_open => {
+                if changed.is_err() {
+                    // Nobody can change the scenario any more: keep the one in force.
+                    scenarios_open = false;
+                    continue;
+                }
+                let installed = scenarios.borrow_and_update().clone();
+                kit.faults.load(installed, kit.kind, machine.node_id());
+                continue;
+            },
+            () = act::fault_timer(timer) => {
+                timer_due = true;
+                Vec::new()
+            },
             _ = shutdown.wait_for(|stop| *stop) => break Ending::because(CloseReason::Shutdown),
             _ = responses.closed() => {
                 debug!(stream, "client went away");
@@ -126,6 +149,12 @@ pub async fn run<M, S>(
             }
             () = tick => Vec::new(),
         };
+        if timer_due
+            && let Err(reason) =
+                act::on_timer(&mut machine, &mut kit, &responses, &mut shutdown).await
+        {
+            break Ending::because(reason);
+        }
         // After every event: it may have made a heartbeat due, or scheduled one.
         out.extend(machine.on_tick(Instant::now().into_std()));
         kit.tap.publish(machine.take_status());
@@ -176,11 +205,17 @@ fn on_request<M: StreamMachine>(
     {
         info!(stream = kit.tap.stream(), node, "node identified");
         kit.tap.identify(node);
+        kit.faults.identify(kit.kind, node);
     }
     kit.tap.request(facts, exchange);
     report_violations(kit);
     if let Some(type_url) = type_url {
-        out.extend(kit.faults.after_exchange(&type_url, exchange, machine));
+        let node = machine.node_id().map(str::to_owned);
+        let ctx = act::ctx(node.as_deref(), kit);
+        let again = kit
+            .faults
+            .after_exchange(&ctx, &type_url, exchange, machine);
+        out.extend(again);
     }
     out
 }

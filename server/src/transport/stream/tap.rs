@@ -12,8 +12,8 @@ use crate::{
     protocol::conformance::Violation,
     protocol::subscription::{Exchange, TypeStatus},
     protocol::tap::{
-        Capture, CloseReason, Closed, Opened, RequestFacts, StatusFacts, TapResponse, What,
-        WireEvent,
+        Capture, CloseReason, Closed, FaultFacts, Opened, RequestFacts, StatusFacts, TapResponse,
+        What, WireEvent,
     },
     protocol::wire::FaultMark,
 };
@@ -100,6 +100,14 @@ impl Tap {
             let mut facts = response.facts(capture);
             facts.fault = mark.cloned();
             self.emit(What::Response(Box::new(facts)), capture);
+        }
+    }
+
+    /// A fault fired with no response to carry its mark (a drop, a hang, the stream's end).
+    pub fn fault(&mut self, facts: FaultFacts) {
+        self.publish.tally.faults += 1;
+        if let Some(capture) = self.capture() {
+            self.emit(What::Fault(Box::new(facts)), capture);
         }
     }
 

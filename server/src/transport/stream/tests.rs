@@ -49,6 +49,7 @@ fn start_from(registry: Registry, snapshot: Arc<Snapshot>) -> Harness {
         snapshots,
         shutdown,
         max_message_bytes: usize::MAX,
+        scenarios: crate::config::scenario::Scenarios::new().subscribe(),
     };
     let inbound = ReceiverStream::new(inbound);
     let kit = StreamKit {
@@ -56,6 +57,7 @@ fn start_from(registry: Registry, snapshot: Arc<Snapshot>) -> Harness {
         tap,
         judge: Judge::off(),
         faults: FaultStage::new(),
+        opened: std::time::Instant::now(),
     };
     let task = tokio::spawn(run(machine, inbound, feeds, outbound, kit));
     Harness {

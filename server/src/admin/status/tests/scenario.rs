@@ -1,0 +1,47 @@
+//! The scenario in the document and the table: its section, the FAULT column only where a rule
+//! touched a row.
+
+use super::*;
+use crate::admin::status::scenario::{RuleView, ScenarioView};
+
+#[test]
+fn the_table_has_a_fault_column_only_when_a_rule_touched_a_row() {
+    let mut doc = nacked_document();
+    let plain = table::render(&doc, SystemTime::now());
+    assert!(!plain.contains("FAULT"), "{plain}");
+    assert!(!plain.contains("scenario"), "{plain}");
+    doc.streams[0].types[0].last_fault = Some(FaultView {
+        rule: "corrupt-web".into(),
+        action: "corrupt".into(),
+        at: SystemTime::now(),
+    });
+    doc.scenario = Some(ScenarioView {
+        source: "file".into(),
+        path: Some("faults.yaml".into()),
+        generation: 1,
+        loaded_at: SystemTime::now(),
+        error: Some("faults.yaml:3:3: rules: (slow) delay: \"soon\" is not a duration".into()),
+        rules: vec![RuleView {
+            id: "corrupt-web".into(),
+            action: "corrupt".into(),
+            fired: 2,
+            skipped: 0,
+            last: None,
+        }],
+    });
+    let text = table::render(&doc, SystemTime::now());
+    let head = text.lines().find(|l| l.starts_with("NODE")).unwrap();
+    assert!(
+        head.contains("ACKED") && head.contains("FAULT  ") && head.ends_with("DETAIL"),
+        "{text}"
+    );
+    assert!(text.contains("corrupt-web"), "{text}");
+    assert!(
+        text.contains("scenario  faults.yaml · 1 rules · 2 fired (corrupt-web 2)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("scenario  REFUSED: faults.yaml:3:3"),
+        "{text}"
+    );
+}

@@ -1,0 +1,243 @@
+//! The scenario in force and how it changes: [`Scenarios`] is the one handle the file watcher,
+//! the admin routes and Rust code all install through (last writer wins), and every stream
+//! follows through its `watch` receiver. Each installation gets fresh per-rule counters.
+
+use std::{
+    path::PathBuf,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::SystemTime,
+};
+
+use tokio::sync::watch;
+
+use super::model::Scenario;
+
+/// Who installed the scenario in force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// None was ever installed, or the last one was removed.
+    None,
+    /// `--scenario FILE` (and every reload of it).
+    File,
+    /// `PUT /scenario`.
+    Api,
+    /// Rust code ([`Scenarios::set`]).
+    Code,
+}
+
+impl Origin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::None => "none",
+            Origin::File => "file",
+            Origin::Api => "api",
+            Origin::Code => "code",
+        }
+    }
+}
+
+/// One installed scenario with its counters. Streams hold it while it is in force.
+#[derive(Debug)]
+pub struct Installed {
+    pub scenario: Scenario,
+    /// One per rule, in rule order.
+    pub counters: Box<[RuleCounters]>,
+    /// 0 for the empty scenario a server starts with; +1 per installation.
+    pub generation: u64,
+    pub origin: Origin,
+    /// The file, for [`Origin::File`].
+    pub path: Option<PathBuf>,
+    pub loaded_at: SystemTime,
+    /// The YAML it came from, when it came as text.
+    pub text: Option<String>,
+}
+
+impl Installed {
+    fn empty() -> Self {
+        Self {
+            scenario: Scenario::default(),
+            counters: Box::new([]),
+            generation: 0,
+            origin: Origin::None,
+            path: None,
+            loaded_at: SystemTime::now(),
+            text: None,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.scenario.rules.is_empty()
+    }
+}
+
+/// How often one rule fired, and its last firing.
+#[derive(Debug, Default)]
+pub struct RuleCounters {
+    fired: AtomicU64,
+    skipped: AtomicU64,
+    last: Mutex<Option<Firing>>,
+}
+
+/// One firing of a rule, for `/status`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Firing {
+    pub at: SystemTime,
+    pub stream: u64,
+    pub node: Option<String>,
+    pub type_url: Option<String>,
+    pub nonce: Option<String>,
+}
+
+impl RuleCounters {
+    /// Takes one firing if fewer than `limit` were taken server-wide (`None`: no limit).
+    pub fn try_take(&self, limit: Option<u64>) -> bool {
+        match limit {
+            None => {
+                self.fired.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+            Some(limit) => self
+                .fired
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                    (n < limit).then_some(n + 1)
+                })
+                .is_ok(),
+        }
+    }
+
+    /// The rule's firings are all taken.
+    pub fn is_spent(&self, limit: Option<u64>) -> bool {
+        limit.is_some_and(|limit| self.fired.load(Ordering::Relaxed) >= limit)
+    }
+
+    /// A firing that had nothing to act on (e.g. `stale_nonce` before any nonce).
+    pub fn skipped(&self) {
+        self.skipped.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn record(&self, firing: Firing) {
+        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(firing);
+    }
+
+    pub fn fired(&self) -> u64 {
+        self.fired.load(Ordering::Relaxed)
+    }
+
+    pub fn skipped_count(&self) -> u64 {
+        self.skipped.load(Ordering::Relaxed)
+    }
+
+    pub fn last(&self) -> Option<Firing> {
+        self.last.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+/// The last scenario that could not be installed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejected {
+    pub origin: Origin,
+    pub at: SystemTime,
+    /// `file:line:col: rules[2] (id): what is wrong`.
+    pub error: String,
+}
+
+/// The scenario seam: install, remove, follow. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Scenarios {
+    tx: Arc<watch::Sender<Arc<Installed>>>,
+    rejected: Arc<Mutex<Option<Rejected>>>,
+}
+
+impl Default for Scenarios {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Scenarios {
+    /// No scenario in force.
+    pub fn new() -> Self {
+        let (tx, _) = watch::channel(Arc::new(Installed::empty()));
+        Self {
+            tx: Arc::new(tx),
+            rejected: Arc::default(),
+        }
+    }
+
+    /// What streams follow: the scenario in force, then every change.
+    pub fn subscribe(&self) -> watch::Receiver<Arc<Installed>> {
+        self.tx.subscribe()
+    }
+
+    pub fn current(&self) -> Arc<Installed> {
+        self.tx.borrow().clone()
+    }
+
+    /// Puts `scenario` in force on every stream, open and new, with fresh counters. A scenario
+    /// that breaks a rule is refused (the one in force stays) and the error is kept for
+    /// `/status`.
+    pub fn set(&self, scenario: Scenario) -> Result<Arc<Installed>, String> {
+        self.install(scenario, Origin::Code, None, None)
+    }
+
+    /// Removes the scenario in force: the server behaves again.
+    pub fn clear(&self) {
+        self.install(Scenario::default(), Origin::None, None, None)
+            .expect("the empty scenario is valid");
+    }
+
+    /// [`Self::set`] for the file watcher and the admin routes, which say where it came from.
+    pub fn install(
+        &self,
+        scenario: Scenario,
+        origin: Origin,
+        path: Option<PathBuf>,
+        text: Option<String>,
+    ) -> Result<Arc<Installed>, String> {
+        if let Err(error) = scenario.check() {
+            self.reject(origin, error.clone());
+            return Err(error);
+        }
+        let counters = scenario
+            .rules
+            .iter()
+            .map(|_| RuleCounters::default())
+            .collect();
+        let mut installed = None;
+        self.tx.send_modify(|current| {
+            let next = Arc::new(Installed {
+                scenario,
+                counters,
+                generation: current.generation + 1,
+                origin,
+                path,
+                loaded_at: SystemTime::now(),
+                text,
+            });
+            installed = Some(next.clone());
+            *current = next;
+        });
+        *self.rejected.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        Ok(installed.expect("send_modify ran"))
+    }
+
+    /// Keeps `error` for `/status`; the scenario in force stays.
+    pub fn reject(&self, origin: Origin, error: String) {
+        *self.rejected.lock().unwrap_or_else(|e| e.into_inner()) = Some(Rejected {
+            origin,
+            at: SystemTime::now(),
+            error,
+        });
+    }
+
+    /// The last refused scenario, until one is installed.
+    pub fn rejected(&self) -> Option<Rejected> {
+        self.rejected
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}

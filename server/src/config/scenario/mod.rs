@@ -1,0 +1,28 @@
+//! Scenarios: rules that make the server misbehave on purpose, for testing clients' failure
+//! paths (`docs/scenarios.md`).
+//!
+//! - [`model`]: the typed rules ([`Scenario`], [`Rule`], [`Match`], [`When`], [`Action`]),
+//!   public for Rust tests, and the checks every rule must pass;
+//! - [`parse`]: YAML text → [`Scenario`] (pure), errors with line:col and the rule;
+//! - [`installed`]: the seam, [`Scenarios`]: the scenario in force with its per-rule counters,
+//!   installed by the file, the admin API or code (last writer wins), followed by streams;
+//! - [`watch`]: `--scenario FILE`, reloaded on every edit; a bad edit keeps the one in force.
+
+pub mod installed;
+pub mod model;
+pub mod parse;
+pub mod watch;
+
+#[cfg(test)]
+mod tests;
+
+pub use installed::{Installed, Origin, Scenarios};
+pub use model::{Action, Match, Place, ResetScope, Rule, Scenario, Service, Variant, When};
+pub use parse::ParseError;
+
+impl Scenario {
+    /// Reads a scenario file's text (see `docs/scenarios.md`).
+    pub fn from_yaml(text: &str) -> Result<Scenario, ParseError> {
+        parse::parse(text)
+    }
+}

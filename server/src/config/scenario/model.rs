@@ -1,0 +1,378 @@
+//! A scenario as typed rules: what `--scenario FILE`, `PUT /scenario` and Rust code install.
+//! Every field is public and every struct has a `Default`, so tests build rules in code as
+//! easily as in YAML; [`Rule::check`] holds the rules both paths must obey.
+
+use std::time::Duration;
+
+use xdsloop_proto::type_url;
+
+/// The rules in force, in file order (several may fire on one response, in that order).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Scenario {
+    pub rules: Vec<Rule>,
+}
+
+/// One rule: which streams, at what moment, how often, and what it does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    /// `[a-z0-9-]+`, unique in the scenario; the file default is `rule-<n>` (1-based).
+    pub id: String,
+    pub selector: Match,
+    pub when: When,
+    /// Firings server-wide, then the rule is spent; `None`: no limit.
+    pub times: Option<u64>,
+    /// Firings per stream; `None`: no limit.
+    pub per_stream: Option<u64>,
+    pub action: Action,
+}
+
+impl Default for Rule {
+    fn default() -> Self {
+        Self {
+            id: "rule-1".to_string(),
+            selector: Match::default(),
+            when: When::default(),
+            times: None,
+            per_stream: None,
+            action: Action::Drop,
+        }
+    }
+}
+
+/// Which streams a rule applies to: all the fields that are set must hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Match {
+    /// A node id glob (`*` any run, `?` one character).
+    pub node: Option<String>,
+    pub variant: Option<Variant>,
+    pub service: Option<Service>,
+    /// A full type URL (the file takes aliases: `cds`, `eds` ...).
+    pub type_url: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    Sotw,
+    Delta,
+}
+
+/// How the stream reached the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Service {
+    /// The aggregated service (ADS).
+    Ads,
+    /// A per-type service (CDS, EDS ... on their own streams).
+    PerType,
+    /// Envoy's REST-JSON polling.
+    Rest,
+}
+
+/// The moment a rule fires at; all the fields that are set must hold, none set: every response.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct When {
+    /// The Nth response of the rule's type on the stream (1-based; `reorder`: the Nth batch).
+    pub nth: Option<u64>,
+    /// Every Nth response (from `nth` on when both are set).
+    pub every: Option<u64>,
+    /// The response carrying this `version_info` (Delta: `system_version_info`).
+    pub version: Option<String>,
+    /// The first response after the client ACKed this version of the rule's type.
+    pub after_ack: Option<String>,
+    /// The stream is at least this old; a stream-ending action with no other moment fires at
+    /// this age by itself.
+    pub after: Option<Duration>,
+}
+
+impl When {
+    /// Only a time since the stream started (or nothing) is set.
+    pub fn is_only_time(&self) -> bool {
+        self.nth.is_none()
+            && self.every.is_none()
+            && self.version.is_none()
+            && self.after_ack.is_none()
+    }
+}
+
+/// What a rule does (one action per rule).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Send the response this much later; the stream reads nothing meanwhile.
+    Delay(Duration),
+    /// Never send the response.
+    Drop,
+    /// End the stream with this gRPC status instead of the response.
+    Close { code: i32, message: String },
+    /// End the stream (RST_STREAM) or its whole connection without a status.
+    Reset { scope: ResetScope },
+    /// Stop reading and writing, for this long or until the client leaves.
+    Hang { duration: Option<Duration> },
+    /// Send the response with the previous nonce of its type on the stream.
+    StaleNonce,
+    /// A foreign type URL on one resource (`Any.type_url`) or on the response itself.
+    WrongTypeUrl { place: Place, type_url: String },
+    /// The named resource (default: the first) twice in one response.
+    Duplicate { resource: Option<String> },
+    /// The named resource's (default: the first) bytes replaced by undecodable ones.
+    Corrupt { resource: Option<String> },
+    /// Pad the response with an unknown field up to at least this many bytes.
+    Oversize { bytes: usize },
+    /// Send a batch of responses dependents first (EDS before CDS, RDS before LDS).
+    Reorder,
+    /// Never mention these resources (globs) of the rule's type.
+    Withhold { names: Vec<String> },
+    /// These resources are alternately gone and back, toggling every `period`.
+    Flap {
+        names: Vec<String>,
+        period: Duration,
+    },
+    /// After every ACK (and NACK with `nacks`), send the same content again.
+    IgnoreAcks { nacks: bool },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResetScope {
+    Stream,
+    Connection,
+}
+
+/// Where `wrong_type_url` puts the foreign type URL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    Resource,
+    Response,
+}
+
+impl Action {
+    /// The action's name as the scenario file spells it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Delay(_) => "delay",
+            Action::Drop => "drop",
+            Action::Close { .. } => "close",
+            Action::Reset { .. } => "reset",
+            Action::Hang { .. } => "hang",
+            Action::StaleNonce => "stale_nonce",
+            Action::WrongTypeUrl { .. } => "wrong_type_url",
+            Action::Duplicate { .. } => "duplicate",
+            Action::Corrupt { .. } => "corrupt",
+            Action::Oversize { .. } => "oversize",
+            Action::Reorder => "reorder",
+            Action::Withhold { .. } => "withhold",
+            Action::Flap { .. } => "flap",
+            Action::IgnoreAcks { .. } => "ignore_acks",
+        }
+    }
+
+    /// Ends (or freezes) the whole stream rather than changing one response.
+    pub fn is_stream_level(&self) -> bool {
+        matches!(
+            self,
+            Action::Close { .. } | Action::Reset { .. } | Action::Hang { .. }
+        )
+    }
+
+    /// Shapes which resources exist rather than acting on a response.
+    pub fn is_state(&self) -> bool {
+        matches!(self, Action::Withhold { .. } | Action::Flap { .. })
+    }
+
+    /// What REST polling supports (it has no stream, nonce or ACK).
+    fn rest_supported(&self) -> bool {
+        matches!(
+            self,
+            Action::Delay(_)
+                | Action::Close { .. }
+                | Action::Hang { .. }
+                | Action::Withhold { .. }
+                | Action::Duplicate { .. }
+        )
+    }
+}
+
+impl Rule {
+    /// What every rule must obey, however it was written; the error says what is wrong, for
+    /// people (the file parser adds where).
+    pub fn check(&self) -> Result<(), String> {
+        check_id(&self.id)?;
+        if let Some(url) = &self.selector.type_url
+            && url.is_empty()
+        {
+            return Err("`type` is empty".into());
+        }
+        check_counts(self)?;
+        check_moments(self)?;
+        check_action(self)
+    }
+}
+
+fn check_id(id: &str) -> Result<(), String> {
+    let ok = !id.is_empty()
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("id {id:?} must be [a-z0-9-]+"))
+    }
+}
+
+fn check_counts(rule: &Rule) -> Result<(), String> {
+    let when = &rule.when;
+    for (name, value) in [
+        ("when.nth", when.nth),
+        ("when.every", when.every),
+        ("times", rule.times),
+        ("per_stream", rule.per_stream),
+    ] {
+        if value == Some(0) {
+            return Err(format!("`{name}` must be at least 1"));
+        }
+    }
+    Ok(())
+}
+
+fn check_moments(rule: &Rule) -> Result<(), String> {
+    let when = &rule.when;
+    let needs_type = if when.nth.is_some() && !matches!(rule.action, Action::Reorder) {
+        Some("when.nth")
+    } else if when.every.is_some() && !matches!(rule.action, Action::Reorder) {
+        Some("when.every")
+    } else if when.after_ack.is_some() {
+        Some("when.after_ack")
+    } else if rule.action.is_state() {
+        Some(rule.action.name())
+    } else {
+        None
+    };
+    if let Some(what) = needs_type
+        && rule.selector.type_url.is_none()
+    {
+        return Err(format!(
+            "`{what}` needs `match.type` (which type's responses?)"
+        ));
+    }
+    let only_time = matches!(rule.action, Action::IgnoreAcks { .. }) || rule.action.is_state();
+    if only_time && !when.is_only_time() {
+        return Err(format!(
+            "`{}` is not about one response: its `when` may only hold `after`",
+            rule.action.name()
+        ));
+    }
+    Ok(())
+}
+
+fn check_action(rule: &Rule) -> Result<(), String> {
+    match &rule.action {
+        Action::Withhold { names } | Action::Flap { names, .. } if names.is_empty() => {
+            return Err(format!("`{}` needs at least one name", rule.action.name()));
+        }
+        Action::Flap { period, .. } if period.is_zero() => {
+            return Err("`flap.period` must be above zero".into());
+        }
+        Action::WrongTypeUrl { type_url, .. } if type_url.is_empty() => {
+            return Err("`wrong_type_url.type` is empty".into());
+        }
+        Action::Flap { .. } => {
+            return Err("`flap` is not implemented yet (withhold is)".into());
+        }
+        Action::Reset {
+            scope: ResetScope::Connection,
+        } => {
+            return Err(
+                "`reset: { scope: connection }` is not implemented yet: use `scope: stream`".into(),
+            );
+        }
+        Action::Close { code, .. } if *code == 0 => {
+            return Err("`close.code` OK would not close anything: pick an error code".into());
+        }
+        _ => {}
+    }
+    if rule.selector.service == Some(Service::Rest) && !rule.action.rest_supported() {
+        return Err(format!(
+            "`{}` is not supported with `service: rest` (REST polling has no stream, nonce or \
+             ACK): use delay, close, hang, withhold or duplicate",
+            rule.action.name()
+        ));
+    }
+    if rule.selector.service == Some(Service::Rest) {
+        return Err("`service: rest` is not implemented yet: REST polling applies no rules".into());
+    }
+    Ok(())
+}
+
+impl Scenario {
+    /// Checks every rule, then that ids are unique.
+    pub fn check(&self) -> Result<(), String> {
+        let mut seen = std::collections::BTreeSet::new();
+        for (i, rule) in self.rules.iter().enumerate() {
+            rule.check()
+                .map_err(|e| format!("rules[{i}] ({}): {e}", rule.id))?;
+            if !seen.insert(rule.id.as_str()) {
+                return Err(format!("rules[{i}]: the id {:?} is used twice", rule.id));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// gRPC status codes by the names the scenario file uses.
+pub const GRPC_CODES: [&str; 17] = [
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
+];
+
+/// A gRPC code's name (`UNAVAILABLE`), for people.
+pub fn code_name(code: i32) -> &'static str {
+    usize::try_from(code)
+        .ok()
+        .and_then(|i| GRPC_CODES.get(i))
+        .copied()
+        .unwrap_or("UNKNOWN")
+}
+
+/// A type alias (`cds`), message name or full type URL, as its full type URL.
+pub fn resolve_type(text: &str) -> Result<String, String> {
+    type_url::resolve(text).ok_or_else(|| {
+        format!("unknown type {text:?} (an alias such as cds, eds, lds, rds, or a type URL)")
+    })
+}
+
+/// `*` matches any run of characters, `?` one character; everything else itself.
+pub fn glob_matches(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti) = (0, 0);
+    // The last `*` seen and where in `text` it started matching, to backtrack to.
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}

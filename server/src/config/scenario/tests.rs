@@ -1,0 +1,266 @@
+use std::time::Duration;
+
+use xdsloop_proto::type_url::CLUSTER;
+
+use super::*;
+
+fn error(text: &str) -> ParseError {
+    Scenario::from_yaml(text).expect_err("the scenario is refused")
+}
+
+/// The error is at `line:col` and says `what`.
+fn refused_at(text: &str, line: usize, what: &str) -> ParseError {
+    let e = error(text);
+    assert_eq!(e.line, line, "{e}");
+    assert!(e.column > 0, "{e}");
+    assert!(e.to_string().contains(what), "{e} does not say {what:?}");
+    e
+}
+
+#[test]
+fn a_full_rule_reads_into_the_typed_model() {
+    let s = Scenario::from_yaml(
+        "version: 1\nrules:\n  - id: corrupt-web\n    match: { node: \"edge-*\", variant: sotw, \
+         service: ads, type: cds }\n    when: { nth: 2 }\n    times: 1\n    do: { corrupt: { \
+         resource: web } }\n  - do: { delay: 250ms }\n",
+    )
+    .unwrap();
+    let rule = &s.rules[0];
+    assert_eq!(rule.id, "corrupt-web");
+    assert_eq!(rule.selector.node.as_deref(), Some("edge-*"));
+    assert_eq!(rule.selector.variant, Some(Variant::Sotw));
+    assert_eq!(rule.selector.service, Some(Service::Ads));
+    assert_eq!(rule.selector.type_url.as_deref(), Some(CLUSTER));
+    assert_eq!(rule.when.nth, Some(2));
+    assert_eq!(rule.times, Some(1));
+    assert_eq!(
+        rule.action,
+        Action::Corrupt {
+            resource: Some("web".into())
+        }
+    );
+    assert_eq!(
+        s.rules[1].id, "rule-2",
+        "the default id is rule-<n>, 1-based"
+    );
+    assert_eq!(s.rules[1].action, Action::Delay(Duration::from_millis(250)));
+}
+
+#[test]
+fn every_action_of_the_schema_reads() {
+    let actions = [
+        ("{ delay: 2s }", "delay"),
+        ("{ drop: {} }", "drop"),
+        (
+            "{ close: { code: UNAVAILABLE, message: maintenance } }",
+            "close",
+        ),
+        ("{ reset: { scope: stream } }", "reset"),
+        ("{ hang: { for: 30s } }", "hang"),
+        ("{ hang: {} }", "hang"),
+        ("{ stale_nonce: {} }", "stale_nonce"),
+        (
+            "{ wrong_type_url: { in: response, type: eds } }",
+            "wrong_type_url",
+        ),
+        ("{ duplicate: { resource: web } }", "duplicate"),
+        ("{ corrupt: {} }", "corrupt"),
+        ("{ oversize: { bytes: 8MiB } }", "oversize"),
+        ("{ reorder: {} }", "reorder"),
+        ("{ withhold: { names: [web, \"api-*\"] } }", "withhold"),
+        ("{ ignore_acks: { nacks: true } }", "ignore_acks"),
+    ];
+    for (action, name) in actions {
+        let text = format!("version: 1\nrules:\n  - match: {{ type: cds }}\n    do: {action}\n");
+        let s = Scenario::from_yaml(&text).unwrap_or_else(|e| panic!("{action}: {e}"));
+        assert_eq!(s.rules[0].action.name(), name);
+    }
+    let s = Scenario::from_yaml("version: 1\nrules:\n  - do: { oversize: { bytes: 8MiB } }\n");
+    assert_eq!(
+        s.unwrap().rules[0].action,
+        Action::Oversize { bytes: 8 << 20 }
+    );
+}
+
+#[test]
+fn an_unknown_field_is_refused_with_its_place() {
+    let e = refused_at(
+        "version: 1\nrules:\n  - match: { type: cds }\n    wen: { nth: 2 }\n    do: { drop: {} }\n",
+        4,
+        "unknown field `wen`",
+    );
+    assert!(e.message.starts_with("rules[0]"), "{e}");
+}
+
+#[test]
+fn an_unknown_action_is_refused() {
+    refused_at(
+        "version: 1\nrules:\n  - do: { explode: {} }\n",
+        3,
+        "unknown variant `explode`",
+    );
+}
+
+#[test]
+fn a_bad_duration_is_refused_with_the_rule() {
+    let e = refused_at(
+        "version: 1\nrules:\n  - id: slow\n    do: { delay: soon }\n",
+        3,
+        "delay: \"soon\" is not a duration",
+    );
+    assert!(e.message.contains("(slow)"), "{e}");
+}
+
+#[test]
+fn an_unknown_type_alias_is_refused() {
+    refused_at(
+        "version: 1\nrules:\n  - match: { type: xds }\n    do: { drop: {} }\n",
+        3,
+        "match.type: unknown type \"xds\"",
+    );
+}
+
+#[test]
+fn a_bad_grpc_code_is_refused() {
+    refused_at(
+        "version: 1\nrules:\n  - do: { close: { code: BROKEN } }\n",
+        3,
+        "\"BROKEN\" is not a gRPC code name",
+    );
+}
+
+#[test]
+fn nth_zero_is_refused() {
+    refused_at(
+        "version: 1\nrules:\n  - match: { type: cds }\n    when: { nth: 0 }\n    do: { drop: {} }\n",
+        3,
+        "`when.nth` must be at least 1",
+    );
+}
+
+#[test]
+fn nth_without_a_type_is_refused() {
+    refused_at(
+        "version: 1\nrules:\n  - when: { nth: 2 }\n    do: { drop: {} }\n",
+        3,
+        "`when.nth` needs `match.type`",
+    );
+}
+
+#[test]
+fn a_state_fault_with_a_response_moment_is_refused() {
+    refused_at(
+        "version: 1\nrules:\n  - match: { type: cds }\n    when: { nth: 2 }\n    do: { withhold: { names: [web] } }\n",
+        3,
+        "its `when` may only hold `after`",
+    );
+}
+
+#[test]
+fn an_action_rest_cannot_do_is_refused_by_name() {
+    refused_at(
+        "version: 1\nrules:\n  - match: { service: rest }\n    do: { delay: 1s }\n",
+        3,
+        "`service: rest` is not implemented yet",
+    );
+    refused_at(
+        "version: 1\nrules:\n  - match: { service: rest }\n    do: { stale_nonce: {} }\n",
+        3,
+        "`stale_nonce` is not supported with `service: rest`",
+    );
+}
+
+#[test]
+fn a_bad_id_is_refused() {
+    refused_at(
+        "version: 1\nrules:\n  - id: Has Spaces\n    do: { drop: {} }\n",
+        3,
+        "must be [a-z0-9-]+",
+    );
+}
+
+#[test]
+fn a_duplicate_id_is_refused_at_its_second_use() {
+    refused_at(
+        "version: 1\nrules:\n  - id: a\n    do: { drop: {} }\n  - id: a\n    do: { drop: {} }\n",
+        5,
+        "the id \"a\" is used twice",
+    );
+}
+
+#[test]
+fn an_unknown_version_is_refused() {
+    refused_at("version: 2\nrules: []\n", 1, "version: 2 is not known");
+}
+
+#[test]
+fn a_bad_size_is_refused() {
+    refused_at(
+        "version: 1\nrules:\n  - do: { oversize: { bytes: 8 parsecs } }\n",
+        3,
+        "unknown unit",
+    );
+}
+
+#[test]
+fn rust_rules_obey_the_same_checks() {
+    let scenarios = Scenarios::new();
+    let bad = Scenario {
+        rules: vec![Rule {
+            when: When {
+                nth: Some(1),
+                ..When::default()
+            },
+            ..Rule::default()
+        }],
+    };
+    let e = scenarios.set(bad).expect_err("nth without a type");
+    assert!(e.contains("needs `match.type`"), "{e}");
+    assert_eq!(
+        scenarios.current().generation,
+        0,
+        "the empty scenario stays"
+    );
+    assert!(scenarios.rejected().is_some());
+    let good = Scenario {
+        rules: vec![Rule::default()],
+    };
+    assert_eq!(scenarios.set(good).unwrap().generation, 1);
+    assert!(
+        scenarios.rejected().is_none(),
+        "a good one clears the error"
+    );
+}
+
+#[test]
+fn globs_match_runs_and_single_characters() {
+    assert!(model::glob_matches("edge-*", "edge-1"));
+    assert!(model::glob_matches("*", ""));
+    assert!(model::glob_matches("e?ge-*-b", "edge-x-y-b"));
+    assert!(!model::glob_matches("edge-?", "edge-12"));
+    assert!(!model::glob_matches("edge", "edge-1"));
+}
+
+#[test]
+fn the_counters_stop_at_times() {
+    let counters = installed::RuleCounters::default();
+    assert!(counters.try_take(Some(2)));
+    assert!(counters.try_take(Some(2)));
+    assert!(!counters.try_take(Some(2)));
+    assert!(counters.is_spent(Some(2)));
+    assert_eq!(counters.fired(), 2);
+}
+
+#[test]
+fn what_this_build_cannot_do_is_refused_by_name() {
+    refused_at(
+        "version: 1\nrules:\n  - match: { type: cds }\n    do: { flap: { names: [web], period: 2s } }\n",
+        3,
+        "`flap` is not implemented yet",
+    );
+    refused_at(
+        "version: 1\nrules:\n  - do: { reset: { scope: connection } }\n",
+        3,
+        "not implemented yet: use `scope: stream`",
+    );
+}
