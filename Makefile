@@ -4,7 +4,7 @@ LISTEN ?= 127.0.0.1:18000
 NODE ?= demo-node
 PYTHON ?= python3
 
-.PHONY: bins build test test-rust conformance tutorial browser browser-setup page-screenshot interop lint golden run-server run-client bench bench-status
+.PHONY: bins build test test-rust conformance tutorial browser browser-setup page-screenshot interop lint golden run-server run-client bench bench-10k bench-status
 
 build:
 	$(CARGO) build --workspace --all-targets
@@ -75,8 +75,9 @@ run-client: bins
 	$(BIN_DIR)/xdsloop-client --server $(LISTEN) --node-id $(NODE)
 
 # Benchmarks print numbers and assert no timings.
-# Release builds of the server and the bench, then the matrix (N = 100,1000,5000 nodes, C = 1000
-# clusters x E = 10 endpoints, 3 runs each, medians) and the single numbers. Table on the
+# Release builds of the server and the bench, then edit to all ACKed first (N = 1000, C = 100,
+# new files renamed into place), the matrix (N = 100,1000,5000 nodes, C = 1000 clusters x E = 10
+# endpoints, 3 runs each, medians) and the single numbers (Delta: N = 5000, C = 1000). Table on the
 # terminal, JSON in bench-results/bench.json. `make bench QUICK=1` runs a small matrix in seconds;
 # RUNS=, NODES=100,1000, CLUSTERS= and ENDPOINTS= override the defaults. The N=1000 cell also runs
 # over TLS right after its plaintext run (TLS_NODES=N moves it, TLS_NODES=0 drops it).
@@ -86,6 +87,12 @@ bench:
 		$(if $(RUNS),--runs $(RUNS)) $(if $(NODES),--nodes $(NODES)) \
 		$(if $(CLUSTERS),--clusters $(CLUSTERS)) $(if $(ENDPOINTS),--endpoints $(ENDPOINTS)) \
 		$(if $(TLS_NODES),--tls-nodes $(TLS_NODES))
+
+# The 10,000-client cell alone (N = 10,000 SotW, C = 1,000; one run, several minutes).
+bench-10k:
+	$(CARGO) build --release -p xdsloop-server -p xdsloop-bench
+	$(CARGO) run --release -q -p xdsloop-bench -- --matrix-only --nodes 10000 --runs 1 \
+		--output bench-results/bench-10k.json
 
 # /status and the `status` table with 1,000 open ADS streams (all four types ACKed), in-process.
 bench-status:

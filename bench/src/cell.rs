@@ -36,6 +36,8 @@ pub struct CellRun {
     pub push_bytes: u64,
     pub nacks: u64,
     pub reconnects: u64,
+    /// The 1-minute load average when the run started (other work on the machine).
+    pub load_average: f64,
 }
 
 /// Waits on the fleet, printing its progress line every few seconds.
@@ -76,6 +78,7 @@ pub async fn run(
     endpoints: usize,
     tls: Option<&Certs>,
 ) -> Result<CellRun, String> {
+    let load_average = crate::server::load_average();
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let mut set =
         FixtureSet::generate(dir.path(), clusters, endpoints).map_err(|e| e.to_string())?;
@@ -107,7 +110,7 @@ pub async fn run(
     let after = fleet.report();
     let row = after.version(ENDPOINT, &new).expect("a row per version");
     let mut push: Vec<f64> = (row.change_acks.iter())
-        .map(|at| ms(at.saturating_duration_since(written)))
+        .map(|(_, at)| ms(at.saturating_duration_since(written)))
         .collect();
     push.sort_by(f64::total_cmp);
     let run = CellRun {
@@ -125,6 +128,7 @@ pub async fn run(
         push_bytes: after.bytes_received - first.bytes_received,
         nacks: after.nacks,
         reconnects: after.reconnects,
+        load_average,
     };
     fleet.stop().await;
     server.stop();

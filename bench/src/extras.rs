@@ -69,18 +69,22 @@ pub struct DeltaChange {
     /// The changed resource's protobuf encoding.
     pub resource_bytes: usize,
     pub ratio: f64,
+    /// Fixture write → the last node ACKed it.
     pub push_max_ms: f64,
+    pub server_peak_rss_mb: f64,
 }
 
-/// A Delta fleet on 10,000 resources; one endpoint resource changes.
+/// A Delta fleet of `nodes` on `clusters` clusters and their endpoints; one endpoint resource
+/// changes.
 pub async fn delta_one_change(
     binary: &Path,
     nodes: usize,
+    clusters: usize,
     endpoints: usize,
 ) -> Result<DeltaChange, String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let mut set =
-        FixtureSet::generate(dir.path(), BIG_CLUSTERS, endpoints).map_err(|e| e.to_string())?;
+        FixtureSet::generate(dir.path(), clusters, endpoints).map_err(|e| e.to_string())?;
     let server = ServerProcess::start(binary, dir.path(), &[])?;
     let fleet = synced_fleet(&server, nodes, Mode::Delta).await?;
     let before = fleet.progress();
@@ -91,12 +95,17 @@ pub async fn delta_one_change(
         all_hold(p, ENDPOINT, nodes).is_some_and(|v| v != old)
     })
     .await?;
-    let push_max_ms = ms(written.elapsed());
+    let new = all_hold(&after, ENDPOINT, nodes).expect("checked");
+    let report = fleet.report();
+    let acks = &report.version(ENDPOINT, &new).expect("a row").change_acks;
+    let last = acks.iter().map(|(_, at)| *at).max().unwrap_or(written);
+    let push_max_ms = ms(last.saturating_duration_since(written));
     let value: serde_json::Value = serde_json::from_str(&json).map_err(|e| e.to_string())?;
     let resource = Codec::envoy()
         .encode_resource(&value, "edited resource")
         .map_err(|e| e.to_string())?;
     let bytes_per_client = (after.bytes - before.bytes) as f64 / nodes as f64;
+    let server_peak_rss_mb = server.peak_rss_bytes() as f64 / (1024.0 * 1024.0);
     fleet.stop().await;
     server.stop();
     Ok(DeltaChange {
@@ -106,6 +115,7 @@ pub async fn delta_one_change(
         resource_bytes: resource.bytes.len(),
         ratio: bytes_per_client / resource.bytes.len() as f64,
         push_max_ms,
+        server_peak_rss_mb,
     })
 }
 

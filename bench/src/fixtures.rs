@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use xdsloop_proto::type_url;
 
@@ -24,9 +25,10 @@ pub fn cluster_name(i: usize) -> String {
     format!("cluster-{i:05}")
 }
 
-fn cluster_json(i: usize) -> String {
+/// Cluster `i`; `timeout_s` is its connect timeout in seconds (edits move cluster 0's).
+fn cluster_json(i: usize, timeout_s: u32) -> String {
     format!(
-        r#"{{"@type":"{}","name":"{}","type":"EDS","connect_timeout":"1s","lb_policy":"ROUND_ROBIN","eds_cluster_config":{{"eds_config":{{"ads":{{}},"resource_api_version":"V3"}}}}}}"#,
+        r#"{{"@type":"{}","name":"{}","type":"EDS","connect_timeout":"{timeout_s}s","lb_policy":"ROUND_ROBIN","eds_cluster_config":{{"eds_config":{{"ads":{{}},"resource_api_version":"V3"}}}}}}"#,
         type_url::CLUSTER,
         cluster_name(i)
     )
@@ -55,11 +57,15 @@ pub fn endpoints_json(i: usize, endpoints: usize, first_port: u32) -> String {
 
 /// Writes by temp file and rename: the loader never sees a half-written file.
 fn write_atomically(path: &Path, text: &str) -> io::Result<()> {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    // A leading dot: the loader ignores hidden files, so the temp file is never loaded.
-    let temp = path.with_file_name(format!(".{name}.tmp"));
+    let temp = temp_path(path);
     std::fs::write(&temp, text)?;
     std::fs::rename(&temp, path)
+}
+
+/// A leading dot: the loader ignores hidden files, so the temp file is never loaded.
+fn temp_path(path: &Path) -> PathBuf {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    path.with_file_name(format!(".{name}.tmp"))
 }
 
 fn chunk_path(dir: &Path, kind: &str, chunk: usize) -> PathBuf {
@@ -79,25 +85,55 @@ impl FixtureSet {
             edits: 0,
         };
         for chunk in 0..clusters.div_ceil(PER_FILE) {
-            let range = chunk * PER_FILE..((chunk + 1) * PER_FILE).min(clusters);
-            let list: Vec<String> = range.clone().map(cluster_json).collect();
-            let text = format!("[\n{}\n]\n", list.join(",\n"));
+            let text = set.clusters_text(chunk, 1);
             write_atomically(&chunk_path(dir, "clusters", chunk), &text)?;
             set.write_endpoints(chunk, 8080)?;
         }
         Ok(set)
     }
 
-    fn write_endpoints(&self, chunk: usize, first_port: u32) -> io::Result<()> {
-        let range = chunk * PER_FILE..((chunk + 1) * PER_FILE).min(self.clusters);
-        let list: Vec<String> = range
+    fn range(&self, chunk: usize) -> std::ops::Range<usize> {
+        chunk * PER_FILE..((chunk + 1) * PER_FILE).min(self.clusters)
+    }
+
+    fn clusters_text(&self, chunk: usize, first_timeout_s: u32) -> String {
+        let list: Vec<String> = (self.range(chunk))
+            .map(|i| cluster_json(i, if i == 0 { first_timeout_s } else { 1 }))
+            .collect();
+        format!("[\n{}\n]\n", list.join(",\n"))
+    }
+
+    fn endpoints_text(&self, chunk: usize, first_port: u32) -> String {
+        let list: Vec<String> = (self.range(chunk))
             .map(|i| {
                 let port = if i == 0 { first_port } else { 8080 };
                 endpoints_json(i, self.endpoints, port)
             })
             .collect();
-        let text = format!("[\n{}\n]\n", list.join(",\n"));
+        format!("[\n{}\n]\n", list.join(",\n"))
+    }
+
+    fn write_endpoints(&self, chunk: usize, first_port: u32) -> io::Result<()> {
+        let text = self.endpoints_text(chunk, first_port);
         write_atomically(&chunk_path(&self.dir, "endpoints", chunk), &text)
+    }
+
+    /// The edit users make with a deploy script or an editor that saves by rename: new clusters
+    /// and endpoints files (cluster 0's timeout and first port change) written beside the old
+    /// ones under hidden names, then renamed into place. Returns the moment of the first rename.
+    pub fn rename_new_files_into_place(&mut self) -> io::Result<Instant> {
+        self.edits += 1;
+        let clusters = chunk_path(&self.dir, "clusters", 0);
+        let endpoints = chunk_path(&self.dir, "endpoints", 0);
+        std::fs::write(temp_path(&clusters), self.clusters_text(0, 1 + self.edits))?;
+        std::fs::write(
+            temp_path(&endpoints),
+            self.endpoints_text(0, 8080 + self.edits),
+        )?;
+        let renamed = Instant::now();
+        std::fs::rename(temp_path(&clusters), &clusters)?;
+        std::fs::rename(temp_path(&endpoints), &endpoints)?;
+        Ok(renamed)
     }
 
     /// Changes one resource: cluster 0's endpoints (its first port). Rewrites that file by

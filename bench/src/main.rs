@@ -4,6 +4,7 @@
 
 mod apply;
 mod cell;
+mod edit;
 mod extras;
 mod fixtures;
 mod output;
@@ -41,16 +42,19 @@ struct Args {
     /// A small matrix that finishes in about a minute (overrides the sizes above).
     #[arg(long)]
     quick: bool,
-    /// Skip the single-number measurements.
+    /// Only the matrix (with --nodes 10000 --runs 1: the 10,000-client cell, `make bench-10k`).
     #[arg(long)]
     matrix_only: bool,
-    /// Skip the matrix; only the single-number measurements.
+    /// Only the single-number measurements.
     #[arg(long, conflicts_with = "matrix_only")]
     extras_only: bool,
     /// Fleet size of the TLS cell, run right after the plaintext cell of the same N (added to
     /// the matrix if missing) [default: 1000, or 100 with --quick]; 0: no TLS cell.
     #[arg(long)]
     tls_nodes: Option<usize>,
+    /// Only the edit-to-all-ACKed measurement (printed first in a full run).
+    #[arg(long, conflicts_with_all = ["matrix_only", "extras_only"])]
+    edit_only: bool,
     /// The server binary (default: xdsloop-server next to this binary).
     #[arg(long)]
     server_bin: Option<PathBuf>,
@@ -61,7 +65,10 @@ struct Args {
 
 /// Sizes of the single-number measurements.
 struct ExtraSizes {
+    edit_nodes: usize,
+    edit_clusters: usize,
     delta_nodes: usize,
+    delta_clusters: usize,
     status_streams: usize,
     apply_endpoints: usize,
 }
@@ -87,13 +94,19 @@ fn main() -> ExitCode {
     let extra = if args.quick {
         args.runs.get_or_insert(1);
         ExtraSizes {
-            delta_nodes: 20,
+            edit_nodes: 100,
+            edit_clusters: 100,
+            delta_nodes: 100,
+            delta_clusters: 100,
             status_streams: 100,
             apply_endpoints: 100_000,
         }
     } else {
         ExtraSizes {
-            delta_nodes: 100,
+            edit_nodes: 1000,
+            edit_clusters: 100,
+            delta_nodes: 5000,
+            delta_clusters: 1000,
             status_streams: 1000,
             apply_endpoints: 100_000,
         }
@@ -125,9 +138,14 @@ async fn run(args: Args, sizes: ExtraSizes) -> Result<(), String> {
     let runs_per_cell = args.runs.unwrap_or(3).max(1);
     let clusters = args.clusters.unwrap_or(1000);
     let mut results = Results::new(&args.output, runs_per_cell, args.quick);
-    results.status_streams = sizes.status_streams;
     eprintln!("xdsloop-bench: server {}", binary.display());
-    let matrix = if args.extras_only {
+    if !args.matrix_only && !args.extras_only {
+        let (n, c) = (sizes.edit_nodes, sizes.edit_clusters);
+        let edit = edit::edit_to_all_acked(&binary, n, c, args.endpoints, runs_per_cell.max(3));
+        results.edit = Some(edit.await?);
+        results.save()?;
+    }
+    let matrix = if args.extras_only || args.edit_only {
         &[][..]
     } else {
         &args.nodes[..]
@@ -156,7 +174,7 @@ async fn run(args: Args, sizes: ExtraSizes) -> Result<(), String> {
             results.save()?;
         }
     }
-    if !args.matrix_only {
+    if !args.matrix_only && !args.edit_only {
         extras(&mut results, &binary, &args, &sizes, runs_per_cell.max(3)).await?;
     }
     results.save()?;
@@ -176,10 +194,15 @@ async fn extras(
     let (full, one_file) = extras::reload_10k(args.endpoints, runs)?;
     results.reload_10k_ms = Some(full);
     results.reload_10k_one_file_ms = Some(one_file);
-    eprintln!("  Delta: one resource of 10,000 changes");
+    let (nodes, clusters) = (sizes.delta_nodes, sizes.delta_clusters);
+    eprintln!(
+        "  Delta: {nodes} nodes, one resource of {} changes",
+        clusters * 2
+    );
     results.delta_one_change =
-        Some(extras::delta_one_change(binary, sizes.delta_nodes, args.endpoints).await?);
+        Some(extras::delta_one_change(binary, nodes, clusters, args.endpoints).await?);
     eprintln!("  /status with {} streams", sizes.status_streams);
+    results.status_streams = sizes.status_streams;
     results.status = extras::status_with_streams(
         binary,
         sizes.status_streams,

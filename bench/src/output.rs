@@ -9,6 +9,7 @@ use xdsloop_client::fleet::report::human_bytes;
 
 use crate::apply::ApplyTiming;
 use crate::cell::{CellRun, percentile};
+use crate::edit::EditToAcked;
 use crate::extras::{DeltaChange, StatusTiming, median};
 use crate::page::PageCost;
 
@@ -78,6 +79,7 @@ impl CellResult {
             push_bytes: m(|r| r.push_bytes as f64) as u64,
             nacks: runs.iter().map(|r| r.nacks).sum(),
             reconnects: runs.iter().map(|r| r.reconnects).sum(),
+            load_average: m(|r| r.load_average),
         };
         Self {
             nodes,
@@ -97,6 +99,8 @@ pub struct Results {
     pub machine: Machine,
     pub runs_per_cell: usize,
     pub quick: bool,
+    /// Rename of new files → every node ACKed them (N = 1,000, C = 100 by default).
+    pub edit: Option<EditToAcked>,
     pub cells: Vec<CellResult>,
     /// Median over every run of every cell.
     pub write_to_first_byte_p50_ms: Option<f64>,
@@ -124,6 +128,7 @@ impl Results {
             machine: Machine::detect(),
             runs_per_cell,
             quick,
+            edit: None,
             cells: Vec::new(),
             write_to_first_byte_p50_ms: None,
             reload_10k_ms: None,
@@ -154,6 +159,7 @@ impl Results {
     pub fn table(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "Machine: {}", self.machine.line());
+        self.edit_line(&mut out);
         let _ = writeln!(
             out,
             "SotW fleet, CDS wildcard + EDS; {} run(s) per row, medians. Push = one endpoint \
@@ -164,14 +170,14 @@ impl Results {
         );
         let _ = writeln!(
             out,
-            "| N | C | E | first config p50 / max | push to all ACKed p50 / max | server CPU | server peak RSS | bytes on the wire (sync + push) | fleet CPU |"
+            "| N | C | E | first config p50 / max | push to all ACKed p50 / max | server CPU | server peak RSS | bytes on the wire (sync + push) | fleet CPU | load avg |"
         );
-        let _ = writeln!(out, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        let _ = writeln!(out, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for c in &self.cells {
             let m = &c.median;
             let _ = writeln!(
                 out,
-                "| {}{} | {} | {} | {:.0} / {:.0} ms | {:.0} / {:.0} ms | {:.2} s | {:.0} MiB | {} + {} | {:.2} s |",
+                "| {}{} | {} | {} | {:.0} / {:.0} ms | {:.0} / {:.0} ms | {:.2} s | {:.0} MiB | {} + {} | {:.2} s | {:.1} |",
                 c.nodes,
                 if c.tls { " TLS" } else { "" },
                 c.clusters,
@@ -184,12 +190,40 @@ impl Results {
                 m.server_peak_rss_mb,
                 human_bytes(m.initial_bytes),
                 human_bytes(m.push_bytes),
-                m.fleet_cpu_s
+                m.fleet_cpu_s,
+                m.load_average
             );
         }
         out.push('\n');
         self.single_numbers(&mut out);
         out
+    }
+
+    /// Edit to all ACKed, printed first: what a user waits for after saving.
+    fn edit_line(&self, out: &mut String) {
+        if let Some(e) = &self.edit {
+            let m = &e.median;
+            let _ = writeln!(
+                out,
+                "\nEdit to all ACKed (N = {} SotW nodes, C = {} clusters x {} endpoints; new clusters \
+                 and endpoints files renamed into place; default server settings; from the rename \
+                 to each node's last ACK): p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms; first pushed \
+                 byte {:.0} ms (medians of {} runs; load average {})\n",
+                e.nodes,
+                e.clusters,
+                e.endpoints,
+                m.p50_ms,
+                m.p99_ms,
+                m.max_ms,
+                m.first_byte_ms,
+                e.runs.len(),
+                e.runs
+                    .iter()
+                    .map(|r| format!("{:.1}", r.load_average))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
     }
 
     fn single_numbers(&self, out: &mut String) {
@@ -209,8 +243,14 @@ impl Results {
             let _ = writeln!(
                 out,
                 "- Delta, one resource of {} changes: {:.0} bytes per client for a {}-byte \
-                 resource ({:.2}×), {} nodes all ACKed in {:.0} ms",
-                d.resources, d.bytes_per_client, d.resource_bytes, d.ratio, d.nodes, d.push_max_ms
+                 resource ({:.2}×), {} nodes all ACKed in {:.0} ms, server peak RSS {:.0} MiB",
+                d.resources,
+                d.bytes_per_client,
+                d.resource_bytes,
+                d.ratio,
+                d.nodes,
+                d.push_max_ms,
+                d.server_peak_rss_mb
             );
         }
         match &self.status {
@@ -221,13 +261,14 @@ impl Results {
                     s.streams, s.p50_ms, s.bytes
                 );
             }
-            None => {
+            None if self.status_streams > 0 => {
                 let _ = writeln!(
                     out,
                     "- /status with {} streams: not measured (the server has no --admin / /status)",
                     self.status_streams
                 );
             }
+            None => {}
         }
         if let Some(p) = &self.page {
             let _ = writeln!(

@@ -135,7 +135,12 @@ struct ServeArgs {
     /// Repeat for several.
     #[arg(long = "descriptor-set", value_name = "FILE")]
     descriptor_sets: Vec<PathBuf>,
-    /// Quiet time after the last file change before reloading, in milliseconds.
+    /// How long a burst of file changes may stay quiet before it is reloaded, in milliseconds.
+    /// A save whose fixture files are all complete (each closed after writing, or renamed into
+    /// place) is reloaded after a 10 ms settle window (or MS, if smaller); MS is the wait after
+    /// the last change while a file is still open for writing, was deleted or renamed away (an
+    /// editor may be writing its replacement), a new directory appeared, or events were lost. A
+    /// directory that never goes quiet is still reloaded every 20 x MS (at least 1 s).
     #[arg(long, value_name = "MS", default_value_t = 100)]
     debounce_ms: u64,
     /// Largest fixture file read, in bytes; a larger one is a rejected reload naming the file.

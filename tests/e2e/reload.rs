@@ -7,6 +7,7 @@ mod hurts;
 mod rejects;
 
 use std::{
+    io::Write as _,
     path::{Path, PathBuf},
     sync::Arc,
     time::Duration,
@@ -191,6 +192,36 @@ async fn several_writes_in_a_row_end_at_the_last_content() {
     .await;
     assert!(watcher.reloads.borrow().ok);
     assert_eq!(watcher.snapshots.borrow().generation, last.generation);
+}
+
+/// Issue #19: a file closed after writing is reloaded after a short settle window, but one still
+/// open for writing is not read until it is closed (or the debounce passes), however long the
+/// writer pauses between its write() calls.
+#[tokio::test]
+async fn a_file_still_open_for_writing_is_never_reloaded_half_written() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture_set("demo"), dir.path());
+    // Far longer than the writer's pause, so only the settle rule could read the half.
+    let debounce = Duration::from_secs(3);
+    let mut watcher = Watcher::start(dir.path().to_path_buf(), Codec::envoy(), debounce).unwrap();
+    let mut reloads = watcher.reloads.clone();
+    let text = endpoints_yaml(9400);
+    let (half, rest) = text.split_at(text.len() / 2);
+    let mut file = std::fs::File::create(dir.path().join("endpoints.yaml")).unwrap();
+    file.write_all(half.as_bytes()).unwrap();
+    file.sync_data().unwrap();
+    // A slow writer: ten settle windows between two write() calls on the open file (not a
+    // wait for the watcher: it runs meanwhile, and must not read the file).
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(reloads.borrow_and_update().count, 1, "read while open");
+    file.write_all(rest.as_bytes()).unwrap();
+    drop(file);
+    wait_snapshot(&mut watcher.snapshots, "web on 9400", |s| {
+        ports(s, "web") == [9400]
+    })
+    .await;
+    let status = watcher.reloads.borrow().clone();
+    assert!(status.ok && status.count == 2, "{status:?}");
 }
 
 #[tokio::test]

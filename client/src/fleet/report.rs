@@ -78,10 +78,10 @@ pub struct VersionReport {
     pub bytes: u64,
     #[serde(skip)]
     pub first_seen: Option<Instant>,
-    /// When each node that changed to it ACKed it (for callers measuring from their own origin,
-    /// e.g. the moment a fixture was written).
+    /// When each node that changed to it ACKed it, with the node's index (for callers measuring
+    /// from their own origin, e.g. the moment a fixture was written, across several types).
     #[serde(skip)]
-    pub change_acks: Vec<Instant>,
+    pub change_acks: Vec<(usize, Instant)>,
 }
 
 /// The whole fleet at one moment.
@@ -130,8 +130,12 @@ impl FleetReport {
             .map(|((url, version), v)| {
                 let of = |arrival| v.acks.iter().filter(move |a| a.arrival == arrival);
                 let first = of(Arrival::First).map(|a| since_start(a.node as usize, a.at));
-                let change_acks: Vec<Instant> = of(Arrival::Change).map(|a| a.at).collect();
-                let converge = change_acks.iter().map(|at| at.duration_since(v.first_seen));
+                let change_acks: Vec<(usize, Instant)> = of(Arrival::Change)
+                    .map(|a| (a.node as usize, a.at))
+                    .collect();
+                let converge = change_acks
+                    .iter()
+                    .map(|(_, at)| at.duration_since(v.first_seen));
                 VersionReport {
                     short_type: type_url::short_name(url).to_string(),
                     type_url: url.clone(),

@@ -44,7 +44,8 @@ use crate::{
 
 /// Where `xdsloop-server` listens unless told otherwise (Envoy examples use 18000 for xDS).
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:18000";
-/// Quiet time after the last file event before reloading: editors write in bursts.
+/// Quiet time after the last file event before reloading while a file of the burst may still be
+/// written (editors write in bursts); a burst of complete files waits only the settle window.
 pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(100);
 
 /// Everything `xdsloop-server` needs to run.

@@ -27,6 +27,7 @@ use xdsloop_proto::{Codec, FixtureDoc, Format, Resource, type_url};
 
 use crate::snapshot::{Snapshot, TypeResources};
 
+pub use self::files::is_ignored;
 pub use self::read::{DEFAULT_MAX_FILE_BYTES, human_bytes};
 pub use crate::error::FixtureError;
 

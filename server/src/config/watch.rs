@@ -11,8 +11,10 @@
 //! path again, it is watched and loaded.
 //!
 //! Pieces, each in its own module:
-//! - `events`: notify events → reload signals; keeps the watches on a replaced directory;
-//! - `debounce`: when a burst of events is over (pure);
+//! - `events`: notify events → what each says about its file (written to, complete, gone);
+//!   keeps the watches on a replaced directory;
+//! - `debounce`: when a burst of events is over: a short settle window once every file of the
+//!   burst is complete, the configured quiet period otherwise (pure);
 //! - `follow`: one watcher's loop: events → debounce → one reload at a time;
 //! - `reload`: one reload off the async threads, its progress, and publishing the outcome;
 //!   the load itself is behind a small trait, so tests can hold a reload open for as long as
@@ -34,7 +36,7 @@ use std::{
     time::{Duration, Instant, SystemTime},
 };
 
-use tokio::{sync::mpsc, sync::watch, task::JoinHandle};
+use tokio::{sync::watch, task::JoinHandle};
 use xdsloop_proto::Codec;
 
 pub use self::events::touches_content;
@@ -143,7 +145,7 @@ impl Watcher {
             .map_err(|_| Error::Watch("Watcher::start must run inside a Tokio runtime".into()))?;
         let root = watched_path(&dir)?;
         // Watch before the first load, so an edit made while loading is not missed.
-        let (signal_tx, signal_rx) = mpsc::channel(1);
+        let (signal_tx, signal_rx) = WatchedRoot::channel();
         let watched =
             WatchedRoot::start(root.clone(), signal_tx).map_err(|e| Error::FixtureDir {
                 path: dir.clone(),

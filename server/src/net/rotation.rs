@@ -21,7 +21,10 @@ use tracing::{info, warn};
 
 use crate::{
     Error,
-    config::watch::{debounce::Debounce, touches_content},
+    config::watch::{
+        debounce::{Debounce, Step},
+        touches_content,
+    },
     net::tls::{self, ClientCerts, Loaded, TlsFiles},
 };
 
@@ -102,7 +105,7 @@ async fn run(
         tokio::select! {
             _ = tx.closed() => return,
             event = events.recv() => match event {
-                Some(()) => debounce.on_event(Instant::now()),
+                Some(()) => debounce.on_event(Instant::now(), Step::Unknown),
                 None => return,
             },
             _ = due => {

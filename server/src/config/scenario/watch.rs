@@ -18,7 +18,7 @@ use super::{
     installed::{Origin, Scenarios},
     model::Scenario,
 };
-use crate::config::watch::debounce::Debounce;
+use crate::config::watch::debounce::{Debounce, Step};
 
 /// Follows one scenario file until dropped.
 #[derive(Debug)]
@@ -95,7 +95,8 @@ async fn follow(
         let deadline = debounce.deadline();
         tokio::select! {
             event = events.recv() => match event {
-                Some(()) => debounce.on_event(Instant::now().into_std()),
+                // The scenario watch does not tell complete writes apart: the full quiet period.
+                Some(()) => debounce.on_event(Instant::now().into_std(), Step::Unknown),
                 None => return,
             },
             () = until(deadline) => {

@@ -16,9 +16,17 @@ use std::{
 
 use notify::{
     Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher as _,
-    event::{AccessKind, AccessMode, ModifyKind},
+    event::{AccessKind, AccessMode, CreateKind, ModifyKind, RemoveKind, RenameMode},
 };
 use tokio::sync::mpsc;
+use xdsloop_proto::Format;
+
+use super::debounce::Step;
+use crate::config::fixtures::is_ignored;
+
+/// Steps queued for the watcher's loop. More than this pending means the loop is far behind;
+/// further ones are dropped and the burst is treated as [`Step::Unknown`].
+const QUEUED_STEPS: usize = 1024;
 
 /// What one notify event means for the fixture directory at `root`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,32 +83,93 @@ pub fn touches_content(event: &Event) -> bool {
     }
 }
 
+/// What a relevant event (not [`Signal::Ignore`]) says about each file it names, for the
+/// debounce: whether the file is complete.
+pub fn steps(root: &Path, signal: Signal, event: &notify::Result<Event>) -> Vec<Step> {
+    let event = match event {
+        Ok(event) if signal == Signal::Reload && !event.paths.is_empty() => event,
+        _ => return vec![Step::Unknown],
+    };
+    let step = |path: &PathBuf, make: fn(PathBuf) -> Step| {
+        if read_by_loader(root, path) {
+            make(path.clone())
+        } else {
+            Step::Other
+        }
+    };
+    let each = |make: fn(PathBuf) -> Step| -> Vec<Step> {
+        event.paths.iter().map(|p| step(p, make)).collect()
+    };
+    match event.kind {
+        // A new directory's first files may be written before notify watches it; a removed
+        // one takes its files' events with it.
+        EventKind::Create(CreateKind::Folder) | EventKind::Remove(RemoveKind::Folder) => {
+            vec![Step::Unknown]
+        }
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => each(Step::Done),
+        EventKind::Modify(ModifyKind::Name(RenameMode::To)) => each(Step::Done),
+        EventKind::Modify(ModifyKind::Name(RenameMode::From)) => each(Step::Gone),
+        EventKind::Modify(ModifyKind::Name(RenameMode::Both)) if event.paths.len() == 2 => {
+            vec![
+                step(&event.paths[0], Step::Gone),
+                step(&event.paths[1], Step::Done),
+            ]
+        }
+        EventKind::Modify(ModifyKind::Name(_)) => vec![Step::Unknown],
+        EventKind::Remove(_) => each(Step::Gone),
+        EventKind::Create(_) | EventKind::Modify(_) => each(Step::Writing),
+        _ => vec![Step::Unknown],
+    }
+}
+
+/// Whether the loader reads `path` (below `root`): a fixture extension, and no hidden or
+/// editor-leftover name on the way.
+fn read_by_loader(root: &Path, path: &Path) -> bool {
+    let Ok(relative) = path.strip_prefix(root) else {
+        return false;
+    };
+    Format::from_path(relative).is_some()
+        && !relative.components().any(|c| is_ignored(c.as_os_str()))
+}
+
 /// The notify watcher and what it watches. Dropping it stops the notify thread.
 pub struct WatchedRoot {
     root: PathBuf,
     notifier: RecommendedWatcher,
     rewatch: Arc<AtomicBool>,
+    /// Set when a step could not be queued: the loop treats its burst as unknown.
+    dropped: Arc<AtomicBool>,
     identity: Option<Identity>,
     /// The parent as it was when its watch was set up; `None` if it is not watched.
     parent: Option<Identity>,
 }
 
 impl WatchedRoot {
-    /// Watches `root` (absolute) and its parent; every relevant event is one message on
-    /// `signals`. The channel holds one message: a reload reads the whole directory, so one
-    /// pending signal says all there is to say and further ones are dropped.
-    pub fn start(root: PathBuf, signals: mpsc::Sender<()>) -> Result<Self, notify::Error> {
+    /// The channel for [`Self::start`].
+    pub fn channel() -> (mpsc::Sender<Step>, mpsc::Receiver<Step>) {
+        mpsc::channel(QUEUED_STEPS)
+    }
+
+    /// Watches `root` (absolute) and its parent; every relevant event becomes one [`Step`]
+    /// per file it names on `signals` (made by [`Self::channel`]).
+    pub fn start(root: PathBuf, signals: mpsc::Sender<Step>) -> Result<Self, notify::Error> {
         let rewatch = Arc::new(AtomicBool::new(false));
+        let dropped = Arc::new(AtomicBool::new(false));
         let handler = {
-            let (root, rewatch) = (root.clone(), rewatch.clone());
+            let (root, rewatch, dropped) = (root.clone(), rewatch.clone(), dropped.clone());
             move |event: notify::Result<Event>| match classify(&root, &event) {
                 Signal::Ignore => {}
                 signal => {
                     if signal == Signal::Rewatch {
                         rewatch.store(true, Ordering::SeqCst);
                     }
-                    // Full: a signal is already pending. Closed: the watcher is stopping.
-                    let _ = signals.try_send(());
+                    for step in steps(&root, signal, &event) {
+                        // Full: the loop has plenty pending and learns that some were lost.
+                        // Closed: the watcher is stopping.
+                        if let Err(mpsc::error::TrySendError::Full(_)) = signals.try_send(step) {
+                            dropped.store(true, Ordering::SeqCst);
+                        }
+                    }
                 }
             }
         };
@@ -122,9 +191,15 @@ impl WatchedRoot {
             root,
             notifier,
             rewatch,
+            dropped,
             identity,
             parent,
         })
+    }
+
+    /// Whether steps were dropped since the last call (the queue was full).
+    pub fn take_dropped(&self) -> bool {
+        self.dropped.swap(false, Ordering::SeqCst)
     }
 
     /// Before a reload: if the directory was replaced, watch the new one. Cheap when nothing
@@ -246,12 +321,73 @@ mod tests {
         assert_eq!(classify(root, &error), Signal::Rewatch);
     }
 
+    fn steps_of(kind: EventKind, paths: &[&str]) -> Vec<Step> {
+        let root = Path::new("/srv/fixtures");
+        let event = paths
+            .iter()
+            .fold(Event::new(kind), |e, p| e.add_path(PathBuf::from(p)));
+        let event = Ok(event);
+        steps(root, classify(root, &event), &event)
+    }
+
+    #[test]
+    fn closed_or_renamed_in_fixture_files_are_complete() {
+        let a = || PathBuf::from("/srv/fixtures/sub/a.yaml");
+        let closed = EventKind::Access(AccessKind::Close(AccessMode::Write));
+        assert_eq!(
+            steps_of(closed, &["/srv/fixtures/sub/a.yaml"]),
+            [Step::Done(a())]
+        );
+        let written = EventKind::Modify(ModifyKind::Data(DataChange::Any));
+        let file = EventKind::Create(CreateKind::File);
+        for kind in [written, file] {
+            assert_eq!(
+                steps_of(kind, &["/srv/fixtures/sub/a.yaml"]),
+                [Step::Writing(a())]
+            );
+        }
+        // Write-temp-then-rename: the hidden temp file is never read.
+        let both = EventKind::Modify(ModifyKind::Name(RenameMode::Both));
+        let renamed = steps_of(
+            both,
+            &["/srv/fixtures/sub/.a.yaml.tmp", "/srv/fixtures/sub/a.yaml"],
+        );
+        assert_eq!(renamed, [Step::Other, Step::Done(a())]);
+        // vim's backup: a.yaml moved to a.yaml~ is gone until the new one is written.
+        let backup = steps_of(
+            both,
+            &["/srv/fixtures/sub/a.yaml", "/srv/fixtures/sub/a.yaml~"],
+        );
+        assert_eq!(backup, [Step::Gone(a()), Step::Other]);
+        let removed = EventKind::Remove(RemoveKind::File);
+        assert_eq!(
+            steps_of(removed, &["/srv/fixtures/sub/a.yaml"]),
+            [Step::Gone(a())]
+        );
+        let probe = steps_of(file, &["/srv/fixtures/4913"]);
+        assert_eq!(probe, [Step::Other], "not a fixture extension");
+    }
+
+    #[test]
+    fn new_directories_and_lost_events_have_no_known_end() {
+        let folder = EventKind::Create(CreateKind::Folder);
+        assert_eq!(steps_of(folder, &["/srv/fixtures/team"]), [Step::Unknown]);
+        let replaced = EventKind::Remove(RemoveKind::Folder);
+        assert_eq!(steps_of(replaced, &["/srv/fixtures"]), [Step::Unknown]);
+        let overflow = Ok(Event::new(EventKind::Other).set_flag(Flag::Rescan));
+        let root = Path::new("/srv/fixtures");
+        assert_eq!(
+            steps(root, classify(root, &overflow), &overflow),
+            [Step::Unknown]
+        );
+    }
+
     #[test]
     fn a_gone_directory_names_the_parent_watch_it_relied_on() {
         let base = tempfile::tempdir().unwrap();
         let root = base.path().join("live");
         std::fs::create_dir(&root).unwrap();
-        let (tx, _rx) = mpsc::channel(1);
+        let (tx, _rx) = WatchedRoot::channel();
         let mut watched = WatchedRoot::start(root.clone(), tx).unwrap();
         std::fs::remove_dir(&root).unwrap();
         assert_eq!(watched.refresh(), Ok(()), "the parent will show its return");

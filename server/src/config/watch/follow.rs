@@ -8,7 +8,11 @@ use std::{future::Future, pin::Pin, time::Duration};
 
 use tokio::{sync::mpsc, time::Instant};
 
-use super::{debounce::Debounce, events::WatchedRoot, reload::Reloader};
+use super::{
+    debounce::{Debounce, Step},
+    events::WatchedRoot,
+    reload::Reloader,
+};
 
 type Running<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 
@@ -17,7 +21,7 @@ type Running<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 pub async fn follow(
     reloader: &Reloader,
     mut watched: WatchedRoot,
-    mut signals: mpsc::Receiver<()>,
+    mut signals: mpsc::Receiver<Step>,
     quiet: Duration,
 ) -> String {
     let mut debounce = Debounce::new(quiet);
@@ -29,7 +33,13 @@ pub async fn follow(
         let deadline = debounce.deadline();
         tokio::select! {
             signal = signals.recv() => match signal {
-                Some(()) => debounce.on_event(Instant::now().into_std()),
+                Some(step) => {
+                    let now = Instant::now().into_std();
+                    debounce.on_event(now, step);
+                    if watched.take_dropped() {
+                        debounce.on_event(now, Step::Unknown);
+                    }
+                }
                 // The notify watcher (owned here, with the sender) ended its thread.
                 None => return "the file watcher's event thread stopped".to_string(),
             },

@@ -13,6 +13,7 @@ use tokio::{
 
 use super::{
     ReloadStatus,
+    debounce::Step,
     events::WatchedRoot,
     follow::follow,
     reload::{Reloader, panic_message},
@@ -24,7 +25,7 @@ const FIRST_RETRY: Duration = Duration::from_millis(250);
 const MAX_RETRY: Duration = Duration::from_secs(2);
 
 /// A watcher set up by [`super::Watcher::start_with`], handed to the first run.
-pub type Watched = (WatchedRoot, mpsc::Receiver<()>);
+pub type Watched = (WatchedRoot, mpsc::Receiver<Step>);
 
 /// Follows the directory for as long as the task runs: with `first`, then with new watchers.
 pub async fn run(reloader: Arc<Reloader>, first: Watched, debounce: Duration) {
@@ -47,7 +48,7 @@ pub(super) async fn watcher(
     let (watched, signals) = match first {
         Some(first) => first,
         None => {
-            let (tx, rx) = mpsc::channel(1);
+            let (tx, rx) = WatchedRoot::channel();
             if !reloader.root.is_dir() {
                 let dir = reloader.dir.display();
                 return format!("{dir} is not there; waiting for it to come back");

@@ -18,6 +18,7 @@ use xdsloop_proto::{Codec, type_url::CLUSTER};
 
 use super::{
     ReloadStatus,
+    debounce::Step,
     events::WatchedRoot,
     follow::follow,
     reload::{Fixtures, Load, Reloader},
@@ -198,7 +199,7 @@ async fn edits_during_a_reload_start_exactly_one_more_after_it() {
     let (reloader, dir) = reloader(gated.clone());
     let mut seen = reloader.reloads.subscribe();
     // Real notify events would be noise here: the test sends the signals itself.
-    let (unused, _keep) = mpsc::channel(1);
+    let (unused, _keep) = WatchedRoot::channel();
     let watched = WatchedRoot::start(dir.path().to_path_buf(), unused).unwrap();
     let (signals, events) = mpsc::channel(1);
     let following = tokio::spawn({
@@ -206,10 +207,10 @@ async fn edits_during_a_reload_start_exactly_one_more_after_it() {
         async move { follow(&reloader, watched, events, DEBOUNCE).await }
     });
 
-    signals.send(()).await.unwrap();
+    signals.send(Step::Unknown).await.unwrap();
     status_until(&mut seen, decoding_big).await;
     for _ in 0..3 {
-        signals.send(()).await.unwrap();
+        signals.send(Step::Unknown).await.unwrap();
     }
     // Past the debounce: still one reload at a time. (Under a second, the first slow-reload
     // notice: a thread without a subscriber that reaches a `tracing` call site first can leave
