@@ -24,13 +24,14 @@ pub(super) struct Changes {
 pub(super) fn reconcile(
     url: &str,
     state: &mut TypeState,
-    resources: &TypeResources,
+    resources: &Arc<TypeResources>,
     force: &BTreeSet<&str>,
 ) -> Changes {
     let sent = send_changed(state, resources, force);
     let entries = resources.delta_entries(url, sent.iter().map(AsRef::as_ref));
     let_expire(state, resources);
     let removed = removals(state, resources, force);
+    state.known.rebase(resources, &state.sub.interest);
     state.seen_hash = Some(resources.content_hash);
     Changes {
         resources: entries,
@@ -55,10 +56,10 @@ fn send_changed(
     };
     let mut send = Vec::new();
     for r in present {
-        let held = state.known.get(&r.name).and_then(Option::as_deref);
+        let held = state.known.get(&r.name).flatten();
         if held != Some(r.version.as_str()) || force.contains(r.name.as_str()) {
             send.push(r.clone());
-            state.known.insert(r.name.clone(), Some(r.version.clone()));
+            state.known.insert(&r.name, Some(&r.version));
             match r.ttl {
                 Some(_) => state.ttl_names.insert(r.name.clone()),
                 None => state.ttl_names.remove(&r.name),
@@ -76,14 +77,14 @@ fn removals(
     force: &BTreeSet<&str>,
 ) -> BTreeSet<String> {
     let mut removed = BTreeSet::new();
-    for (name, held) in &state.known {
+    for (name, held) in state.known.iter() {
         if held.is_some() && !resources.resources.contains_key(name) {
-            removed.insert(name.clone());
+            removed.insert(name.to_string());
         }
     }
     let interest = &state.sub.interest;
     for name in interest.names() {
-        let reported = state.known.contains_key(name) && !force.contains(name.as_str());
+        let reported = state.known.contains(name) && !force.contains(name.as_str());
         if !resources.resources.contains_key(name) && !reported {
             removed.insert(name.clone());
         }
@@ -91,7 +92,7 @@ fn removals(
     for name in &removed {
         if interest.names_contain(name) {
             // Remember the report so it is not repeated on every change.
-            state.known.insert(name.clone(), None);
+            state.known.insert(name, None);
         } else {
             // Only the wildcard covered it: nothing left to remember.
             state.known.remove(name);
@@ -113,8 +114,8 @@ fn let_expire(state: &mut TypeState, resources: &TypeResources) {
     for name in expiring {
         state.ttl_names.remove(&name);
         match interest.names_contain(&name) {
-            true => state.known.insert(name, None),
+            true => state.known.insert(&name, None),
             false => state.known.remove(&name),
-        };
+        }
     }
 }
