@@ -282,7 +282,7 @@ impl DeltaStream {
                     ..Default::default()
                 },
                 entries: changes.resources,
-                manifest: Manifest::Delta(changes.sent.into()),
+                manifest: Manifest::Delta(changes.sent),
             },
         }
     }

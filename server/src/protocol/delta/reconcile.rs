@@ -7,15 +7,15 @@ use bytes::Bytes;
 use xdsloop_proto::Resource;
 
 use super::TypeState;
-use crate::TypeResources;
+use crate::{TypeResources, snapshot::joined::Sent};
 
 /// What one reconciliation found to send.
 #[derive(Debug, Default)]
 pub(super) struct Changes {
     /// Encoded `resources` entries, shared with other streams sending the same resources.
     pub(super) resources: Vec<Bytes>,
-    /// The resources of those entries, in the same order.
-    pub(super) sent: Vec<Arc<Resource>>,
+    /// The resources of those entries, in the same order (shared like the entries).
+    pub(super) sent: Sent,
     pub(super) removed: BTreeSet<String>,
 }
 
@@ -28,7 +28,7 @@ pub(super) fn reconcile(
     force: &BTreeSet<&str>,
 ) -> Changes {
     let sent = send_changed(state, resources, force);
-    let entries = resources.delta_entries(url, sent.iter().map(AsRef::as_ref));
+    let (entries, sent) = resources.delta_sent(url, sent);
     let_expire(state, resources);
     let removed = removals(state, resources, force);
     state.known.rebase(resources, &state.sub.interest);
