@@ -5,9 +5,10 @@
 //! `tokio::sync::watch`; streams never see files and the watcher never sees streams. Beside
 //! each type's resources lives what is derived from them once per generation and shared by
 //! every stream: the encoded response entries ([`entries`]), the SotW views ([`views`]),
-//! keyed by interned name lists ([`names`]), and large Delta responses' joined entries
-//! ([`joined`]). Pure: no I/O, no runtime.
+//! keyed by interned name lists ([`names`]), large Delta responses' joined entries
+//! ([`joined`]) and what changed since the previous generation ([`diff`]). Pure: no I/O, no runtime.
 
+pub mod diff;
 pub mod entries;
 pub mod joined;
 pub mod names;
@@ -51,6 +52,8 @@ pub struct TypeResources {
     pub(crate) views: views::ViewCache,
     /// Large Delta responses' entries, joined and shared by streams (see [`joined`]).
     pub(crate) joined: joined::JoinedCache,
+    /// What changed since the generation streams last saw (see [`diff`]).
+    pub(crate) diffs: diff::DiffCache,
     /// Whether any resource has a TTL (S14): most types have none and skip that work.
     has_ttl: bool,
 }
@@ -117,6 +120,7 @@ impl TypeResources {
             entries: Default::default(),
             views: Default::default(),
             joined: Default::default(),
+            diffs: Default::default(),
             has_ttl,
         }
     }

@@ -17,7 +17,7 @@ use std::{
     sync::Arc,
 };
 
-use crate::{TypeResources, protocol::subscription::Interest};
+use crate::{TypeResources, protocol::subscription::Interest, snapshot::diff::Diff};
 
 /// What the client holds of one type (see the module documentation).
 #[derive(Default)]
@@ -102,11 +102,17 @@ impl Known {
     /// The hash of the held `(name, version)` pairs by the formula of
     /// `TypeResources::content_hash`.
     pub(super) fn held_hash(&self) -> u64 {
-        if let Some(base) = &self.base {
-            if self.changes.is_empty() && base.interest.is_wildcard() {
-                // A wildcard base holds every resource of its snapshot and nothing else.
-                return base.resources.content_hash;
-            }
+        if let Some(base) = self.base.as_ref().filter(|_| self.changes.is_empty()) {
+            // A wildcard base holds every resource of its snapshot; a named one, the named
+            // resources that exist there: a view shared with every stream naming the same.
+            return match base.interest.is_wildcard() {
+                true => base.resources.content_hash,
+                false => {
+                    base.resources
+                        .named_view(&base.interest.shared_names())
+                        .hash
+                }
+            };
         }
         let held = self.iter().into_iter();
         let held = held.filter_map(|(n, v)| Some((n, v?)));
@@ -114,6 +120,18 @@ impl Known {
             .flat_map(|(n, v)| [n.as_bytes(), v.as_bytes()])
             .collect();
         xdsloop_proto::version::fnv1a(&parts)
+    }
+
+    /// What changed in `resources` since the base, when the client holds exactly the base and
+    /// its interest is still `interest`: then only those names need a look.
+    pub(super) fn diff_to(
+        &self,
+        resources: &TypeResources,
+        interest: &Interest,
+    ) -> Option<Arc<Diff>> {
+        let base = self.base.as_ref()?;
+        let exact = self.changes.is_empty() && base.interest == *interest;
+        exact.then(|| resources.diff_from(&base.resources))
     }
 
     /// After a reconciliation against `resources` under `interest`: the client holds exactly

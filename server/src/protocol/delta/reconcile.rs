@@ -7,7 +7,10 @@ use bytes::Bytes;
 use xdsloop_proto::Resource;
 
 use super::TypeState;
-use crate::{TypeResources, snapshot::joined::Sent};
+use crate::{
+    TypeResources,
+    snapshot::{diff::Diff, joined::Sent},
+};
 
 /// What one reconciliation found to send.
 #[derive(Debug, Default)]
@@ -27,10 +30,16 @@ pub(super) fn reconcile(
     resources: &Arc<TypeResources>,
     force: &BTreeSet<&str>,
 ) -> Changes {
-    let sent = send_changed(state, resources, force);
+    // A client holding exactly its share of the generation it last saw, under the same
+    // interest, with no name forced: only the names that changed since need a look.
+    let diff = match force.is_empty() {
+        true => state.known.diff_to(resources, &state.sub.interest),
+        false => None,
+    };
+    let sent = send_changed(state, resources, force, diff.as_deref());
     let (entries, sent) = resources.delta_sent(url, sent);
     let_expire(state, resources);
-    let removed = removals(state, resources, force);
+    let removed = removals(state, resources, force, diff.as_deref());
     state.known.rebase(resources, &state.sub.interest);
     state.seen_hash = Some(resources.content_hash);
     Changes {
@@ -46,13 +55,19 @@ fn send_changed(
     state: &mut TypeState,
     resources: &TypeResources,
     force: &BTreeSet<&str>,
+    diff: Option<&Diff>,
 ) -> Vec<Arc<Resource>> {
     let interest = &state.sub.interest;
-    let present: Vec<&Arc<Resource>> = if interest.is_wildcard() {
-        resources.resources.values().collect()
-    } else {
-        let names = interest.names().iter();
-        names.filter_map(|n| resources.resources.get(n)).collect()
+    let present: Vec<&Arc<Resource>> = match diff {
+        Some(diff) => {
+            let changed = diff.upserted.iter();
+            changed.filter(|r| interest.contains(&r.name)).collect()
+        }
+        None if interest.is_wildcard() => resources.resources.values().collect(),
+        None => {
+            let names = interest.names().iter();
+            names.filter_map(|n| resources.resources.get(n)).collect()
+        }
     };
     let mut send = Vec::new();
     for r in present {
@@ -75,20 +90,29 @@ fn removals(
     state: &mut TypeState,
     resources: &TypeResources,
     force: &BTreeSet<&str>,
+    diff: Option<&Diff>,
 ) -> BTreeSet<String> {
-    let mut removed = BTreeSet::new();
-    for (name, held) in state.known.iter() {
-        if held.is_some() && !resources.resources.contains_key(name) {
-            removed.insert(name.to_string());
-        }
-    }
     let interest = &state.sub.interest;
-    for name in interest.names() {
-        let reported = state.known.contains(name) && !force.contains(name.as_str());
-        if !resources.resources.contains_key(name) && !reported {
-            removed.insert(name.clone());
+    let held = |name: &str| matches!(state.known.get(name), Some(Some(_)));
+    let removed = match diff {
+        // Every subscribed name is known already (held, or reported absent).
+        Some(diff) => diff.removed.iter().filter(|n| held(n)).cloned().collect(),
+        None => {
+            let mut removed = BTreeSet::new();
+            for (name, held) in state.known.iter() {
+                if held.is_some() && !resources.resources.contains_key(name) {
+                    removed.insert(name.to_string());
+                }
+            }
+            for name in interest.names() {
+                let reported = state.known.contains(name) && !force.contains(name.as_str());
+                if !resources.resources.contains_key(name) && !reported {
+                    removed.insert(name.clone());
+                }
+            }
+            removed
         }
-    }
+    };
     for name in &removed {
         if interest.names_contain(name) {
             // Remember the report so it is not repeated on every change.

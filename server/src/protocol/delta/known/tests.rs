@@ -197,3 +197,49 @@ fn rebase_refuses_a_state_the_base_does_not_describe() {
     known.insert("a", Some("0"));
     known.rebase(&resources, &interest(true, &[]));
 }
+
+#[test]
+fn only_a_client_holding_exactly_its_base_under_the_same_interest_takes_the_diff() {
+    let old = type_resources(EDS, &[("a", "1"), ("b", "1")], None);
+    let new = type_resources(EDS, &[("a", "2"), ("c", "1")], None);
+    let named = interest(false, &["a", "b"]);
+    let mut known = Known::based_on(&old, &named);
+    let diff = known.diff_to(&new, &named).expect("exactly the base");
+    let upserted: Vec<&str> = diff.upserted.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(
+        (upserted, diff.removed.clone()),
+        (vec!["a", "c"], names(&["b"]))
+    );
+    assert!(
+        known.diff_to(&new, &interest(false, &["a"])).is_none(),
+        "interest changed"
+    );
+    known.remove("b");
+    assert!(
+        known.diff_to(&new, &named).is_none(),
+        "differs from its base"
+    );
+}
+
+#[test]
+fn s8_a_push_through_the_diff_sends_the_change_and_reports_a_named_removal_once() {
+    let start = snapshot(1, &[(EDS, &[("a", "1"), ("b", "1")])]);
+    let mut stream = DeltaStream::new(1, start);
+    let first = ask(&mut stream, request(EDS, &["a", "b"], &[], "")).remove(0);
+    ask(&mut stream, request(EDS, &[], &[], &first.nonce));
+    let pushed = stream
+        .on_snapshot_decoded(snapshot(2, &[(EDS, &[("a", "2")])]))
+        .remove(0);
+    let sent: Vec<&str> = pushed.resources.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(
+        (sent, pushed.removed_resources.clone()),
+        (vec!["a"], names(&["b"]))
+    );
+    ask(&mut stream, request(EDS, &[], &[], &pushed.nonce));
+    let again = stream.on_snapshot_decoded(snapshot(3, &[(EDS, &[("a", "3")])]));
+    assert!(
+        again[0].removed_resources.is_empty(),
+        "b's absence is not repeated"
+    );
+    assert_eq!(known(&stream, EDS).get("b"), Some(None));
+}
