@@ -55,8 +55,8 @@ struct Args {
     /// Only the edit-to-all-ACKed measurement (printed first in a full run).
     #[arg(long, conflicts_with_all = ["matrix_only", "extras_only"])]
     edit_only: bool,
-    /// Only the Delta cell (N = 5,000 Delta nodes, C = 1,000; one resource changes): its push
-    /// time, bytes per client and the server's peak RSS.
+    /// Only the Delta cell (N = 5,000 Delta nodes on C = 1,000, or 100 on 100 with --quick; one
+    /// resource changes): its push time, bytes per client and the server's peak RSS.
     #[arg(long, conflicts_with_all = ["matrix_only", "extras_only", "edit_only"])]
     delta_only: bool,
     /// The server binary (default: xdsloop-server next to this binary).
