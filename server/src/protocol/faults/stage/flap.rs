@@ -160,3 +160,6 @@ impl FaultStage {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
