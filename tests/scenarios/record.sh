@@ -39,7 +39,7 @@ run() {
 }
 
 recipes=("$@")
-[ ${#recipes[@]} -gt 0 ] || recipes=(nack-bad-cluster reset-and-reconnect close-and-resubscribe not-found push-storm oversize)
+[ ${#recipes[@]} -gt 0 ] || recipes=(nack-bad-cluster reset-and-reconnect close-and-resubscribe not-found push-storm oversize flap)
 for recipe in "${recipes[@]}"; do
     case $recipe in
         nack-bad-cluster) run "$recipe" "--exit-after 5" 's/0.25s/0.5s/' ;;
@@ -48,6 +48,7 @@ for recipe in "${recipes[@]}"; do
         not-found) run "$recipe" "--not-found-timeout 1s" "" 3 ;;
         push-storm) run "$recipe" "--types cds --exit-after 21" ;;
         oversize) run "$recipe" "--types cds --max-message-bytes 65536 --exit-after 1" ;;
+        flap) run "$recipe" "--types cds --exit-after 5" ;;
         *) echo "unknown recipe $recipe" >&2; exit 2 ;;
     esac
 done

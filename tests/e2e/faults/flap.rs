@@ -46,9 +46,9 @@ async fn web_flaps_then_stays_once_the_rule_goes(source: Source) {
     scenarios(&served).clear();
     store_where(&client, |s| s.holds(CLUSTER, "web")).await;
     let later = quiet_reports(&mut reports).await;
-    let removed = later.iter().any(|r| {
-        matches!(r, Report::Update(u) if u.type_url == CLUSTER && web(&u.diff.removed))
-    });
+    let removed = later
+        .iter()
+        .any(|r| matches!(r, Report::Update(u) if u.type_url == CLUSTER && web(&u.diff.removed)));
     assert!(!removed, "no more flapping: {later:?}");
     assert!(client.store().borrow().holds(CLUSTER, "web"));
     served.judge.check();

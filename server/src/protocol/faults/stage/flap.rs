@@ -150,13 +150,15 @@ impl FaultStage {
     fn type_of(&self, a: usize) -> String {
         let (rule, _) = self.rule(self.active[a].index);
         let url = rule.selector.type_url.as_deref();
-        url.expect("`flap` needs `match.type` (Rule::check)").to_string()
+        url.expect("`flap` needs `match.type` (Rule::check)")
+            .to_string()
     }
 
     /// The plan marks `out` with `mark` (see [`FaultStage::plan`]).
     fn mark_all<R: TapResponse>(&mut self, out: &[R], mark: FaultMark) {
         for response in out {
-            self.marks.push((response.nonce().to_string(), mark.clone()));
+            self.marks
+                .push((response.nonce().to_string(), mark.clone()));
         }
     }
 }

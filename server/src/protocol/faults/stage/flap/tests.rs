@@ -18,8 +18,7 @@ use crate::{
     test_support::{names, node, snapshot, sotw},
 };
 
-const WEB_EVERY_2S: &str =
-    "version: 1\nrules:\n- id: blink\n  match: {type: cds}\n  do: {flap: {names: [web], period: 2s}}\n";
+const WEB_EVERY_2S: &str = "version: 1\nrules:\n- id: blink\n  match: {type: cds}\n  do: {flap: {names: [web], period: 2s}}\n";
 
 fn ctx(secs: u64, kind: StreamKind) -> StreamCtx<'static> {
     StreamCtx {
@@ -101,7 +100,10 @@ fn issue14_flap_sotw_cds_is_gone_and_back_every_period_each_under_its_own_versio
     let (gone, mark) = sotw_turn(&mut stage, &mut stream, 2).expect("the removal");
     assert_eq!(clusters(&gone), ["api@1"], "LDS/CDS: missing = deleted");
     assert_eq!(mark.unwrap().rule.as_ref(), "blink");
-    assert_ne!(gone.version_info, first.version_info, "a version of its own");
+    assert_ne!(
+        gone.version_info, first.version_info,
+        "a version of its own"
+    );
     assert_ne!(gone.nonce, first.nonce);
     ack(&mut stream, &gone);
     assert_eq!(scenarios.current().counters[0].fired(), 1);
