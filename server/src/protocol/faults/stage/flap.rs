@@ -93,12 +93,16 @@ impl FaultStage {
         a: usize,
         machine: &mut M,
     ) -> Vec<M::Response> {
+        let type_url = self.type_of(a);
+        if machine.ledger(&type_url).is_none() {
+            // The stream never asked for the type (a per-type stream of another one).
+            return Vec::new();
+        }
         if !self.reserve(a) {
             self.active[a].flap.done = true;
             return Vec::new();
         }
         self.active[a].flap.gone = true;
-        let type_url = self.type_of(a);
         let out = self.mask_type(&type_url, machine);
         let Some(first) = out.first() else {
             // Nothing to tell this stream: no removal, no firing.

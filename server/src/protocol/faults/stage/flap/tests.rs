@@ -224,3 +224,19 @@ fn issue14_flap_delta_removes_then_sends_the_resource_again() {
     assert!(back.removed_resources.is_empty());
     assert_eq!(scenarios.current().counters[0].fired(), 1);
 }
+
+#[test]
+fn issue14_flap_of_a_name_the_delta_stream_did_not_ask_for_is_no_firing() {
+    let (mut stage, scenarios) = stage(WEB_EVERY_2S, StreamKind::ADS_DELTA);
+    let start = snapshot(1, &[(CDS, &[("api", "1"), ("web", "1")])]);
+    let mut stream = DeltaStream::new(1, start);
+    let first = stream.on_request_decoded(delta(&["api"], "")).remove(0);
+    stream.on_request_decoded(delta(&[], &first.nonce));
+    delta_turn(&mut stage, &mut stream, 0);
+    assert!(delta_turn(&mut stage, &mut stream, 2).is_none());
+    assert_eq!(scenarios.current().counters[0].fired(), 0, "given back");
+    let more = stream
+        .on_request_decoded(delta(&["web"], &first.nonce))
+        .remove(0);
+    assert_eq!(more.resources[0].name, "web", "not hidden meanwhile");
+}
