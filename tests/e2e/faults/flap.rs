@@ -43,6 +43,8 @@ async fn web_flaps_then_stays_once_the_rule_goes(source: Source) {
     assert!(fired(&served, 0) >= 2, "each removal is a firing");
     served.judge.check();
 
+    // Taken away once more, the rule goes: web comes back and stays.
+    next_cds(&mut reports, |u| web(&u.diff.removed)).await;
     scenarios(&served).clear();
     store_where(&client, |s| s.holds(CLUSTER, "web")).await;
     let later = quiet_reports(&mut reports).await;

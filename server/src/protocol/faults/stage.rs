@@ -126,12 +126,14 @@ impl FaultStage {
         Self::default()
     }
 
-    /// Follows `installed` from now on (per-stream counts and cycles of rules start again;
-    /// [`Self::on_flap`] then shows what a removed `flap` hid).
+    /// Follows `installed` from now on (per-stream counts of rules start again). Every
+    /// `flap` cycle starts again too: [`Self::on_flap`] then shows what the old ones hid.
     pub fn load(&mut self, installed: Arc<Installed>, kind: StreamKind, node: Option<&str>) {
         self.installed = (!installed.is_empty()).then_some(installed);
-        self.active.clear();
         self.select(kind, node);
+        for active in &mut self.active {
+            active.flap = flap::Cycle::default();
+        }
     }
 
     /// The stream's node is known: rules with a node glob may now apply.
