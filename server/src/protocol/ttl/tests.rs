@@ -22,14 +22,33 @@ fn s15_heartbeat_due_at_half_ttl_once_answered() {
     assert_eq!(beats.next_deadline(), Some(answered + TTL / 2));
     assert!(!beats.due(answered + TTL / 2 - Duration::from_millis(1)));
     assert!(beats.due(answered + TTL / 2));
-    beats.on_sent("1-9".into(), SystemTime::now());
+    let sent = answered + TTL / 2;
+    beats.on_sent("1-9".into(), sent, SystemTime::now());
     assert!(beats.answers_heartbeat("1-9") && !beats.answers_heartbeat(""));
-    assert!(!beats.due(answered + TTL), "the heartbeat is in flight");
+    assert_eq!(beats.next_deadline(), Some(sent + TTL / 2));
     beats.on_answer();
-    let again = answered + TTL;
-    assert!(!beats.due(again));
-    assert_eq!(beats.next_deadline(), Some(again + TTL / 2));
+    assert!(!beats.due(sent + TTL / 2 - Duration::from_millis(1)));
+    assert!(beats.due(sent + TTL / 2), "counted from the heartbeat sent");
     assert_eq!(beats.status().map(|s| s.sent), Some(1));
+}
+
+#[test]
+fn s15_a_heartbeat_lost_is_followed_by_the_next() {
+    let mut beats = Heartbeats::default();
+    let t0 = Instant::now();
+    beats.on_push(Some(TTL), 1);
+    beats.on_answer();
+    beats.due(t0);
+    let first = t0 + TTL / 2;
+    assert!(beats.due(first));
+    beats.on_sent("1-2".into(), first, SystemTime::now());
+    // No answer: the heartbeat was lost. The next is still due before the TTL runs out.
+    let second = first + TTL / 2;
+    assert!(!beats.due(second - Duration::from_millis(1)));
+    assert!(beats.due(second), "a lost heartbeat does not stop the next");
+    beats.on_sent("1-3".into(), second, SystemTime::now());
+    assert!(beats.answers_heartbeat("1-3") && !beats.answers_heartbeat("1-2"));
+    assert_eq!(beats.status().map(|s| s.sent), Some(2));
 }
 
 #[test]
