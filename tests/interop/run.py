@@ -376,7 +376,7 @@ REFUSED_CALLS = 2
 
 def tls_scenario(r: Report, python: Path, binary: Path, work: Path, fixtures: Path,
                  procs: list[Proc]) -> None:
-    """A second server on the same fixtures with --tls-cert/--tls-key/--tls-client-ca, a gRPC
+    """A second server on fresh fixtures with --tls-cert/--tls-key/--tls-client-ca, a gRPC
     client with `tls` channel credentials, and one whose certificate another CA signed."""
     certs = tls.make_certificates(work)
     port, admin, server = start_server(binary, fixtures, work, tls.server_args(certs),
@@ -438,7 +438,10 @@ def run(r: Report, work: Path) -> None:
                 "the whole run (C rules)", *judge.no_violations(status))
         r.check("that check fails on a copy of /status with a violation added",
                 *judge.notices_a_violation(status))
-        tls_scenario(r, python, binary, work, fixtures, procs)
+        # Fixtures of its own, as first written: the phases above left greeter-a on B.
+        tls_fixtures = work / "fixtures-tls"
+        fx.copy_with_ports(source, tls_fixtures, ports["A"], ports["B"])
+        tls_scenario(r, python, binary, work, tls_fixtures, procs)
         if r.failed > failed_before:
             print("\n".join(p.tail() for p in procs), file=sys.stderr)
     finally:

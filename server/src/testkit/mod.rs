@@ -81,9 +81,9 @@ pub struct TestServer {
     journal: Arc<Journal>,
 }
 
-// One per TestServer, never moved around in bulk: boxing a variant would buy nothing.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
+// One per test server, never in a collection: boxing would buy nothing.
+#[allow(clippy::large_enum_variant)]
 enum Served {
     Memory {
         server: GrpcServer,
