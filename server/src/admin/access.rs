@@ -173,6 +173,7 @@ mod tests {
             identity: cert.then(|| Arc::new(PeerIdentity::default())),
             tls: cert,
             budget: RequestBudget::unlimited(),
+            kill: Default::default(),
         }
     }
 

@@ -6,6 +6,10 @@
 //! a test or a program that embeds the server. [`Closer::close`] makes every connection's reads
 //! and writes fail, so its task ends and drops them.
 //!
+//! The same flag is each connection's own kill switch ([`KillSwitch`]): a scenario rule's
+//! `reset: { scope: connection }` fails that one connection, marked as a reset so the
+//! connection closes with zero linger and the peer sees a TCP RST, not a clean FIN.
+//!
 //! A connection registers its waker only when its socket has nothing to do (a read or write
 //! returned `Pending`), under a lock of its own: the hot path is one atomic load.
 
@@ -35,6 +39,8 @@ struct Registered {
 #[derive(Debug, Default)]
 struct Flag {
     closed: AtomicBool,
+    /// Closed by its [`KillSwitch`]: end with a reset rather than a FIN.
+    reset: AtomicBool,
     waker: Mutex<Option<Waker>>,
 }
 
@@ -102,8 +108,26 @@ pub struct CloseSignal {
 }
 
 impl CloseSignal {
+    /// This connection's own kill switch, for the streams it carries.
+    pub fn kill_switch(&self) -> KillSwitch {
+        KillSwitch {
+            flag: Some(self.flag.clone()),
+        }
+    }
+
+    /// Whether the connection was closed by its [`KillSwitch`].
+    pub fn is_reset(&self) -> bool {
+        self.flag.reset.load(Ordering::Acquire)
+    }
+
     /// The error every read and write returns once closed.
     pub fn check(&self) -> io::Result<()> {
+        if self.is_reset() {
+            return Err(io::Error::new(
+                io::ErrorKind::ConnectionReset,
+                "a scenario rule reset the connection",
+            ));
+        }
         if self.flag.closed.load(Ordering::Acquire) {
             return Err(io::Error::new(
                 io::ErrorKind::ConnectionAborted,
@@ -124,6 +148,25 @@ impl CloseSignal {
             }
         }
         self.check()
+    }
+}
+
+/// Resets one connection (every stream on it) at once. Cheap to clone; a detached one (a
+/// connection that is not ours: tests, embedders) does nothing.
+#[derive(Debug, Clone, Default)]
+pub struct KillSwitch {
+    flag: Option<Arc<Flag>>,
+}
+
+impl KillSwitch {
+    /// Fails the connection's reads and writes from now on, as a reset; `false` when detached.
+    pub fn reset(&self) -> bool {
+        let Some(flag) = &self.flag else {
+            return false;
+        };
+        flag.reset.store(true, Ordering::Release);
+        flag.close();
+        true
     }
 }
 
@@ -170,5 +213,27 @@ mod tests {
         assert!(closer.signal().check().is_err(), "later ones start closed");
         drop((waiting, idle));
         assert_eq!(closer.open(), 0, "dropped signals unregister");
+    }
+
+    #[test]
+    fn a_kill_switch_resets_only_its_own_connection() {
+        let closer = Closer::new();
+        let (killed, other) = (closer.signal(), closer.signal());
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        let waker = Waker::from(count.clone());
+        killed.register(&Context::from_waker(&waker)).unwrap();
+        assert!(killed.kill_switch().reset());
+        assert_eq!(count.0.load(Ordering::SeqCst), 1, "its task is woken");
+        let error = killed.check().unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::ConnectionReset);
+        assert!(killed.is_reset());
+        assert!(
+            other.check().is_ok() && !other.is_reset(),
+            "others stay open"
+        );
+        assert!(
+            !KillSwitch::default().reset(),
+            "a detached switch does nothing"
+        );
     }
 }

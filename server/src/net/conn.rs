@@ -18,7 +18,10 @@ use tokio::{
 use tokio_rustls::server::TlsStream;
 use tonic::transport::server::Connected;
 
-use crate::net::{close::CloseSignal, identity::PeerIdentity};
+use crate::net::{
+    close::{CloseSignal, KillSwitch},
+    identity::PeerIdentity,
+};
 
 /// Who a request came from. tonic puts it into every request's extensions.
 #[derive(Debug, Clone)]
@@ -30,6 +33,8 @@ pub struct PeerInfo {
     pub tls: bool,
     /// Shared by the connection's streams for their unfinished requests.
     pub budget: RequestBudget,
+    /// Resets this connection (`reset: { scope: connection }`).
+    pub kill: KillSwitch,
 }
 
 /// The bytes of unfinished requests one connection's streams may hold together. A stream
@@ -109,11 +114,23 @@ impl Conn {
         &self.info
     }
 
+    /// Closed: after a reset, drop the socket with zero linger so the peer sees a TCP RST.
+    fn closed<T>(&self, error: io::Error) -> Poll<io::Result<T>> {
+        if self.close.is_reset() {
+            let tcp = match &self.io {
+                Io::Plain(tcp) => tcp,
+                Io::Tls(tls) => tls.get_ref().0,
+            };
+            let _ = tcp.set_zero_linger();
+        }
+        Poll::Ready(Err(error))
+    }
+
     /// `Pending` from the socket: be woken by a close too.
     fn pending<T>(&self, cx: &Context<'_>) -> Poll<io::Result<T>> {
         match self.close.register(cx) {
             Ok(()) => Poll::Pending,
-            Err(closed) => Poll::Ready(Err(closed)),
+            Err(closed) => self.closed(closed),
         }
     }
 }
@@ -131,7 +148,7 @@ macro_rules! delegate {
     ($self:ident, $cx:ident, |$io:ident| $op:expr) => {{
         let this = $self.get_mut();
         if let Err(closed) = this.close.check() {
-            return Poll::Ready(Err(closed));
+            return this.closed(closed);
         }
         let polled = match &mut this.io {
             Io::Plain(tcp) => {

@@ -18,7 +18,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tracing::warn;
 
 use crate::net::{
-    close::Closer,
+    close::{CloseSignal, Closer},
     conn::{Conn, PeerInfo, RequestBudget},
     identity::PeerIdentity,
     refusal::{self, NetStats},
@@ -117,18 +117,25 @@ fn admit(
     Some((tcp, permit))
 }
 
-fn info(accept: &Accept, peer: SocketAddr, identity: Option<PeerIdentity>, tls: bool) -> PeerInfo {
+fn info(
+    accept: &Accept,
+    peer: SocketAddr,
+    identity: Option<PeerIdentity>,
+    close: &CloseSignal,
+) -> PeerInfo {
     PeerInfo {
         addr: peer,
+        tls: accept.tls.is_some(),
         identity: identity.map(Arc::new),
-        tls,
         budget: RequestBudget::new(accept.budget_bytes),
+        kill: close.kill_switch(),
     }
 }
 
 fn plain(accept: &Accept, tcp: TcpStream, peer: SocketAddr, permit: OwnedSemaphorePermit) -> Conn {
-    let info = info(accept, peer, None, false);
-    Conn::plain(tcp, info, accept.closer.signal(), permit)
+    let close = accept.closer.signal();
+    let info = info(accept, peer, None, &close);
+    Conn::plain(tcp, info, close, permit)
 }
 
 async fn handshake(
@@ -154,8 +161,9 @@ async fn handshake(
             .map_err(|e| refusal::handshake_reason(&e))?;
         let certs = stream.get_ref().1.peer_certificates();
         let identity = certs.and_then(|c| c.first()).and_then(PeerIdentity::of);
-        let info = info(&accept, peer, identity, true);
-        Ok(Conn::tls(stream, info, accept.closer.signal(), permit))
+        let close = accept.closer.signal();
+        let info = info(&accept, peer, identity, &close);
+        Ok(Conn::tls(stream, info, close, permit))
     };
     match tokio::time::timeout(HANDSHAKE_TIMEOUT, establish).await {
         Ok(result) => result.map_err(|reason| (peer, reason)),

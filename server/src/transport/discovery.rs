@@ -160,6 +160,7 @@ impl Discovery {
         S: Stream<Item = Result<M::Request, Status>> + Send + Unpin + 'static,
     {
         let addr = peer.as_ref().map(|p| p.addr);
+        let kill = peer.as_ref().map(|p| p.kill.clone()).unwrap_or_default();
         let identity = peer.and_then(|p| p.identity);
         let client = identity.as_ref().map(|i| i.summary());
         let tap = Tap::open(&self.registry, kind, addr, identity);
@@ -192,6 +193,7 @@ impl Discovery {
             ),
             faults: FaultStage::new(),
             opened: Instant::now(),
+            kill,
         };
         tokio::spawn(stream::run(machine, requests, feeds, tx, kit));
         ReceiverStream::new(rx)

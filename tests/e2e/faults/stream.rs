@@ -10,7 +10,8 @@ use super::*;
 
 /// Under `yaml` (a rule ending the stream at the 2nd CDS response), the client sees the
 /// stream end as `status` says, backs off, reconnects and resubscribes with what it holds.
-async fn ended_then_resubscribed(source: Source, yaml: &str, status: Option<&str>) {
+/// Returns the reason the client gave for the end.
+async fn ended_then_resubscribed(source: Source, yaml: &str, status: Option<&str>) -> String {
     let mut served = served_with(yaml).await;
     let (client, mut reports) = client_of(&served, source.clone(), |_| {}).await;
     let first = served.snapshot();
@@ -71,6 +72,7 @@ async fn ended_then_resubscribed(source: Source, yaml: &str, status: Option<&str
     .await;
     assert!(matches!(closed_by, "close" | "reset"), "{closed_by}");
     client.stop().await;
+    end.reason
 }
 
 const CLOSE: &str = "version: 1\nrules:\n- id: maintenance\n  match: {type: cds}\n  when: {nth: 2}\n  times: 1\n  do: {close: {code: UNAVAILABLE, message: maintenance}}\n";
@@ -89,6 +91,23 @@ async fn close_delta_resubscribes_with_initial_resource_versions() {
 #[tokio::test]
 async fn reset_stream_ends_it_without_a_status_and_the_client_resubscribes() {
     ended_then_resubscribed(Source::Ads, RESET, None).await;
+}
+
+const RESET_CONNECTION: &str = "version: 1\nrules:\n- id: cut\n  match: {type: cds}\n  when: {nth: 2}\n  times: 1\n  do: {reset: {scope: connection}}\n";
+
+/// Issue #14: the whole connection is reset (TCP RST, no gRPC status); the client backs off,
+/// reconnects and resubscribes with the versions it holds (C10, C11, C13).
+#[tokio::test]
+async fn issue14_reset_connection_reconnects_with_backoff_and_resubscribes() {
+    let reason = ended_then_resubscribed(Source::Ads, RESET_CONNECTION, None).await;
+    // A TCP RST, as the client's HTTP/2 stack saw it (a stream reset says "stream error").
+    assert!(reason.contains("connection reset"), "{reason}");
+}
+
+#[tokio::test]
+async fn issue14_reset_connection_delta_resubscribes_with_initial_resource_versions() {
+    let reason = ended_then_resubscribed(Source::AdsDelta, RESET_CONNECTION, None).await;
+    assert!(reason.contains("connection reset"), "{reason}");
 }
 
 #[tokio::test]

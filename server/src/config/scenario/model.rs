@@ -276,13 +276,6 @@ fn check_action(rule: &Rule) -> Result<(), String> {
         Action::Flap { .. } => {
             return Err("`flap` is not implemented yet (withhold is)".into());
         }
-        Action::Reset {
-            scope: ResetScope::Connection,
-        } => {
-            return Err(
-                "`reset: { scope: connection }` is not implemented yet: use `scope: stream`".into(),
-            );
-        }
         Action::Close { code, .. } if *code == 0 => {
             return Err("`close.code` OK would not close anything: pick an error code".into());
         }

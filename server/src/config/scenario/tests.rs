@@ -56,6 +56,7 @@ fn every_action_of_the_schema_reads() {
             "close",
         ),
         ("{ reset: { scope: stream } }", "reset"),
+        ("{ reset: { scope: connection } }", "reset"),
         ("{ hang: { for: 30s } }", "hang"),
         ("{ hang: {} }", "hang"),
         ("{ stale_nonce: {} }", "stale_nonce"),
@@ -258,9 +259,15 @@ fn what_this_build_cannot_do_is_refused_by_name() {
         3,
         "`flap` is not implemented yet",
     );
-    refused_at(
-        "version: 1\nrules:\n  - do: { reset: { scope: connection } }\n",
-        3,
-        "not implemented yet: use `scope: stream`",
+}
+
+#[test]
+fn issue14_reset_connection_reads_into_its_scope() {
+    let s = Scenario::from_yaml("version: 1\nrules:\n  - do: { reset: { scope: connection } }\n");
+    assert_eq!(
+        s.unwrap().rules[0].action,
+        Action::Reset {
+            scope: crate::config::scenario::ResetScope::Connection
+        }
     );
 }

@@ -170,7 +170,7 @@ async fn carry_out<M: StreamMachine>(
                 }
                 let detail = end_text(&end);
                 tap_fault(kit, machine.node_id(), mark, target.as_ref(), detail);
-                return Err(end_stream(end, responses).await);
+                return Err(end_stream(end, kit, responses).await);
             }
         }
     }
@@ -197,10 +197,21 @@ async fn pause<T>(
     }
 }
 
-async fn end_stream<T>(end: StreamEnd, responses: &Responses<T>) -> CloseReason {
+async fn end_stream<T>(end: StreamEnd, kit: &StreamKit, responses: &Responses<T>) -> CloseReason {
     let status = match end {
         StreamEnd::Close { code, message } => Status::new(Code::from(code), message),
-        StreamEnd::ResetStream | StreamEnd::ResetConnection => reset_status(),
+        StreamEnd::ResetStream => reset_status(),
+        StreamEnd::ResetConnection => {
+            // Every stream on the connection ends with it; without a connection of ours
+            // (an embedder's), the stream alone is reset.
+            if !kit.kill.reset() {
+                warn!(
+                    stream = kit.tap.stream(),
+                    "no connection to reset: resetting the stream"
+                );
+            }
+            reset_status()
+        }
     };
     // The body takes it as soon as the responses queued before it are written.
     let _ = responses.send(Err(status)).await;

@@ -70,6 +70,8 @@ pub struct StreamKit {
     pub faults: FaultStage,
     /// When the stream opened (the fault stage's `after` counts from here).
     pub opened: std::time::Instant,
+    /// Resets the stream's whole connection (`reset: { scope: connection }`).
+    pub kill: crate::net::close::KillSwitch,
 }
 
 /// Why the loop stopped, and the status the client was sent, if one.

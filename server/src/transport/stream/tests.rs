@@ -59,6 +59,7 @@ fn start_from(registry: Registry, snapshot: Arc<Snapshot>) -> Harness {
         judge: Judge::off(),
         faults: FaultStage::new(),
         opened: std::time::Instant::now(),
+        kill: Default::default(),
     };
     let task = tokio::spawn(run(machine, inbound, feeds, outbound, kit));
     Harness {
