@@ -189,7 +189,7 @@ async fn next_response(
 async fn s15_the_loop_sends_a_heartbeat_when_the_machine_says_and_the_tap_sees_it() {
     let registry = Registry::new();
     let mut listener = registry.bus().listen(Capture::Bodies);
-    let mut h = start_from(registry.clone(), ttl_cluster(Duration::from_secs(4)));
+    let mut h = start_from(registry.clone(), ttl_cluster(Duration::from_secs(6)));
     let mut first = sotw(CLUSTER, &[], "", "");
     let features = [ttl::RESOURCE_IN_SOTW, ttl::SUPPORTS_TTL].map(String::from);
     first.node.as_mut().unwrap().client_features = features.to_vec();
@@ -206,7 +206,7 @@ async fn s15_the_loop_sends_a_heartbeat_when_the_machine_says_and_the_tap_sees_i
     assert_eq!(
         waited,
         Duration::from_secs(2),
-        "half the TTL after the ACK, on the paused clock"
+        "a third of the TTL after the ACK, on the paused clock"
     );
     let seen = next_response(&mut listener).await;
     assert!(seen.heartbeat, "the tap tells a heartbeat from a push");
@@ -225,6 +225,6 @@ async fn s15_the_loop_sends_a_heartbeat_when_the_machine_says_and_the_tap_sees_i
     assert_eq!(
         tokio::time::Instant::now() - sent_at,
         Duration::from_secs(2),
-        "the next heartbeat follows an unanswered one half the TTL later"
+        "the next heartbeat follows an unanswered one a third of the TTL later"
     );
 }
