@@ -181,6 +181,7 @@ pub async fn run<M, S>(
         if scenarios_open && scenarios.has_changed().unwrap_or(false) {
             let installed = scenarios.borrow_and_update().clone();
             kit.faults.load(installed, kit.kind, machine.node_id());
+            out.extend(act::on_flap(&mut machine, &mut kit));
         }
         if let Err(reason) = act::send(&mut machine, &mut kit, &responses, out, &mut shutdown).await
         {
