@@ -38,6 +38,7 @@ use xdsloop_proto::{
 
 use crate::{
     Snapshot, TypeResources,
+    protocol::mask::Masks,
     protocol::nonce::NonceSource,
     protocol::ordering::{Planned, make_before_break},
     protocol::request::normalize_delta,
@@ -90,6 +91,8 @@ pub struct DeltaStream {
     empty: Arc<TypeResources>,
     /// What the last request did.
     exchange: Exchange,
+    /// Names a fault hides for a while (`flap`).
+    masks: Masks,
 }
 
 impl DeltaStream {
@@ -104,6 +107,7 @@ impl DeltaStream {
             changed: BTreeSet::new(),
             empty: Arc::new(TypeResources::new(BTreeMap::new(), None)),
             exchange: Exchange::default(),
+            masks: Masks::default(),
         }
     }
 
@@ -171,24 +175,30 @@ impl DeltaStream {
         let Some(node) = self.node.clone() else {
             return Vec::new();
         };
-        let mut planned = Vec::new();
         let urls: Vec<String> = self.types.keys().cloned().collect();
-        for url in urls {
-            let resources = self.resources(&node, &url);
-            let state = self.types.get_mut(&url).expect("listed above");
-            if state.seen_hash == Some(resources.content_hash) {
-                // Same names and versions: the client holds the same share of the new one.
-                state.known.rebase(&resources, &state.sub.interest);
-                continue;
-            }
-            let changes = reconcile(&url, state, &resources, &BTreeSet::new());
-            if changes.resources.is_empty() && changes.removed.is_empty() {
-                continue;
-            }
-            planned.push(self.respond(&node, &url, &resources, changes));
-            self.changed.insert(url);
-        }
+        let planned = urls
+            .iter()
+            .filter_map(|url| self.push_if_changed(&node, url))
+            .collect();
         make_before_break(planned)
+    }
+
+    /// The response `url` is owed when the resources it serves now differ from what the client
+    /// holds (S8), if any.
+    fn push_if_changed(&mut self, node: &str, url: &str) -> Option<Planned<DeltaResponse>> {
+        let resources = self.resources(node, url);
+        let state = self.types.get_mut(url)?;
+        if state.seen_hash == Some(resources.content_hash) {
+            // Same names and versions: the client holds the same share of the new one.
+            state.known.rebase(&resources, &state.sub.interest);
+            return None;
+        }
+        let changes = reconcile(url, state, &resources, &BTreeSet::new());
+        if changes.resources.is_empty() && changes.removed.is_empty() {
+            return None;
+        }
+        self.changed.insert(url.to_string());
+        Some(self.respond(node, url, &resources, changes))
     }
 
     /// [`Self::on_request`], with the responses decoded into plain messages (for fetches
@@ -242,11 +252,10 @@ impl DeltaStream {
             .clone()
     }
 
-    fn resources(&self, node: &str, url: &str) -> Arc<TypeResources> {
-        self.snapshot
-            .get(node, url)
-            .cloned()
-            .unwrap_or_else(|| self.empty.clone())
+    /// The resources of `url` this stream serves: the snapshot's, without what a fault masks.
+    fn resources(&mut self, node: &str, url: &str) -> Arc<TypeResources> {
+        let resources = self.snapshot.get(node, url).unwrap_or(&self.empty);
+        self.masks.apply(url, resources.clone())
     }
 
     fn respond(

@@ -4,6 +4,7 @@
 
 mod content;
 mod docs;
+mod flap;
 mod stream;
 mod timing;
 
