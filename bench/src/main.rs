@@ -9,6 +9,7 @@ mod extras;
 mod fixtures;
 mod output;
 mod page;
+mod record;
 mod server;
 mod tls;
 
@@ -228,5 +229,17 @@ async fn extras(
         sizes.apply_endpoints
     );
     results.client_apply = Some(apply::apply_big_eds(sizes.apply_endpoints, runs).await?);
+    eprintln!(
+        "  push to {} streams without and with --record",
+        sizes.status_streams
+    );
+    results.record = record::record_cost(
+        binary,
+        sizes.status_streams,
+        args.clusters.unwrap_or(1000),
+        args.endpoints,
+        runs,
+    )
+    .await?;
     Ok(())
 }

@@ -12,6 +12,7 @@ use crate::cell::{CellRun, percentile};
 use crate::edit::EditToAcked;
 use crate::extras::{DeltaChange, StatusTiming, median};
 use crate::page::PageCost;
+use crate::record::RecordCost;
 
 #[derive(Debug, Serialize)]
 pub struct Machine {
@@ -115,6 +116,8 @@ pub struct Results {
     pub client_apply: Option<ApplyTiming>,
     /// `None`: not measured (the server has no admin endpoint, so no page).
     pub page: Option<PageCost>,
+    /// `None`: not measured (the server has no `--record`).
+    pub record: Option<RecordCost>,
 }
 
 fn mib(bytes: u64) -> f64 {
@@ -138,6 +141,7 @@ impl Results {
             status_streams: 0,
             client_apply: None,
             page: None,
+            record: None,
         }
     }
 
@@ -283,6 +287,21 @@ impl Results {
                 p.open.server_cpu_ms,
                 p.page_events_per_push,
                 human_bytes(p.page_bytes_per_push as u64)
+            );
+        }
+        if let Some(r) = &self.record {
+            let _ = writeln!(
+                out,
+                "- --record, one push to {} streams: without {:.0} ms all ACKed, server CPU \
+                 {:.0} ms; with --record FILE {:.0} ms, {:.0} ms CPU; the transcript took {} for \
+                 the fleet's sync and {} per push",
+                r.streams,
+                r.off.push_max_ms,
+                r.off.server_cpu_ms,
+                r.on.push_max_ms,
+                r.on.server_cpu_ms,
+                human_bytes(r.sync_bytes),
+                human_bytes(r.bytes_per_push as u64)
             );
         }
         if let Some(a) = &self.client_apply {
