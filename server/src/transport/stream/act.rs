@@ -218,7 +218,8 @@ async fn end_stream<T>(end: StreamEnd, kit: &StreamKit, responses: &Responses<T>
     CloseReason::Fault
 }
 
-fn end_text(end: &StreamEnd) -> String {
+/// A stream end, for people (log lines, `fault` events).
+pub fn end_text(end: &StreamEnd) -> String {
     match end {
         StreamEnd::Close { code, message } => format!(
             "closed with {} {message:?}",
@@ -229,7 +230,8 @@ fn end_text(end: &StreamEnd) -> String {
     }
 }
 
-fn fate_text(fate: &WireFate) -> String {
+/// What became of a response, for people.
+pub fn fate_text(fate: &WireFate) -> String {
     match fate {
         WireFate::Sent { nonce } => format!("sent with nonce {nonce}"),
         WireFate::Dropped => "dropped".into(),
