@@ -3,6 +3,7 @@
 //! under it, over loopback gRPC.
 
 mod content;
+mod rest;
 mod docs;
 mod stream;
 mod timing;

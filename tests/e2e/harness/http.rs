@@ -34,10 +34,15 @@ impl HttpResponse {
 
 /// `POST path` with a JSON body; the whole response, read until the server closes.
 pub async fn http_post(addr: SocketAddr, path: &str, body: &str) -> HttpResponse {
+    http_send(addr, "POST", path, body).await
+}
+
+/// `method path` with a body; the whole response, read until the server closes.
+pub async fn http_send(addr: SocketAddr, method: &str, path: &str, body: &str) -> HttpResponse {
     within("an HTTP response", async {
         let mut stream = TcpStream::connect(addr).await.expect("connects");
         let request = format!(
-            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
              Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
         );
