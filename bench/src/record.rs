@@ -40,7 +40,8 @@ pub async fn record_cost(
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let fixtures = dir.path().join("fixtures");
     let transcript = dir.path().join("run.jsonl");
-    let mut set = FixtureSet::generate(&fixtures, clusters, endpoints).map_err(|e| e.to_string())?;
+    let mut set =
+        FixtureSet::generate(&fixtures, clusters, endpoints).map_err(|e| e.to_string())?;
     let mut off = Vec::new();
     {
         let server = ServerProcess::start(binary, &fixtures, &[])?;

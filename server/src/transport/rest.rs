@@ -122,7 +122,11 @@ impl Rest {
             Ok(request) => request,
             Err(wrong) => return (StatusCode::BAD_REQUEST, wrong.to_string()).into_response(),
         };
-        let node = request.node.as_ref().map(|n| n.id.clone()).unwrap_or_default();
+        let node = request
+            .node
+            .as_ref()
+            .map(|n| n.id.clone())
+            .unwrap_or_default();
         let response = match self.fetcher.fetch_wire("rest", api.type_url, request) {
             Fetched::NotModified { .. } => None,
             Fetched::Response(response) => Some(response),
@@ -149,7 +153,13 @@ impl Rest {
 
     /// 200 with `response`, which a rule changed, as JSON ([`json::changed`]).
     fn answer_changed(&self, api: PerTypeApi, response: &SotwResponse, oversize: bool) -> Response {
-        let json = json::changed(&self.codec, &self.response, response, api.type_url, oversize);
+        let json = json::changed(
+            &self.codec,
+            &self.response,
+            response,
+            api.type_url,
+            oversize,
+        );
         self.json_answer(api, json)
     }
 
@@ -243,6 +253,8 @@ async fn unmatched(headers: HeaderMap, uri: Uri) -> Response {
 }
 
 #[cfg(test)]
+mod fault_tests;
+#[cfg(test)]
 mod tests {
     use serde_json::{Value, json};
     use tokio::sync::watch;
@@ -255,7 +267,7 @@ mod tests {
 
     use crate::Snapshot;
 
-    fn rest(snapshot: Snapshot) -> Rest {
+    pub(super) fn rest(snapshot: Snapshot) -> Rest {
         let (_source, snapshots) = watch::channel(Arc::new(snapshot));
         Rest::new(Fetcher::new(snapshots), &Codec::envoy(), 1 << 20)
     }
@@ -273,7 +285,7 @@ mod tests {
         }
     }
 
-    async fn body(response: Response) -> (StatusCode, String) {
+    pub(super) async fn body(response: Response) -> (StatusCode, String) {
         let status = response.status();
         let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
             .await

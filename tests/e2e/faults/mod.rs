@@ -3,8 +3,8 @@
 //! under it, over loopback gRPC.
 
 mod content;
-mod rest;
 mod docs;
+mod rest;
 mod stream;
 mod timing;
 

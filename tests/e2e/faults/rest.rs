@@ -64,7 +64,11 @@ async fn rest_corrupt_is_rejected_and_the_last_good_clusters_kept() {
     assert_eq!(fired(&served, 0), 1);
     let last = scenarios(&served).current().counters[0].last().unwrap();
     assert_eq!((last.stream, last.node.as_deref()), (0, Some("client-e2e")));
-    assert_eq!(faults_counted(&served), 1, "counters.faults counts REST firings");
+    assert_eq!(
+        faults_counted(&served),
+        1,
+        "counters.faults counts REST firings"
+    );
     client.stop().await;
 }
 
@@ -132,7 +136,8 @@ async fn rest_delay_is_recorded_as_a_rest_response_with_its_fault() {
 #[tokio::test]
 async fn rest_hang_without_a_service_leaves_the_poll_unanswered_until_the_client_gives_up() {
     // No `service`: the rule applies to streams and polls alike.
-    let yaml = "version: 1\nrules:\n- id: stall\n  match: {type: cds}\n  times: 1\n  do: {hang: {}}\n";
+    let yaml =
+        "version: 1\nrules:\n- id: stall\n  match: {type: cds}\n  times: 1\n  do: {hang: {}}\n";
     let served = served_with(yaml).await;
     let (client, mut reports) = rest_client(&served, Duration::from_millis(100), |c| {
         c.request_timeout = Duration::from_millis(300);
@@ -159,7 +164,9 @@ async fn rest_refuses_a_stream_only_action_with_file_line_and_why() {
     let error = answer.json()["error"].as_str().unwrap().to_string();
     assert!(error.starts_with("PUT /scenario:3:"), "{error}");
     assert!(
-        error.contains("`stale_nonce` is not supported with `service: rest`: a REST client echoes no nonce"),
+        error.contains(
+            "`stale_nonce` is not supported with `service: rest`: a REST client echoes no nonce"
+        ),
         "{error}"
     );
 }

@@ -300,9 +300,11 @@ fn check_action(rule: &Rule) -> Result<(), String> {
             ));
         }
         if rule.when.after_ack.is_some() {
-            return Err("`when.after_ack` is not supported with `service: rest`: REST has \
+            return Err(
+                "`when.after_ack` is not supported with `service: rest`: REST has \
                         no ACKs"
-                .into());
+                    .into(),
+            );
         }
     }
     Ok(())

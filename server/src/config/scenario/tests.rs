@@ -165,7 +165,7 @@ fn an_action_rest_cannot_do_is_refused_by_name_with_the_reason() {
         "`stale_nonce` is not supported with `service: rest`: a REST client echoes no nonce",
     );
     refused_at(
-        "version: 1\nrules:\n  - match: { service: rest }\n    do: { reset: {} }\n",
+        "version: 1\nrules:\n  - match: { service: rest }\n    do: { reset: { scope: stream } }\n",
         3,
         "`reset` is not supported with `service: rest`: a poll has no stream to reset",
     );

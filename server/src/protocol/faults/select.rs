@@ -176,13 +176,21 @@ mod tests {
         let rest = StreamKind::REST;
         assert!(selects_stream(&service(Some(Service::Rest)), rest, None));
         assert!(selects_stream(&service(None), rest, None));
-        assert!(!selects_stream(&service(Some(Service::PerType)), rest, None));
+        assert!(!selects_stream(
+            &service(Some(Service::PerType)),
+            rest,
+            None
+        ));
         assert!(!selects_stream(&service(Some(Service::Ads)), rest, None));
         let per_type = StreamKind {
             variant: kind::Variant::Sotw,
             service: "clusters",
         };
-        assert!(!selects_stream(&service(Some(Service::Rest)), per_type, None));
+        assert!(!selects_stream(
+            &service(Some(Service::Rest)),
+            per_type,
+            None
+        ));
         let rule = |action| Rule {
             action,
             ..Rule::default()

@@ -87,17 +87,17 @@ fn serialize(message: &DynamicMessage) -> Result<Value, String> {
 /// documents (and gRPC-HTTP gateways use).
 pub fn http_status(code: i32) -> StatusCode {
     let status = match code {
-        1 => 499, // CANCELLED: client closed request
+        1 => 499,          // CANCELLED: client closed request
         3 | 9 | 11 => 400, // INVALID_ARGUMENT, FAILED_PRECONDITION, OUT_OF_RANGE
-        4 => 504,           // DEADLINE_EXCEEDED
-        5 => 404,           // NOT_FOUND
-        6 | 10 => 409,      // ALREADY_EXISTS, ABORTED
-        7 => 403,           // PERMISSION_DENIED
-        8 => 429,           // RESOURCE_EXHAUSTED
-        12 => 501,          // UNIMPLEMENTED
-        14 => 503,          // UNAVAILABLE
-        16 => 401,          // UNAUTHENTICATED
-        _ => 500,           // UNKNOWN, INTERNAL, DATA_LOSS
+        4 => 504,          // DEADLINE_EXCEEDED
+        5 => 404,          // NOT_FOUND
+        6 | 10 => 409,     // ALREADY_EXISTS, ABORTED
+        7 => 403,          // PERMISSION_DENIED
+        8 => 429,          // RESOURCE_EXHAUSTED
+        12 => 501,         // UNIMPLEMENTED
+        14 => 503,         // UNAVAILABLE
+        16 => 401,         // UNAUTHENTICATED
+        _ => 500,          // UNKNOWN, INTERNAL, DATA_LOSS
     };
     StatusCode::from_u16(status).expect("a valid status code")
 }

@@ -1,0 +1,117 @@
+//! What each one-shot rule makes of a REST answer, in JSON (`json`), through the handler.
+
+use std::sync::Arc;
+
+use axum::http::StatusCode;
+use prost_reflect::{DeserializeOptions, DynamicMessage};
+use serde_json::{Value, json};
+use xdsloop_proto::{Codec, discovery::DiscoveryResponse, services::CLUSTERS, type_url::CLUSTER};
+
+use super::{
+    Rest,
+    faults::RestFaults,
+    tests::{body, rest},
+};
+use crate::{
+    Snapshot,
+    admin::registry::Registry,
+    config::scenario::{Scenario, Scenarios},
+};
+
+const POLL: &[u8] = br#"{"node": {"id": "n1"}}"#;
+
+fn two_clusters() -> Snapshot {
+    let codec = Codec::envoy();
+    let resources = ["c1", "c2"]
+        .into_iter()
+        .map(|name| {
+            let value = json!({"@type": CLUSTER, "name": name, "connect_timeout": "1s"});
+            let resource = codec.encode_resource(&value, "test").unwrap();
+            (resource.name.clone(), Arc::new(resource))
+        })
+        .collect();
+    let types = crate::TypeResources::new(resources, None);
+    Snapshot {
+        generation: 1,
+        base: [(CLUSTER.to_string(), Arc::new(types))].into(),
+        overlays: Default::default(),
+    }
+}
+
+/// A REST handler over two clusters with `action` in force on CDS polls, and the registry it
+/// counts in.
+fn rest_with(action: &str) -> (Rest, Registry) {
+    let scenarios = Scenarios::new();
+    let yaml = format!(
+        "version: 1\nrules:\n  - id: r\n    match: {{ service: rest, type: cds }}\n    do: {{ {action} }}\n"
+    );
+    scenarios.set(Scenario::from_yaml(&yaml).unwrap()).unwrap();
+    let registry = Registry::new();
+    let faults = RestFaults::new(scenarios, registry.clone());
+    (rest(two_clusters()).with_faults(faults), registry)
+}
+
+async fn answer(action: &str) -> (StatusCode, String, Registry) {
+    let (rest, registry) = rest_with(action);
+    let (status, text) = body(rest.handle(CLUSTERS, POLL).await).await;
+    (status, text, registry)
+}
+
+/// Parses a DiscoveryResponse the way a lenient client does (unknown fields ignored).
+fn lenient_parse(text: &str) -> Result<DiscoveryResponse, String> {
+    let codec = Codec::envoy();
+    let descriptor = codec.pool().get_message_by_name(super::RESPONSE).unwrap();
+    let options = DeserializeOptions::new().deny_unknown_fields(false);
+    let mut json = serde_json::Deserializer::from_str(text);
+    let message = DynamicMessage::deserialize_with_options(descriptor, &mut json, &options)
+        .map_err(|e| e.to_string())?;
+    message.transcode_to().map_err(|e| e.to_string())
+}
+
+fn names(json: &Value) -> Vec<Value> {
+    let resources = json["resources"].as_array().unwrap();
+    resources.iter().map(|r| r["name"].clone()).collect()
+}
+
+#[tokio::test]
+async fn rest_withhold_and_duplicate_change_the_resource_list() {
+    let (status, text, registry) = answer("withhold: { names: [c1] }").await;
+    assert_eq!(status, StatusCode::OK);
+    let json: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(names(&json), [json!("c2")]);
+    assert_eq!(registry.counters().faults, 1);
+    let (_, text, _) = answer("duplicate: { resource: c2 }").await;
+    let json: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(names(&json), [json!("c1"), json!("c2"), json!("c2")]);
+}
+
+#[tokio::test]
+async fn rest_corrupt_puts_a_number_where_the_name_goes() {
+    let (status, text, _) = answer("corrupt: { resource: c2 }").await;
+    assert_eq!(status, StatusCode::OK);
+    let json: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(json["resources"][0]["name"], "c1");
+    assert_eq!(json["resources"][1], json!({"@type": CLUSTER, "name": 15}));
+    let error = lenient_parse(&text).unwrap_err();
+    assert!(error.contains("15"), "{error}");
+}
+
+#[tokio::test]
+async fn rest_wrong_type_url_and_oversize() {
+    let (_, text, _) = answer("wrong_type_url: { in: resource, type: eds }").await;
+    let json: Value = serde_json::from_str(&text).unwrap();
+    let foreign = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
+    assert_eq!(json["resources"][0]["@type"], foreign);
+    assert_eq!(
+        json["resources"][0]["name"], "c1",
+        "the fields stay the cluster's"
+    );
+    let (_, text, _) = answer("wrong_type_url: { in: response, type: eds }").await;
+    let json: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(json["type_url"], foreign);
+    let (status, text, _) = answer("oversize: { bytes: 64KiB }").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(text.len() >= 64 * 1024, "{}", text.len());
+    let json: Value = serde_json::from_str(&text).expect("still JSON");
+    assert_eq!(names(&json).len(), 2);
+}
