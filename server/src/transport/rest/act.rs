@@ -63,8 +63,14 @@ pub async fn carry_out(
                 hang(None).await;
             }
             WireStep::End { end, target, mark } => {
-                faults.fired(node, mark.clone(), target.as_ref(), end_text(&end));
-                return marked(error(end), &mark);
+                let answer = error(end.clone());
+                let detail = format!(
+                    "answered HTTP {} instead: {}",
+                    answer.status(),
+                    end_text(&end)
+                );
+                faults.fired(node, mark.clone(), target.as_ref(), detail);
+                return marked(answer, &mark);
             }
         }
     }
