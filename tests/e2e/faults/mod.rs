@@ -7,6 +7,7 @@ mod docs;
 mod rest;
 mod stream;
 mod timing;
+mod withheld;
 
 use xdsloop_client::{ClientConfig, Report, Source};
 use xdsloop_server::{

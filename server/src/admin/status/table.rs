@@ -229,7 +229,20 @@ fn subscribed(t: &TypeView) -> String {
     parts.join(",")
 }
 
+/// The state's detail, then what a `withhold` rule left out of the latest response.
 fn detail(t: &TypeView, now: SystemTime) -> String {
+    let state = state_detail(t, now);
+    let Some(w) = &t.withheld else {
+        return state;
+    };
+    let withheld = format!("withheld {} by {}", w.names.join(","), w.rule);
+    match state.is_empty() {
+        true => withheld,
+        false => format!("{state}; {withheld}"),
+    }
+}
+
+fn state_detail(t: &TypeView, now: SystemTime) -> String {
     match t.state {
         SyncState::Nacked => t
             .last_nack
@@ -332,7 +345,7 @@ fn align(rows: &[Vec<String>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::admin::status::{AckedView, SentView};
+    use crate::admin::status::{AckedView, SentView, WithheldView};
 
     #[test]
     fn ages_versions_and_messages_are_compact() {
@@ -372,6 +385,7 @@ mod tests {
             last_nack: None,
             heartbeats: None,
             last_fault: None,
+            withheld: None,
         };
         assert_eq!(
             detail(&t, now),
@@ -398,6 +412,10 @@ mod tests {
             at: now,
         });
         assert_eq!(detail(&t, now), "snapshot changed; push not acknowledged");
+        let (rule, names) = ("hide-web".into(), vec!["web".into()]);
+        t.withheld = Some(WithheldView { rule, names });
+        let withheld = "snapshot changed; push not acknowledged; withheld web by hide-web";
+        assert_eq!(detail(&t, now), withheld);
     }
 
     #[test]

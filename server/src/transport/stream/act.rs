@@ -236,6 +236,7 @@ pub fn fate_text(fate: &WireFate) -> String {
         WireFate::Sent { nonce } => format!("sent with nonce {nonce}"),
         WireFate::Dropped => "dropped".into(),
         WireFate::Mutated { kind } => format!("sent changed ({kind})"),
+        WireFate::Withheld { names } => format!("sent without {}", names.join(", ")),
         WireFate::Delayed { by } => format!("sent {} late", humantime::format_duration(*by)),
         WireFate::Cut { kind } => format!("not sent ({kind})"),
     }
