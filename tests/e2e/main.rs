@@ -32,6 +32,7 @@ mod status;
 mod streams;
 mod tap;
 mod testkit;
+mod testkit_faults;
 mod transcript_golden;
 mod ttl;
 mod versions;

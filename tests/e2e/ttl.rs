@@ -86,8 +86,8 @@ async fn s14_s15_heartbeats_keep_a_ttl_resource_alive_sotw_and_delta() {
     let server = FixtureServer::start(&files).await;
     for source in [Source::Ads, Source::AdsDelta] {
         let (client, mut reports) = client(&server, source.clone()).await;
-        // Heartbeats every 300 ms; three in a row without an expiry outlive the TTL twice.
-        for _ in 0..3 {
+        // Heartbeats every 200 ms; six in a row without an expiry outlive the TTL twice.
+        for _ in 0..6 {
             assert_eq!(
                 next(&mut reports).await,
                 Seen::Heartbeat(vec!["web".into()]),
@@ -210,6 +210,37 @@ async fn s15_the_tap_shows_heartbeats_as_their_own_step_and_their_acks() {
             (Step::Ack, response.nonce.as_str()),
             "{source:?}: xdsloop-client ACKs the heartbeat"
         );
+        client.stop().await;
+    }
+}
+
+#[tokio::test]
+async fn s15_a_heartbeat_lost_to_a_drop_fault_is_followed_by_the_next_and_the_resource_stays() {
+    use xdsloop_server::config::scenario::Scenario;
+
+    // Heartbeats every 500 ms: the one after the lost heartbeat comes 500 ms before expiry.
+    let files = [(
+        "eds.json",
+        vec![wrapped("web", 8081, 1500), endpoints("api", 8082)],
+    )];
+    let server = FixtureServer::start(&files).await;
+    for source in [Source::Ads, Source::AdsDelta] {
+        // The first EDS response is the push, the second the first heartbeat: it never arrives.
+        let yaml = "version: 1\nrules:\n  - match: { type: eds }\n    when: { nth: 2 }\n    times: 1\n    do: { drop: {} }\n";
+        let scenario = Scenario::from_yaml(yaml).unwrap_or_else(|e| panic!("{e}"));
+        server.running.scenarios.set(scenario).unwrap();
+        let (client, mut reports) = client(&server, source.clone()).await;
+        // Three heartbeats arrive after the lost one; an expiry in between fails `next`'s match.
+        for _ in 0..3 {
+            assert_eq!(
+                next(&mut reports).await,
+                Seen::Heartbeat(vec!["web".into()]),
+                "{source:?}: the heartbeat after the dropped one keeps web alive"
+            );
+        }
+        let fired = server.running.scenarios.current().counters[0].fired();
+        assert_eq!(fired, 1, "{source:?}: the heartbeat was dropped");
+        assert!(client.store().borrow().holds(ENDPOINT, "web"));
         client.stop().await;
     }
 }

@@ -26,7 +26,7 @@ fn endpoint(name: &str, port: u32, ttl: Option<&str>) -> String {
     }
 }
 
-/// The demo with `web`'s endpoints given a TTL of 2 s (a heartbeat every second).
+/// The demo with `web`'s endpoints given a TTL of 2 s (a heartbeat every third of it).
 async fn serve_ttl_demo() -> Served {
     let dir = demo_dir();
     write_endpoints(dir.path(), true);

@@ -26,7 +26,7 @@ use axum::{
     http::StatusCode,
     middleware,
     response::{IntoResponse, Response},
-    routing::get,
+    routing::{any, get},
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -206,7 +206,7 @@ pub fn elsewhere(reason: String) -> Router {
         let reason = reason.clone();
         router.route(
             path,
-            get(move || async move { (StatusCode::NOT_FOUND, reason.to_string()) }),
+            any(move || async move { (StatusCode::NOT_FOUND, reason.to_string()) }),
         )
     })
 }

@@ -106,13 +106,15 @@ pub async fn serve_with_codec(
 }
 
 /// [`serve`] for a server started from code (the test kit): streams are listed in `registry`,
-/// so whoever listens on its bus before this call hears every stream from the first; with
-/// `admin`, the admin routes (and CSDS) are served on the xDS port too; clients are judged as
-/// `conformance` says.
+/// so whoever listens on its bus before this call hears every stream from the first; they
+/// follow `scenarios` from the first request (a scenario installed before this call is in
+/// force for the first client); with `admin`, the admin routes (`/scenario` included) and
+/// CSDS are served on the xDS port too; clients are judged as `conformance` says.
 pub async fn serve_in_process(
     listen: SocketAddr,
     snapshots: watch::Receiver<Arc<Snapshot>>,
     registry: Registry,
+    scenarios: Scenarios,
     max_message_bytes: usize,
     admin: bool,
     conformance: Mode,
@@ -120,7 +122,8 @@ pub async fn serve_in_process(
     let codec = Codec::envoy();
     let http = match admin {
         true => {
-            let state = Admin::new(registry.clone(), snapshots.clone(), None, codec.clone());
+            let state = Admin::new(registry.clone(), snapshots.clone(), None, codec.clone())
+                .with_scenarios(scenarios.clone());
             Http {
                 csds: Some(state.csds()),
                 routes: state.router(),
@@ -142,7 +145,7 @@ pub async fn serve_in_process(
         },
         conformance,
         replay: None,
-        scenarios: Scenarios::new(),
+        scenarios,
     };
     port.serve(snapshots, registry, codec, http).await
 }

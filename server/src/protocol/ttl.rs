@@ -6,9 +6,10 @@
 //!   in SotW only to clients whose node advertises `xds.config.resource-in-sotw` (gRPC does;
 //!   a client that does not would reject the wrapper), others get them bare, without a TTL.
 //! - S15: a heartbeat (the wrapper without `resource`, the version the client holds, a new
-//!   nonce) goes out at half the smallest TTL the client holds, counted from when the type had
-//!   nothing left in flight, and only to clients advertising `xds.config.supports-resource-ttl`
-//!   (gRPC NACKs heartbeats and does not advertise it). Its ACK is neither an update nor a
+//!   nonce) goes out every third of the smallest TTL the client holds ([`period`]), counted
+//!   from when the last push was answered or the last heartbeat sent (not from its answer),
+//!   and only to clients advertising `xds.config.supports-resource-ttl` (gRPC NACKs
+//!   heartbeats and does not advertise it). Its ACK is neither an update nor a
 //!   push: the ledger keeps the last push as `last_sent`; `/status` counts heartbeats apart.
 //! - S16: a TTL'd resource that leaves the fixtures is not removed explicitly; its heartbeats
 //!   stop and the client lets it expire.
@@ -47,13 +48,21 @@ pub struct HeartbeatStatus {
     pub last_at: Option<SystemTime>,
 }
 
+/// How long after the last heartbeat (or the answered push) the next is due: a third of the
+/// smallest TTL. One heartbeat lost on the way (a `drop` fault, a slow link) then leaves the
+/// next arriving with a third of the TTL to spare; at half the TTL it would arrive just as
+/// the client's copy expires and race its timer.
+pub fn period(ttl: Duration) -> Duration {
+    ttl / 3
+}
+
 /// One type's heartbeat schedule on one stream.
 #[derive(Debug, Default)]
 pub struct Heartbeats {
     /// The smallest TTL the client holds (from the last push), and how many TTL'd resources.
     ttl: Option<Duration>,
     ttl_resources: usize,
-    /// A push or a heartbeat awaits its ACK or NACK.
+    /// A push awaits its ACK or NACK (heartbeats do not wait for theirs: one may be lost).
     in_flight: bool,
     due: Option<Instant>,
     /// The latest heartbeat's nonce while it is the latest response of the type.
@@ -83,8 +92,9 @@ impl Heartbeats {
         !nonce.is_empty() && self.nonce.as_deref() == Some(nonce)
     }
 
-    /// Whether a heartbeat is due at `now`. A type with nothing in flight and TTL'd resources
-    /// held is scheduled here, half its shortest TTL from `now`.
+    /// Whether a heartbeat is due at `now`. A type with no push in flight and TTL'd resources
+    /// held is scheduled here, a [`period`] from `now`, unless a heartbeat sent
+    /// already scheduled the next.
     pub fn due(&mut self, now: Instant) -> bool {
         let Some(ttl) = self.ttl.filter(|_| !self.in_flight) else {
             self.due = None;
@@ -92,18 +102,19 @@ impl Heartbeats {
         };
         match self.due {
             None => {
-                self.due = Some(now + ttl / 2);
+                self.due = Some(now + period(ttl));
                 false
             }
             Some(due) => due <= now,
         }
     }
 
-    /// A heartbeat with `nonce` went out at `at`.
-    pub fn on_sent(&mut self, nonce: String, at: SystemTime) {
+    /// A heartbeat with `nonce` went out at `now` (`at` on the wall clock). The next is due a
+    /// [`period`] later whether or not this one is answered: a heartbeat lost on the way
+    /// must not let the client's copy expire.
+    pub fn on_sent(&mut self, nonce: String, now: Instant, at: SystemTime) {
         self.nonce = Some(nonce);
-        self.in_flight = true;
-        self.due = None;
+        self.due = self.ttl.map(|ttl| now + period(ttl));
         self.sent += 1;
         self.last_at = Some(at);
     }

@@ -17,8 +17,10 @@
 //!
 //! - [`memory`]: the resources given in code and how they become a snapshot;
 //! - [`journal`]: every event of every stream since the server started;
-//! - [`wait`]: the awaits, and what a timeout reports.
+//! - [`wait`]: the awaits, and what a timeout reports;
+//! - `faults`: the scenario (fault rules) in force, changed at runtime.
 
+mod faults;
 pub mod journal;
 pub mod memory;
 mod start;
@@ -72,6 +74,10 @@ pub enum KitError {
     ServesFixtures(PathBuf),
     #[error("a test server serves either resources given in code or a fixture directory, not both")]
     TwoSources,
+    /// A scenario that breaks a rule (`rules[0] (id): what is wrong`, as for a scenario file);
+    /// the one in force stays.
+    #[error("scenario refused: {0}")]
+    Scenario(String),
 }
 
 /// A running test server. Dropping it stops it; [`TestServer::shutdown`] waits until it has.

@@ -15,6 +15,7 @@ use crate::{
         registry::{Registry, timeline},
     },
     app::{self, serve_in_process},
+    config::scenario::{Scenario, Scenarios},
     protocol::conformance::Mode,
     transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
 };
@@ -29,6 +30,7 @@ pub struct Builder {
     max_message_bytes: usize,
     admin: bool,
     conformance: Mode,
+    scenario: Option<Scenario>,
 }
 
 impl Default for Builder {
@@ -41,6 +43,7 @@ impl Default for Builder {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             admin: false,
             conformance: Mode::Report,
+            scenario: None,
         }
     }
 }
@@ -91,6 +94,13 @@ impl Builder {
         self
     }
 
+    /// Starts with these fault rules in force (see [`TestServer::set_scenario`]); a scenario
+    /// that breaks a rule fails [`Builder::start`] with [`KitError::Scenario`].
+    pub fn scenario(mut self, scenario: Scenario) -> Self {
+        self.scenario = Some(scenario);
+        self
+    }
+
     pub async fn start(self) -> Result<TestServer, KitError> {
         let has_resources = self.base.is_some() || !self.overlays.is_empty();
         match self.fixtures.clone() {
@@ -115,8 +125,21 @@ impl Builder {
         };
         let registry = Registry::with_timeline_depth(depth);
         let journal = Journal::start(&registry);
+        let scenarios = Scenarios::new();
+        if let Some(scenario) = self.scenario {
+            scenarios.set(scenario).map_err(KitError::Scenario)?;
+        }
         let (limit, admin, mode) = (self.max_message_bytes, self.admin, self.conformance);
-        let server = serve_in_process(self.listen, snapshots, registry, limit, admin, mode).await?;
+        let server = serve_in_process(
+            self.listen,
+            snapshots,
+            registry,
+            scenarios,
+            limit,
+            admin,
+            mode,
+        )
+        .await?;
         let memory = Mutex::new(memory);
         Ok(TestServer {
             served: Served::Memory {
@@ -138,9 +161,16 @@ impl Builder {
             false => Placement::Off,
         };
         let running = app::start(config).await?;
-        // Streams opened before this line (only possible on a fixed `listen` address that a
-        // client was already dialling) are not in the journal.
+        // Streams opened before these lines (only possible on a fixed `listen` address that a
+        // client was already dialling) are not in the journal, and may start without the
+        // scenario.
         let journal = Journal::start(&running.registry);
+        if let Some(scenario) = self.scenario {
+            running
+                .scenarios
+                .set(scenario)
+                .map_err(KitError::Scenario)?;
+        }
         Ok(TestServer {
             served: Served::Fixtures { running, dir },
             journal,

@@ -159,7 +159,7 @@ async fn rest_hang_without_a_service_leaves_the_poll_unanswered_until_the_client
 async fn rest_refuses_a_stream_only_action_with_file_line_and_why() {
     let served = served_with("version: 1\nrules: []\n").await;
     let yaml = "version: 1\nrules:\n  - match: { service: rest }\n    do: { stale_nonce: {} }\n";
-    let answer = http_send(served.addr(), "PUT", "/scenario", yaml).await;
+    let answer = http_send(served.addr(), "PUT", "/scenario", Some(yaml)).await;
     assert_eq!(answer.status, 400, "{answer:?}");
     let error = answer.json()["error"].as_str().unwrap().to_string();
     assert!(error.starts_with("PUT /scenario:3:"), "{error}");

@@ -34,31 +34,33 @@ impl HttpResponse {
 
 /// `POST path` with a JSON body; the whole response, read until the server closes.
 pub async fn http_post(addr: SocketAddr, path: &str, body: &str) -> HttpResponse {
-    http_send(addr, "POST", path, body).await
-}
-
-/// `method path` with a body; the whole response, read until the server closes.
-pub async fn http_send(addr: SocketAddr, method: &str, path: &str, body: &str) -> HttpResponse {
-    within("an HTTP response", async {
-        let mut stream = TcpStream::connect(addr).await.expect("connects");
-        let request = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        stream.write_all(request.as_bytes()).await.expect("sends");
-        let mut raw = Vec::new();
-        stream.read_to_end(&mut raw).await.expect("reads");
-        parse(&raw)
-    })
-    .await
+    http_send(addr, "POST", path, Some(body)).await
 }
 
 /// `GET path`; the whole response, whatever its status.
 pub async fn http_get(addr: SocketAddr, path: &str) -> HttpResponse {
+    http_send(addr, "GET", path, None).await
+}
+
+/// Any method, with an optional JSON body; the whole response, whatever its status.
+pub async fn http_send(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+) -> HttpResponse {
     within("an HTTP response", async {
         let mut stream = TcpStream::connect(addr).await.expect("connects");
-        let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+        let mut request =
+            format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+        if let Some(body) = body {
+            request += &format!(
+                "Content-Type: application/json\r\nContent-Length: {}\r\n",
+                body.len()
+            );
+        }
+        request += "\r\n";
+        request += body.unwrap_or_default();
         stream.write_all(request.as_bytes()).await.expect("sends");
         let mut raw = Vec::new();
         stream.read_to_end(&mut raw).await.expect("reads");

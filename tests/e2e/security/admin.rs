@@ -1,6 +1,6 @@
-//! Item 3: the admin data (`/status`, `/snapshot`, CSDS) answers loopback peers, the admin
-//! token and verified client certificates; everyone else gets 401 (CSDS: `UNAUTHENTICATED`)
-//! with a hint, and /healthz stays open.
+//! Item 3: the admin data (`/status`, `/snapshot`, `/scenario`, the live page, CSDS) answers
+//! loopback peers, the admin token and verified client certificates; everyone else gets 401
+//! (CSDS: `UNAUTHENTICATED`) with a hint, and /healthz stays open.
 //!
 //! A remote peer needs an address of this host that is not loopback: the one the kernel
 //! would use toward a TEST-NET address (a UDP "connect" sends nothing). A host without one
@@ -57,7 +57,8 @@ async fn admin_remote_peer_without_token_gets_401_with_hint() {
     let Some((_served, remote)) = exposed(Some("s3cret")).await else {
         return;
     };
-    for path in ["/status", "/snapshot"] {
+    // The page and its per-stream view show what /status shows; /scenario can change faults.
+    for path in ["/status", "/snapshot", "/scenario", "/", "/streams/1"] {
         let refused = crate::harness::http_get(remote, path).await;
         assert_eq!(refused.status, 401, "{path}: {refused:?}");
         assert_eq!(
@@ -78,6 +79,48 @@ async fn admin_remote_peer_without_token_gets_401_with_hint() {
         .unwrap_err();
     assert!(error.to_string().contains("HTTP 401"), "{error}");
     assert!(error.to_string().contains("pass --admin-token"), "{error}");
+}
+
+/// A remote peer cannot change the scenario either: the refusal comes before the body is read.
+#[tokio::test]
+async fn admin_remote_peer_cannot_put_a_scenario() {
+    let Some((_served, remote)) = exposed(Some("s3cret")).await else {
+        return;
+    };
+    let rules = "version: 1\nrules:\n  - match: { type: cds }\n    do: { drop: {} }\n";
+    for method in ["PUT", "DELETE"] {
+        let refused = crate::harness::http_send(remote, method, "/scenario", Some(rules)).await;
+        assert_eq!(refused.status, 401, "{method}: {refused:?}");
+    }
+    let local = SocketAddr::new([127, 0, 0, 1].into(), remote.port());
+    let scenario = crate::harness::http_get(local, "/scenario").await;
+    assert!(
+        !scenario.body.contains("drop"),
+        "the refused PUT left no rule: {scenario:?}"
+    );
+}
+
+/// With `--admin ADDR` the xDS port's admin paths say where the admin is, whatever the
+/// method: a PUT of a scenario sent to the wrong port is told where to go, not "method not
+/// allowed".
+#[tokio::test]
+async fn admin_elsewhere_the_xds_port_names_the_admin_listener_for_every_method() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&demo_dir(), dir.path());
+    let mut config = Config::new(dir.path());
+    config.admin = Placement::Listener("127.0.0.1:0".parse().unwrap());
+    let running = app::start(config).await.unwrap_or_else(|e| panic!("{e}"));
+    let admin = running.admin_addr.expect("an admin listener").to_string();
+    let rules = "version: 1\nrules:\n  - match: { type: cds }\n    do: { drop: {} }\n";
+    for (method, path) in [
+        ("GET", "/status"),
+        ("PUT", "/scenario"),
+        ("DELETE", "/scenario"),
+    ] {
+        let answer = crate::harness::http_send(running.addr, method, path, Some(rules)).await;
+        assert_eq!(answer.status, 404, "{method} {path}: {answer:?}");
+        assert!(answer.body.contains(&admin), "{method} {path}: {answer:?}");
+    }
 }
 
 #[tokio::test]

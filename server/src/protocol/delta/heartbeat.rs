@@ -55,7 +55,7 @@ impl DeltaStream {
                 control_plane: Some(control_plane()),
                 ..Default::default()
             };
-            state.heartbeats.on_sent(nonce, SystemTime::now());
+            state.heartbeats.on_sent(nonce, now, SystemTime::now());
             self.changed.insert(url.clone());
             out.push(DeltaResponse {
                 head,

@@ -243,6 +243,7 @@ impl FaultStage {
         out: Vec<R>,
     ) -> Plan<R> {
         if self.is_idle() {
+            self.count(&out);
             return Plan::AsIs(out);
         }
         let mut out: Vec<(R, Option<FaultMark>)> = out.into_iter().map(|r| (r, None)).collect();
@@ -254,6 +255,25 @@ impl FaultStage {
             }
         }
         Plan::Steps(steps)
+    }
+
+    /// Counts a batch that no rule looked at, as [`respond::plan_one`] and [`Self::reorder`]
+    /// would: `nth`, `every` and `stale_nonce` of a scenario installed later on an open stream
+    /// see its whole history ("the Nth response of the type on the stream").
+    fn count<R: TapResponse>(&mut self, out: &[R]) {
+        if out.len() >= 2 {
+            self.batches += 1;
+        }
+        for response in out {
+            let nonce = Some(response.nonce().to_string());
+            match self.types.get_mut(response.type_url()) {
+                Some(track) => *track = (track.0 + 1, nonce),
+                None => {
+                    let type_url = response.type_url().to_string();
+                    self.types.insert(type_url, (1, nonce));
+                }
+            }
+        }
     }
 
     /// `reorder`: a batch of two or more responses goes out dependents first.

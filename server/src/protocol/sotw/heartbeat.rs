@@ -48,7 +48,7 @@ impl SotwStream {
                 control_plane: Some(control_plane()),
                 ..Default::default()
             };
-            state.heartbeats.on_sent(nonce, SystemTime::now());
+            state.heartbeats.on_sent(nonce, now, SystemTime::now());
             self.changed.insert(url.clone());
             out.push(SotwResponse {
                 head,

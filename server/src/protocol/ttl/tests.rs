@@ -5,10 +5,12 @@ mod machines;
 
 use super::*;
 
-const TTL: Duration = Duration::from_secs(10);
+const TTL: Duration = Duration::from_secs(30);
+/// A third of [`TTL`]: the heartbeat period.
+const THIRD: Duration = Duration::from_secs(10);
 
 #[test]
-fn s15_heartbeat_due_at_half_ttl_once_answered() {
+fn s15_heartbeat_due_at_a_third_of_the_ttl_once_answered() {
     let mut beats = Heartbeats::default();
     let t0 = Instant::now();
     beats.on_push(Some(TTL), 1);
@@ -19,17 +21,38 @@ fn s15_heartbeat_due_at_half_ttl_once_answered() {
     beats.on_answer();
     let answered = t0 + Duration::from_secs(1);
     assert!(!beats.due(answered), "armed, not due yet");
-    assert_eq!(beats.next_deadline(), Some(answered + TTL / 2));
-    assert!(!beats.due(answered + TTL / 2 - Duration::from_millis(1)));
-    assert!(beats.due(answered + TTL / 2));
-    beats.on_sent("1-9".into(), SystemTime::now());
+    assert_eq!(beats.next_deadline(), Some(answered + THIRD));
+    assert!(!beats.due(answered + THIRD - Duration::from_millis(1)));
+    assert!(beats.due(answered + THIRD));
+    let sent = answered + THIRD;
+    beats.on_sent("1-9".into(), sent, SystemTime::now());
     assert!(beats.answers_heartbeat("1-9") && !beats.answers_heartbeat(""));
-    assert!(!beats.due(answered + TTL), "the heartbeat is in flight");
+    assert_eq!(beats.next_deadline(), Some(sent + THIRD));
     beats.on_answer();
-    let again = answered + TTL;
-    assert!(!beats.due(again));
-    assert_eq!(beats.next_deadline(), Some(again + TTL / 2));
+    assert!(!beats.due(sent + THIRD - Duration::from_millis(1)));
+    assert!(beats.due(sent + THIRD), "counted from the heartbeat sent");
     assert_eq!(beats.status().map(|s| s.sent), Some(1));
+}
+
+#[test]
+fn s15_a_heartbeat_lost_is_followed_by_the_next() {
+    let mut beats = Heartbeats::default();
+    let t0 = Instant::now();
+    beats.on_push(Some(TTL), 1);
+    beats.on_answer();
+    beats.due(t0);
+    let first = t0 + THIRD;
+    assert!(beats.due(first));
+    beats.on_sent("1-2".into(), first, SystemTime::now());
+    // No answer: the heartbeat was lost. The next is due a third of the TTL before the
+    // client's copy, refreshed at the push, runs out.
+    let second = first + THIRD;
+    assert!(!beats.due(second - Duration::from_millis(1)));
+    assert!(beats.due(second), "a lost heartbeat does not stop the next");
+    assert_eq!(t0 + TTL - second, THIRD, "a third of the TTL to spare");
+    beats.on_sent("1-3".into(), second, SystemTime::now());
+    assert!(beats.answers_heartbeat("1-3") && !beats.answers_heartbeat("1-2"));
+    assert_eq!(beats.status().map(|s| s.sent), Some(2));
 }
 
 #[test]

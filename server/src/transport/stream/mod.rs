@@ -175,6 +175,12 @@ pub async fn run<M, S>(
             break ending;
         }
         warn_oversized::<M>(stream, &out, max_message_bytes);
+        // A scenario installed before these responses were made applies to them, even when
+        // its change and the snapshot's were both waiting and `select!` took the snapshot's.
+        if scenarios_open && scenarios.has_changed().unwrap_or(false) {
+            let installed = scenarios.borrow_and_update().clone();
+            kit.faults.load(installed, kit.kind, machine.node_id());
+        }
         if let Err(reason) = act::send(&mut machine, &mut kit, &responses, out, &mut shutdown).await
         {
             break Ending::because(reason);

@@ -256,3 +256,28 @@ fn version_picks_the_response_carrying_it() {
     let v2 = steps(stage.plan(&ctx(Duration::ZERO), vec![response(CLUSTER, "v2", "1-2")]));
     assert_eq!(sent(&v2[0]).1.unwrap().action, "corrupt");
 }
+
+#[test]
+fn a_scenario_installed_on_an_open_stream_counts_its_whole_history() {
+    let mut stage = FaultStage::new();
+    stage.load(
+        Scenarios::new().current(),
+        StreamKind::ADS_SOTW,
+        Some("edge-1"),
+    );
+    let before = stage.plan(&ctx(Duration::ZERO), vec![response(CLUSTER, "v1", "1-1")]);
+    assert!(matches!(before, Plan::AsIs(_)), "no rule yet");
+    let scenarios = Scenarios::new();
+    let yaml =
+        "version: 1\nrules:\n- match: {type: cds}\n  when: {nth: 2}\n  do: {stale_nonce: {}}\n";
+    scenarios.set(Scenario::from_yaml(yaml).unwrap()).unwrap();
+    stage.load(scenarios.current(), StreamKind::ADS_SOTW, Some("edge-1"));
+    let second = steps(stage.plan(&ctx(Duration::ZERO), vec![response(CLUSTER, "v2", "1-2")]));
+    let (out, mark) = sent(&second[0]);
+    assert_eq!(
+        mark.map(|m| m.action),
+        Some("stale_nonce"),
+        "the stream's 2nd"
+    );
+    assert_eq!(out.head.nonce, "1-1", "the nonce sent before the rule came");
+}

@@ -127,13 +127,13 @@ fn s14_sotw_wraps_ttl_resources_only_for_clients_that_unwrap_them() {
 }
 
 #[test]
-fn s15_sotw_heartbeat_at_half_the_ttl_with_the_same_version() {
+fn s15_sotw_heartbeat_at_a_third_of_the_ttl_with_the_same_version() {
     let snap = eds(&[("a", "1", Some(30)), ("b", "1", None)]);
     let t0 = Instant::now();
     let (mut stream, first) = acked(snap, BOTH, t0);
-    assert_eq!(stream.next_deadline(), Some(t0 + Duration::from_secs(15)));
-    assert!(tick(&mut stream, t0 + Duration::from_secs(14)).is_empty());
-    let beat = tick(&mut stream, t0 + Duration::from_secs(15)).remove(0);
+    assert_eq!(stream.next_deadline(), Some(t0 + Duration::from_secs(10)));
+    assert!(tick(&mut stream, t0 + Duration::from_secs(9)).is_empty());
+    let beat = tick(&mut stream, t0 + Duration::from_secs(10)).remove(0);
     assert_eq!(
         beat.version_info, first.version_info,
         "a heartbeat keeps the version"
@@ -145,7 +145,11 @@ fn s15_sotw_heartbeat_at_half_the_ttl_with_the_same_version() {
         [wrapper],
         "EDS: only the TTL'd resource, without its body"
     );
-    assert!(stream.next_deadline().is_none(), "in flight until answered");
+    assert_eq!(
+        stream.next_deadline(),
+        Some(t0 + Duration::from_secs(20)),
+        "the next is due a third of the TTL after this one was sent, answered or not"
+    );
 
     let status = stream.take_status().remove(0);
     let pushed = status.last_sent.clone().unwrap();
@@ -165,11 +169,12 @@ fn s15_sotw_heartbeat_at_half_the_ttl_with_the_same_version() {
         last_acked.nonce, first.nonce,
         "nor is its ACK an ACK of a push"
     );
-    let later = t0 + Duration::from_secs(20);
+    let later = t0 + Duration::from_secs(15);
     assert!(tick(&mut stream, later).is_empty());
     assert_eq!(
         stream.next_deadline(),
-        Some(later + Duration::from_secs(15))
+        Some(t0 + Duration::from_secs(20)),
+        "its answer does not move the schedule"
     );
 }
 
@@ -178,7 +183,7 @@ fn s15_a_request_answering_a_heartbeat_is_not_stale() {
     let snap = eds(&[("a", "1", Some(30)), ("b", "1", None), ("c", "1", None)]);
     let t0 = Instant::now();
     let (mut stream, first) = acked(snap, BOTH, t0);
-    let beat = tick(&mut stream, t0 + Duration::from_secs(15)).remove(0);
+    let beat = tick(&mut stream, t0 + Duration::from_secs(10)).remove(0);
     let widened = sotw(ENDPOINT, &["a", "b", "c"], &first.version_info, &beat.nonce);
     let answer = stream.on_request_decoded(widened);
     assert_eq!(answer.len(), 1, "the new name is answered");
@@ -197,7 +202,7 @@ fn s15_a_heartbeat_answer_is_an_ack_to_observers_and_leaves_the_push_ledger_alon
     let t0 = Instant::now();
     let (mut stream, first) = acked(snap, BOTH, t0);
     let before = stream.ledger(ENDPOINT).cloned().unwrap();
-    let beat = tick(&mut stream, t0 + Duration::from_secs(15)).remove(0);
+    let beat = tick(&mut stream, t0 + Duration::from_secs(10)).remove(0);
     let ack = sotw(ENDPOINT, &["a", "b"], &first.version_info, &beat.nonce);
     assert!(stream.on_request_decoded(ack).is_empty());
     assert_eq!(
@@ -211,9 +216,9 @@ fn s15_a_heartbeat_answer_is_an_ack_to_observers_and_leaves_the_push_ledger_alon
         (&before.last_sent, &before.last_acked),
         "the ledger keeps the last push and its ACK"
     );
-    // The loop ticks after every request: that schedules the next one, half a TTL on.
-    assert!(tick(&mut stream, t0 + Duration::from_secs(15)).is_empty());
-    let next = tick(&mut stream, t0 + Duration::from_secs(30));
+    // The loop ticks after every request: that schedules the next one, a third of the TTL on.
+    assert!(tick(&mut stream, t0 + Duration::from_secs(10)).is_empty());
+    let next = tick(&mut stream, t0 + Duration::from_secs(20));
     assert_eq!(next.len(), 1, "answered: the next heartbeat is due");
 }
 
@@ -230,7 +235,7 @@ fn s15_no_heartbeat_without_the_client_feature() {
 
 #[test]
 fn s15_sotw_full_state_heartbeat_lists_every_resource() {
-    let cds = resources(CLUSTER, &[("a", "1", Some(10)), ("b", "1", None)]);
+    let cds = resources(CLUSTER, &[("a", "1", Some(15)), ("b", "1", None)]);
     let mut stream = SotwStream::new(1, snapshot(1, &[(CLUSTER, cds)]));
     let first = stream
         .on_request_decoded(asking(sotw(CLUSTER, &[], "", ""), BOTH))
@@ -264,7 +269,7 @@ fn delta_request(subscribe: &[&str], nonce: &str) -> DeltaDiscoveryRequest {
 fn s14_s15_s16_delta_carries_ttls_heartbeats_and_lets_removed_resources_expire() {
     let cds =
         |list: &[(&str, &str, Option<u64>)]| snapshot(1, &[(CLUSTER, resources(CLUSTER, list))]);
-    let mut stream = DeltaStream::new(1, cds(&[("a", "1", Some(20)), ("b", "1", None)]));
+    let mut stream = DeltaStream::new(1, cds(&[("a", "1", Some(30)), ("b", "1", None)]));
     let first = stream
         .on_request_decoded(delta_request(&["a", "b"], ""))
         .remove(0);
@@ -273,7 +278,7 @@ fn s14_s15_s16_delta_carries_ttls_heartbeats_and_lets_removed_resources_expire()
         .iter()
         .map(|r| (r.name.clone(), r.ttl.map(|d| d.seconds)))
         .collect();
-    assert_eq!(ttls, [("a".into(), Some(20)), ("b".into(), None)]);
+    assert_eq!(ttls, [("a".into(), Some(30)), ("b".into(), None)]);
     stream.on_request_decoded(delta_request(&[], &first.nonce));
     let t0 = Instant::now();
     assert!(stream.on_tick(t0).is_empty());

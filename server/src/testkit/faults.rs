@@ -1,0 +1,46 @@
+//! Fault rules on a test server: the scenario in force (`docs/scenarios.md`), installed at
+//! start ([`super::Builder::scenario`]) or changed while clients are connected, and how often
+//! each rule fired.
+
+use std::sync::Arc;
+
+use super::{KitError, Served, TestServer};
+use crate::config::scenario::{Installed, Scenario, Scenarios};
+
+impl TestServer {
+    /// Puts `scenario` in force on every stream, open and new, with its rule counters at 0. A
+    /// scenario that breaks a rule is refused with [`KitError::Scenario`] and the one in force
+    /// stays.
+    pub fn set_scenario(&self, scenario: Scenario) -> Result<Arc<Installed>, KitError> {
+        self.scenarios().set(scenario).map_err(KitError::Scenario)
+    }
+
+    /// Removes the scenario in force: the server behaves again.
+    pub fn clear_scenario(&self) {
+        self.scenarios().clear();
+    }
+
+    /// The scenario in force, with one counter per rule (`counters[i].fired()`).
+    pub fn scenario(&self) -> Arc<Installed> {
+        self.scenarios().current()
+    }
+
+    /// How often the rule `id` of the scenario in force fired so far (`None`: no such rule).
+    pub fn fired(&self, id: &str) -> Option<u64> {
+        let installed = self.scenario();
+        let at = installed
+            .scenario
+            .rules
+            .iter()
+            .position(|rule| rule.id == id)?;
+        Some(installed.counters[at].fired())
+    }
+
+    /// The handle the server's streams follow (the admin's `/scenario` changes it too).
+    fn scenarios(&self) -> &Scenarios {
+        match &self.served {
+            Served::Memory { server, .. } => server.scenarios(),
+            Served::Fixtures { running, .. } => &running.scenarios,
+        }
+    }
+}
