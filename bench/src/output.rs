@@ -164,41 +164,44 @@ impl Results {
         let mut out = String::new();
         let _ = writeln!(out, "Machine: {}", self.machine.line());
         self.edit_line(&mut out);
-        let _ = writeln!(
-            out,
-            "SotW fleet, CDS wildcard + EDS; {} run(s) per row, medians. Push = one endpoint \
-             resource edited (write-temp-then-rename) until every node ACKed it. TLS: the \
-             server with --tls-cert, the fleet with --tls-ca (run right after the plaintext \
-             row of the same N).\n",
-            self.runs_per_cell
-        );
-        let _ = writeln!(
-            out,
-            "| N | C | E | first config p50 / max | push to all ACKed p50 / max | server CPU | server peak RSS | bytes on the wire (sync + push) | fleet CPU | load avg |"
-        );
-        let _ = writeln!(out, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-        for c in &self.cells {
-            let m = &c.median;
+        // Runs of a single cell (--edit-only, --record-only, --extras-only) have no matrix.
+        if !self.cells.is_empty() {
             let _ = writeln!(
                 out,
-                "| {}{} | {} | {} | {:.0} / {:.0} ms | {:.0} / {:.0} ms | {:.2} s | {:.0} MiB | {} + {} | {:.2} s | {:.1} |",
-                c.nodes,
-                if c.tls { " TLS" } else { "" },
-                c.clusters,
-                c.endpoints,
-                m.first_config_p50_ms,
-                m.first_config_max_ms,
-                m.push_p50_ms,
-                m.push_max_ms,
-                m.server_cpu_s,
-                m.server_peak_rss_mb,
-                human_bytes(m.initial_bytes),
-                human_bytes(m.push_bytes),
-                m.fleet_cpu_s,
-                m.load_average
+                "SotW fleet, CDS wildcard + EDS; {} run(s) per row, medians. Push = one endpoint \
+                 resource edited (write-temp-then-rename) until every node ACKed it. TLS: the \
+                 server with --tls-cert, the fleet with --tls-ca (run right after the plaintext \
+                 row of the same N).\n",
+                self.runs_per_cell
             );
+            let _ = writeln!(
+                out,
+                "| N | C | E | first config p50 / max | push to all ACKed p50 / max | server CPU | server peak RSS | bytes on the wire (sync + push) | fleet CPU | load avg |"
+            );
+            let _ = writeln!(out, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+            for c in &self.cells {
+                let m = &c.median;
+                let _ = writeln!(
+                    out,
+                    "| {}{} | {} | {} | {:.0} / {:.0} ms | {:.0} / {:.0} ms | {:.2} s | {:.0} MiB | {} + {} | {:.2} s | {:.1} |",
+                    c.nodes,
+                    if c.tls { " TLS" } else { "" },
+                    c.clusters,
+                    c.endpoints,
+                    m.first_config_p50_ms,
+                    m.first_config_max_ms,
+                    m.push_p50_ms,
+                    m.push_max_ms,
+                    m.server_cpu_s,
+                    m.server_peak_rss_mb,
+                    human_bytes(m.initial_bytes),
+                    human_bytes(m.push_bytes),
+                    m.fleet_cpu_s,
+                    m.load_average
+                );
+            }
+            out.push('\n');
         }
-        out.push('\n');
         self.single_numbers(&mut out);
         out
     }
@@ -292,10 +295,11 @@ impl Results {
         if let Some(r) = &self.record {
             let _ = writeln!(
                 out,
-                "- --record, one push to {} streams: without {:.0} ms all ACKed, server CPU \
-                 {:.0} ms; with --record FILE {:.0} ms, {:.0} ms CPU; the transcript took {} for \
-                 the fleet's sync and {} per push",
+                "- --record, one push to {} streams (C = {}): without {:.0} ms all ACKed, server \
+                 CPU {:.0} ms; with --record FILE {:.0} ms, {:.0} ms CPU; the transcript took {} \
+                 for the fleet's sync and {} per push",
                 r.streams,
+                r.clusters,
                 r.off.push_max_ms,
                 r.off.server_cpu_ms,
                 r.on.push_max_ms,

@@ -17,12 +17,14 @@ use crate::server::{ServerProcess, supports_flag};
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct RecordCost {
     pub streams: usize,
+    pub clusters: usize,
     pub off: PushCost,
     pub on: PushCost,
     /// Transcript bytes once every node had its first config (opens, subscriptions, pushes,
     /// ACKs of the whole fleet).
     pub sync_bytes: u64,
     /// Transcript bytes one push to every node added (the push and its ACK, per stream).
+    /// `on.server_cpu_ms` runs until the transcript stopped growing (the recorder's writes).
     pub bytes_per_push: f64,
 }
 
@@ -59,8 +61,12 @@ pub async fn record_cost(
     let (mut on, mut per_push) = (Vec::new(), Vec::new());
     for _ in 0..runs {
         let before = settled_size(&transcript).await;
-        on.push(push(&server, &fleet, &mut set, streams).await?);
+        let cpu = server.cpu_seconds();
+        let mut cost = push(&server, &fleet, &mut set, streams).await?;
         per_push.push((settled_size(&transcript).await - before) as f64);
+        // The recorder writes on its own thread after the ACKs: its CPU counts too.
+        cost.server_cpu_ms = (server.cpu_seconds() - cpu) * 1000.0;
+        on.push(cost);
     }
     fleet.stop().await;
     server.stop();
@@ -70,6 +76,7 @@ pub async fn record_cost(
     };
     Ok(Some(RecordCost {
         streams,
+        clusters,
         off: summary(&off),
         on: summary(&on),
         sync_bytes,
