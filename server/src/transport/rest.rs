@@ -152,14 +152,8 @@ impl Rest {
     }
 
     /// 200 with `response`, which a rule changed, as JSON ([`json::changed`]).
-    fn answer_changed(&self, api: PerTypeApi, response: &SotwResponse, oversize: bool) -> Response {
-        let json = json::changed(
-            &self.codec,
-            &self.response,
-            response,
-            api.type_url,
-            oversize,
-        );
+    fn answer_changed(&self, api: PerTypeApi, response: &SotwResponse) -> Response {
+        let json = json::changed(&self.codec, &self.response, response, api.type_url);
         self.json_answer(api, json)
     }
 

@@ -45,7 +45,7 @@ pub async fn carry_out(
             } => {
                 let detail = fate.map_or_else(|| "sent".to_string(), |(_, f)| fate_text(&f));
                 faults.changed(node, &response, &mark, &detail);
-                let answer = rest.answer_changed(api, &response, mark.action == "oversize");
+                let answer = rest.answer_changed(api, &response);
                 return marked(answer, &mark);
             }
             WireStep::Wait { by, .. } => tokio::time::sleep(by).await,

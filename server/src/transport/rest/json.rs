@@ -12,6 +12,7 @@
 //!   stops it) to at least the size the rule asked for.
 
 use axum::http::StatusCode;
+use prost::Message;
 use prost_reflect::{DynamicMessage, MessageDescriptor, SerializeOptions};
 use serde_json::{Value, json};
 use xdsloop_proto::{Codec, discovery::Any, type_url};
@@ -21,16 +22,17 @@ use crate::protocol::response::SotwResponse;
 /// What `corrupt` puts in the resource's name field.
 const CORRUPT_NAME: u8 = 0x0f;
 
-/// `response` as JSON: `real_type` is the type its resources are (the path's); with `oversize`
-/// the body is padded to the protobuf response's size (the rule padded that).
+/// `response` as JSON: `real_type` is the type its resources are (the path's). A response an
+/// `oversize` rule padded (its unknown field is dropped on decoding) gets a body at least as
+/// large as the padded protobuf.
 pub fn changed(
     codec: &Codec,
     descriptor: &MessageDescriptor,
     response: &SotwResponse,
     real_type: &str,
-    oversize: bool,
 ) -> Result<Vec<u8>, String> {
     let mut message = response.to_message();
+    let padded = response.encoded_len() > message.encoded_len();
     let resources = std::mem::take(&mut message.resources);
     let mut json = to_value(descriptor, &message)?;
     let items = resources
@@ -41,7 +43,7 @@ pub fn changed(
         object.insert("resources".into(), Value::Array(items));
     }
     let mut body = serde_json::to_vec(&json).map_err(|e| e.to_string())?;
-    if oversize {
+    if padded {
         let at_least = response.encoded_len();
         if body.len() < at_least {
             body.resize(at_least, b' ');
@@ -67,10 +69,7 @@ fn resource(codec: &Codec, any: &Any, real_type: &str) -> Result<Value, String> 
 }
 
 /// A message as proto3 JSON with proto field names (as [`super::Rest`] writes answers).
-fn to_value<M: prost::Message>(
-    descriptor: &MessageDescriptor,
-    message: &M,
-) -> Result<Value, String> {
+fn to_value<M: Message>(descriptor: &MessageDescriptor, message: &M) -> Result<Value, String> {
     let dynamic = DynamicMessage::decode(descriptor.clone(), message.encode_to_vec().as_slice())
         .map_err(|e| e.to_string())?;
     serialize(&dynamic)
