@@ -41,14 +41,28 @@ fn two_clusters() -> Snapshot {
 /// A REST handler over two clusters with `action` in force on CDS polls, and the registry it
 /// counts in.
 fn rest_with(action: &str) -> (Rest, Registry) {
+    let rule = format!("match: {{ service: rest, type: cds }}\n    do: {{ {action} }}");
+    let (rest, registry, _) = rest_with_rule(&rule);
+    (rest, registry)
+}
+
+/// A REST handler over two clusters with one rule (`id: r`; `rule` is the rest of its YAML).
+fn rest_with_rule(rule: &str) -> (Rest, Registry, Scenarios) {
     let scenarios = Scenarios::new();
-    let yaml = format!(
-        "version: 1\nrules:\n  - id: r\n    match: {{ service: rest, type: cds }}\n    do: {{ {action} }}\n"
-    );
+    let yaml = format!("version: 1\nrules:\n  - id: r\n    {rule}\n");
     scenarios.set(Scenario::from_yaml(&yaml).unwrap()).unwrap();
     let registry = Registry::new();
-    let faults = RestFaults::new(scenarios, registry.clone());
-    (rest(two_clusters()).with_faults(faults), registry)
+    let faults = RestFaults::new(scenarios.clone(), registry.clone());
+    (
+        rest(two_clusters()).with_faults(faults),
+        registry,
+        scenarios,
+    )
+}
+
+async fn poll(rest: &Rest, node: &str, version: &str) -> (StatusCode, String) {
+    let request = json!({"node": {"id": node}, "version_info": version}).to_string();
+    body(rest.handle(CLUSTERS, request.as_bytes()).await).await
 }
 
 async fn answer(action: &str) -> (StatusCode, String, Registry) {
@@ -114,4 +128,38 @@ async fn rest_wrong_type_url_and_oversize() {
     assert!(text.len() >= 64 * 1024, "{}", text.len());
     let json: Value = serde_json::from_str(&text).expect("still JSON");
     assert_eq!(names(&json).len(), 2);
+}
+
+#[tokio::test]
+async fn rest_nth_counts_each_nodes_answers_and_not_304s() {
+    let (rest, _, scenarios) = rest_with_rule(
+        "match: { service: rest, type: cds }\n    when: { nth: 2 }\n    do: { corrupt: {} }",
+    );
+    let corrupted = |text: &str| text.contains(r#""name":15"#);
+    let (_, first) = poll(&rest, "n1", "").await;
+    assert!(!corrupted(&first));
+    let version = serde_json::from_str::<Value>(&first).unwrap()["version_info"].clone();
+    let (status, _) = poll(&rest, "n1", version.as_str().unwrap()).await;
+    assert_eq!(
+        status,
+        StatusCode::NOT_MODIFIED,
+        "not an answer: not counted"
+    );
+    let (_, other) = poll(&rest, "n2", "").await;
+    assert!(!corrupted(&other), "n2 counts its own answers");
+    let (_, second) = poll(&rest, "n1", "").await;
+    assert!(corrupted(&second), "n1's second answer");
+    assert_eq!(scenarios.current().counters[0].fired(), 1);
+}
+
+#[tokio::test]
+async fn rest_skips_a_stream_only_rule_without_a_service() {
+    let (rest, registry, scenarios) =
+        rest_with_rule("match: { type: cds }\n    do: { stale_nonce: {} }");
+    let (status, text) = poll(&rest, "n1", "").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(names(&serde_json::from_str(&text).unwrap()).len(), 2);
+    let counters = &scenarios.current().counters[0];
+    assert_eq!((counters.fired(), counters.skipped_count()), (0, 0));
+    assert_eq!(registry.counters().faults, 0);
 }
