@@ -163,3 +163,21 @@ async fn rest_skips_a_stream_only_rule_without_a_service() {
     assert_eq!((counters.fired(), counters.skipped_count()), (0, 0));
     assert_eq!(registry.counters().faults, 0);
 }
+
+#[tokio::test]
+async fn rest_timed_close_fires_on_the_next_poll_even_a_304() {
+    let (_, plain) = poll(&rest(two_clusters()), "n1", "").await;
+    let json: Value = serde_json::from_str(&plain).unwrap();
+    let current = json["version_info"].as_str().unwrap().to_string();
+    let (rest, registry, _) = rest_with_rule(
+        "match: { service: rest }\n    when: { after: 0s }\n    times: 1\n    do: { close: { code: UNAVAILABLE, message: gone } }",
+    );
+    let (status, text) = poll(&rest, "n1", &current).await;
+    assert_eq!(
+        (status, text.as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, "gone")
+    );
+    assert_eq!(registry.counters().faults, 1);
+    let (status, _) = poll(&rest, "n1", &current).await;
+    assert_eq!(status, StatusCode::NOT_MODIFIED, "spent");
+}
