@@ -175,8 +175,8 @@ struct ServeArgs {
     #[arg(long, requires = "record")]
     record_resources: bool,
     /// Misbehave on purpose, as the rules in FILE say (YAML, docs/scenarios.md): delay, drop
-    /// or corrupt responses, reuse nonces, close or reset streams, withhold resources, push
-    /// storms. Watched like the fixtures: a bad edit is refused (FILE:line:col in the log and
+    /// or corrupt responses, reuse nonces, close or reset streams, withhold or flap resources,
+    /// push storms. Watched like the fixtures: a bad edit is refused (FILE:line:col in the log and
     /// /status) and the rules in force stay. Also GET/PUT/DELETE /scenario on the admin routes.
     #[arg(long, value_name = "FILE")]
     scenario: Option<PathBuf>,

@@ -1,6 +1,9 @@
 """Scenario faults against gRPC's real xDS client (docs/scenarios.md): a corrupt EDS push is
 NACKed and the calls stay where they were; a stream reset is survived (gRPC reconnects and
-resubscribes, then follows the next push); a delayed push still arrives and is ACKed.
+resubscribes, then follows the next push); a delayed push still arrives and is ACKed; a CDS
+response without the route's cluster (`flap`) is ACKed, and gRPC keeps its cached cluster
+(gRFC A88: a deletion of a cached resource is an ambient error unless the bootstrap's server
+asks for `fail_on_data_errors`), so the calls go on.
 
 Each fault is installed through the admin API (`PUT /scenario`) of the running server and
 removed again (`DELETE /scenario`); the flow in run.py calls `check_faults` once the normal
@@ -68,6 +71,44 @@ def closed_by_fault(status: dict) -> str:
     return f"recently closed streams of {CLIENT_NODE}: {[s.get('id') for s in closed]}"
 
 
+# The route's cluster leaves CDS for a period, once (SotW CDS: missing = deleted), then stays.
+FLAP = ("version: 1\nrules:\n  - id: interop-flap\n"
+        f"    match: {{ node: {CLIENT_NODE}, type: cds }}\n"
+        f"    times: 1\n    do: {{ flap: {{ names: [{fx.CLUSTER_A}], period: 2s }} }}\n")
+
+
+def cds_acked(flapped: bool):
+    """A /status verdict: "" once the client's latest CDS ACK is of a flapped version (the
+    response without the cluster) or, with `flapped` false, of the fixtures' own again."""
+    def verdict(status: dict) -> str:
+        for stream in status.get("streams", []):
+            if stream.get("node_id") != CLIENT_NODE:
+                continue
+            cds = next((t for t in stream.get("types", []) if t.get("type") == "cds"), {})
+            version = (cds.get("last_acked") or {}).get("version", "")
+            rule = (cds.get("last_fault") or {}).get("rule")
+            if ("-flap-" in version) == flapped and rule == "interop-flap":
+                return ""
+            return f"cds: {cds}"
+        return f"no stream from {CLIENT_NODE}"
+    return verdict
+
+
+def check_flap(r, calls, admin: str, wait_status, push_timeout: float) -> None:
+    """Calls go to B (through cluster greeter-a) when this starts."""
+    put_scenario(admin, FLAP)
+    since = calls.mark()
+    r.check(f"flap: gRPC ACKs the CDS response without {fx.CLUSTER_A} (its own version)",
+            *wait_status(admin, cds_acked(True), push_timeout + 2))
+    r.check(f"flap: {fx.CLUSTER_A} is back and gRPC ACKs the fixtures' CDS version again",
+            *wait_status(admin, cds_acked(False), push_timeout + 2))
+    made = calls.parse(calls.client.out.lines[since:])
+    r.check("flap: gRPC kept its cached cluster throughout (gRFC A88): every call reached B",
+            bool(made) and all(c == "B" for c in made), calls.describe(since))
+    r.check("flap: the rule fired once", *wait_status(admin, fired("interop-flap")))
+    delete_scenario(admin)
+
+
 def check_faults(r, calls, admin: str, eds, ports: dict, wait_status, push_timeout: float) -> None:
     a, b = ports["A"], ports["B"]
 
@@ -108,3 +149,5 @@ def check_faults(r, calls, admin: str, eds, ports: dict, wait_status, push_timeo
     r.check("delayed EDS push: calls move to B once it arrives",
             *calls.wait_moved("B", since, push_timeout + 2))
     delete_scenario(admin)
+
+    check_flap(r, calls, admin, wait_status, push_timeout)

@@ -10,16 +10,17 @@ OUT=examples/scenarios/recorded
 PORT=${PORT:-18641}
 ADDR=127.0.0.1:$PORT
 
-# run RECIPE "CLIENT ARGS" [EDIT] [SECONDS]: serve with the recipe's scenario, run the client
-# until it exits (or SECONDS, default 8), optionally edit clusters.yaml once the client is up.
+# run RECIPE "CLIENT ARGS" [EDIT] [SECONDS] [SCENARIO]: serve with the recipe's scenario (or
+# SCENARIO's, when two recipes share one), run the client until it exits (or SECONDS, default
+# 8), optionally edit clusters.yaml once the client is up.
 # The client's output (stdout and log) is kept next to the recording (RECIPE.client.txt).
 run() {
-    local recipe=$1 client_args=$2 edit=${3:-} seconds=${4:-8}
+    local recipe=$1 client_args=$2 edit=${3:-} seconds=${4:-8} scenario=${5:-$1}
     local tmp
     tmp=$(mktemp -d)
     cp -r fixtures/demo "$tmp/fixtures"
     "$BIN/xdsloop-server" --fixtures "$tmp/fixtures" --listen "$ADDR" --admin off \
-        --scenario "examples/scenarios/$recipe.yaml" --record "$OUT/$recipe.jsonl" \
+        --scenario "examples/scenarios/$scenario.yaml" --record "$OUT/$recipe.jsonl" \
         >"$tmp/server.out" 2>"$tmp/server.err" &
     local server=$!
     until grep -q listening "$tmp/server.out" 2>/dev/null; do sleep 0.1; done
@@ -39,7 +40,7 @@ run() {
 }
 
 recipes=("$@")
-[ ${#recipes[@]} -gt 0 ] || recipes=(nack-bad-cluster reset-and-reconnect close-and-resubscribe not-found push-storm oversize)
+[ ${#recipes[@]} -gt 0 ] || recipes=(nack-bad-cluster reset-and-reconnect close-and-resubscribe not-found push-storm oversize flap flap-delta)
 for recipe in "${recipes[@]}"; do
     case $recipe in
         nack-bad-cluster) run "$recipe" "--exit-after 5" 's/0.25s/0.5s/' ;;
@@ -48,6 +49,8 @@ for recipe in "${recipes[@]}"; do
         not-found) run "$recipe" "--not-found-timeout 1s" "" 3 ;;
         push-storm) run "$recipe" "--types cds --exit-after 21" ;;
         oversize) run "$recipe" "--types cds --max-message-bytes 65536 --exit-after 1" ;;
+        flap) run "$recipe" "--types cds --exit-after 5" ;;
+        flap-delta) run "$recipe" "--delta --types cds --exit-after 5" "" 8 flap ;;
         *) echo "unknown recipe $recipe" >&2; exit 2 ;;
     esac
 done

@@ -37,6 +37,7 @@ use xdsloop_proto::{
 
 use crate::{
     Snapshot, TypeResources,
+    protocol::mask::Masks,
     protocol::nonce::NonceSource,
     protocol::ordering::{Planned, make_before_break},
     protocol::request::normalize_delta,
@@ -95,6 +96,8 @@ pub struct DeltaStream {
     empty: Arc<TypeResources>,
     /// What the last request did.
     exchange: Exchange,
+    /// Names a fault hides for a while (`flap`).
+    masks: Masks,
 }
 
 impl DeltaStream {
@@ -109,6 +112,7 @@ impl DeltaStream {
             changed: BTreeSet::new(),
             empty: Arc::new(TypeResources::new(BTreeMap::new(), None)),
             exchange: Exchange::default(),
+            masks: Masks::default(),
         }
     }
 
@@ -174,22 +178,28 @@ impl DeltaStream {
         let Some(node) = self.node.clone() else {
             return Vec::new();
         };
-        let mut planned = Vec::new();
         let urls: Vec<String> = self.types.keys().cloned().collect();
-        for url in urls {
-            let resources = self.resources(&node, &url);
-            let state = self.types.get_mut(&url).expect("listed above");
-            if state.seen_hash == Some(resources.content_hash) {
-                continue;
-            }
-            let changes = reconcile(&url, state, &resources, &BTreeSet::new());
-            if changes.resources.is_empty() && changes.removed.is_empty() {
-                continue;
-            }
-            planned.push(self.respond(&node, &url, &resources, changes));
-            self.changed.insert(url);
-        }
+        let planned = urls
+            .iter()
+            .filter_map(|url| self.push_if_changed(&node, url))
+            .collect();
         make_before_break(planned)
+    }
+
+    /// The response `url` is owed when the resources it serves now differ from what the client
+    /// holds (S8), if any.
+    fn push_if_changed(&mut self, node: &str, url: &str) -> Option<Planned<DeltaResponse>> {
+        let resources = self.resources(node, url);
+        let state = self.types.get_mut(url)?;
+        if state.seen_hash == Some(resources.content_hash) {
+            return None;
+        }
+        let changes = reconcile(url, state, &resources, &BTreeSet::new());
+        if changes.resources.is_empty() && changes.removed.is_empty() {
+            return None;
+        }
+        self.changed.insert(url.to_string());
+        Some(self.respond(node, url, &resources, changes))
     }
 
     /// [`Self::on_request`], with the responses decoded into plain messages (for fetches
@@ -243,11 +253,10 @@ impl DeltaStream {
             .clone()
     }
 
-    fn resources(&self, node: &str, url: &str) -> Arc<TypeResources> {
-        self.snapshot
-            .get(node, url)
-            .cloned()
-            .unwrap_or_else(|| self.empty.clone())
+    /// The resources of `url` this stream serves: the snapshot's, without what a fault masks.
+    fn resources(&mut self, node: &str, url: &str) -> Arc<TypeResources> {
+        let resources = self.snapshot.get(node, url).unwrap_or(&self.empty);
+        self.masks.apply(url, resources.clone())
     }
 
     fn respond(

@@ -6,7 +6,8 @@
 //! pure and cheap: what the last request was ([`StreamMachine::exchange`]), the ledger the
 //! conformance judge reads before a request is handled, what happened to a response on the
 //! wire once the fault stage had its say ([`StreamMachine::note_wire`]), a resend of the last
-//! response ([`StreamMachine::repeat_last`]) and what the client holds when the stream ends
+//! response ([`StreamMachine::repeat_last`]), resources hidden for a while
+//! ([`StreamMachine::mask`]) and what the client holds when the stream ends
 //! ([`StreamMachine::held`]), and a machine's wish to end the stream
 //! ([`StreamMachine::take_ending`]).
 
@@ -50,6 +51,10 @@ pub trait StreamMachine: Send + 'static {
     /// the client has it (a push storm on purpose); recorded in the ledger like any other.
     /// `None` when the type has no subscription or nothing to send.
     fn repeat_last(&mut self, type_url: &str) -> Option<Self::Response>;
+    /// From now on serves `type_url` without the resources whose names `globs` pick (empty:
+    /// all of them again), as if the snapshot lacked them; returns the response that tells
+    /// the client, if its subscription sees a difference (a `flap` fault).
+    fn mask(&mut self, type_url: &str, globs: Vec<String>) -> Vec<Self::Response>;
     /// What became of the response planned with `planned_nonce`: the fault stage `mark`ed it
     /// and it went out as `fate` says. The ledger then shows what really happened.
     fn note_wire(&mut self, type_url: &str, planned_nonce: &str, mark: FaultMark, fate: WireFate);

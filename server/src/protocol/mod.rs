@@ -18,6 +18,7 @@
 //!   [`wire`]: what a fault did to a response on the wire; [`held`]: what a client holds
 //!   when its stream ends.
 //! - [`faults`]: the fault stage between the machines and the wire (scenario rules);
+//!   [`mask`]: the names a `flap` hides from a stream's machine for a while;
 //!   [`conformance`]: the judge that checks each client against the C rules as it runs.
 //! - [`bounds`]: what one stream's subscriptions may hold (types, name bytes).
 
@@ -29,6 +30,7 @@ pub mod fetch;
 pub mod held;
 pub mod kind;
 pub mod machine;
+pub mod mask;
 pub mod nonce;
 pub mod ordering;
 pub mod replay;

@@ -41,6 +41,7 @@ use xdsloop_proto::{
 
 use crate::{
     Snapshot, TypeResources,
+    protocol::mask::Masks,
     protocol::nonce::NonceSource,
     protocol::ordering::{Planned, make_before_break},
     protocol::request::SotwRequest,
@@ -97,6 +98,8 @@ pub struct SotwStream {
     empty: Arc<TypeResources>,
     /// What the last request did.
     exchange: Exchange,
+    /// Names a fault hides for a while (`flap`).
+    masks: Masks,
 }
 
 impl SotwStream {
@@ -111,6 +114,7 @@ impl SotwStream {
             changed: BTreeSet::new(),
             empty: Arc::new(TypeResources::new(BTreeMap::new(), None)),
             exchange: Exchange::default(),
+            masks: Masks::default(),
         }
     }
 
@@ -169,23 +173,30 @@ impl SotwStream {
         let Some(node) = self.node.clone() else {
             return Vec::new();
         };
-        let mut planned = Vec::new();
         let urls: Vec<String> = self.types.keys().cloned().collect();
-        for url in urls {
-            let resources = self.resources(&node, &url);
-            let state = self.types.get_mut(&url).expect("listed above");
-            if state.sub.interest.is_empty() {
-                continue;
-            }
-            let hash = view(&state.sub.interest, &resources).hash;
-            if state.was_sent(&resources.version, hash) {
-                continue;
-            }
-            let who = (self.id, node.as_str(), self.features);
-            planned.push(respond(who, &mut self.nonces, &url, state, &resources));
-            self.changed.insert(url);
-        }
+        let planned = urls
+            .iter()
+            .filter_map(|url| self.push_if_changed(&node, url))
+            .collect();
         make_before_break(planned)
+    }
+
+    /// The response `url` is owed when what the client would receive now differs from what
+    /// it was last sent (S3), if it is subscribed.
+    fn push_if_changed(&mut self, node: &str, url: &str) -> Option<Planned<SotwResponse>> {
+        let resources = self.resources(node, url);
+        let state = self.types.get_mut(url)?;
+        if state.sub.interest.is_empty() {
+            return None;
+        }
+        let hash = view(&state.sub.interest, &resources).hash;
+        if state.was_sent(&resources.version, hash) {
+            return None;
+        }
+        let who = (self.id, node, self.features);
+        let planned = respond(who, &mut self.nonces, url, state, &resources);
+        self.changed.insert(url.to_string());
+        Some(planned)
     }
 
     /// [`Self::on_request`], with the responses decoded into plain messages (for fetches
@@ -238,11 +249,10 @@ impl SotwStream {
             .clone()
     }
 
-    fn resources(&self, node: &str, url: &str) -> Arc<TypeResources> {
-        self.snapshot
-            .get(node, url)
-            .cloned()
-            .unwrap_or_else(|| self.empty.clone())
+    /// The resources of `url` this stream serves: the snapshot's, without what a fault masks.
+    fn resources(&mut self, node: &str, url: &str) -> Arc<TypeResources> {
+        let resources = self.snapshot.get(node, url).unwrap_or(&self.empty);
+        self.masks.apply(url, resources.clone())
     }
 }
 

@@ -120,6 +120,26 @@ impl TypeResources {
     pub fn has_ttl(&self) -> bool {
         self.has_ttl
     }
+
+    /// These resources without those `gone` picks, or `None` when it picks none. The set gets
+    /// a version of its own, `<version>-<label>-<8 hex digits of the names left out>`: one
+    /// version never stands for two contents, and the same cut of the same set is always the
+    /// same version.
+    pub fn without(&self, gone: impl Fn(&str) -> bool, label: &str) -> Option<TypeResources> {
+        let (removed, kept): (BTreeMap<_, _>, BTreeMap<_, _>) = self
+            .resources
+            .iter()
+            .map(|(name, r)| (name.clone(), r.clone()))
+            .partition(|(name, _)| gone(name));
+        if removed.is_empty() {
+            return None;
+        }
+        let names: Vec<&[u8]> = removed.keys().map(String::as_bytes).collect();
+        let cut = version::short(spread(version::fnv1a(&names)));
+        let version = format!("{}-{label}-{}", self.version, &cut[..8]);
+        let hash = content_hash(&kept);
+        Some(Self::with_version(kept, hash, version, self.version_kind))
+    }
 }
 
 /// FNV-1a barely moves its high bits for a change in the last bytes it reads, and a document's
@@ -264,6 +284,20 @@ mod tests {
             let differing = before.chars().zip(after.chars()).filter(|(a, b)| a != b);
             assert!(differing.count() >= 4, "{before} -> {after}");
         }
+    }
+
+    #[test]
+    fn issue14_flap_cut_has_a_version_of_its_own_per_cut() {
+        let all = TypeResources::new([resource("api", "1"), resource("web", "1")].into(), None);
+        assert!(all.without(|n| n == "db", "flap").is_none(), "cuts nothing");
+        let cut = all.without(|n| n == "web", "flap").unwrap();
+        assert_eq!(cut.resources.keys().collect::<Vec<_>>(), ["api"]);
+        assert!(cut.version.starts_with(&format!("{}-flap-", all.version)));
+        assert_ne!(cut.content_hash, all.content_hash);
+        let again = all.without(|n| n == "web", "flap").unwrap();
+        assert_eq!(again.version, cut.version, "deterministic");
+        let other = all.without(|n| n == "api", "flap").unwrap();
+        assert_ne!(other.version, cut.version, "another cut, another version");
     }
 
     #[test]

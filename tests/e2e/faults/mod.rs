@@ -4,6 +4,7 @@
 
 mod content;
 mod docs;
+mod flap;
 mod rest;
 mod stream;
 mod timing;

@@ -113,6 +113,14 @@ impl RuleCounters {
         limit.is_some_and(|limit| self.fired.load(Ordering::Relaxed) >= limit)
     }
 
+    /// Returns a firing [`Self::try_take`] took that did not happen after all (a `flap`
+    /// removal with nothing to tell the stream).
+    pub fn give_back(&self) {
+        let _ = self
+            .fired
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+    }
+
     /// A firing that had nothing to act on (e.g. `stale_nonce` before any nonce).
     pub fn skipped(&self) {
         self.skipped.fetch_add(1, Ordering::Relaxed);

@@ -284,9 +284,7 @@ fn check_action(rule: &Rule) -> Result<(), String> {
         Action::WrongTypeUrl { type_url, .. } if type_url.is_empty() => {
             return Err("`wrong_type_url.type` is empty".into());
         }
-        Action::Flap { .. } => {
-            return Err("`flap` is not implemented yet (withhold is)".into());
-        }
+        Action::Flap { .. } => check_flap(rule)?,
         Action::Close { code, .. } if *code == 0 => {
             return Err("`close.code` OK would not close anything: pick an error code".into());
         }
@@ -308,6 +306,21 @@ fn check_action(rule: &Rule) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// SotW absence removes only LDS and CDS resources (S5, C7): a `flap` of another type could
+/// take nothing away from a SotW client, so such a rule must be about Delta streams.
+fn check_flap(rule: &Rule) -> Result<(), String> {
+    let url = rule.selector.type_url.as_deref().unwrap_or_default();
+    if type_url::full_state(url) || rule.selector.variant == Some(Variant::Delta) {
+        return Ok(());
+    }
+    Err(format!(
+        "`flap` of {} needs `match.variant: delta`: in SotW only LDS and CDS resources can \
+         be removed (a SotW response without a {} resource leaves the client's copy alone)",
+        type_url::short_name(url),
+        type_url::short_name(url),
+    ))
 }
 
 impl Scenario {

@@ -277,11 +277,33 @@ fn the_counters_stop_at_times() {
 }
 
 #[test]
-fn what_this_build_cannot_do_is_refused_by_name() {
-    refused_at(
+fn issue14_flap_reads_into_names_and_a_period() {
+    let s = Scenario::from_yaml(
         "version: 1\nrules:\n  - match: { type: cds }\n    do: { flap: { names: [web], period: 2s } }\n",
+    );
+    assert_eq!(
+        s.unwrap().rules[0].action,
+        Action::Flap {
+            names: vec!["web".into()],
+            period: std::time::Duration::from_secs(2)
+        }
+    );
+}
+
+#[test]
+fn issue14_flap_of_eds_in_sotw_is_refused_it_could_remove_nothing() {
+    let e = refused_at(
+        "version: 1\nrules:\n  - match: { type: eds }\n    do: { flap: { names: [web], period: 2s } }\n",
         3,
-        "`flap` is not implemented yet",
+        "`flap` of eds needs `match.variant: delta`",
+    );
+    assert!(e.to_string().contains("only LDS and CDS"), "{e}");
+    let delta = "version: 1\nrules:\n  - match: { type: eds, variant: delta }\n    do: { flap: { names: [web], period: 2s } }\n";
+    assert!(Scenario::from_yaml(delta).is_ok());
+    refused_at(
+        "version: 1\nrules:\n  - match: { type: cds }\n    do: { flap: { names: [web], period: 0s } }\n",
+        3,
+        "`flap.period` must be above zero",
     );
 }
 

@@ -37,6 +37,20 @@ impl DeltaStream {
         Some(self.respond(&node, url, &resources, changes).response)
     }
 
+    /// See [`StreamMachine::mask`].
+    pub fn mask(&mut self, url: &str, globs: Vec<String>) -> Vec<DeltaResponse> {
+        if !self.masks.set(url, globs) {
+            return Vec::new();
+        }
+        let Some(node) = self.node.clone() else {
+            return Vec::new();
+        };
+        self.push_if_changed(&node, url)
+            .into_iter()
+            .map(|planned| planned.response)
+            .collect()
+    }
+
     /// See [`StreamMachine::note_wire`].
     pub fn note_wire(&mut self, url: &str, planned_nonce: &str, mark: FaultMark, fate: WireFate) {
         let Some(state) = self.types.get_mut(url) else {
@@ -100,6 +114,9 @@ impl StreamMachine for DeltaStream {
     }
     fn repeat_last(&mut self, type_url: &str) -> Option<DeltaResponse> {
         DeltaStream::repeat_last(self, type_url)
+    }
+    fn mask(&mut self, type_url: &str, globs: Vec<String>) -> Vec<DeltaResponse> {
+        DeltaStream::mask(self, type_url, globs)
     }
     fn note_wire(&mut self, type_url: &str, planned_nonce: &str, mark: FaultMark, fate: WireFate) {
         DeltaStream::note_wire(self, type_url, planned_nonce, mark, fate)

@@ -7,7 +7,8 @@
 //!   machines' output: [`stage::FaultStage::plan`] turns a batch of responses into the steps
 //!   the stream loop carries out, and the loop reports each fate back to the machine;
 //!   `ignore_acks` asks the machine itself for resends
-//!   ([`stage::FaultStage::after_exchange`]).
+//!   ([`stage::FaultStage::after_exchange`]), and `flap` has it hide names for a while
+//!   ([`stage::FaultStage::on_flap`], on the stream's fault timer).
 
 pub mod select;
 pub mod stage;

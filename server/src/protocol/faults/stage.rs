@@ -23,6 +23,7 @@ use crate::{
     },
 };
 
+mod flap;
 mod respond;
 #[cfg(test)]
 mod tests;
@@ -101,6 +102,8 @@ struct Active {
     armed: bool,
     /// A timed rule's moment has passed.
     timer_done: bool,
+    /// `flap`: where the rule's resources are in their cycle on this stream.
+    flap: flap::Cycle,
 }
 
 /// One stream's fault stage: the scenario rules that match the stream.
@@ -113,6 +116,9 @@ pub struct FaultStage {
     batches: u64,
     /// Responses a rule asked the machine for, by nonce, to be marked when they are planned.
     marks: Vec<(String, FaultMark)>,
+    /// Types whose resources a `flap` has had the machine hide, to be shown again once no
+    /// rule hides them.
+    masked: std::collections::BTreeSet<String>,
 }
 
 impl FaultStage {
@@ -120,10 +126,14 @@ impl FaultStage {
         Self::default()
     }
 
-    /// Follows `installed` from now on (per-stream counts of rules start again).
+    /// Follows `installed` from now on (per-stream counts of rules start again). Every
+    /// `flap` cycle starts again too: [`Self::on_flap`] then shows what the old ones hid.
     pub fn load(&mut self, installed: Arc<Installed>, kind: StreamKind, node: Option<&str>) {
         self.installed = (!installed.is_empty()).then_some(installed);
         self.select(kind, node);
+        for active in &mut self.active {
+            active.flap = flap::Cycle::default();
+        }
     }
 
     /// The stream's node is known: rules with a node glob may now apply.
@@ -152,6 +162,7 @@ impl FaultStage {
                     fired_here: kept.map_or(0, |a| a.fired_here),
                     armed: kept.is_some_and(|a| a.armed),
                     timer_done: kept.is_some_and(|a| a.timer_done),
+                    flap: kept.map(|a| a.flap).unwrap_or_default(),
                 }
             })
             .collect();
@@ -171,17 +182,23 @@ impl FaultStage {
     }
 
     /// Takes one firing of the active rule `a` (its per-stream and server-wide budgets) and
-    /// records it; false when a budget is spent.
+    /// records it; `None` when a budget is spent.
     fn take(&mut self, a: usize, ctx: &StreamCtx<'_>, at: Option<&Target>) -> Option<FaultMark> {
-        let index = self.active[a].index;
-        let (rule, counters) = self.rule(index);
-        if rule
+        self.reserve(a).then(|| self.fire(a, ctx, at))
+    }
+
+    /// Takes one firing of the active rule `a` from its budgets; false when one is spent.
+    fn reserve(&self, a: usize) -> bool {
+        let (rule, counters) = self.rule(self.active[a].index);
+        let here = rule
             .per_stream
-            .is_some_and(|n| self.active[a].fired_here >= n)
-            || !counters.try_take(rule.times)
-        {
-            return None;
-        }
+            .is_none_or(|n| self.active[a].fired_here < n);
+        here && counters.try_take(rule.times)
+    }
+
+    /// Records the firing of the active rule `a` that [`Self::reserve`] took.
+    fn fire(&mut self, a: usize, ctx: &StreamCtx<'_>, at: Option<&Target>) -> FaultMark {
+        let (rule, counters) = self.rule(self.active[a].index);
         counters.record(Firing {
             at: std::time::SystemTime::now(),
             stream: ctx.stream,
@@ -195,7 +212,7 @@ impl FaultStage {
         };
         self.active[a].fired_here += 1;
         self.active[a].armed = false;
-        Some(mark)
+        mark
     }
 
     fn skipped(&self, a: usize) {
@@ -203,17 +220,18 @@ impl FaultStage {
     }
 
     /// The stream age at which a timed rule (`close`/`reset`/`hang` with `when: { after }`
-    /// only) fires next, if one is waiting.
+    /// only) fires next, or a `flap` turns, if one is waiting.
     pub fn deadline(&self) -> Option<Duration> {
-        self.active
+        let timed = self
+            .active
             .iter()
             .filter(|a| !a.timer_done)
             .filter_map(|a| {
                 let (rule, counters) = self.rule(a.index);
                 let waiting = select::is_timed(rule) && !counters.is_spent(rule.times);
                 waiting.then_some(rule.when.after?)
-            })
-            .min()
+            });
+        timed.chain(self.flap_deadlines()).min()
     }
 
     /// The stream is `ctx.age` old: the timed rules due fire.

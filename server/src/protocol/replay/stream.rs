@@ -287,6 +287,11 @@ impl<F: Flavor> StreamMachine for ReplayStream<F> {
         None
     }
 
+    /// A replay serves recorded responses, not a snapshot: there is nothing to hide.
+    fn mask(&mut self, _type_url: &str, _globs: Vec<String>) -> Vec<F::Response> {
+        Vec::new()
+    }
+
     fn note_wire(&mut self, _: &str, _: &str, _: FaultMark, _: WireFate) {}
 
     fn take_ending(&mut self) -> Option<StatusFacts> {

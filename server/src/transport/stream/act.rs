@@ -57,17 +57,26 @@ pub async fn fault_timer(deadline: Option<Instant>) {
     }
 }
 
-/// Fires the timed rules that are due.
+/// Fires the timed rules that are due; returns the responses the `flap`s that turned owe
+/// the client, to be sent like any other.
 pub async fn on_timer<M: StreamMachine>(
     machine: &mut M,
     kit: &mut StreamKit,
     responses: &Responses<M::Response>,
     shutdown: &mut watch::Receiver<bool>,
-) -> Result<(), CloseReason> {
+) -> Result<Vec<M::Response>, CloseReason> {
     let steps = kit.faults.on_timer(&ctx(machine.node_id(), kit));
     let done = carry_out(machine, kit, responses, steps, shutdown).await;
     kit.tap.publish(machine.take_status());
-    done
+    done?;
+    Ok(on_flap(machine, kit))
+}
+
+/// The `flap`s due turn (and what a removed one hid comes back): the responses that say so.
+pub fn on_flap<M: StreamMachine>(machine: &mut M, kit: &mut StreamKit) -> Vec<M::Response> {
+    let node = machine.node_id().map(str::to_owned);
+    let ctx = ctx(node.as_deref(), kit);
+    kit.faults.on_flap(&ctx, machine)
 }
 
 /// Sends one batch as planned; `Err` says why the stream must end (the client went away, the

@@ -143,7 +143,8 @@ pub async fn run<M, S>(
                 }
                 let installed = scenarios.borrow_and_update().clone();
                 kit.faults.load(installed, kit.kind, machine.node_id());
-                continue;
+                // A `flap` that went with the old scenario shows what it hid, at once.
+                act::on_flap(&mut machine, &mut kit)
             },
             () = act::fault_timer(timer) => {
                 timer_due = true;
@@ -156,11 +157,11 @@ pub async fn run<M, S>(
             }
             () = tick => Vec::new(),
         };
-        if timer_due
-            && let Err(reason) =
-                act::on_timer(&mut machine, &mut kit, &responses, &mut shutdown).await
-        {
-            break Ending::because(reason);
+        if timer_due {
+            match act::on_timer(&mut machine, &mut kit, &responses, &mut shutdown).await {
+                Ok(flapped) => out.extend(flapped),
+                Err(reason) => break Ending::because(reason),
+            }
         }
         // After every event: it may have made a heartbeat due, or scheduled one.
         out.extend(machine.on_tick(Instant::now().into_std()));
@@ -180,6 +181,7 @@ pub async fn run<M, S>(
         if scenarios_open && scenarios.has_changed().unwrap_or(false) {
             let installed = scenarios.borrow_and_update().clone();
             kit.faults.load(installed, kit.kind, machine.node_id());
+            out.extend(act::on_flap(&mut machine, &mut kit));
         }
         if let Err(reason) = act::send(&mut machine, &mut kit, &responses, out, &mut shutdown).await
         {
