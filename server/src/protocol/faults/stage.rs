@@ -130,10 +130,9 @@ impl FaultStage {
     /// `flap` cycle starts again too: [`Self::on_flap`] then shows what the old ones hid.
     pub fn load(&mut self, installed: Arc<Installed>, kind: StreamKind, node: Option<&str>) {
         self.installed = (!installed.is_empty()).then_some(installed);
+        // Rules are matched by index: the new scenario's rule 0 is not the old one's.
+        self.active.clear();
         self.select(kind, node);
-        for active in &mut self.active {
-            active.flap = flap::Cycle::default();
-        }
     }
 
     /// The stream's node is known: rules with a node glob may now apply.

@@ -249,6 +249,29 @@ fn per_stream_limits_firings_on_each_stream_and_times_across_streams() {
 }
 
 #[test]
+fn a_new_scenario_starts_the_per_stream_counts_again() {
+    let yaml = "version: 1\nrules:\n- match: {type: cds}\n  per_stream: 1\n  do: {drop: {}}\n";
+    let (mut stage, scenarios) = stage(yaml);
+    let drop = |stage: &mut FaultStage, nonce: &str| {
+        let plan = stage.plan(&ctx(Duration::ZERO), vec![response(CLUSTER, "v1", nonce)]);
+        matches!(steps(plan)[0], WireStep::Drop { .. })
+    };
+    assert!(drop(&mut stage, "1-1"));
+    assert!(
+        !drop(&mut stage, "1-2"),
+        "the first scenario's rule is spent on this stream"
+    );
+    // The same text installed again is a new scenario: its rule 0 has not fired here.
+    scenarios.set(Scenario::from_yaml(yaml).unwrap()).unwrap();
+    stage.load(scenarios.current(), StreamKind::ADS_SOTW, Some("edge-1"));
+    assert!(
+        drop(&mut stage, "1-3"),
+        "the new scenario's rule fires once on this stream"
+    );
+    assert!(!drop(&mut stage, "1-4"));
+}
+
+#[test]
 fn version_picks_the_response_carrying_it() {
     let (mut stage, _s) = stage("version: 1\nrules:\n- when: {version: v2}\n  do: {corrupt: {}}\n");
     let v1 = steps(stage.plan(&ctx(Duration::ZERO), vec![response(CLUSTER, "v1", "1-1")]));
