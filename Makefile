@@ -80,7 +80,8 @@ run-client: bins
 # endpoints, 3 runs each, medians) and the single numbers (Delta: N = 5000, C = 1000). Table on the
 # terminal, JSON in bench-results/bench.json. `make bench QUICK=1` runs a small matrix in seconds;
 # RUNS=, NODES=100,1000, CLUSTERS= and ENDPOINTS= override the defaults. The N=1000 cell also runs
-# over TLS right after its plaintext run (TLS_NODES=N moves it, TLS_NODES=0 drops it).
+# over TLS right after its plaintext run (TLS_NODES=N moves it, TLS_NODES=0 drops it). The last
+# single number is the cost of --record (N = 1000, C = 100; xdsloop-bench --record-only alone).
 bench:
 	$(CARGO) build --release -p xdsloop-server -p xdsloop-bench
 	$(CARGO) run --release -q -p xdsloop-bench -- $(if $(QUICK),--quick) \

@@ -9,6 +9,7 @@ mod extras;
 mod fixtures;
 mod output;
 mod page;
+mod record;
 mod server;
 mod tls;
 
@@ -57,8 +58,12 @@ struct Args {
     edit_only: bool,
     /// Only the Delta cell (N = 5,000 Delta nodes on C = 1,000, or 100 on 100 with --quick; one
     /// resource changes): its push time, bytes per client and the server's peak RSS.
-    #[arg(long, conflicts_with_all = ["matrix_only", "extras_only", "edit_only"])]
+    #[arg(long, conflicts_with_all = ["matrix_only", "extras_only", "edit_only", "record_only"])]
     delta_only: bool,
+    /// Only the cost of `--record`: one push to N = 1,000 streams (C = 100) without and with
+    /// it, and the transcript's size [N = 100 with --quick].
+    #[arg(long, conflicts_with_all = ["matrix_only", "extras_only", "edit_only"])]
+    record_only: bool,
     /// The server binary (default: xdsloop-server next to this binary).
     #[arg(long)]
     server_bin: Option<PathBuf>,
@@ -143,8 +148,12 @@ async fn run(args: Args, sizes: ExtraSizes) -> Result<(), String> {
     let clusters = args.clusters.unwrap_or(1000);
     let mut results = Results::new(&args.output, runs_per_cell, args.quick);
     eprintln!("xdsloop-bench: server {}", binary.display());
-    if args.delta_only {
-        results.delta_one_change = Some(delta(&binary, &args, &sizes).await?);
+    if args.delta_only || args.record_only {
+        if args.delta_only {
+            results.delta_one_change = Some(delta(&binary, &args, &sizes).await?);
+        } else {
+            record_cell(&mut results, &binary, &args, &sizes, runs_per_cell.max(3)).await?;
+        }
         results.save()?;
         println!("{}", results.table());
         return Ok(());
@@ -245,5 +254,20 @@ async fn extras(
         sizes.apply_endpoints
     );
     results.client_apply = Some(apply::apply_big_eds(sizes.apply_endpoints, runs).await?);
+    record_cell(results, binary, args, sizes, runs).await
+}
+
+async fn record_cell(
+    results: &mut Results,
+    binary: &std::path::Path,
+    args: &Args,
+    sizes: &ExtraSizes,
+    runs: usize,
+) -> Result<(), String> {
+    // The edit cell's sizes (N = 1,000, C = 100): every line names each resource it carries,
+    // so the transcript grows with C as much as with N.
+    let (nodes, clusters) = (sizes.edit_nodes, sizes.edit_clusters);
+    eprintln!("  push to {nodes} streams (C={clusters}) without and with --record");
+    results.record = record::record_cost(binary, nodes, clusters, args.endpoints, runs).await?;
     Ok(())
 }

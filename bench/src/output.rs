@@ -12,6 +12,7 @@ use crate::cell::{CellRun, percentile};
 use crate::edit::EditToAcked;
 use crate::extras::{DeltaChange, StatusTiming, median};
 use crate::page::PageCost;
+use crate::record::RecordCost;
 
 #[derive(Debug, Serialize)]
 pub struct Machine {
@@ -115,6 +116,8 @@ pub struct Results {
     pub client_apply: Option<ApplyTiming>,
     /// `None`: not measured (the server has no admin endpoint, so no page).
     pub page: Option<PageCost>,
+    /// `None`: not measured (the server has no `--record`).
+    pub record: Option<RecordCost>,
 }
 
 fn mib(bytes: u64) -> f64 {
@@ -138,6 +141,7 @@ impl Results {
             status_streams: 0,
             client_apply: None,
             page: None,
+            record: None,
         }
     }
 
@@ -160,41 +164,44 @@ impl Results {
         let mut out = String::new();
         let _ = writeln!(out, "Machine: {}", self.machine.line());
         self.edit_line(&mut out);
-        let _ = writeln!(
-            out,
-            "SotW fleet, CDS wildcard + EDS; {} run(s) per row, medians. Push = one endpoint \
-             resource edited (write-temp-then-rename) until every node ACKed it. TLS: the \
-             server with --tls-cert, the fleet with --tls-ca (run right after the plaintext \
-             row of the same N).\n",
-            self.runs_per_cell
-        );
-        let _ = writeln!(
-            out,
-            "| N | C | E | first config p50 / max | push to all ACKed p50 / max | server CPU | server peak RSS | bytes on the wire (sync + push) | fleet CPU | load avg |"
-        );
-        let _ = writeln!(out, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-        for c in &self.cells {
-            let m = &c.median;
+        // Runs of a single cell (--edit-only, --record-only, --extras-only) have no matrix.
+        if !self.cells.is_empty() {
             let _ = writeln!(
                 out,
-                "| {}{} | {} | {} | {:.0} / {:.0} ms | {:.0} / {:.0} ms | {:.2} s | {:.0} MiB | {} + {} | {:.2} s | {:.1} |",
-                c.nodes,
-                if c.tls { " TLS" } else { "" },
-                c.clusters,
-                c.endpoints,
-                m.first_config_p50_ms,
-                m.first_config_max_ms,
-                m.push_p50_ms,
-                m.push_max_ms,
-                m.server_cpu_s,
-                m.server_peak_rss_mb,
-                human_bytes(m.initial_bytes),
-                human_bytes(m.push_bytes),
-                m.fleet_cpu_s,
-                m.load_average
+                "SotW fleet, CDS wildcard + EDS; {} run(s) per row, medians. Push = one endpoint \
+                 resource edited (write-temp-then-rename) until every node ACKed it. TLS: the \
+                 server with --tls-cert, the fleet with --tls-ca (run right after the plaintext \
+                 row of the same N).\n",
+                self.runs_per_cell
             );
+            let _ = writeln!(
+                out,
+                "| N | C | E | first config p50 / max | push to all ACKed p50 / max | server CPU | server peak RSS | bytes on the wire (sync + push) | fleet CPU | load avg |"
+            );
+            let _ = writeln!(out, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+            for c in &self.cells {
+                let m = &c.median;
+                let _ = writeln!(
+                    out,
+                    "| {}{} | {} | {} | {:.0} / {:.0} ms | {:.0} / {:.0} ms | {:.2} s | {:.0} MiB | {} + {} | {:.2} s | {:.1} |",
+                    c.nodes,
+                    if c.tls { " TLS" } else { "" },
+                    c.clusters,
+                    c.endpoints,
+                    m.first_config_p50_ms,
+                    m.first_config_max_ms,
+                    m.push_p50_ms,
+                    m.push_max_ms,
+                    m.server_cpu_s,
+                    m.server_peak_rss_mb,
+                    human_bytes(m.initial_bytes),
+                    human_bytes(m.push_bytes),
+                    m.fleet_cpu_s,
+                    m.load_average
+                );
+            }
+            out.push('\n');
         }
-        out.push('\n');
         self.single_numbers(&mut out);
         out
     }
@@ -283,6 +290,22 @@ impl Results {
                 p.open.server_cpu_ms,
                 p.page_events_per_push,
                 human_bytes(p.page_bytes_per_push as u64)
+            );
+        }
+        if let Some(r) = &self.record {
+            let _ = writeln!(
+                out,
+                "- --record, one push to {} streams (C = {}): without {:.0} ms all ACKed, server \
+                 CPU {:.0} ms; with --record FILE {:.0} ms, {:.0} ms CPU; the transcript took {} \
+                 for the fleet's sync and {} per push",
+                r.streams,
+                r.clusters,
+                r.off.push_max_ms,
+                r.off.server_cpu_ms,
+                r.on.push_max_ms,
+                r.on.server_cpu_ms,
+                human_bytes(r.sync_bytes),
+                human_bytes(r.bytes_per_push as u64)
             );
         }
         if let Some(a) = &self.client_apply {

@@ -93,7 +93,7 @@ impl OpenPage {
 }
 
 /// One edit pushed to every node; what it cost.
-async fn push(
+pub async fn push(
     server: &ServerProcess,
     fleet: &Fleet,
     set: &mut FixtureSet,

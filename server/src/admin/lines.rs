@@ -16,6 +16,7 @@ use xdsloop_transcript::{
 
 use crate::protocol::{
     conformance,
+    fetch::FETCH_STREAM_ID,
     kind::Variant,
     tap::{
         self, CloseReason, FaultFacts, Listed, Names, RequestFacts, ResponseFacts, What, WireEvent,
@@ -34,7 +35,15 @@ pub fn to_line(event: &WireEvent, bodies: Option<&Codec>) -> Event {
             ordinal: None,
         }),
         What::Request(facts) => Line::Request(request(facts)),
-        What::Response(facts) => Line::Response(response(facts, bodies)),
+        What::Response(facts) => {
+            let mut line = response(facts, bodies);
+            // Stream 0 has no `open` line to say how it came: on the server, only REST polls
+            // a scenario rule touched are on it (gRPC Fetch is not tapped).
+            if event.stream == FETCH_STREAM_ID {
+                line.transport = Some("rest".into());
+            }
+            Line::Response(line)
+        }
         What::Fault(facts) => Line::Fault(fault(facts)),
         What::Violation(v) => Line::Violation(violation(v)),
         What::Closed(closed) => Line::Close(Close {

@@ -149,6 +149,9 @@ pub struct TypeView {
     /// The last response of this type a scenario rule touched.
     #[serde(default)]
     pub last_fault: Option<FaultView>,
+    /// What a `withhold` rule left out of the latest response; absent when nothing was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<WithheldView>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -171,6 +174,13 @@ pub struct SentView {
     /// The scenario rule that changed, delayed or withheld it on its way out.
     #[serde(default)]
     pub fault: Option<FaultMarkView>,
+}
+
+/// Resources a `withhold` rule left out of the latest response, and the rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WithheldView {
+    pub rule: String,
+    pub names: Vec<String>,
 }
 
 /// Which scenario rule did what.
@@ -336,6 +346,14 @@ fn type_view(status: &TypeStatus, current: Option<&TypeResources>, variant: Vari
             last_at: h.last_at,
         }),
         last_fault: status.last_fault.as_ref().map(fault_view),
+        withheld: status
+            .last_sent
+            .as_ref()
+            .and_then(|s| s.withheld.as_ref())
+            .map(|w| WithheldView {
+                rule: w.rule.to_string(),
+                names: w.names.clone(),
+            }),
     }
 }
 

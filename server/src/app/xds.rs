@@ -20,7 +20,7 @@ use crate::{
     transport::discovery::Discovery,
     transport::introspection::{self, ServingReporter},
     transport::per_type::{self, PerType},
-    transport::rest::{self, Rest},
+    transport::rest::{self, Rest, faults::RestFaults},
     transport::unary::Fetcher,
 };
 
@@ -209,7 +209,8 @@ impl XdsPort {
             xds_services.push(CSDS_SERVICE);
         }
         let health = introspection::add_to(&mut routes, &xds_services).await?;
-        let rest = Rest::new(fetcher, &codec, limits.max_request_bytes);
+        let faults = RestFaults::new(self.scenarios.clone(), registry.clone());
+        let rest = Rest::new(fetcher, &codec, limits.max_request_bytes).with_faults(faults);
         let routes = rest::with_grpc(routes.routes(), rest.router().merge(http.routes));
         let accept = Accept {
             stats: self.listening.stats,

@@ -21,24 +21,41 @@ use std::{collections::BTreeMap, sync::Arc};
 
 use xdsloop_proto::discovery::{DiscoveryRequest, DiscoveryResponse};
 
-use crate::{Snapshot, TypeResources, protocol::sotw::SotwStream, snapshot::VersionKind};
+use crate::{
+    Snapshot, TypeResources,
+    protocol::{response::SotwResponse, sotw::SotwStream},
+    snapshot::VersionKind,
+};
 
 /// Nonces of fetch responses are `0-1`: stream ids start at 1, so they never match a stream's.
 /// REST-JSON makes the nonce optional (there is one request in flight at a time).
 pub const FETCH_STREAM_ID: u64 = 0;
 
-/// The answer to one fetch.
+/// The answer to one fetch: the response decoded ([`fetch`]), or as a stream would send it
+/// ([`fetch_wire`], for the fault stage).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Fetched {
+pub enum Fetched<R = DiscoveryResponse> {
     /// What a SotW stream would send for this request right now.
-    Response(DiscoveryResponse),
+    Response(R),
     /// The client already holds `version` (REST: 304 Not Modified).
     NotModified { version: String },
 }
 
 /// Answers `request` for `type_url` from `snapshot`. `type_url` overrides the request's own
 /// (per-type services check it before calling).
-pub fn fetch(snapshot: Arc<Snapshot>, type_url: &str, mut request: DiscoveryRequest) -> Fetched {
+pub fn fetch(snapshot: Arc<Snapshot>, type_url: &str, request: DiscoveryRequest) -> Fetched {
+    match fetch_wire(snapshot, type_url, request) {
+        Fetched::Response(response) => Fetched::Response(response.to_message()),
+        Fetched::NotModified { version } => Fetched::NotModified { version },
+    }
+}
+
+/// [`fetch`], with the response as the SotW machine returns it (shared entries, manifest).
+pub fn fetch_wire(
+    snapshot: Arc<Snapshot>,
+    type_url: &str,
+    mut request: DiscoveryRequest,
+) -> Fetched<SotwResponse> {
     request.type_url = type_url.to_string();
     let node = request.node.as_ref().map(|n| n.id.as_str()).unwrap_or("");
     let (version, content_version) = match snapshot.get(node, type_url) {
@@ -49,7 +66,7 @@ pub fn fetch(snapshot: Arc<Snapshot>, type_url: &str, mut request: DiscoveryRequ
     if content_version && !request.version_info.is_empty() && request.version_info == version {
         return Fetched::NotModified { version };
     }
-    let mut answers = SotwStream::new(FETCH_STREAM_ID, snapshot).on_request_decoded(request);
+    let mut answers = SotwStream::new(FETCH_STREAM_ID, snapshot).on_request(request.into());
     Fetched::Response(
         answers
             .pop()

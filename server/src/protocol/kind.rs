@@ -30,6 +30,16 @@ impl StreamKind {
         variant: Variant::Delta,
         service: "ads",
     };
+    /// REST-JSON polling: no stream, but SotW-shaped answers; the fault stage and the tap
+    /// know a node's polls by this kind (stream id 0).
+    pub const REST: StreamKind = StreamKind {
+        variant: Variant::Sotw,
+        service: "rest",
+    };
+
+    pub fn is_rest(self) -> bool {
+        self.service == Self::REST.service
+    }
 }
 
 impl fmt::Display for StreamKind {

@@ -3,7 +3,7 @@
 //! ([`Ledger`]: last sent, last ACKed, last NACKed). Pure: no I/O, no clocks besides the
 //! timestamps recorded for `/status`.
 
-use std::{collections::BTreeSet, time::SystemTime};
+use std::{collections::BTreeSet, sync::Arc, time::SystemTime};
 
 use serde::Serialize;
 
@@ -151,6 +151,20 @@ pub struct Sent {
     pub at: SystemTime,
     /// The scenario rule that changed, delayed or withheld this response on its way out.
     pub fault: Option<FaultMark>,
+    /// Resources a `withhold` rule left out of it (not counted in `resources`).
+    pub withheld: Option<Withheld>,
+}
+
+/// What a `withhold` rule left out of a response: the client was never told of these.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Withheld {
+    #[serde(serialize_with = "arc_str")]
+    pub rule: Arc<str>,
+    pub names: Vec<String>,
+}
+
+fn arc_str<S: serde::Serializer>(text: &Arc<str>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(text)
 }
 
 /// The last ACK: the client applied `version` (sent with `nonce`).
@@ -259,6 +273,7 @@ impl Ledger {
             resources,
             at: SystemTime::now(),
             fault: None,
+            withheld: None,
         });
     }
 
@@ -269,8 +284,16 @@ impl Ledger {
         let Some(sent) = self.last_sent.as_mut().filter(|s| s.nonce == planned_nonce) else {
             return false;
         };
-        if let WireFate::Sent { nonce } = fate {
-            sent.nonce.clone_from(nonce);
+        match fate {
+            WireFate::Sent { nonce } => sent.nonce.clone_from(nonce),
+            WireFate::Withheld { names } => {
+                sent.resources = sent.resources.saturating_sub(names.len());
+                sent.withheld = Some(Withheld {
+                    rule: mark.rule.clone(),
+                    names: names.clone(),
+                });
+            }
+            _ => {}
         }
         sent.fault = Some(mark.clone());
         self.last_fault = Some(Touched {

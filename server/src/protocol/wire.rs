@@ -35,6 +35,8 @@ pub enum WireFate {
     Dropped,
     /// Sent changed (`kind`: what was changed, e.g. `corrupt`).
     Mutated { kind: &'static str },
+    /// Sent without these resources (`withhold`).
+    Withheld { names: Vec<String> },
     /// Sent late, after `by`.
     Delayed { by: Duration },
     /// Not sent: the stream was closed, reset or hung instead (`kind`).
@@ -76,6 +78,8 @@ pub trait WireResponse {
     fn position(&self, name: Option<&str>) -> Option<usize>;
     /// The entries of the resources whose names `wanted` picks, ascending.
     fn positions(&self, wanted: &dyn Fn(&str) -> bool) -> Vec<usize>;
+    /// The name of the resource at entry `i`, when known.
+    fn name_at(&self, i: usize) -> Option<&str>;
     /// Applies `edit`; false when it had nothing to act on.
     fn edit(&mut self, edit: Edit<'_>) -> bool;
 }

@@ -10,6 +10,14 @@
 //! - `400` + a plain-text reason: a body that is not a `DiscoveryRequest` in JSON (the parse
 //!   error, with line and column), or a `type_url` of another type than the path's;
 //! - `413` + a plain-text reason: a body over `--max-request-bytes`.
+//!
+//! Scenario rules apply to polls as to streams, where a one-shot answer allows
+//! ([`faults`]: which rules and how they count; [`act`]: what they do to the answer; [`json`]:
+//! a changed response in JSON, and the HTTP status a `close` rule answers with).
+
+mod act;
+pub mod faults;
+pub mod json;
 
 use axum::extract::rejection::BytesRejection;
 use axum::{
@@ -30,7 +38,12 @@ use xdsloop_proto::{
     services::{PER_TYPE_APIS, PerTypeApi},
 };
 
-use crate::{protocol::fetch::Fetched, transport::per_type::claim, transport::unary::Fetcher};
+use crate::{
+    protocol::{fetch::Fetched, response::SotwResponse},
+    transport::per_type::claim,
+    transport::unary::Fetcher,
+};
+use faults::{Planned, RestFaults};
 
 const REQUEST: &str = "envoy.service.discovery.v3.DiscoveryRequest";
 const RESPONSE: &str = "envoy.service.discovery.v3.DiscoveryResponse";
@@ -40,9 +53,12 @@ const RESPONSE: &str = "envoy.service.discovery.v3.DiscoveryResponse";
 #[derive(Debug, Clone)]
 pub struct Rest {
     fetcher: Fetcher,
+    codec: Codec,
     request: MessageDescriptor,
     response: MessageDescriptor,
     max_request_bytes: usize,
+    /// The scenario rules polls follow (none: every poll is answered as it is).
+    faults: Option<RestFaults>,
 }
 
 impl Rest {
@@ -56,10 +72,18 @@ impl Rest {
         };
         Self {
             fetcher,
+            codec: codec.clone(),
             request: message(REQUEST),
             response: message(RESPONSE),
             max_request_bytes,
+            faults: None,
         }
+    }
+
+    /// Polls follow the scenario rules of `faults`.
+    pub fn with_faults(mut self, faults: RestFaults) -> Self {
+        self.faults = Some(faults);
+        self
     }
 
     /// One route per API with a Fetch method.
@@ -71,7 +95,7 @@ impl Rest {
             let state = self.clone();
             let handler = move |body: Result<Bytes, BytesRejection>| async move {
                 match body {
-                    Ok(body) => state.handle(api, &body),
+                    Ok(body) => state.handle(api, &body).await,
                     Err(rejected) => too_large(rejected, limit),
                 }
             };
@@ -85,7 +109,7 @@ impl Rest {
             .route_layer(declared)
     }
 
-    fn handle(&self, api: PerTypeApi, body: &[u8]) -> Response {
+    async fn handle(&self, api: PerTypeApi, body: &[u8]) -> Response {
         let request = match self.parse(body) {
             Ok(request) => request,
             Err(e) => {
@@ -98,21 +122,54 @@ impl Rest {
             Ok(request) => request,
             Err(wrong) => return (StatusCode::BAD_REQUEST, wrong.to_string()).into_response(),
         };
-        match self.fetcher.fetch("rest", api.type_url, request) {
-            Fetched::NotModified { .. } => StatusCode::NOT_MODIFIED.into_response(),
-            Fetched::Response(response) => match self.render(&response) {
-                Ok(json) => (
-                    StatusCode::OK,
-                    [(header::CONTENT_TYPE, "application/json")],
-                    json,
-                )
-                    .into_response(),
-                Err(e) => {
-                    warn!(service = api.service, error = %e, "REST response cannot be written as JSON");
-                    let reason = format!("the response cannot be written as JSON: {e}");
-                    (StatusCode::INTERNAL_SERVER_ERROR, reason).into_response()
-                }
-            },
+        let node = request
+            .node
+            .as_ref()
+            .map(|n| n.id.clone())
+            .unwrap_or_default();
+        let response = match self.fetcher.fetch_wire("rest", api.type_url, request) {
+            Fetched::NotModified { .. } => None,
+            Fetched::Response(response) => Some(response),
+        };
+        let planned = match &self.faults {
+            Some(faults) => faults.plan(&node, response),
+            None => Planned::AsIs(response),
+        };
+        match (planned, &self.faults) {
+            (Planned::AsIs(None), _) => StatusCode::NOT_MODIFIED.into_response(),
+            (Planned::AsIs(Some(response)), _) => self.answer(api, &response),
+            (Planned::Steps(steps), Some(faults)) => {
+                act::carry_out(self, faults, api, &node, steps).await
+            }
+            (Planned::Steps(_), None) => unreachable!("only a fault stage plans steps"),
+        }
+    }
+
+    /// 200 with `response` as JSON.
+    fn answer(&self, api: PerTypeApi, response: &SotwResponse) -> Response {
+        let json = self.render(&response.to_message());
+        self.json_answer(api, json)
+    }
+
+    /// 200 with `response`, which a rule changed, as JSON ([`json::changed`]).
+    fn answer_changed(&self, api: PerTypeApi, response: &SotwResponse) -> Response {
+        let json = json::changed(&self.codec, &self.response, response, api.type_url);
+        self.json_answer(api, json)
+    }
+
+    fn json_answer(&self, api: PerTypeApi, json: Result<Vec<u8>, String>) -> Response {
+        match json {
+            Ok(json) => (
+                StatusCode::OK,
+                [(header::CONTENT_TYPE, "application/json")],
+                json,
+            )
+                .into_response(),
+            Err(e) => {
+                warn!(service = api.service, error = %e, "REST response cannot be written as JSON");
+                let reason = format!("the response cannot be written as JSON: {e}");
+                (StatusCode::INTERNAL_SERVER_ERROR, reason).into_response()
+            }
         }
     }
 
@@ -190,6 +247,8 @@ async fn unmatched(headers: HeaderMap, uri: Uri) -> Response {
 }
 
 #[cfg(test)]
+mod fault_tests;
+#[cfg(test)]
 mod tests {
     use serde_json::{Value, json};
     use tokio::sync::watch;
@@ -202,7 +261,7 @@ mod tests {
 
     use crate::Snapshot;
 
-    fn rest(snapshot: Snapshot) -> Rest {
+    pub(super) fn rest(snapshot: Snapshot) -> Rest {
         let (_source, snapshots) = watch::channel(Arc::new(snapshot));
         Rest::new(Fetcher::new(snapshots), &Codec::envoy(), 1 << 20)
     }
@@ -220,7 +279,7 @@ mod tests {
         }
     }
 
-    async fn body(response: Response) -> (StatusCode, String) {
+    pub(super) async fn body(response: Response) -> (StatusCode, String) {
         let status = response.status();
         let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
             .await
@@ -232,7 +291,7 @@ mod tests {
     async fn a_json_request_gets_a_json_response_with_typed_resources() {
         let rest = rest(cluster_snapshot());
         let request = br#"{"node": {"id": "n1"}, "versionInfo": ""}"#;
-        let (status, text) = body(rest.handle(CLUSTERS, request)).await;
+        let (status, text) = body(rest.handle(CLUSTERS, request).await).await;
         assert_eq!(status, StatusCode::OK);
         let value: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(value["type_url"], CLUSTER);
@@ -240,21 +299,21 @@ mod tests {
         assert_eq!(value["resources"][0]["name"], "c1");
         let version = value["version_info"].as_str().unwrap();
         let again = format!(r#"{{"version_info": "{version}"}}"#);
-        let (status, text) = body(rest.handle(CLUSTERS, again.as_bytes())).await;
+        let (status, text) = body(rest.handle(CLUSTERS, again.as_bytes()).await).await;
         assert_eq!((status, text.as_str()), (StatusCode::NOT_MODIFIED, ""));
     }
 
     #[tokio::test]
     async fn malformed_json_and_unknown_fields_are_400_with_the_reason() {
         let rest = rest(cluster_snapshot());
-        let (status, text) = body(rest.handle(CLUSTERS, b"{\"node\": ")).await;
+        let (status, text) = body(rest.handle(CLUSTERS, b"{\"node\": ").await).await;
         assert_eq!(status, StatusCode::BAD_REQUEST);
         assert!(text.contains("line 1 column"), "{text}");
-        let (status, text) = body(rest.handle(CLUSTERS, br#"{"nonsense": 1}"#)).await;
+        let (status, text) = body(rest.handle(CLUSTERS, br#"{"nonsense": 1}"#).await).await;
         assert_eq!(status, StatusCode::BAD_REQUEST);
         assert!(text.contains("nonsense"), "{text}");
         let other = br#"{"type_url": "type.googleapis.com/envoy.config.listener.v3.Listener"}"#;
-        let (status, text) = body(rest.handle(CLUSTERS, other)).await;
+        let (status, text) = body(rest.handle(CLUSTERS, other).await).await;
         assert_eq!(status, StatusCode::BAD_REQUEST);
         assert!(text.contains("serves only"), "{text}");
     }

@@ -9,7 +9,10 @@ use xdsloop_proto::{discovery::DiscoveryRequest, type_url};
 
 use crate::{
     Snapshot,
-    protocol::fetch::{Fetched, fetch},
+    protocol::{
+        fetch::{Fetched, fetch_wire},
+        response::SotwResponse,
+    },
 };
 
 /// Fetches against the newest snapshot. Cheap to clone.
@@ -25,6 +28,19 @@ impl Fetcher {
 
     /// Answers one fetch; `via` names the transport in the log (`grpc`, `rest`).
     pub fn fetch(&self, via: &str, type_url: &str, request: DiscoveryRequest) -> Fetched {
+        match self.fetch_wire(via, type_url, request) {
+            Fetched::Response(response) => Fetched::Response(response.to_message()),
+            Fetched::NotModified { version } => Fetched::NotModified { version },
+        }
+    }
+
+    /// [`Self::fetch`], with the response as a stream would send it (for the fault stage).
+    pub fn fetch_wire(
+        &self,
+        via: &str,
+        type_url: &str,
+        request: DiscoveryRequest,
+    ) -> Fetched<SotwResponse> {
         let snapshot = self.snapshots.borrow().clone();
         let node = request
             .node
@@ -32,15 +48,15 @@ impl Fetcher {
             .map(|n| n.id.clone())
             .unwrap_or_default();
         let held = request.version_info.clone();
-        let fetched = fetch(snapshot, type_url, request);
+        let fetched = fetch_wire(snapshot, type_url, request);
         let short = type_url::short_name(type_url);
         match &fetched {
             Fetched::NotModified { version } => {
                 info!(via, %node, r#type = %short, %version, "fetch: not modified");
             }
             Fetched::Response(r) => {
-                info!(via, %node, r#type = %short, %held, version = %r.version_info,
-                    resources = r.resources.len(), "fetch: answered");
+                info!(via, %node, r#type = %short, %held, version = %r.head.version_info,
+                    resources = r.manifest.resources().len(), "fetch: answered");
             }
         }
         fetched

@@ -5,8 +5,10 @@
 mod content;
 mod docs;
 mod flap;
+mod rest;
 mod stream;
 mod timing;
+mod withheld;
 
 use xdsloop_client::{ClientConfig, Report, Source};
 use xdsloop_server::{

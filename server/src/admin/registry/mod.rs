@@ -186,6 +186,14 @@ impl Registry {
         self.lock().counters
     }
 
+    /// Adds what a stateless exchange did (a REST poll a scenario rule touched): it has no
+    /// entry of its own to publish through.
+    pub fn count(&self, tally: Tally) {
+        let mut streams = self.lock();
+        streams.generation += 1;
+        streams.counters.add(tally);
+    }
+
     /// Conformance violations since start-up, by check (`C5.nack-version`).
     pub fn violations(&self) -> BTreeMap<&'static str, u64> {
         self.lock().violations.clone()

@@ -196,6 +196,7 @@ mod tests {
             resources: of.resources.len(),
             at: SystemTime::now(),
             fault: None,
+            withheld: None,
         });
         status.held_hash = Some(view_hash(status, Some(of)));
     }

@@ -229,7 +229,20 @@ fn subscribed(t: &TypeView) -> String {
     parts.join(",")
 }
 
+/// The state's detail, then what a `withhold` rule left out of the latest response.
 fn detail(t: &TypeView, now: SystemTime) -> String {
+    let state = state_detail(t, now);
+    let Some(w) = &t.withheld else {
+        return state;
+    };
+    let withheld = format!("withheld {} by {}", w.names.join(","), w.rule);
+    match state.is_empty() {
+        true => withheld,
+        false => format!("{state}; {withheld}"),
+    }
+}
+
+fn state_detail(t: &TypeView, now: SystemTime) -> String {
     match t.state {
         SyncState::Nacked => t
             .last_nack
@@ -330,82 +343,4 @@ fn align(rows: &[Vec<String>]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::admin::status::{AckedView, SentView};
-
-    #[test]
-    fn ages_versions_and_messages_are_compact() {
-        let now = SystemTime::now();
-        let ago = |s| now - std::time::Duration::from_secs(s);
-        assert_eq!(age(now, ago(0)), "just now");
-        assert_eq!(age(now, ago(42)), "42s ago");
-        assert_eq!(age(now, ago(125)), "2m ago");
-        assert_eq!(
-            age(now, now + std::time::Duration::from_secs(5)),
-            "just now"
-        );
-        assert_eq!(short("0123456789abcdef"), "01234567");
-        assert_eq!(short("v7"), "v7");
-        assert_eq!(one_line("bad\n  field"), "bad field");
-    }
-
-    #[test]
-    fn a_stale_row_says_whether_the_older_response_was_answered() {
-        let now = SystemTime::now();
-        let sent = SentView {
-            version: "v1".into(),
-            nonce: "1-1".into(),
-            resources: 1,
-            at: now,
-            fault: None,
-        };
-        let mut t = TypeView {
-            type_url: "t".into(),
-            alias: "cds".into(),
-            state: SyncState::Stale,
-            wildcard: true,
-            names: Vec::new(),
-            snapshot_version: "v2".into(),
-            last_sent: Some(sent),
-            last_acked: None,
-            last_nack: None,
-            heartbeats: None,
-            last_fault: None,
-        };
-        assert_eq!(
-            detail(&t, now),
-            "sent just now, no answer; the snapshot moved on"
-        );
-        let nack_of = |nonce: &str| NackView {
-            version: "v0".into(),
-            nonce: nonce.into(),
-            message: "bad\n  port".into(),
-            at: now,
-        };
-        t.last_nack = Some(nack_of("1-0"));
-        assert_eq!(
-            detail(&t, now),
-            "sent just now, no answer; the snapshot moved on",
-            "a NACK of an older response does not answer the latest"
-        );
-        t.last_nack = Some(nack_of("1-1"));
-        assert_eq!(detail(&t, now), "NACK of v0 just now: bad port");
-        t.last_nack = None;
-        t.last_acked = Some(AckedView {
-            version: "v1".into(),
-            nonce: "1-1".into(),
-            at: now,
-        });
-        assert_eq!(detail(&t, now), "snapshot changed; push not acknowledged");
-    }
-
-    #[test]
-    fn columns_line_up() {
-        let rows = vec![
-            vec!["A".to_string(), "BB".into(), "x".into()],
-            vec!["long".to_string(), "1".into(), "last column free".into()],
-        ];
-        assert_eq!(align(&rows), "A     BB  x\nlong  1   last column free\n");
-    }
-}
+mod tests;

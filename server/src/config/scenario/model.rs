@@ -176,16 +176,27 @@ impl Action {
         matches!(self, Action::Withhold { .. } | Action::Flap { .. })
     }
 
-    /// What REST polling supports (it has no stream, nonce or ACK).
-    fn rest_supported(&self) -> bool {
-        matches!(
-            self,
+    /// Why REST polling cannot do this action, if it cannot: a poll is one request and one
+    /// answer, with no stream to end or reset, no nonce the client echoes and no ACK.
+    pub fn rest_refusal(&self) -> Option<&'static str> {
+        match self {
             Action::Delay(_)
-                | Action::Close { .. }
-                | Action::Hang { .. }
-                | Action::Withhold { .. }
-                | Action::Duplicate { .. }
-        )
+            | Action::Close { .. }
+            | Action::Hang { .. }
+            | Action::Withhold { .. }
+            | Action::Duplicate { .. }
+            | Action::Corrupt { .. }
+            | Action::Oversize { .. }
+            | Action::WrongTypeUrl { .. } => None,
+            Action::Drop => Some("a poll left unanswered is `hang`"),
+            Action::Reset { .. } => {
+                Some("a poll has no stream to reset (`close` answers with an HTTP error)")
+            }
+            Action::StaleNonce => Some("a REST client echoes no nonce"),
+            Action::Reorder => Some("a poll gets one response, never a batch to reorder"),
+            Action::IgnoreAcks { .. } => Some("REST has no ACKs to ignore"),
+            Action::Flap { .. } => Some("a poll has no stream to push changes on"),
+        }
     }
 }
 
@@ -279,15 +290,20 @@ fn check_action(rule: &Rule) -> Result<(), String> {
         }
         _ => {}
     }
-    if rule.selector.service == Some(Service::Rest) && !rule.action.rest_supported() {
-        return Err(format!(
-            "`{}` is not supported with `service: rest` (REST polling has no stream, nonce or \
-             ACK): use delay, close, hang, withhold or duplicate",
-            rule.action.name()
-        ));
-    }
     if rule.selector.service == Some(Service::Rest) {
-        return Err("`service: rest` is not implemented yet: REST polling applies no rules".into());
+        if let Some(why) = rule.action.rest_refusal() {
+            return Err(format!(
+                "`{}` is not supported with `service: rest`: {why}",
+                rule.action.name()
+            ));
+        }
+        if rule.when.after_ack.is_some() {
+            return Err(
+                "`when.after_ack` is not supported with `service: rest`: REST has \
+                        no ACKs"
+                    .into(),
+            );
+        }
     }
     Ok(())
 }

@@ -158,17 +158,41 @@ fn a_state_fault_with_a_response_moment_is_refused() {
 }
 
 #[test]
-fn an_action_rest_cannot_do_is_refused_by_name() {
-    refused_at(
-        "version: 1\nrules:\n  - match: { service: rest }\n    do: { delay: 1s }\n",
-        3,
-        "`service: rest` is not implemented yet",
-    );
+fn an_action_rest_cannot_do_is_refused_by_name_with_the_reason() {
     refused_at(
         "version: 1\nrules:\n  - match: { service: rest }\n    do: { stale_nonce: {} }\n",
         3,
-        "`stale_nonce` is not supported with `service: rest`",
+        "`stale_nonce` is not supported with `service: rest`: a REST client echoes no nonce",
     );
+    refused_at(
+        "version: 1\nrules:\n  - match: { service: rest }\n    do: { reset: { scope: stream } }\n",
+        3,
+        "`reset` is not supported with `service: rest`: a poll has no stream to reset",
+    );
+    refused_at(
+        "version: 1\nrules:\n  - match: { service: rest, type: cds }\n    when: { after_ack: v1 }\n    do: { delay: 1s }\n",
+        3,
+        "`when.after_ack` is not supported with `service: rest`",
+    );
+}
+
+#[test]
+fn rest_rules_with_one_shot_actions_are_accepted() {
+    for action in [
+        "delay: 1s",
+        "close: { code: UNAVAILABLE, message: down }",
+        "hang: {}",
+        "withhold: { names: [web] }",
+        "duplicate: {}",
+        "corrupt: {}",
+        "oversize: { bytes: 1MiB }",
+        "wrong_type_url: { type: eds }",
+    ] {
+        let yaml = format!(
+            "version: 1\nrules:\n  - match: {{ service: rest, type: cds }}\n    do: {{ {action} }}\n"
+        );
+        Scenario::from_yaml(&yaml).unwrap_or_else(|e| panic!("{action}: {e}"));
+    }
 }
 
 #[test]

@@ -18,8 +18,8 @@ pub fn selects_stream(selector: &Match, kind: StreamKind, node: Option<&str>) ->
     let service = match selector.service {
         None => true,
         Some(Service::Ads) => kind.service == "ads",
-        Some(Service::PerType) => kind.service != "ads",
-        Some(Service::Rest) => false,
+        Some(Service::PerType) => kind.service != "ads" && !kind.is_rest(),
+        Some(Service::Rest) => kind.is_rest(),
     };
     let node = match (&selector.node, node) {
         (None, _) => true,
@@ -28,6 +28,13 @@ pub fn selects_stream(selector: &Match, kind: StreamKind, node: Option<&str>) ->
         (Some(_), None) => false,
     };
     variant && service && node
+}
+
+/// Whether `rule` can act on streams of `kind`: on REST polls, only the one-shot actions
+/// without `after_ack` (a rule without `service` applies to streams and polls alike, and on
+/// polls only where it makes sense).
+pub fn acts_on(rule: &Rule, kind: StreamKind) -> bool {
+    !kind.is_rest() || (rule.action.rest_refusal().is_none() && rule.when.after_ack.is_none())
 }
 
 /// Whether the rule is about `type_url` (a rule without a type is about every type).
@@ -158,5 +165,46 @@ mod tests {
             service: "clusters",
         };
         assert!(!selects_stream(&selector, per_type, Some("edge-1")));
+    }
+
+    #[test]
+    fn rest_polls_are_their_own_service_and_take_only_one_shot_actions() {
+        let service = |service| Match {
+            service,
+            ..Match::default()
+        };
+        let rest = StreamKind::REST;
+        assert!(selects_stream(&service(Some(Service::Rest)), rest, None));
+        assert!(selects_stream(&service(None), rest, None));
+        assert!(!selects_stream(
+            &service(Some(Service::PerType)),
+            rest,
+            None
+        ));
+        assert!(!selects_stream(&service(Some(Service::Ads)), rest, None));
+        let per_type = StreamKind {
+            variant: kind::Variant::Sotw,
+            service: "clusters",
+        };
+        assert!(!selects_stream(
+            &service(Some(Service::Rest)),
+            per_type,
+            None
+        ));
+        let rule = |action| Rule {
+            action,
+            ..Rule::default()
+        };
+        assert!(acts_on(&rule(Action::Delay(Duration::from_secs(1))), rest));
+        assert!(!acts_on(&rule(Action::StaleNonce), rest));
+        assert!(acts_on(&rule(Action::StaleNonce), StreamKind::ADS_SOTW));
+        let after_ack = Rule {
+            when: When {
+                after_ack: Some("v1".into()),
+                ..When::default()
+            },
+            ..rule(Action::Delay(Duration::from_secs(1)))
+        };
+        assert!(!acts_on(&after_ack, rest));
     }
 }

@@ -151,7 +151,9 @@ impl FaultStage {
             .rules
             .iter()
             .enumerate()
-            .filter(|(_, rule)| select::selects_stream(&rule.selector, kind, node))
+            .filter(|(_, rule)| {
+                select::selects_stream(&rule.selector, kind, node) && select::acts_on(rule, kind)
+            })
             .map(|(index, _)| {
                 let kept = before.iter().find(|a| a.index == index);
                 Active {

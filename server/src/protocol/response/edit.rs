@@ -112,6 +112,10 @@ impl WireResponse for SotwResponse {
         positions(&self.manifest, wanted)
     }
 
+    fn name_at(&self, i: usize) -> Option<&str> {
+        self.manifest.resources().get(i).map(|r| r.name.as_str())
+    }
+
     fn edit(&mut self, edit: Edit<'_>) -> bool {
         if let Edit::Remove(drop) = edit {
             self.manifest = manifest_without(&self.manifest, drop);
@@ -164,6 +168,10 @@ impl WireResponse for DeltaResponse {
 
     fn positions(&self, wanted: &dyn Fn(&str) -> bool) -> Vec<usize> {
         positions(&self.manifest, wanted)
+    }
+
+    fn name_at(&self, i: usize) -> Option<&str> {
+        self.manifest.resources().get(i).map(|r| r.name.as_str())
     }
 
     fn edit(&mut self, edit: Edit<'_>) -> bool {

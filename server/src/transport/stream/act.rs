@@ -227,7 +227,8 @@ async fn end_stream<T>(end: StreamEnd, kit: &StreamKit, responses: &Responses<T>
     CloseReason::Fault
 }
 
-fn end_text(end: &StreamEnd) -> String {
+/// A stream end, for people (log lines, `fault` events).
+pub fn end_text(end: &StreamEnd) -> String {
     match end {
         StreamEnd::Close { code, message } => format!(
             "closed with {} {message:?}",
@@ -238,11 +239,13 @@ fn end_text(end: &StreamEnd) -> String {
     }
 }
 
-fn fate_text(fate: &WireFate) -> String {
+/// What became of a response, for people.
+pub fn fate_text(fate: &WireFate) -> String {
     match fate {
         WireFate::Sent { nonce } => format!("sent with nonce {nonce}"),
         WireFate::Dropped => "dropped".into(),
         WireFate::Mutated { kind } => format!("sent changed ({kind})"),
+        WireFate::Withheld { names } => format!("sent without {}", names.join(", ")),
         WireFate::Delayed { by } => format!("sent {} late", humantime::format_duration(*by)),
         WireFate::Cut { kind } => format!("not sent ({kind})"),
     }

@@ -200,8 +200,13 @@ fn act<R: WireResponse>(
         }
         Action::Withhold { names } => {
             let gone = response.positions(&picks(names));
+            let names = gone
+                .iter()
+                .filter_map(|&i| response.name_at(i))
+                .map(str::to_string);
+            let names = names.collect();
             response.edit(Edit::Remove(&gone));
-            mutated("withhold")
+            Outcome::Changed(WireFate::Withheld { names })
         }
         Action::Reorder | Action::IgnoreAcks { .. } | Action::Flap { .. } => Outcome::Around,
     }
