@@ -92,7 +92,7 @@ bench:
 # The 10,000-client cell alone (N = 10,000 SotW, C = 1,000; one run, several minutes).
 bench-10k:
 	$(CARGO) build --release -p xdsloop-server -p xdsloop-bench
-	$(CARGO) run --release -q -p xdsloop-bench -- --matrix-only --nodes 10000 --runs 1 \
+	$(CARGO) run --release -q -p xdsloop-bench -- --matrix-only --nodes 10000 --runs 1 --tls-nodes 0 \
 		--output bench-results/bench-10k.json
 
 # /status and the `status` table with 1,000 open ADS streams (all four types ACKed), in-process.

@@ -56,6 +56,10 @@ struct Args {
     /// Only the edit-to-all-ACKed measurement (printed first in a full run).
     #[arg(long, conflicts_with_all = ["matrix_only", "extras_only"])]
     edit_only: bool,
+    /// Only the Delta cell (N = 5,000 Delta nodes on C = 1,000, or 100 on 100 with --quick; one
+    /// resource changes): its push time, bytes per client and the server's peak RSS.
+    #[arg(long, conflicts_with_all = ["matrix_only", "extras_only", "edit_only", "record_only"])]
+    delta_only: bool,
     /// Only the cost of `--record`: one push to N = 1,000 streams (C = 100) without and with
     /// it, and the transcript's size [N = 100 with --quick].
     #[arg(long, conflicts_with_all = ["matrix_only", "extras_only", "edit_only"])]
@@ -144,8 +148,12 @@ async fn run(args: Args, sizes: ExtraSizes) -> Result<(), String> {
     let clusters = args.clusters.unwrap_or(1000);
     let mut results = Results::new(&args.output, runs_per_cell, args.quick);
     eprintln!("xdsloop-bench: server {}", binary.display());
-    if args.record_only {
-        record_cell(&mut results, &binary, &args, &sizes, runs_per_cell.max(3)).await?;
+    if args.delta_only || args.record_only {
+        if args.delta_only {
+            results.delta_one_change = Some(delta(&binary, &args, &sizes).await?);
+        } else {
+            record_cell(&mut results, &binary, &args, &sizes, runs_per_cell.max(3)).await?;
+        }
         results.save()?;
         println!("{}", results.table());
         return Ok(());
@@ -194,6 +202,19 @@ async fn run(args: Args, sizes: ExtraSizes) -> Result<(), String> {
     Ok(())
 }
 
+async fn delta(
+    binary: &std::path::Path,
+    args: &Args,
+    sizes: &ExtraSizes,
+) -> Result<extras::DeltaChange, String> {
+    let (nodes, clusters) = (sizes.delta_nodes, sizes.delta_clusters);
+    eprintln!(
+        "  Delta: {nodes} nodes, one resource of {} changes",
+        clusters * 2
+    );
+    extras::delta_one_change(binary, nodes, clusters, args.endpoints).await
+}
+
 async fn extras(
     results: &mut Results,
     binary: &std::path::Path,
@@ -205,13 +226,7 @@ async fn extras(
     let (full, one_file) = extras::reload_10k(args.endpoints, runs)?;
     results.reload_10k_ms = Some(full);
     results.reload_10k_one_file_ms = Some(one_file);
-    let (nodes, clusters) = (sizes.delta_nodes, sizes.delta_clusters);
-    eprintln!(
-        "  Delta: {nodes} nodes, one resource of {} changes",
-        clusters * 2
-    );
-    results.delta_one_change =
-        Some(extras::delta_one_change(binary, nodes, clusters, args.endpoints).await?);
+    results.delta_one_change = Some(delta(binary, args, sizes).await?);
     eprintln!("  /status with {} streams", sizes.status_streams);
     results.status_streams = sizes.status_streams;
     results.status = extras::status_with_streams(

@@ -2,7 +2,8 @@
 //! snapshots in, `DeltaDiscoveryResponse`s out.
 //!
 //! Per type, the stream remembers what its client holds (`known`: name → version, or "told
-//! it is absent"). Every decision compares the snapshot against that:
+//! it is absent"; stored as a shared base plus per-stream differences, see [`known`]). Every
+//! decision compares the snapshot against that:
 //! - S8: only resources whose version differs from what the client holds are sent, each as
 //!   `Resource{name, version, resource}`; held resources that disappeared and subscribed names
 //!   that don't exist go in `removed_resources`, each reported once.
@@ -32,7 +33,7 @@ use std::{
 use tracing::{info, warn};
 use xdsloop_proto::{
     discovery::{DeltaDiscoveryRequest, DeltaDiscoveryResponse},
-    type_url, version,
+    type_url,
 };
 
 use crate::{
@@ -48,6 +49,7 @@ use crate::{
     protocol::ttl::{Features, Heartbeats},
 };
 
+use self::known::Known;
 use self::reconcile::{Changes, reconcile};
 
 mod hooks;
@@ -57,7 +59,7 @@ struct TypeState {
     sub: Subscription,
     /// What the client holds: `Some(version)`, or `None` = told it does not exist. Names the
     /// client knows nothing about are absent.
-    known: BTreeMap<String, Option<String>>,
+    known: Known,
     /// The type's content hash at the last reconciliation: unchanged content needs no work.
     seen_hash: Option<u64>,
     /// Held names that were sent with a TTL (S16: they expire rather than being removed).
@@ -71,14 +73,7 @@ impl TypeState {
     /// `/status` can compare it with the current snapshot. `None` before the first response.
     fn held_hash(&self) -> Option<u64> {
         self.sub.ledger.last_sent.as_ref()?;
-        let held = self
-            .known
-            .iter()
-            .filter_map(|(n, v)| Some((n, v.as_ref()?)));
-        let parts: Vec<&[u8]> = held
-            .flat_map(|(n, v)| [n.as_bytes(), v.as_bytes()])
-            .collect();
-        Some(version::fnv1a(&parts))
+        Some(self.known.held_hash())
     }
 }
 
@@ -146,7 +141,7 @@ impl DeltaStream {
         };
         for name in unsubscribe {
             if name == WILDCARD {
-                state.known.retain(|n, _| interest.names_contain(n));
+                state.known.retain(|n| interest.names_contain(n));
             } else {
                 state.known.remove(name);
             }
@@ -154,7 +149,9 @@ impl DeltaStream {
         let declared = &request.initial_resource_versions;
         if first {
             let held = declared.iter().filter(|(n, _)| interest.contains(n));
-            state.known = held.map(|(n, v)| (n.clone(), Some(v.clone()))).collect();
+            for (name, version) in held {
+                state.known.insert(name, Some(version));
+            }
         } else if !declared.is_empty() {
             info!(stream, %node, r#type = %short, "initial_resource_versions after the first request ignored");
         }
@@ -192,6 +189,8 @@ impl DeltaStream {
         let resources = self.resources(node, url);
         let state = self.types.get_mut(url)?;
         if state.seen_hash == Some(resources.content_hash) {
+            // Same names and versions: the client holds the same share of the new one.
+            state.known.rebase(&resources, &state.sub.interest);
             return None;
         }
         let changes = reconcile(url, state, &resources, &BTreeSet::new());
@@ -292,7 +291,7 @@ impl DeltaStream {
                     ..Default::default()
                 },
                 entries: changes.resources,
-                manifest: Manifest::Delta(changes.sent.into()),
+                manifest: Manifest::Delta(changes.sent),
             },
         }
     }
@@ -359,6 +358,7 @@ fn acknowledge(
 }
 
 mod heartbeat;
+mod known;
 mod reconcile;
 
 #[cfg(test)]

@@ -23,6 +23,6 @@ pub struct TypeHeld {
     /// The latest response was answered with an ACK (not a NACK, not unanswered).
     pub acked: bool,
     /// Delta: what the client holds, name → version, or `None` for "told it does not exist".
-    /// Moved out of the machine, not copied. Empty for SotW.
+    /// Built when the stream ends (only for the conformance judge). Empty for SotW.
     pub delta_known: BTreeMap<String, Option<String>>,
 }

@@ -36,7 +36,7 @@ use tracing::{info, warn};
 use xdsloop_proto::{
     discovery::{DiscoveryRequest, DiscoveryResponse},
     envoy::envoy::config::core::v3::ControlPlane,
-    type_url, version,
+    type_url,
 };
 
 use crate::{
@@ -49,7 +49,7 @@ use crate::{
     protocol::subscription::TypeStatus,
     protocol::subscription::{Change, Exchange, Interest, Subscription, Verdict},
     protocol::ttl::{Features, Heartbeats},
-    snapshot::views::{Picked, View},
+    snapshot::views::View,
 };
 
 mod hooks;
@@ -266,20 +266,7 @@ fn view(interest: &Interest, resources: &TypeResources) -> Arc<View> {
             .views
             .all(|| View::new(all(), resources.content_hash));
     }
-    let names = interest.shared_names();
-    resources.views.named(&names, || {
-        let picked: Picked = names
-            .iter()
-            .filter_map(|n| resources.resources.get(n))
-            .cloned()
-            .collect();
-        let parts: Vec<&[u8]> = picked
-            .iter()
-            .flat_map(|r| [r.name.as_bytes(), r.version.as_bytes()])
-            .collect();
-        let hash = version::fnv1a(&parts);
-        View::new(picked, hash)
-    })
+    resources.named_view(&interest.shared_names())
 }
 
 /// Records what the request says about our latest response (S2, S4) and returns its verdict.

@@ -113,6 +113,10 @@ impl Interest {
         if first && subscribe.is_empty() {
             self.set_wildcard(true);
         }
+        if subscribe.is_empty() && unsubscribe.is_empty() {
+            // An ACK or NACK: the names stay as they are (and are not rebuilt per request).
+            return;
+        }
         let current = self.names.clone();
         let mut names: BTreeSet<&String> = current.iter().collect();
         for name in subscribe {

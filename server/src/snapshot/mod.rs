@@ -4,10 +4,13 @@
 //! A snapshot is built once per successful reload and shared as `Arc<Snapshot>` through a
 //! `tokio::sync::watch`; streams never see files and the watcher never sees streams. Beside
 //! each type's resources lives what is derived from them once per generation and shared by
-//! every stream: the encoded response entries ([`entries`]) and the SotW views ([`views`]),
-//! keyed by interned name lists ([`names`]). Pure: no I/O, no runtime.
+//! every stream: the encoded response entries ([`entries`]), the SotW views ([`views`]),
+//! keyed by interned name lists ([`names`]), large Delta responses' joined entries
+//! ([`joined`]) and what changed since the previous generation ([`diff`]). Pure: no I/O, no runtime.
 
+pub mod diff;
 pub mod entries;
+pub mod joined;
 pub mod names;
 pub mod views;
 
@@ -47,6 +50,10 @@ pub struct TypeResources {
     pub(crate) entries: entries::EntryCache,
     /// SotW views of these resources, shared by streams (see [`views`]).
     pub(crate) views: views::ViewCache,
+    /// Large Delta responses' entries, joined and shared by streams (see [`joined`]).
+    pub(crate) joined: joined::JoinedCache,
+    /// What changed since the generation streams last saw (see [`diff`]).
+    pub(crate) diffs: diff::DiffCache,
     /// Whether any resource has a TTL (S14): most types have none and skip that work.
     has_ttl: bool,
 }
@@ -112,6 +119,8 @@ impl TypeResources {
             resources,
             entries: Default::default(),
             views: Default::default(),
+            joined: Default::default(),
+            diffs: Default::default(),
             has_ttl,
         }
     }

@@ -71,6 +71,27 @@ impl View {
     }
 }
 
+impl TypeResources {
+    /// The view of the resources among `names` (sorted), hashed by the formula of the content
+    /// hash: shared by SotW streams that send it and Delta streams that hash what their client
+    /// holds.
+    pub fn named_view(&self, names: &SharedNames) -> Arc<View> {
+        self.views.named(names, || {
+            let picked: Picked = names
+                .iter()
+                .filter_map(|n| self.resources.get(n))
+                .cloned()
+                .collect();
+            let parts: Vec<&[u8]> = picked
+                .iter()
+                .flat_map(|r| [r.name.as_bytes(), r.version.as_bytes()])
+                .collect();
+            let hash = xdsloop_proto::version::fnv1a(&parts);
+            View::new(picked, hash)
+        })
+    }
+}
+
 /// Lives beside a `TypeResources`, so it is dropped with the snapshot it describes. One slot
 /// for named views: streams with identical interest hit it; a stream asking for other names
 /// computes its view and takes the slot.

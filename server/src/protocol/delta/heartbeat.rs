@@ -78,9 +78,10 @@ impl DeltaStream {
 
 /// The TTL'd resources the client holds at their current version.
 fn held_resources<'a>(state: &TypeState, resources: &'a TypeResources) -> Vec<&'a Arc<Resource>> {
-    let held = state.known.iter().filter_map(|(name, version)| {
+    let known = state.known.iter().into_iter();
+    let held = known.filter_map(|(name, version)| {
         let resource = resources.resources.get(name)?;
-        let same = version.as_deref() == Some(resource.version.as_str());
+        let same = version == Some(resource.version.as_str());
         (same && resource.ttl.is_some()).then_some(resource)
     });
     held.collect()

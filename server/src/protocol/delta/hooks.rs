@@ -22,11 +22,10 @@ impl DeltaStream {
         let node = self.node.clone()?;
         let resources = self.resources(&node, url);
         let state = self.types.get_mut(url)?;
-        let held: Vec<String> = state
-            .known
-            .iter()
+        let known = state.known.iter().into_iter();
+        let held: Vec<String> = known
             .filter(|(_, version)| version.is_some())
-            .map(|(name, _)| name.clone())
+            .map(|(name, _)| name.to_string())
             .collect();
         let force: BTreeSet<&str> = held.iter().map(String::as_str).collect();
         let changes = reconcile(url, state, &resources, &force);
@@ -61,7 +60,8 @@ impl DeltaStream {
         }
     }
 
-    /// What the client holds of each type as the stream ends; the `known` maps are moved.
+    /// What the client holds of each type as the stream ends, as owned maps (built here: the
+    /// stream shares its base with the snapshot).
     pub fn held(self) -> Held {
         let types = self.types.into_iter().map(|(url, state)| {
             let Subscription { interest, ledger } = state.sub;
@@ -69,7 +69,7 @@ impl DeltaStream {
                 interest,
                 last_acked: ledger.last_acked.as_ref().map(|a| a.version.clone()),
                 acked: ledger.acked_latest(),
-                delta_known: state.known,
+                delta_known: state.known.to_map(),
             };
             (url, held)
         });

@@ -7,15 +7,18 @@ use bytes::Bytes;
 use xdsloop_proto::Resource;
 
 use super::TypeState;
-use crate::TypeResources;
+use crate::{
+    TypeResources,
+    snapshot::{diff::Diff, joined::Sent},
+};
 
 /// What one reconciliation found to send.
 #[derive(Debug, Default)]
 pub(super) struct Changes {
     /// Encoded `resources` entries, shared with other streams sending the same resources.
     pub(super) resources: Vec<Bytes>,
-    /// The resources of those entries, in the same order.
-    pub(super) sent: Vec<Arc<Resource>>,
+    /// The resources of those entries, in the same order (shared like the entries).
+    pub(super) sent: Sent,
     pub(super) removed: BTreeSet<String>,
 }
 
@@ -24,13 +27,20 @@ pub(super) struct Changes {
 pub(super) fn reconcile(
     url: &str,
     state: &mut TypeState,
-    resources: &TypeResources,
+    resources: &Arc<TypeResources>,
     force: &BTreeSet<&str>,
 ) -> Changes {
-    let sent = send_changed(state, resources, force);
-    let entries = resources.delta_entries(url, sent.iter().map(AsRef::as_ref));
+    // A client holding exactly its share of the generation it last saw, under the same
+    // interest, with no name forced: only the names that changed since need a look.
+    let diff = match force.is_empty() {
+        true => state.known.diff_to(resources, &state.sub.interest),
+        false => None,
+    };
+    let sent = send_changed(state, resources, force, diff.as_deref());
+    let (entries, sent) = resources.delta_sent(url, sent);
     let_expire(state, resources);
-    let removed = removals(state, resources, force);
+    let removed = removals(state, resources, force, diff.as_deref());
+    state.known.rebase(resources, &state.sub.interest);
     state.seen_hash = Some(resources.content_hash);
     Changes {
         resources: entries,
@@ -45,20 +55,26 @@ fn send_changed(
     state: &mut TypeState,
     resources: &TypeResources,
     force: &BTreeSet<&str>,
+    diff: Option<&Diff>,
 ) -> Vec<Arc<Resource>> {
     let interest = &state.sub.interest;
-    let present: Vec<&Arc<Resource>> = if interest.is_wildcard() {
-        resources.resources.values().collect()
-    } else {
-        let names = interest.names().iter();
-        names.filter_map(|n| resources.resources.get(n)).collect()
+    let present: Vec<&Arc<Resource>> = match diff {
+        Some(diff) => {
+            let changed = diff.upserted.iter();
+            changed.filter(|r| interest.contains(&r.name)).collect()
+        }
+        None if interest.is_wildcard() => resources.resources.values().collect(),
+        None => {
+            let names = interest.names().iter();
+            names.filter_map(|n| resources.resources.get(n)).collect()
+        }
     };
     let mut send = Vec::new();
     for r in present {
-        let held = state.known.get(&r.name).and_then(Option::as_deref);
+        let held = state.known.get(&r.name).flatten();
         if held != Some(r.version.as_str()) || force.contains(r.name.as_str()) {
             send.push(r.clone());
-            state.known.insert(r.name.clone(), Some(r.version.clone()));
+            state.known.insert(&r.name, Some(&r.version));
             match r.ttl {
                 Some(_) => state.ttl_names.insert(r.name.clone()),
                 None => state.ttl_names.remove(&r.name),
@@ -74,24 +90,33 @@ fn removals(
     state: &mut TypeState,
     resources: &TypeResources,
     force: &BTreeSet<&str>,
+    diff: Option<&Diff>,
 ) -> BTreeSet<String> {
-    let mut removed = BTreeSet::new();
-    for (name, held) in &state.known {
-        if held.is_some() && !resources.resources.contains_key(name) {
-            removed.insert(name.clone());
-        }
-    }
     let interest = &state.sub.interest;
-    for name in interest.names() {
-        let reported = state.known.contains_key(name) && !force.contains(name.as_str());
-        if !resources.resources.contains_key(name) && !reported {
-            removed.insert(name.clone());
+    let held = |name: &str| matches!(state.known.get(name), Some(Some(_)));
+    let removed = match diff {
+        // Every subscribed name is known already (held, or reported absent).
+        Some(diff) => diff.removed.iter().filter(|n| held(n)).cloned().collect(),
+        None => {
+            let mut removed = BTreeSet::new();
+            for (name, held) in state.known.iter() {
+                if held.is_some() && !resources.resources.contains_key(name) {
+                    removed.insert(name.to_string());
+                }
+            }
+            for name in interest.names() {
+                let reported = state.known.contains(name) && !force.contains(name.as_str());
+                if !resources.resources.contains_key(name) && !reported {
+                    removed.insert(name.clone());
+                }
+            }
+            removed
         }
-    }
+    };
     for name in &removed {
         if interest.names_contain(name) {
             // Remember the report so it is not repeated on every change.
-            state.known.insert(name.clone(), None);
+            state.known.insert(name, None);
         } else {
             // Only the wildcard covered it: nothing left to remember.
             state.known.remove(name);
@@ -113,8 +138,8 @@ fn let_expire(state: &mut TypeState, resources: &TypeResources) {
     for name in expiring {
         state.ttl_names.remove(&name);
         match interest.names_contain(&name) {
-            true => state.known.insert(name, None),
+            true => state.known.insert(&name, None),
             false => state.known.remove(&name),
-        };
+        }
     }
 }

@@ -150,3 +150,53 @@ fn streams_of_one_fleet_share_the_resource_bytes() {
     assert_eq!(names, ["c1", "c2"]);
     let _: Bytes = d.entries[0].clone();
 }
+
+/// `count` clusters whose entries together are well over the size the transport copies.
+fn large(count: usize) -> Arc<crate::Snapshot> {
+    let names: Vec<String> = (0..count).map(|i| format!("cluster-{i:03}")).collect();
+    let list: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "1")).collect();
+    snapshot(1, &[(CLUSTER, &list)])
+}
+
+fn delta_wildcard(stream: &mut DeltaStream) -> DeltaResponse {
+    let request = xdsloop_proto::discovery::DeltaDiscoveryRequest {
+        type_url: CLUSTER.into(),
+        node: Some(Node {
+            id: "n".into(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    stream.on_request(request).remove(0)
+}
+
+#[test]
+fn a_large_delta_sync_is_one_buffer_and_one_list_shared_by_every_stream() {
+    let snap = large(500);
+    let (mut one, mut two) = (DeltaStream::new(1, snap.clone()), DeltaStream::new(2, snap));
+    let (a, b) = (delta_wildcard(&mut one), delta_wildcard(&mut two));
+    assert_eq!((a.entries.len(), b.entries.len()), (1, 1));
+    assert_eq!(
+        a.entries[0].as_ptr(),
+        b.entries[0].as_ptr(),
+        "not copied per stream"
+    );
+    let (Manifest::Delta(x), Manifest::Delta(y)) = (&a.manifest, &b.manifest) else {
+        panic!("Delta manifests");
+    };
+    assert!(Arc::ptr_eq(x, y));
+    let decoded = a.to_message().resources;
+    assert_eq!(decoded.len(), 500);
+    let listed = x.iter().map(|r| (r.name.as_str(), r.version.as_str()));
+    let sent = decoded
+        .iter()
+        .map(|r| (r.name.as_str(), r.version.as_str()));
+    assert!(listed.eq(sent), "the manifest lists the entries in order");
+}
+
+#[test]
+fn a_small_delta_response_keeps_one_entry_per_resource() {
+    let snap = snapshot(1, &[(CLUSTER, &[("c1", "1"), ("c2", "1")])]);
+    let response = delta_wildcard(&mut DeltaStream::new(1, snap));
+    assert_eq!(response.entries.len(), 2);
+}
