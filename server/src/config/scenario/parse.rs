@@ -6,6 +6,9 @@ use std::{fmt, time::Duration};
 
 use serde::Deserialize;
 
+mod raw;
+
+use self::raw::*;
 use super::model::{
     Action, GRPC_CODES, Match, Place, ResetScope, Rule, Scenario, Service, Variant, When,
     resolve_type,
@@ -93,178 +96,10 @@ fn duplicate_id_place(text: &str, scenario: &Scenario) -> Option<(usize, usize)>
     hits.nth(1)
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawFile {
-    version: u32,
-    #[serde(default)]
-    rules: Vec<Checked>,
-}
-
 /// A rule, checked while it is read (so errors carry its location).
 #[derive(Deserialize)]
 #[serde(try_from = "RawRule")]
 struct Checked(Rule);
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawRule {
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default, rename = "match")]
-    selector: RawMatch,
-    #[serde(default)]
-    when: RawWhen,
-    #[serde(default)]
-    times: Option<u64>,
-    #[serde(default)]
-    per_stream: Option<u64>,
-    #[serde(rename = "do", with = "serde_yaml_ng::with::singleton_map")]
-    action: RawAction,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawMatch {
-    node: Option<String>,
-    variant: Option<RawVariant>,
-    service: Option<RawService>,
-    #[serde(rename = "type")]
-    type_url: Option<String>,
-}
-
-#[derive(Deserialize, Clone, Copy)]
-#[serde(rename_all = "kebab-case")]
-enum RawVariant {
-    Sotw,
-    Delta,
-}
-
-#[derive(Deserialize, Clone, Copy)]
-#[serde(rename_all = "kebab-case")]
-enum RawService {
-    Ads,
-    PerType,
-    Rest,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawWhen {
-    nth: Option<u64>,
-    every: Option<u64>,
-    version: Option<String>,
-    after_ack: Option<String>,
-    after: Option<String>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct Empty {}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-enum RawAction {
-    Delay(String),
-    Drop(Empty),
-    Close(RawClose),
-    Reset(RawReset),
-    Hang(RawHang),
-    StaleNonce(Empty),
-    WrongTypeUrl(RawWrongType),
-    Duplicate(RawPick),
-    Corrupt(RawPick),
-    Oversize(RawOversize),
-    Reorder(Empty),
-    Withhold(RawNames),
-    Flap(RawFlap),
-    IgnoreAcks(RawIgnoreAcks),
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawClose {
-    #[serde(default)]
-    code: Option<String>,
-    #[serde(default)]
-    message: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawReset {
-    scope: RawScope,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum RawScope {
-    Stream,
-    Connection,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawHang {
-    #[serde(default, rename = "for")]
-    duration: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawWrongType {
-    #[serde(rename = "in", default)]
-    place: Option<RawPlace>,
-    #[serde(rename = "type")]
-    type_url: String,
-}
-
-#[derive(Deserialize, Clone, Copy)]
-#[serde(rename_all = "snake_case")]
-enum RawPlace {
-    Resource,
-    Response,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawPick {
-    #[serde(default)]
-    resource: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawOversize {
-    bytes: RawSize,
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum RawSize {
-    Number(u64),
-    Text(String),
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawNames {
-    names: Vec<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawFlap {
-    names: Vec<String>,
-    period: String,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawIgnoreAcks {
-    #[serde(default)]
-    nacks: bool,
-}
 
 impl TryFrom<RawRule> for Checked {
     type Error = String;
