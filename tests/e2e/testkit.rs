@@ -17,7 +17,7 @@ use crate::harness::{SotwClient, http_get};
 
 const WAIT: Duration = Duration::from_secs(15);
 
-fn cluster(name: &str, stat_name: &str) -> Resource {
+pub(crate) fn cluster(name: &str, stat_name: &str) -> Resource {
     let cluster = Cluster {
         name: name.into(),
         alt_stat_name: stat_name.into(),

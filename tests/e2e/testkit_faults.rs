@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use xdsloop_client::{Client, ClientConfig, Interest, Source};
-use xdsloop_proto::{Resource, envoy::envoy::config::cluster::v3::Cluster, type_url::CLUSTER};
+use xdsloop_proto::type_url::CLUSTER;
 use xdsloop_server::{
     config::scenario::{Action, Match, Rule, Scenario, When},
     protocol::tap::{Names, RequestFacts},
@@ -14,17 +14,9 @@ use xdsloop_server::{
 };
 
 use crate::client_support::{demo_dir, drain};
+use crate::testkit::cluster;
 
 const WAIT: Duration = Duration::from_secs(15);
-
-fn cluster(name: &str, stat_name: &str) -> Resource {
-    let cluster = Cluster {
-        name: name.into(),
-        alt_stat_name: stat_name.into(),
-        ..Default::default()
-    };
-    Resource::from_message(&cluster).unwrap()
-}
 
 /// One rule on CDS: `action` at the `nth` response of a stream, once server-wide.
 fn on_cds(id: &str, nth: u64, action: Action) -> Scenario {
