@@ -81,12 +81,13 @@ async fn next(reports: &mut broadcast::Receiver<Report>) -> Seen {
 async fn s14_s15_heartbeats_keep_a_ttl_resource_alive_sotw_and_delta() {
     let files = [(
         "eds.json",
-        vec![wrapped("web", 8081, 600), endpoints("api", 8082)],
+        vec![wrapped("web", 8081, 1200), endpoints("api", 8082)],
     )];
     let server = FixtureServer::start(&files).await;
     for source in [Source::Ads, Source::AdsDelta] {
         let (client, mut reports) = client(&server, source.clone()).await;
-        // Heartbeats every 200 ms; six in a row without an expiry outlive the TTL twice.
+        // Heartbeats every 400 ms; six in a row without an expiry outlive the TTL twice (a
+        // TTL long enough that a busy machine's stall of a few hundred ms expires nothing).
         for _ in 0..6 {
             assert_eq!(
                 next(&mut reports).await,
@@ -218,10 +219,11 @@ async fn s15_the_tap_shows_heartbeats_as_their_own_step_and_their_acks() {
 async fn s15_a_heartbeat_lost_to_a_drop_fault_is_followed_by_the_next_and_the_resource_stays() {
     use xdsloop_server::config::scenario::Scenario;
 
-    // Heartbeats every 500 ms: the one after the lost heartbeat comes 500 ms before expiry.
+    // Heartbeats every second: the one after the lost heartbeat comes a second before expiry,
+    // a margin no scheduling stall of a busy test machine eats.
     let files = [(
         "eds.json",
-        vec![wrapped("web", 8081, 1500), endpoints("api", 8082)],
+        vec![wrapped("web", 8081, 3000), endpoints("api", 8082)],
     )];
     let server = FixtureServer::start(&files).await;
     for source in [Source::Ads, Source::AdsDelta] {

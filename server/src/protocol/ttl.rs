@@ -82,6 +82,14 @@ impl Heartbeats {
         self.nonce = None;
     }
 
+    /// The client holds no TTL'd resource any more, though no push said so (the last one left
+    /// the fixtures and is left to expire, S16): nothing to keep alive.
+    pub fn stop(&mut self) {
+        self.ttl = None;
+        self.ttl_resources = 0;
+        self.due = None;
+    }
+
     /// The latest response (push or heartbeat) was answered.
     pub fn on_answer(&mut self) {
         self.in_flight = false;

@@ -2,8 +2,8 @@
 //! shared by every stream that moves from the one to the other.
 //!
 //! A Delta stream whose client held exactly its share of the old generation needs only the
-//! resources that were added, changed or removed (S8); walking all of them per stream made a
-//! one-resource edit cost every stream a lookup per resource.
+//! resources that were added, changed or removed (S8): a one-resource edit then costs each
+//! stream a look at one name, not at every resource of the type.
 
 use std::sync::{Arc, Mutex, Weak};
 
@@ -21,7 +21,9 @@ pub struct Diff {
 }
 
 /// Lives beside a `TypeResources` (the new side). One slot: the streams of a fleet move from
-/// the same old generation. The old side is held weakly, so a generation never keeps its
+/// the same old generation (a stream whose `flap` mask gave it its own copy of the old side
+/// takes the slot from them and the fleet's diff is computed again: slower while a flap
+/// runs, never wrong). The old side is held weakly, so a generation never keeps its
 /// predecessor alive (and, the allocation being kept by the `Weak`, its address is not reused
 /// while the slot names it).
 #[derive(Debug, Default)]

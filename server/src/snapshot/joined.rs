@@ -4,8 +4,8 @@
 //! A Delta response lists each resource as its own entry, and the transport copies entries
 //! smaller than a few KiB into the stream's own chunk (one HTTP/2 chunk per 300-byte entry
 //! costs more than the copy). When a fleet syncs, every stream sends the same thousand
-//! resources, so those copies were a full encoding of the type per stream, held until written.
-//! Joined here once per (type's resources, list sent), they are one allocation for all of them,
+//! resources, so those copies would be a full encoding of the type per stream, held until
+//! written. Joined here once per (type's resources, list sent), they are one allocation for all of them,
 //! like a SotW view's buffer ([`super::views`]), and so is the list itself (the response's
 //! manifest). One slot, as for named views: streams sending the same list hit it; a stream
 //! sending another list builds its own and takes the slot.

@@ -38,6 +38,10 @@ impl DeltaStream {
                 .into_iter()
                 .cloned()
                 .collect();
+            if held.is_empty() {
+                state.heartbeats.stop();
+                continue;
+            }
             let entries: Vec<_> = held.iter().map(|r| delta_heartbeat(r)).collect();
             let version = state
                 .sub

@@ -36,6 +36,10 @@ impl SotwStream {
             let full = type_url::full_state(url);
             let picked = held.picked.iter().filter(|r| full || r.ttl.is_some());
             let kept: Arc<[Arc<Resource>]> = picked.cloned().collect();
+            if !kept.iter().any(|r| r.ttl.is_some()) {
+                state.heartbeats.stop();
+                continue;
+            }
             let entries: Vec<Bytes> = kept.iter().map(|r| sotw_heartbeat(r)).collect();
             let nonce = self.nonces.next_nonce();
             info!(stream = self.id, node = self.node.as_deref().unwrap_or_default(),

@@ -312,3 +312,26 @@ fn s14_s15_s16_delta_carries_ttls_heartbeats_and_lets_removed_resources_expire()
         "heartbeats stop"
     );
 }
+
+#[test]
+fn s16_delta_heartbeats_stop_when_the_last_ttl_resource_leaves_without_a_push() {
+    let cds =
+        |list: &[(&str, &str, Option<u64>)]| snapshot(1, &[(CLUSTER, resources(CLUSTER, list))]);
+    let mut stream = DeltaStream::new(1, cds(&[("a", "1", Some(30)), ("b", "1", None)]));
+    let first = stream.on_request_decoded(delta_request(&[], "")).remove(0);
+    stream.on_request_decoded(delta_request(&[], &first.nonce));
+    let t0 = Instant::now();
+    assert!(stream.on_tick(t0).is_empty());
+    // Only the TTL'd resource leaves: nothing is sent (it is left to expire, S16).
+    let gone = stream.on_snapshot_decoded(cds(&[("b", "1", None)]));
+    assert!(
+        gone.is_empty(),
+        "nothing changed that the client is told: {gone:?}"
+    );
+    let beats = stream.on_tick(t0 + Duration::from_secs(10));
+    assert!(
+        beats.is_empty(),
+        "no heartbeat for a type whose client holds nothing TTL'd: {beats:?}"
+    );
+    assert!(stream.next_deadline().is_none(), "heartbeats stop");
+}
