@@ -300,7 +300,7 @@ fn answer(
     verdict
 }
 
-/// If the request answers the type's latest heartbeat (S15), its ACK or NACK: it answers no
+/// If the request answers one of the type's recent heartbeats (S15), its ACK or NACK: it answers no
 /// push (the ledger is left alone), and its interest still counts.
 fn heartbeat_answer(
     stream: u64,

@@ -14,7 +14,10 @@
 //! - S16: a TTL'd resource that leaves the fixtures is not removed explicitly; its heartbeats
 //!   stop and the client lets it expire.
 
-use std::time::{Duration, Instant, SystemTime};
+use std::{
+    collections::VecDeque,
+    time::{Duration, Instant, SystemTime},
+};
 
 use serde::Serialize;
 use xdsloop_proto::discovery::Node;
@@ -56,6 +59,10 @@ pub fn period(ttl: Duration) -> Duration {
     ttl / 3
 }
 
+/// Heartbeat nonces whose answers are recognised: an answer later than three periods is one to
+/// a heartbeat the client's copy has long been refreshed past.
+const HEARTBEAT_NONCES: usize = 3;
+
 /// One type's heartbeat schedule on one stream.
 #[derive(Debug, Default)]
 pub struct Heartbeats {
@@ -65,8 +72,9 @@ pub struct Heartbeats {
     /// A push awaits its ACK or NACK (heartbeats do not wait for theirs: one may be lost).
     in_flight: bool,
     due: Option<Instant>,
-    /// The latest heartbeat's nonce while it is the latest response of the type.
-    nonce: Option<String>,
+    /// The nonces of the heartbeats sent since the last push, newest last (a few: heartbeats
+    /// do not wait for their answers, so an answer may come after the next one was sent).
+    nonces: VecDeque<String>,
     sent: u64,
     last_at: Option<SystemTime>,
 }
@@ -79,7 +87,7 @@ impl Heartbeats {
         self.ttl_resources = ttl_resources;
         self.in_flight = true;
         self.due = None;
-        self.nonce = None;
+        self.nonces.clear();
     }
 
     /// The client holds no TTL'd resource any more, though no push said so (the last one left
@@ -95,9 +103,10 @@ impl Heartbeats {
         self.in_flight = false;
     }
 
-    /// Whether `nonce` is the latest heartbeat's (its answer is not a push's ACK or NACK).
+    /// Whether `nonce` is one of the heartbeats' sent since the last push (its answer is not a
+    /// push's ACK or NACK, and not stale).
     pub fn answers_heartbeat(&self, nonce: &str) -> bool {
-        !nonce.is_empty() && self.nonce.as_deref() == Some(nonce)
+        !nonce.is_empty() && self.nonces.iter().any(|n| n == nonce)
     }
 
     /// Whether a heartbeat is due at `now`. A type with no push in flight and TTL'd resources
@@ -121,7 +130,10 @@ impl Heartbeats {
     /// [`period`] later whether or not this one is answered: a heartbeat lost on the way
     /// must not let the client's copy expire.
     pub fn on_sent(&mut self, nonce: String, now: Instant, at: SystemTime) {
-        self.nonce = Some(nonce);
+        if self.nonces.len() == HEARTBEAT_NONCES {
+            self.nonces.pop_front();
+        }
+        self.nonces.push_back(nonce);
         self.due = self.ttl.map(|ttl| now + period(ttl));
         self.sent += 1;
         self.last_at = Some(at);

@@ -51,8 +51,17 @@ fn s15_a_heartbeat_lost_is_followed_by_the_next() {
     assert!(beats.due(second), "a lost heartbeat does not stop the next");
     assert_eq!(t0 + TTL - second, THIRD, "a third of the TTL to spare");
     beats.on_sent("1-3".into(), second, SystemTime::now());
-    assert!(beats.answers_heartbeat("1-3") && !beats.answers_heartbeat("1-2"));
-    assert_eq!(beats.status().map(|s| s.sent), Some(2));
+    assert!(
+        beats.answers_heartbeat("1-3") && beats.answers_heartbeat("1-2"),
+        "an answer to the earlier heartbeat, arriving after the next was sent, is still one"
+    );
+    beats.on_sent("1-4".into(), second + THIRD, SystemTime::now());
+    beats.on_sent("1-5".into(), second + THIRD * 2, SystemTime::now());
+    assert!(
+        !beats.answers_heartbeat("1-2"),
+        "three periods late: forgotten"
+    );
+    assert_eq!(beats.status().map(|s| s.sent), Some(4));
 }
 
 #[test]
