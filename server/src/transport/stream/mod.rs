@@ -141,10 +141,7 @@ pub async fn run<M, S>(
                     scenarios_open = false;
                     continue;
                 }
-                let installed = scenarios.borrow_and_update().clone();
-                kit.faults.load(installed, kit.kind, machine.node_id());
-                // A `flap` that went with the old scenario shows what it hid, at once.
-                act::on_flap(&mut machine, &mut kit)
+                load_scenario(&mut machine, &mut kit, &mut scenarios)
             },
             () = act::fault_timer(timer) => {
                 timer_due = true;
@@ -165,23 +162,14 @@ pub async fn run<M, S>(
         }
         // After every event: it may have made a heartbeat due, or scheduled one.
         out.extend(machine.on_tick(Instant::now().into_std()));
-        let changed = machine.take_status();
-        let over = bounds.check(&changed);
-        kit.tap.publish(changed);
-        if let Err(reason) = over {
-            warn!(stream, %reason, "stream ended: its subscriptions are over the limit");
-            break ended_by_error(stream, &responses, Status::resource_exhausted(reason));
-        }
-        if let Some(ending) = judge::strict_ending(&kit, &responses) {
+        if let Err(ending) = publish_status(&mut machine, &mut kit, &mut bounds, &responses) {
             break ending;
         }
         warn_oversized::<M>(stream, &out, max_message_bytes);
         // A scenario installed before these responses were made applies to them, even when
         // its change and the snapshot's were both waiting and `select!` took the snapshot's.
         if scenarios_open && scenarios.has_changed().unwrap_or(false) {
-            let installed = scenarios.borrow_and_update().clone();
-            kit.faults.load(installed, kit.kind, machine.node_id());
-            out.extend(act::on_flap(&mut machine, &mut kit));
+            out.extend(load_scenario(&mut machine, &mut kit, &mut scenarios));
         }
         if let Err(reason) = act::send(&mut machine, &mut kit, &responses, out, &mut shutdown).await
         {
@@ -192,6 +180,44 @@ pub async fn run<M, S>(
         }
     };
     finish(machine, kit, ending);
+}
+
+/// Follows the scenario just installed. A `flap` that went with the old one shows what it hid,
+/// at once: those responses are returned.
+fn load_scenario<M: StreamMachine>(
+    machine: &mut M,
+    kit: &mut StreamKit,
+    scenarios: &mut watch::Receiver<Arc<Installed>>,
+) -> Vec<M::Response> {
+    let installed = scenarios.borrow_and_update().clone();
+    kit.faults.load(installed, kit.kind, machine.node_id());
+    act::on_flap(machine, kit)
+}
+
+/// After every event: what changed goes to the tap; the stream ends if its subscriptions went
+/// over the limit or the strict judge found a violation.
+fn publish_status<M: StreamMachine>(
+    machine: &mut M,
+    kit: &mut StreamKit,
+    bounds: &mut SubscriptionBounds,
+    responses: &mpsc::Sender<Result<M::Response, Status>>,
+) -> Result<(), Ending> {
+    let stream = kit.tap.stream();
+    let changed = machine.take_status();
+    let over = bounds.check(&changed);
+    kit.tap.publish(changed);
+    if let Err(reason) = over {
+        warn!(stream, %reason, "stream ended: its subscriptions are over the limit");
+        return Err(ended_by_error(
+            stream,
+            responses,
+            Status::resource_exhausted(reason),
+        ));
+    }
+    match judge::strict_ending(kit, responses) {
+        Some(ending) => Err(ending),
+        None => Ok(()),
+    }
 }
 
 /// Sleeps until `deadline` (on tokio's clock, so paused-time tests can move it), or forever.
