@@ -8,6 +8,7 @@ use xdsloop_proto::discovery::{DeltaDiscoveryResponse, WireResource};
 use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER};
 
 use super::*;
+use crate::core::event::Failure;
 
 #[test]
 fn c1_node_goes_on_the_first_request_of_every_stream() {
