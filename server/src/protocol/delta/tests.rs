@@ -2,7 +2,7 @@ use super::*;
 use crate::test_support::{error, names, node, snapshot};
 use xdsloop_proto::type_url::{CLUSTER as CDS, ENDPOINT as EDS, LISTENER as LDS};
 
-fn request(
+pub(super) fn request(
     type_url: &str,
     subscribe: &[&str],
     unsubscribe: &[&str],

@@ -1,6 +1,6 @@
 use super::*;
-use crate::protocol::delta::DeltaStream;
-use crate::test_support::{error, names, node, snapshot, type_resources};
+use crate::protocol::delta::{DeltaStream, tests::request};
+use crate::test_support::{error, names, snapshot, type_resources};
 use xdsloop_proto::discovery::{DeltaDiscoveryRequest, DeltaDiscoveryResponse};
 use xdsloop_proto::type_url::{CLUSTER as CDS, ENDPOINT as EDS};
 
@@ -12,22 +12,6 @@ fn interest(wildcard: bool, named: &[&str]) -> Interest {
     }
     interest.apply_delta(true, &subscribe, &[]);
     interest
-}
-
-fn request(
-    type_url: &str,
-    subscribe: &[&str],
-    unsubscribe: &[&str],
-    nonce: &str,
-) -> DeltaDiscoveryRequest {
-    DeltaDiscoveryRequest {
-        node: node("node-1"),
-        type_url: type_url.to_string(),
-        resource_names_subscribe: names(subscribe),
-        resource_names_unsubscribe: names(unsubscribe),
-        response_nonce: nonce.to_string(),
-        ..Default::default()
-    }
 }
 
 fn ask(stream: &mut DeltaStream, request: DeltaDiscoveryRequest) -> Vec<DeltaDiscoveryResponse> {
