@@ -8,6 +8,7 @@ mod client_nack;
 mod client_restart;
 mod client_sources;
 mod client_sources_file;
+mod client_stop;
 mod client_support;
 mod client_sync;
 mod conformance;

@@ -27,7 +27,7 @@ use crate::core::store::Store;
 use crate::core::watch_map::Interest;
 use crate::error::ClientError;
 use crate::transport::Transport;
-use crate::transport::hub::{Command, Hub, NewWatch};
+use crate::transport::hub::{Command, Hub, NewWatch, stop_requested};
 
 /// Handles issue few commands; a small queue back-pressures them while the session is busy.
 const COMMAND_QUEUE: usize = 64;
@@ -44,7 +44,9 @@ pub struct Client {
     next_id: Arc<AtomicU64>,
     reports: broadcast::Sender<Report>,
     store: watch::Receiver<Arc<Store>>,
-    stop: Option<oneshot::Sender<()>>,
+    /// Set to true to stop the session; the session's shutdown future sets it too, so every
+    /// wait inside the session sees one flag.
+    stop: Arc<watch::Sender<bool>>,
     task: Option<JoinHandle<()>>,
 }
 
@@ -69,27 +71,36 @@ impl Client {
         let (commands_tx, commands) = mpsc::channel(COMMAND_QUEUE);
         let (reports, _) = broadcast::channel(REPORT_QUEUE);
         let (store_tx, store) = watch::channel(Arc::new(Store::default()));
+        let (stop, stopping) = watch::channel(false);
+        let stop = Arc::new(stop);
         let hub = Hub {
             mux,
             commands,
             subscribers: HashMap::new(),
             reports: reports.clone(),
             store: store_tx,
+            stopping: stopping.clone(),
         };
         let session = Session { hub, transport };
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(session.run(async move {
+        // The caller's shutdown becomes the flag, watched even while the session waits on a
+        // slow subscriber; this task ends with the session (its flag's receivers gone).
+        let flag = stop.clone();
+        tokio::spawn(async move {
             tokio::select! {
-                _ = shutdown => {}
-                _ = stopped => {}
+                _ = shutdown => { flag.send_replace(true); }
+                _ = flag.closed() => {}
             }
+        });
+        let mut stopped = stopping;
+        let task = tokio::spawn(session.run(async move {
+            stop_requested(&mut stopped).await;
         }));
         Ok(Self {
             commands: commands_tx,
             next_id: Arc::new(AtomicU64::new(1)),
             reports,
             store,
-            stop: Some(stop),
+            stop,
             task: Some(task),
         })
     }
@@ -166,9 +177,7 @@ impl Client {
 
     /// Stops the session and waits for it to end.
     pub async fn stop(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
+        self.stop.send_replace(true);
         if let Some(task) = self.task.take() {
             let _ = task.await;
         }
@@ -196,9 +205,7 @@ impl StatusHandle {
 
 impl Drop for Client {
     fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
+        self.stop.send_replace(true);
     }
 }
 

@@ -18,12 +18,13 @@ fn client_and_hub() -> (Client, Hub) {
     let (commands_tx, commands) = mpsc::channel(COMMAND_QUEUE);
     let (reports, _) = broadcast::channel(REPORT_QUEUE);
     let (store_tx, store) = watch::channel(Arc::new(Store::default()));
+    let (stop, stopping) = watch::channel(false);
     let client = Client {
         commands: commands_tx,
         next_id: Arc::new(AtomicU64::new(1)),
         reports: reports.clone(),
         store,
-        stop: None,
+        stop: Arc::new(stop),
         task: None,
     };
     let hub = Hub {
@@ -32,6 +33,7 @@ fn client_and_hub() -> (Client, Hub) {
         subscribers: HashMap::new(),
         reports,
         store: store_tx,
+        stopping,
     };
     (client, hub)
 }

@@ -73,6 +73,10 @@ pub(crate) struct Hub {
     pub subscribers: HashMap<WatchId, mpsc::Sender<Event>>,
     pub reports: broadcast::Sender<Report>,
     pub store: watch::Sender<Arc<Store>>,
+    /// Becomes true when the client is stopped or dropped, or its shutdown future resolves.
+    /// Handing an event to a subscription nobody reads waits for room in its queue; this lets
+    /// that wait end, so stopping always completes.
+    pub stopping: watch::Receiver<bool>,
 }
 
 pub(crate) fn now() -> std::time::Instant {
@@ -130,12 +134,19 @@ impl Hub {
                 let Some(subscriber) = self.subscribers.get(&id) else {
                     continue;
                 };
-                if subscriber.send(event).await.is_err() {
+                let sent = tokio::select! {
+                    sent = subscriber.send(event) => sent.is_ok(),
+                    _ = stop_requested(&mut self.stopping) => return,
+                };
+                if !sent {
                     gone.push(id);
                 }
             }
             for request in output.requests.drain(..) {
-                wire.send(request).await;
+                tokio::select! {
+                    _ = wire.send(request) => {}
+                    _ = stop_requested(&mut self.stopping) => return,
+                }
             }
             // The store first: whoever hears a report must find the store already updated.
             if output.store_changed {
@@ -182,6 +193,14 @@ impl Hub {
             }
             self.flush(&mut Offline).await;
         }
+    }
+}
+
+/// Resolves once a stop was asked for; never if the flag's sender is gone without asking (a
+/// test that drives the hub itself).
+pub(crate) async fn stop_requested(stopping: &mut watch::Receiver<bool>) {
+    if stopping.wait_for(|stop| *stop).await.is_err() {
+        std::future::pending::<()>().await;
     }
 }
 
