@@ -1,4 +1,4 @@
-//! What `--record FILE` costs the xDS side (issue #14): a fleet of N SotW streams, one endpoint
+//! What `--record FILE` costs the xDS side: a fleet of N SotW streams, one endpoint
 //! edit pushed to all of them, on a server without `--record` and then on one with it, medians,
 //! plus how much transcript the sync and each push wrote. Numbers only, no verdict.
 

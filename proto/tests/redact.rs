@@ -1,4 +1,4 @@
-//! Issue #16 item 2: secret values hidden wherever a resource is displayed, found by Envoy's own
+//! Secret values hidden wherever a resource is displayed, found by Envoy's own
 //! `udpa.annotations.sensitive` marks, inside `Any`s too; nothing else changes.
 
 use prost::Message;

@@ -12,7 +12,7 @@ mod tree;
 use tree::*;
 
 #[test]
-fn i13_server_modules_depend_one_way() {
+fn server_modules_depend_one_way() {
     let graph = graph("server");
     let mut problems = graph.cycles();
     problems.extend(graph.layer_violations(SERVER_LAYERS));
@@ -20,7 +20,7 @@ fn i13_server_modules_depend_one_way() {
 }
 
 #[test]
-fn i13_client_modules_depend_one_way() {
+fn client_modules_depend_one_way() {
     let graph = graph("client");
     let mut problems = graph.cycles();
     problems.extend(graph.layer_violations(CLIENT_LAYERS));
@@ -28,19 +28,19 @@ fn i13_client_modules_depend_one_way() {
 }
 
 #[test]
-fn i13_server_protocol_layers_do_no_io() {
+fn server_protocol_layers_do_no_io() {
     let found = impure("server", SERVER_PURE);
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
 #[test]
-fn i13_client_core_does_no_io() {
+fn client_core_does_no_io() {
     let found = impure("client", CLIENT_PURE);
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
 #[test]
-fn i13_architecture_walk_names_functions_that_exist() {
+fn architecture_walk_names_functions_that_exist() {
     let links = doc_links::source_links(
         &std::fs::read_to_string(workspace().join("docs/architecture.md")).unwrap(),
     );
@@ -62,7 +62,7 @@ fn i13_architecture_walk_names_functions_that_exist() {
 }
 
 #[test]
-fn i13_no_crate_has_a_module_cycle() {
+fn no_crate_has_a_module_cycle() {
     for krate in ["proto", "transcript", "log", "bench"] {
         let cycles = graph(krate).cycles();
         assert!(cycles.is_empty(), "{krate}/src:\n{}", cycles.join("\n"));

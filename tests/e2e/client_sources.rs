@@ -140,27 +140,35 @@ fn rest_config(served: &Served) -> ClientConfig {
 
 #[tokio::test]
 async fn rest_source_polls_that_find_nothing_new_are_not_updates() {
-    let served = Served::demo().await;
+    let mut served = Served::demo().await;
     let (client, mut reports) = demo_client(rest_config(&served)).await;
     let snapshot = served.snapshot();
     store_where(&client, |s| matches_snapshot(s, &snapshot, &Source::Rest)).await;
     reports = reports.resubscribe();
     // Several refresh delays: each poll carries the current version and gets 304, or (under
     // the listeners' explicit version) the same answer again.
-    let mut updates = Vec::new();
-    let window = tokio::time::sleep(Duration::from_millis(600));
-    tokio::pin!(window);
-    loop {
-        tokio::select! {
-            _ = &mut window => break,
-            report = reports.recv() => {
-                if let Report::Update(u) = report.unwrap() {
-                    updates.push(u);
-                }
-            }
-        }
-    }
+    let quiet = quiet_reports(&mut reports).await;
+    let updates: Vec<_> = quiet
+        .iter()
+        .filter(|r| matches!(r, Report::Update(_)))
+        .collect();
     assert!(updates.is_empty(), "{updates:#?}");
+    // A client that had stopped polling would pass the quiet window too: the next edit must
+    // still arrive by a poll, as one update of the edited type.
+    served
+        .edit("endpoints.yaml", |text| {
+            text.replace("port_value: 8091", "port_value: 9091")
+        })
+        .await;
+    let update = report(&mut reports, |r| match r {
+        Report::Update(u) => Some(u.clone()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(
+        (update.type_url.as_str(), update.diff.updated.clone()),
+        (ENDPOINT, vec!["api".to_string()])
+    );
     client.stop().await;
 }
 

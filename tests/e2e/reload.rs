@@ -194,7 +194,7 @@ async fn several_writes_in_a_row_end_at_the_last_content() {
     assert_eq!(watcher.snapshots.borrow().generation, last.generation);
 }
 
-/// Issue #19: a file closed after writing is reloaded after a short settle window, but one still
+/// A file closed after writing is reloaded after a short settle window, but one still
 /// open for writing is not read until it is closed (or the debounce passes), however long the
 /// writer pauses between its write() calls.
 #[tokio::test]

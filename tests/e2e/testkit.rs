@@ -1,4 +1,4 @@
-//! The Rust test API (#14.3): `xdsloop_server::testkit::TestServer` with a real xdsloop-client.
+//! The Rust test API: `xdsloop_server::testkit::TestServer` with a real xdsloop-client.
 //! Awaits see what happened before they were called; a NACK names the rejected version; a
 //! timeout says what the node did instead; overlays reach their node only.
 

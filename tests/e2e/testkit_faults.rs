@@ -1,4 +1,4 @@
-//! Fault rules through the Rust test API (#14 item 3, "install fault rules"): a scenario given
+//! Fault rules through the Rust test API: a scenario given
 //! to `TestServer` at start or at runtime makes xdsloop-client misbehave's other half happen:
 //! a `close` makes it reconnect, resubscribe and ACK on the new stream; a `corrupt` makes it
 //! NACK; a scenario that breaks a rule is refused with `KitError::Scenario`.
@@ -65,7 +65,7 @@ fn first_cds_request(server: &TestServer, stream: u64) -> RequestFacts {
 }
 
 #[tokio::test]
-async fn issue14_testkit_close_rule_set_at_runtime_makes_the_client_reconnect_and_ack() {
+async fn testkit_close_rule_set_at_runtime_makes_the_client_reconnect_and_ack() {
     let server = TestServer::builder()
         .resources([cluster("web", "a")])
         .start()
@@ -96,7 +96,7 @@ async fn issue14_testkit_close_rule_set_at_runtime_makes_the_client_reconnect_an
 }
 
 #[tokio::test]
-async fn issue14_testkit_close_rule_at_start_in_fixture_dir_mode_delta_resubscribes() {
+async fn testkit_close_rule_at_start_in_fixture_dir_mode_delta_resubscribes() {
     // The first CDS response is closed instead: the client holds nothing yet.
     let server = TestServer::builder()
         .fixtures(demo_dir())
@@ -122,7 +122,7 @@ async fn issue14_testkit_close_rule_at_start_in_fixture_dir_mode_delta_resubscri
 }
 
 #[tokio::test]
-async fn issue14_testkit_corrupt_rule_makes_the_client_nack_and_keep_the_last_good() {
+async fn testkit_corrupt_rule_makes_the_client_nack_and_keep_the_last_good() {
     let corrupt = on_cds("garble", 2, Action::Corrupt { resource: None });
     let server = TestServer::builder()
         .resources([cluster("web", "a")])
@@ -152,7 +152,7 @@ async fn issue14_testkit_corrupt_rule_makes_the_client_nack_and_keep_the_last_go
 }
 
 #[tokio::test]
-async fn issue14_testkit_a_bad_scenario_is_refused_with_the_rule_and_the_one_in_force_stays() {
+async fn testkit_a_bad_scenario_is_refused_with_the_rule_and_the_one_in_force_stays() {
     let bad = on_cds("zero", 0, Action::Drop);
     let refused = TestServer::builder()
         .resources([cluster("web", "a")])

@@ -1,4 +1,4 @@
-//! Golden transcripts (#14 item 2): one deterministic session, recorded on both sides, must
+//! Golden transcripts: one deterministic session, recorded on both sides, must
 //! compare equal under `transcript diff` with the files in `tests/e2e/golden/`. The session:
 //! the server over `fixtures/demo`, `xdsloop-client` over ADS following LDS and CDS to RDS and
 //! EDS, refusing web's endpoints (so the files hold a NACK too).

@@ -1,4 +1,4 @@
-//! Every version change reaches clients (issue #12, items 1-2): the real server over a copy of
+//! Every version change reaches clients: the real server over a copy of
 //! a shipped fixture set, edited on disk, with raw tonic ADS clients.
 
 use std::path::Path;

@@ -90,7 +90,7 @@ mod tests {
     }
 
     #[test]
-    fn issue14_flap_mask_hides_what_its_globs_pick_until_lifted() {
+    fn flap_mask_hides_what_its_globs_pick_until_lifted() {
         let mut masks = Masks::default();
         let all = clusters(&["api", "web-1", "web-2"]);
         assert!(Arc::ptr_eq(&masks.apply(CLUSTER, all.clone()), &all));

@@ -296,7 +296,7 @@ mod tests {
     }
 
     #[test]
-    fn issue14_flap_cut_has_a_version_of_its_own_per_cut() {
+    fn flap_cut_has_a_version_of_its_own_per_cut() {
         let all = TypeResources::new([resource("api", "1"), resource("web", "1")].into(), None);
         assert!(all.without(|n| n == "db", "flap").is_none(), "cuts nothing");
         let cut = all.without(|n| n == "web", "flap").unwrap();

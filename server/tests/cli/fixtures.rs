@@ -5,7 +5,7 @@ use std::{process::Command, time::Duration};
 
 use crate::support::{BIN, Server, WAIT, fixtures, status};
 
-/// Issue #12 item 4: a FIFO among the fixtures (opening one blocks until a writer appears) is
+/// A FIFO among the fixtures (opening one blocks until a writer appears) is
 /// a rejected reload naming it, and SIGTERM still stops the server.
 #[cfg(unix)]
 #[test]

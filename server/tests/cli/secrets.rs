@@ -8,7 +8,7 @@ use std::{
 
 use crate::support::{BIN, Server, WAIT, fixtures, status};
 
-/// Issue #12 item 9: a private key written where a map belongs is rejected, and its text is in
+/// A private key written where a map belongs is rejected, and its text is in
 /// none of what users see: the start-up error, the reload log line, `/status`.
 #[test]
 fn secret_is_never_quoted_in_errors() {

@@ -97,7 +97,7 @@ fn admin_off_serves_no_admin_routes() {
     assert!(stderr.contains("--admin off"), "{stderr}");
 }
 
-/// Issue #16 item 3: exposing the xDS port does not expose the admin data (only loopback, the
+/// Exposing the xDS port does not expose the admin data (only loopback, the
 /// admin token or a verified client certificate read it), and the server says how remote
 /// peers get in; moving the admin routes to a loopback listener silences it.
 #[test]

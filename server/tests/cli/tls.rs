@@ -1,4 +1,4 @@
-//! Issue #16 item 1, as users run it: `--tls-cert --tls-key --tls-client-ca`, the client's
+//! As users run it: `--tls-cert --tls-key --tls-client-ca`, the client's
 //! verified identity in the log line of its stream, and `xdsloop-server status` reaching the
 //! server over mTLS (and told what to do without TLS). Certificates are made here (rcgen).
 

@@ -58,11 +58,11 @@ async fn web_flaps_then_stays_once_the_rule_goes(source: Source) {
 }
 
 #[tokio::test]
-async fn issue14_flap_sotw_client_sees_web_removed_and_readded_until_the_rule_goes() {
+async fn flap_sotw_client_sees_web_removed_and_readded_until_the_rule_goes() {
     web_flaps_then_stays_once_the_rule_goes(Source::Ads).await;
 }
 
 #[tokio::test]
-async fn issue14_flap_delta_client_sees_web_removed_and_readded_until_the_rule_goes() {
+async fn flap_delta_client_sees_web_removed_and_readded_until_the_rule_goes() {
     web_flaps_then_stays_once_the_rule_goes(Source::AdsDelta).await;
 }

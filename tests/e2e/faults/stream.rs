@@ -95,17 +95,17 @@ async fn reset_stream_ends_it_without_a_status_and_the_client_resubscribes() {
 
 const RESET_CONNECTION: &str = "version: 1\nrules:\n- id: cut\n  match: {type: cds}\n  when: {nth: 2}\n  times: 1\n  do: {reset: {scope: connection}}\n";
 
-/// Issue #14: the whole connection is reset (TCP RST, no gRPC status); the client backs off,
+/// The whole connection is reset (TCP RST, no gRPC status); the client backs off,
 /// reconnects and resubscribes with the versions it holds (C10, C11, C13).
 #[tokio::test]
-async fn issue14_reset_connection_reconnects_with_backoff_and_resubscribes() {
+async fn reset_connection_reconnects_with_backoff_and_resubscribes() {
     let reason = ended_then_resubscribed(Source::Ads, RESET_CONNECTION, None).await;
     // A TCP RST, as the client's HTTP/2 stack saw it (a stream reset says "stream error").
     assert!(reason.contains("connection reset"), "{reason}");
 }
 
 #[tokio::test]
-async fn issue14_reset_connection_delta_resubscribes_with_initial_resource_versions() {
+async fn reset_connection_delta_resubscribes_with_initial_resource_versions() {
     let reason = ended_then_resubscribed(Source::AdsDelta, RESET_CONNECTION, None).await;
     assert!(reason.contains("connection reset"), "{reason}");
 }

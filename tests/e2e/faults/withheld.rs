@@ -1,4 +1,4 @@
-//! `withhold` in `/status` (#14): the type's row names what the rule left out of the latest
+//! `withhold` in `/status`: the type's row names what the rule left out of the latest
 //! response and the rule, counts only what was sent, and a client that ACKed everything else
 //! is `SYNCED`: it is not stuck for lack of what it was never told of.
 

@@ -1,4 +1,4 @@
-//! Fixtures that hurt (issue #12, items 4-6): a FIFO, a huge file, a zero-byte save, a watcher
+//! Fixtures that hurt: a FIFO, a huge file, a zero-byte save, a watcher
 //! that loses its directory. The reload loop never stalls, says what it is doing, and what it
 //! says is true.
 

@@ -1,4 +1,4 @@
-//! Issue #16: TLS and mTLS on both ends, certificate rotation, the admin access rule, secrets
+//! TLS and mTLS on both ends, certificate rotation, the admin access rule, secrets
 //! kept out of sight, and what one client may cost. The real server (`app::start` over a temp
 //! copy of the demo fixtures) and real clients over loopback; certificates made by the tests.
 

@@ -1,6 +1,6 @@
 //! A fixture edit the decoder refuses, on a real server: `/status` shows it with its file and
 //! line, clients keep getting the last good snapshot, fixing the file recovers, and nothing
-//! users see quotes secret material (issue #12 items 7-9).
+//! users see quotes secret material.
 
 use xdsloop_proto::type_url::CLUSTER;
 use xdsloop_server::{

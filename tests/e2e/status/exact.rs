@@ -1,4 +1,4 @@
-//! `/status` is exact (issue #12, item 3): SYNCED only when the stream ACKed the version it
+//! `/status` is exact: SYNCED only when the stream ACKed the version it
 //! would be served now, and STALE (not PENDING) for a stream that cannot take pushes.
 
 use tokio::sync::mpsc;

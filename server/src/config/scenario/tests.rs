@@ -277,7 +277,7 @@ fn the_counters_stop_at_times() {
 }
 
 #[test]
-fn issue14_flap_reads_into_names_and_a_period() {
+fn flap_reads_into_names_and_a_period() {
     let s = Scenario::from_yaml(
         "version: 1\nrules:\n  - match: { type: cds }\n    do: { flap: { names: [web], period: 2s } }\n",
     );
@@ -291,7 +291,7 @@ fn issue14_flap_reads_into_names_and_a_period() {
 }
 
 #[test]
-fn issue14_flap_of_eds_in_sotw_is_refused_it_could_remove_nothing() {
+fn flap_of_eds_in_sotw_is_refused_it_could_remove_nothing() {
     let e = refused_at(
         "version: 1\nrules:\n  - match: { type: eds }\n    do: { flap: { names: [web], period: 2s } }\n",
         3,
@@ -308,7 +308,7 @@ fn issue14_flap_of_eds_in_sotw_is_refused_it_could_remove_nothing() {
 }
 
 #[test]
-fn issue14_reset_connection_reads_into_its_scope() {
+fn reset_connection_reads_into_its_scope() {
     let s = Scenario::from_yaml("version: 1\nrules:\n  - do: { reset: { scope: connection } }\n");
     assert_eq!(
         s.unwrap().rules[0].action,

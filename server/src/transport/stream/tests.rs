@@ -234,7 +234,7 @@ async fn s15_the_loop_sends_a_heartbeat_when_the_machine_says_and_the_tap_sees_i
 }
 
 #[tokio::test]
-async fn issue14_a_scenario_installed_with_a_snapshot_change_applies_to_its_push() {
+async fn a_scenario_installed_with_a_snapshot_change_applies_to_its_push() {
     // `select!` takes one of two ready changes at random (the snapshot's far more often):
     // several streams make a loop that loads the scenario after the push fail here.
     for attempt in 0..6 {

@@ -89,7 +89,7 @@ fn ack(stream: &mut SotwStream, response: &DiscoveryResponse) {
 }
 
 #[test]
-fn issue14_flap_sotw_cds_is_gone_and_back_every_period_each_under_its_own_version() {
+fn flap_sotw_cds_is_gone_and_back_every_period_each_under_its_own_version() {
     let (mut stage, scenarios) = stage(WEB_EVERY_2S, StreamKind::ADS_SOTW);
     let (mut stream, first) = sotw_stream();
     assert_eq!(clusters(&first).len(), 2);
@@ -128,7 +128,7 @@ fn issue14_flap_sotw_cds_is_gone_and_back_every_period_each_under_its_own_versio
 }
 
 #[test]
-fn issue14_flap_times_then_the_resource_stays() {
+fn flap_times_then_the_resource_stays() {
     let yaml = WEB_EVERY_2S.replace("  do:", "  times: 1\n  do:");
     let (mut stage, scenarios) = stage(&yaml, StreamKind::ADS_SOTW);
     let (mut stream, _) = sotw_stream();
@@ -143,7 +143,7 @@ fn issue14_flap_times_then_the_resource_stays() {
 }
 
 #[test]
-fn issue14_flap_is_no_firing_where_the_type_is_not_subscribed() {
+fn flap_is_no_firing_where_the_type_is_not_subscribed() {
     let (mut stage, scenarios) = stage(WEB_EVERY_2S, StreamKind::ADS_SOTW);
     let start = snapshot(1, &[(CDS, &[("api", "1"), ("web", "1")])]);
     let mut stream = SotwStream::new(1, start);
@@ -162,7 +162,7 @@ fn issue14_flap_is_no_firing_where_the_type_is_not_subscribed() {
 }
 
 #[test]
-fn issue14_flap_removed_with_its_scenario_shows_the_resource_again_at_once() {
+fn flap_removed_with_its_scenario_shows_the_resource_again_at_once() {
     let (mut stage, scenarios) = stage(WEB_EVERY_2S, StreamKind::ADS_SOTW);
     let (mut stream, first) = sotw_stream();
     sotw_turn(&mut stage, &mut stream, 0);
@@ -198,7 +198,7 @@ fn delta_turn(
 }
 
 #[test]
-fn issue14_flap_delta_removes_then_sends_the_resource_again() {
+fn flap_delta_removes_then_sends_the_resource_again() {
     let yaml = WEB_EVERY_2S.replace("type: cds", "type: cds, variant: delta");
     let (mut stage, scenarios) = stage(&yaml, StreamKind::ADS_DELTA);
     let start = snapshot(1, &[(CDS, &[("api", "1"), ("web", "1")])]);
@@ -226,7 +226,7 @@ fn issue14_flap_delta_removes_then_sends_the_resource_again() {
 }
 
 #[test]
-fn issue14_flap_of_a_name_the_delta_stream_did_not_ask_for_is_no_firing() {
+fn flap_of_a_name_the_delta_stream_did_not_ask_for_is_no_firing() {
     let (mut stage, scenarios) = stage(WEB_EVERY_2S, StreamKind::ADS_DELTA);
     let start = snapshot(1, &[(CDS, &[("api", "1"), ("web", "1")])]);
     let mut stream = DeltaStream::new(1, start);
