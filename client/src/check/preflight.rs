@@ -112,7 +112,7 @@ pub fn fixtures_served(dir: &Path, codec: &Codec, inv: &Inventory) -> Option<Str
     }
     let served: Vec<&String> = served.into_iter().collect();
     Some(format!(
-        "--fixtures {}: probably not the directory the server serves: it serves {} resources ({}) and no fixture file there names any of them; the checks that edit fixtures SKIP",
+        "--fixtures {}: probably not the directory the server serves: it serves {} resource names ({}) and no fixture file there holds any of them; the checks that edit fixtures SKIP",
         dir.display(),
         served.len(),
         describe::list(&served)
@@ -178,7 +178,7 @@ mod tests {
         };
         let why = fixtures_served(dir.path(), &codec, &inv).expect("not the server's");
         assert!(
-            why.contains("probably not the directory the server serves: it serves 1 resources ([api])"),
+            why.contains("probably not the directory the server serves: it serves 1 resource names ([api])"),
             "{why}"
         );
         inv.clusters.push("web".into());
