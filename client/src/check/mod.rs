@@ -122,11 +122,13 @@ pub async fn run(
     }
     // Kept aside, not used: the directory is still put back as found at the end.
     let mut unserved = None;
-    if let Some(dir) = &config.fixtures {
-        if let Some(why) = preflight::fixtures_served(dir, &codec, &inv) {
-            notes.push(why);
-            unserved = fixtures.take();
-        }
+    let unserved_why = config
+        .fixtures
+        .as_ref()
+        .and_then(|dir| preflight::fixtures_served(dir, &codec, &inv));
+    if let Some(why) = unserved_why {
+        notes.push(why);
+        unserved = fixtures.take();
     }
     for note in &notes {
         on_event(Event::Note(note));

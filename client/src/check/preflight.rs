@@ -178,7 +178,9 @@ mod tests {
         };
         let why = fixtures_served(dir.path(), &codec, &inv).expect("not the server's");
         assert!(
-            why.contains("probably not the directory the server serves: it serves 1 resource names ([api])"),
+            why.contains(
+                "probably not the directory the server serves: it serves 1 resource names ([api])"
+            ),
             "{why}"
         );
         inv.clusters.push("web".into());

@@ -304,7 +304,12 @@ mod tests {
         assert_eq!(doc["checks"][0]["result"], "SKIP");
         assert_eq!(doc["checks"][0]["why"], "why");
         assert_eq!(doc["checks"][0]["evidence"], Value::Null);
-        assert!(doc["checks"][0]["spec"].as_str().unwrap().contains("type URL"));
+        assert!(
+            doc["checks"][0]["spec"]
+                .as_str()
+                .unwrap()
+                .contains("type URL")
+        );
         assert_eq!(doc["notes"], serde_json::json!([]));
         assert_eq!(doc["summary"]["skipped"], 1);
         assert_eq!(doc["fixtures"], Value::Null);

@@ -54,14 +54,22 @@ async fn answering_a_narrowed_request_with_an_empty_response_fails_nothing() {
 async fn eds_a_resource_per_response_fails_nothing() {
     let report = suite(Legal::GroupPerResource).await;
     all_pass(&report);
-    passes_with(&report, "S5.named-set", "sent web alone (api unchanged, not resent");
+    passes_with(
+        &report,
+        "S5.named-set",
+        "sent web alone (api unchanged, not resent",
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn trusting_declared_versions_on_a_new_delta_stream_fails_nothing() {
     let report = suite(Legal::TrustDeclared).await;
     all_pass(&report);
-    passes_with(&report, "S9.stale-version-sent", "(a version it never had) got eds");
+    passes_with(
+        &report,
+        "S9.stale-version-sent",
+        "(a version it never had) got eds",
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -77,8 +85,14 @@ async fn removals_in_either_order_fail_nothing() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_without_delta_is_one_note_and_the_delta_checks_skip() {
     for (legal, why) in [
-        (Legal::DeltaUnimplemented, "DeltaAggregatedResources answered UNIMPLEMENTED"),
-        (Legal::DeltaReset, "the server ended the Delta stream at its first request"),
+        (
+            Legal::DeltaUnimplemented,
+            "DeltaAggregatedResources answered UNIMPLEMENTED",
+        ),
+        (
+            Legal::DeltaReset,
+            "the server ended the Delta stream at its first request",
+        ),
     ] {
         let report = suite(legal).await;
         assert_eq!(report.notes.len(), 1, "{:?}", report.notes);
@@ -93,6 +107,10 @@ async fn a_server_without_delta_is_one_note_and_the_delta_checks_skip() {
                 _ => panic!("{legal:?} {}: {outcome:?}", check.id),
             }
         }
-        passes_with(&report, "S1.nonce-fresh", "no Delta responses (Delta not served");
+        passes_with(
+            &report,
+            "S1.nonce-fresh",
+            "no Delta responses (Delta not served",
+        );
     }
 }

@@ -20,7 +20,10 @@ use crate::harness::{Bug, NaiveServer, cluster, endpoints, listener, route};
 
 /// The report's FAIL lines, for a failure message.
 pub fn fails(report: &CheckReport) -> Vec<String> {
-    let failed = report.results.iter().filter(|r| matches!(r.outcome, Outcome::Fail(_)));
+    let failed = report
+        .results
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Fail(_)));
     failed.map(CheckResult::line).collect()
 }
 

@@ -137,13 +137,19 @@ async fn s9_resubscribe_answered_fails_when_a_live_resubscription_is_ignored() {
         false,
     )
     .await;
-    has(&evidence, "the same stream subscribed api again: api was not sent");
+    has(
+        &evidence,
+        "the same stream subscribed api again: api was not sent",
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s9_stale_version_sent_fails_when_any_declared_version_is_trusted() {
     let evidence = naive_pair(Bug::DeltaTrustAnyDeclared, "S9.stale-version-sent", false).await;
-    has(&evidence, "a new stream subscribing api and declaring api@xdsloop-check-");
+    has(
+        &evidence,
+        "a new stream subscribing api and declaring api@xdsloop-check-",
+    );
     has(&evidence, "(a version it never had): api was not sent");
 }
 

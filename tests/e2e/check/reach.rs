@@ -18,7 +18,7 @@ use crate::security::serve_tls;
 async fn passes_over_tls(mtls: bool) {
     let pki = Pki::new();
     let served = serve_tls(&pki, mtls, |_| {}).await;
-    let identity = mtls.then(|| (pki.client_cert.as_path(), pki.client_key.as_path()));
+    let identity = mtls.then_some((pki.client_cert.as_path(), pki.client_key.as_path()));
     let mut config = CheckConfig::new(served.addr());
     config.tls = Some(client_tls::load(&pki.ca_file, identity, None).unwrap());
     let report = run(&config).await;
@@ -32,7 +32,10 @@ async fn passes_over_tls(mtls: bool) {
         }
     }
     assert!(
-        matches!(result(&report, "S9.stale-version-sent").outcome, Outcome::Pass(_)),
+        matches!(
+            result(&report, "S9.stale-version-sent").outcome,
+            Outcome::Pass(_)
+        ),
         "Delta over TLS too"
     );
 }
@@ -83,10 +86,20 @@ async fn a_server_it_cannot_talk_to_is_exit_2_with_the_reason_not_a_fail() {
     let (cert, key) = (pki.client_cert.display(), pki.client_key.display());
     let (cert, key) = (cert.to_string(), key.to_string());
     let untrusted = shell(&[
-        "--server", &addr, "--tls-ca", &other, "--tls-cert", &cert, "--tls-key", &key,
+        "--server",
+        &addr,
+        "--tls-ca",
+        &other,
+        "--tls-cert",
+        &cert,
+        "--tls-key",
+        &key,
     ])
     .await;
-    cannot_judge(untrusted, "the server's certificate is not signed by --tls-ca");
+    cannot_judge(
+        untrusted,
+        "the server's certificate is not signed by --tls-ca",
+    );
     let plain = crate::client_support::Served::demo().await;
     let plain_addr = plain.addr().to_string();
     let tls_to_plain = shell(&["--server", &plain_addr, "--tls-ca", &ca]).await;

@@ -89,7 +89,10 @@ async fn a_fixture_directory_the_server_does_not_serve_is_one_note_and_the_edits
         };
         assert!(why.contains("probably not the directory"), "{id}: {why}");
     }
-    assert!(matches!(result(&report, "S13.large").outcome, Outcome::Skip(_)));
+    assert!(matches!(
+        result(&report, "S13.large").outcome,
+        Outcome::Skip(_)
+    ));
     assert_eq!(report.summary().exit, 0);
     let restored = report.fixtures.as_ref().expect("still checked");
     assert!(restored.ok() && restored.written == 0, "{restored:?}");

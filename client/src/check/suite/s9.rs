@@ -96,7 +96,9 @@ async fn answered(
     };
     match p.until(ctx.timeout, names_a).await {
         Ok((answer, _)) => Ok(answer),
-        Err((gone, seen)) if seen.is_empty() => Err(fail(format!("{what}: {a} was not sent: {gone}"))),
+        Err((gone, seen)) if seen.is_empty() => {
+            Err(fail(format!("{what}: {a} was not sent: {gone}")))
+        }
         Err((gone, seen)) => Err(fail(format!(
             "{what}: {a} was not sent ({gone}); sent instead: {}",
             describe::delta_all(&seen)
@@ -126,10 +128,9 @@ pub async fn stale_version_sent(ctx: &mut Ctx) -> Step<Outcome> {
     let stale = format!("{PREFIX}{}-stale", ctx.run);
     let mut p = ctx.delta();
     let held = BTreeMap::from([(a.clone(), stale.clone())]);
-    p.resume(ENDPOINT, &[&a], held)
-        .await
-        .or_fail("delta eds")?;
-    let what = format!("a new stream subscribing {a} and declaring {a}@{stale} (a version it never had)");
+    p.resume(ENDPOINT, &[&a], held).await.or_fail("delta eds")?;
+    let what =
+        format!("a new stream subscribing {a} and declaring {a}@{stale} (a version it never had)");
     let answer = answered(ctx, &mut p, &a, &what).await?;
     Ok(Outcome::Pass(format!(
         "{what} got {}",
