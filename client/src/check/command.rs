@@ -10,10 +10,13 @@ use clap::Parser;
 use xdsloop_log::LogFormat;
 
 use super::catalog::CHECKS;
-use super::{CheckConfig, CheckReport};
+use super::report::note_line;
+use super::{CheckConfig, CheckReport, Event};
 
+use crate::ClientError;
 use crate::cli::LOG_TARGET;
 use crate::cli::output::Format;
+use crate::cli::tls::TlsArgs;
 use crate::config::DEFAULT_MAX_MESSAGE_BYTES;
 
 const EXAMPLES: &str = "\
@@ -25,9 +28,13 @@ Examples:
       --fixtures-subdir nodes/xdsloop-check
   # two checks, for CI
   xdsloop-client check --only S4,S5.named-set --output json
+  # a server over mTLS
+  xdsloop-client check --server cp.example:18000 --tls-ca ca.pem --tls-cert me.pem --tls-key me.key
 
 Exit status: 0 no MUST check failed; 1 a MUST check failed (or a SHOULD one with --strict);
-2 usage error, unreachable server, interrupted, or the fixture directory not restored.
+2 usage error, a server it cannot talk to (refused, TLS on one side only, not an ADS
+server: the reason is printed, no check runs), interrupted, or the fixture directory not
+restored.
 What each check sends, and what its failure means for the server's clients: docs/check.md";
 
 /// Judges any ADS server (SotW and Delta) against the server rules of docs/protocol.md (S1–S13).
@@ -39,7 +46,8 @@ What each check sends, and what its failure means for the server's clients: docs
 #[derive(Debug, Parser)]
 #[command(name = "xdsloop-client check", bin_name = "xdsloop-client check", version, after_help = EXAMPLES)]
 pub struct CheckArgs {
-    /// The server under test (`host:port` or `http://host:port`).
+    /// The server under test (`host:port`, `http://host:port`, or `https://host:port` with
+    /// --tls-ca).
     #[arg(long, default_value = "127.0.0.1:18000")]
     pub server: String,
     /// Node id on every stream (servers with per-node configuration serve it the same set).
@@ -80,12 +88,16 @@ pub struct CheckArgs {
     /// stderr: `text` or `json` (one object per line).
     #[arg(long, value_enum, default_value = "text")]
     pub log_format: LogFormat,
+    #[command(flatten)]
+    pub tls: TlsArgs,
 }
 
 impl CheckArgs {
-    pub fn config(&self) -> CheckConfig {
-        CheckConfig {
+    /// The suite's configuration; the TLS files are read and checked here.
+    pub fn config(&self) -> Result<CheckConfig, ClientError> {
+        Ok(CheckConfig {
             server: self.server.clone(),
+            tls: self.tls.load()?,
             node_id: self.node_id.clone(),
             fixtures: self.fixtures.clone(),
             fixtures_subdir: self.fixtures_subdir.clone().unwrap_or_default(),
@@ -95,7 +107,7 @@ impl CheckArgs {
             push_timeout: self.push_timeout,
             strict: self.strict,
             max_message_bytes: self.max_message_bytes,
-        }
+        })
     }
 }
 
@@ -112,14 +124,21 @@ pub async fn run(
     }
     let text = args.output == Format::Text;
     let mut broken_pipe = false;
-    let result = super::run(&args.config(), shutdown, |result| {
-        if text {
-            broken_pipe |= writeln!(out, "{}", result.line())
-                .and_then(|()| out.flush())
-                .is_err();
+    let result = match args.config() {
+        Ok(config) => {
+            super::run(&config, shutdown, |event| {
+                let line = match event {
+                    Event::Note(note) => note_line(note),
+                    Event::Result(result) => result.line(),
+                };
+                if text {
+                    broken_pipe |= writeln!(out, "{line}").and_then(|()| out.flush()).is_err();
+                }
+            })
+            .await
         }
-    })
-    .await;
+        Err(e) => Err(e),
+    };
     let report = match result {
         Ok(report) => report,
         Err(e) => {
@@ -183,16 +202,24 @@ mod tests {
             "--quiet",
             "300ms",
         ]);
-        let config = a.config();
+        let config = a.config().unwrap();
         assert_eq!(config.fixtures, Some(PathBuf::from("d")));
         assert_eq!(config.fixtures_subdir, PathBuf::from("nodes/x"));
         assert_eq!(config.only, ["S4", "FX"]);
         assert_eq!(config.quiet, Duration::from_millis(300));
         assert_eq!(config.node_id, "xdsloop-check");
+        assert!(config.tls.is_none());
         assert!(
             CheckArgs::try_parse_from(["c", "--fixtures-subdir", "x"]).is_err(),
             "subdir needs --fixtures"
         );
+        assert!(
+            CheckArgs::try_parse_from(["c", "--tls-cert", "x.pem"]).is_err(),
+            "a client certificate needs its key and a CA"
+        );
+        let missing = args(&["--tls-ca", "/nonexistent/ca.pem"]).config();
+        let error = missing.unwrap_err().to_string();
+        assert!(error.contains("--tls-ca /nonexistent/ca.pem"), "{error}");
     }
 
     #[tokio::test]

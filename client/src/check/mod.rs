@@ -9,8 +9,11 @@
 //! (`probe`) instead of the mux, and decides nothing about the protocol outside the checks.
 //!
 //! Layout:
-//! - [`catalog`]: the checks, their rule and level, in run order; `--only` selection.
+//! - [`catalog`]: the checks, their rule, level and quoted spec sentence, in run order;
+//!   `--only` selection.
 //! - `probe`: raw SotW/Delta ADS streams, one connection each; `garbage`: a malformed message.
+//! - `preflight`: whether the server can be judged at all (else exit 2, with the reason),
+//!   and what it cannot be judged on (Delta not served, a fixture directory not its own).
 //! - `inventory`: the names the server serves, learned once (wildcard CDS/LDS, then EDS).
 //! - `suite`: the checks, one module per rule (`edit*`: the `FX.*` fixture-edit checks).
 //! - `fixtures`: the suite's own files in Envoy's filesystem-xDS shape, the journal and the
@@ -24,6 +27,7 @@ mod describe;
 mod fixtures;
 mod garbage;
 mod inventory;
+mod preflight;
 mod probe;
 pub mod report;
 mod suite;
@@ -37,16 +41,18 @@ use xdsloop_proto::Codec;
 
 pub use catalog::{CHECKS, Check, Level};
 pub use fixtures::Restored;
-pub use report::{CheckReport, CheckResult, Outcome, Summary};
+pub use report::{CheckReport, CheckResult, Event, Outcome, Summary};
 
 use crate::ClientError;
-use crate::config::DEFAULT_MAX_MESSAGE_BYTES;
+use crate::config::{ClientTls, DEFAULT_MAX_MESSAGE_BYTES};
 
 /// What to check and how patiently.
 #[derive(Clone, Debug)]
 pub struct CheckConfig {
-    /// `host:port` or `http://host:port`.
+    /// `host:port`, `http://host:port`, or `https://host:port` with `tls`.
     pub server: String,
+    /// TLS toward the server (the client's `--tls-*` files, read and checked).
+    pub tls: Option<ClientTls>,
     /// Sent on every stream, so per-node configuration is the same for every check.
     pub node_id: String,
     /// The directory the server serves; enables the checks that edit fixtures.
@@ -67,6 +73,7 @@ impl CheckConfig {
     pub fn new(server: impl Into<String>) -> Self {
         Self {
             server: server.into(),
+            tls: None,
             node_id: "xdsloop-check".to_string(),
             fixtures: None,
             fixtures_subdir: PathBuf::new(),
@@ -80,19 +87,25 @@ impl CheckConfig {
     }
 }
 
-/// Runs the selected checks in order until done or `shutdown`, calling `on_result` as each
-/// finishes, then puts the fixture directory back. Errors are usage errors and an
-/// unreachable server; everything the server does is in the [`CheckReport`].
+/// Runs the selected checks in order until done or `shutdown`, calling `on_event` with each
+/// finding about the server as a whole and each check as it finishes, then puts the fixture
+/// directory back. Errors are usage errors and a server the suite cannot talk to (refused, TLS
+/// on one side only, not an ADS server); everything the server does is in the [`CheckReport`].
 pub async fn run(
     config: &CheckConfig,
     shutdown: impl Future<Output = ()>,
-    mut on_result: impl FnMut(&CheckResult),
+    mut on_event: impl FnMut(Event<'_>),
 ) -> Result<CheckReport, ClientError> {
     let checks = catalog::select(&config.only).map_err(ClientError::Argument)?;
-    let target = probe::Target::new(&config.server, &config.node_id, config.max_message_bytes)?;
-    target.reachable().await?;
+    let target = probe::Target::new(
+        &config.server,
+        &config.node_id,
+        config.max_message_bytes,
+        config.tls.clone(),
+    )?;
+    preflight::reachable(&target, config.timeout).await?;
     let run = format!("{:06x}", fastrand::u32(..0x0100_0000));
-    let fixtures = match &config.fixtures {
+    let mut fixtures = match &config.fixtures {
         Some(dir) => Some(fixtures::Fixtures::open(
             dir,
             &config.fixtures_subdir,
@@ -102,6 +115,24 @@ pub async fn run(
     };
     let codec = Codec::envoy();
     let inv = inventory::Inventory::learn(&target, &codec, config.timeout).await;
+    let mut notes = Vec::new();
+    let no_delta = preflight::delta_served(&target, config.timeout).await;
+    if let Some(why) = &no_delta {
+        notes.push(format!("Delta not served: {why}; the Delta checks SKIP"));
+    }
+    // Kept aside, not used: the directory is still put back as found at the end.
+    let mut unserved = None;
+    let unserved_why = config
+        .fixtures
+        .as_ref()
+        .and_then(|dir| preflight::fixtures_served(dir, &codec, &inv));
+    if let Some(why) = unserved_why {
+        notes.push(why);
+        unserved = fixtures.take();
+    }
+    for note in &notes {
+        on_event(Event::Note(note));
+    }
     let mut ctx = suite::Ctx {
         target,
         codec,
@@ -111,11 +142,14 @@ pub async fn run(
         push_timeout: config.push_timeout,
         run,
         fixtures,
+        no_delta,
+        fixtures_unserved: unserved.is_some(),
     };
     let mut report = CheckReport {
         server: config.server.clone(),
         node_id: config.node_id.clone(),
         strict: config.strict,
+        notes,
         ..CheckReport::default()
     };
     tokio::pin!(shutdown);
@@ -134,9 +168,10 @@ pub async fn run(
             outcome,
             elapsed,
         };
-        on_result(&result);
+        on_event(Event::Result(&result));
         report.results.push(result);
     }
-    report.fixtures = ctx.fixtures.take().map(fixtures::Fixtures::restore);
+    let used = ctx.fixtures.take().or(unserved);
+    report.fixtures = used.map(fixtures::Fixtures::restore);
     Ok(report)
 }

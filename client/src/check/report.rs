@@ -48,15 +48,17 @@ pub struct CheckResult {
 const ID_WIDTH: usize = 29;
 
 impl CheckResult {
-    /// `PASS  S1.nonce-fresh   14 responses, ...`; a failed SHOULD check says so.
+    /// `PASS  S1.nonce-fresh   14 responses, ...`; a FAIL says its level and quotes the
+    /// sentence it breaks.
     pub fn line(&self) -> String {
-        let should = matches!(
-            (&self.outcome, self.check.level),
-            (Outcome::Fail(_), Level::Should)
-        );
-        let tag = if should { "(SHOULD) " } else { "" };
         let (label, id, text) = (self.outcome.label(), self.check.id, self.outcome.text());
-        format!("{label}  {id:<ID_WIDTH$}{tag}{text}")
+        match self.outcome {
+            Outcome::Fail(_) => {
+                let (level, spec) = (self.check.level, self.check.spec);
+                format!("{label}  {id:<ID_WIDTH$}({level}) {text} — spec: {spec}")
+            }
+            _ => format!("{label}  {id:<ID_WIDTH$}{text}"),
+        }
     }
 
     fn json(&self) -> CheckJson<'_> {
@@ -71,6 +73,7 @@ impl CheckResult {
             result: self.outcome.label(),
             evidence,
             why,
+            spec: self.check.spec,
             ms: u64::try_from(self.elapsed.as_millis()).unwrap_or(u64::MAX),
         }
     }
@@ -84,6 +87,7 @@ struct ReportJson<'a> {
     node_id: &'a str,
     strict: bool,
     interrupted: bool,
+    notes: &'a [String],
     checks: Vec<CheckJson<'a>>,
     fixtures: Option<Value>,
     summary: SummaryJson,
@@ -97,6 +101,7 @@ struct CheckJson<'a> {
     result: &'static str,
     evidence: Option<&'a str>,
     why: Option<&'a str>,
+    spec: &'static str,
     ms: u64,
 }
 
@@ -121,6 +126,22 @@ pub struct CheckReport {
     pub fixtures: Option<Restored>,
     /// Ctrl-C ended the run early.
     pub interrupted: bool,
+    /// Findings about the server as a whole, said once before the checks (Delta not served,
+    /// a fixture directory the server does not serve); the checks they affect SKIP.
+    pub notes: Vec<String>,
+}
+
+/// What [`crate::check::run`] reports as the run goes.
+#[derive(Clone, Copy, Debug)]
+pub enum Event<'a> {
+    /// A finding about the server as a whole, before the checks.
+    Note(&'a str),
+    Result(&'a CheckResult),
+}
+
+/// `NOTE  Delta not served: …`
+pub fn note_line(note: &str) -> String {
+    format!("NOTE  {note}")
 }
 
 /// Counts and the exit code.
@@ -186,6 +207,7 @@ impl CheckReport {
             node_id: &self.node_id,
             strict: self.strict,
             interrupted: self.interrupted,
+            notes: &self.notes,
             checks: self.results.iter().map(CheckResult::json).collect(),
             fixtures: self.fixtures.as_ref().map(Restored::json),
             summary: SummaryJson {
@@ -247,9 +269,10 @@ mod tests {
     #[test]
     fn lines_align_ids_and_mark_should_failures() {
         let fail = result("S4.stale-nonce-ignored", Outcome::Fail("answered".into()));
-        assert_eq!(
-            fail.line(),
-            "FAIL  S4.stale-nonce-ignored       (SHOULD) answered"
+        let line = fail.line();
+        assert!(
+            line.starts_with("FAIL  S4.stale-nonce-ignored       (SHOULD) answered — spec: \"The management server should not send"),
+            "{line}"
         );
         let skip = result(
             "S10.delta-unsubscribe",
@@ -281,6 +304,13 @@ mod tests {
         assert_eq!(doc["checks"][0]["result"], "SKIP");
         assert_eq!(doc["checks"][0]["why"], "why");
         assert_eq!(doc["checks"][0]["evidence"], Value::Null);
+        assert!(
+            doc["checks"][0]["spec"]
+                .as_str()
+                .unwrap()
+                .contains("type URL")
+        );
+        assert_eq!(doc["notes"], serde_json::json!([]));
         assert_eq!(doc["summary"]["skipped"], 1);
         assert_eq!(doc["fixtures"], Value::Null);
     }

@@ -1,10 +1,13 @@
 //! `xdsloop-client check` against real servers: the whole suite (with `--fixtures`) passes
-//! against xdsloop-server, and every check FAILs, with its evidence, against a server broken
-//! for it (the naive double with one bug on, or xdsloop-server with too small a message
-//! limit), after passing against the same double with the bug off.
+//! against xdsloop-server, over TLS and mTLS too; every check FAILs, with its evidence,
+//! against a server broken for it (the naive double with one bug on, or xdsloop-server with
+//! too small a message limit), after passing against the same double with the bug off; and
+//! no check FAILs against the double making any choice the protocol allows.
 
+mod legal;
 mod naive;
 mod naive_edits;
+mod reach;
 mod suite;
 
 use std::{net::SocketAddr, path::Path, time::Duration};
@@ -14,6 +17,15 @@ use tempfile::TempDir;
 use xdsloop_client::check::{self, CheckConfig, CheckReport, CheckResult, Outcome};
 
 use crate::harness::{Bug, NaiveServer, cluster, endpoints, listener, route};
+
+/// The report's FAIL lines, for a failure message.
+pub fn fails(report: &CheckReport) -> Vec<String> {
+    let failed = report
+        .results
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Fail(_)));
+    failed.map(CheckResult::line).collect()
+}
 
 /// The files every check server serves: two EDS clusters with endpoints, a listener, a route.
 pub fn base_files() -> Vec<(&'static str, Vec<Value>)> {
@@ -77,7 +89,11 @@ pub async fn naive_pair(bug: Bug, id: &str, edits: bool) -> String {
         }
         match (on, outcome) {
             (false, Outcome::Pass(_)) => {}
-            (true, Outcome::Fail(evidence)) => return evidence.clone(),
+            (true, Outcome::Fail(evidence)) => {
+                let line = result(&report, id).line();
+                assert!(line.contains(" — spec: "), "a FAIL quotes its rule: {line}");
+                return evidence.clone();
+            }
             _ => panic!(
                 "{id} with bug {:?}: {outcome:?}",
                 if on { bug } else { Bug::None }

@@ -57,11 +57,20 @@ async fn s4_stale_nonce_ignored_fails_when_a_stale_request_is_answered() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn s5_named_set_fails_when_a_widened_request_gets_only_the_new_name() {
-    let evidence = naive_pair(Bug::OnlyNewNames, "S5.named-set", false).await;
+async fn s5_named_set_fails_when_a_widened_request_is_not_answered() {
+    let evidence = naive_pair(Bug::IgnoreWidening, "S5.named-set", false).await;
     has(
         &evidence,
-        "eds [api, web] was answered with [web] (missing [api])",
+        "eds [api] then [api, web] (nonce \"1\", the newest): web was not sent: no response within 5s",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s5_re_added_sent_fails_when_a_name_sent_before_is_not_sent_again() {
+    let evidence = naive_pair(Bug::ReaddedNotResent, "S5.re-added-sent", false).await;
+    has(
+        &evidence,
+        "eds [api], then [], then [api] again (nonce \"1\", the newest): api was not sent again",
     );
 }
 
@@ -121,10 +130,27 @@ async fn s9_initial_versions_fails_when_declared_versions_are_ignored() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn s9_named_answered_fails_when_a_declared_subscription_is_skipped() {
-    let evidence = naive_pair(Bug::DeltaSkipDeclared, "S9.named-answered", false).await;
-    has(&evidence, "a new stream subscribing api and declaring api@");
-    has(&evidence, "was not sent api");
+async fn s9_resubscribe_answered_fails_when_a_live_resubscription_is_ignored() {
+    let evidence = naive_pair(
+        Bug::DeltaResubscribeIgnored,
+        "S9.resubscribe-answered",
+        false,
+    )
+    .await;
+    has(
+        &evidence,
+        "the same stream subscribed api again: api was not sent",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s9_stale_version_sent_fails_when_any_declared_version_is_trusted() {
+    let evidence = naive_pair(Bug::DeltaTrustAnyDeclared, "S9.stale-version-sent", false).await;
+    has(
+        &evidence,
+        "a new stream subscribing api and declaring api@xdsloop-check-",
+    );
+    has(&evidence, "(a version it never had): api was not sent");
 }
 
 #[tokio::test(flavor = "multi_thread")]

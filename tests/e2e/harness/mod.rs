@@ -32,7 +32,7 @@ pub use events::Events;
 pub use fixture_server::*;
 pub use http::*;
 pub use invalid::{INVALID, SECRET_TEXT};
-pub use naive_server::{Bug, NaiveServer};
+pub use naive_server::{Bug, Legal, NaiveServer};
 pub use resources::*;
 pub use sse::{Sse, SseEvent};
 

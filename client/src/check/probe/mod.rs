@@ -21,47 +21,56 @@ use xdsloop_proto::discovery::{
 use xdsloop_proto::envoy::envoy::service::discovery::v3::aggregated_discovery_service_client::AggregatedDiscoveryServiceClient as Ads;
 
 use crate::ClientError;
+use crate::config::ClientTls;
+use crate::transport::{self, tls};
 
+/// How long opening a connection may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// A check sends a handful of requests at a time; this only absorbs them while the stream opens.
 const REQUEST_QUEUE: usize = 16;
 /// How long a request may wait for room in the queue (a server that stopped reading), and how
 /// long a closed call may take to deliver its status.
 const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Where the server is and who the suite says it is.
+/// Where the server is, how to reach it and who the suite says it is.
 #[derive(Clone, Debug)]
 pub struct Target {
     endpoint: Endpoint,
+    /// For explaining a TLS failure in words.
+    pub tls: Option<ClientTls>,
     pub node_id: String,
     pub max_message_bytes: usize,
 }
 
 impl Target {
-    pub fn new(server: &str, node_id: &str, max_message_bytes: usize) -> Result<Self, ClientError> {
-        let uri = if server.contains("://") {
-            server.to_string()
-        } else {
-            format!("http://{server}")
-        };
-        let endpoint = Endpoint::from_shared(uri).map_err(|e| ClientError::Address {
-            address: server.to_string(),
-            message: e.to_string(),
-        })?;
+    pub fn new(
+        server: &str,
+        node_id: &str,
+        max_message_bytes: usize,
+        tls: Option<ClientTls>,
+    ) -> Result<Self, ClientError> {
+        let endpoint = transport::endpoint(server, CONNECT_TIMEOUT, tls.as_ref())?;
         Ok(Self {
-            endpoint: endpoint
-                .connect_timeout(Duration::from_secs(5))
-                .tcp_nodelay(true),
+            endpoint,
+            tls,
             node_id: node_id.to_string(),
             max_message_bytes,
         })
     }
 
-    /// Connects once, so an unreachable server is an error before any check runs.
-    pub async fn reachable(&self) -> Result<(), ClientError> {
+    pub fn uri(&self) -> String {
+        self.endpoint.uri().to_string()
+    }
+
+    /// Connects once (TCP, and the TLS handshake with TLS): a refused connection or a
+    /// certificate either side rejects is an error before any check runs.
+    pub async fn connect(&self) -> Result<(), ClientError> {
         match self.endpoint.connect().await {
             Ok(_) => Ok(()),
             Err(e) => {
-                let message = format!("cannot connect to {}: {}", self.endpoint.uri(), chain(&e));
+                let plain = chain(&e);
+                let words = tls::describe(&e, self.tls.as_ref(), plain);
+                let message = format!("cannot connect to {}: {words}", self.endpoint.uri());
                 Err(ClientError::Io(std::io::Error::other(message)))
             }
         }
@@ -73,13 +82,13 @@ impl Target {
         self.endpoint.connect_lazy()
     }
 
-    fn ads(&self) -> Ads<Channel> {
+    pub fn ads(&self) -> Ads<Channel> {
         Ads::new(self.channel())
             .max_decoding_message_size(self.max_message_bytes)
             .max_encoding_message_size(self.max_message_bytes)
     }
 
-    fn node(&self) -> Node {
+    pub fn node(&self) -> Node {
         Node {
             id: self.node_id.clone(),
             ..Default::default()
@@ -87,7 +96,8 @@ impl Target {
     }
 }
 
-fn chain(error: &dyn std::error::Error) -> String {
+/// An error and its sources, `: `-joined.
+pub fn chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(e) = source {

@@ -48,7 +48,12 @@ pub struct Ctx {
     pub push_timeout: Duration,
     /// This run's id, part of every name the suite makes up.
     pub run: String,
+    /// `None` when the directory is not given, or is set aside as not the server's.
     pub fixtures: Option<Fixtures>,
+    /// Why the server does not serve Delta (the Delta checks SKIP), or `None`.
+    pub no_delta: Option<String>,
+    /// `--fixtures` names a directory the server does not serve (said once, as a NOTE).
+    pub fixtures_unserved: bool,
 }
 
 impl Ctx {
@@ -119,8 +124,15 @@ impl<T> OrFail<T> for Result<T, Gone> {
     }
 }
 
-/// Runs one check; checks that edit fixtures SKIP without `--fixtures`.
+/// Runs one check; checks that edit fixtures SKIP without a `--fixtures` directory the
+/// server serves, Delta checks against a server that does not serve Delta.
 pub async fn run(check: Check, ctx: &mut Ctx) -> Outcome {
+    if check.delta && ctx.no_delta.is_some() {
+        return skip("Delta not served (see the NOTE)");
+    }
+    if check.edits && ctx.fixtures_unserved {
+        return skip("--fixtures is probably not the directory the server serves (see the NOTE)");
+    }
     if check.edits && ctx.fixtures.is_none() {
         return skip(
             "needs --fixtures DIR (the directory the server serves): it proves the rule on fixture edits",
@@ -144,6 +156,7 @@ async fn dispatch(id: &str, ctx: &mut Ctx) -> Step<Outcome> {
         "S3.no-resend-after-nack" => s3::no_resend_after_nack(ctx).await,
         "S4.stale-nonce-ignored" => s4::stale_nonce_ignored(ctx).await,
         "S5.named-set" => s5::named_set(ctx).await,
+        "S5.re-added-sent" => s5::re_added_sent(ctx).await,
         "S6.wildcard" => s6::wildcard(ctx).await,
         "S6.empty-unsubscribes" => s6::empty_unsubscribes(ctx).await,
         "S7.types-independent" => s7::types_independent(ctx).await,
@@ -151,7 +164,8 @@ async fn dispatch(id: &str, ctx: &mut Ctx) -> Step<Outcome> {
         "S8.delta-only-new" => s8::delta_only_new(ctx).await,
         "S8.delta-missing-removed" => s8::delta_missing_removed(ctx).await,
         "S9.initial-versions" => s9::initial_versions(ctx).await,
-        "S9.named-answered" => s9::named_answered(ctx).await,
+        "S9.resubscribe-answered" => s9::resubscribe_answered(ctx).await,
+        "S9.stale-version-sent" => s9::stale_version_sent(ctx).await,
         "S12.unknown-type" => s12::unknown_type(ctx).await,
         "S12.malformed-isolated" => s12::malformed_isolated(ctx).await,
         "S13.large" => s13::large(ctx).await,

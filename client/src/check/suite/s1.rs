@@ -29,9 +29,13 @@ async fn session(ctx: &Ctx) -> Seen {
     let real = ctx.inv.endpoints.first().cloned();
     let first = real.unwrap_or_else(|| ctx.missing("s1-a"));
     let second = ctx.missing("s1-b");
+    let delta = match ctx.no_delta {
+        Some(_) => Vec::new(),
+        None => delta_session(ctx, &first, &second).await,
+    };
     Seen {
         sotw: sotw_session(ctx, &first, &second).await,
-        delta: delta_session(ctx, &first, &second).await,
+        delta,
     }
 }
 
@@ -111,9 +115,9 @@ pub async fn nonce_fresh(ctx: &mut Ctx) -> Step<Outcome> {
         return Err(fail("no response on a SotW or a Delta stream to judge"));
     }
     Ok(Outcome::Pass(format!(
-        "{} SotW and {} Delta responses, each with a nonce not used before for its type",
+        "{} SotW and {}, each with a nonce not used before for its type",
         seen.sotw.len(),
-        seen.delta.len()
+        delta_count(ctx, &seen)
     )))
 }
 
@@ -154,9 +158,18 @@ pub async fn type_url(ctx: &mut Ctx) -> Step<Outcome> {
         return Err(fail("no response on a SotW or a Delta stream to judge"));
     }
     Ok(Outcome::Pass(format!(
-        "{} responses: each of the type asked for, every resource's Any of that type",
-        seen.count()
+        "{} SotW and {}: each of the type asked for, every resource's Any of that type",
+        seen.sotw.len(),
+        delta_count(ctx, &seen)
     )))
+}
+
+/// `3 Delta responses`, or that Delta was not served.
+fn delta_count(ctx: &Ctx, seen: &Seen) -> String {
+    match ctx.no_delta {
+        Some(_) => "no Delta responses (Delta not served, see the NOTE)".to_string(),
+        None => format!("{} Delta responses", seen.delta.len()),
+    }
 }
 
 fn judge_types<'a>(

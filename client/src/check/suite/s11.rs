@@ -1,8 +1,11 @@
 //! S11: ADS make-before-break. One file adds cluster x and its endpoints x (a
 //! DiscoveryResponse-shaped file holding both types, so the server sees one update): the
-//! cluster must arrive before its endpoints. Deleting the file: if the server sends an EDS
-//! response without x at all, it must come before the CDS response without x (removals in
-//! the reverse order).
+//! cluster must arrive before its endpoints.
+//!
+//! Deleting the file is pushed too, and its order is shown, not judged: the spec has no
+//! order for removals ("Stale CDS clusters and related EDS endpoints ... can then be
+//! removed"), and in SotW an EDS response without x removes nothing (Envoy's EDS cluster
+//! keeps its hosts on an empty update).
 
 use tokio::time::Instant;
 use xdsloop_proto::discovery::DiscoveryResponse;
@@ -72,31 +75,37 @@ pub async fn make_before_break(ctx: &mut Ctx) -> Step<Outcome> {
         )));
     }
     remove(ctx, "mbb")?;
-    let lacks = |r: &DiscoveryResponse| body(&ctx.codec, r, &x).is_none();
-    let removal = collect(ctx, &mut p, |seen| first(seen, CLUSTER, lacks).is_some()).await;
-    let mut removal = removal.map_err(|e| {
-        fail(format!(
-            "deleting the file of cluster {x} was not pushed: {e}"
-        ))
-    })?;
+    let removal = removal_order(ctx, &mut p, &x).await;
+    Ok(Outcome::Pass(format!(
+        "added: {}; {removal}",
+        ctx.show_all(&added)
+    )))
+}
+
+/// What the deletion of x's file pushed, in order, as information (INFO: no verdict).
+async fn removal_order(ctx: &Ctx, p: &mut Probe<Sotw>, x: &str) -> String {
+    let lacks = |r: &DiscoveryResponse| body(&ctx.codec, r, x).is_none();
+    let removal = collect(ctx, p, |seen| first(seen, CLUSTER, lacks).is_some()).await;
+    let mut removal = match removal {
+        Ok(seen) => seen,
+        Err(e) => return format!("removal (INFO): cds without {x} not seen: {e}"),
+    };
     let late = p.quiet(ctx.quiet).await.got;
     for r in &late {
-        p.ack(r).await.or_fail("ACK")?;
+        let _ = p.ack(r).await;
     }
     removal.extend(late);
     let (c, e) = (
         first(&removal, CLUSTER, lacks),
         first(&removal, ENDPOINT, lacks),
     );
-    if e.is_some_and(|e| Some(e) > c) {
-        return Err(fail(format!(
-            "the endpoints' removal came after the cluster's: {}",
-            ctx.show_all(&removal)
-        )));
-    }
-    Ok(Outcome::Pass(format!(
-        "added: {}; removed: {}",
-        ctx.show_all(&added),
+    let order = match (c, e) {
+        (_, None) => "no eds response without it",
+        (Some(c), Some(e)) if e < c => "eds without it first, then cds",
+        _ => "cds without it first, then eds",
+    };
+    format!(
+        "removal (INFO, either order is fine): {order}: {}",
         ctx.show_all(&removal)
-    )))
+    )
 }

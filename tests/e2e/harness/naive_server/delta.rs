@@ -7,7 +7,7 @@ use tonic::Status;
 use xdsloop_proto::discovery::{Any, DeltaDiscoveryRequest, DeltaDiscoveryResponse, WireResource};
 
 use super::{
-    Bug,
+    Bug, Legal,
     machine::{Machine, of_type, order, version},
     store::Set,
 };
@@ -21,6 +21,7 @@ struct TypeState {
 
 pub struct Delta {
     bug: Bug,
+    legal: Legal,
     nonces: u64,
     types: BTreeMap<String, TypeState>,
 }
@@ -33,9 +34,10 @@ struct Changes {
 }
 
 impl Delta {
-    pub fn new(bug: Bug) -> Self {
+    pub fn new(bug: Bug, legal: Legal) -> Self {
         Self {
             bug,
+            legal,
             nonces: 0,
             types: BTreeMap::new(),
         }
@@ -112,6 +114,9 @@ impl Machine for Delta {
         request: DeltaDiscoveryRequest,
         set: &Set,
     ) -> Result<Vec<DeltaDiscoveryResponse>, Status> {
+        if self.legal == Legal::DeltaReset {
+            return Err(Status::internal("naive server: Delta is not supported"));
+        }
         let url = request.type_url.clone();
         let first = !self.types.contains_key(&url);
         let bug = self.bug;
@@ -143,11 +148,20 @@ impl Machine for Delta {
                 .map(|(n, v)| (n.clone(), Some(v.clone())))
                 .collect();
         }
-        let skip_declared = bug == Bug::DeltaSkipDeclared;
+        if first && bug == Bug::DeltaTrustAnyDeclared {
+            // Held "at some version" taken as held at the current one.
+            for (name, r) in of_type(set, &url).filter(|(n, _)| declared.contains_key(*n)) {
+                state.known.insert(name.clone(), Some(r.version.clone()));
+            }
+        }
+        let trust = self.legal == Legal::TrustDeclared || bug == Bug::DeltaTrustAnyDeclared;
         let force = subscribe
             .iter()
-            .filter(|n| *n != "*" && !(skip_declared && declared.contains_key(*n)));
-        let force: BTreeSet<String> = force.cloned().collect();
+            .filter(|n| *n != "*" && !(trust && declared.contains_key(*n)));
+        let mut force: BTreeSet<String> = force.cloned().collect();
+        if bug == Bug::DeltaResubscribeIgnored && !first {
+            force.clear();
+        }
         let changes = self.reconcile(set, &url, &force);
         if !first && changes.resources.is_empty() && changes.removed.is_empty() {
             return Ok(Vec::new());
@@ -167,6 +181,6 @@ impl Machine for Delta {
             let response = self.respond(set, &url, changes);
             planned.push((url, removal_only, response));
         }
-        order(planned, self.bug)
+        order(planned, self.bug, self.legal)
     }
 }

@@ -7,7 +7,7 @@ use tokio::sync::{mpsc, watch};
 use tonic::{Status, Streaming};
 use xdsloop_proto::{Resource, type_url, version::fnv1a};
 
-use super::{Bug, store::Set};
+use super::{Bug, Legal, store::Set};
 
 /// One stream's protocol state.
 pub trait Machine: Send + 'static {
@@ -94,14 +94,22 @@ pub fn v2(url: &str) -> String {
 }
 
 /// Orders one update's responses: additions parents first, then removals dependents first
-/// (S11); [`Bug::DependentsFirst`] reverses the additions.
-pub fn order<R>(mut planned: Vec<(String, bool, R)>, bug: Bug) -> Vec<R> {
+/// (S11); [`Bug::DependentsFirst`] reverses the additions, [`Legal::RemovalsParentsFirst`]
+/// the removals.
+pub fn order<R>(mut planned: Vec<(String, bool, R)>, bug: Bug, legal: Legal) -> Vec<R> {
     planned.sort_by_key(|(url, removal_only, _)| {
         let rank = type_url::order(url);
-        match (removal_only, bug) {
-            (true, _) | (false, Bug::DependentsFirst) => (*removal_only, usize::MAX - rank),
-            (false, _) => (false, rank),
-        }
+        let parents_first = if *removal_only {
+            legal == Legal::RemovalsParentsFirst
+        } else {
+            bug != Bug::DependentsFirst
+        };
+        let key = if parents_first {
+            rank
+        } else {
+            usize::MAX - rank
+        };
+        (*removal_only, key)
     });
     planned.into_iter().map(|(_, _, r)| r).collect()
 }

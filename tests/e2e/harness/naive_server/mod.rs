@@ -3,8 +3,11 @@
 //! must catch. With [`Bug::None`] it passes every check, so a FAIL with the bug on is the
 //! bug's doing (each naive test runs its check both ways).
 //!
-//! Each bug is a mistake a real control plane can make; none is a special case for the
-//! suite's requests.
+//! Or with one [`Legal`] choice: a behaviour the xDS protocol page allows that differs from
+//! the plain one (and from xdsloop-server's), under which no check may FAIL.
+//!
+//! Each bug is a mistake a real control plane can make, and each choice one a correct control
+//! plane makes; none is a special case for the suite's requests.
 
 mod delta;
 mod machine;
@@ -47,8 +50,10 @@ pub enum Bug {
     ResendOnNack,
     /// Requests with an old nonce are served like current ones (S4).
     AnswerStale,
-    /// A widened EDS request is answered with the added names only (S5).
-    OnlyNewNames,
+    /// Only a type's first request is answered; a widened one is not (S5).
+    IgnoreWidening,
+    /// A name sent before on the stream and asked for again after [] is not sent again (S5).
+    ReaddedNotResent,
     /// `*` is treated as a resource name (S6).
     StarIsLiteral,
     /// An empty name list means wildcard even after explicit names (S6).
@@ -63,8 +68,10 @@ pub enum Bug {
     DeltaSilentMissing,
     /// Delta ignores `initial_resource_versions` (S9).
     DeltaIgnoreInitial,
-    /// Delta skips subscribed names the client declares it holds (S9).
-    DeltaSkipDeclared,
+    /// Delta: a name subscribed again on a live stream that holds it is not sent (S9).
+    DeltaResubscribeIgnored,
+    /// Delta: a declared name counts as held whatever version it declares (S9).
+    DeltaTrustAnyDeclared,
     /// An unknown type URL ends the stream (S12).
     UnknownTypeCloses,
     /// A request that does not decode takes every stream down (S12).
@@ -79,6 +86,27 @@ pub enum Bug {
     SkipBadFiles,
 }
 
+/// A choice the protocol allows, made by an otherwise plain double.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Legal {
+    Plain,
+    /// A SotW request that narrows the interest is answered with what is left (EDS [] gets an
+    /// empty response): "an empty DiscoveryResponse is effectively a no-op" for EDS.
+    AnswerNarrowing,
+    /// SotW EDS a resource per response: a widened request is answered with the added names
+    /// only ("Grouping Resources into Responses").
+    GroupPerResource,
+    /// Delta: a new stream's names declared in `initial_resource_versions` at their current
+    /// version are not sent, even when subscribed (what Envoy's reconnect sends).
+    TrustDeclared,
+    /// Removals parents first: the CDS response without a cluster before the EDS one.
+    RemovalsParentsFirst,
+    /// DeltaAggregatedResources answers UNIMPLEMENTED.
+    DeltaUnimplemented,
+    /// A Delta stream is ended at its first request.
+    DeltaReset,
+}
+
 /// The running double.
 pub struct NaiveServer {
     pub addr: SocketAddr,
@@ -88,12 +116,22 @@ pub struct NaiveServer {
 }
 
 impl NaiveServer {
-    /// Serves the fixture files under `dir` (read again whenever they change).
+    /// Serves the fixture files under `dir` (read again whenever they change) with `bug`.
     pub async fn start(dir: &Path, bug: Bug) -> Self {
+        Self::serve(dir, bug, Legal::Plain).await
+    }
+
+    /// Serves the fixture files under `dir` correctly, making the choice `legal`.
+    pub async fn start_legal(dir: &Path, legal: Legal) -> Self {
+        Self::serve(dir, Bug::None, legal).await
+    }
+
+    async fn serve(dir: &Path, bug: Bug, legal: Legal) -> Self {
         let (set, loader) = store::watch(dir.to_path_buf(), bug);
         let (kill, _) = watch::channel(false);
         let naive = Naive {
             bug,
+            legal,
             set,
             kill: Arc::new(kill),
         };
@@ -135,6 +173,7 @@ impl Drop for NaiveServer {
 
 struct Naive {
     bug: Bug,
+    legal: Legal,
     set: watch::Receiver<Arc<Set>>,
     /// Set by a stream that met a malformed request under [`Bug::MalformedKillsAll`].
     kill: Arc<watch::Sender<bool>>,
@@ -155,7 +194,7 @@ impl AggregatedDiscoveryService for Naive {
         request: Request<Streaming<DiscoveryRequest>>,
     ) -> Result<Response<Out<DiscoveryResponse>>, Status> {
         let (tx, rx) = mpsc::channel(RESPONSES);
-        let machine = sotw::Sotw::new(self.bug);
+        let machine = sotw::Sotw::new(self.bug, self.legal);
         let (set, kill) = (self.set.clone(), self.kill.clone());
         tokio::spawn(machine::run(
             machine,
@@ -172,8 +211,11 @@ impl AggregatedDiscoveryService for Naive {
         &self,
         request: Request<Streaming<DeltaDiscoveryRequest>>,
     ) -> Result<Response<Out<DeltaDiscoveryResponse>>, Status> {
+        if self.legal == Legal::DeltaUnimplemented {
+            return Err(Status::unimplemented("naive server: no Delta"));
+        }
         let (tx, rx) = mpsc::channel(RESPONSES);
-        let machine = delta::Delta::new(self.bug);
+        let machine = delta::Delta::new(self.bug, self.legal);
         let (set, kill) = (self.set.clone(), self.kill.clone());
         tokio::spawn(machine::run(
             machine,

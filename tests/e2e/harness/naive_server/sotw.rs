@@ -13,7 +13,7 @@ use xdsloop_proto::{
 };
 
 use super::{
-    Bug,
+    Bug, Legal,
     machine::{Machine, of_type, order, v2, version},
     store::Set,
 };
@@ -50,18 +50,22 @@ struct TypeState {
     sent_version: String,
     sent: BTreeMap<String, Bytes>,
     parked: Option<String>,
+    /// Every name sent on this stream (what [`Bug::ReaddedNotResent`] wrongly trusts).
+    ever: BTreeSet<String>,
 }
 
 pub struct Sotw {
     bug: Bug,
+    legal: Legal,
     nonces: u64,
     types: BTreeMap<String, TypeState>,
 }
 
 impl Sotw {
-    pub fn new(bug: Bug) -> Self {
+    pub fn new(bug: Bug, legal: Legal) -> Self {
         Self {
             bug,
+            legal,
             nonces: 0,
             types: BTreeMap::new(),
         }
@@ -133,6 +137,7 @@ impl Sotw {
             .iter()
             .map(|r| (r.name.clone(), r.bytes.clone()))
             .collect();
+        state.ever.extend(state.sent.keys().cloned());
         DiscoveryResponse {
             version_info: version,
             resources,
@@ -177,16 +182,27 @@ impl Machine for Sotw {
                 _ => false,
             };
         let before = state.interest.clone();
+        let ever = state.ever.clone();
         let after = self.interest(&request.resource_names, before.as_ref());
-        let widened = Interest::widens(before.as_ref(), &after);
+        let mut widened = Interest::widens(before.as_ref(), &after);
+        let narrowed = before.is_some() && before.as_ref() != Some(&after) && !widened;
         let added: BTreeSet<String> = match (&before, &after) {
             (Some(Interest::Names(a)), Interest::Names(b)) => b.difference(a).cloned().collect(),
             _ => BTreeSet::new(),
         };
-        let only = (self.bug == Bug::OnlyNewNames && !added.is_empty()).then_some(&added);
+        match self.bug {
+            Bug::IgnoreWidening => widened &= before.is_none(),
+            Bug::ReaddedNotResent if !added.is_empty() => {
+                widened &= !added.iter().all(|n| ever.contains(n));
+            }
+            _ => {}
+        }
+        let per_resource = self.legal == Legal::GroupPerResource && !added.is_empty();
+        let only = per_resource.then_some(&added);
+        let answer_narrowing = narrowed && self.legal == Legal::AnswerNarrowing;
         self.types.get_mut(&url).expect("inserted").interest = Some(after);
         let mut out = Vec::new();
-        if widened || resend {
+        if widened || resend || answer_narrowing {
             out.push(self.respond(set, &url, only));
         }
         if resend && self.bug == Bug::PushAllOnAck {
@@ -220,6 +236,6 @@ impl Machine for Sotw {
             let response = self.respond(set, &url, None);
             planned.push((url, removal_only, response));
         }
-        order(planned, self.bug)
+        order(planned, self.bug, self.legal)
     }
 }
