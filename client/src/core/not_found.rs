@@ -51,6 +51,12 @@ impl NotFound {
         self.deadlines.retain(|(t, _), _| t != type_url);
     }
 
+    /// An update of `type_url` was rejected: the server answered, so its timers stop (as
+    /// Envoy's init-fetch timer does); a later request for a new name starts one again.
+    pub fn on_rejected(&mut self, type_url: &str) {
+        self.deadlines.retain(|(t, _), _| t != type_url);
+    }
+
     /// The server said the resource does not exist (Delta `removed_resources`). Returns whether
     /// this is news (not already reported).
     pub fn mark_missing(&mut self, type_url: &str, name: &str) -> bool {

@@ -26,7 +26,7 @@ use axum::{
     http::StatusCode,
     middleware,
     response::{IntoResponse, Response},
-    routing::{any, get},
+    routing::{any, get, post},
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -47,7 +47,7 @@ use crate::{
 };
 
 /// The admin routes' paths (and the page's, [`page::ROUTES`]).
-pub const ROUTES: [&str; 4] = ["/status", "/snapshot", "/healthz", "/scenario"];
+pub const ROUTES: [&str; 5] = ["/status", "/snapshot", "/healthz", "/scenario", "/resync"];
 
 /// Where the admin routes are served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -181,6 +181,7 @@ impl Admin {
                     .put(scenario::put_scenario)
                     .delete(scenario::delete_scenario),
             )
+            .route("/resync", post(scenario::post_resync))
             .with_state(self.clone())
             .merge(self.page.clone().router())
             .route_layer(guard);

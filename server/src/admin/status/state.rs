@@ -197,6 +197,7 @@ mod tests {
             at: SystemTime::now(),
             fault: None,
             withheld: None,
+            held: None,
         });
         status.held_hash = Some(view_hash(status, Some(of)));
     }
