@@ -89,6 +89,7 @@ impl Admin {
             registry: registry.clone(),
             snapshots: snapshots.clone(),
             reloads: reloads.clone(),
+            scenarios: Scenarios::new(),
         });
         Self {
             registry,
@@ -106,6 +107,12 @@ impl Admin {
     /// Serves and changes `scenarios` (`/scenario`, the `scenario` section of `/status`)
     /// rather than a scenario of its own that no stream follows.
     pub fn with_scenarios(mut self, scenarios: Scenarios) -> Self {
+        self.page = Page::new(Sources {
+            registry: self.registry.clone(),
+            snapshots: self.snapshots.clone(),
+            reloads: self.reloads.clone(),
+            scenarios: scenarios.clone(),
+        });
         self.scenarios = scenarios;
         self
     }

@@ -38,7 +38,10 @@ pub enum WireFate {
     /// Sent without these resources (`withhold`).
     Withheld { names: Vec<String> },
     /// Held back from `since` until `until` (a `delay`): not on the wire yet.
-    Held { since: SystemTime, until: SystemTime },
+    Held {
+        since: SystemTime,
+        until: SystemTime,
+    },
     /// Sent late, after `by`.
     Delayed { by: Duration },
     /// Sent under the foreign type URL `to` instead of its own, `from` (`wrong_type_url` in

@@ -22,10 +22,20 @@ fn scenario_check_passes_a_good_file_and_lists_its_rules() {
         "version: 1\nrules:\n  - id: mangle\n    match: { type: cds }\n    when: { nth: 2 }\n    do: { corrupt: {} }\n  - do: { delay: 2s }\n",
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("2 rules"), "{stdout}");
-    assert!(stdout.contains("mangle") && stdout.contains("corrupt"), "{stdout}");
-    assert!(stdout.contains("rule-2") && stdout.contains("delay"), "{stdout}");
+    assert!(
+        stdout.contains("mangle") && stdout.contains("corrupt"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("rule-2") && stdout.contains("delay"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -45,5 +55,8 @@ fn scenario_check_says_when_the_file_cannot_be_read() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("/nonexistent/faults.yaml: cannot read"), "{stderr}");
+    assert!(
+        stderr.contains("/nonexistent/faults.yaml: cannot read"),
+        "{stderr}"
+    );
 }

@@ -133,7 +133,12 @@ async fn c12_before_ack_endpoints_asked_for_before_the_clusters_are_acked() {
     // cluster's endpoints without ACKing the clusters first.
     client.ack(&moved, &["alpha"]).await;
     client
-        .request(ENDPOINT, &["alpha", "gamma"], &moved.version_info, &moved.nonce)
+        .request(
+            ENDPOINT,
+            &["alpha", "gamma"],
+            &moved.version_info,
+            &moved.nonce,
+        )
         .await;
     let v = violation(server.registry(), "C12.before-ack").await;
     assert!(
@@ -174,12 +179,19 @@ async fn c12_before_ack_a_cds_push_crossing_the_ack_and_the_eds_request_passes()
         .with(cluster("delta"))
         .with(endpoints("alpha", 8001));
     server.publish(three.build());
-    client.ack(&grown, &[]).await;
-    client
-        .request(ENDPOINT, &["alpha", "gamma"], &held.version_info, &held.nonce)
-        .await;
+    // On the wire the push is on its way while the client answers the one before: the
+    // server gets the answers after it sent the push.
     let crossed = client.recv().await;
     assert_eq!(crossed.type_url, CLUSTER);
+    client.ack(&grown, &[]).await;
+    client
+        .request(
+            ENDPOINT,
+            &["alpha", "gamma"],
+            &held.version_info,
+            &held.nonce,
+        )
+        .await;
     client.ack(&crossed, &[]).await;
     client
         .request(
@@ -234,6 +246,34 @@ async fn strict_ends_the_stream_with_failed_precondition_naming_the_rule() {
             .starts_with("xdsloop --strict: C5.nack-version: NACK of"),
         "{}",
         status.message()
+    );
+}
+
+/// A strict server ends the stream at the request that broke a rule, before the response
+/// that request asked for goes out: `/status` must not list that response.
+#[tokio::test]
+async fn strict_end_at_the_first_request_leaves_no_response_that_never_went_out() {
+    let server = fixture_server(Mode::Strict).await;
+    let mut client = SotwClient::connect(server.addr(), "node-1").await;
+    client.request(CLUSTER, &[], "", "made-up").await;
+    let status = within("the stream to end", client.try_recv())
+        .await
+        .expect_err("a strict server ends the stream with a status");
+    assert_eq!(status.code(), tonic::Code::FailedPrecondition);
+    let registry = &server.running.registry;
+    let closed = within("the stream listed closed", async {
+        loop {
+            if let Some(c) = registry.recently_closed().into_iter().next() {
+                return c;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    let cds = closed.stream.types.get(CLUSTER);
+    assert!(
+        cds.is_none_or(|t| t.last_sent.is_none()),
+        "no response went out: {cds:?}"
     );
 }
 

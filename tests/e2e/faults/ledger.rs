@@ -56,10 +56,16 @@ async fn a_delayed_response_is_shown_held_until_it_goes_and_the_counters_agree()
     let held = &row["last_sent"]["held"];
     assert_eq!(row["last_sent"]["fault"]["action"], "delay", "{row:#}");
     assert_eq!(row["state"], "PENDING", "{row:#}");
-    let (since, until) = (held["since"].as_str().unwrap(), held["until"].as_str().unwrap());
+    let (since, until) = (
+        held["since"].as_str().unwrap(),
+        held["until"].as_str().unwrap(),
+    );
     assert!(since < until, "{held}");
     assert_eq!(fired_in(&status, 0), 1, "{:#}", status["scenario"]);
-    assert_eq!(status["counters"]["faults"], 1, "the firing counts once, from its start");
+    assert_eq!(
+        status["counters"]["faults"], 1,
+        "the firing counts once, from its start"
+    );
     assert_eq!(
         client.store().borrow().of_type(CLUSTER),
         before.of_type(CLUSTER),
@@ -70,7 +76,10 @@ async fn a_delayed_response_is_shown_held_until_it_goes_and_the_counters_agree()
     let (status, row) = row_where(&served, CLUSTER, |_, row| row["state"] == "SYNCED").await;
     assert!(row["last_sent"].get("held").is_none(), "{row:#}");
     let at = row["last_sent"]["at"].as_str().unwrap();
-    assert!(at >= until, "sent at {at}, not when queued ({since}); held until {until}");
+    assert!(
+        at >= until,
+        "sent at {at}, not when queued ({since}); held until {until}"
+    );
     assert_eq!(fired_in(&status, 0), 1);
     assert_eq!(status["counters"]["faults"], 1);
     client.stop().await;
@@ -88,9 +97,7 @@ async fn a_response_sent_under_a_foreign_type_url_is_filed_under_that_type() {
         .await;
     // The client gets a CDS response holding endpoints, and NACKs it as CDS.
     let nack = report(&mut reports, |r| match r {
-        Report::Update(u) if u.type_url == CLUSTER && u.verdict != Verdict::Ack => {
-            Some(u.clone())
-        }
+        Report::Update(u) if u.type_url == CLUSTER && u.verdict != Verdict::Ack => Some(u.clone()),
         _ => None,
     })
     .await;
@@ -113,7 +120,11 @@ async fn a_response_sent_under_a_foreign_type_url_is_filed_under_that_type() {
         "not filed under EDS: {eds:#}"
     );
     assert_eq!(eds["last_fault"]["rule"], "retype", "{eds:#}");
-    assert!(status["counters"]["nacks"].as_u64() >= Some(1), "{:#}", status["counters"]);
+    assert!(
+        status["counters"]["nacks"].as_u64() >= Some(1),
+        "{:#}",
+        status["counters"]
+    );
     client.stop().await;
 }
 

@@ -24,7 +24,9 @@ fn summary(path: &Path, scenario: &Scenario) -> String {
             .selector
             .type_url
             .as_deref()
-            .map_or("any type".to_string(), |u| type_url::short_name(u).to_string());
+            .map_or("any type".to_string(), |u| {
+                type_url::short_name(u).to_string()
+            });
         let times = rule.times.map_or(String::new(), |n| format!(", {n} times"));
         let _ = writeln!(
             text,

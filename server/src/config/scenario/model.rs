@@ -245,7 +245,8 @@ fn check_bounds(rule: &Rule) -> Result<(), String> {
         Action::Delay(d) => longest("delay", Some(*d)),
         Action::Hang { duration } => longest("hang.for", *duration),
         Action::Oversize { bytes } if *bytes > MAX_OVERSIZE_BYTES => Err(format!(
-            "oversize.bytes: at most {MAX_OVERSIZE_BYTES} (64MiB, the server's default              --max-message-bytes; a response above a client's limit is refused whatever its              size), not {bytes}"
+            "oversize.bytes: at most {MAX_OVERSIZE_BYTES} (64MiB, the server's default \
+             --max-message-bytes: a larger response shows a client nothing more), not {bytes}"
         )),
         Action::Flap { period, .. } if *period < MIN_FLAP_PERIOD && !period.is_zero() => {
             Err(format!(
@@ -256,7 +257,8 @@ fn check_bounds(rule: &Rule) -> Result<(), String> {
         }
         Action::Flap { period, .. } => longest("flap.period", Some(*period)),
         Action::Close { message, .. } if message.len() > MAX_CLOSE_MESSAGE_BYTES => Err(format!(
-            "close.message: at most {MAX_CLOSE_MESSAGE_BYTES} bytes (it travels in a trailer),              not {}",
+            "close.message: at most {MAX_CLOSE_MESSAGE_BYTES} bytes (it travels in a \
+             trailer), not {}",
             message.len()
         )),
         _ => Ok(()),

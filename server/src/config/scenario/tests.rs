@@ -339,7 +339,8 @@ fn sizes_and_durations_out_of_range_are_refused_with_their_line() {
     let text = "version: 1\nrules:\n  - when: { after: 1000d }\n    do: { close: {} }\n";
     refused_at(text, 3, "when.after: at most");
     // The largest values in range are taken.
-    let text = "version: 1\nrules:\n  - do: { oversize: { bytes: 64MiB } }\n  - do: { delay: 1h }\n";
+    let text =
+        "version: 1\nrules:\n  - do: { oversize: { bytes: 64MiB } }\n  - do: { delay: 1h }\n";
     Scenario::from_yaml(text).unwrap();
 }
 

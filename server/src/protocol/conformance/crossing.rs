@@ -75,7 +75,11 @@ impl Wire {
             first_for_type: first,
             change,
         });
-        self.judge.take_violations().iter().map(|v| v.check).collect()
+        self.judge
+            .take_violations()
+            .iter()
+            .map(|v| v.check)
+            .collect()
     }
 
     fn ack(&mut self, url: &'static str, version: &str, nonce: &str) -> Vec<&'static str> {

@@ -164,8 +164,7 @@ pub async fn run<M, S>(
         }
         // After every event: it may have made a heartbeat due, or scheduled one.
         out.extend(machine.on_tick(Instant::now().into_std()));
-        if let Err(ending) = publish_status(&mut machine, &mut kit, &mut bounds, &responses, &out)
-        {
+        if let Err(ending) = publish_status(&mut machine, &mut kit, &mut bounds, &responses, &out) {
             break ending;
         }
         warn_oversized::<M>(stream, &out, max_message_bytes);

@@ -221,11 +221,18 @@ fn c14_a_rejected_update_stops_the_not_found_timer() {
         if corrupt {
             bad.value = vec![0x0f];
         }
-        respond(&mut mux, t, ENDPOINT, "v1", "n1", vec![bad, endpoints("api")]);
+        respond(
+            &mut mux,
+            t,
+            ENDPOINT,
+            "v1",
+            "n1",
+            vec![bad, endpoints("api")],
+        );
         let out = mux.take_output();
         assert!(
             out.reports.iter().any(
-                |r| matches!(r, Report::Update(u) if matches!(u.verdict, Verdict::Nack(_)))
+                |r| matches!(r, Report::Update(u) if matches!(u.verdict, crate::core::event::Verdict::Nack(_)))
             ),
             "the update is rejected: {:?}",
             out.reports
