@@ -167,17 +167,21 @@ async fn c12_before_ack_a_cds_push_crossing_the_ack_and_the_eds_request_passes()
     client.ack(&held, &["alpha"]).await;
     let two = SnapshotBuilder::new(2)
         .with(cluster("alpha"))
+        .with(cluster("beta"))
         .with(cluster("gamma"))
-        .with(endpoints("alpha", 8001));
+        .with(endpoints("alpha", 8001))
+        .with(endpoints("beta", 8002));
     server.publish(two.build());
     let grown = client.recv().await;
     assert_eq!(grown.type_url, CLUSTER);
     // The next push goes out before the client's answers to the first arrive.
     let three = SnapshotBuilder::new(3)
         .with(cluster("alpha"))
+        .with(cluster("beta"))
         .with(cluster("gamma"))
         .with(cluster("delta"))
-        .with(endpoints("alpha", 8001));
+        .with(endpoints("alpha", 8001))
+        .with(endpoints("beta", 8002));
     server.publish(three.build());
     // On the wire the push is on its way while the client answers the one before: the
     // server gets the answers after it sent the push.
