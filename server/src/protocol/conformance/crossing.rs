@@ -2,6 +2,8 @@
 //! wire: the server sent a newer response while the client's answer to an older one was on
 //! its way. A correct client cannot have known of the newer push, so each rule passes it; the
 //! illegal variant next to it, the same exchange with what the client did know, fails.
+//! (C1.node and C10.backoff read no responses: the stream's first request, and when streams
+//! open.)
 
 use std::{collections::HashMap, time::Instant};
 
@@ -196,4 +198,75 @@ fn c20_storm_requests_crossed_by_pushes_are_answers_not_a_storm() {
         .flat_map(|_| wire.ack(CLUSTER, "c", &previous))
         .collect();
     assert_eq!(found, ["C20.storm"], "21 requests, no response between");
+}
+
+#[test]
+fn c5_nack_fields_a_nack_crossed_by_a_push_is_judged_on_its_own_fields() {
+    let mut wire = settled();
+    let c2 = wire.push(CLUSTER, "c2");
+    wire.push(CLUSTER, "c3");
+    assert!(
+        wire.request(CLUSTER, "c1", &c2, Change::None, Some("bad cluster"))
+            .is_empty()
+    );
+    assert_eq!(
+        wire.request(CLUSTER, "c1", &c2, Change::None, Some(" ")),
+        ["C5.nack-fields"]
+    );
+}
+
+/// The stream of `wire` ends with what its ledgers say the client held.
+fn close(wire: &mut Wire) {
+    use crate::protocol::held::TypeHeld;
+    let mut held = Held::default();
+    for (url, ledger) in &wire.ledgers {
+        let mut interest = crate::protocol::subscription::Interest::default();
+        interest.replace::<&str>(&[]);
+        let last_acked = ledger.last_acked.as_ref().map(|a| a.version.clone());
+        let acked = ledger.acked_latest();
+        let delta_known = Default::default();
+        let t = TypeHeld {
+            interest,
+            last_acked,
+            acked,
+            delta_known,
+        };
+        held.types.insert(url.to_string(), t);
+    }
+    wire.judge.closed(held, false, wire.now);
+}
+
+fn peer() -> Option<Peer> {
+    Some(Peer {
+        addr: "127.0.0.1:5000".into(),
+        ip: "127.0.0.1".into(),
+    })
+}
+
+/// Stream 1 of a connection: CDS `c1` pushed and ACKed, then `crossing` (if any) pushed as
+/// the stream ends; the next stream's first CDS request declares `declared`.
+fn reconnect_declaring(crossing: Option<&str>, declared: &str) -> Vec<&'static str> {
+    let judges = Conformance::new(Mode::Report);
+    let mut first = Wire::new();
+    first.judge = judges.judge(1, StreamKind::ADS_SOTW, peer());
+    assert!(first.widen(CLUSTER, "", "").is_empty());
+    let n = first.push(CLUSTER, "c1");
+    assert!(first.ack(CLUSTER, "c1", &n).is_empty());
+    if let Some(version) = crossing {
+        first.push(CLUSTER, version);
+    }
+    close(&mut first);
+    let mut second = Wire::new();
+    second.judge = judges.judge(2, StreamKind::ADS_SOTW, peer());
+    second.widen(CLUSTER, declared, "")
+}
+
+#[test]
+fn c11_version_a_push_crossing_the_stream_s_end_may_be_declared_or_not() {
+    // The client may or may not have applied c2 before the stream ended.
+    assert!(reconnect_declaring(Some("c2"), "c1").is_empty());
+    assert!(reconnect_declaring(Some("c2"), "c2").is_empty());
+    // Without a crossing push it held c1, ACKed: that is what it must declare.
+    assert!(reconnect_declaring(None, "c1").is_empty());
+    assert_eq!(reconnect_declaring(None, "c0"), ["C11.version"]);
 }
