@@ -90,6 +90,19 @@ enum Command {
     Status(StatusArgs),
     /// Print a recorded transcript, or compare two ignoring what varies between runs.
     Transcript(xdsloop_transcript::cli::Args),
+    /// Work with scenario files (docs/scenarios.md) without a server.
+    #[command(subcommand)]
+    Scenario(ScenarioCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum ScenarioCommand {
+    /// Read FILE as `--scenario FILE` and `PUT /scenario` would, and list its rules; a file
+    /// the server would refuse is reported as FILE:line:col: what is wrong (exit status 2).
+    Check {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -232,6 +245,18 @@ fn main() -> ExitCode {
         Some(Command::Status(args)) => runtime.block_on(status(args, format)),
         Some(Command::Transcript(args)) => {
             xdsloop_transcript::cli::main(args, |e| fail(format, "xdsloop-server transcript", e))
+        }
+        Some(Command::Scenario(ScenarioCommand::Check { file })) => {
+            match xdsloop_server::config::scenario::check::check_file(&file) {
+                Ok(summary) => {
+                    print!("{summary}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    fail(format, "xdsloop-server scenario check", &e);
+                    ExitCode::from(EXIT_USAGE)
+                }
+            }
         }
         None => runtime.block_on(run(cli.serve, format)),
     };

@@ -153,3 +153,27 @@ async fn page_stream_conversation_shows_its_timeline_then_live_acks_and_nacks() 
     assert_eq!(cds["last_acked"]["version"], first.version_info.as_str());
     assert_eq!(cds["snapshot_version"], pushed.version_info.as_str());
 }
+
+#[tokio::test]
+async fn page_shows_the_scenario_in_force_with_each_rule_s_fired_count() {
+    use crate::faults::{client_of, scenarios, served_with};
+    let yaml = "version: 1\nrules:\n- id: storm\n  match: {type: cds}\n  times: 2\n  do: {ignore_acks: {}}\n";
+    let served = served_with(yaml).await;
+    let mut grid = Sse::open(served.addr(), "/events").await;
+    let shown = grid
+        .until("the scenario", |e| {
+            e.data["scenario"]["rules"][0]["id"] == "storm"
+        })
+        .await;
+    assert_eq!(shown.data["scenario"]["rules"][0]["action"], "ignore_acks");
+    assert_eq!(shown.data["scenario"]["source"], "code");
+    let (client, _reports) = client_of(&served, xdsloop_client::Source::Ads, |_| {}).await;
+    grid.until("the rule fired twice", |e| {
+        e.data["scenario"]["rules"][0]["fired"] == 2
+    })
+    .await;
+    scenarios(&served).clear();
+    grid.until("no scenario", |e| e.data["scenario"].is_null())
+        .await;
+    client.stop().await;
+}

@@ -1,9 +1,13 @@
 """Scenario faults against gRPC's real xDS client (docs/scenarios.md): a corrupt EDS push is
 NACKed and the calls stay where they were; a stream reset is survived (gRPC reconnects and
-resubscribes, then follows the next push); a delayed push still arrives and is ACKed; a CDS
-response without the route's cluster (`flap`) is ACKed, and gRPC keeps its cached cluster
-(gRFC A88: a deletion of a cached resource is an ambient error unless the bootstrap's server
-asks for `fail_on_data_errors`), so the calls go on.
+resubscribes, then follows the next push); a delayed push is shown held in /status while
+gRPC still calls the old backend, then arrives and is ACKed; a CDS response without the
+route's cluster (`flap`) is ACKed, and gRPC keeps its cached cluster (gRFC A88: a deletion of
+a cached resource is an ambient error unless the bootstrap's server asks for
+`fail_on_data_errors`), so the calls go on; endpoints a `withhold` kept from gRPC reach it as
+soon as the rule goes; an EDS push sent under the CDS type URL is NACKed by gRPC as CDS and
+/status files it there; `DELETE /scenario` then brings gRPC back to the served config with no
+fixture edit. Each time, what /status says is compared with what gRPC did (its calls).
 
 Each fault is installed through the admin API (`PUT /scenario`) of the running server and
 removed again (`DELETE /scenario`); the flow in run.py calls `check_faults` once the normal
@@ -16,6 +20,7 @@ import json
 import urllib.request
 
 import fixture_edits as fx
+from status_checks import fetch_status as fetch
 
 CLIENT_NODE = "interop-client"
 # A reset makes gRPC back off (about a second at first) before it reconnects.
@@ -141,13 +146,133 @@ def check_faults(r, calls, admin: str, eds, ports: dict, wait_status, push_timeo
             *calls.wait_moved("A", since, RECONNECT_TIMEOUT_S))
     delete_scenario(admin)
 
-    # Delay: the push moving calls to B leaves 2s late; it still arrives and is ACKed.
-    put_scenario(admin, rule("delay", "{ delay: 2s }"))
+    check_delay(r, calls, admin, eds, ports, wait_status, push_timeout)
+    check_flap(r, calls, admin, wait_status, push_timeout)
+    check_withhold_released(r, calls, admin, eds, ports, wait_status, push_timeout)
+    check_retyped_then_resync(r, calls, admin, eds, ports, wait_status, push_timeout)
+
+
+def client_types(status: dict) -> dict:
+    """The client's rows in /status by type alias ({} before its stream shows)."""
+    for stream in status.get("streams", []):
+        if stream.get("node_id") == CLIENT_NODE:
+            return {t.get("type"): t for t in stream.get("types", [])}
+    return {}
+
+
+def check_delay(r, calls, admin: str, eds, ports: dict, wait_status, push_timeout) -> None:
+    """The push moving calls to B is held 3s: /status says so while gRPC still calls A, the
+    firing counts once in both counters, and once gRPC has it the row says when it went."""
+    a, b = ports["A"], ports["B"]
+    before = (fetch(admin) or {}).get("counters", {}).get("faults", 0)
+    put_scenario(admin, rule("delay", "{ delay: 3s }"))
     since = calls.mark()
     fx.write_in_place(eds, fx.endpoints(b, b, f"{fx.CLUSTER_A} -> B (delayed)"))
-    r.check("delayed EDS push: the rule fired", *wait_status(admin, fired("interop-delay")))
+    seen = {}
+
+    def held(status: dict) -> str:
+        eds_row = client_types(status).get("eds", {})
+        sent = eds_row.get("last_sent") or {}
+        rules = (status.get("scenario") or {}).get("rules", [])
+        fired_n = rules[0].get("fired") if rules else None
+        faults = status.get("counters", {}).get("faults", 0) - before
+        if sent.get("held") and (sent.get("fault") or {}).get("action") == "delay":
+            seen.update(held=sent["held"], fired=fired_n, faults=faults, state=eds_row["state"])
+            return ""
+        return f"eds: {eds_row}"
+    ok, why = wait_status(admin, held, push_timeout)
+    made = calls.parse(calls.client.out.lines[since:])
+    r.check("delayed EDS push: while held, /status shows it held (since, until), PENDING, and "
+            "gRPC is still calling A (it does not have it)",
+            ok and seen.get("state") == "PENDING" and all(c == "A" for c in made),
+            why or f"{seen}; {calls.describe(since)}")
+    r.check("delayed EDS push: while held, the rule's fired and counters.faults agree (1)",
+            seen.get("fired") == 1 and seen.get("faults") == 1, str(seen))
     r.check("delayed EDS push: calls move to B once it arrives",
-            *calls.wait_moved("B", since, push_timeout + 2))
+            *calls.wait_moved("B", since, push_timeout + 3))
+
+    def went_out(status: dict) -> str:
+        sent = client_types(status).get("eds", {}).get("last_sent") or {}
+        until = (seen.get("held") or {}).get("until", "~")
+        if "held" not in sent and sent.get("at", "") >= until:
+            return ""
+        return f"last_sent {sent}, held until {until}"
+    r.check("delayed EDS push: once sent, /status says when it went out (not when queued)",
+            *wait_status(admin, went_out, push_timeout))
     delete_scenario(admin)
 
-    check_flap(r, calls, admin, wait_status, push_timeout)
+
+def check_withhold_released(r, calls, admin: str, eds, ports: dict, wait_status,
+                            push_timeout) -> None:
+    """Calls go to B when this starts. greeter-a's endpoints are withheld from the push that
+    would move calls to A: gRPC keeps calling B. A new scenario without the rule (no fixture
+    edit) serves them at once, and calls move to A."""
+    a, b = ports["A"], ports["B"]
+    put_scenario(admin, rule("withhold", f"{{ withhold: {{ names: [{fx.CLUSTER_A}] }} }}")
+                 .replace("times: 1\n", ""))
+    since = calls.mark()
+    fx.write_in_place(eds, fx.endpoints(a, a, f"{fx.CLUSTER_A} -> A (withheld)"))
+
+    def withheld(status: dict) -> str:
+        row = client_types(status).get("eds", {})
+        names = (row.get("withheld") or {}).get("names", [])
+        return "" if fx.CLUSTER_A in names and row.get("state") == "SYNCED" else f"eds: {row}"
+    r.check(f"withhold: /status shows {fx.CLUSTER_A} withheld and eds SYNCED",
+            *wait_status(admin, withheld, push_timeout))
+    r.check("withhold: gRPC never got the withheld endpoints: calls stay on B",
+            *calls.wait_steady("B", since, push_timeout))
+    put_scenario(admin, "version: 1\nrules:\n  - id: interop-idle\n"
+                        "    match: { node: nobody }\n    do: { drop: {} }\n")
+    since = calls.mark()
+    r.check("withhold removed (a scenario without it, no fixture edit): calls move to A",
+            *calls.wait_moved("A", since, push_timeout))
+
+    def released(status: dict) -> str:
+        row = client_types(status).get("eds", {})
+        ok = row.get("state") == "SYNCED" and "withheld" not in row
+        return "" if ok else f"eds: {row}"
+    r.check("withhold removed: /status shows eds SYNCED with nothing withheld",
+            *wait_status(admin, released, push_timeout))
+    delete_scenario(admin)
+
+
+def check_retyped_then_resync(r, calls, admin: str, eds, ports: dict, wait_status,
+                              push_timeout) -> None:
+    """Calls go to A when this starts. The EDS push moving calls to B goes out as a CDS
+    response: gRPC NACKs it as CDS, and /status files it there. `DELETE /scenario` then
+    resyncs the stream: with no fixture edit, calls move to B."""
+    a, b = ports["A"], ports["B"]
+    nacks_before = (fetch(admin) or {}).get("counters", {}).get("nacks", 0)
+    put_scenario(admin, rule("retype", "{ wrong_type_url: { in: response, type: cds } }"))
+    since = calls.mark()
+    fx.write_in_place(eds, fx.endpoints(b, b, f"{fx.CLUSTER_A} -> B (retyped)"))
+
+    def filed_under_cds(status: dict) -> str:
+        types = client_types(status)
+        cds, eds_row = types.get("cds", {}), types.get("eds", {})
+        sent = cds.get("last_sent") or {}
+        nack = cds.get("last_nack") or {}
+        ok = (cds.get("state") == "NACKED" and nack.get("nonce") == sent.get("nonce")
+              and (sent.get("fault") or {}).get("action") == "wrong_type_url"
+              and (eds_row.get("last_sent") or {}).get("nonce") != sent.get("nonce")
+              and (eds_row.get("last_fault") or {}).get("rule") == "interop-retype"
+              and status.get("counters", {}).get("nacks", 0) > nacks_before)
+        return "" if ok else f"cds: {cds}; eds: {eds_row}"
+    r.check("wrong type URL on the response: gRPC NACKs it as CDS, and /status files it under "
+            "CDS (NACKED, the nonce gRPC answered), not under EDS",
+            *wait_status(admin, filed_under_cds, push_timeout))
+    made = calls.parse(calls.client.out.lines[since:])
+    r.check("wrong type URL on the response: gRPC never applied those endpoints (no call "
+            "reached B through it)", "B" not in made, calls.describe(since))
+    since = calls.mark()
+    delete_scenario(admin)
+    r.check("DELETE /scenario resyncs the stream: with no fixture edit, calls move to B",
+            *calls.wait_moved("B", since, push_timeout))
+
+    def synced(status: dict) -> str:
+        types = client_types(status)
+        bad = {t: types.get(t, {}).get("state") for t in ("cds", "eds")
+               if types.get(t, {}).get("state") != "SYNCED"}
+        return "" if not bad else f"not SYNCED: {bad}"
+    r.check("DELETE /scenario resyncs the stream: /status shows cds and eds SYNCED",
+            *wait_status(admin, synced, push_timeout))

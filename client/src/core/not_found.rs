@@ -13,6 +13,9 @@ pub struct NotFound {
     deadlines: BTreeMap<Key, Instant>,
     /// Reported missing and not received since: not reported again.
     missing: BTreeSet<Key>,
+    /// Awaited when an update of their type was rejected: the server answered, so no timer
+    /// runs for them again on this stream.
+    rejected: BTreeSet<Key>,
 }
 
 impl NotFound {
@@ -21,13 +24,14 @@ impl NotFound {
             timeout,
             deadlines: BTreeMap::new(),
             missing: BTreeSet::new(),
+            rejected: BTreeSet::new(),
         }
     }
 
     /// A request subscribing `name` went out at `now`. The caller passes only names not held.
     pub fn start(&mut self, type_url: &str, name: &str, now: Instant) {
         let key = (type_url.to_string(), name.to_string());
-        if self.missing.contains(&key) {
+        if self.missing.contains(&key) || self.rejected.contains(&key) {
             return;
         }
         self.deadlines.entry(key).or_insert(now + self.timeout);
@@ -38,6 +42,7 @@ impl NotFound {
         let key = (type_url.to_string(), name.to_string());
         self.deadlines.remove(&key);
         self.missing.remove(&key);
+        self.rejected.remove(&key);
     }
 
     /// Nobody wants the name any more.
@@ -49,6 +54,23 @@ impl NotFound {
     /// resubscription is sent.
     pub fn on_disconnect(&mut self, type_url: &str) {
         self.deadlines.retain(|(t, _), _| t != type_url);
+        self.rejected.retain(|(t, _)| t != type_url);
+    }
+
+    /// An update of `type_url` was rejected: the server answered, so its timers stop (as
+    /// Envoy's init-fetch timer does) and do not start again on this stream; a request for
+    /// a new name starts one.
+    pub fn on_rejected(&mut self, type_url: &str) {
+        let stopped: Vec<Key> = self
+            .deadlines
+            .keys()
+            .filter(|(t, _)| t == type_url)
+            .cloned()
+            .collect();
+        for key in stopped {
+            self.deadlines.remove(&key);
+            self.rejected.insert(key);
+        }
     }
 
     /// The server said the resource does not exist (Delta `removed_resources`). Returns whether

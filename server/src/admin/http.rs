@@ -26,7 +26,7 @@ use axum::{
     http::StatusCode,
     middleware,
     response::{IntoResponse, Response},
-    routing::{any, get},
+    routing::{any, get, post},
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -47,7 +47,7 @@ use crate::{
 };
 
 /// The admin routes' paths (and the page's, [`page::ROUTES`]).
-pub const ROUTES: [&str; 4] = ["/status", "/snapshot", "/healthz", "/scenario"];
+pub const ROUTES: [&str; 5] = ["/status", "/snapshot", "/healthz", "/scenario", "/resync"];
 
 /// Where the admin routes are served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -89,6 +89,7 @@ impl Admin {
             registry: registry.clone(),
             snapshots: snapshots.clone(),
             reloads: reloads.clone(),
+            scenarios: Scenarios::new(),
         });
         Self {
             registry,
@@ -106,6 +107,12 @@ impl Admin {
     /// Serves and changes `scenarios` (`/scenario`, the `scenario` section of `/status`)
     /// rather than a scenario of its own that no stream follows.
     pub fn with_scenarios(mut self, scenarios: Scenarios) -> Self {
+        self.page = Page::new(Sources {
+            registry: self.registry.clone(),
+            snapshots: self.snapshots.clone(),
+            reloads: self.reloads.clone(),
+            scenarios: scenarios.clone(),
+        });
         self.scenarios = scenarios;
         self
     }
@@ -181,6 +188,7 @@ impl Admin {
                     .put(scenario::put_scenario)
                     .delete(scenario::delete_scenario),
             )
+            .route("/resync", post(scenario::post_resync))
             .with_state(self.clone())
             .merge(self.page.clone().router())
             .route_layer(guard);

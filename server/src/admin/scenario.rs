@@ -1,7 +1,8 @@
 //! `GET /scenario` (the scenario in force: its text and counters), `PUT /scenario` (a YAML
 //! body replaces it; a bad one is refused with `line:col` and the old one stays) and
-//! `DELETE /scenario` (the server behaves again). Last writer wins between these, the
-//! `--scenario` file and Rust code.
+//! `DELETE /scenario` (the server behaves again, and every stream resyncs), and
+//! `POST /resync` (the streams a fault left behind get the current snapshot again). Last
+//! writer wins between these, the `--scenario` file and Rust code.
 
 use axum::{
     Json,
@@ -49,6 +50,17 @@ pub async fn put_scenario(State(scenarios): State<Scenarios>, body: String) -> R
 
 pub async fn delete_scenario(State(scenarios): State<Scenarios>) -> Response {
     scenarios.clear();
-    info!("scenario removed through DELETE /scenario");
+    info!("scenario removed through DELETE /scenario; streams resync");
     Json(view(&scenarios)).into_response()
+}
+
+/// `POST /resync`: every stream a fault left NACKED, PENDING or short gets the current
+/// snapshot again; the scenario in force stays (`DELETE /scenario` removes it and resyncs).
+pub async fn post_resync(State(scenarios): State<Scenarios>) -> Response {
+    scenarios.resync();
+    info!("resync asked through POST /resync");
+    let body = json!({
+        "resync": "every stream sends the current snapshot to the types its client may not hold"
+    });
+    Json(body).into_response()
 }

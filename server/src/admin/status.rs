@@ -174,6 +174,18 @@ pub struct SentView {
     /// The scenario rule that changed, delayed or withheld it on its way out.
     #[serde(default)]
     pub fault: Option<FaultMarkView>,
+    /// While a `delay` holds it back: not on the wire yet (`at` is then when it was decided).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<HeldView>,
+}
+
+/// A response a `delay` holds back, since when and until when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeldView {
+    #[serde(with = "rfc3339")]
+    pub since: SystemTime,
+    #[serde(with = "rfc3339")]
+    pub until: SystemTime,
 }
 
 /// Resources a `withhold` rule left out of the latest response, and the rule.
@@ -327,6 +339,10 @@ fn type_view(status: &TypeStatus, current: Option<&TypeResources>, variant: Vari
             fault: s.fault.as_ref().map(|m| FaultMarkView {
                 rule: m.rule.to_string(),
                 action: m.action.to_string(),
+            }),
+            held: s.held.map(|h| HeldView {
+                since: h.since,
+                until: h.until,
             }),
         }),
         last_acked: status.last_acked.as_ref().map(|a| AckedView {

@@ -58,6 +58,17 @@ pub trait StreamMachine: Send + 'static {
     /// What became of the response planned with `planned_nonce`: the fault stage `mark`ed it
     /// and it went out as `fate` says. The ledger then shows what really happened.
     fn note_wire(&mut self, type_url: &str, planned_nonce: &str, mark: FaultMark, fate: WireFate);
+    /// The response planned with `planned_nonce` never went on the wire (the stream ended
+    /// before it was sent): the ledger forgets it, so `/status` lists only what went out.
+    fn withdraw(&mut self, type_url: &str, planned_nonce: &str) {
+        let _ = (type_url, planned_nonce);
+    }
+    /// The current snapshot again, with fresh nonces, for every type the client may not hold
+    /// as served ([`crate::protocol::subscription::Ledger::unsettled`]): a way back to a known
+    /// state after faults (`DELETE /scenario`, `POST /resync`).
+    fn resync(&mut self) -> Vec<Self::Response> {
+        Vec::new()
+    }
     /// Set when the machine wants the stream ended with a gRPC status (a replay whose client
     /// strayed from the recording); the loop sends it once the request's responses are out.
     fn take_ending(&mut self) -> Option<StatusFacts> {

@@ -153,6 +153,15 @@ pub struct Sent {
     pub fault: Option<FaultMark>,
     /// Resources a `withhold` rule left out of it (not counted in `resources`).
     pub withheld: Option<Withheld>,
+    /// While a `delay` holds it back: it is not on the wire yet.
+    pub held: Option<HeldBack>,
+}
+
+/// A response a `delay` holds back: decided at `since`, on the wire at `until`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct HeldBack {
+    pub since: SystemTime,
+    pub until: SystemTime,
 }
 
 /// What a `withhold` rule left out of a response: the client was never told of these.
@@ -247,6 +256,9 @@ impl Change {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Ledger {
     pub last_sent: Option<Sent>,
+    /// The response before `last_sent`, in case that one never goes on the wire after all
+    /// ([`Ledger::withdraw`]).
+    pub previous_sent: Option<Sent>,
     pub last_acked: Option<Acked>,
     pub last_nack: Option<Nacked>,
     /// The last response of this type a scenario rule touched (kept after later responses).
@@ -267,6 +279,7 @@ impl Ledger {
     }
 
     pub fn record_sent(&mut self, version: &str, nonce: &str, resources: usize) {
+        self.previous_sent = self.last_sent.take();
         self.last_sent = Some(Sent {
             version: version.to_string(),
             nonce: nonce.to_string(),
@@ -274,7 +287,46 @@ impl Ledger {
             at: SystemTime::now(),
             fault: None,
             withheld: None,
+            held: None,
         });
+    }
+
+    /// The response planned with `planned_nonce` never went on the wire (the stream ended
+    /// before it, or it went under another type): the one before it is the latest again.
+    /// Returns it, if it was the latest.
+    pub fn withdraw(&mut self, planned_nonce: &str) -> Option<Sent> {
+        if self.last_sent.as_ref()?.nonce != planned_nonce {
+            return None;
+        }
+        let withdrawn = self.last_sent.take();
+        self.last_sent = self.previous_sent.take();
+        withdrawn
+    }
+
+    /// `sent`, planned for another type, went on the wire as this type's response.
+    pub fn adopt(&mut self, mut sent: Sent, mark: FaultMark) {
+        sent.fault = Some(mark.clone());
+        self.previous_sent = self.last_sent.replace(sent);
+        self.last_fault = Some(Touched {
+            mark,
+            at: SystemTime::now(),
+        });
+    }
+
+    /// Whether the client may not hold what this type's latest response carries: it did not
+    /// ACK it, or a fault touched this type since the client's last ACK (a response withdrawn
+    /// after it was decided), or a `withhold` left something out of it. A resync sends such
+    /// a type again.
+    pub fn unsettled(&self) -> bool {
+        let Some(sent) = &self.last_sent else {
+            return false;
+        };
+        let faulted_since = match (&self.last_fault, &self.last_acked) {
+            (Some(fault), Some(acked)) => fault.at >= acked.at,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        !self.acked_latest() || faulted_since || sent.withheld.is_some()
     }
 
     /// Corrects the record of the response planned with `planned_nonce` to what went on the
@@ -286,6 +338,17 @@ impl Ledger {
         };
         match fate {
             WireFate::Sent { nonce } => sent.nonce.clone_from(nonce),
+            WireFate::Held { since, until } => {
+                sent.held = Some(HeldBack {
+                    since: *since,
+                    until: *until,
+                });
+            }
+            WireFate::Delayed { .. } => {
+                // On the wire now: that is when it was sent.
+                sent.held = None;
+                sent.at = SystemTime::now();
+            }
             WireFate::Withheld { names } => {
                 sent.resources = sent.resources.saturating_sub(names.len());
                 sent.withheld = Some(Withheld {

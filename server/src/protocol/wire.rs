@@ -37,8 +37,16 @@ pub enum WireFate {
     Mutated { kind: &'static str },
     /// Sent without these resources (`withhold`).
     Withheld { names: Vec<String> },
+    /// Held back from `since` until `until` (a `delay`): not on the wire yet.
+    Held {
+        since: SystemTime,
+        until: SystemTime,
+    },
     /// Sent late, after `by`.
     Delayed { by: Duration },
+    /// Sent under the foreign type URL `to` instead of its own, `from` (`wrong_type_url` in
+    /// the response): it is the client's latest response of `to`, not of `from`.
+    Retyped { from: String, to: String },
     /// Not sent: the stream was closed, reset or hung instead (`kind`).
     Cut { kind: &'static str },
 }

@@ -194,6 +194,7 @@ impl Discovery {
             faults: FaultStage::new(),
             opened: Instant::now(),
             kill,
+            max_message_bytes: self.max_message_bytes,
         };
         tokio::spawn(stream::run(machine, requests, feeds, tx, kit));
         ReceiverStream::new(rx)

@@ -5,6 +5,7 @@
 
 mod fixtures;
 mod logs;
+mod scenario;
 mod secrets;
 mod side_by_side;
 mod status;

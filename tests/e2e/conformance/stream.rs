@@ -117,23 +117,27 @@ async fn c12_before_ack_endpoints_asked_for_before_the_clusters_are_acked() {
     client.ack(&clusters, &[]).await;
     let held = client.subscribe(ENDPOINT, &["alpha"]).await;
     client.ack(&held, &["alpha"]).await;
+    // One change of clusters and endpoints: CDS, then EDS, on the wire.
     let grown = SnapshotBuilder::new(2)
         .with(cluster("alpha"))
         .with(cluster("beta"))
         .with(cluster("gamma"))
-        .with(endpoints("alpha", 8001))
+        .with(endpoints("alpha", 8009))
         .with(endpoints("beta", 8002));
     server.publish(grown.build());
     let pushed = client.recv().await;
     assert_eq!(pushed.type_url, CLUSTER);
-    client.assert_silent("the endpoints did not change").await;
-    // Asks for the new cluster's endpoints without ACKing the clusters first.
+    let moved = client.recv().await;
+    assert_eq!(moved.type_url, ENDPOINT);
+    // ACKs the endpoints (so it had the clusters, sent before them), then asks for the new
+    // cluster's endpoints without ACKing the clusters first.
+    client.ack(&moved, &["alpha"]).await;
     client
         .request(
             ENDPOINT,
             &["alpha", "gamma"],
-            &held.version_info,
-            &held.nonce,
+            &moved.version_info,
+            &moved.nonce,
         )
         .await;
     let v = violation(server.registry(), "C12.before-ack").await;
@@ -148,6 +152,65 @@ async fn c12_before_ack_endpoints_asked_for_before_the_clusters_are_acked() {
             .iter()
             .all(|v| v.check != "C12.coalesce"),
         "one request is coalesced"
+    );
+}
+
+/// gRPC C-core, seen in the interop run: it ACKed the clusters and asked for their endpoints
+/// while a newer CDS push crossed both on the wire. It could not have known of that push.
+#[tokio::test]
+async fn c12_before_ack_a_cds_push_crossing_the_ack_and_the_eds_request_passes() {
+    let server = lenient_server().await;
+    let mut client = server.sotw("node-1").await;
+    let clusters = client.subscribe(CLUSTER, &[]).await;
+    client.ack(&clusters, &[]).await;
+    let held = client.subscribe(ENDPOINT, &["alpha"]).await;
+    client.ack(&held, &["alpha"]).await;
+    let two = SnapshotBuilder::new(2)
+        .with(cluster("alpha"))
+        .with(cluster("beta"))
+        .with(cluster("gamma"))
+        .with(endpoints("alpha", 8001))
+        .with(endpoints("beta", 8002));
+    server.publish(two.build());
+    let grown = client.recv().await;
+    assert_eq!(grown.type_url, CLUSTER);
+    // The next push goes out before the client's answers to the first arrive.
+    let three = SnapshotBuilder::new(3)
+        .with(cluster("alpha"))
+        .with(cluster("beta"))
+        .with(cluster("gamma"))
+        .with(cluster("delta"))
+        .with(endpoints("alpha", 8001))
+        .with(endpoints("beta", 8002));
+    server.publish(three.build());
+    // On the wire the push is on its way while the client answers the one before: the
+    // server gets the answers after it sent the push.
+    let crossed = client.recv().await;
+    assert_eq!(crossed.type_url, CLUSTER);
+    client.ack(&grown, &[]).await;
+    client
+        .request(
+            ENDPOINT,
+            &["alpha", "gamma"],
+            &held.version_info,
+            &held.nonce,
+        )
+        .await;
+    client.ack(&crossed, &[]).await;
+    client
+        .request(
+            ENDPOINT,
+            &["alpha", "delta", "gamma"],
+            &held.version_info,
+            &held.nonce,
+        )
+        .await;
+    // The judge runs inline, before the server answers: wait for the answer, if one comes.
+    let _ = tokio::time::timeout(std::time::Duration::from_millis(300), client.try_recv()).await;
+    assert!(
+        all_violations(server.registry()).is_empty(),
+        "{:?}",
+        all_violations(server.registry())
     );
 }
 
@@ -187,6 +250,34 @@ async fn strict_ends_the_stream_with_failed_precondition_naming_the_rule() {
             .starts_with("xdsloop --strict: C5.nack-version: NACK of"),
         "{}",
         status.message()
+    );
+}
+
+/// A strict server ends the stream at the request that broke a rule, before the response
+/// that request asked for goes out: `/status` must not list that response.
+#[tokio::test]
+async fn strict_end_at_the_first_request_leaves_no_response_that_never_went_out() {
+    let server = fixture_server(Mode::Strict).await;
+    let mut client = SotwClient::connect(server.addr(), "node-1").await;
+    client.request(CLUSTER, &[], "", "made-up").await;
+    let status = within("the stream to end", client.try_recv())
+        .await
+        .expect_err("a strict server ends the stream with a status");
+    assert_eq!(status.code(), tonic::Code::FailedPrecondition);
+    let registry = &server.running.registry;
+    let closed = within("the stream listed closed", async {
+        loop {
+            if let Some(c) = registry.recently_closed().into_iter().next() {
+                return c;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    let cds = closed.stream.types.get(CLUSTER);
+    assert!(
+        cds.is_none_or(|t| t.last_sent.is_none()),
+        "no response went out: {cds:?}"
     );
 }
 

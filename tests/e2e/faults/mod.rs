@@ -5,6 +5,7 @@
 mod content;
 mod docs;
 mod flap;
+mod ledger;
 mod rest;
 mod stream;
 mod timing;

@@ -235,6 +235,10 @@ impl Mux {
     ) {
         let message = why.message();
         tracing::warn!(type_url, version, nonce, error = %message, "update rejected");
+        // The server answered; the client refused what it got. Envoy stops the
+        // subscription's init-fetch timer on a rejected update: what was asked for is not
+        // "not found" (CSDS says NACKED).
+        self.not_found.on_rejected(type_url);
         let state = self.types.get_mut(type_url).expect("caller checked");
         state.nack(nonce, &message);
         let nack = Nack {

@@ -12,7 +12,10 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
 use super::model::{PageModel, PageTotals, Row};
-use crate::admin::{registry::stats::Counters, status::ReloadSummary};
+use crate::admin::{
+    registry::stats::Counters,
+    status::{ReloadSummary, scenario::ScenarioView},
+};
 
 /// The most rows an event carries: beyond that the page asks for a filter.
 pub const MAX_ROWS: usize = 500;
@@ -84,6 +87,7 @@ pub struct GridEvent<'a> {
     pub counters: &'a Counters,
     pub reload: Option<&'a ReloadSummary>,
     pub serving: &'a [(String, String)],
+    pub scenario: Option<&'a ScenarioView>,
 }
 
 fn shared_rows<S: serde::Serializer>(rows: &[Arc<Row>], s: S) -> Result<S::Ok, S::Error> {
@@ -143,6 +147,7 @@ impl Connection {
             counters: &model.counters,
             reload: model.reload.as_ref(),
             serving: &model.serving,
+            scenario: model.scenario.as_ref(),
         };
         (name, event)
     }

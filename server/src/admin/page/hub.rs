@@ -31,6 +31,8 @@ struct Stamp {
     snapshot: u64,
     reloads: u64,
     reload_ok: bool,
+    /// The scenario in force and the firings of its rules.
+    scenario: (u64, u64),
 }
 
 impl Hub {
@@ -92,11 +94,14 @@ fn current_stamp(sources: &Sources) -> Stamp {
         }
         None => (0, true),
     };
+    let installed = sources.scenarios.current();
+    let fired = installed.counters.iter().map(|c| c.fired()).sum();
     Stamp {
         streams: sources.registry.generation(),
         snapshot,
         reloads,
         reload_ok,
+        scenario: (installed.generation, fired),
     }
 }
 
@@ -107,6 +112,9 @@ fn build(sources: &Sources, generation: u64) -> (Stamp, PageModel) {
     let reload = sources.reload_summary(&snapshot);
     let streams = sources.registry.streams();
     let counters = sources.registry.counters();
-    let model = super::model::build(generation, &streams, &snapshot, Some(reload), counters);
+    let mut model = super::model::build(generation, &streams, &snapshot, Some(reload), counters);
+    let scenario = crate::admin::status::scenario::view(&sources.scenarios);
+    let shown = !scenario.rules.is_empty() || scenario.error.is_some();
+    model.scenario = shown.then_some(scenario);
     (stamp, model)
 }

@@ -32,7 +32,7 @@ use crate::{
         registry::Registry,
         status::{ReloadSummary, reload_summary},
     },
-    config::watch::ReloadStatus,
+    config::{scenario::Scenarios, watch::ReloadStatus},
 };
 
 /// The page: HTML, CSS and JavaScript in one file.
@@ -48,6 +48,8 @@ pub struct Sources {
     pub snapshots: watch::Receiver<Arc<Snapshot>>,
     /// `None` when snapshots come from code: every reload is then the current snapshot.
     pub reloads: Option<watch::Receiver<ReloadStatus>>,
+    /// The fault scenario in force, shown above the grid with its rules' fired counts.
+    pub scenarios: Scenarios,
 }
 
 impl Sources {

@@ -15,7 +15,10 @@ use xdsloop_proto::type_url;
 use crate::{
     Snapshot, TypeResources,
     admin::registry::{StreamStatus, stats::Counters},
-    admin::status::{ReloadSummary, SyncState, served_version, sync_state_with, view_hash},
+    admin::status::{
+        ReloadSummary, SyncState, scenario::ScenarioView, served_version, sync_state_with,
+        view_hash,
+    },
 };
 
 /// One build of the grid. Rows are shared with the connections that sent them, so a
@@ -35,6 +38,9 @@ pub struct PageModel {
     pub reload: Option<ReloadSummary>,
     /// What the base fixtures serve per type (`alias`, version).
     pub serving: Vec<(String, String)>,
+    /// The fault scenario in force, its rules and how often each fired; `null` when none is
+    /// in force and none was refused.
+    pub scenario: Option<ScenarioView>,
 }
 
 /// Counts over open streams; states count (stream, type) pairs.

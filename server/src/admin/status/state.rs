@@ -89,17 +89,25 @@ pub fn sync_state_with(
         return SyncState::Pending;
     };
     let same_content = status.held_hash == Some(hash());
-    let same_version = match variant {
-        // A stream that asks for nothing of the type is never pushed it again (an empty
-        // named interest is not a wildcard), so the type's version moving does not leave
-        // it behind: what it holds (nothing) is what it would get.
-        Variant::Sotw if !status.wildcard && status.names.is_empty() => true,
-        Variant::Sotw => match current {
-            Some(resources) => sent.version == resources.version,
-            None => sent.version == served_version(None),
-        },
-        Variant::Delta => true,
-    };
+    // A response made for another type and sent under this one's URL (`wrong_type_url: {in:
+    // response}`) carries that type's version: what the client holds of this type is what it
+    // held, which the content says.
+    let foreign = sent
+        .fault
+        .as_ref()
+        .is_some_and(|f| f.action == "wrong_type_url");
+    let same_version = foreign
+        || match variant {
+            // A stream that asks for nothing of the type is never pushed it again (an empty
+            // named interest is not a wildcard), so the type's version moving does not leave
+            // it behind: what it holds (nothing) is what it would get.
+            Variant::Sotw if !status.wildcard && status.names.is_empty() => true,
+            Variant::Sotw => match current {
+                Some(resources) => sent.version == resources.version,
+                None => sent.version == served_version(None),
+            },
+            Variant::Delta => true,
+        };
     if !(same_content && same_version) {
         return SyncState::Stale;
     }
@@ -197,6 +205,7 @@ mod tests {
             at: SystemTime::now(),
             fault: None,
             withheld: None,
+            held: None,
         });
         status.held_hash = Some(view_hash(status, Some(of)));
     }

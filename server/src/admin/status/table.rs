@@ -250,6 +250,7 @@ fn state_detail(t: &TypeView, now: SystemTime) -> String {
             .map(|n| nack(n, now))
             .unwrap_or_default(),
         SyncState::Pending => match &t.last_sent {
+            Some(sent) if sent.held.is_some() => held(sent, now),
             Some(sent) => format!("sent {}, no answer yet", age(now, sent.at)),
             None => "nothing sent yet".into(),
         },
@@ -300,6 +301,17 @@ fn short(version: &str) -> String {
 
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A response a `delay` holds back: not sent, so nothing to answer yet.
+fn held(sent: &super::SentView, now: SystemTime) -> String {
+    let rule = sent.fault.as_ref().map_or("", |f| f.rule.as_str());
+    let until = sent.held.as_ref().map_or(now, |h| h.until);
+    let left = until.duration_since(now).unwrap_or_default();
+    format!(
+        "held by {rule} (delay), goes out in {:.1}s",
+        left.as_secs_f64()
+    )
 }
 
 fn age(now: SystemTime, at: SystemTime) -> String {

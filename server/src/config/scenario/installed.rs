@@ -232,6 +232,14 @@ impl Scenarios {
         Ok(installed.expect("send_modify ran"))
     }
 
+    /// Asks every open stream to resync: each type whose client may not hold what the
+    /// current snapshot serves it (a fault left it NACKED, PENDING or short) is sent again.
+    /// The scenario in force stays, with its counters. [`Self::clear`] resyncs too.
+    pub fn resync(&self) {
+        // The same scenario, sent again: streams take it for a resync, not a change.
+        self.tx.send_modify(|_| {});
+    }
+
     /// Keeps `error` for `/status`; the scenario in force stays.
     pub fn reject(&self, origin: Origin, error: String) {
         *self.rejected.lock().unwrap_or_else(|e| e.into_inner()) = Some(Rejected {

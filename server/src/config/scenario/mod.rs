@@ -6,8 +6,10 @@
 //! - [`parse`]: YAML text → [`Scenario`] (pure), errors with line:col and the rule;
 //! - [`installed`]: the seam, [`Scenarios`]: the scenario in force with its per-rule counters,
 //!   installed by the file, the admin API or code (last writer wins), followed by streams;
-//! - [`watch`]: `--scenario FILE`, reloaded on every edit; a bad edit keeps the one in force.
+//! - [`watch`]: `--scenario FILE`, reloaded on every edit; a bad edit keeps the one in force;
+//! - [`check`]: `xdsloop-server scenario check FILE`, the same reading offline.
 
+pub mod check;
 pub mod installed;
 pub mod model;
 pub mod parse;

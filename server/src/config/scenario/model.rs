@@ -200,6 +200,19 @@ impl Action {
     }
 }
 
+/// The largest `oversize.bytes`: the server's own `--max-message-bytes` default (64 MiB). A
+/// larger response shows a client nothing more (it is refused for size either way), and each
+/// stream would build it in memory.
+pub const MAX_OVERSIZE_BYTES: usize = 64 << 20;
+/// The longest `delay`, `hang.for` and `when.after`: a longer wait is indistinguishable from
+/// forever in a test run (`hang` without `for` is forever).
+pub const MAX_DURATION: Duration = Duration::from_secs(24 * 60 * 60);
+/// The shortest `flap.period`: each turn is a push to every stream the rule applies to.
+pub const MIN_FLAP_PERIOD: Duration = Duration::from_millis(10);
+/// The longest `close.message`: it travels in an HTTP/2 trailer (`grpc-message`), which
+/// clients bound (gRPC: 8 KiB of headers in all).
+pub const MAX_CLOSE_MESSAGE_BYTES: usize = 1024;
+
 impl Rule {
     /// What every rule must obey, however it was written; the error says what is wrong, for
     /// people (the file parser adds where).
@@ -211,8 +224,44 @@ impl Rule {
             return Err("`type` is empty".into());
         }
         check_counts(self)?;
+        check_bounds(self)?;
         check_moments(self)?;
         check_action(self)
+    }
+}
+
+/// Every size and duration within its bound.
+fn check_bounds(rule: &Rule) -> Result<(), String> {
+    let longest = |field: &str, d: Option<Duration>| match d {
+        Some(d) if d > MAX_DURATION => Err(format!(
+            "{field}: at most {} (`hang` without `for` waits for ever), not {}",
+            humantime::format_duration(MAX_DURATION),
+            humantime::format_duration(d)
+        )),
+        _ => Ok(()),
+    };
+    longest("when.after", rule.when.after)?;
+    match &rule.action {
+        Action::Delay(d) => longest("delay", Some(*d)),
+        Action::Hang { duration } => longest("hang.for", *duration),
+        Action::Oversize { bytes } if *bytes > MAX_OVERSIZE_BYTES => Err(format!(
+            "oversize.bytes: at most {MAX_OVERSIZE_BYTES} (64MiB, the server's default \
+             --max-message-bytes: a larger response shows a client nothing more), not {bytes}"
+        )),
+        Action::Flap { period, .. } if *period < MIN_FLAP_PERIOD && !period.is_zero() => {
+            Err(format!(
+                "flap.period: at least {}, not {}",
+                humantime::format_duration(MIN_FLAP_PERIOD),
+                humantime::format_duration(*period)
+            ))
+        }
+        Action::Flap { period, .. } => longest("flap.period", Some(*period)),
+        Action::Close { message, .. } if message.len() > MAX_CLOSE_MESSAGE_BYTES => Err(format!(
+            "close.message: at most {MAX_CLOSE_MESSAGE_BYTES} bytes (it travels in a \
+             trailer), not {}",
+            message.len()
+        )),
+        _ => Ok(()),
     }
 }
 

@@ -317,3 +317,44 @@ fn reset_connection_reads_into_its_scope() {
         }
     );
 }
+
+/// Every size and duration has a bound, checked where the rule is read: an out-of-range value
+/// is refused with its line, before the server spends memory or time on it.
+#[test]
+fn sizes_and_durations_out_of_range_are_refused_with_their_line() {
+    for (rule, says) in [
+        ("{ oversize: { bytes: 100GiB } }", "oversize.bytes: at most"),
+        ("{ oversize: { bytes: 1GiB } }", "oversize.bytes: at most"),
+        ("{ delay: 30d }", "delay: at most"),
+        ("{ hang: { for: 400d } }", "hang.for: at most"),
+        ("{ close: { message: MESSAGE } }", "close.message: at most"),
+    ] {
+        let rule = rule.replace("MESSAGE", &"x".repeat(5000));
+        let text = format!("version: 1\nrules:\n  - id: big\n    do: {rule}\n");
+        let e = refused_at(&text, 3, says);
+        assert!(e.to_string().contains("(big)"), "{e}");
+    }
+    let text = "version: 1\nrules:\n  - match: { type: cds }\n    do: { flap: { names: [web], period: 1ms } }\n";
+    refused_at(text, 3, "flap.period: at least");
+    let text = "version: 1\nrules:\n  - when: { after: 1000d }\n    do: { close: {} }\n";
+    refused_at(text, 3, "when.after: at most");
+    // The largest values in range are taken.
+    let text =
+        "version: 1\nrules:\n  - do: { oversize: { bytes: 64MiB } }\n  - do: { delay: 1h }\n";
+    Scenario::from_yaml(text).unwrap();
+}
+
+#[test]
+fn rust_rules_obey_the_same_bounds() {
+    let rule = Rule {
+        action: Action::Oversize { bytes: 1 << 40 },
+        ..Rule::default()
+    };
+    let e = rule.check().unwrap_err();
+    assert!(e.starts_with("oversize.bytes: at most"), "{e}");
+    let rule = Rule {
+        action: Action::Delay(Duration::from_secs(1 << 40)),
+        ..Rule::default()
+    };
+    assert!(rule.check().unwrap_err().starts_with("delay: at most"));
+}

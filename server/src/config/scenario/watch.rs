@@ -18,7 +18,10 @@ use super::{
     installed::{Origin, Scenarios},
     model::Scenario,
 };
-use crate::config::watch::debounce::{Debounce, Step};
+use crate::config::watch::{
+    debounce::{Debounce, Step},
+    touches_content,
+};
 
 /// Follows one scenario file until dropped.
 #[derive(Debug)]
@@ -33,11 +36,18 @@ impl Drop for ScenarioWatcher {
     }
 }
 
-/// Reads `path` into `scenarios`, or says why it cannot (`path:line:col: ...`).
-pub fn load(scenarios: &Scenarios, path: &Path) -> Result<(), String> {
+/// Reads and checks the scenario at `path` and its text, or says why it cannot
+/// (`path:line:col: ...`).
+pub fn read(path: &Path) -> Result<(Scenario, String), String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("{}: cannot read the scenario: {e}", path.display()))?;
     let scenario = Scenario::from_yaml(&text).map_err(|e| located(path, &e))?;
+    Ok((scenario, text))
+}
+
+/// Reads `path` into `scenarios`, or says why it cannot (`path:line:col: ...`).
+pub fn load(scenarios: &Scenarios, path: &Path) -> Result<(), String> {
+    let (scenario, text) = read(path)?;
     let rules = scenario.rules.len();
     let installed = scenarios
         .install(scenario, Origin::File, Some(path.to_path_buf()), Some(text))
@@ -65,8 +75,13 @@ pub fn start(
     let name = path.file_name().map(ToOwned::to_owned);
     let (tx, rx) = mpsc::channel(16);
     let mut notify = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        // The reload's own read of the file makes inotify report an open and a read-only
+        // close: taken for changes, every reload would cause the next one.
         let ours = match &event {
-            Ok(event) => event.paths.iter().any(|p| p.file_name() == name.as_deref()),
+            Ok(event) => {
+                touches_content(event)
+                    && event.paths.iter().any(|p| p.file_name() == name.as_deref())
+            }
             Err(_) => true,
         };
         if ours {
@@ -117,3 +132,6 @@ async fn until(deadline: Option<std::time::Instant>) {
         None => std::future::pending().await,
     }
 }
+
+#[cfg(test)]
+mod tests;

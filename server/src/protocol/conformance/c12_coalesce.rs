@@ -14,6 +14,13 @@
 //! the type's first request on the stream (a reconnecting client resubscribes every type at
 //! once, before any response), nor while the parent's latest response was changed by a
 //! scenario fault.
+//!
+//! A request is judged only on what the client could have known when it sent it. A push may
+//! cross the client's request on the wire: the client ACKed CDS `1-3` and asked for the
+//! endpoints it names while CDS `1-4` was on its way, so the server sees the EDS request
+//! after a CDS response it has no answer to. Responses arrive in the order they were sent,
+//! so the highest nonce the client has echoed on the stream (this request's included) says
+//! which responses it had: only a parent response at or below it, and unanswered, counts.
 
 use xdsloop_proto::type_url;
 
@@ -41,18 +48,19 @@ struct Pair {
     started: bool,
     widened: u32,
     reported: bool,
-    /// The parent's latest response is not answered yet.
-    awaiting: bool,
+    /// The `n` of the parent's latest response (`<stream>-<n>`) while it is not answered.
+    awaiting: Option<u64>,
     reported_early: bool,
 }
 
 impl Coalesce {
-    /// A response of `url` went out; `faulted`: a scenario rule changed it.
-    pub fn on_response(&mut self, url: &str, faulted: bool) {
+    /// A response of `url` went out with the nonce `<stream>-<n>` (`n`: `None` for a nonce
+    /// of another form); `faulted`: a scenario rule changed it.
+    pub fn on_response(&mut self, url: &str, n: Option<u64>, faulted: bool) {
         if let Some(i) = PAIRS.iter().position(|(parent, _)| *parent == url) {
             self.pairs[i] = Pair {
                 started: true,
-                awaiting: !faulted,
+                awaiting: n.filter(|_| !faulted),
                 ..Pair::default()
             };
         }
@@ -60,16 +68,20 @@ impl Coalesce {
 
     /// A request of `url` changed the interest as `change` says; `answers_latest`: it
     /// carries the nonce of the latest response of its type; `first`: the type's first
-    /// request on the stream.
+    /// request on the stream; `known`: the highest `n` of a nonce the client has echoed on
+    /// the stream so far, this request's included (it had every response up to that one).
     pub fn on_request(
         &mut self,
         url: &str,
         change: Change,
         answers_latest: bool,
         first: bool,
+        known: u64,
     ) -> Option<Violation> {
         if let Some(i) = PAIRS.iter().position(|(parent, _)| *parent == url) {
-            self.pairs[i].awaiting &= !answers_latest;
+            if answers_latest {
+                self.pairs[i].awaiting = None;
+            }
             return None;
         }
         let i = PAIRS.iter().position(|(_, child)| *child == url)?;
@@ -78,7 +90,8 @@ impl Coalesce {
             return None;
         }
         pair.widened += 1;
-        if pair.awaiting && !first && !pair.reported_early {
+        let seen_unanswered = pair.awaiting.is_some_and(|n| n <= known);
+        if seen_unanswered && !first && !pair.reported_early {
             pair.reported_early = true;
             let (parent, child) = (type_url::short_name(PAIRS[i].0), type_url::short_name(url));
             return Some(Violation::new(
@@ -114,15 +127,16 @@ mod tests {
     use super::*;
 
     fn cds_pushed_and_acked(c: &mut Coalesce) {
-        c.on_response(type_url::CLUSTER, false);
+        c.on_response(type_url::CLUSTER, Some(1), false);
         assert_eq!(
-            c.on_request(type_url::CLUSTER, Change::None, true, false),
+            c.on_request(type_url::CLUSTER, Change::None, true, false, 1),
             None
         );
     }
 
+    /// A widening request from a client that had every response sent so far.
     fn widened(c: &mut Coalesce, url: &str) -> Option<Violation> {
-        c.on_request(url, Change::Widened, false, false)
+        c.on_request(url, Change::Widened, false, false, u64::MAX)
     }
 
     #[test]
@@ -135,7 +149,7 @@ mod tests {
         cds_pushed_and_acked(&mut c);
         assert_eq!(widened(&mut c, eds), None);
         assert_eq!(
-            c.on_request(eds, Change::None, true, false),
+            c.on_request(eds, Change::None, true, false, 1),
             None,
             "an ACK asks for nothing"
         );
@@ -154,8 +168,8 @@ mod tests {
     #[test]
     fn c12_listeners_and_routes_are_counted_apart_from_clusters() {
         let mut c = Coalesce::default();
-        c.on_response(type_url::LISTENER, false);
-        c.on_request(type_url::LISTENER, Change::None, true, false);
+        c.on_response(type_url::LISTENER, Some(1), false);
+        c.on_request(type_url::LISTENER, Change::None, true, false, 1);
         for _ in 0..COALESCE_REQUESTS {
             assert_eq!(widened(&mut c, type_url::ROUTE), None);
         }
@@ -167,9 +181,9 @@ mod tests {
     fn c12_before_ack_dependent_names_asked_before_the_parent_is_answered() {
         let mut c = Coalesce::default();
         let eds = type_url::ENDPOINT;
-        c.on_response(type_url::CLUSTER, false);
-        c.on_request(type_url::CLUSTER, Change::Widened, false, false);
-        let first = c.on_request(eds, Change::Widened, false, true);
+        c.on_response(type_url::CLUSTER, Some(1), false);
+        c.on_request(type_url::CLUSTER, Change::Widened, false, false, 0);
+        let first = c.on_request(eds, Change::Widened, false, true, u64::MAX);
         assert_eq!(
             first, None,
             "a first request may come at once (resubscription)"
@@ -177,7 +191,7 @@ mod tests {
         let v = widened(&mut c, eds).unwrap();
         assert_eq!(v.check, "C12.before-ack");
         assert_eq!(
-            c.on_request(eds, Change::Narrowed, false, false),
+            c.on_request(eds, Change::Narrowed, false, false, u64::MAX),
             None,
             "only asking for more counts"
         );
@@ -185,11 +199,20 @@ mod tests {
             v.message
                 .starts_with("new eds names were asked for before the latest cds")
         );
-        c.on_response(type_url::CLUSTER, true);
+        c.on_response(type_url::CLUSTER, Some(2), true);
         assert_eq!(
             widened(&mut c, eds),
             None,
             "a faulted push is not waited for"
         );
+        c.on_response(type_url::CLUSTER, Some(3), false);
+        assert_eq!(
+            c.on_request(eds, Change::Widened, false, false, 2),
+            None,
+            "a push the client had not had when it asked (it echoed 2 at most) is not judged"
+        );
+        c.on_response(type_url::CLUSTER, Some(4), false);
+        let v = c.on_request(eds, Change::Widened, false, false, 5).unwrap();
+        assert_eq!(v.check, "C12.before-ack", "it had 4 (it echoed 5): judged");
     }
 }

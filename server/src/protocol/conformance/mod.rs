@@ -23,6 +23,9 @@ pub mod c4_answer;
 pub mod c5_nack;
 pub mod nodes;
 
+#[cfg(test)]
+mod crossing;
+
 use std::{
     collections::HashMap,
     sync::{Arc, Mutex, MutexGuard},
@@ -129,6 +132,7 @@ impl Conformance {
             ack: None,
             answers_latest: false,
             coalesce: Coalesce::default(),
+            known: 0,
             resubscribe: None,
             responses: 0,
             foreign_nonces: false,
@@ -182,6 +186,9 @@ pub struct Judge {
     /// The request being handled answers the latest response of its type.
     answers_latest: bool,
     coalesce: Coalesce,
+    /// The highest `n` of a `<stream>-<n>` nonce the client has echoed on this stream: it had
+    /// every response up to that one when it sent its latest request (C12 judges by it).
+    known: u64,
     resubscribe: Option<Resubscribe>,
     responses: u64,
     /// A response went out with a nonce not of this stream's own `<stream>-<n>` form (a
@@ -248,7 +255,14 @@ impl Judge {
             self.report(nonce);
         }
         let latest = (stream, self.types[index].latest);
-        self.answers_latest = c4_answer::parse(request.nonce) == Some(latest);
+        let echoed = c4_answer::parse(request.nonce);
+        self.answers_latest = echoed == Some(latest);
+        if let Some((from, n)) = echoed
+            && from == stream
+            && n <= issued
+        {
+            self.known = self.known.max(n);
+        }
         self.report(c5_nack::fields(request));
         if !sotw {
             return;
@@ -295,7 +309,7 @@ impl Judge {
             let first = exchange.first_for_type;
             let c12 = self
                 .coalesce
-                .on_request(url, exchange.change, answered, first);
+                .on_request(url, exchange.change, answered, first, self.known);
             self.report(c12);
         }
     }
@@ -315,14 +329,18 @@ impl Judge {
         };
         let t = &mut self.types[index];
         t.storm.on_response();
-        match c4_answer::parse(nonce) {
+        let n = match c4_answer::parse(nonce) {
             Some((stream, n)) if stream == self.stream => {
                 t.latest = n;
                 t.highest = t.highest.max(n);
+                Some(n)
             }
-            _ => self.foreign_nonces = true,
-        }
-        self.coalesce.on_response(type_url, faulted);
+            _ => {
+                self.foreign_nonces = true;
+                None
+            }
+        };
+        self.coalesce.on_response(type_url, n, faulted);
         self.deadline(now, false);
     }
 

@@ -66,8 +66,13 @@ pub enum WireStep<R> {
         mark: Option<FaultMark>,
         fate: Option<(String, WireFate)>,
     },
-    /// Wait this long before the next step; the stream reads nothing meanwhile.
-    Wait { by: Duration, mark: FaultMark },
+    /// Hold `target` (the next step sends it) back this long; the stream reads nothing
+    /// meanwhile.
+    Wait {
+        by: Duration,
+        mark: FaultMark,
+        target: Target,
+    },
     /// `target` is never sent.
     Drop { target: Target, mark: FaultMark },
     /// Stop reading and writing, for `duration` or until the client leaves.
@@ -119,6 +124,9 @@ pub struct FaultStage {
     /// Types whose resources a `flap` has had the machine hide, to be shown again once no
     /// rule hides them.
     masked: std::collections::BTreeSet<String>,
+    /// Types a `withhold` left resources out of, to be served whole again once no rule
+    /// withholds them ([`Self::released`]).
+    withheld: std::collections::BTreeSet<String>,
 }
 
 impl FaultStage {
@@ -133,6 +141,37 @@ impl FaultStage {
         // Rules are matched by index: the new scenario's rule 0 is not the old one's.
         self.active.clear();
         self.select(kind, node);
+    }
+
+    /// Whether `installed` is the scenario this stage follows already (the empty one when it
+    /// follows none): it was sent again to ask for a resync, not to change the rules.
+    pub fn follows(&self, installed: &Arc<Installed>) -> bool {
+        match &self.installed {
+            Some(ours) => Arc::ptr_eq(ours, installed),
+            None => installed.is_empty(),
+        }
+    }
+
+    /// The types a `withhold` left resources out of that no rule in force withholds any
+    /// more: their resources are owed to the client, as a `flap`'s are when it goes.
+    pub fn released(&mut self) -> Vec<String> {
+        let still = |stage: &Self, url: &str| {
+            stage.active.iter().any(|a| {
+                let (rule, _) = stage.rule(a.index);
+                matches!(rule.action, Action::Withhold { .. })
+                    && select::selects_type(&rule.selector, url)
+            })
+        };
+        let gone: Vec<String> = self
+            .withheld
+            .iter()
+            .filter(|url| !still(self, url))
+            .cloned()
+            .collect();
+        for url in &gone {
+            self.withheld.remove(url);
+        }
+        gone
     }
 
     /// The stream's node is known: rules with a node glob may now apply.
@@ -362,10 +401,13 @@ impl FaultStage {
             if arm {
                 self.active[a].armed = true;
             }
-            if !storm {
+            // The budget first: a resend the machine made is in its ledger, so one the rule
+            // may not send must never be made.
+            if !storm || !self.reserve(a) {
                 continue;
             }
             let Some(again) = machine.repeat_last(type_url) else {
+                self.rule(self.active[a].index).1.give_back();
                 self.skipped(a);
                 continue;
             };
@@ -373,10 +415,9 @@ impl FaultStage {
                 type_url: type_url.to_string(),
                 nonce: again.nonce().to_string(),
             };
-            if let Some(mark) = self.take(a, ctx, Some(&target)) {
-                self.marks.push((target.nonce, mark));
-                out.push(again);
-            }
+            let mark = self.fire(a, ctx, Some(&target));
+            self.marks.push((target.nonce, mark));
+            out.push(again);
         }
         out
     }

@@ -2,7 +2,7 @@
 //! decoded once, changed and kept whole in its head (the shared entries are dropped from it);
 //! every other response goes out untouched.
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 use prost::Message;
 use xdsloop_proto::discovery::{DeltaDiscoveryResponse, DiscoveryResponse};
 
@@ -65,19 +65,32 @@ fn manifest_without(manifest: &Manifest, drop: &[usize]) -> Manifest {
     }
 }
 
-/// Pads `out` with an unknown field so that it encodes to at least `bytes`.
+/// Pads `out` with an unknown field so that it encodes to at least `bytes`. The field's
+/// zeros are a slice of one buffer every padded response shares ([`zeros`]), so the copies a
+/// slow reader's queue holds, on every stream, cost one buffer.
 fn pad_to<M: Message + Default>(out: &mut Outbound<M>, bytes: usize) -> bool {
     let current = out.encoded_len();
     if current >= bytes {
         return true;
     }
     let n = bytes - current;
-    let mut pad = BytesMut::with_capacity(n + 12);
-    prost::encoding::encode_varint(PAD_FIELD, &mut pad);
-    prost::encoding::encode_varint(n as u64, &mut pad);
-    pad.put_bytes(0, n);
-    out.entries.push(pad.freeze());
+    let mut key = BytesMut::with_capacity(12);
+    prost::encoding::encode_varint(PAD_FIELD, &mut key);
+    prost::encoding::encode_varint(n as u64, &mut key);
+    out.entries.push(key.freeze());
+    out.entries.push(zeros(n));
     true
+}
+
+/// `n` zero bytes, sliced from one process-wide buffer that grows to the largest pad asked
+/// for (a scenario bounds it: `MAX_OVERSIZE_BYTES`).
+fn zeros(n: usize) -> Bytes {
+    static SHARED: std::sync::Mutex<Bytes> = std::sync::Mutex::new(Bytes::new());
+    let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    if shared.len() < n {
+        *shared = Bytes::from(vec![0u8; n]);
+    }
+    shared.slice(..n)
 }
 
 /// Decodes `out` into its head (dropping the shared entries) so `change` can edit it.

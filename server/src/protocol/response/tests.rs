@@ -200,3 +200,40 @@ fn a_small_delta_response_keeps_one_entry_per_resource() {
     let response = delta_wildcard(&mut DeltaStream::new(1, snap));
     assert_eq!(response.entries.len(), 2);
 }
+
+/// `oversize` pads a response with an unknown field. A stalled reader's queue holds several
+/// padded copies, on every stream: the padding is one shared buffer, not a copy each.
+#[test]
+fn oversize_padding_is_one_buffer_shared_by_every_padded_response() {
+    use crate::protocol::wire::{Edit, WireResponse};
+    let all = sample();
+    let padded = |nonce: &str| {
+        let head = DiscoveryResponse {
+            version_info: "v7".into(),
+            type_url: CLUSTER.into(),
+            nonce: nonce.into(),
+            ..Default::default()
+        };
+        let entries = all.sotw_entries(CLUSTER, all.resources.values().map(|r| r.as_ref()), false);
+        let mut out = Outbound {
+            head,
+            entries,
+            manifest: Manifest::Unknown,
+        };
+        assert!(out.edit(Edit::PadTo(1 << 20)));
+        out
+    };
+    let (a, b) = (padded("1-1"), padded("2-7"));
+    assert!(a.encoded_len() >= 1 << 20, "padded to at least the size");
+    let zeros = |o: &SotwResponse| o.entries.iter().max_by_key(|e| e.len()).unwrap().clone();
+    assert!(zeros(&a).len() >= (1 << 20) - 1024);
+    assert_eq!(
+        zeros(&a).as_ptr(),
+        zeros(&b).as_ptr(),
+        "the same allocation"
+    );
+    // Still a valid response with the same resources: decoders skip field 1000.
+    let decoded = DiscoveryResponse::decode(a.to_message().encode_to_vec().as_slice()).unwrap();
+    assert_eq!(decoded.resources.len(), 3);
+    assert_eq!(decoded.nonce, "1-1");
+}

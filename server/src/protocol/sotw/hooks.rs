@@ -46,12 +46,59 @@ impl SotwStream {
 
     /// See [`StreamMachine::note_wire`].
     pub fn note_wire(&mut self, url: &str, planned_nonce: &str, mark: FaultMark, fate: WireFate) {
+        if let WireFate::Retyped { to, .. } = &fate {
+            return self.retype(url, to, planned_nonce, mark);
+        }
         let Some(state) = self.types.get_mut(url) else {
             return;
         };
         if state.sub.ledger.note_wire(planned_nonce, mark, &fate) {
             self.changed.insert(url.to_string());
         }
+    }
+
+    /// The response planned for `url` went on the wire as `to`'s: filed under `to` (if the
+    /// stream has that type), gone from `url`'s ledger, where the fault is marked.
+    fn retype(&mut self, url: &str, to: &str, planned_nonce: &str, mark: FaultMark) {
+        let Some(state) = self.types.get_mut(url) else {
+            return;
+        };
+        let Some(sent) = state.sub.ledger.withdraw(planned_nonce) else {
+            return;
+        };
+        state.sub.ledger.last_fault = Some(crate::protocol::wire::Touched {
+            mark: mark.clone(),
+            at: std::time::SystemTime::now(),
+        });
+        self.changed.insert(url.to_string());
+        if let Some(other) = self.types.get_mut(to) {
+            other.sub.ledger.adopt(sent, mark);
+            self.changed.insert(to.to_string());
+        }
+    }
+
+    /// See [`StreamMachine::withdraw`].
+    pub fn withdraw(&mut self, url: &str, planned_nonce: &str) {
+        let Some(state) = self.types.get_mut(url) else {
+            return;
+        };
+        if state.sub.ledger.withdraw(planned_nonce).is_some() {
+            self.changed.insert(url.to_string());
+        }
+    }
+
+    /// See [`StreamMachine::resync`].
+    pub fn resync(&mut self) -> Vec<SotwResponse> {
+        let unsettled: Vec<String> = self
+            .types
+            .iter()
+            .filter(|(_, state)| state.sub.ledger.unsettled())
+            .map(|(url, _)| url.clone())
+            .collect();
+        unsettled
+            .iter()
+            .filter_map(|url| self.repeat_last(url))
+            .collect()
     }
 
     /// What the client holds of each type as the stream ends.
@@ -113,6 +160,12 @@ impl StreamMachine for SotwStream {
     }
     fn note_wire(&mut self, type_url: &str, planned_nonce: &str, mark: FaultMark, fate: WireFate) {
         SotwStream::note_wire(self, type_url, planned_nonce, mark, fate)
+    }
+    fn withdraw(&mut self, type_url: &str, planned_nonce: &str) {
+        SotwStream::withdraw(self, type_url, planned_nonce)
+    }
+    fn resync(&mut self) -> Vec<SotwResponse> {
+        SotwStream::resync(self)
     }
     fn held(self) -> Held {
         SotwStream::held(self)

@@ -134,6 +134,8 @@ async fn carry_out<M: StreamMachine>(
                 mark,
                 fate,
             } => {
+                // A delayed response was counted when its hold began.
+                let counted = matches!(fate, Some((_, WireFate::Delayed { .. })));
                 if let (Some(mark), Some((planned, fate))) = (&mark, fate) {
                     let (url, nonce) = (response.type_url(), response.nonce());
                     log_fault(
@@ -143,11 +145,23 @@ async fn carry_out<M: StreamMachine>(
                         Some((url, nonce)),
                         &fate_text(&fate),
                     );
-                    machine.note_wire(url, &planned, mark.clone(), fate);
+                    // Its ledger is the planned type's, whatever the wire says.
+                    let url = match &fate {
+                        WireFate::Retyped { from, .. } => from.clone(),
+                        _ => url.to_string(),
+                    };
+                    machine.note_wire(&url, &planned, mark.clone(), fate);
                 }
-                send_one(kit, responses, response, mark.as_ref(), shutdown).await?;
+                if mark.as_ref().is_some_and(|m| m.action == "oversize") {
+                    warn_padded::<M>(kit, &response);
+                }
+                let mark = mark.as_ref().map(|m| (m, counted));
+                send_one(kit, responses, response, mark, shutdown).await?;
             }
-            WireStep::Wait { by, .. } => pause(Some(by), responses, shutdown).await?,
+            WireStep::Wait { by, mark, target } => {
+                hold(machine, kit, by, mark, &target);
+                pause(Some(by), responses, shutdown).await?;
+            }
             WireStep::Drop { target, mark } => {
                 machine.note_wire(
                     &target.type_url,
@@ -184,6 +198,36 @@ async fn carry_out<M: StreamMachine>(
         }
     }
     Ok(())
+}
+
+/// A response an `oversize` rule padded past the gRPC limit: the client gets OUT_OF_RANGE
+/// instead, which the log says (the unpadded response was checked before the rule).
+fn warn_padded<M: StreamMachine>(kit: &StreamKit, response: &M::Response) {
+    let (url, bytes) = M::payload(response);
+    if bytes > kit.max_message_bytes {
+        warn!(stream = kit.tap.stream(), r#type = %type_url::short_name(url), bytes,
+            limit = kit.max_message_bytes,
+            "response larger than --max-message-bytes: the client gets OUT_OF_RANGE instead");
+    }
+}
+
+/// A `delay` holds `target` back for `by`: the ledger says so (since when, until when) and
+/// the firing counts now, when the rule fired, not when the response goes out.
+fn hold<M: StreamMachine>(
+    machine: &mut M,
+    kit: &mut StreamKit,
+    by: Duration,
+    mark: FaultMark,
+    target: &Target,
+) {
+    let since = std::time::SystemTime::now();
+    let fate = WireFate::Held {
+        since,
+        until: since + by,
+    };
+    machine.note_wire(&target.type_url, &target.nonce, mark, fate);
+    kit.tap.fault_counted();
+    kit.tap.publish(machine.take_status());
 }
 
 /// Waits `by` (forever with `None`), reading and writing nothing, unless the client leaves
@@ -246,7 +290,9 @@ pub fn fate_text(fate: &WireFate) -> String {
         WireFate::Dropped => "dropped".into(),
         WireFate::Mutated { kind } => format!("sent changed ({kind})"),
         WireFate::Withheld { names } => format!("sent without {}", names.join(", ")),
+        WireFate::Held { .. } => "held back".into(),
         WireFate::Delayed { by } => format!("sent {} late", humantime::format_duration(*by)),
+        WireFate::Retyped { to, .. } => format!("sent as {}", type_url::short_name(to)),
         WireFate::Cut { kind } => format!("not sent ({kind})"),
     }
 }
@@ -282,11 +328,12 @@ fn tap_fault(
     });
 }
 
+/// `mark`: the rule that touched the response, and whether its firing was counted already.
 async fn send_one<R: TapResponse>(
     kit: &mut StreamKit,
     responses: &Responses<R>,
     response: R,
-    mark: Option<&FaultMark>,
+    mark: Option<(&FaultMark, bool)>,
     shutdown: &mut watch::Receiver<bool>,
 ) -> Result<(), CloseReason> {
     let (url, nonce) = (response.type_url(), response.nonce());

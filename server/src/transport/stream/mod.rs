@@ -36,7 +36,7 @@ use crate::{
     protocol::conformance::Judge,
     protocol::faults::stage::FaultStage,
     protocol::machine::StreamMachine,
-    protocol::tap::{CloseReason, StatusFacts, TapRequest},
+    protocol::tap::{CloseReason, StatusFacts, TapRequest, TapResponse},
 };
 use tap::Tap;
 
@@ -72,6 +72,8 @@ pub struct StreamKit {
     pub opened: std::time::Instant,
     /// Resets the stream's whole connection (`reset: { scope: connection }`).
     pub kill: crate::net::close::KillSwitch,
+    /// The gRPC encoding limit, to say in the log when a response a rule padded is above it.
+    pub max_message_bytes: usize,
 }
 
 /// Why the loop stopped, and the status the client was sent, if one.
@@ -162,7 +164,7 @@ pub async fn run<M, S>(
         }
         // After every event: it may have made a heartbeat due, or scheduled one.
         out.extend(machine.on_tick(Instant::now().into_std()));
-        if let Err(ending) = publish_status(&mut machine, &mut kit, &mut bounds, &responses) {
+        if let Err(ending) = publish_status(&mut machine, &mut kit, &mut bounds, &responses, &out) {
             break ending;
         }
         warn_oversized::<M>(stream, &out, max_message_bytes);
@@ -182,29 +184,60 @@ pub async fn run<M, S>(
     finish(machine, kit, ending);
 }
 
-/// Follows the scenario just installed. A `flap` that went with the old one shows what it hid,
-/// at once: those responses are returned.
+/// Follows the scenario just installed. What a `flap` or a `withhold` that went with the old
+/// one hid is served at once. A scenario removed (`DELETE /scenario`), or the one in force
+/// sent again (`POST /resync`), resyncs the stream: every type the client may not hold as
+/// served is sent again ([`StreamMachine::resync`]). Returns the responses.
 fn load_scenario<M: StreamMachine>(
     machine: &mut M,
     kit: &mut StreamKit,
     scenarios: &mut watch::Receiver<Arc<Installed>>,
 ) -> Vec<M::Response> {
     let installed = scenarios.borrow_and_update().clone();
-    kit.faults.load(installed, kit.kind, machine.node_id());
-    act::on_flap(machine, kit)
+    let again = kit.faults.follows(&installed);
+    let resync = again || installed.is_empty();
+    if !again {
+        kit.faults.load(installed, kit.kind, machine.node_id());
+    }
+    let mut out = act::on_flap(machine, kit);
+    if resync {
+        out.extend(machine.resync());
+        return out;
+    }
+    for type_url in kit.faults.released() {
+        let owed = machine
+            .ledger(&type_url)
+            .and_then(|l| l.last_sent.as_ref())
+            .is_some_and(|s| s.withheld.is_some());
+        if owed {
+            out.extend(machine.repeat_last(&type_url));
+        }
+    }
+    out
 }
 
 /// After every event: what changed goes to the tap; the stream ends if its subscriptions went
-/// over the limit or the strict judge found a violation.
+/// over the limit or the strict judge found a violation. Then `out`, the responses the event
+/// made, never go on the wire: the ledger forgets them first, so `/status` lists only what
+/// went out.
 fn publish_status<M: StreamMachine>(
     machine: &mut M,
     kit: &mut StreamKit,
     bounds: &mut SubscriptionBounds,
     responses: &mpsc::Sender<Result<M::Response, Status>>,
+    out: &[M::Response],
 ) -> Result<(), Ending> {
     let stream = kit.tap.stream();
-    let changed = machine.take_status();
+    let strict = kit.judge.failure().is_some();
+    if strict {
+        withdraw(machine, out);
+    }
+    let mut changed = machine.take_status();
     let over = bounds.check(&changed);
+    if over.is_err() && !strict {
+        withdraw(machine, out);
+        changed.extend(machine.take_status());
+    }
     kit.tap.publish(changed);
     if let Err(reason) = over {
         warn!(stream, %reason, "stream ended: its subscriptions are over the limit");
@@ -217,6 +250,12 @@ fn publish_status<M: StreamMachine>(
     match judge::strict_ending(kit, responses) {
         Some(ending) => Err(ending),
         None => Ok(()),
+    }
+}
+
+fn withdraw<M: StreamMachine>(machine: &mut M, out: &[M::Response]) {
+    for response in out.iter().rev() {
+        machine.withdraw(response.type_url(), response.nonce());
     }
 }
 

@@ -96,15 +96,16 @@ impl Tap {
         }
     }
 
-    /// A response goes on the wire, changed by the rule `mark` names, if any.
-    pub fn response<R: TapResponse>(&mut self, response: &R, mark: Option<&FaultMark>) {
+    /// A response goes on the wire, changed by the rule `mark` names, if any (with whether
+    /// that firing was counted already, [`Self::fault_counted`]).
+    pub fn response<R: TapResponse>(&mut self, response: &R, mark: Option<(&FaultMark, bool)>) {
         self.publish.tally.responses += 1;
-        if mark.is_some() {
+        if mark.is_some_and(|(_, counted)| !counted) {
             self.publish.tally.faults += 1;
         }
         if let Some(capture) = self.capture() {
             let mut facts = response.facts(capture);
-            facts.fault = mark.cloned();
+            facts.fault = mark.map(|(m, _)| m.clone());
             self.emit(What::Response(Box::new(facts)), capture);
         }
     }
@@ -115,6 +116,12 @@ impl Tap {
         if let Some(capture) = self.capture() {
             self.emit(What::Fault(Box::new(facts)), capture);
         }
+    }
+
+    /// A fault fired whose response goes out later (a `delay`): counted now, carried by
+    /// that response's event when it is sent.
+    pub fn fault_counted(&mut self) {
+        self.publish.tally.faults += 1;
     }
 
     /// The judge found `violation`.

@@ -204,3 +204,48 @@ fn c19_xdstp_names_match_and_dependencies_follow_them_normalised() {
         "nothing NACKed"
     );
 }
+
+/// Envoy stops a subscription's init-fetch timer when an update is rejected: the server did
+/// answer, the client refused what it got. A rejected response is no reason to call the
+/// names it asked for "not found", whether or not the rejected resources could be read.
+#[test]
+fn c14_a_rejected_update_stops_the_not_found_timer() {
+    for corrupt in [false, true] {
+        let mut mux = mux(Mode::Sotw);
+        let t = t0();
+        mux.add_watch(1, ENDPOINT, Interest::names(["web", "api"]), t);
+        mux.on_stream_start(t);
+        mux.take_output();
+        let mut bad = endpoints("web");
+        bad.type_url = Cluster::type_url();
+        if corrupt {
+            bad.value = vec![0x0f];
+        }
+        respond(
+            &mut mux,
+            t,
+            ENDPOINT,
+            "v1",
+            "n1",
+            vec![bad, endpoints("api")],
+        );
+        let out = mux.take_output();
+        assert!(
+            out.reports.iter().any(
+                |r| matches!(r, Report::Update(u) if matches!(u.verdict, crate::core::event::Verdict::Nack(_)))
+            ),
+            "the update is rejected: {:?}",
+            out.reports
+        );
+        assert_eq!(mux.next_deadline(), None, "no not-found timer runs");
+        mux.on_timer(t + Duration::from_secs(60), SystemTime::now());
+        let out = mux.take_output();
+        assert!(
+            !out.reports
+                .iter()
+                .any(|r| matches!(r, Report::NotFound { .. })),
+            "received and NACKed is not not-found: {:?}",
+            out.reports
+        );
+    }
+}

@@ -38,6 +38,7 @@ async fn a_reader_that_falls_behind_gets_a_gap_then_the_newest_events() {
         registry: registry.clone(),
         snapshots,
         reloads: None,
+        scenarios: crate::config::scenario::Scenarios::new(),
     };
     let entry = registry.open(StreamKind::ADS_SOTW, None, None);
     let id = entry.id();

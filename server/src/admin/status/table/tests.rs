@@ -21,6 +21,7 @@ fn ages_versions_and_messages_are_compact() {
 fn a_stale_row_says_whether_the_older_response_was_answered() {
     let now = SystemTime::now();
     let sent = SentView {
+        held: None,
         version: "v1".into(),
         nonce: "1-1".into(),
         resources: 1,

@@ -85,11 +85,16 @@ pub fn plan_one<R: TapResponse + WireResponse>(
         match act(
             &action,
             &mut response,
-            previous.as_deref(),
+            (previous.as_deref(), &target),
             fired.clone(),
             steps,
         ) {
-            Outcome::Changed(f) => fate = Some(f),
+            Outcome::Changed(f) => {
+                if matches!(f, WireFate::Withheld { .. }) {
+                    stage.withheld.insert(type_url.clone());
+                }
+                fate = Some(f);
+            }
             Outcome::Dropped => {
                 steps.push(WireStep::Drop {
                     target,
@@ -150,17 +155,22 @@ enum Outcome {
     Around,
 }
 
+/// `at`: the previous nonce of the response's type on the stream, and the response as planned.
 fn act<R: WireResponse>(
     action: &Action,
     response: &mut R,
-    previous: Option<&str>,
+    (previous, planned): (Option<&str>, &Target),
     mark: FaultMark,
     steps: &mut Vec<WireStep<R>>,
 ) -> Outcome {
     let mutated = |kind| Outcome::Changed(WireFate::Mutated { kind });
     match action {
         Action::Delay(by) => {
-            steps.push(WireStep::Wait { by: *by, mark });
+            steps.push(WireStep::Wait {
+                by: *by,
+                mark,
+                target: planned.clone(),
+            });
             Outcome::Changed(WireFate::Delayed { by: *by })
         }
         Action::Drop => Outcome::Dropped,
@@ -178,12 +188,16 @@ fn act<R: WireResponse>(
             Outcome::Changed(WireFate::Sent { nonce })
         }
         Action::WrongTypeUrl { place, type_url } => {
-            let edit = match place {
-                Place::Resource => Edit::ResourceTypeUrl(0, type_url),
-                Place::Response => Edit::ResponseTypeUrl(type_url),
-            };
-            response.edit(edit);
-            mutated("wrong_type_url")
+            if *place == Place::Resource {
+                response.edit(Edit::ResourceTypeUrl(0, type_url));
+                return mutated("wrong_type_url");
+            }
+            response.edit(Edit::ResponseTypeUrl(type_url));
+            // The client files it under the type it carries: so does the ledger.
+            Outcome::Changed(WireFate::Retyped {
+                from: planned.type_url.clone(),
+                to: type_url.clone(),
+            })
         }
         Action::Duplicate { resource } | Action::Corrupt { resource } => {
             let i = response.position(resource.as_deref()).unwrap_or_default();
