@@ -33,6 +33,7 @@ use crate::error::ClientError;
 #[derive(Debug, Parser)]
 #[command(
     name = "xdsloop-client fleet",
+    bin_name = "xdsloop-client fleet",
     version,
     args_conflicts_with_subcommands = true,
     after_help = "Examples:\n  \
@@ -112,8 +113,10 @@ pub enum FleetCommand {
     Merge(MergeArgs),
 }
 
-/// Merges the reports of a sharded run (`fleet --shard I/N --report FILE`, one per shard) into
-/// the run's report, as if one process had simulated every node: counts summed, every
+/// Merges the shard reports of a sharded run into the run's report (exact percentiles).
+///
+/// Takes the reports of every shard (`fleet --shard I/N --report FILE`) and gives the run's
+/// report, as if one process had simulated every node: counts summed, every
 /// percentile computed from all shards' raw samples (never averaged). Refuses reports of
 /// different runs (server, nodes, types, mode, prefix, --nack, --start-at, --duration), a
 /// shard given twice and a missing shard.

@@ -208,7 +208,7 @@ impl FleetReport {
             self.nodes,
             self.shards
                 .as_ref()
-                .map_or(String::new(), |s| format!(" ({s})")),
+                .map_or(String::new(), |s| format!(", {s}")),
             self.mode,
             self.connections,
             self.elapsed_ms / 1000.0,
