@@ -183,11 +183,11 @@ def main() -> int:
     checks.check("the fixtures ConfigMap holds fixtures/demo byte for byte", data == demo,
                  f"keys {sorted(data)} vs {sorted(demo)}")
 
-    job_docs = documents(MANIFESTS / "fleet-job.yaml")
-    job, params = find(job_docs, "Job"), find(job_docs, "ConfigMap")["data"]
+    job = find(documents(MANIFESTS / "fleet-job.yaml"), "Job")
+    params = find(documents(MANIFESTS / "fleet-run.yaml"), "ConfigMap")["data"]
     container = job["spec"]["template"]["spec"]["containers"][0]
     shards = int(params["SHARDS"])
-    checks.check("the Job runs SHARDS indexed pods, all at once",
+    checks.check("the Job runs SHARDS (fleet-run.yaml) indexed pods, all at once",
                  job["spec"]["completionMode"] == "Indexed"
                  and job["spec"]["completions"] == shards == job["spec"]["parallelism"],
                  f"completions {job['spec']['completions']}, SHARDS {shards}")
