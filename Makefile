@@ -4,13 +4,13 @@ LISTEN ?= 127.0.0.1:18000
 NODE ?= demo-node
 PYTHON ?= python3
 
-.PHONY: bins build test test-rust conformance tutorial browser browser-setup page-screenshot interop lint golden run-server run-client bench bench-10k bench-status
+.PHONY: bins build test test-rust conformance tutorial browser browser-setup page-screenshot interop lint golden run-server run-client bench bench-10k bench-status fleet fleet-shards k8s-manifests
 
 build:
 	$(CARGO) build --workspace --all-targets
 
 # Rust tests first: interop needs a server that already passes its own tests.
-test: test-rust conformance tutorial browser
+test: test-rust conformance tutorial browser fleet k8s-manifests
 	$(MAKE) interop
 
 test-rust:
@@ -42,6 +42,24 @@ browser-setup:
 # The README's screenshot of the page, made by the same run.
 page-screenshot: bins browser-setup
 	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/browser/run.py --screenshot docs/img/page.png
+
+# A sharded fleet, end to end: 4 `xdsloop-client fleet --shard I/4` processes of 50 nodes against
+# one xdsloop-server, `fleet merge` checked against all raw samples, its refusals (docs/fleet.md).
+fleet: bins
+	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/fleet/run.py
+
+# The same at scale, not in `make test` (minutes of both CPUs): 4 shards of 2,500 nodes against
+# 10,000 nodes in one process (twice, for the noise), release binaries; prints the table of
+# docs/fleet.md.
+fleet-shards:
+	$(CARGO) build --release -p xdsloop-server -p xdsloop-client
+	BIN_DIR="$(or $(CARGO_TARGET_DIR),target)/release" $(PYTHON) tests/fleet/run.py --full
+
+# Every manifest in deploy/k8s/ against the Kubernetes schemas, offline (PyPI kubernetes-validate
+# in tests/k8s/.venv, created once from the pinned requirements.txt), broken copies refused, and
+# the manifests' command lines run by the real binaries.
+k8s-manifests: bins
+	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/k8s/validate.py
 
 # A real third-party xDS client (gRPC's proxyless client from PyPI grpcio) follows the server's
 # hot pushes. Creates tests/interop/.venv once (pinned requirements.txt), then reuses it.

@@ -30,6 +30,9 @@ pub struct CellRun {
     pub server_cpu_s: f64,
     /// The fleet's (this process's) CPU over the same time: the load generator's cost.
     pub fleet_cpu_s: f64,
+    /// The same per simulated node, in milliseconds: what each machine of a sharded fleet
+    /// pays per node it simulates (docs/fleet.md).
+    pub fleet_cpu_per_node_ms: f64,
     pub server_peak_rss_mb: f64,
     /// gRPC message bytes the fleet received: initial sync, then the push.
     pub initial_bytes: u64,
@@ -123,6 +126,7 @@ pub async fn run(
             .map_or(0.0, |at| ms(at.saturating_duration_since(written))),
         server_cpu_s: cpu_after - cpu_before,
         fleet_cpu_s: fleet_cpu,
+        fleet_cpu_per_node_ms: fleet_cpu * 1000.0 / nodes as f64,
         server_peak_rss_mb: server.peak_rss_bytes() as f64 / (1024.0 * 1024.0),
         initial_bytes: first.bytes_received,
         push_bytes: after.bytes_received - first.bytes_received,

@@ -75,6 +75,7 @@ impl CellResult {
             write_to_first_byte_ms: m(|r| r.write_to_first_byte_ms),
             server_cpu_s: m(|r| r.server_cpu_s),
             fleet_cpu_s: m(|r| r.fleet_cpu_s),
+            fleet_cpu_per_node_ms: m(|r| r.fleet_cpu_per_node_ms),
             server_peak_rss_mb: m(|r| r.server_peak_rss_mb),
             initial_bytes: m(|r| r.initial_bytes as f64) as u64,
             push_bytes: m(|r| r.push_bytes as f64) as u64,
@@ -176,14 +177,14 @@ impl Results {
             );
             let _ = writeln!(
                 out,
-                "| N | C | E | first config p50 / max | push to all ACKed p50 / max | server CPU | server peak RSS | bytes on the wire (sync + push) | fleet CPU | load avg |"
+                "| N | C | E | first config p50 / max | push to all ACKed p50 / max | server CPU | server peak RSS | bytes on the wire (sync + push) | fleet CPU (per node) | load avg |"
             );
             let _ = writeln!(out, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
             for c in &self.cells {
                 let m = &c.median;
                 let _ = writeln!(
                     out,
-                    "| {}{} | {} | {} | {:.0} / {:.0} ms | {:.0} / {:.0} ms | {:.2} s | {:.0} MiB | {} + {} | {:.2} s | {:.1} |",
+                    "| {}{} | {} | {} | {:.0} / {:.0} ms | {:.0} / {:.0} ms | {:.2} s | {:.0} MiB | {} + {} | {:.2} s ({:.2} ms) | {:.1} |",
                     c.nodes,
                     if c.tls { " TLS" } else { "" },
                     c.clusters,
@@ -197,6 +198,7 @@ impl Results {
                     human_bytes(m.initial_bytes),
                     human_bytes(m.push_bytes),
                     m.fleet_cpu_s,
+                    m.fleet_cpu_per_node_ms,
                     m.load_average
                 );
             }

@@ -26,6 +26,9 @@ pub enum ClientError {
     Watch { path: String, message: String },
     #[error("output: {0}")]
     Output(String),
+    /// A fleet report that cannot be read, written or merged; the message names the file.
+    #[error("{0}")]
+    FleetReport(String),
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }

@@ -2,12 +2,17 @@
 
 use std::future::Future;
 use std::io::Write;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use xdsloop_log::LogFormat;
 use xdsloop_proto::type_url;
 
+use super::merge::{self, Named};
+use super::report::FleetReport;
+use super::samples::RunReport;
+use super::shard::Shard;
 use super::{DEFAULT_CONNECTIONS, Fleet, FleetConfig};
 use crate::cli::LOG_TARGET;
 use crate::cli::output::Format;
@@ -20,28 +25,59 @@ use crate::error::ClientError;
 /// optionally LDS/RDS; every response ACKed. Prints a progress line (stderr) while it runs and
 /// a per-version report (stdout) at the end: nodes, time to first config, time to converge,
 /// NACKs, reconnects, bytes.
+///
+/// More nodes than one machine can simulate: run the same command on N machines with
+/// `--shard I/N` (each runs its even share of the nodes, with the ids an unsharded run gives
+/// them), `--start-at` (all open their streams at the same moment) and `--report FILE` (every
+/// raw sample), then `xdsloop-client fleet merge FILE...` for the run's exact percentiles.
 #[derive(Debug, Parser)]
 #[command(
     name = "xdsloop-client fleet",
+    bin_name = "xdsloop-client fleet",
     version,
-    after_help = "The fleet neither narrates nor records its streams (it is built to be cheap per \
+    args_conflicts_with_subcommands = true,
+    after_help = "Examples:\n  \
+                  xdsloop-client fleet --server 127.0.0.1:18000 --nodes 1000 --duration 30s\n  \
+                  # one shard of a 100,000-node run on 20 machines (shards 0/20 .. 19/20):\n  \
+                  xdsloop-client fleet --server xds.example:18000 --nodes 100000 --shard 3/20 \\\n    \
+                  --start-at 2030-01-01T12:00:00Z --duration 5m --connections 4 --report shard-3.json\n  \
+                  xdsloop-client fleet merge shard-*.json\n\n\
+                  Running the shards as a Kubernetes Indexed Job: deploy/k8s/README.md.\n\n\
+                  The fleet neither narrates nor records its streams (it is built to be cheap per \
                   node): to follow the loop step by step, or record it as a transcript, run one \
                   client with `xdsloop-client --explain` or `--record FILE`."
 )]
 pub struct FleetArgs {
+    #[command(subcommand)]
+    pub command: Option<FleetCommand>,
     /// Server address (`host:port`, `http://host:port`, or `https://host:port` with --tls-ca).
     #[arg(long, default_value = "127.0.0.1:18000")]
     pub server: String,
     #[command(flatten)]
     pub tls: TlsArgs,
-    /// Number of simulated nodes.
-    #[arg(long, default_value_t = 100)]
-    pub clients: usize,
+    /// Number of simulated nodes in the whole run (over all shards with --shard).
+    #[arg(long, visible_alias = "clients", default_value_t = 100)]
+    pub nodes: usize,
+    /// Run only shard I of N of the nodes (0-based, e.g. `--shard 0/4` .. `--shard 3/4`; in a
+    /// Kubernetes Indexed Job, I is $JOB_COMPLETION_INDEX). Shards differ by at most one node;
+    /// node ids are those of the unsharded run.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
+    /// Open the streams at this moment, not at once: RFC 3339 (`2030-01-01T12:00:00Z`,
+    /// `2030-01-01T13:00:00+01:00`) or Unix seconds (`1893499200`). Give every shard the same
+    /// value so they start together; --duration counts from it.
+    #[arg(long, value_name = "TIME", value_parser = parse_start_at)]
+    pub start_at: Option<SystemTime>,
+    /// Write the machine-readable report (run, shard, counts and every raw sample; what `fleet
+    /// merge` reads) to FILE, or `-` for one JSON line on stdout (the summary then goes to
+    /// stderr).
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
     /// Use Delta (incremental) ADS instead of State-of-the-World.
     #[arg(long)]
     pub delta: bool,
-    /// HTTP/2 connections the nodes share (default: min(8, clients); `--connections N` = one
-    /// each). Servers that cap concurrent streams per connection need enough of them.
+    /// HTTP/2 connections the nodes share (default: min(8, nodes of this process); `--connections
+    /// N` = one each). Servers that cap concurrent streams per connection need enough of them.
     #[arg(long)]
     pub connections: Option<usize>,
     /// Node ids are `<prefix>0 .. <prefix>(N-1)`.
@@ -72,6 +108,74 @@ pub struct FleetArgs {
     pub log_format: LogFormat,
 }
 
+#[derive(Debug, Subcommand)]
+pub enum FleetCommand {
+    Merge(MergeArgs),
+}
+
+/// Merges the shard reports of a sharded run into the run's report (exact percentiles).
+///
+/// Takes the reports of every shard (`fleet --shard I/N --report FILE`) and gives the run's
+/// report, as if one process had simulated every node: counts summed, every
+/// percentile computed from all shards' raw samples (never averaged). Refuses reports of
+/// different runs (server, nodes, types, mode, prefix, --nack, --start-at, --duration), a
+/// shard given twice and a missing shard.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Example:\n  \
+                        xdsloop-client fleet merge shard-0.json shard-1.json shard-2.json shard-3.json\n  \
+                        xdsloop-client fleet merge --report run.json --output json shard-*.json\n\n\
+                        A REPORT may be a captured log (e.g. `kubectl logs` of a shard run with \
+                        `--report -`): its one report line is read, other lines are skipped.")]
+pub struct MergeArgs {
+    /// Shard reports: files `fleet --report FILE` wrote, or logs holding the line of `--report -`.
+    #[arg(required = true, value_name = "REPORT")]
+    pub reports: Vec<PathBuf>,
+    /// Summary format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub output: Format,
+    /// Also write the merged report (every sample, the format of `fleet --report`) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+}
+
+/// The latest start the fleet accepts: further is more likely milliseconds given as seconds.
+const START_AT_HORIZON: Duration = Duration::from_secs(24 * 3600);
+
+/// `--start-at`: RFC 3339 (with `Z` or a `±HH:MM` offset) or Unix seconds.
+pub fn parse_start_at(text: &str) -> Result<SystemTime, String> {
+    if let Ok(seconds) = text.parse::<f64>() {
+        return Duration::try_from_secs_f64(seconds)
+            .map(|d| UNIX_EPOCH + d)
+            .map_err(|e| format!("{text:?}: {e}"));
+    }
+    let usage = |e: &dyn std::fmt::Display| {
+        format!("{text:?}: {e}; expected RFC 3339 (2030-01-01T12:00:00Z) or Unix seconds")
+    };
+    // humantime reads UTC times; an offset is applied here.
+    let (local, offset) = match text.len().checked_sub(6).map(|at| text.split_at(at)) {
+        Some((local, offset))
+            if offset.len() == 6
+                && (offset.starts_with('+') || offset.starts_with('-'))
+                && offset.as_bytes()[3] == b':' =>
+        {
+            let hours: u64 = offset[1..3].parse().map_err(|e| usage(&e))?;
+            let minutes: u64 = offset[4..6].parse().map_err(|e| usage(&e))?;
+            let seconds = Duration::from_secs(hours * 3600 + minutes * 60);
+            (
+                format!("{local}Z"),
+                Some((offset.starts_with('+'), seconds)),
+            )
+        }
+        _ => (text.to_string(), None),
+    };
+    let utc = humantime::parse_rfc3339(&local).map_err(|e| usage(&e))?;
+    Ok(match offset {
+        Some((true, ahead)) => utc - ahead,
+        Some((false, behind)) => utc + behind,
+        None => utc,
+    })
+}
+
 fn parse_duration(text: &str) -> Result<Duration, String> {
     if let Ok(seconds) = text.parse::<f64>() {
         return Duration::try_from_secs_f64(seconds).map_err(|e| e.to_string());
@@ -85,11 +189,11 @@ fn resolve(alias: &str) -> Result<String, ClientError> {
 
 impl FleetArgs {
     pub fn config(&self) -> Result<FleetConfig, ClientError> {
-        let mut config = FleetConfig::new(self.server.clone(), self.clients);
+        let mut config = FleetConfig::new(self.server.clone(), self.nodes);
+        config.shard = self.shard.unwrap_or(Shard::WHOLE);
         config.mode = if self.delta { Mode::Delta } else { Mode::Sotw };
-        config.connections = self
-            .connections
-            .unwrap_or(DEFAULT_CONNECTIONS.min(self.clients));
+        let here = config.shard.range(self.nodes).len();
+        config.connections = self.connections.unwrap_or(DEFAULT_CONNECTIONS.min(here));
         config.node_prefix = self.node_prefix.clone();
         config.types = self
             .types
@@ -131,24 +235,44 @@ fn streams_hint(nodes: usize, connections: usize) -> Option<String> {
     })
 }
 
-/// Runs the fleet until `--duration` or `shutdown`; progress lines go to `err`, the report to
-/// `out`.
+/// Runs the fleet until `--duration` or `shutdown` (or merges reports, with `merge`);
+/// progress lines go to `err`, the report to `out`.
 pub async fn run(
     args: FleetArgs,
     shutdown: impl Future<Output = ()>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), ClientError> {
+    if let Some(FleetCommand::Merge(merge)) = &args.command {
+        return run_merge(merge, out);
+    }
     let config = args.config()?;
-    if let Some(hint) = streams_hint(config.nodes, config.connections) {
-        let line = xdsloop_log::line(
-            args.log_format,
-            tracing::Level::WARN,
-            LOG_TARGET,
-            None,
-            &hint,
-        );
-        writeln!(err, "{line}")?;
+    if let Some(hint) = streams_hint(config.shard.range(config.nodes).len(), config.connections) {
+        log(err, &args, tracing::Level::WARN, &hint)?;
+    }
+    tokio::pin!(shutdown);
+    if let Some(at) = args.start_at {
+        let wait = until_start(at, SystemTime::now())?;
+        let when = humantime::format_rfc3339_millis(at);
+        let shard = config.shard;
+        let line = match wait {
+            Ok(wait) => format!("shard {shard}: opening streams at {when} (in {wait:.1?})"),
+            Err(late) => format!(
+                "shard {shard}: --start-at {when} passed {late:.1?} ago; opening streams now                  (later than the shards that started on time)"
+            ),
+        };
+        let level = if wait.is_ok() {
+            tracing::Level::INFO
+        } else {
+            tracing::Level::WARN
+        };
+        log(err, &args, level, &line)?;
+        if let Ok(wait) = wait {
+            tokio::select! {
+                _ = &mut shutdown => return Ok(()),
+                _ = tokio::time::sleep(wait) => {}
+            }
+        }
     }
     let fleet = Fleet::start(config)?;
     let deadline = async {
@@ -157,7 +281,7 @@ pub async fn run(
             None => std::future::pending().await,
         }
     };
-    tokio::pin!(shutdown, deadline);
+    tokio::pin!(deadline);
     let period = Duration::try_from_secs_f64(args.progress)
         .ok()
         .filter(|p| !p.is_zero());
@@ -169,17 +293,66 @@ pub async fn run(
             _ = &mut deadline => break,
             _ = ticks.tick() => if period.is_some() {
                 let progress = fleet.report().progress_line();
-                let level = tracing::Level::INFO;
-                let line = xdsloop_log::line(args.log_format, level, LOG_TARGET, None, &progress);
-                writeln!(err, "{line}")?;
+                log(err, &args, tracing::Level::INFO, &progress)?;
             },
         }
     }
-    let report = fleet.stop().await;
-    match args.output {
+    let fleet = fleet.stopped().await;
+    let summary = fleet.report();
+    let to_stdout = args.report.as_deref() == Some(Path::new("-"));
+    if let Some(path) = &args.report {
+        let report = fleet.run_report(|run| {
+            run.start_at_unix_ms = args.start_at.map(unix_ms);
+            run.duration_ms = args.duration.map(|d| d.as_millis() as u64);
+        });
+        if to_stdout {
+            writeln!(out, "{}", encode(&report)?)?;
+        } else {
+            write_report(path, &report)?;
+        }
+    }
+    print_summary(&summary, args.output, if to_stdout { err } else { out })
+}
+
+fn log(
+    err: &mut dyn Write,
+    args: &FleetArgs,
+    level: tracing::Level,
+    message: &str,
+) -> Result<(), ClientError> {
+    let line = xdsloop_log::line(args.log_format, level, LOG_TARGET, None, message);
+    writeln!(err, "{line}")?;
+    Ok(())
+}
+
+/// How long to wait for `--start-at`, or how late it is.
+fn until_start(at: SystemTime, now: SystemTime) -> Result<Result<Duration, Duration>, ClientError> {
+    match at.duration_since(now) {
+        Ok(wait) if wait > START_AT_HORIZON => Err(ClientError::Argument(format!(
+            "--start-at is {:.0} hours from now; give a time within a day (Unix seconds, \
+             not milliseconds)",
+            wait.as_secs_f64() / 3600.0
+        ))),
+        Ok(wait) => Ok(Ok(wait)),
+        Err(late) => Ok(Err(late.duration())),
+    }
+}
+
+fn unix_ms(at: SystemTime) -> u64 {
+    at.duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis() as u64
+}
+
+fn print_summary(
+    report: &FleetReport,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<(), ClientError> {
+    match format {
         Format::Text => write!(out, "{}", report.text())?,
         Format::Json => {
-            let json = serde_json::to_string_pretty(&report)
+            let json = serde_json::to_string_pretty(report)
                 .map_err(|e| ClientError::Output(e.to_string()))?;
             writeln!(out, "{json}")?;
         }
@@ -188,9 +361,107 @@ pub async fn run(
     Ok(())
 }
 
+fn encode(report: &RunReport) -> Result<String, ClientError> {
+    serde_json::to_string(report).map_err(|e| ClientError::Output(e.to_string()))
+}
+
+/// Writes next to `path` and renames into place: a collector never reads half a report.
+fn write_report(path: &Path, report: &RunReport) -> Result<(), ClientError> {
+    let failed = |e: std::io::Error| {
+        ClientError::FleetReport(format!("cannot write the report {}: {e}", path.display()))
+    };
+    let mut temp = path.as_os_str().to_owned();
+    temp.push(".tmp");
+    std::fs::write(&temp, encode(report)? + "\n").map_err(failed)?;
+    std::fs::rename(&temp, path).map_err(failed)
+}
+
+/// Reads one report file (or captured log).
+pub fn read_report(path: &Path) -> Result<RunReport, ClientError> {
+    let name = path.display();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ClientError::FleetReport(format!("cannot read {name}: {e}")))?;
+    RunReport::parse(&text).map_err(|e| ClientError::FleetReport(format!("{name}: {e}")))
+}
+
+/// `fleet merge`: the merged summary on `out`, the merged report in `--report`.
+fn run_merge(args: &MergeArgs, out: &mut dyn Write) -> Result<(), ClientError> {
+    let reports = (args.reports.iter())
+        .map(|path| {
+            let report = read_report(path)?;
+            let name = path.display().to_string();
+            Ok(Named { name, report })
+        })
+        .collect::<Result<Vec<_>, ClientError>>()?;
+    let count = reports.len();
+    let merged = merge::merge(reports).map_err(ClientError::FleetReport)?;
+    if let Some(path) = &args.report {
+        write_report(path, &merged)?;
+    }
+    let summary = FleetReport::summarize(&merged);
+    if args.output == Format::Text {
+        let run = &merged.run;
+        let types: Vec<&str> = run.types.iter().map(|t| type_url::short_name(t)).collect();
+        writeln!(
+            out,
+            "merged {count} shard reports of one run: {} nodes, {}, types {}, server {}",
+            run.nodes,
+            run.mode,
+            types.join(","),
+            run.server
+        )?;
+    }
+    print_summary(&summary, args.output, out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn start_at_reads_rfc3339_with_any_offset_and_unix_seconds() {
+        let utc = parse_start_at("2030-01-01T12:00:00Z").unwrap();
+        assert_eq!(utc, UNIX_EPOCH + Duration::from_secs(1_893_499_200));
+        assert_eq!(parse_start_at("1893499200").unwrap(), utc);
+        assert_eq!(parse_start_at("2030-01-01T13:00:00+01:00").unwrap(), utc);
+        assert_eq!(parse_start_at("2030-01-01T07:30:00-04:30").unwrap(), utc);
+        let half = parse_start_at("1893499200.5").unwrap();
+        assert_eq!(half, utc + Duration::from_millis(500));
+        let error = parse_start_at("tomorrow").unwrap_err();
+        assert!(error.contains("expected RFC 3339"), "{error}");
+        assert!(parse_start_at("2030-01-01T12:00:00+1:00").is_err());
+    }
+
+    #[test]
+    fn a_start_in_the_past_starts_now_and_one_days_away_is_refused() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_893_499_200);
+        let soon = now + Duration::from_secs(90);
+        assert_eq!(until_start(soon, now).unwrap(), Ok(Duration::from_secs(90)));
+        let past = now - Duration::from_secs(3);
+        assert_eq!(until_start(past, now).unwrap(), Err(Duration::from_secs(3)));
+        let millis = UNIX_EPOCH + Duration::from_secs(1_893_499_200_000);
+        let error = until_start(millis, now).unwrap_err().to_string();
+        assert!(error.contains("not milliseconds"), "{error}");
+    }
+
+    #[test]
+    fn shard_flags_parse_and_a_merge_takes_no_run_flags() {
+        let args = FleetArgs::try_parse_from(["fleet", "--nodes", "10", "--shard", "3/4"]).unwrap();
+        let config = args.config().unwrap();
+        assert_eq!((config.nodes, config.shard.to_string()), (10, "3/4".into()));
+        assert_eq!(config.connections, 2, "shard 3/4 of 10 has 2 nodes");
+        let error = FleetArgs::try_parse_from(["fleet", "--shard", "4/4"]).unwrap_err();
+        assert!(error.to_string().contains("out of range"), "{error}");
+        let old = FleetArgs::try_parse_from(["fleet", "--clients", "7"]).unwrap();
+        assert_eq!(old.nodes, 7);
+        let merge = FleetArgs::try_parse_from(["fleet", "merge", "a.json", "b.json"]).unwrap();
+        assert!(matches!(merge.command, Some(FleetCommand::Merge(m)) if m.reports.len() == 2));
+        assert!(
+            FleetArgs::try_parse_from(["fleet", "merge"]).is_err(),
+            "needs reports"
+        );
+        assert!(FleetArgs::try_parse_from(["fleet", "--nodes", "5", "merge", "a"]).is_err());
+    }
 
     #[test]
     fn fleet_warns_above_the_servers_default_streams_per_connection() {

@@ -37,18 +37,24 @@
 //! - [`node_task`]: one node's stream loop with reconnects.
 //! - [`streams`]: shared connections and raw-bytes ADS streams.
 //! - [`tally`]: shared counts; [`report`]: percentiles, text, JSON, progress line.
-//! - [`command`]: `xdsloop-client fleet ...`.
+//! - [`shard`]: which of a run's nodes one process simulates; [`samples`]: the
+//!   machine-readable report with every raw sample; [`merge`]: shards' reports as one.
+//! - [`command`]: `xdsloop-client fleet ...` and `xdsloop-client fleet merge ...`.
 //!
-//! A node's ids are `<prefix>0 .. <prefix>(N-1)`; node `i` uses connection `i % M`.
+//! A node's ids are `<prefix>0 .. <prefix>(N-1)` over the whole run, whichever shard simulates
+//! it; the `i`-th node of a shard uses that shard's connection `i % M`.
 
 pub mod command;
 pub mod decode;
 pub mod inspect;
+pub mod merge;
 pub mod names;
 pub mod node;
 pub mod node_task;
 pub mod outgoing;
 pub mod report;
+pub mod samples;
+pub mod shard;
 pub mod streams;
 pub mod tally;
 #[cfg(test)]
@@ -63,7 +69,9 @@ use xdsloop_proto::type_url;
 
 use self::node::{Node, Rules};
 use self::node_task::NodeTask;
-use self::report::{FleetReport, Setup};
+use self::report::FleetReport;
+use self::samples::{Coverage, RunIdentity, RunReport};
+use self::shard::Shard;
 use self::tally::Tally;
 use crate::config::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::config::{ClientTls, Mode};
@@ -78,7 +86,10 @@ pub const DEFAULT_CONNECTIONS: usize = 8;
 #[derive(Clone, Debug)]
 pub struct FleetConfig {
     pub server: String,
+    /// The run's nodes, over all shards.
     pub nodes: usize,
+    /// The part of the run's nodes this fleet simulates ([`Shard::WHOLE`]: all).
+    pub shard: Shard,
     pub node_prefix: String,
     pub mode: Mode,
     /// HTTP/2 connections the nodes share (`nodes` = one each).
@@ -99,6 +110,7 @@ impl FleetConfig {
         Self {
             server: server.into(),
             nodes,
+            shard: Shard::WHOLE,
             node_prefix: "fleet-".into(),
             mode: Mode::Sotw,
             connections: DEFAULT_CONNECTIONS.min(nodes).max(1),
@@ -107,6 +119,26 @@ impl FleetConfig {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             connect_timeout: Duration::from_secs(5),
             tls: None,
+        }
+    }
+
+    /// Who the run is, for its reports; `types` as subscribed.
+    fn identity(&self, types: &[String]) -> RunIdentity {
+        RunIdentity {
+            server: self.server.clone(),
+            nodes: self.nodes,
+            node_prefix: self.node_prefix.clone(),
+            mode: match self.mode {
+                Mode::Sotw => "sotw",
+                Mode::Delta => "delta",
+            }
+            .into(),
+            types: types.to_vec(),
+            nack: (self.nack.iter())
+                .map(|(t, n)| format!("{t}:{n}"))
+                .collect(),
+            start_at_unix_ms: None,
+            duration_ms: None,
         }
     }
 
@@ -129,6 +161,12 @@ impl FleetConfig {
                 "fleet: needs at least one node and one type".into(),
             ));
         }
+        if self.shard.range(self.nodes).is_empty() {
+            return Err(ClientError::Argument(format!(
+                "fleet: shard {} of {} nodes has no node (more shards than nodes)",
+                self.shard, self.nodes
+            )));
+        }
         let mut types = self.types.clone();
         // Parents first, as Envoy does: CDS, then LDS; others after.
         types.sort_by_key(|t| (type_url::order(t), t.clone()));
@@ -145,24 +183,25 @@ impl FleetConfig {
 /// A running fleet. Dropping it stops the nodes.
 pub struct Fleet {
     tally: Arc<Tally>,
-    setup: Setup,
+    coverage: Coverage,
     stop: watch::Sender<bool>,
     tasks: JoinSet<()>,
 }
 
 impl Fleet {
-    /// Starts every node at once. Must be called inside a Tokio runtime.
+    /// Starts every node of the shard at once. Must be called inside a Tokio runtime.
     pub fn start(config: FleetConfig) -> Result<Fleet, ClientError> {
         let rules = Arc::new(config.rules()?);
-        let connections = config.connections.clamp(1, config.nodes);
+        let range = config.shard.range(config.nodes);
+        let connections = config.connections.clamp(1, range.len());
         let tls = config.tls.as_ref();
         let channels = streams::connect(&config.server, connections, config.connect_timeout, tls)?;
         let tls = config.tls.clone().map(Arc::new);
-        let tally = Arc::new(Tally::new(config.nodes));
+        let tally = Arc::new(Tally::new(range.len()));
         let (stop, stopped) = watch::channel(false);
         let mut tasks = JoinSet::new();
-        for index in 0..config.nodes {
-            let id = format!("{}{index}", config.node_prefix);
+        for (index, node) in range.enumerate() {
+            let id = format!("{}{node}", config.node_prefix);
             let task = NodeTask {
                 index,
                 node: Node::new(id, rules.clone()),
@@ -175,18 +214,15 @@ impl Fleet {
             };
             tasks.spawn(task.run());
         }
-        let setup = Setup {
-            nodes: config.nodes,
-            mode: match config.mode {
-                Mode::Sotw => "sotw",
-                Mode::Delta => "delta",
-            },
+        let coverage = Coverage {
+            run: config.identity(&rules.types),
+            shard: config.shard,
             connections,
-            started: tally.started,
+            origin: tally.origin,
         };
         Ok(Fleet {
             tally,
-            setup,
+            coverage,
             stop,
             tasks,
         })
@@ -195,7 +231,17 @@ impl Fleet {
     /// Everything so far, with percentiles.
     pub fn report(&self) -> FleetReport {
         self.tally
-            .read(|counts| FleetReport::build(&self.setup, counts))
+            .read(|counts| FleetReport::build(&self.coverage, counts))
+    }
+
+    /// Everything so far with every raw sample: what `fleet --report` writes and `fleet
+    /// merge` reads. `edit` sets what the fleet does not know (`--start-at`, `--duration`).
+    pub fn run_report(&self, edit: impl FnOnce(&mut RunIdentity)) -> RunReport {
+        let mut coverage = self.coverage.clone();
+        edit(&mut coverage.run);
+        let now = std::time::Instant::now();
+        self.tally
+            .read(|counts| RunReport::from_counts(&coverage, counts, now))
     }
 
     /// Cheap counters, for waits and progress.
@@ -239,10 +285,15 @@ impl Fleet {
     }
 
     /// Stops every node (closing its stream) and returns the final report.
-    pub async fn stop(mut self) -> FleetReport {
+    pub async fn stop(self) -> FleetReport {
+        self.stopped().await.report()
+    }
+
+    /// Stops every node; the fleet is then read only.
+    pub async fn stopped(mut self) -> Self {
         let _ = self.stop.send(true);
         while self.tasks.join_next().await.is_some() {}
-        self.report()
+        self
     }
 }
 

@@ -1,11 +1,13 @@
 //! The fleet's report: percentiles over the tally, as text or JSON, and the progress line.
 
 use std::fmt::Write as _;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::Serialize;
 use xdsloop_proto::type_url;
 
+use super::samples::{Coverage, RunReport};
+use super::shard::Shard;
 use super::tally::{Arrival, Counts};
 
 /// Count and nearest-rank percentiles of a set of durations, in milliseconds.
@@ -18,17 +20,19 @@ pub struct Stats {
 }
 
 impl Stats {
-    pub fn of(mut samples: Vec<Duration>) -> Self {
-        if samples.is_empty() {
+    /// From whole microseconds (the unit of the raw samples, so the percentiles of a merged
+    /// report are exactly those of all its shards' samples together).
+    pub fn of(mut micros: Vec<u64>) -> Self {
+        if micros.is_empty() {
             return Self::default();
         }
-        samples.sort_unstable();
+        micros.sort_unstable();
         let rank = |p: f64| {
-            let index = ((p * samples.len() as f64).ceil() as usize).clamp(1, samples.len());
-            samples[index - 1].as_secs_f64() * 1000.0
+            let index = ((p * micros.len() as f64).ceil() as usize).clamp(1, micros.len());
+            micros[index - 1] as f64 / 1000.0
         };
         Self {
-            count: samples.len(),
+            count: micros.len(),
             p50_ms: rank(0.50),
             p99_ms: rank(0.99),
             max_ms: rank(1.0),
@@ -84,11 +88,15 @@ pub struct VersionReport {
     pub change_acks: Vec<(usize, Instant)>,
 }
 
-/// The whole fleet at one moment.
+/// The whole fleet (or one shard of it, or the merge of a run's shards) at one moment.
 #[derive(Clone, Debug, Serialize)]
 pub struct FleetReport {
+    /// Nodes this report covers.
     pub nodes: usize,
-    pub mode: &'static str,
+    /// Which part of a sharded run, e.g. `shard 1/4 of 10000 nodes`; absent for a whole run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shards: Option<String>,
+    pub mode: String,
     pub connections: usize,
     pub elapsed_ms: f64,
     pub streams_open: usize,
@@ -107,78 +115,78 @@ pub struct FleetReport {
     pub versions: Vec<VersionReport>,
 }
 
-/// What the report needs besides the counts.
-pub struct Setup {
-    pub nodes: usize,
-    pub mode: &'static str,
-    pub connections: usize,
-    pub started: Instant,
-}
-
 impl FleetReport {
-    pub fn build(setup: &Setup, counts: &Counts) -> Self {
-        let since_start = |node: usize, at: Instant| {
-            let start = counts.started[node].unwrap_or(setup.started);
-            at.saturating_duration_since(start)
-        };
-        let first_config: Vec<Duration> = (counts.configured.iter().enumerate())
-            .filter_map(|(node, at)| at.map(|at| since_start(node, at)))
-            .collect();
-        let mut versions: Vec<VersionReport> = counts
-            .versions
-            .iter()
-            .map(|((url, version), v)| {
-                let of = |arrival| v.acks.iter().filter(move |a| a.arrival == arrival);
-                let first = of(Arrival::First).map(|a| since_start(a.node as usize, a.at));
-                let change_acks: Vec<(usize, Instant)> = of(Arrival::Change)
-                    .map(|a| (a.node as usize, a.at))
-                    .collect();
-                let converge = change_acks
-                    .iter()
-                    .map(|(_, at)| at.duration_since(v.first_seen));
-                VersionReport {
-                    short_type: type_url::short_name(url).to_string(),
-                    type_url: url.clone(),
-                    version: version.clone(),
-                    nodes: v.acks.len(),
+    /// The report of a running fleet: the summary of its [`RunReport`], plus the instants
+    /// in-process callers measure from.
+    pub fn build(coverage: &Coverage, counts: &Counts) -> Self {
+        let run = RunReport::from_counts(coverage, counts, Instant::now());
+        let mut report = Self::summarize(&run);
+        for v in &mut report.versions {
+            let key = (v.type_url.clone(), v.version.clone());
+            let Some(tally) = counts.versions.get(&key) else {
+                continue;
+            };
+            v.first_seen = Some(tally.first_seen);
+            v.change_acks = (tally.acks.iter())
+                .filter(|a| a.arrival == Arrival::Change)
+                .map(|a| (a.node as usize, a.at))
+                .collect();
+        }
+        report
+    }
+
+    /// Percentiles and counts of a report's raw samples (one shard's, or a merged run's).
+    pub fn summarize(run: &RunReport) -> Self {
+        let first_config: Vec<u64> = run.first_config_us.iter().flatten().copied().collect();
+        let mut versions: Vec<(u64, VersionReport)> = (run.versions.iter())
+            .map(|v| {
+                let converge = (v.change.us.iter()).map(|us| us.saturating_sub(v.first_seen_us));
+                let row = VersionReport {
+                    short_type: type_url::short_name(&v.type_url).to_string(),
+                    type_url: v.type_url.clone(),
+                    version: v.version.clone(),
+                    nodes: v.first.len() + v.change.len(),
                     holding: v.holding,
                     nacks: v.nacks,
                     nack_error: v.nack_error.clone(),
-                    first_config: Stats::of(first.collect()),
+                    first_config: Stats::of(v.first.us.clone()),
                     converge: Stats::of(converge.collect()),
                     responses: v.responses,
                     bytes: v.bytes,
-                    first_seen: Some(v.first_seen),
-                    change_acks,
-                }
+                    first_seen: None,
+                    change_acks: Vec::new(),
+                };
+                (v.first_seen_us, row)
             })
             .collect();
-        versions.sort_by(|a, b| {
-            let key = |v: &VersionReport| {
-                (
-                    type_url::order(&v.type_url),
-                    v.type_url.clone(),
-                    v.first_seen,
-                )
-            };
-            key(a).cmp(&key(b))
+        versions.sort_by(|(a_seen, a), (b_seen, b)| {
+            let key =
+                |v: &VersionReport, seen| (type_url::order(&v.type_url), v.type_url.clone(), seen);
+            key(a, a_seen).cmp(&key(b, b_seen))
         });
+        let nodes = run.first_config_us.len();
+        let shards = match &run.shards[..] {
+            [one] if *one == Shard::WHOLE => None,
+            [one] => Some(format!("shard {one} of {} nodes", run.run.nodes)),
+            all => Some(format!("{} shards merged", all.len())),
+        };
         Self {
-            nodes: setup.nodes,
-            mode: setup.mode,
-            connections: setup.connections,
-            elapsed_ms: setup.started.elapsed().as_secs_f64() * 1000.0,
-            streams_open: counts.streams_open,
+            nodes,
+            shards,
+            mode: run.run.mode.clone(),
+            connections: run.totals.connections,
+            elapsed_ms: run.ended_us as f64 / 1000.0,
+            streams_open: run.totals.streams_open,
             configured: first_config.len(),
             first_config: Stats::of(first_config),
-            nacks: counts.nacks,
-            reconnects: counts.reconnects,
-            stream_failures: counts.stream_failures,
-            responses: counts.responses,
-            bytes_received: counts.bytes,
-            undecodable: counts.undecodable,
-            last_error: counts.last_error.clone(),
-            versions,
+            nacks: run.totals.nacks,
+            reconnects: run.totals.reconnects,
+            stream_failures: run.totals.stream_failures,
+            responses: run.totals.responses,
+            bytes_received: run.totals.bytes,
+            undecodable: run.totals.undecodable,
+            last_error: run.last_error.clone(),
+            versions: versions.into_iter().map(|(_, v)| v).collect(),
         }
     }
 
@@ -196,8 +204,11 @@ impl FleetReport {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "fleet: {} nodes ({}, {} connections), {:.1}s: {} streams open, {} configured",
+            "fleet: {} nodes{} ({}, {} connections), {:.1}s: {} streams open, {} configured",
             self.nodes,
+            self.shards
+                .as_ref()
+                .map_or(String::new(), |s| format!(", {s}")),
             self.mode,
             self.connections,
             self.elapsed_ms / 1000.0,
@@ -309,14 +320,14 @@ mod tests {
 
     #[test]
     fn percentiles_are_nearest_rank() {
-        let samples = (1..=100).map(Duration::from_millis).collect();
+        let samples = (1..=100).map(|ms| ms * 1000).collect();
         let stats = Stats::of(samples);
         assert_eq!(stats.count, 100);
         assert_eq!(
             (stats.p50_ms, stats.p99_ms, stats.max_ms),
             (50.0, 99.0, 100.0)
         );
-        let one = Stats::of(vec![Duration::from_millis(7)]);
+        let one = Stats::of(vec![7000]);
         assert_eq!((one.p50_ms, one.p99_ms, one.max_ms), (7.0, 7.0, 7.0));
         assert_eq!(Stats::of(Vec::new()).count, 0);
     }

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::watch;
 
@@ -67,7 +67,8 @@ pub struct Counts {
 /// Shared by all node tasks of one fleet.
 #[derive(Debug)]
 pub struct Tally {
-    pub started: Instant,
+    /// When the fleet started, on both clocks: the origin of its reports.
+    pub origin: Origin,
     counts: Mutex<Counts>,
     /// Bumped on every record so waiters can re-check without polling.
     changes: watch::Sender<u64>,
@@ -81,7 +82,7 @@ impl Tally {
             ..Counts::default()
         };
         Self {
-            started: Instant::now(),
+            origin: Origin::now(),
             counts: Mutex::new(counts),
             changes: watch::Sender::new(0),
         }
@@ -192,4 +193,30 @@ impl Tally {
             }
         });
     }
+}
+
+/// Where a report's clock starts: the fleet's start, on both clocks.
+#[derive(Clone, Copy, Debug)]
+pub struct Origin {
+    pub instant: Instant,
+    pub unix_us: u64,
+}
+
+impl Origin {
+    pub fn now() -> Self {
+        Self {
+            instant: Instant::now(),
+            unix_us: micros((SystemTime::now().duration_since(UNIX_EPOCH)).unwrap_or_default()),
+        }
+    }
+
+    /// µs from the origin to `at` (0 for an earlier `at`).
+    pub fn offset(&self, at: Instant) -> u64 {
+        micros(at.saturating_duration_since(self.instant))
+    }
+}
+
+/// Whole microseconds (saturating).
+pub fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
