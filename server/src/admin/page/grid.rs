@@ -13,6 +13,7 @@ use tokio::sync::watch;
 
 use super::model::{PageModel, PageTotals, Row};
 use crate::admin::{registry::stats::Counters, status::ReloadSummary};
+use crate::protocol::replay::ReplayView;
 
 /// The most rows an event carries: beyond that the page asks for a filter.
 pub const MAX_ROWS: usize = 500;
@@ -84,6 +85,8 @@ pub struct GridEvent<'a> {
     pub counters: &'a Counters,
     pub reload: Option<&'a ReloadSummary>,
     pub serving: &'a [(String, String)],
+    /// While a recording is replayed (`--replay`): which, and how far it got.
+    pub replay: Option<&'a ReplayView>,
 }
 
 fn shared_rows<S: serde::Serializer>(rows: &[Arc<Row>], s: S) -> Result<S::Ok, S::Error> {
@@ -143,6 +146,7 @@ impl Connection {
             counters: &model.counters,
             reload: model.reload.as_ref(),
             serving: &model.serving,
+            replay: model.replay.as_ref(),
         };
         (name, event)
     }
