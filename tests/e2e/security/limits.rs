@@ -214,3 +214,22 @@ async fn delta_subscriptions_over_their_bound_end_only_that_stream() {
     calm.recv().await;
     running.shutdown().await.unwrap();
 }
+
+/// A client turned away at the limit is told so, not "operation was canceled".
+#[tokio::test]
+async fn a_client_over_the_connection_limit_is_told_why() {
+    let (_dir, running) = serve_plain(|c| c.limits.max_connections = 1).await;
+    let _held = TcpStream::connect(running.addr).await.unwrap();
+    let config = crate::client_support::config(running.addr, xdsloop_client::Source::Ads);
+    let (client, mut reports) = crate::client_support::demo_client(config).await;
+    let reason = failure(&mut reports).await;
+    assert!(
+        reason.contains(
+            "xdsloop refused this connection: the server's --max-connections (1) are open; \
+             try again later"
+        ),
+        "{reason}"
+    );
+    client.stop().await;
+    running.shutdown().await.unwrap();
+}
