@@ -21,6 +21,7 @@
 //! - [`csds`]: the Client Status Discovery Service both ends serve: messages, `node_matchers`.
 //! - [`xdstp`]: `xdstp://` (federation) resource names, parsed and normalised alike on both ends.
 //! - [`grpc_frames`]: gRPC messages split out of HTTP/2 data chunks without a stream buffer.
+//! - [`yaml_depth`]: how deeply a YAML text nests, measured before any parser sees it.
 
 pub mod codec;
 pub mod csds;
@@ -38,6 +39,7 @@ pub mod type_url;
 pub mod version;
 pub mod wrapper;
 pub mod xdstp;
+pub mod yaml_depth;
 
 pub use codec::Codec;
 pub use error::{DecodeError, Position};

@@ -53,6 +53,14 @@ pub fn documents(text: &str, format: Format) -> Result<Vec<Document>, DecodeErro
             Ok(vec![Document { index: 0, value }])
         }
         Format::Yaml => {
+            // The YAML parser's cost grows with the square of the depth: refuse deep text first.
+            crate::yaml_depth::check(text, crate::yaml_depth::MAX_DEPTH).map_err(|e| {
+                DecodeError::Syntax {
+                    line: e.line,
+                    column: e.column,
+                    message: e.to_string(),
+                }
+            })?;
             let mut documents = Vec::new();
             for (index, document) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
                 let value = strict.deserialize(document).map_err(|e| {

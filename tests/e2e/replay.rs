@@ -9,6 +9,7 @@ use xdsloop_client::{ClientConfig, Report, Source, Validator, Verdict, core::sto
 use xdsloop_proto::type_url::ENDPOINT;
 use xdsloop_server::{
     app::{self, Running},
+    config::scenario::Scenario,
     transport::record::Recording,
 };
 use xdsloop_tests::copy_dir;
@@ -223,4 +224,128 @@ async fn replay_of_a_client_recording_is_a_start_up_error_at_line_1() {
         path.display()
     );
     assert!(error.starts_with(&expected), "{error}");
+}
+
+/// The first CDS response of the run ends its stream instead.
+const CLOSE_FIRST_CDS: &str = "version: 1\nrules:\n- id: maintenance\n  match: {type: cds}\n  times: 1\n  do: {close: {code: UNAVAILABLE, message: maintenance}}\n";
+
+/// The status the client's stream ended with, then the client reconnected and got endpoints
+/// (which come only after CDS, so only on the new stream).
+async fn closed_then_resynced(
+    client: &xdsloop_client::Client,
+    reports: &mut broadcast::Receiver<Report>,
+) -> (String, String) {
+    let end = report(reports, |r| match r {
+        Report::StreamClosed { end, .. } => Some(end.status.clone()),
+        _ => None,
+    })
+    .await
+    .expect("the stream ended with a gRPC status");
+    crate::client_support::store_where(client, |s| s.of_type(ENDPOINT).is_some()).await;
+    end
+}
+
+#[tokio::test]
+async fn replay_of_a_fault_close_ends_the_stream_with_its_status_and_the_client_reconnects() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.jsonl");
+    let recording = recording_server(&dir.path().join("fixtures"), &path).await;
+    let scenario = Scenario::from_yaml(CLOSE_FIRST_CDS).unwrap();
+    recording.scenarios.set(scenario).unwrap();
+    let (client, mut reports) = demo_client(config(recording.addr, Source::Ads)).await;
+    let recorded_end = closed_then_resynced(&client, &mut reports).await;
+    assert_eq!(recorded_end, ("UNAVAILABLE".into(), "maintenance".into()));
+    drop(client);
+    registry_until(&recording.registry, "the client's streams to close", |s| {
+        s.is_empty()
+    })
+    .await;
+    recording.shutdown().await.unwrap();
+    let transcript = xdsloop_transcript::read_file(&path).unwrap();
+    let fault_close = transcript.events.iter().find_map(|n| match &n.event.what {
+        xdsloop_transcript::What::Close(close)
+            if close.reason == xdsloop_transcript::line::CloseReason::Fault =>
+        {
+            Some(close.clone())
+        }
+        _ => None,
+    });
+    let status = fault_close.expect("a close by the fault").status;
+    let status = status.expect("the close line records the status the client got");
+    assert_eq!(
+        (status.code.as_str(), status.message.as_str()),
+        ("UNAVAILABLE", "maintenance")
+    );
+
+    let replaying = replaying_server(&path).await;
+    let (client, mut reports) = demo_client(config(replaying.addr, Source::Ads)).await;
+    let replayed_end = closed_then_resynced(&client, &mut reports).await;
+    assert_eq!(replayed_end, recorded_end, "the replay ends the stream the same way");
+    drop(client);
+    let view = replaying.registry.replay().expect("replaying").view();
+    assert_eq!((view.streams, view.failures), (2, 0), "{view:#?}");
+    assert_eq!(view.bound, 2, "the client reconnected: {view:#?}");
+    replaying.shutdown().await.unwrap();
+}
+
+/// `/status` until `done` holds.
+async fn status_until(
+    addr: std::net::SocketAddr,
+    done: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    crate::harness::within("/status to show it", async {
+        loop {
+            let status = crate::harness::http_get(addr, "/status").await.json();
+            if done(&status) {
+                return status;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn replay_status_and_page_show_the_requests_the_replay_and_a_fixed_load_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.jsonl");
+    let recording = recording_server(&dir.path().join("fixtures"), &path).await;
+    let mut recorded_config = config(recording.addr, Source::Ads);
+    recorded_config.validator = Some(refuse_web_endpoints());
+    demo_session(&recording, recorded_config).await;
+    recording.shutdown().await.unwrap();
+
+    let replaying = replaying_server(&path).await;
+    let mut replay_config = config(replaying.addr, Source::Ads);
+    replay_config.validator = Some(refuse_web_endpoints());
+    let (client, mut reports) = demo_client(replay_config).await;
+    applied(&mut reports, 4).await;
+    let status = status_until(replaying.addr, |s| {
+        s["replay"]["matched"] == s["replay"]["requests"]
+            && s["streams"][0]["types"].as_array().is_some_and(|t| t.len() == 4)
+    })
+    .await;
+    let types = status["streams"][0]["types"].as_array().unwrap();
+    let state = |alias: &str| {
+        let t = types.iter().find(|t| t["type"] == alias).unwrap();
+        (t["state"].as_str().unwrap().to_string(), t["last_sent"]["nonce"].clone())
+    };
+    assert_eq!(state("cds").0, "SYNCED", "{status:#}");
+    assert_eq!(state("eds").0, "NACKED", "the client refused web's endpoints: {status:#}");
+    assert!(state("lds").1.is_string(), "{status:#}");
+    assert_eq!(status["totals"]["nacked"], 1, "{status:#}");
+    tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+    let again = crate::harness::http_get(replaying.addr, "/status").await.json();
+    assert_eq!(
+        again["reload"]["at"], status["reload"]["at"],
+        "the one load, at start-up"
+    );
+
+    let mut page = crate::harness::Sse::open(replaying.addr, "/events").await;
+    let grid = page.next().await;
+    let replay = &grid.data["replay"];
+    assert_eq!(replay["file"], path.display().to_string(), "{:#}", grid.data);
+    assert_eq!(replay["matched"], replay["requests"], "{:#}", grid.data);
+    drop(client);
+    replaying.shutdown().await.unwrap();
 }

@@ -79,13 +79,21 @@ pub struct PrintArgs {
     /// Only lines about this type: cds, eds, lds, rds, ... or a type URL.
     #[arg(long = "type", value_name = "TYPE", value_parser = TypeUrl::parse)]
     pub type_url: Option<TypeUrl>,
-    /// Only the stream with this id (the `s3` column).
-    #[arg(long, value_name = "ID")]
+    /// Only the stream with this id, as the stream column shows it (`s3`) or as a number (`3`).
+    #[arg(long, value_name = "ID", value_parser = stream_id)]
     pub stream: Option<u64>,
     /// Only these kinds of line, comma-separated. Gap lines are always shown: the events they
     /// stand for could have matched.
     #[arg(long, value_name = "KIND", value_delimiter = ',', value_enum)]
     pub kind: Vec<Kind>,
+}
+
+/// `s3` (the stream column of `print`) or `3` (the `stream` field of a line).
+fn stream_id(text: &str) -> Result<u64, String> {
+    let digits = text.strip_prefix('s').unwrap_or(text);
+    digits
+        .parse()
+        .map_err(|_| format!("{text:?} is not a stream id: give it as print shows it, s3 or 3"))
 }
 
 #[derive(Debug, clap::Args)]
@@ -130,7 +138,9 @@ pub fn run(args: &Args, out: &mut dyn Write) -> Result<Outcome, Error> {
     };
     match &args.command {
         Command::Print(p) => {
-            let transcript = read::read_file(&p.file)?;
+            // A file cut by a crash is what people print most urgently: show what was written
+            // in full, then say where it stops.
+            let (transcript, bad_line) = read::read_file_prefix(&p.file)?;
             let filter = Filter {
                 node: p.node.clone(),
                 type_url: p.type_url.clone(),
@@ -138,7 +148,10 @@ pub fn run(args: &Args, out: &mut dyn Write) -> Result<Outcome, Error> {
                 kinds: p.kind.clone(),
             };
             print::print(&transcript, &filter, out).map_err(output)?;
-            Ok(Outcome::Printed)
+            match bad_line {
+                Some(error) => Err(error),
+                None => Ok(Outcome::Printed),
+            }
         }
         Command::Diff(d) => {
             let options = Options {

@@ -3,7 +3,9 @@
 //! the client's timing), with `--strict-order` one per stream.
 //!
 //! A difference is listed as `-` (only in A) and `+` (only in B) printed lines, each with its
-//! `FILE:LINE`, and two lines of context. A transcript with a `gap` never matches: events are
+//! `FILE:LINE`, and two lines of context. When a `-` and a `+` line print the same (only a
+//! resource body or another field `print` does not show differs), a `≠` line under them names
+//! each differing path and both values. A transcript with a `gap` never matches: events are
 //! missing from it.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -20,6 +22,10 @@ use crate::{
 
 /// Equal lines shown around a difference.
 const CONTEXT: usize = 2;
+/// Differing paths named under a pair of lines that print the same; the rest are counted.
+const MAX_PATHS: usize = 4;
+/// A value quoted in a `≠` line is cut to this many characters.
+const MAX_VALUE: usize = 60;
 /// Above this many cells (lines of A × lines of B in the differing middle of a sequence) the
 /// listing shows the middle as removed then added, rather than spend memory on aligning it.
 const MAX_CELLS: usize = 4_000_000;
@@ -168,7 +174,25 @@ fn listing(
     };
     let _ = writeln!(out, "@@ {group} @@");
     let mut skipped = false;
+    // The removed lines since the last equal one, with how they print: an added line that
+    // prints the same as one of them differs only where `print` does not look.
+    let mut removed: Vec<(String, &str, &Normalised)> = Vec::new();
     for (k, (sign, location, n)) in rows.iter().enumerate() {
+        let body = print::body(&n.event, type_width);
+        let same_print = match sign {
+            ' ' => {
+                removed.clear();
+                None
+            }
+            '-' => {
+                removed.push((body.clone(), location, n));
+                None
+            }
+            _ => removed
+                .iter()
+                .position(|(b, ..)| *b == body)
+                .map(|i| removed.remove(i)),
+        };
         if !near_change(k) {
             if !skipped {
                 out.push_str("  …\n");
@@ -177,12 +201,82 @@ fn listing(
             continue;
         }
         skipped = false;
-        let body = print::body(&n.event, type_width);
         let _ = writeln!(
             out,
             "{}",
             format!("{sign} {location:<loc_width$}  {body}").trim_end()
         );
+        if let Some((_, a_location, a_line)) = same_print {
+            let mut paths = Vec::new();
+            differences(&a_line.value, &n.value, String::new(), &mut paths);
+            for (path, x, y) in paths.iter().take(MAX_PATHS) {
+                let _ = writeln!(
+                    out,
+                    "  ≠ {path}: {} in {a_location}, {} in {location}",
+                    quoted(*x),
+                    quoted(*y)
+                );
+            }
+            if paths.len() > MAX_PATHS {
+                let _ = writeln!(out, "  ≠ … and {} more paths", paths.len() - MAX_PATHS);
+            }
+        }
+    }
+}
+
+/// A value (one side of a difference) in JSON, cut to [`MAX_VALUE`] characters.
+fn quoted(value: Option<&Value>) -> String {
+    let Some(value) = value else {
+        return "absent".to_string();
+    };
+    let text = value.to_string();
+    if text.chars().count() <= MAX_VALUE {
+        return text;
+    }
+    let cut: String = text.chars().take(MAX_VALUE - 1).collect();
+    cut + "…"
+}
+
+/// The leaf paths where `a` and `b` differ (`resources[0].body.connect_timeout`), in order,
+/// with each side's value (`None`: absent on that side).
+fn differences<'v>(
+    a: &'v Value,
+    b: &'v Value,
+    path: String,
+    out: &mut Vec<(String, Option<&'v Value>, Option<&'v Value>)>,
+) {
+    if a == b {
+        return;
+    }
+    let key = |k: &str| {
+        if path.is_empty() {
+            k.to_string()
+        } else {
+            format!("{path}.{k}")
+        }
+    };
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for (k, v) in x {
+                match y.get(k) {
+                    Some(w) => differences(v, w, key(k), out),
+                    None => out.push((key(k), Some(v), None)),
+                }
+            }
+            for (k, w) in y.iter().filter(|(k, _)| !x.contains_key(*k)) {
+                out.push((key(k), None, Some(w)));
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            for i in 0..x.len().max(y.len()) {
+                let at = format!("{path}[{i}]");
+                match (x.get(i), y.get(i)) {
+                    (Some(v), Some(w)) => differences(v, w, at, out),
+                    (v, w) => out.push((at, v, w)),
+                }
+            }
+        }
+        _ => out.push((path, Some(a), Some(b))),
     }
 }
 

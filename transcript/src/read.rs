@@ -40,8 +40,30 @@ pub fn read_file(path: &Path) -> Result<Transcript, Error> {
     read(&file, BufReader::new(input))
 }
 
+/// The lines of `path` before its first bad one, and the error that bad line gives (`None`: the
+/// whole file read). A file that cannot be opened or has no valid header is still an error.
+pub fn read_file_prefix(path: &Path) -> Result<(Transcript, Option<Error>), Error> {
+    let file = path.display().to_string();
+    let input = File::open(path).map_err(|source| Error::Io {
+        file: file.clone(),
+        source,
+    })?;
+    read_prefix(&file, BufReader::new(input))
+}
+
 /// Reads a transcript from `input`; `file` names it in errors.
-pub fn read(file: &str, mut input: impl BufRead) -> Result<Transcript, Error> {
+pub fn read(file: &str, input: impl BufRead) -> Result<Transcript, Error> {
+    match read_prefix(file, input)? {
+        (transcript, None) => Ok(transcript),
+        (_, Some(error)) => Err(error),
+    }
+}
+
+/// Reads `input` up to its first bad line: the lines before it, and its error.
+pub fn read_prefix(
+    file: &str,
+    mut input: impl BufRead,
+) -> Result<(Transcript, Option<Error>), Error> {
     let mut text = String::new();
     let mut line = 0;
     let mut next = |text: &mut String| -> Result<Option<usize>, Error> {
@@ -67,19 +89,27 @@ pub fn read(file: &str, mut input: impl BufRead) -> Result<Transcript, Error> {
     }
     let header = header(file, text.trim_end())?;
     let mut events = Vec::new();
-    while let Some(n) = next(&mut text)? {
+    let stopped = loop {
+        let n = match next(&mut text) {
+            Ok(Some(n)) => n,
+            Ok(None) => break None,
+            Err(e) => break Some(e),
+        };
         let json = text.trim_end();
         if json.is_empty() {
             continue;
         }
-        let event = serde_json::from_str(json).map_err(|e| bad_line(file, n, json, &e))?;
-        events.push(Numbered { line: n, event });
-    }
-    Ok(Transcript {
+        match serde_json::from_str(json) {
+            Ok(event) => events.push(Numbered { line: n, event }),
+            Err(e) => break Some(bad_line(file, n, json, &e)),
+        }
+    };
+    let transcript = Transcript {
         file: file.to_string(),
         header,
         events,
-    })
+    };
+    Ok((transcript, stopped))
 }
 
 /// Only the schema, read before the rest of the header: another schema's header may have

@@ -158,3 +158,43 @@ fn print_filters_and_exits_0() {
         ]
     );
 }
+
+#[test]
+fn print_of_a_file_cut_mid_line_prints_the_complete_lines_then_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = recording(3, "ack");
+    // A crash mid-write: the last line stops half-way, without its newline.
+    let cut = &whole[..whole.len() - 40];
+    let a = file(dir.path(), "a.jsonl", cut);
+    let args = Args::try_parse_from(["transcript", "print", a.to_str().unwrap()]).unwrap();
+    let mut out = Vec::new();
+    let error = cli::run(&args, &mut out).expect_err("a cut line is an error");
+    let out = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    assert!(lines[3].contains("cds → PUSH"), "{out}");
+    let error = error.to_string();
+    assert!(
+        error.starts_with(&format!("{}:5:", a.display())),
+        "{error}"
+    );
+    assert!(error.contains("the line is cut short"), "{error}");
+}
+
+#[test]
+fn print_takes_the_stream_as_its_column_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = file(dir.path(), "a.jsonl", &recording(3, "ack"));
+    let a = a.to_str().unwrap();
+    let (status, by_column) = transcript(&["print", a, "--stream", "s3"]);
+    assert_eq!(status, 0, "{by_column}");
+    assert_eq!(by_column.lines().count(), 5, "{by_column}");
+    let (status, by_number) = transcript(&["print", a, "--stream", "3"]);
+    assert_eq!(status, 0);
+    assert_eq!(by_column, by_number);
+    let (status, none) = transcript(&["print", a, "--stream", "s4"]);
+    assert_eq!((status, none.lines().count()), (0, 1), "{none}");
+    let (status, out) = transcript(&["print", a, "--stream", "x3"]);
+    assert_eq!(status, 2);
+    assert!(out.contains("s3 or 3"), "{out}");
+}

@@ -34,6 +34,35 @@ fn certificates(flag: &str, path: &Path, pem: &[u8]) -> Result<(), ClientError> 
     Ok(())
 }
 
+/// Checks that the key is the one of the certificate's public key, as the server does with its
+/// own pair: otherwise every handshake fails with no more than "transport error".
+fn matching_key(
+    cert_pem: &[u8],
+    key_der: PrivateKeyDer<'static>,
+    (cert, key): (&Path, &Path),
+) -> Result<(), ClientError> {
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_pem)
+        .collect::<Result<_, _>>()
+        .map_err(|e| fail("--tls-cert", cert, format!("not a PEM certificate file: {e}")))?;
+    let provider = rustls::crypto::ring::default_provider();
+    let signing = (provider.key_provider)
+        .load_private_key(key_der)
+        .map_err(|e| fail("--tls-key", key, format!("not a usable private key: {e}")))?;
+    match rustls::sign::CertifiedKey::new(chain, signing).keys_match() {
+        Err(rustls::Error::InconsistentKeys(_)) => Err(fail(
+            "--tls-key",
+            key,
+            format!(
+                "does not go with the certificate in --tls-cert {}: the key is not the one of \
+                 the certificate's public key",
+                cert.display()
+            ),
+        )),
+        // A key whose public half cannot be derived is checked by the handshake instead.
+        _ => Ok(()),
+    }
+}
+
 /// Reads `--tls-ca` and, for mTLS, `--tls-cert` and `--tls-key`.
 pub fn load(
     ca: &Path,
@@ -48,8 +77,9 @@ pub fn load(
             let cert_pem = read("--tls-cert", cert)?;
             certificates("--tls-cert", cert, &cert_pem)?;
             let key_pem = read("--tls-key", key)?;
-            PrivateKeyDer::from_pem_slice(&key_pem)
+            let key_der = PrivateKeyDer::from_pem_slice(&key_pem)
                 .map_err(|_| fail("--tls-key", key, "no PEM private key in it"))?;
+            matching_key(&cert_pem, key_der, (cert, key))?;
             Some(TlsIdentity { cert_pem, key_pem })
         }
     };
@@ -170,9 +200,10 @@ fn rustls_words(error: &rustls::Error, tls: Option<&ClientTls>) -> String {
             "the server's certificate is not valid for the name this client checks ({error}); \
              set --tls-server-name to a name in its certificate"
         ),
-        rustls::Error::InvalidCertificate(_) => {
-            format!("the server's certificate was refused: {error}")
-        }
+        rustls::Error::InvalidCertificate(e) => match dates(e) {
+            Some(dates) => format!("the server's certificate was refused: {dates}"),
+            None => format!("the server's certificate was refused: {error}"),
+        },
         rustls::Error::AlertReceived(alert) => refused_words(&format!("{alert:?}")),
         rustls::Error::InvalidMessage(_) => {
             "the server did not answer TLS: is it plaintext? (drop --tls-ca)".to_string()
@@ -181,10 +212,41 @@ fn rustls_words(error: &rustls::Error, tls: Option<&ClientTls>) -> String {
     }
 }
 
+/// A certificate outside its validity, with the dates in RFC 3339 (rustls says UNIX seconds).
+fn dates(error: &CertificateError) -> Option<String> {
+    let at = |t: rustls::pki_types::UnixTime| {
+        let time = std::time::UNIX_EPOCH + std::time::Duration::from_secs(t.as_secs());
+        humantime::format_rfc3339_seconds(time).to_string()
+    };
+    match error {
+        CertificateError::ExpiredContext { time, not_after } => Some(format!(
+            "it expired at {} (now {})",
+            at(*not_after),
+            at(*time)
+        )),
+        CertificateError::NotValidYetContext { time, not_before } => Some(format!(
+            "it is not valid before {} (now {})",
+            at(*not_before),
+            at(*time)
+        )),
+        _ => None,
+    }
+}
+
+/// The beginning of the words a server refusing at its `--max-connections` sends (its HTTP/2
+/// GOAWAY's debug text).
+const CROWDED: &str = "xdsloop refused this connection:";
+
 /// What the error chain's text says, where the TLS error itself did not survive (rustls hands
 /// a received alert to the reader as text): an alert from the server, or (plaintext) the
 /// server's HTTP/2 GOAWAY saying the port speaks TLS.
 fn plaintext_words(text: &str, tls: Option<&ClientTls>) -> Option<String> {
+    if let Some(at) = text.find(CROWDED) {
+        // The server's words, without the quoting of the GOAWAY's debug data around them.
+        let words = &text[at..];
+        let end = words.find(['"', '\n']).unwrap_or(words.len());
+        return Some(words[..end].to_string());
+    }
     const ALERT: &str = "received fatal alert: ";
     if let Some(at) = text.find(ALERT) {
         // The alert's name only: the text may be a Debug rendering, with a quote after it.
@@ -255,6 +317,23 @@ mod tests {
         assert_eq!(plaintext, "open failed", "no TLS, no TLS guess");
         let other = std::io::Error::other("connection refused");
         assert_eq!(describe(&other, None, "x".into()), "x");
+        let expired = CertificateError::ExpiredContext {
+            time: rustls::pki_types::UnixTime::since_unix_epoch(std::time::Duration::from_secs(
+                1_767_225_600,
+            )),
+            not_after: rustls::pki_types::UnixTime::since_unix_epoch(
+                std::time::Duration::from_secs(1_735_689_600),
+            ),
+        };
+        let wrapped = std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            rustls::Error::InvalidCertificate(expired),
+        );
+        assert_eq!(
+            explain(&wrapped, Some(&settings())).unwrap(),
+            "the server's certificate was refused: it expired at 2025-01-01T00:00:00Z \
+             (now 2026-01-01T00:00:00Z)"
+        );
     }
 
     #[test]

@@ -22,8 +22,9 @@ use std::{net::SocketAddr, sync::Arc, time::SystemTime};
 
 use axum::{
     Json, Router,
+    body::Bytes,
     extract::{Query, State},
-    http::StatusCode,
+    http::{StatusCode, header},
     middleware,
     response::{IntoResponse, Response},
     routing::{any, get, post},
@@ -38,7 +39,8 @@ use crate::{
     admin::access::{self, AdminAccess},
     admin::csds::service::Csds,
     admin::page::{self, Page, Sources},
-    admin::registry::Registry,
+    admin::registry::{self, Registry},
+    admin::shared_status::{self, SharedStatus},
     admin::scenario,
     admin::status::{self, Inputs},
     config::scenario::Scenarios,
@@ -76,6 +78,8 @@ pub struct Admin {
     listening: Option<Listening>,
     page: Page,
     scenarios: Scenarios,
+    /// One `/status` build shared by concurrent requests.
+    shared: SharedStatus,
 }
 
 impl Admin {
@@ -101,6 +105,7 @@ impl Admin {
             listening: None,
             page,
             scenarios: Scenarios::new(),
+            shared: SharedStatus::default(),
         }
     }
 
@@ -140,17 +145,35 @@ impl Admin {
 
     /// The `/status` document as of now.
     pub fn status(&self, node: Option<&str>) -> status::StatusDocument {
+        let (open, closed) = (self.registry.streams(), self.registry.recently_closed());
+        self.status_of(&open, &closed, node)
+    }
+
+    /// What a shared `/status` build depends on, as of now.
+    fn stamp(&self) -> shared_status::Stamp {
+        shared_status::Stamp {
+            registry: self.registry.generation(),
+            snapshot: self.snapshots.borrow().generation,
+        }
+    }
+
+    /// The document of these streams.
+    fn status_of(
+        &self,
+        open: &[registry::StreamStatus],
+        closed: &[registry::ClosedStream],
+        node: Option<&str>,
+    ) -> status::StatusDocument {
         let snapshot = self.snapshots.borrow().clone();
         let reload = match &self.reloads {
             Some(reloads) => reloads.borrow().clone(),
             None => ReloadStatus::ok(&snapshot),
         };
-        let (open, closed) = (self.registry.streams(), self.registry.recently_closed());
         let inputs = Inputs {
             snapshot: &snapshot,
             reload: &reload,
-            open: &open,
-            closed: &closed,
+            open,
+            closed,
             now: SystemTime::now(),
         };
         let mut document = status::build(inputs, node);
@@ -243,13 +266,27 @@ struct StatusQuery {
 }
 
 async fn get_status(State(admin): State<Admin>, Query(q): Query<StatusQuery>) -> Response {
-    // Thousands of streams make this milliseconds of CPU: keep it off the runtime threads
-    // that move xDS messages.
-    let built =
-        tokio::task::spawn_blocking(move || Json(admin.status(q.node.as_deref())).into_response());
-    match built.await {
-        Ok(response) => response,
-        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    // Thousands of streams make a build milliseconds of CPU: concurrent requests share one,
+    // built off the runtime threads that move xDS messages (see `shared_status`).
+    let shared = admin.shared.clone();
+    let json = match q.node {
+        Some(node) => {
+            let build = move || serde_json::to_vec(&admin.status(Some(&node))).map(Bytes::from);
+            match shared.alone(build).await {
+                Ok(built) => built.map_err(|e| e.to_string()),
+                Err(e) => Err(e),
+            }
+        }
+        None => {
+            let stamp = admin.stamp();
+            let head = shared_status::headless(admin.status_of(&[], &[], None));
+            let build = move || admin.status(None);
+            shared.document(stamp, head, build).await.map(|(json, _)| json)
+        }
+    };
+    match json {
+        Ok(json) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
     }
 }
 

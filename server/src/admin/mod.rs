@@ -4,7 +4,8 @@
 //! `/status`, `/snapshot`, `/healthz`) and the Client Status Discovery Service ([`csds`]: the
 //! same ledger as Envoy's API), on the xDS port unless `--admin` places them on a listener of
 //! their own, who may read them ([`access`]), and [`lines`]: events as transcript lines, the
-//! one format the server shows them in.
+//! one format the server shows them in. [`shared_status`] keeps the cost of polling `/status`
+//! bounded, however many poll.
 
 pub mod access;
 pub mod csds;
@@ -13,6 +14,7 @@ pub mod lines;
 pub mod page;
 pub mod registry;
 pub mod scenario;
+pub mod shared_status;
 pub mod status;
 
 pub use self::access::AdminAccess;

@@ -55,9 +55,23 @@ pub struct SecurityArgs {
     /// HTTP/2 streams one connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STREAMS_PER_CONNECTION, help_heading = "Limits")]
     pub max_streams_per_connection: u32,
-    /// Connections open at once; more are closed as they arrive (counted in /status).
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS, help_heading = "Limits")]
+    /// Connections open at once, at least 1; more are refused as they arrive (a plaintext
+    /// client is told why, an HTTP/2 GOAWAY or an HTTP 503) and counted in /status. There is
+    /// no "unlimited": give a number above what the host's file descriptors allow.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS,
+        value_parser = at_least_one, help_heading = "Limits")]
     pub max_connections: usize,
+}
+
+/// `--max-connections`: 0 would refuse every client.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("0 would refuse every connection: give at least 1 (there is no \
+                      \"unlimited\": give a number above what the host allows open)"
+            .into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 impl SecurityArgs {

@@ -194,7 +194,9 @@ pub async fn start(config: Config) -> Result<Running, Error> {
         ),
         None => None,
     };
-    let reloads = source.watcher.as_ref().map(|w| w.reloads.clone());
+    // Replaying, the one "load" is the empty snapshot at start-up: shown as it was, not as
+    // a reload at every query.
+    let reloads = Some(source.reloads.clone());
     if let Some(replay) = &source.replay {
         registry.attach_replay(replay.clone());
     }

@@ -93,3 +93,12 @@ fn admin_flag_moves_or_turns_off_the_admin_routes() {
     let error = admin("loopback").unwrap_err().to_string();
     assert!(error.contains("expected HOST:PORT or `off`"), "{error}");
 }
+
+#[test]
+fn max_connections_of_zero_is_refused_in_words() {
+    let error = parse(&["--fixtures", "f", "--max-connections", "0"])
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("0 would refuse every connection"), "{error}");
+    assert!(parse(&["--fixtures", "f", "--max-connections", "1"]).is_ok());
+}

@@ -1,7 +1,7 @@
 //! The accept loop: TCP connections in, [`Conn`]s out, as the stream the HTTP server serves.
 //!
-//! Every connection first takes a permit (`--max-connections`); over the limit it is closed at
-//! once and counted. With TLS, the handshake runs beside the loop (a slow or silent client
+//! Every connection first takes a permit (`--max-connections`); over the limit it is counted,
+//! told why in its protocol when it is plaintext, and closed. With TLS, the handshake runs beside the loop (a slow or silent client
 //! never holds up the next accept) under a timeout, with the newest certificate (rotation),
 //! and a failure is recorded in words ([`crate::net::refusal`]). The loop ends when the
 //! server stops taking connections (the stream is dropped).
@@ -109,6 +109,9 @@ fn admit(
         if accept.stats.refused() {
             warn!(%peer, refused = accept.stats.refused_connections(),
                 "connection refused: --max-connections are open (logged once per 1000)");
+        }
+        if accept.tls.is_none() {
+            refusal::refuse_crowded(tcp, &accept.stats);
         }
         return None;
     };

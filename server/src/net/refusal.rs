@@ -44,6 +44,8 @@ struct Inner {
     max_connections: usize,
     refused: AtomicU64,
     failures: Mutex<VecDeque<HandshakeFailure>>,
+    /// One permit per refusal being answered ([`ANSWERED_REFUSALS`]).
+    answering: Arc<Semaphore>,
 }
 
 impl NetStats {
@@ -55,6 +57,7 @@ impl NetStats {
                 max_connections: max,
                 refused: AtomicU64::new(0),
                 failures: Mutex::default(),
+                answering: Arc::new(Semaphore::new(ANSWERED_REFUSALS)),
             }),
         }
     }
@@ -121,12 +124,13 @@ pub fn handshake_reason(error: &io::Error) -> String {
         Some(rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer)) => {
             "the client's certificate is not signed by --tls-client-ca".into()
         }
-        Some(rustls::Error::InvalidCertificate(_)) => {
-            format!(
+        Some(rustls::Error::InvalidCertificate(e)) => match dates(e) {
+            Some(dates) => format!("the client's certificate was refused: {dates}"),
+            None => format!(
                 "the client's certificate was refused: {}",
                 tls.expect("matched")
-            )
-        }
+            ),
+        },
         Some(rustls::Error::AlertReceived(alert)) => format!(
             "the client refused the server's certificate (TLS alert {alert:?}): does its CA \
              file hold the CA of --tls-cert, and does the name it checks match?"
@@ -136,6 +140,27 @@ pub fn handshake_reason(error: &io::Error) -> String {
             "the client closed the connection during the TLS handshake".into()
         }
         None => error.to_string(),
+    }
+}
+
+/// A certificate outside its validity, with the dates in RFC 3339 (rustls says UNIX seconds).
+pub fn dates(error: &CertificateError) -> Option<String> {
+    let at = |t: rustls::pki_types::UnixTime| {
+        let time = SystemTime::UNIX_EPOCH + Duration::from_secs(t.as_secs());
+        humantime::format_rfc3339_seconds(time).to_string()
+    };
+    match error {
+        CertificateError::ExpiredContext { time, not_after } => Some(format!(
+            "it expired at {} (now {})",
+            at(*not_after),
+            at(*time)
+        )),
+        CertificateError::NotValidYetContext { time, not_before } => Some(format!(
+            "it is not valid before {} (now {})",
+            at(*not_before),
+            at(*time)
+        )),
+        _ => None,
     }
 }
 
@@ -178,13 +203,76 @@ pub async fn refuse_plaintext(mut tcp: TcpStream, head: &[u8]) -> String {
 
 /// An HTTP/2 server preface (empty SETTINGS) and a GOAWAY (PROTOCOL_ERROR) carrying `text`.
 fn goaway(text: &[u8]) -> Vec<u8> {
+    goaway_with(PROTOCOL_ERROR, text)
+}
+
+/// HTTP/2 error codes a GOAWAY carries.
+const PROTOCOL_ERROR: u8 = 0x1;
+const ENHANCE_YOUR_CALM: u8 = 0xb;
+
+fn goaway_with(code: u8, text: &[u8]) -> Vec<u8> {
     let mut out = vec![0, 0, 0, 0x4, 0, 0, 0, 0, 0];
     let len = 8 + text.len();
     out.extend_from_slice(&(len as u32).to_be_bytes()[1..]);
     out.extend_from_slice(&[0x7, 0, 0, 0, 0, 0]);
-    out.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0x1]);
+    out.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, code]);
     out.extend_from_slice(text);
     out
+}
+
+/// Refusals answered at once (a flood of connections past the limit gets the rest closed
+/// without a word: answering must not cost more than the connections it refuses).
+const ANSWERED_REFUSALS: usize = 64;
+
+/// How a connection refused at `--max-connections` is told, in its protocol: what the
+/// client shows (xdsloop-client finds it by this beginning).
+pub const CROWDED: &str = "xdsloop refused this connection:";
+
+/// Tells a client turned away at `--max-connections` why, in its own protocol (an HTTP/2
+/// GOAWAY with ENHANCE_YOUR_CALM and the reason as its debug text, or an HTTP/1.1 503), then
+/// closes. A TLS client is closed without a word: answering would mean a handshake.
+pub fn refuse_crowded(tcp: TcpStream, stats: &NetStats) {
+    let Ok(permit) = stats.inner.answering.clone().try_acquire_owned() else {
+        return;
+    };
+    let max = stats.inner.max_connections;
+    tokio::spawn(async move {
+        let _permit = permit;
+        let text = format!(
+            "{CROWDED} the server's --max-connections ({max}) are open; try again later"
+        );
+        answer_crowded(tcp, &text).await;
+    });
+}
+
+async fn answer_crowded(mut tcp: TcpStream, text: &str) {
+    let mut head = [0u8; 16];
+    let peek = tokio::time::timeout(Duration::from_secs(2), tcp.peek(&mut head)).await;
+    let n = match peek {
+        Ok(Ok(n)) if n > 0 => n,
+        _ => return,
+    };
+    let head = &head[..n];
+    let answer = if head.starts_with(&H2_PREFACE[..n.min(H2_PREFACE.len())]) {
+        goaway_with(ENHANCE_YOUR_CALM, text.as_bytes())
+    } else if head.iter().take_while(|b| b.is_ascii_uppercase()).count() >= 3 {
+        let body = format!("{text}\n");
+        format!(
+            "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\nconnection: \
+             close\r\nretry-after: 1\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes()
+    } else {
+        return;
+    };
+    let _ = tcp.write_all(&answer).await;
+    let _ = tcp.shutdown().await;
+    // As in `refuse_plaintext`: read what the client still sends, so the kernel does not
+    // reset the connection over unread data before the client has read the answer.
+    let mut sink = [0u8; 4096];
+    let drain = async { while matches!(tcp.read(&mut sink).await, Ok(n) if n > 0) {} };
+    let _ = tokio::time::timeout(Duration::from_secs(1), drain).await;
 }
 
 #[cfg(test)]
@@ -198,6 +286,32 @@ mod tests {
         assert_eq!(&frames[9..12], &[0, 0, 10], "payload: 8 + 2 bytes");
         assert_eq!(frames[12], 7, "GOAWAY");
         assert_eq!(&frames[frames.len() - 2..], b"hi");
+    }
+
+    #[test]
+    fn expired_and_not_yet_valid_certificates_say_their_dates() {
+        let secs = rustls::pki_types::UnixTime::since_unix_epoch;
+        let expired = CertificateError::ExpiredContext {
+            time: secs(Duration::from_secs(1_767_225_600)),
+            not_after: secs(Duration::from_secs(1_735_689_600)),
+        };
+        let error = io::Error::new(
+            io::ErrorKind::InvalidData,
+            rustls::Error::InvalidCertificate(expired),
+        );
+        assert_eq!(
+            handshake_reason(&error),
+            "the client's certificate was refused: it expired at 2025-01-01T00:00:00Z \
+             (now 2026-01-01T00:00:00Z)"
+        );
+        let early = CertificateError::NotValidYetContext {
+            time: secs(Duration::from_secs(1_735_689_600)),
+            not_before: secs(Duration::from_secs(1_767_225_600)),
+        };
+        assert_eq!(
+            dates(&early).unwrap(),
+            "it is not valid before 2026-01-01T00:00:00Z (now 2025-01-01T00:00:00Z)"
+        );
     }
 
     #[test]

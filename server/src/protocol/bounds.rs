@@ -82,6 +82,7 @@ mod tests {
             held_hash: None,
             last_fault: None,
             heartbeats: None,
+            replayed: false,
         }
     }
 

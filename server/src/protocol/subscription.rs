@@ -429,6 +429,9 @@ pub struct TypeStatus {
     pub held_hash: Option<u64>,
     /// TTL'd resources and heartbeats (S15); `None` when the type holds none.
     pub heartbeats: Option<HeartbeatStatus>,
+    /// Served from a recording (`--replay`), not from the snapshot: its state is how the
+    /// client answered the latest recorded response.
+    pub replayed: bool,
 }
 
 /// One type's state on one stream.
@@ -452,6 +455,7 @@ impl Subscription {
             last_fault: self.ledger.last_fault.clone(),
             held_hash,
             heartbeats: None,
+            replayed: false,
         }
     }
 }

@@ -214,3 +214,51 @@ async fn delta_subscriptions_over_their_bound_end_only_that_stream() {
     calm.recv().await;
     running.shutdown().await.unwrap();
 }
+
+/// A client turned away at the limit is told so, not "operation was canceled".
+#[tokio::test]
+async fn a_client_over_the_connection_limit_is_told_why() {
+    let (_dir, running) = serve_plain(|c| c.limits.max_connections = 1).await;
+    let _held = TcpStream::connect(running.addr).await.unwrap();
+    let config = crate::client_support::config(running.addr, xdsloop_client::Source::Ads);
+    let (client, mut reports) = crate::client_support::demo_client(config).await;
+    let reason = failure(&mut reports).await;
+    assert!(
+        reason.contains(
+            "xdsloop refused this connection: the server's --max-connections (1) are open; \
+             try again later"
+        ),
+        "{reason}"
+    );
+    client.stop().await;
+    running.shutdown().await.unwrap();
+}
+
+/// A scenario nested far too deep is refused at once, at its place, before the YAML parser
+/// (whose cost grows with the square of the depth) sees it; so is a fixture.
+#[tokio::test]
+async fn yaml_nested_too_deep_is_refused_with_its_place() {
+    let (dir, running) = serve_plain(|_| {}).await;
+    let deep = format!(
+        "version: 1\nrules: {}{}\n",
+        "[".repeat(20_000),
+        "]".repeat(20_000)
+    );
+    let answer = crate::harness::http_send(running.addr, "PUT", "/scenario", Some(&deep)).await;
+    assert_eq!(answer.status, 400, "{answer:?}");
+    let error = answer.json()["error"].as_str().unwrap().to_string();
+    assert!(
+        error.starts_with("PUT /scenario:2:107: nested deeper than 100 levels"),
+        "{error}"
+    );
+    std::fs::write(dir.path().join("deep.yaml"), &deep).unwrap();
+    let mut reloads = running.reloads.clone();
+    let rejected = within("the deep fixture's rejection", reloads.wait_for(|r| !r.ok)).await;
+    let error = rejected.unwrap().error.clone().unwrap_or_default();
+    assert!(error.contains("deep.yaml"), "{error}");
+    assert!(
+        error.contains("line 2, column 107: nested deeper than 100 levels"),
+        "{error}"
+    );
+    running.shutdown().await.unwrap();
+}

@@ -204,3 +204,34 @@ async fn fleet_over_mtls() {
     }));
     fleet.stop().await;
 }
+
+#[test]
+fn client_key_that_does_not_match_its_certificate_is_named_with_both_files() {
+    let pki = Pki::new();
+    // The rogue key belongs to another certificate.
+    let identity = Some((pki.client_cert.as_path(), pki.rogue_key.as_path()));
+    let error = client_tls::load(&pki.ca_file, identity, None)
+        .unwrap_err()
+        .to_string();
+    let (key, cert) = (pki.rogue_key.display(), pki.client_cert.display());
+    assert!(
+        error.contains(&format!("--tls-key {key}: does not go with the certificate in --tls-cert {cert}")),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn status_without_a_client_certificate_on_mtls_says_one_is_required() {
+    let pki = Pki::new();
+    let served = serve_tls(&pki, true, |_| {}).await;
+    let error = remote::fetch_with(&served.addr(), &admin_access(&pki, None))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("requires a client certificate"),
+        "{error}"
+    );
+    assert!(error.contains("--tls-cert FILE --tls-key FILE"), "{error}");
+    assert!(!error.contains("is xdsloop-server listening there"), "{error}");
+}

@@ -251,3 +251,28 @@ fn edit_script_aligns_on_the_longest_common_subsequence() {
         [Removed(0), Removed(1), Removed(2), Removed(3)]
     );
 }
+
+#[test]
+fn a_body_that_differs_names_the_differing_path() {
+    let with_timeout = |timeout: &str| {
+        let mut events = run(3, false, true);
+        if let What::Response(r) = &mut events[3].what {
+            r.resources[0].body = Some(serde_json::json!({
+                "@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster",
+                "name": "web",
+                "connect_timeout": timeout,
+                "lb_policy": "ROUND_ROBIN",
+            }));
+        }
+        events
+    };
+    let comparison = compare(with_timeout("1s"), with_timeout("2.5s"), false);
+    assert!(!comparison.same);
+    assert!(
+        comparison.report.contains(
+            "  ≠ resources[0].body.connect_timeout: \"1s\" in a.jsonl:5, \"2.5s\" in b.jsonl:5\n"
+        ),
+        "{}",
+        comparison.report
+    );
+}

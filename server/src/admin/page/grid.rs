@@ -16,6 +16,7 @@ use crate::admin::{
     registry::stats::Counters,
     status::{ReloadSummary, scenario::ScenarioView},
 };
+use crate::protocol::replay::ReplayView;
 
 /// The most rows an event carries: beyond that the page asks for a filter.
 pub const MAX_ROWS: usize = 500;
@@ -88,6 +89,8 @@ pub struct GridEvent<'a> {
     pub reload: Option<&'a ReloadSummary>,
     pub serving: &'a [(String, String)],
     pub scenario: Option<&'a ScenarioView>,
+    /// While a recording is replayed (`--replay`): which, and how far it got.
+    pub replay: Option<&'a ReplayView>,
 }
 
 fn shared_rows<S: serde::Serializer>(rows: &[Arc<Row>], s: S) -> Result<S::Ok, S::Error> {
@@ -148,6 +151,7 @@ impl Connection {
             reload: model.reload.as_ref(),
             serving: &model.serving,
             scenario: model.scenario.as_ref(),
+            replay: model.replay.as_ref(),
         };
         (name, event)
     }

@@ -110,11 +110,12 @@ fn build(sources: &Sources, generation: u64) -> (Stamp, PageModel) {
     let stamp = current_stamp(sources);
     let snapshot = sources.snapshots.borrow().clone();
     let reload = sources.reload_summary(&snapshot);
-    let streams = sources.registry.streams();
+    let streams = sources.registry.shared_streams();
     let counters = sources.registry.counters();
     let mut model = super::model::build(generation, &streams, &snapshot, Some(reload), counters);
     let scenario = crate::admin::status::scenario::view(&sources.scenarios);
     let shown = !scenario.rules.is_empty() || scenario.error.is_some();
     model.scenario = shown.then_some(scenario);
+    model.replay = sources.registry.replay().map(|r| r.view());
     (stamp, model)
 }

@@ -5,6 +5,7 @@
 //! `/status` decide states with the same functions.
 
 use std::{
+    borrow::Borrow,
     collections::{BTreeMap, HashMap},
     sync::Arc,
 };
@@ -19,6 +20,7 @@ use crate::{
         ReloadSummary, SyncState, scenario::ScenarioView, served_version, sync_state_with,
         view_hash,
     },
+    protocol::replay::ReplayView,
 };
 
 /// One build of the grid. Rows are shared with the connections that sent them, so a
@@ -41,6 +43,8 @@ pub struct PageModel {
     /// The fault scenario in force, its rules and how often each fired; `null` when none is
     /// in force and none was refused.
     pub scenario: Option<ScenarioView>,
+    /// The replay (`--replay`) and how far it got; `null` when the fixtures are served.
+    pub replay: Option<ReplayView>,
 }
 
 /// Counts over open streams; states count (stream, type) pairs.
@@ -100,10 +104,11 @@ fn rank(state: SyncState) -> u8 {
     }
 }
 
-/// Builds generation `generation` of the grid.
-pub fn build(
+/// Builds generation `generation` of the grid from `streams` (copies, or the registry's shared
+/// states).
+pub fn build<S: Borrow<StreamStatus>>(
     generation: u64,
-    streams: &[StreamStatus],
+    streams: &[S],
     snapshot: &Snapshot,
     reload: Option<ReloadSummary>,
     counters: Counters,
@@ -117,7 +122,7 @@ pub fn build(
     let mut urls: Vec<&str> = Vec::new();
     let mut hashes = ViewHashes::default();
     for stream in streams {
-        add_stream(&mut model, stream, snapshot, &mut urls, &mut hashes);
+        add_stream(&mut model, stream.borrow(), snapshot, &mut urls, &mut hashes);
     }
     urls.sort_by_key(|u| (type_url::order(u), *u));
     urls.dedup();

@@ -76,7 +76,9 @@ pub const RECENTLY_CLOSED: usize = 32;
 
 #[derive(Debug, Default)]
 struct Streams {
-    open: BTreeMap<u64, StreamStatus>,
+    /// Shared, so a reader copies pointers under the lock and the streams themselves after
+    /// it: `/status` and the page never hold up a publishing stream for long.
+    open: BTreeMap<u64, Arc<StreamStatus>>,
     /// Oldest first; at most [`RECENTLY_CLOSED`].
     closed: VecDeque<ClosedStream>,
     counters: Counters,
@@ -143,7 +145,7 @@ impl Registry {
             violations: Violations::default(),
         };
         let mut streams = self.lock();
-        streams.open.insert(id, status);
+        streams.open.insert(id, Arc::new(status));
         streams.counters.streams_opened += 1;
         streams.generation += 1;
         StreamEntry {
@@ -154,12 +156,19 @@ impl Registry {
 
     /// A copy of every open stream, by stream id.
     pub fn streams(&self) -> Vec<StreamStatus> {
+        let shared = self.shared_streams();
+        shared.iter().map(|s| StreamStatus::clone(s)).collect()
+    }
+
+    /// Every open stream as it is now, by stream id, without copying them.
+    pub fn shared_streams(&self) -> Vec<Arc<StreamStatus>> {
         self.lock().open.values().cloned().collect()
     }
 
     /// A copy of one open stream.
     pub fn stream(&self, id: u64) -> Option<StreamStatus> {
-        self.lock().open.get(&id).cloned()
+        let shared = self.lock().open.get(&id).cloned();
+        shared.map(|s| StreamStatus::clone(&s))
     }
 
     /// The last [`RECENTLY_CLOSED`] streams that ended, most recent first.
@@ -267,7 +276,7 @@ impl StreamEntry {
         let mut streams = self.registry.lock();
         streams.generation += 1;
         if let Some(s) = streams.open.get_mut(&self.id) {
-            s.node_id = Some(node_id.to_string());
+            Arc::make_mut(s).node_id = Some(node_id.to_string());
         }
         streams.lineage.earlier_types(node_id)
     }
@@ -295,6 +304,8 @@ impl StreamEntry {
             publish.violations.clear();
             return;
         };
+        // Copies the stream only while a reader still holds the previous state.
+        let s = Arc::make_mut(s);
         s.faults_fired += faults;
         for violation in publish.violations.drain(..) {
             s.violations.add(violation);
@@ -320,6 +331,7 @@ impl Drop for StreamEntry {
             streams.closed.pop_front();
         }
         let disconnected_at = SystemTime::now();
+        let stream = Arc::unwrap_or_clone(stream);
         streams.closed.push_back(ClosedStream {
             stream,
             disconnected_at,

@@ -17,6 +17,7 @@ fn streams_are_listed_until_their_entry_drops() {
         last_fault: None,
         held_hash: None,
         heartbeats: None,
+        replayed: false,
     }]);
     let seen = registry.stream(a.id()).unwrap();
     assert_eq!(seen.node_id.as_deref(), Some("node-a"));
@@ -97,6 +98,7 @@ fn a_node_learns_the_types_of_its_closed_streams() {
         last_fault: None,
         held_hash: None,
         heartbeats: None,
+        replayed: false,
     }]);
     let second = registry.open(StreamKind::ADS_SOTW, None, None);
     assert!(

@@ -125,12 +125,7 @@ pub async fn get_with(server: &str, path: &str, access: &RemoteAccess) -> Result
     };
     let response = match tokio::time::timeout(TIMEOUT, exchange).await {
         Err(_) => return Err(fail(format!("no answer within {TIMEOUT:?}"))),
-        Ok(Err(e)) => {
-            return Err(fail(format!(
-                "{e} (is xdsloop-server listening there? Give its --listen address, or its \
-                 --admin one if it has one)"
-            )));
-        }
+        Ok(Err(e)) => return Err(fail(failure_words(&e, access))),
         Ok(Ok(response)) => response,
     };
     if response.len() as u64 > MAX_RESPONSE {
@@ -155,6 +150,41 @@ pub async fn get_with(server: &str, path: &str, access: &RemoteAccess) -> Result
         return Err(fail(format!("GET {path}: HTTP {code}: {}", body.trim())));
     }
     Ok(body)
+}
+
+/// A failed exchange in words: a TLS refusal says what the server wants; anything else asks
+/// whether a server listens there.
+fn failure_words(error: &std::io::Error, access: &RemoteAccess) -> String {
+    let with_cert = access
+        .tls
+        .as_ref()
+        .map(|tls| tls.client_auth_cert_resolver.has_certs());
+    let text = format!("{error} {error:?}");
+    let alert = text.contains("received fatal alert");
+    // With TLS 1.3 the client's handshake is done before the server checks its certificate:
+    // a refusal may only show as the connection closing before the answer.
+    let cut = matches!(
+        error.kind(),
+        std::io::ErrorKind::UnexpectedEof
+            | std::io::ErrorKind::ConnectionReset
+            | std::io::ErrorKind::BrokenPipe
+    );
+    match with_cert {
+        Some(false) if alert || cut => format!(
+            "{error}: the server refused this TLS connection, which presented no client \
+             certificate: it requires a client certificate signed by its --tls-client-ca; pass \
+             --tls-cert FILE --tls-key FILE (or read its --admin listener, if it has one, where \
+             a certificate is optional)"
+        ),
+        Some(true) if alert => format!(
+            "{error}: the server refused this client's TLS: is --tls-cert signed by its \
+             --tls-client-ca?"
+        ),
+        _ => format!(
+            "{error} (is xdsloop-server listening there? Give its --listen address, or its \
+             --admin one if it has one)"
+        ),
+    }
 }
 
 /// Sends `request` and reads the response to the end of the connection (a TLS peer that

@@ -79,6 +79,17 @@ fn header(out: &mut String, doc: &StatusDocument) {
         );
     }
     scenario_line(out, doc);
+    if let Some(replay) = &doc.replay {
+        let _ = writeln!(
+            out,
+            "replay    {} · {} of {} recorded streams taken · {} of {} requests as recorded · {} strayed",
+            replay.file, replay.bound, replay.streams, replay.matched, replay.requests,
+            replay.failures
+        );
+        if let Some(error) = &replay.error {
+            let _ = writeln!(out, "          first: {}", one_line(&error.message));
+        }
+    }
     let t = &doc.totals;
     let _ = writeln!(
         out,

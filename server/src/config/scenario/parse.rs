@@ -5,6 +5,7 @@
 use std::{fmt, time::Duration};
 
 use serde::Deserialize;
+use xdsloop_proto::yaml_depth;
 
 mod raw;
 
@@ -37,6 +38,12 @@ impl fmt::Display for ParseError {
 
 /// Parses and checks a scenario file's text.
 pub fn parse(text: &str) -> Result<Scenario, ParseError> {
+    // The YAML parser's cost grows with the square of the depth: refuse deep text first.
+    yaml_depth::check(text, yaml_depth::MAX_DEPTH).map_err(|e| ParseError {
+        line: e.line,
+        column: e.column,
+        message: e.to_string(),
+    })?;
     let file: RawFile = serde_yaml_ng::from_str(text).map_err(|e| {
         let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
         ParseError {

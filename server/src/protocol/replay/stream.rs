@@ -20,12 +20,12 @@ use xdsloop_transcript::{
 use super::{Failure, Flavor, Replay};
 use crate::{
     Snapshot,
-    config::replay::{RecordedRequest, RecordedStream},
+    config::replay::{RecordedRequest, RecordedResponse, RecordedStream},
     protocol::{
         held::Held,
         kind::StreamKind,
         machine::StreamMachine,
-        subscription::{Change, Exchange, Ledger, TypeStatus, Verdict},
+        subscription::{Change, Exchange, Ledger, Subscription, TypeStatus, Verdict},
         tap::{StatusFacts, TapRequest},
         wire::{FaultMark, WireFate},
     },
@@ -52,10 +52,15 @@ pub struct ReplayStream<F: Flavor> {
     failed: bool,
     /// `--replay-timing`: responses wait their recorded delay after their request. Those
     /// the latest request released, with their delays, until the next tick schedules them.
-    released: Vec<(Duration, F::Response)>,
+    released: Vec<(Duration, SentNote, F::Response)>,
     /// Scheduled responses, in the order they go out.
-    scheduled: VecDeque<(Instant, F::Response)>,
+    scheduled: VecDeque<(Instant, SentNote, F::Response)>,
     issued: u64,
+    /// Per type URL, what the client asked for and how it answered what the replay sent, for
+    /// `/status` and the page (whose state of a replayed type is that answer).
+    types: BTreeMap<String, Subscription>,
+    /// Types whose status changed since `take_status`.
+    changed: BTreeSet<String>,
     flavor: PhantomData<fn() -> F>,
 }
 
@@ -74,6 +79,8 @@ impl<F: Flavor> ReplayStream<F> {
             released: Vec::new(),
             scheduled: VecDeque::new(),
             issued: 0,
+            types: BTreeMap::new(),
+            changed: BTreeSet::new(),
             flavor: PhantomData,
         }
     }
@@ -109,6 +116,47 @@ impl<F: Flavor> ReplayStream<F> {
                 message: message.to_string(),
             }),
         }
+    }
+
+    /// The request in the stream's ledger: what it asks for, and its ACK or NACK.
+    fn note_request(&mut self, got: &RecordedRequest) {
+        let type_url = got.type_url.0.clone();
+        let first = !self.types.contains_key(&type_url);
+        let subscription = self.types.entry(type_url.clone()).or_default();
+        let version = match &got.body {
+            RequestBody::Sotw { version, names } => {
+                subscription.interest.replace(names);
+                version.clone()
+            }
+            RequestBody::Delta {
+                subscribe,
+                unsubscribe,
+                ..
+            } => {
+                subscription
+                    .interest
+                    .apply_delta(first, subscribe, unsubscribe);
+                let sent = subscription.ledger.last_sent.as_ref();
+                sent.map(|s| s.version.clone()).unwrap_or_default()
+            }
+        };
+        let ledger = &mut subscription.ledger;
+        match ledger.classify(&got.nonce, got.error_detail.is_some()) {
+            Verdict::Ack => ledger.record_ack(&version),
+            Verdict::Nack => {
+                let message = got.error_detail.as_ref().map(|e| e.message.as_str());
+                ledger.record_nack(message.unwrap_or_default());
+            }
+            _ => {}
+        }
+        self.changed.insert(type_url);
+    }
+
+    /// A recorded response as it goes out, in the ledger.
+    fn note_sent(&mut self, sent: &SentNote) {
+        let subscription = self.types.entry(sent.type_url.clone()).or_default();
+        (subscription.ledger).record_sent(&sent.version, &sent.nonce, sent.resources);
+        self.changed.insert(sent.type_url.clone());
     }
 
     fn bind(&mut self) -> Result<usize, Failure> {
@@ -165,9 +213,13 @@ impl<F: Flavor> ReplayStream<F> {
             self.latest
                 .insert(recorded.type_url.clone(), recorded.nonce.clone());
             self.issued += 1;
+            let note = SentNote::of(recorded);
             match replay.timed() {
-                true => self.released.push((recorded.after, F::response(recorded))),
-                false => now.push(F::response(recorded)),
+                true => (self.released).push((recorded.after, note, F::response(recorded))),
+                false => {
+                    self.note_sent(&note);
+                    now.push(F::response(recorded));
+                }
             }
         }
         Ok(now)
@@ -215,6 +267,7 @@ impl<F: Flavor> StreamMachine for ReplayStream<F> {
             self.node = F::node(&request).map(str::to_string);
         }
         let got = self.observe(&request);
+        self.note_request(&got);
         match self.replay_one(&got) {
             Ok(responses) => responses,
             Err(failure) => {
@@ -237,22 +290,25 @@ impl<F: Flavor> StreamMachine for ReplayStream<F> {
     /// With `--replay-timing`, the responses whose recorded delay has passed (a replay sends
     /// no heartbeats of its own).
     fn on_tick(&mut self, now: Instant) -> Vec<F::Response> {
-        for (after, response) in self.released.drain(..) {
+        for (after, note, response) in std::mem::take(&mut self.released) {
             // Later than every one scheduled before: recorded order is kept.
-            let at = (self.scheduled.back().map(|(at, _)| *at))
+            let at = (self.scheduled.back().map(|(at, ..)| *at))
                 .map_or(now + after, |last| last.max(now + after));
-            self.scheduled.push_back((at, response));
+            self.scheduled.push_back((at, note, response));
         }
         let mut due = Vec::new();
-        while self.scheduled.front().is_some_and(|(at, _)| *at <= now) {
-            due.extend(self.scheduled.pop_front().map(|(_, response)| response));
+        while self.scheduled.front().is_some_and(|(at, ..)| *at <= now) {
+            if let Some((_, note, response)) = self.scheduled.pop_front() {
+                self.note_sent(&note);
+                due.push(response);
+            }
         }
         due
     }
 
     fn next_deadline(&self) -> Option<Instant> {
         match self.released.is_empty() {
-            true => self.scheduled.front().map(|(at, _)| *at),
+            true => self.scheduled.front().map(|(at, ..)| *at),
             // Scheduled at the next tick, which the loop makes after every event.
             false => None,
         }
@@ -263,7 +319,14 @@ impl<F: Flavor> StreamMachine for ReplayStream<F> {
     }
 
     fn take_status(&mut self) -> Vec<TypeStatus> {
-        Vec::new()
+        let changed = std::mem::take(&mut self.changed);
+        let statuses = changed.into_iter().filter_map(|type_url| {
+            let subscription = self.types.get(&type_url)?;
+            let mut status = subscription.status(&type_url, None);
+            status.replayed = true;
+            Some(status)
+        });
+        statuses.collect()
     }
 
     fn payload(response: &F::Response) -> (&str, usize) {
@@ -305,6 +368,25 @@ impl<F: Flavor> StreamMachine for ReplayStream<F> {
 
     fn held(self) -> Held {
         Held::default()
+    }
+}
+
+/// What the ledger keeps of a recorded response.
+struct SentNote {
+    type_url: String,
+    version: String,
+    nonce: String,
+    resources: usize,
+}
+
+impl SentNote {
+    fn of(recorded: &RecordedResponse) -> Self {
+        Self {
+            type_url: recorded.type_url.clone(),
+            version: recorded.version.clone(),
+            nonce: recorded.nonce.clone(),
+            resources: recorded.resources.len(),
+        }
     }
 }
 

@@ -10,11 +10,11 @@ use tonic::{Code, Status};
 use tracing::warn;
 use xdsloop_proto::type_url;
 
-use super::StreamKit;
+use super::{Ending, StreamKit};
 use crate::protocol::{
     faults::stage::{Plan, StreamCtx, StreamEnd, Target, WireStep},
     machine::StreamMachine,
-    tap::{CloseReason, FaultFacts, TapResponse, TypeName},
+    tap::{CloseReason, FaultFacts, StatusFacts, TapResponse, TypeName},
     wire::{FaultMark, WireFate},
 };
 
@@ -64,7 +64,7 @@ pub async fn on_timer<M: StreamMachine>(
     kit: &mut StreamKit,
     responses: &Responses<M::Response>,
     shutdown: &mut watch::Receiver<bool>,
-) -> Result<Vec<M::Response>, CloseReason> {
+) -> Result<Vec<M::Response>, Ending> {
     let steps = kit.faults.on_timer(&ctx(machine.node_id(), kit));
     let done = carry_out(machine, kit, responses, steps, shutdown).await;
     kit.tap.publish(machine.take_status());
@@ -87,7 +87,7 @@ pub async fn send<M: StreamMachine>(
     responses: &Responses<M::Response>,
     out: Vec<M::Response>,
     shutdown: &mut watch::Receiver<bool>,
-) -> Result<(), CloseReason> {
+) -> Result<(), Ending> {
     if out.is_empty() {
         return Ok(());
     }
@@ -96,7 +96,7 @@ pub async fn send<M: StreamMachine>(
         Plan::AsIs(out) => {
             let sent = send_as_is(kit, responses, out, shutdown).await;
             kit.tap.flush();
-            sent
+            Ok(sent?)
         }
         Plan::Steps(steps) => {
             let done = carry_out(machine, kit, responses, steps, shutdown).await;
@@ -126,7 +126,7 @@ async fn carry_out<M: StreamMachine>(
     responses: &Responses<M::Response>,
     steps: Vec<WireStep<M::Response>>,
     shutdown: &mut watch::Receiver<bool>,
-) -> Result<(), CloseReason> {
+) -> Result<(), Ending> {
     for step in steps {
         match step {
             WireStep::Send {
@@ -250,9 +250,17 @@ async fn pause<T>(
     }
 }
 
-async fn end_stream<T>(end: StreamEnd, kit: &StreamKit, responses: &Responses<T>) -> CloseReason {
+/// Ends the stream as `end` says; the status the client was sent goes into the transcript.
+async fn end_stream<T>(end: StreamEnd, kit: &StreamKit, responses: &Responses<T>) -> Ending {
+    let mut facts = None;
     let status = match end {
-        StreamEnd::Close { code, message } => Status::new(Code::from(code), message),
+        StreamEnd::Close { code, message } => {
+            facts = Some(StatusFacts {
+                code,
+                message: Box::from(message.as_str()),
+            });
+            Status::new(Code::from(code), message)
+        }
         StreamEnd::ResetStream => reset_status(),
         StreamEnd::ResetConnection => {
             // Every stream on the connection ends with it; without a connection of ours
@@ -268,7 +276,10 @@ async fn end_stream<T>(end: StreamEnd, kit: &StreamKit, responses: &Responses<T>
     };
     // The body takes it as soon as the responses queued before it are written.
     let _ = responses.send(Err(status)).await;
-    CloseReason::Fault
+    Ending {
+        reason: CloseReason::Fault,
+        status: facts,
+    }
 }
 
 /// A stream end, for people (log lines, `fault` events).

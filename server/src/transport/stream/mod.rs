@@ -76,10 +76,12 @@ pub struct StreamKit {
     pub max_message_bytes: usize,
 }
 
-/// Why the loop stopped, and the status the client was sent, if one.
-struct Ending {
-    reason: CloseReason,
-    status: Option<StatusFacts>,
+/// Why the loop stopped, and the status the client was sent, if one: the transcript records
+/// it, so a replay ends the stream the same way.
+#[derive(Debug)]
+pub struct Ending {
+    pub reason: CloseReason,
+    pub status: Option<StatusFacts>,
 }
 
 impl Ending {
@@ -88,6 +90,12 @@ impl Ending {
             reason,
             status: None,
         }
+    }
+}
+
+impl From<CloseReason> for Ending {
+    fn from(reason: CloseReason) -> Self {
+        Self::because(reason)
     }
 }
 
@@ -159,7 +167,7 @@ pub async fn run<M, S>(
         if timer_due {
             match act::on_timer(&mut machine, &mut kit, &responses, &mut shutdown).await {
                 Ok(flapped) => out.extend(flapped),
-                Err(reason) => break Ending::because(reason),
+                Err(ending) => break ending,
             }
         }
         // After every event: it may have made a heartbeat due, or scheduled one.
@@ -173,9 +181,9 @@ pub async fn run<M, S>(
         if scenarios_open && scenarios.has_changed().unwrap_or(false) {
             out.extend(load_scenario(&mut machine, &mut kit, &mut scenarios));
         }
-        if let Err(reason) = act::send(&mut machine, &mut kit, &responses, out, &mut shutdown).await
+        if let Err(ending) = act::send(&mut machine, &mut kit, &responses, out, &mut shutdown).await
         {
-            break Ending::because(reason);
+            break ending;
         }
         if let Some(status) = machine.take_ending() {
             break ended_by_machine(stream, &responses, status, &mut shutdown).await;
