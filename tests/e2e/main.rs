@@ -34,5 +34,6 @@ mod tap;
 mod testkit;
 mod testkit_faults;
 mod transcript_golden;
+mod outage;
 mod ttl;
 mod versions;

@@ -5,6 +5,7 @@
 mod content;
 mod docs;
 mod flap;
+mod grpc_recipes;
 mod rest;
 mod stream;
 mod timing;

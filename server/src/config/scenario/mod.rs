@@ -6,10 +6,13 @@
 //! - [`parse`]: YAML text → [`Scenario`] (pure), errors with line:col and the rule;
 //! - [`installed`]: the seam, [`Scenarios`]: the scenario in force with its per-rule counters,
 //!   installed by the file, the admin API or code (last writer wins), followed by streams;
-//! - [`watch`]: `--scenario FILE`, reloaded on every edit; a bad edit keeps the one in force.
+//! - [`watch`]: `--scenario FILE`, reloaded on every edit; a bad edit keeps the one in force;
+//! - [`outage`]: the server-wide outages the rules set off, as data the accept loop follows
+//!   and `/status` shows.
 
 pub mod installed;
 pub mod model;
+pub mod outage;
 pub mod parse;
 pub mod watch;
 
@@ -17,7 +20,9 @@ pub mod watch;
 mod tests;
 
 pub use installed::{Installed, Origin, Scenarios};
-pub use model::{Action, Match, Place, ResetScope, Rule, Scenario, Service, Variant, When};
+pub use model::{
+    Action, Match, Place, Requested, ResetScope, Rule, Scenario, Service, Variant, When,
+};
 pub use parse::ParseError;
 
 impl Scenario {

@@ -317,3 +317,5 @@ fn issue14_reset_connection_reads_into_its_scope() {
         }
     );
 }
+
+mod server_wide;

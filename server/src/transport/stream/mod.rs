@@ -72,6 +72,8 @@ pub struct StreamKit {
     pub opened: std::time::Instant,
     /// Resets the stream's whole connection (`reset: { scope: connection }`).
     pub kill: crate::net::close::KillSwitch,
+    /// The server-wide rules, told of each request while one waits for it.
+    pub server: crate::transport::outage::ServerFaults,
 }
 
 /// Why the loop stopped, and the status the client was sent, if one.
@@ -244,7 +246,15 @@ fn on_request<M: StreamMachine>(
     // Only a stream some scenario rule applies to needs the type after the request is gone.
     let type_url = (!kit.faults.is_idle()).then(|| view.type_url.to_string());
     let facts = kit.tap.capture().map(|c| (request.facts(c), c));
+    // A request that sets off an outage gets no answer: the server goes away instead.
+    let outage = kit.server.wants_requests()
+        && kit
+            .server
+            .asked(kit.tap.stream(), kit.kind, machine.node_id(), &request);
     let mut out = machine.on_request(request);
+    if outage {
+        out.clear();
+    }
     let exchange = machine.exchange();
     kit.judge.after(exchange);
     if !kit.tap.is_identified()
@@ -312,8 +322,12 @@ async fn ended_by_machine<T>(
 }
 
 /// The stream ended: the judge sees what the client held, the tap says why it closed.
-fn finish<M: StreamMachine>(machine: M, mut kit: StreamKit, ending: Ending) {
+fn finish<M: StreamMachine>(machine: M, mut kit: StreamKit, mut ending: Ending) {
     let stream = kit.tap.stream();
+    if ending.reason == CloseReason::Client && kit.server.in_outage() {
+        // The client did not leave: an outage closed its connection.
+        ending.reason = CloseReason::Fault;
+    }
     if kit.judge.wants_held() {
         let cut = matches!(ending.reason, CloseReason::Status | CloseReason::Fault);
         kit.judge

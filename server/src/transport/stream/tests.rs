@@ -63,6 +63,7 @@ fn start_from(registry: Registry, snapshot: Arc<Snapshot>) -> Harness {
         faults: FaultStage::new(),
         opened: std::time::Instant::now(),
         kill: Default::default(),
+        server: Default::default(),
     };
     let task = tokio::spawn(run(machine, inbound, feeds, outbound, kit));
     Harness {
