@@ -41,6 +41,17 @@ use crate::{
 /// `PUT /scenario` that installed it (on the xDS port, by default) leaves first.
 pub const ANSWER_FIRST: Duration = Duration::from_millis(100);
 
+/// What one request asked for, as the server-wide rules read it.
+#[derive(Debug)]
+pub struct Asking {
+    at: SystemTime,
+    node: Option<String>,
+    type_url: String,
+    names: Vec<Box<str>>,
+    /// SotW, or Delta's first request of the type (an empty one is then a wildcard).
+    first: bool,
+}
+
 /// The server's server-wide rules and what carries them out. Cheap to clone; the default is
 /// detached (no rules, nothing happens): for streams run outside a server.
 #[derive(Debug, Clone, Default)]
@@ -83,34 +94,41 @@ impl ServerFaults {
             .is_some_and(|i| i.wants_requests.load(Ordering::Relaxed))
     }
 
-    /// A stream got `request`; `true` when it set off an outage: the stream must send
-    /// nothing in answer (the listener and its connection are going away).
-    pub fn asked<R: TapRequest>(
-        &self,
-        stream: u64,
-        kind: StreamKind,
-        node: Option<&str>,
-        request: &R,
-    ) -> bool {
-        let Some(inner) = self.inner.as_ref().filter(|_| self.wants_requests()) else {
-            return false;
-        };
+    /// What `request` asks for, kept for [`Self::asked`] (the request itself goes to the
+    /// machine first); `None` while no rule waits for a request.
+    pub fn note<R: TapRequest>(&self, node: Option<&str>, request: &R) -> Option<Asking> {
+        if !self.wants_requests() {
+            return None;
+        }
         let view = request.view();
         let facts = request.facts(Capture::Full);
-        let (names, first): (Vec<&str>, bool) = match &facts.names {
-            Names::Sotw(names) => (names.items.iter().map(|n| &**n).collect(), true),
-            Names::Delta { subscribe, .. } => (
-                subscribe.items.iter().map(|n| &**n).collect(),
-                view.nonce.is_empty(),
-            ),
+        let (names, first): (Vec<Box<str>>, bool) = match facts.names {
+            Names::Sotw(names) => (names.items.into_vec(), true),
+            Names::Delta { subscribe, .. } => (subscribe.items.into_vec(), view.nonce.is_empty()),
         };
-        let asked = Asked {
+        Some(Asking {
             at: SystemTime::now(),
+            node: view.node_id.or(node).map(str::to_string),
+            type_url: view.type_url.to_string(),
+            names,
+            first,
+        })
+    }
+
+    /// A stream's request asked for `asking`; `true` when that set off an outage: the stream
+    /// must send nothing in answer (the listener and its connection are going away).
+    pub fn asked(&self, stream: u64, kind: StreamKind, asking: Asking) -> bool {
+        let Some(inner) = &self.inner else {
+            return false;
+        };
+        let names: Vec<&str> = asking.names.iter().map(|n| &**n).collect();
+        let asked = Asked {
+            at: asking.at,
             stream,
             kind,
-            node: view.node_id.or(node),
-            type_url: view.type_url,
-            wildcard: is_wildcard(view.type_url, &names, first),
+            node: asking.node.as_deref(),
+            type_url: &asking.type_url,
+            wildcard: is_wildcard(&asking.type_url, &names, asking.first),
             names: &names,
         };
         let rules = inner.current();

@@ -246,15 +246,8 @@ fn on_request<M: StreamMachine>(
     // Only a stream some scenario rule applies to needs the type after the request is gone.
     let type_url = (!kit.faults.is_idle()).then(|| view.type_url.to_string());
     let facts = kit.tap.capture().map(|c| (request.facts(c), c));
-    // A request that sets off an outage gets no answer: the server goes away instead.
-    let outage = kit.server.wants_requests()
-        && kit
-            .server
-            .asked(kit.tap.stream(), kit.kind, machine.node_id(), &request);
+    let asking = kit.server.note(machine.node_id(), &request);
     let mut out = machine.on_request(request);
-    if outage {
-        out.clear();
-    }
     let exchange = machine.exchange();
     kit.judge.after(exchange);
     if !kit.tap.is_identified()
@@ -265,6 +258,12 @@ fn on_request<M: StreamMachine>(
         kit.faults.identify(kit.kind, node);
     }
     kit.tap.request(facts, exchange);
+    // A request that sets off an outage gets no answer: the server goes away instead.
+    if let Some(asking) = asking
+        && kit.server.asked(kit.tap.stream(), kit.kind, asking)
+    {
+        out.clear();
+    }
     report_violations(kit);
     if let Some(type_url) = type_url {
         let node = machine.node_id().map(str::to_owned);
