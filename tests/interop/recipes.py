@@ -272,6 +272,8 @@ def fallback(env: Env) -> None:
                                           f"requested: cds {fx.CLUSTER_A} by node {node}"), 5)
     env.check("fallback mid start-up: the primary's /status names the request that set the "
               "outage off", ok, why)
+    shown = (status_of(p_admin).get("scenario") or {}).get("outage")
+    env.show("fallback-requested", f"primary /status scenario.outage: {json.dumps(shown)}")
     ok, why = wait_status(s_admin, serves(node), 5)
     env.check("fallback mid start-up: the secondary's /status shows the client's stream", ok, why)
     since = calls.mark()
@@ -346,6 +348,10 @@ def does_not_exist(env: Env) -> None:
             return f"cds: {cds}"
         return f"no stream of {node}"
     ok, why = wait_status(admin, withheld, 5)
+    for stream in streams_of(status_of(admin), node):
+        cds = next((t for t in stream.get("types", []) if t.get("type") == "cds"), {})
+        env.show("not-found", f"/status cds: state {cds.get('state')}, withheld "
+                              f"{json.dumps(cds.get('withheld'))}")
     env.check(f"does not exist: /status names {fx.CLUSTER_A} withheld by the rule and how long "
               "the client has waited for it (over the 15 s)", ok, why)
     env.show("not-found", f"first failure {waited:.1f} s after start: {failed[:1]}")

@@ -75,3 +75,29 @@ fn the_cookbook_shows_the_recipe_files_and_bootstraps_as_they_are() {
     }
     assert!(bootstraps >= 2, "{bootstraps} bootstraps shown");
 }
+
+#[test]
+fn the_client_output_the_cookbook_shows_is_from_the_recorded_runs() {
+    let docs = std::fs::read_to_string(root().join("docs/scenarios.md")).unwrap();
+    let dir = root().join("examples/scenarios/recorded/grpc");
+    let recorded: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "out"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    let mut checked = 0;
+    for block in blocks(&docs, "output") {
+        for line in block.lines() {
+            let call = line.split(' ').next().is_some_and(|seq| seq.parse::<u64>().is_ok());
+            if call || line.starts_with("I0000 ") {
+                assert!(
+                    recorded.iter().any(|r| r.lines().any(|l| l == line)),
+                    "not from a recorded run: {line}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 10, "{checked} client lines checked");
+}
