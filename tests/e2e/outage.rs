@@ -55,11 +55,18 @@ async fn an_outage_put_by_the_admin_api_refuses_connections_for_its_period_then_
     let mark = server.mark();
     let yaml = "version: 1\nrules:\n  - id: down\n    do: { outage: { for: 1500ms } }\n";
     let put = http_send(addr, "PUT", "/scenario", Some(yaml)).await;
-    assert_eq!(put.status, 200, "the answer leaves before the port closes: {}", put.body);
+    assert_eq!(
+        put.status, 200,
+        "the answer leaves before the port closes: {}",
+        put.body
+    );
 
     until("the outage began", || server.outage().is_some()).await;
     let outage = server.outage().unwrap();
-    assert_eq!((outage.rule.as_str(), outage.trigger.as_str()), ("down", "installed"));
+    assert_eq!(
+        (outage.rule.as_str(), outage.trigger.as_str()),
+        ("down", "installed")
+    );
     let refused = TcpStream::connect(addr).await;
     assert_eq!(
         refused.map(|_| ()).unwrap_err().kind(),
@@ -74,21 +81,31 @@ async fn an_outage_put_by_the_admin_api_refuses_connections_for_its_period_then_
 
     until("the outage is over", || server.last_outage().is_some()).await;
     let over = server.last_outage().unwrap();
-    let lasted = over.ended_at.unwrap().duration_since(over.started_at).unwrap();
-    assert!(lasted >= Duration::from_millis(1500), "it lasted {lasted:?}");
+    let lasted = over
+        .ended_at
+        .unwrap()
+        .duration_since(over.started_at)
+        .unwrap();
+    assert!(
+        lasted >= Duration::from_millis(1500),
+        "it lasted {lasted:?}"
+    );
     assert!(TcpStream::connect(addr).await.is_ok(), "it listens again");
     let again = server
         .since(mark)
         .await_ack("n1", "cds", None, WAIT)
         .await
         .unwrap();
-    assert_ne!(again.stream, first.stream, "the client came back on a new stream");
+    assert_ne!(
+        again.stream, first.stream,
+        "the client came back on a new stream"
+    );
     assert_eq!(server.fired("down"), Some(1));
     let marked = server.fault_events();
     assert!(
-        marked
-            .iter()
-            .any(|(stream, f)| *stream == 0 && f.mark.action == "outage" && &*f.mark.rule == "down"),
+        marked.iter().any(|(stream, f)| *stream == 0
+            && f.mark.action == "outage"
+            && &*f.mark.rule == "down"),
         "a server-wide fault event: {marked:?}"
     );
     let status = http_get(addr, "/status").await.json();
@@ -137,7 +154,10 @@ async fn a_requested_outage_fires_once_at_the_first_request_for_the_name_which_g
             .await
             .unwrap(),
     );
-    until("the request for web set off the outage", || server.outage().is_some()).await;
+    until("the request for web set off the outage", || {
+        server.outage().is_some()
+    })
+    .await;
     let outage = server.outage().unwrap();
     assert_eq!(
         outage.trigger,

@@ -29,8 +29,8 @@ use crate::{
         outage::{Outage, Outages},
     },
     protocol::{
-        fetch::FETCH_STREAM_ID,
         faults::server::{Asked, ServerRules, Trigger, is_wildcard},
+        fetch::FETCH_STREAM_ID,
         kind::StreamKind,
         tap::{Capture, FaultFacts, Names, TapRequest, TypeName, What, WireEvent},
         wire::FaultMark,
@@ -72,7 +72,11 @@ struct Inner {
 
 impl ServerFaults {
     /// Follows `scenarios` until `stopped` turns true or nobody can change them any more.
-    pub fn start(scenarios: &Scenarios, registry: Registry, stopped: watch::Receiver<bool>) -> Self {
+    pub fn start(
+        scenarios: &Scenarios,
+        registry: Registry,
+        stopped: watch::Receiver<bool>,
+    ) -> Self {
         let mut follow = scenarios.subscribe();
         let installed = follow.borrow_and_update().clone();
         let rules = Arc::new(ServerRules::of(installed));

@@ -70,7 +70,10 @@ fn the_cookbook_shows_the_recipe_files_and_bootstraps_as_they_are() {
         let same = examples
             .iter()
             .any(|e| std::fs::read_to_string(root().join("examples").join(e)).unwrap() == block);
-        assert!(same, "a bootstrap the cookbook shows is one of examples/: {block}");
+        assert!(
+            same,
+            "a bootstrap the cookbook shows is one of examples/: {block}"
+        );
         bootstraps += 1;
     }
     assert!(bootstraps >= 2, "{bootstraps} bootstraps shown");
@@ -89,7 +92,10 @@ fn the_client_output_the_cookbook_shows_is_from_the_recorded_runs() {
     let mut checked = 0;
     for block in blocks(&docs, "output") {
         for line in block.lines() {
-            let call = line.split(' ').next().is_some_and(|seq| seq.parse::<u64>().is_ok());
+            let call = line
+                .split(' ')
+                .next()
+                .is_some_and(|seq| seq.parse::<u64>().is_ok());
             if call || line.starts_with("I0000 ") {
                 assert!(
                     recorded.iter().any(|r| r.lines().any(|l| l == line)),

@@ -25,8 +25,9 @@ fn an_outage_on_a_requested_resource_reads_into_the_model() {
     );
     let plain = Scenario::from_yaml("version: 1\nrules:\n  - do: { outage: { for: 500ms } }\n");
     assert!(plain.is_ok(), "at the installation: {plain:?}");
-    let later =
-        Scenario::from_yaml("version: 1\nrules:\n  - when: { after: 3s }\n    do: { outage: { for: 1s } }\n");
+    let later = Scenario::from_yaml(
+        "version: 1\nrules:\n  - when: { after: 3s }\n    do: { outage: { for: 1s } }\n",
+    );
     assert!(later.is_ok(), "a time after it: {later:?}");
 }
 
