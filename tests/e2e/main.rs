@@ -20,6 +20,7 @@ mod federation;
 mod fleet;
 mod harness;
 mod large;
+mod outage;
 mod page;
 mod per_type;
 mod record;

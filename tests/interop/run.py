@@ -22,6 +22,7 @@ import faults
 import fixture_edits as fx
 import harness
 import judge
+import recipes
 import tls_phase as tls
 from status_checks import (AUTHORITY, CLIENT_NODE, FEDERATED_NODE, PUSH_TIMEOUT_S,
                            client_synced, federated_synced, fetch_status, rejected_in_status,
@@ -315,7 +316,7 @@ def tls_scenario(r: Report, python: Path, binary: Path, work: Path, fixtures: Pa
     r.check("xdsloop-server (mTLS) is still running", server.alive())
 
 
-def run(r: Report, work: Path) -> None:
+def run(r: Report, work: Path, only_recipes: list[str] | None = None) -> None:
     source = REPO / "fixtures" / "grpc"
     problem = fx.check_fixture(source)
     if problem:
@@ -328,6 +329,8 @@ def run(r: Report, work: Path) -> None:
     try:
         ports, backends = start_backends(python)
         procs += backends
+        if only_recipes is not None:
+            return run_recipes(r, python, binary, work, ports, procs, only_recipes)
         fixtures = work / "fixtures"
         fx.copy_with_ports(source, fixtures, ports["A"], ports["B"])
         server_port, admin, server = start_server(binary, fixtures, work)
@@ -352,20 +355,39 @@ def run(r: Report, work: Path) -> None:
         tls_scenario(r, python, binary, work, tls_fixtures, procs)
         if r.failed > failed_before:
             print("\n".join(p.tail() for p in procs), file=sys.stderr)
+        run_recipes(r, python, binary, work, ports, procs, [])
     finally:
         for proc in reversed(procs):
             proc.stop()
 
 
+def run_recipes(r: Report, python: Path, binary: Path, work: Path, ports: dict,
+                procs: list[Proc], only: list[str]) -> None:
+    """The cookbook's recipes (recipes.py), each with servers and a client of its own."""
+    env = recipes.Env(python=python, binary=binary, work=work, ports=ports, report=r)
+    failed_before = r.failed
+    try:
+        recipes.run_all(env, only)
+    finally:
+        if r.failed > failed_before:
+            print("\n".join(p.tail() for p in env.procs + procs), file=sys.stderr)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", action="store_true", help="keep the temp directory")
+    parser.add_argument("--recipes", metavar="NAMES", default=None,
+                        help="run only the cookbook's recipes (comma-separated: "
+                             f"{','.join(recipes.RECIPES)}; 'all' for every one)")
     args = parser.parse_args()
+    only = None
+    if args.recipes is not None:
+        only = [] if args.recipes == "all" else args.recipes.split(",")
     harness.install_cleanup()
     r = Report()
     work = Path(tempfile.mkdtemp(prefix="xdsloop-interop-"))
     try:
-        run(r, work)
+        run(r, work, only)
     except Setup as err:
         r.check("setup", False, str(err))
     except (KeyboardInterrupt, SystemExit) as err:

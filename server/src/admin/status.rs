@@ -193,6 +193,12 @@ pub struct HeldView {
 pub struct WithheldView {
     pub rule: String,
     pub names: Vec<String>,
+    /// Since when the client has been kept waiting for them (the first response of this
+    /// stream that left them out).
+    #[serde(with = "rfc3339")]
+    pub waiting_since: SystemTime,
+    /// How long that is, as of this document.
+    pub waited_ms: u64,
 }
 
 /// Which scenario rule did what.
@@ -369,6 +375,11 @@ fn type_view(status: &TypeStatus, current: Option<&TypeResources>, variant: Vari
             .map(|w| WithheldView {
                 rule: w.rule.to_string(),
                 names: w.names.clone(),
+                waiting_since: w.since,
+                waited_ms: SystemTime::now()
+                    .duration_since(w.since)
+                    .unwrap_or_default()
+                    .as_millis() as u64,
             }),
     }
 }

@@ -280,6 +280,8 @@ async fn serve_admin(
         tls: follow_tls(config.tls.as_ref(), ClientCerts::Optional)?,
         closer: Closer::new(),
         budget_bytes: config.limits.budget_bytes(),
+        // The admin listener stays up through an outage: it is how one watches it.
+        outages: None,
     };
     // CSDS beside the admin routes: its gRPC router brings the fallback (UNIMPLEMENTED for
     // unknown gRPC methods, 404 otherwise).

@@ -19,6 +19,7 @@ use crate::{
     transport::ads::Ads,
     transport::discovery::Discovery,
     transport::introspection::{self, ServingReporter},
+    transport::outage::ServerFaults,
     transport::per_type::{self, PerType},
     transport::rest::{self, Rest, faults::RestFaults},
     transport::unary::Fetcher,
@@ -193,7 +194,9 @@ impl XdsPort {
         let limits = self.listening.limits;
         let (stop, stopped) = watch::channel(false);
         let fetcher = Fetcher::new(snapshots.clone());
+        let server_faults = ServerFaults::start(&self.scenarios, registry.clone(), stopped.clone());
         let discovery = Discovery::new(snapshots, registry.clone(), stopped.clone())
+            .with_server_faults(server_faults)
             .with_max_message_bytes(self.max_message_bytes)
             .with_max_request_bytes(limits.max_request_bytes)
             .with_conformance(self.conformance)
@@ -217,6 +220,7 @@ impl XdsPort {
             tls: self.listening.tls,
             closer: Closer::new(),
             budget_bytes: limits.budget_bytes(),
+            outages: Some(self.scenarios.outages().clone()),
         };
         let max_streams = limits.max_streams_per_connection;
         let http = listener::start(self.listener, routes, accept, max_streams, (stop, stopped))?;

@@ -93,6 +93,17 @@ impl Closer {
         }
     }
 
+    /// Makes the connections registered now fail, as [`Closer::close`] does, but not the ones
+    /// that come later (an outage on purpose: the server serves again after it). Returns how
+    /// many it closed.
+    pub fn close_open(&self) -> usize {
+        let flags: Vec<Arc<Flag>> = lock(&self.inner).open.values().cloned().collect();
+        for flag in &flags {
+            flag.close();
+        }
+        flags.len()
+    }
+
     /// Connections still registered (open, or not yet dropped).
     pub fn open(&self) -> usize {
         lock(&self.inner).open.len()
@@ -213,6 +224,18 @@ mod tests {
         assert!(closer.signal().check().is_err(), "later ones start closed");
         drop((waiting, idle));
         assert_eq!(closer.open(), 0, "dropped signals unregister");
+    }
+
+    #[test]
+    fn close_open_fails_the_open_connections_but_not_later_ones() {
+        let closer = Closer::new();
+        let open = closer.signal();
+        assert_eq!(closer.close_open(), 1);
+        assert_eq!(
+            open.check().unwrap_err().kind(),
+            io::ErrorKind::ConnectionAborted
+        );
+        assert!(closer.signal().check().is_ok(), "a later one is served");
     }
 
     #[test]

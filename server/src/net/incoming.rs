@@ -17,6 +17,7 @@ use tokio_rustls::TlsAcceptor;
 use tokio_stream::wrappers::ReceiverStream;
 use tracing::warn;
 
+use crate::config::scenario::outage::Outages;
 use crate::net::{
     close::{CloseSignal, Closer},
     conn::{Conn, PeerInfo, RequestBudget},
@@ -41,6 +42,8 @@ pub struct Accept {
     pub closer: Closer,
     /// Bytes of unfinished requests one connection may hold (see [`RequestBudget`]).
     pub budget_bytes: usize,
+    /// The scenario's outages this listener goes away for (the xDS port; `None`: never).
+    pub outages: Option<Outages>,
 }
 
 /// Starts accepting on `listener`; the connections come out of the returned stream.
@@ -58,9 +61,22 @@ async fn accept_loop(
     tx: mpsc::Sender<std::io::Result<Conn>>,
 ) {
     let mut handshakes: JoinSet<Handshake> = JoinSet::new();
+    let mut outage = accept.outages.as_ref().map(Outages::subscribe);
+    let mut listener = listener;
     loop {
+        let until = outage.as_mut().and_then(|o| *o.borrow_and_update());
+        if let (Some(until), Some(outages)) = (until, &accept.outages) {
+            match super::outage::sit_out(listener, &accept.closer, outages, until, tx.closed())
+                .await
+            {
+                Some(again) => listener = again,
+                None => return,
+            }
+            continue;
+        }
         let ready = tokio::select! {
             _ = tx.closed() => return,
+            Some(()) = outage_began(&mut outage) => continue,
             accepted = listener.accept() => match accepted {
                 Ok((tcp, peer)) => match admit(&accept, tcp, peer) {
                     Some((tcp, permit)) => match &accept.tls {
@@ -96,6 +112,16 @@ async fn accept_loop(
             }
             Err((peer, reason)) => accept.stats.failed(peer, reason),
         }
+    }
+}
+
+/// Resolves when the outage signal changes (never without one).
+async fn outage_began(
+    outage: &mut Option<watch::Receiver<Option<std::time::Instant>>>,
+) -> Option<()> {
+    match outage {
+        Some(rx) => rx.changed().await.ok(),
+        None => std::future::pending().await,
     }
 }
 

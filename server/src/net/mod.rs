@@ -1,7 +1,8 @@
 //! I/O: the connections themselves, below any HTTP: accepting them ([`incoming`]), TLS and
 //! mTLS with certificate rotation ([`tls`], [`rotation`]), who the peer is ([`identity`],
 //! [`conn::PeerInfo`]), what one connection may cost ([`Limits`], [`conn::RequestBudget`]),
-//! refusals in plain words ([`refusal`]) and closing every connection at shutdown ([`close`]).
+//! refusals in plain words ([`refusal`]), closing every connection at shutdown ([`close`]) and
+//! the listener's outages on purpose ([`outage`]).
 //!
 //! Both listeners (the xDS port and a separate admin listener) accept through here, so the
 //! admin access rule and `/status` see the same [`conn::PeerInfo`] for every request.
@@ -10,6 +11,7 @@ pub mod close;
 pub mod conn;
 pub mod identity;
 pub mod incoming;
+pub mod outage;
 pub mod refusal;
 pub mod rotation;
 pub mod tls;

@@ -170,6 +170,11 @@ pub struct Withheld {
     #[serde(serialize_with = "arc_str")]
     pub rule: Arc<str>,
     pub names: Vec<String>,
+    /// Since when the client has been kept waiting for them: the first response of the
+    /// stream's unbroken run of responses that left these names out (its not-found timer
+    /// started with its request, just before).
+    #[serde(skip)]
+    pub since: SystemTime,
 }
 
 fn arc_str<S: serde::Serializer>(text: &Arc<str>, s: S) -> Result<S::Ok, S::Error> {
@@ -263,6 +268,9 @@ pub struct Ledger {
     pub last_nack: Option<Nacked>,
     /// The last response of this type a scenario rule touched (kept after later responses).
     pub last_fault: Option<Touched>,
+    /// What the response before the latest withheld, so a run of withholding responses keeps
+    /// the time the wait began.
+    pub withheld_before: Option<Withheld>,
 }
 
 impl Ledger {
@@ -279,6 +287,7 @@ impl Ledger {
     }
 
     pub fn record_sent(&mut self, version: &str, nonce: &str, resources: usize) {
+        self.withheld_before = self.last_sent.as_mut().and_then(|s| s.withheld.take());
         self.previous_sent = self.last_sent.take();
         self.last_sent = Some(Sent {
             version: version.to_string(),
@@ -351,9 +360,13 @@ impl Ledger {
             }
             WireFate::Withheld { names } => {
                 sent.resources = sent.resources.saturating_sub(names.len());
+                let waiting = self.withheld_before.as_ref().filter(|before| {
+                    before.rule == mark.rule && names.iter().any(|n| before.names.contains(n))
+                });
                 sent.withheld = Some(Withheld {
                     rule: mark.rule.clone(),
                     names: names.clone(),
+                    since: waiting.map_or_else(SystemTime::now, |before| before.since),
                 });
             }
             _ => {}

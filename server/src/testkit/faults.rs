@@ -5,7 +5,10 @@
 use std::sync::Arc;
 
 use super::{KitError, Served, TestServer};
-use crate::config::scenario::{Installed, Scenario, Scenarios};
+use crate::{
+    config::scenario::{Installed, Scenario, Scenarios, outage::Outage},
+    protocol::tap::{FaultFacts, What},
+};
 
 impl TestServer {
     /// Puts `scenario` in force on every stream, open and new, with its rule counters at 0. A
@@ -34,6 +37,28 @@ impl TestServer {
             .iter()
             .position(|rule| rule.id == id)?;
         Some(installed.counters[at].fired())
+    }
+
+    /// The `outage` in progress: the xDS port refuses connections until `outage.until`.
+    pub fn outage(&self) -> Option<Outage> {
+        self.scenarios().outages().current()
+    }
+
+    /// The last `outage` that is over (`ended_at`: when the port listened again).
+    pub fn last_outage(&self) -> Option<Outage> {
+        self.scenarios().outages().last()
+    }
+
+    /// The faults no response carried, so far, with their stream (0: server-wide, such as an
+    /// `outage`, or a REST poll's): what `--record` writes as `! FAULT` lines.
+    pub fn fault_events(&self) -> Vec<(u64, FaultFacts)> {
+        self.journal.read(|kept| {
+            let found = kept.events.iter().filter_map(|e| match &e.what {
+                What::Fault(facts) => Some((e.stream, (**facts).clone())),
+                _ => None,
+            });
+            found.collect()
+        })
     }
 
     /// The handle the server's streams follow (the admin's `/scenario` changes it too).

@@ -25,6 +25,7 @@ use crate::{
     protocol::request::SotwRequest,
     protocol::response::{DeltaResponse, SotwResponse},
     protocol::sotw::SotwStream,
+    transport::outage::ServerFaults,
     transport::stream::{self, Feeds, OUTBOUND_CAPACITY, StreamKit, tap::Tap},
 };
 
@@ -48,6 +49,8 @@ pub struct Discovery {
     conformance: Conformance,
     /// `--replay`: every stream serves the recording instead of the snapshots.
     replay: Option<Arc<Replay>>,
+    /// The server-wide rules streams report their requests to.
+    server_faults: ServerFaults,
 }
 
 impl Discovery {
@@ -66,7 +69,14 @@ impl Discovery {
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
             conformance: Conformance::default(),
             replay: None,
+            server_faults: ServerFaults::default(),
         }
+    }
+
+    /// The server-wide rules (`outage`, `when.requested`) every stream reports to.
+    pub fn with_server_faults(mut self, server_faults: ServerFaults) -> Self {
+        self.server_faults = server_faults;
+        self
     }
 
     /// How every stream's client is judged (`--conformance`, `--strict`).
@@ -195,6 +205,7 @@ impl Discovery {
             opened: Instant::now(),
             kill,
             max_message_bytes: self.max_message_bytes,
+            server: self.server_faults.clone(),
         };
         tokio::spawn(stream::run(machine, requests, feeds, tx, kit));
         ReceiverStream::new(rx)

@@ -12,10 +12,12 @@
 //!   [`unary`]: the newest snapshot's answers to both kinds of fetch.
 //! - [`introspection`]: gRPC health checking and reflection on the xDS port.
 //! - [`record`]: the transcript recorder (`--record`), fed by the registry's event bus.
+//! - [`outage`]: the server-wide fault rules carried out (`outage`, `when.requested`).
 
 pub mod ads;
 pub mod discovery;
 pub mod introspection;
+pub mod outage;
 pub mod per_type;
 pub mod record;
 pub mod request_body;

@@ -6,6 +6,7 @@ mod content;
 mod docs;
 mod flap;
 mod ledger;
+mod grpc_recipes;
 mod rest;
 mod stream;
 mod timing;

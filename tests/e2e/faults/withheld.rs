@@ -37,10 +37,15 @@ async fn withheld_row_is_synced(source: Source) {
     store_where(&client, |s| s.holds(ENDPOINT, "api")).await;
     let row = eds_row_where(&served, |row| row["last_acked"].is_object()).await;
     assert_eq!(row["state"], "SYNCED", "{row:#}");
+    let withheld = &row["withheld"];
     assert_eq!(
-        row["withheld"],
-        json!({"rule": "hide-web", "names": ["web"]}),
+        (&withheld["rule"], &withheld["names"]),
+        (&json!("hide-web"), &json!(["web"])),
         "{row:#}"
+    );
+    assert!(
+        withheld["waiting_since"].is_string() && withheld["waited_ms"].is_u64(),
+        "how long the client has waited: {row:#}"
     );
     assert_eq!(
         row["last_sent"]["resources"], 1,

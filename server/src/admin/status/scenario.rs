@@ -1,13 +1,17 @@
 //! The `scenario` section of `/status` (and the body of `GET /scenario`): what is in force,
 //! where it came from, the last refused one, and per rule how often it fired.
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 use xdsloop_proto::type_url;
 
 use super::rfc3339;
-use crate::config::scenario::{Installed, Scenarios, installed::Firing};
+use crate::config::scenario::{
+    Installed, Scenarios,
+    installed::Firing,
+    outage::{Outage, Outages},
+};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScenarioView {
@@ -21,6 +25,30 @@ pub struct ScenarioView {
     /// Why the last scenario given was refused (the one shown stays in force).
     pub error: Option<String>,
     pub rules: Vec<RuleView>,
+    /// The outage in progress, else the last one (`null`: none yet).
+    #[serde(default)]
+    pub outage: Option<OutageView>,
+}
+
+/// A server-wide `outage`: the xDS listener closed and every connection with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutageView {
+    /// In progress: new connections are refused until `ends_at`.
+    pub active: bool,
+    pub rule: String,
+    /// What set it off: `installed`, `5s after the installation`, `requested: cds web by
+    /// node n on stream 3`.
+    pub trigger: String,
+    #[serde(with = "rfc3339")]
+    pub started_at: SystemTime,
+    #[serde(with = "rfc3339")]
+    pub ends_at: SystemTime,
+    /// When the listener was bound again.
+    #[serde(with = "rfc3339::option")]
+    pub ended_at: Option<SystemTime>,
+    pub connections_closed: usize,
+    /// Outages since the server started.
+    pub count: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,7 +77,42 @@ pub struct FiringView {
 pub fn view(scenarios: &Scenarios) -> ScenarioView {
     let installed = scenarios.current();
     let error = scenarios.rejected().map(|r| r.error);
-    view_of(&installed, error)
+    let mut view = view_of(&installed, error);
+    view.outage = outage_view(scenarios.outages());
+    view
+}
+
+fn outage_view(outages: &Outages) -> Option<OutageView> {
+    let (active, outage) = match outages.current() {
+        Some(current) => (true, current),
+        None => (false, outages.last()?),
+    };
+    let Outage {
+        rule,
+        trigger,
+        started_at,
+        duration,
+        connections_closed,
+        ended_at,
+        ..
+    } = outage;
+    Some(OutageView {
+        active,
+        rule,
+        trigger,
+        started_at,
+        ends_at: started_at + duration,
+        ended_at,
+        connections_closed,
+        count: outages.count(),
+    })
+}
+
+/// How long an outage lasts, for people.
+pub fn outage_length(view: &OutageView) -> Duration {
+    view.ends_at
+        .duration_since(view.started_at)
+        .unwrap_or_default()
 }
 
 fn view_of(installed: &Installed, error: Option<String>) -> ScenarioView {
@@ -73,6 +136,7 @@ fn view_of(installed: &Installed, error: Option<String>) -> ScenarioView {
         loaded_at: installed.loaded_at,
         error,
         rules,
+        outage: None,
     }
 }
 

@@ -121,6 +121,20 @@ fn scenario_line(out: &mut String, doc: &StatusDocument) {
     if let Some(error) = &scenario.error {
         let _ = writeln!(out, "scenario  REFUSED: {}", one_line(error));
     }
+    if let Some(outage) = &scenario.outage {
+        let length = humantime::format_duration(super::scenario::outage_length(outage));
+        let (state, until) = match outage.active {
+            true => ("OUTAGE", "refusing connections until"),
+            false => ("outage", "over; it was to last until"),
+        };
+        let _ = writeln!(
+            out,
+            "{state}    {} for {length} ({}): {until} {}",
+            outage.rule,
+            outage.trigger,
+            rfc3339::format(outage.ends_at)
+        );
+    }
 }
 
 fn types_line(types: &[TypeSummary]) -> String {
@@ -246,7 +260,13 @@ fn detail(t: &TypeView, now: SystemTime) -> String {
     let Some(w) = &t.withheld else {
         return state;
     };
-    let withheld = format!("withheld {} by {}", w.names.join(","), w.rule);
+    let waited = now.duration_since(w.waiting_since).unwrap_or_default();
+    let waited = humantime::format_duration(std::time::Duration::from_secs(waited.as_secs()));
+    let withheld = format!(
+        "withheld {} by {}, client waiting {waited}",
+        w.names.join(","),
+        w.rule
+    );
     match state.is_empty() {
         true => withheld,
         false => format!("{state}; {withheld}"),

@@ -13,7 +13,7 @@ use std::{
 
 use tokio::sync::watch;
 
-use super::model::Scenario;
+use super::{model::Scenario, outage::Outages};
 
 /// Who installed the scenario in force.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,6 +157,8 @@ pub struct Rejected {
 pub struct Scenarios {
     tx: Arc<watch::Sender<Arc<Installed>>>,
     rejected: Arc<Mutex<Option<Rejected>>>,
+    /// The server-wide `outage`s the rules set off.
+    outages: Outages,
 }
 
 impl Default for Scenarios {
@@ -172,7 +174,14 @@ impl Scenarios {
         Self {
             tx: Arc::new(tx),
             rejected: Arc::default(),
+            outages: Outages::default(),
         }
+    }
+
+    /// The server's outages on purpose: the one in progress, the last one, the signal the
+    /// accept loop follows.
+    pub fn outages(&self) -> &Outages {
+        &self.outages
     }
 
     /// What streams follow: the scenario in force, then every change.

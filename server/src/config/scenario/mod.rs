@@ -7,11 +7,14 @@
 //! - [`installed`]: the seam, [`Scenarios`]: the scenario in force with its per-rule counters,
 //!   installed by the file, the admin API or code (last writer wins), followed by streams;
 //! - [`watch`]: `--scenario FILE`, reloaded on every edit; a bad edit keeps the one in force;
-//! - [`check`]: `xdsloop-server scenario check FILE`, the same reading offline.
+//! - [`check`]: `xdsloop-server scenario check FILE`, the same reading offline;
+//! - [`outage`]: the server-wide outages the rules set off, as data the accept loop follows
+//!   and `/status` shows.
 
 pub mod check;
 pub mod installed;
 pub mod model;
+pub mod outage;
 pub mod parse;
 pub mod watch;
 
@@ -19,7 +22,9 @@ pub mod watch;
 mod tests;
 
 pub use installed::{Installed, Origin, Scenarios};
-pub use model::{Action, Match, Place, ResetScope, Rule, Scenario, Service, Variant, When};
+pub use model::{
+    Action, Match, Place, Requested, ResetScope, Rule, Scenario, Service, Variant, When,
+};
 pub use parse::ParseError;
 
 impl Scenario {

@@ -79,8 +79,22 @@ pub struct When {
     /// The first response after the client ACKed this version of the rule's type.
     pub after_ack: Option<String>,
     /// The stream is at least this old; a stream-ending action with no other moment fires at
-    /// this age by itself.
+    /// this age by itself. On a server-wide rule (`outage`): the time since the scenario was
+    /// installed.
     pub after: Option<Duration>,
+    /// Server-wide: the first request, by any client, that asks for this resource (the
+    /// moment gRPC's interop control plane stops at to test xDS fallback).
+    pub requested: Option<Requested>,
+}
+
+/// A resource some client asks for: `when.requested`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Requested {
+    /// A full type URL (the file takes aliases).
+    pub type_url: String,
+    /// A name glob (`*` any run, `?` one character). A wildcard subscription (SotW LDS/CDS
+    /// with no names, Delta `*`) asks for every name of its type.
+    pub name: String,
 }
 
 impl When {
@@ -90,6 +104,7 @@ impl When {
             && self.every.is_none()
             && self.version.is_none()
             && self.after_ack.is_none()
+            && self.requested.is_none()
     }
 }
 
@@ -127,6 +142,9 @@ pub enum Action {
     },
     /// After every ACK (and NACK with `nacks`), send the same content again.
     IgnoreAcks { nacks: bool },
+    /// Server-wide: end every stream and close the xDS listener for this long (new
+    /// connections are refused), then listen again.
+    Outage { duration: Duration },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,6 +178,7 @@ impl Action {
             Action::Withhold { .. } => "withhold",
             Action::Flap { .. } => "flap",
             Action::IgnoreAcks { .. } => "ignore_acks",
+            Action::Outage { .. } => "outage",
         }
     }
 
@@ -169,6 +188,11 @@ impl Action {
             self,
             Action::Close { .. } | Action::Reset { .. } | Action::Hang { .. }
         )
+    }
+
+    /// Acts on the whole server, not on one stream: no stream's fault stage takes it.
+    pub fn is_server_wide(&self) -> bool {
+        matches!(self, Action::Outage { .. })
     }
 
     /// Shapes which resources exist rather than acting on a response.
@@ -196,6 +220,7 @@ impl Action {
             Action::Reorder => Some("a poll gets one response, never a batch to reorder"),
             Action::IgnoreAcks { .. } => Some("REST has no ACKs to ignore"),
             Action::Flap { .. } => Some("a poll has no stream to push changes on"),
+            Action::Outage { .. } => Some("an outage is server-wide: leave out `service`"),
         }
     }
 }
@@ -225,6 +250,9 @@ impl Rule {
         }
         check_counts(self)?;
         check_bounds(self)?;
+        if self.action.is_server_wide() || self.when.requested.is_some() {
+            return check_server_wide(self);
+        }
         check_moments(self)?;
         check_action(self)
     }
@@ -263,6 +291,57 @@ fn check_bounds(rule: &Rule) -> Result<(), String> {
         )),
         _ => Ok(()),
     }
+}
+
+/// A server-wide rule fires once per installation: at it, `when.after` later, or at the first
+/// request for `when.requested`; `match` may narrow whose requests count, but not by type
+/// (the requested resource says which).
+fn check_server_wide(rule: &Rule) -> Result<(), String> {
+    let Action::Outage { duration } = &rule.action else {
+        return Err(format!(
+            "`when.requested` is a server-wide moment: it goes with a server-wide action \
+             (`outage`), not `{}`",
+            rule.action.name()
+        ));
+    };
+    if duration.is_zero() {
+        return Err("`outage.for` must be above zero".into());
+    }
+    let when = &rule.when;
+    let per_response = [
+        ("when.nth", when.nth.is_some()),
+        ("when.every", when.every.is_some()),
+        ("when.version", when.version.is_some()),
+        ("when.after_ack", when.after_ack.is_some()),
+        ("match.type", rule.selector.type_url.is_some()),
+        ("per_stream", rule.per_stream.is_some()),
+        ("times", rule.times.is_some_and(|n| n != 1)),
+    ];
+    if let Some((field, _)) = per_response.iter().find(|(_, set)| *set) {
+        return Err(format!(
+            "`outage` is server-wide and fires once per installation: `{field}` does not \
+             apply (its moment is the installation, `when.after` or `when.requested`)"
+        ));
+    }
+    if when.requested.is_some() && when.after.is_some() {
+        return Err("`outage` fires at `when.requested` or at `when.after`, not both".into());
+    }
+    if let Some(requested) = &when.requested {
+        if requested.name.is_empty() {
+            return Err("`when.requested.name` is empty".into());
+        }
+        if requested.type_url.is_empty() {
+            return Err("`when.requested.type` is empty".into());
+        }
+    }
+    if rule.selector.service == Some(Service::Rest) {
+        return Err(
+            "`outage` is not supported with `service: rest`: it is server-wide, leave out \
+             `service`"
+                .into(),
+        );
+    }
+    Ok(())
 }
 
 fn check_id(id: &str) -> Result<(), String> {

@@ -11,8 +11,8 @@ mod raw;
 
 use self::raw::*;
 use super::model::{
-    Action, GRPC_CODES, Match, Place, ResetScope, Rule, Scenario, Service, Variant, When,
-    resolve_type,
+    Action, GRPC_CODES, Match, Place, Requested, ResetScope, Rule, Scenario, Service, Variant,
+    When, resolve_type,
 };
 
 /// A scenario that could not be read: where, and what is wrong.
@@ -167,6 +167,17 @@ fn when(raw: RawWhen) -> Result<When, String> {
             .as_deref()
             .map(|t| duration("when.after", t))
             .transpose()?,
+        requested: raw
+            .requested
+            .map(|r| {
+                let type_url =
+                    resolve_type(&r.type_url).map_err(|e| format!("when.requested.type: {e}"))?;
+                Ok::<_, String>(Requested {
+                    type_url,
+                    name: r.name,
+                })
+            })
+            .transpose()?,
     })
 }
 
@@ -217,6 +228,9 @@ fn action(raw: RawAction) -> Result<Action, String> {
             period: duration("flap.period", &f.period)?,
         },
         RawAction::IgnoreAcks(i) => Action::IgnoreAcks { nacks: i.nacks },
+        RawAction::Outage(o) => Action::Outage {
+            duration: duration("outage.for", &o.duration)?,
+        },
     })
 }
 

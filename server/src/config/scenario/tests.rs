@@ -358,3 +358,4 @@ fn rust_rules_obey_the_same_bounds() {
     };
     assert!(rule.check().unwrap_err().starts_with("delay: at most"));
 }
+mod server_wide;

@@ -8,7 +8,10 @@
 //!   the stream loop carries out, and the loop reports each fate back to the machine;
 //!   `ignore_acks` asks the machine itself for resends
 //!   ([`stage::FaultStage::after_exchange`]), and `flap` has it hide names for a while
-//!   ([`stage::FaultStage::on_flap`], on the stream's fault timer).
+//!   ([`stage::FaultStage::on_flap`], on the stream's fault timer);
+//! - [`server`]: the server-wide rules (`outage`), due at the installation, a time after it
+//!   or the first request for a resource (`when.requested`), which no stream's stage takes.
 
 pub mod select;
+pub mod server;
 pub mod stage;

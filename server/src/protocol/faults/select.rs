@@ -34,6 +34,10 @@ pub fn selects_stream(selector: &Match, kind: StreamKind, node: Option<&str>) ->
 /// without `after_ack` (a rule without `service` applies to streams and polls alike, and on
 /// polls only where it makes sense).
 pub fn acts_on(rule: &Rule, kind: StreamKind) -> bool {
+    // Server-wide rules are no stream's: `protocol::faults::server` keeps them.
+    if rule.action.is_server_wide() || rule.when.requested.is_some() {
+        return false;
+    }
     !kind.is_rest() || (rule.action.rest_refusal().is_none() && rule.when.after_ack.is_none())
 }
 

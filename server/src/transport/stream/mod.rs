@@ -74,6 +74,8 @@ pub struct StreamKit {
     pub kill: crate::net::close::KillSwitch,
     /// The gRPC encoding limit, to say in the log when a response a rule padded is above it.
     pub max_message_bytes: usize,
+    /// The server-wide rules, told of each request while one waits for it.
+    pub server: crate::transport::outage::ServerFaults,
 }
 
 /// Why the loop stopped, and the status the client was sent, if one: the transcript records
@@ -291,6 +293,7 @@ fn on_request<M: StreamMachine>(
     // Only a stream some scenario rule applies to needs the type after the request is gone.
     let type_url = (!kit.faults.is_idle()).then(|| view.type_url.to_string());
     let facts = kit.tap.capture().map(|c| (request.facts(c), c));
+    let asking = kit.server.note(machine.node_id(), &request);
     let mut out = machine.on_request(request);
     let exchange = machine.exchange();
     kit.judge.after(exchange);
@@ -302,6 +305,12 @@ fn on_request<M: StreamMachine>(
         kit.faults.identify(kit.kind, node);
     }
     kit.tap.request(facts, exchange);
+    // A request that sets off an outage gets no answer: the server goes away instead.
+    if let Some(asking) = asking
+        && kit.server.asked(kit.tap.stream(), kit.kind, asking)
+    {
+        out.clear();
+    }
     report_violations(kit);
     if let Some(type_url) = type_url {
         let node = machine.node_id().map(str::to_owned);
@@ -359,8 +368,12 @@ async fn ended_by_machine<T>(
 }
 
 /// The stream ended: the judge sees what the client held, the tap says why it closed.
-fn finish<M: StreamMachine>(machine: M, mut kit: StreamKit, ending: Ending) {
+fn finish<M: StreamMachine>(machine: M, mut kit: StreamKit, mut ending: Ending) {
     let stream = kit.tap.stream();
+    if ending.reason == CloseReason::Client && kit.server.in_outage() {
+        // The client did not leave: an outage closed its connection.
+        ending.reason = CloseReason::Fault;
+    }
     if kit.judge.wants_held() {
         let cut = matches!(ending.reason, CloseReason::Status | CloseReason::Fault);
         kit.judge

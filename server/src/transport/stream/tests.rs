@@ -64,6 +64,7 @@ fn start_from(registry: Registry, snapshot: Arc<Snapshot>) -> Harness {
         opened: std::time::Instant::now(),
         kill: Default::default(),
         max_message_bytes: usize::MAX,
+        server: Default::default(),
     };
     let task = tokio::spawn(run(machine, inbound, feeds, outbound, kit));
     Harness {

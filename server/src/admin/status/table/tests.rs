@@ -68,8 +68,14 @@ fn a_stale_row_says_whether_the_older_response_was_answered() {
     });
     assert_eq!(detail(&t, now), "snapshot changed; push not acknowledged");
     let (rule, names) = ("hide-web".into(), vec!["web".into()]);
-    t.withheld = Some(WithheldView { rule, names });
-    let withheld = "snapshot changed; push not acknowledged; withheld web by hide-web";
+    t.withheld = Some(WithheldView {
+        rule,
+        names,
+        waiting_since: now - std::time::Duration::from_secs(12),
+        waited_ms: 12_000,
+    });
+    let withheld =
+        "snapshot changed; push not acknowledged; withheld web by hide-web, client waiting 12s";
     assert_eq!(detail(&t, now), withheld);
 }
 

@@ -28,6 +28,7 @@ fn the_table_has_a_fault_column_only_when_a_rule_touched_a_row() {
             skipped: 0,
             last: None,
         }],
+        outage: None,
     });
     let text = table::render(&doc, SystemTime::now());
     let head = text.lines().find(|l| l.starts_with("NODE")).unwrap();

@@ -63,6 +63,15 @@ pub(super) struct RawWhen {
     pub(super) version: Option<String>,
     pub(super) after_ack: Option<String>,
     pub(super) after: Option<String>,
+    pub(super) requested: Option<RawRequested>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRequested {
+    #[serde(rename = "type")]
+    pub(super) type_url: String,
+    pub(super) name: String,
 }
 
 #[derive(Deserialize, Default)]
@@ -86,6 +95,14 @@ pub(super) enum RawAction {
     Withhold(RawNames),
     Flap(RawFlap),
     IgnoreAcks(RawIgnoreAcks),
+    Outage(RawOutage),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawOutage {
+    #[serde(rename = "for")]
+    pub(super) duration: String,
 }
 
 #[derive(Deserialize)]

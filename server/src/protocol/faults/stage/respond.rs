@@ -223,5 +223,7 @@ fn act<R: WireResponse>(
             Outcome::Changed(WireFate::Withheld { names })
         }
         Action::Reorder | Action::IgnoreAcks { .. } | Action::Flap { .. } => Outcome::Around,
+        // Never on a stream's stage (`select::acts_on`).
+        Action::Outage { .. } => Outcome::Around,
     }
 }

@@ -1,0 +1,176 @@
+//! Server-wide faults through the test kit: an `outage` closes the xDS port (a connect is
+//! refused, every stream ends) for its period and then serves again; `when.requested` sets
+//! one off at the first request for a resource and that request gets no answer. Both are
+//! counted, shown in `/status` and on the kit's fault events (what `--record` marks).
+
+use std::time::Duration;
+
+use tokio::net::TcpStream;
+use xdsloop_client::{Client, ClientConfig, Interest, Source};
+use xdsloop_proto::type_url::CLUSTER;
+use xdsloop_server::{
+    config::scenario::{Action, Requested, Rule, Scenario, When},
+    testkit::TestServer,
+};
+
+use crate::client_support::{drain, store_where};
+use crate::harness::{http_get, http_send};
+use crate::testkit::cluster;
+
+const WAIT: Duration = Duration::from_secs(15);
+
+async fn client(server: &TestServer, node: &str, interest: Interest) -> Client {
+    let mut config = ClientConfig::new(server.addr().to_string(), node);
+    config.source = Source::Ads;
+    config.backoff.initial = Duration::from_millis(50);
+    config.backoff.max = Duration::from_millis(200);
+    let client = Client::start(config, std::future::pending()).unwrap();
+    drain(client.subscribe(CLUSTER, interest).await.unwrap());
+    client
+}
+
+/// Polls `probe` (the kit's state, no event to wait on) until it holds.
+async fn until(what: &str, mut probe: impl FnMut() -> bool) {
+    let poll = async {
+        while !probe() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(WAIT, poll)
+        .await
+        .unwrap_or_else(|_| panic!("never: {what}"));
+}
+
+#[tokio::test]
+async fn an_outage_put_by_the_admin_api_refuses_connections_for_its_period_then_serves_again() {
+    let server = TestServer::builder()
+        .resources([cluster("web", "a")])
+        .admin()
+        .start()
+        .await
+        .unwrap();
+    let addr = server.addr();
+    let client = client(&server, "n1", Interest::Wildcard).await;
+    let first = server.await_ack("n1", "cds", None, WAIT).await.unwrap();
+    let mark = server.mark();
+    let yaml = "version: 1\nrules:\n  - id: down\n    do: { outage: { for: 1500ms } }\n";
+    let put = http_send(addr, "PUT", "/scenario", Some(yaml)).await;
+    assert_eq!(
+        put.status, 200,
+        "the answer leaves before the port closes: {}",
+        put.body
+    );
+
+    until("the outage began", || server.outage().is_some()).await;
+    let outage = server.outage().unwrap();
+    assert_eq!(
+        (outage.rule.as_str(), outage.trigger.as_str()),
+        ("down", "installed")
+    );
+    let refused = TcpStream::connect(addr).await;
+    assert_eq!(
+        refused.map(|_| ()).unwrap_err().kind(),
+        std::io::ErrorKind::ConnectionRefused,
+        "the listener is closed, not answering with a stream error"
+    );
+    until("the client's stream ended", || {
+        let closed = server.registry().recently_closed();
+        closed.iter().any(|c| c.stream.id == first.stream)
+    })
+    .await;
+
+    until("the outage is over", || server.last_outage().is_some()).await;
+    let over = server.last_outage().unwrap();
+    let lasted = over
+        .ended_at
+        .unwrap()
+        .duration_since(over.started_at)
+        .unwrap();
+    assert!(
+        lasted >= Duration::from_millis(1500),
+        "it lasted {lasted:?}"
+    );
+    assert!(TcpStream::connect(addr).await.is_ok(), "it listens again");
+    let again = server
+        .since(mark)
+        .await_ack("n1", "cds", None, WAIT)
+        .await
+        .unwrap();
+    assert_ne!(
+        again.stream, first.stream,
+        "the client came back on a new stream"
+    );
+    assert_eq!(server.fired("down"), Some(1));
+    let marked = server.fault_events();
+    assert!(
+        marked.iter().any(|(stream, f)| *stream == 0
+            && f.mark.action == "outage"
+            && &*f.mark.rule == "down"),
+        "a server-wide fault event: {marked:?}"
+    );
+    let status = http_get(addr, "/status").await.json();
+    let shown = &status["scenario"]["outage"];
+    assert_eq!(shown["active"], false, "{shown:#}");
+    assert_eq!(shown["rule"], "down", "{shown:#}");
+    assert_eq!(shown["trigger"], "installed", "{shown:#}");
+    assert_eq!(shown["count"], 1, "{shown:#}");
+    assert!(shown["ended_at"].is_string(), "{shown:#}");
+    assert_eq!(status["scenario"]["rules"][0]["fired"], 1, "{status:#}");
+    client.stop().await;
+}
+
+fn on_request_for(name: &str, period: Duration) -> Scenario {
+    let rule = Rule {
+        id: "on-web".into(),
+        when: When {
+            requested: Some(Requested {
+                type_url: CLUSTER.into(),
+                name: name.into(),
+            }),
+            ..When::default()
+        },
+        action: Action::Outage { duration: period },
+        ..Rule::default()
+    };
+    Scenario { rules: vec![rule] }
+}
+
+#[tokio::test]
+async fn a_requested_outage_fires_once_at_the_first_request_for_the_name_which_gets_no_answer() {
+    let server = TestServer::builder()
+        .resources([cluster("api", "a"), cluster("web", "b")])
+        .scenario(on_request_for("web", Duration::from_secs(1)))
+        .start()
+        .await
+        .unwrap();
+    let client = client(&server, "n1", Interest::names(["api"])).await;
+    let first = server.await_ack("n1", "cds", None, WAIT).await.unwrap();
+    assert_eq!(server.fired("on-web"), Some(0), "api is not web");
+    assert!(server.outage().is_none());
+
+    drain(
+        client
+            .subscribe(CLUSTER, Interest::names(["web"]))
+            .await
+            .unwrap(),
+    );
+    until("the request for web set off the outage", || {
+        server.outage().is_some()
+    })
+    .await;
+    let outage = server.outage().unwrap();
+    assert_eq!(
+        outage.trigger,
+        format!("requested: cds web by node n1 on stream {}", first.stream)
+    );
+    assert!(
+        !client.store().borrow().holds(CLUSTER, "web"),
+        "the request that set it off got no answer"
+    );
+
+    // Back after the outage, the client asks for web again: it fired once, and web is served.
+    store_where(&client, |s| s.holds(CLUSTER, "web")).await;
+    assert_eq!(server.fired("on-web"), Some(1));
+    assert!(server.last_outage().is_some() && server.outage().is_none());
+    client.stop().await;
+}
