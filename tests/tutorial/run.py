@@ -4,7 +4,8 @@ the real binaries) and checks that each prints what the page shows, so the tutor
 
 How the page is read:
 - A ```console NAME block is typed into terminal NAME (`server`, `client`, `shell`, ...).
-  `$ CMD` runs CMD there (bash, in a temp directory holding a copy of fixtures/demo); the lines
+  `$ CMD` runs CMD there (bash, in a temp directory holding a copy of fixtures/demo and of
+  client/src, which the labs read); the lines
   after it are what CMD prints, stdout and stderr together as a terminal shows them.
 - A command that a later block of the same terminal continues or stops keeps running in its
   terminal; any other command must print exactly the lines shown and exit 0. A query of live
@@ -290,6 +291,8 @@ def run_page(page: Path, show: bool = False) -> None:
         root = Path(tmp)
         work = root / "work"
         shutil.copytree(REPO / "fixtures" / "demo", work / "fixtures" / "demo")
+        # The labs read the client's source as a reader does, from the repository root.
+        shutil.copytree(REPO / "client" / "src", work / "client" / "src")
         bin_dir = root / "bin"
         bin_dir.mkdir()
         wrappers(bin_dir, free_port())
