@@ -21,11 +21,15 @@ test-rust:
 conformance: bins
 	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/conformance/run.py
 
-# docs/tutorial.md, command by command, against the two binaries: each must print what the page
-# shows (times, ports, hashes aside). Then the checker's self-test: broken copies of the page fail.
+# The tutorial (docs/tutorial.md and its Chinese, docs/zh/tutorial.md) and the day-12 labs
+# (docs/lab-day12.md, docs/zh/lab-day12.md), command by command, against the two binaries: each
+# must print what the page shows (times, ports, hashes aside). Then the checker's self-test:
+# broken copies of both tutorials fail.
+TUTORIALS = docs/tutorial.md docs/zh/tutorial.md
+LABS = docs/lab-day12.md docs/zh/lab-day12.md
 tutorial: bins
-	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/tutorial/run.py docs/tutorial.md
-	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/tutorial/run.py --self-test docs/tutorial.md
+	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/tutorial/run.py $(TUTORIALS) $(LABS)
+	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/tutorial/run.py --self-test $(TUTORIALS)
 
 # The live page (GET / on the admin endpoint) in a real headless Chromium, against the two
 # binaries: live updates after an edit, a rejected edit, a NACKing client, a stream's

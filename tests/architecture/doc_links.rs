@@ -1,8 +1,10 @@
 //! Links from documentation into the source, checked: `` [`Reloader::reload`](../server/src/config/watch/reload.rs) ``
 //! must point at a file that defines `fn reload`; a capitalised last segment (`Snapshot`)
 //! must be a `struct`, `enum`, `trait`, `type` or `const` there, and a last segment that is the
-//! file's own module name (`services` for `services.rs`) links the module. A renamed function
-//! or a moved file then fails the build instead of leaving the walk-through wrong.
+//! file's own module name (`services` for `services.rs`) links the module. A link with a line
+//! (`mux.rs#L153`, one click to the definition) must land on the line that defines the item. A
+//! renamed function, a moved file or a definition that moved down then fails the build instead
+//! of leaving the walk-through wrong.
 
 use std::path::{Path, PathBuf};
 
@@ -12,6 +14,8 @@ pub struct SourceLink {
     pub line: usize,
     pub item: String,
     pub target: String,
+    /// `#L153`: the line of the target the link opens at.
+    pub at_line: Option<usize>,
 }
 
 /// Every `[`item`](path.rs)` link in `markdown`.
@@ -29,17 +33,20 @@ pub fn source_links(markdown: &str) -> Vec<SourceLink> {
             let Some(end) = rest.find(')') else {
                 break;
             };
-            let target = rest[..end]
-                .split('#')
-                .next()
-                .unwrap_or_default()
-                .to_string();
+            let (target, fragment) = match rest[..end].split_once('#') {
+                Some((target, fragment)) => (target.to_string(), Some(fragment)),
+                None => (rest[..end].to_string(), None),
+            };
+            let at_line = fragment
+                .and_then(|f| f.strip_prefix('L'))
+                .and_then(|n| n.parse().ok());
             rest = &rest[end + 1..];
             if target.ends_with(".rs") {
                 links.push(SourceLink {
                     line: number + 1,
                     item,
                     target,
+                    at_line,
                 });
             }
         }
@@ -77,6 +84,20 @@ pub fn broken_links(
         if !defined {
             let kinds = kinds.join("/");
             problems.push(format!("{at}: {} defines no {kinds} {name}", link.target));
+            continue;
+        }
+        if let Some(n) = link.at_line {
+            let there = text.lines().nth(n.saturating_sub(1)).unwrap_or_default();
+            if !kinds.iter().any(|kind| defines(there, kind, name)) {
+                let found = text
+                    .lines()
+                    .position(|l| kinds.iter().any(|kind| defines(l, kind, name)))
+                    .map_or(String::new(), |i| format!(" (it is at #L{})", i + 1));
+                problems.push(format!(
+                    "{at}: {}#L{n} is not where {name} is defined{found}",
+                    link.target
+                ));
+            }
         }
     }
     problems
@@ -117,6 +138,18 @@ mod tests {
                    [`crate::a`](../src/a.rs)";
         assert_eq!(source_links(doc).len(), 3);
         assert!(broken_links(Path::new("docs/a.md"), doc, &read).is_empty());
+    }
+
+    #[test]
+    fn doc_check_follows_a_line_anchor_to_the_definition() {
+        let doc = "[`Stream`](../src/a.rs#L1) [`Stream::on_request`](../src/a.rs#L2)";
+        assert!(broken_links(Path::new("docs/a.md"), doc, &read).is_empty());
+        let moved = "[`Stream::on_request`](../src/a.rs#L1)";
+        let problems = broken_links(Path::new("docs/a.md"), moved, &read);
+        assert_eq!(
+            problems,
+            ["docs/a.md:1: ../src/a.rs#L1 is not where on_request is defined (it is at #L2)"]
+        );
     }
 
     #[test]

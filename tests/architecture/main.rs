@@ -55,10 +55,35 @@ fn architecture_walk_names_functions_that_exist() {
         "README.md",
         "client/README.md",
         "docs/performance.md",
+        "docs/tutorial.md",
+        "docs/lab-day12.md",
+        "docs/zh/lab-day12.md",
+        "docs/zh/tutorial.md",
     ] {
         broken.extend(broken_doc_links(doc));
     }
     assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+#[test]
+fn the_labs_take_the_lessons_l04_to_the_mux_add_watch_definition_in_one_click() {
+    // The lesson's L04: GrpcSubscriptionImpl::start() is GrpcMux::addWatch. Each lab's L04
+    // section links xdsloop's counterpart at the line that defines it (checked above).
+    for doc in ["docs/lab-day12.md", "docs/zh/lab-day12.md"] {
+        let text = std::fs::read_to_string(workspace().join(doc)).unwrap();
+        let l04 = text
+            .split("\n## ")
+            .find(|section| section.starts_with("L04"))
+            .unwrap_or_else(|| panic!("{doc}: no `## L04` section"));
+        let links = doc_links::source_links(l04);
+        let add_watch = links
+            .iter()
+            .find(|l| l.item == "Mux::add_watch" && l.target.ends_with("client/src/core/mux.rs"));
+        assert!(
+            add_watch.is_some_and(|l| l.at_line.is_some()),
+            "{doc}: L04 links no [`Mux::add_watch`](…/client/src/core/mux.rs#L…): {links:?}"
+        );
+    }
 }
 
 #[test]

@@ -15,6 +15,11 @@ live update, not a fresh load:
 6. with a fleet of 1,000 more nodes (`xdsloop-client fleet`) the grid shows 500 rows and asks
    for a filter, and `fleet-99*` leaves the 11 matching nodes, SYNCED;
 7. the page fetched nothing but its own server (no CDN, nothing at run time).
+Then the page in Chinese, the words of the course lesson xdsloop grew from (loaded with
+`?lang=zh`): the grid's states and the legend explaining SYNCED, PENDING, NACKED and STALE, the
+reload banner ok and rejected, the conversation's step labels (建流, 下发, 确认 (ACK), 拒绝
+(NACK, 保留旧配置)) with their Envoy calls; the choice is remembered on a plain reload, and the
+switch on the page brings English back (also remembered).
 With `--screenshot PATH` it also saves the page (README's docs/img/page.png).
 
 Standard library only (tests/browser/cdp.py drives Chromium over a pipe). Every wait is bounded;
@@ -42,6 +47,8 @@ LIVE_TIMEOUT_S = 15
 CLIENTS = ["web-1", "web-2"]
 REJECTER = "strict-1"
 REJECT = "cds:api"
+# A client started while the page is in Chinese.
+LEARNER = "learner-1"
 # `xdsloop-client fleet`: enough nodes that the grid must be cut and filtered.
 FLEET = 1000
 FLEET_TIMEOUT_S = 120
@@ -57,6 +64,17 @@ TIMELINE = """JSON.stringify([...document.querySelectorAll('#tl-events tbody tr'
 GRID_SIZE = """JSON.stringify({rows: document.querySelectorAll('#grid tbody tr').length,
   streams: Number((document.querySelector('[data-counter=streams] b') || {}).textContent || 0),
   note: document.getElementById('note').textContent})"""
+# The page's words: what a reader sees, not the data attributes the checks above use.
+WORDS = """(() => { try { return JSON.stringify({
+  fresh: !window.__seen, lang: document.documentElement.lang,
+  title: document.querySelector('h1').textContent,
+  reload: document.getElementById('reload').textContent,
+  ok: document.getElementById('reload').dataset.ok,
+  legend: [...document.querySelectorAll('#legend li')].map(li => ({
+    state: li.dataset.state, text: li.textContent })),
+  cells: [...document.querySelectorAll('td.cell')].map(c => ({ node: c.dataset.node,
+    type: c.dataset.type, state: c.dataset.state,
+    shown: c.querySelector('.state').textContent })) }); } catch (e) { return null; } })()"""
 HEAD = """JSON.stringify([...document.querySelectorAll('#tl-head tbody tr')].map(r => ({
   type: r.dataset.type, state: r.dataset.state,
   cells: [...r.querySelectorAll('td')].map(td => td.textContent) })))"""
@@ -226,6 +244,109 @@ class Checks:
         finally:
             stop(fleet)
 
+    def words(self) -> dict:
+        return json.loads(self.browser.evaluate(WORDS) or "null")
+
+    def load(self, url: str, what: str, check) -> dict:
+        """Loads `url` afresh and waits until the new page's words satisfy `check`."""
+        self.browser.evaluate("window.__seen = true")
+        self.browser.navigate(url)
+        seen = self.browser.wait_for(
+            what, WORDS, lambda v: v is not None and json.loads(v)["fresh"] and
+            check(json.loads(v)), LIVE_TIMEOUT_S)
+        return json.loads(seen)
+
+    def chinese_by_query_names_states_and_explains_them(self) -> str:
+        def ready(w: dict) -> bool:
+            shown = {(c["node"], c["type"]): c["shown"] for c in w["cells"]}
+            return (w["lang"] == "zh" and shown.get((CLIENTS[0], "cds")) == "已同步"
+                    and shown.get((REJECTER, "cds")) == "已拒绝")
+        w = self.load(f"http://{self.addr}/?lang=zh", "the grid in Chinese", ready)
+        assert w["title"] == "xdsloop：配置订阅闭环，实时", w["title"]
+        assert re.fullmatch(r"第 \d+ 次重载成功：正在下发第 \d+ 代配置", w["reload"]), w["reload"]
+        legend = {li["state"]: li["text"] for li in w["legend"]}
+        assert list(legend) == ["SYNCED", "PENDING", "NACKED", "STALE"], legend
+        for state, name, means in [("SYNCED", "已同步", "客户端已确认 (ACK)"),
+                                   ("PENDING", "待确认", "还没回应"),
+                                   ("NACKED", "已拒绝", "保留旧配置"),
+                                   ("STALE", "落后", "比当前快照旧")]:
+            assert legend[state].startswith(f"{name} {state}") and means in legend[state], \
+                legend[state]
+        return f"cells 已同步 / 已拒绝; {w['reload']!r}; legend {legend['NACKED']!r}"
+
+    def chinese_reload_banner_tells_a_rejected_edit(self) -> str:
+        self.clusters.write_text(self.original + "- name: [unclosed\n")
+        seen = json.loads(self.browser.wait_for(
+            "the rejection banner in Chinese", RELOAD, lambda v: json.loads(v)["ok"] == "false",
+            LIVE_TIMEOUT_S))
+        assert re.match(r"修改被拒绝，仍在下发第 \d+ 代配置：\n", seen["text"]), seen["text"]
+        assert re.search(r"clusters\.yaml: line \d+", seen["text"]), seen["text"]
+        self.clusters.write_text(self.original)
+        self.browser.wait_for("the repaired file served", RELOAD,
+                              lambda v: json.loads(v)["ok"] == "true", LIVE_TIMEOUT_S)
+        return seen["text"].splitlines()[0]
+
+    def chinese_conversation_uses_the_lessons_step_labels(self) -> str:
+        # A new client: its conversation still holds its first steps (the ring keeps the last
+        # few events of a stream).
+        learner = start([str(BIN_DIR / "xdsloop-client"), "--server", self.addr,
+                         "--node-id", LEARNER, "--types", "cds"],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            return self.chinese_conversations()
+        finally:
+            stop(learner)
+
+    def chinese_conversations(self) -> str:
+        self.browser.wait_for("the new client SYNCED", CELLS,
+                              lambda v: cds_of(json.loads(v)).get(LEARNER, {}).get("state")
+                              == "SYNCED", LIVE_TIMEOUT_S)
+        self.browser.evaluate(
+            f"document.querySelector('td.cell[data-node=\"{LEARNER}\"][data-type=cds]')"
+            ".click()")
+        rows = json.loads(self.browser.wait_for(
+            "an ACK in the Chinese conversation", TIMELINE,
+            lambda v: any(r["step"] == "ack" for r in json.loads(v)), LIVE_TIMEOUT_S))
+        by_step = {}
+        for r in rows:
+            by_step.setdefault(r["step"], r["text"])
+        for step, title, call in [("established", "建流", "establishNewStream"),
+                                  ("subscribe", "订阅", "sendDiscoveryRequest"),
+                                  ("push", "下发", "onDiscoveryResponse"),
+                                  ("ack", "确认 (ACK)", "sendDiscoveryRequest（version = 新版本")]:
+            assert step in by_step, f"no {step} row: {rows}"
+            assert by_step[step].startswith(title) or title in by_step[step], by_step[step]
+            assert call in by_step[step], by_step[step]
+        head = json.loads(self.browser.evaluate(HEAD))
+        assert any(h["cells"][1] == "已同步" for h in head), head
+        self.browser.evaluate(
+            f"document.querySelector('td.cell[data-node=\"{REJECTER}\"][data-type=cds]')"
+            ".click()")
+        rows = json.loads(self.browser.wait_for(
+            "a NACK in the Chinese conversation", TIMELINE,
+            lambda v: any(r["step"] == "nack" for r in json.loads(v)), LIVE_TIMEOUT_S))
+        nack = next(r for r in rows if r["step"] == "nack")
+        assert "拒绝 (NACK, 保留旧配置)" in nack["text"], nack["text"]
+        assert "onConfigUpdateFailed(UpdateRejected)" in nack["text"], nack["text"]
+        assert "error_detail (3)" in nack["text"] and REJECT in nack["text"], nack["text"]
+        return f"{len(by_step)} kinds of step; {nack['text'][:40]!r}"
+
+    def language_is_remembered_and_switched_back(self) -> str:
+        w = self.load(f"http://{self.addr}/", "a plain reload still in Chinese",
+                      lambda w: w["lang"] == "zh" and w["cells"])
+        assert "已同步" in {c["shown"] for c in w["cells"]}, w["cells"]
+        self.browser.evaluate("document.querySelector('#lang button[data-lang=en]').click()")
+        w = json.loads(self.browser.wait_for(
+            "English again after the switch", WORDS,
+            lambda v: v is not None and json.loads(v)["lang"] == "en", LIVE_TIMEOUT_S))
+        assert w["title"] == "xdsloop: the loop, live", w["title"]
+        assert w["reload"].startswith("reload #"), w["reload"]
+        assert {c["shown"] for c in w["cells"]} <= {"SYNCED", "PENDING", "NACKED", "STALE"}
+        assert w["legend"][0]["text"].startswith("SYNCED the latest response"), w["legend"]
+        w = self.load(f"http://{self.addr}/", "a plain reload in English",
+                      lambda w: w["lang"] == "en" and w["cells"])
+        return "zh kept on reload; English chosen on the page, kept on reload"
+
     def nothing_fetched_elsewhere(self) -> str:
         urls = []
         while not self.browser.events.empty():
@@ -259,6 +380,17 @@ def run(browser: Browser, addr: str, fixtures: Path, report: Report, shot: str |
         Path(shot).parent.mkdir(parents=True, exist_ok=True)
         browser.screenshot(shot)
         print(f"screenshot: {shot}")
+    for name, check in [
+        ("page_in_chinese_by_query_names_the_states_and_explains_them",
+         checks.chinese_by_query_names_states_and_explains_them),
+        ("page_in_chinese_reload_banner_tells_a_rejected_edit",
+         checks.chinese_reload_banner_tells_a_rejected_edit),
+        ("page_in_chinese_conversation_uses_the_lessons_step_labels",
+         checks.chinese_conversation_uses_the_lessons_step_labels),
+        ("page_language_is_remembered_and_switched_back_on_the_page",
+         checks.language_is_remembered_and_switched_back),
+    ]:
+        report.check(name, check)
     for name, check in [
         ("page_node_filter_shows_matching_nodes_only",
          checks.node_filter_shows_matching_nodes_only),

@@ -3,6 +3,7 @@
 mod app;
 mod check;
 mod client_deps;
+mod client_explain;
 mod client_large;
 mod client_nack;
 mod client_restart;

@@ -4,7 +4,8 @@ the real binaries) and checks that each prints what the page shows, so the tutor
 
 How the page is read:
 - A ```console NAME block is typed into terminal NAME (`server`, `client`, `shell`, ...).
-  `$ CMD` runs CMD there (bash, in a temp directory holding a copy of fixtures/demo); the lines
+  `$ CMD` runs CMD there (bash, in a temp directory holding a copy of fixtures/demo and of
+  client/src, which the labs read); the lines
   after it are what CMD prints, stdout and stderr together as a terminal shows them.
 - A command that a later block of the same terminal continues or stops keeps running in its
   terminal; any other command must print exactly the lines shown and exit 0. A query of live
@@ -23,9 +24,12 @@ How the page is read:
 - Every xdsloop-server and xdsloop-client the page starts gets a free port instead of 18000:
   wrappers first on PATH add `--listen` / `--server`, so the commands run exactly as written.
 
-`run.py PAGE` checks the page. `run.py --self-test PAGE` checks the checker: the pure parts, then
-broken copies of the page (a command changed, a shown output line changed, a line after `...`
-changed) that must fail, naming the page's line. `run.py --show PAGE` prints what each block really prints (for writing
+`run.py PAGE...` checks each page (the tutorials in English and Chinese, docs/tutorial.md and
+docs/zh/tutorial.md, and the day-12 labs, docs/lab-day12.md and docs/zh/lab-day12.md, are
+written in this format). `run.py --self-test PAGE...` checks the checker: the pure parts, then
+broken copies of each page (a command changed, a shown output line changed, a line after `...`
+changed; the words changed are the page's own, English or Chinese) that must fail, naming the
+page's line. `run.py --show PAGE` prints what each block really prints (for writing
 the page; it checks nothing). Standard library only; every process started is stopped by its
 process group, also when a check fails.
 """
@@ -287,6 +291,8 @@ def run_page(page: Path, show: bool = False) -> None:
         root = Path(tmp)
         work = root / "work"
         shutil.copytree(REPO / "fixtures" / "demo", work / "fixtures" / "demo")
+        # The labs read the client's source as a reader does, from the repository root.
+        shutil.copytree(REPO / "client" / "src", work / "client" / "src")
         bin_dir = root / "bin"
         bin_dir.mkdir()
         wrappers(bin_dir, free_port())
@@ -332,18 +338,25 @@ def self_test(page: Path) -> None:
     lines = page.read_text().splitlines()
     command = re.compile(r"^\$ ")
     narration = re.compile(r"^\d\d:\d\d:\d\d\.\d{3} ")
+    # Each kind of break, with the words to change in each language the pages are written in.
     broken = [
-        ("a command changed", command, "--explain", "--explane"),
-        ("a shown output line changed", narration, "← push", "← pull"),
-        ("a line after `...` changed", narration, "initial [api@", "held [api@"),
+        ("a command changed", command, [("--explain", "--explane")]),
+        ("a shown output line changed", narration, [("← push", "← pull"), ("← 下发", "← 上传")]),
+        ("a line after `...` changed", narration, [("initial [api@", "held [api@")]),
     ]
-    for what, kind, old, new in broken:
-        number = next(n for n, line in enumerate(lines, 1) if kind.match(line) and old in line)
+    for what, kind, edits in broken:
+        found = [(n, old, new) for old, new in edits
+                 for n, line in enumerate(lines, 1) if kind.match(line) and old in line]
+        if what == "a line after `...` changed":
+            found = [f for f in found if follows_a_skip(lines, f[0])]
+        if not found:
+            raise AssertionError(f"{page.name}: no line to break for the check that {what}")
+        number, old, new = min(found)
         mutated_lines = list(lines)
         mutated_lines[number - 1] = lines[number - 1].replace(old, new)
         mutated = "\n".join(mutated_lines) + "\n"
         with tempfile.TemporaryDirectory(prefix="xdsloop-tutorial-self-test-") as tmp:
-            copy = Path(tmp) / "tutorial.md"
+            copy = Path(tmp) / page.name
             copy.write_text(mutated)
             try:
                 run_page(copy)
@@ -351,7 +364,7 @@ def self_test(page: Path) -> None:
                 said = str(e)
                 # A changed command shows at the first line it should have printed.
                 named = {number, number + 1} if kind is command else {number}
-                if not any(f"tutorial.md:{n}:" in said for n in named):
+                if not any(f"{page.name}:{n}:" in said for n in named):
                     raise AssertionError(f"{what}: the failure does not name line {number}:\n{said}")
                 print(f"PASS the check fails when {what} (line {number}):\n"
                       + "\n".join("  " + line for line in said.splitlines()[:4]))
@@ -359,26 +372,37 @@ def self_test(page: Path) -> None:
             raise AssertionError(f"{what} (line {number}): the page still passed")
 
 
+def follows_a_skip(lines: list[str], number: int) -> bool:
+    """Whether the shown line `number` comes after a `...` in its console block."""
+    for line in reversed(lines[:number - 1]):
+        if line.strip() == "...":
+            return True
+        if line.startswith("```"):
+            return False
+    return False
+
+
 def main(argv: list[str]) -> int:
     flags = [a for a in argv if a.startswith("--")]
     pages = [Path(a).resolve() for a in argv if not a.startswith("--")]
-    if len(pages) != 1 or not set(flags) <= {"--self-test", "--show"}:
-        print("usage: run.py [--self-test | --show] PAGE", file=sys.stderr)
+    if not pages or not set(flags) <= {"--self-test", "--show"}:
+        print("usage: run.py [--self-test | --show] PAGE...", file=sys.stderr)
         return 2
     for binary in ("xdsloop-server", "xdsloop-client"):
         if not (BIN_DIR / binary).exists():
             print(f"{BIN_DIR / binary} is missing: run `make bins` first", file=sys.stderr)
             return 2
-    try:
-        if "--self-test" in flags:
-            self_test(pages[0])
-        else:
-            run_page(pages[0], show="--show" in flags)
-            if "--show" not in flags:
-                print(f"PASS every command of {pages[0].name} prints what the page shows")
-    except (Failure, AssertionError) as e:
-        print(f"FAIL {e}", file=sys.stderr)
-        return 1
+    for page in pages:
+        try:
+            if "--self-test" in flags:
+                self_test(page)
+            else:
+                run_page(page, show="--show" in flags)
+                if "--show" not in flags:
+                    print(f"PASS every command of {page.name} prints what the page shows")
+        except (Failure, AssertionError) as e:
+            print(f"FAIL {e}", file=sys.stderr)
+            return 1
     return 0
 
 

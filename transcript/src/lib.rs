@@ -5,6 +5,8 @@
 //! Layout (dependencies point up the list, never down):
 //! - [`step`]: the steps of the xDS loop with the Envoy call behind each, and the request
 //!   verdicts: the one table wherever xdsloop names a step of the loop.
+//! - [`terms`]: the rest of the loop's vocabulary (applying, reconnecting, the states), in
+//!   English and in the Chinese of the course lesson xdsloop grew from.
 //! - [`fields`]: type URLs written as short names, RFC 3339 times.
 //! - [`line`]: the line types (header, open, request, response, fault, violation, close, gap).
 //! - [`write`]: the buffered line writer the recorders use, with its flush policy.
@@ -28,6 +30,7 @@ pub mod normalize;
 pub mod print;
 pub mod read;
 pub mod step;
+pub mod terms;
 pub mod write;
 
 #[cfg(test)]
@@ -37,4 +40,5 @@ pub use error::{Error, LineError};
 pub use line::{Event, Header, SCHEMA, What};
 pub use read::{Transcript, read_file};
 pub use step::Step;
+pub use terms::Lang;
 pub use write::LineWriter;

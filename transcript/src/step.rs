@@ -3,6 +3,8 @@
 //! One table for everything that names a moment of the loop (the `step` of transcript lines,
 //! and any other view of a stream), so they all say it the same way and point a reader at the
 //! same place in Envoy's source (`GrpcMuxImpl`, `GrpcStream` and the subscription callbacks).
+//! Each step is named in English and in the Chinese of the course lesson xdsloop grew from
+//! (its five steps 「建、订、发、用、认」); [`crate::terms`] holds the rest of that vocabulary.
 
 use serde::{Deserialize, Serialize};
 
@@ -42,6 +44,15 @@ pub struct StepInfo {
     pub trigger: &'static str,
     /// The Envoy client code that takes this step (`—` when no client call does).
     pub envoy: &'static str,
+    /// The same step in the lesson's words: `title` and `envoy` in Chinese.
+    pub zh: Words,
+}
+
+/// A step's title and Envoy call in one language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Words {
+    pub title: &'static str,
+    pub envoy: &'static str,
 }
 
 /// Every step in loop order.
@@ -51,54 +62,90 @@ pub const STEPS: [StepInfo; 10] = [
         title: "stream established",
         trigger: "a stream opens",
         envoy: "establishNewStream → onStreamEstablished (clears nonces, queues every type)",
+        zh: Words {
+            title: "建流",
+            envoy: "establishNewStream → onStreamEstablished（清空 nonce，为每个类型排队请求）",
+        },
     },
     StepInfo {
         step: Step::Subscribe,
         title: "subscribe",
         trigger: "first request for a type the node's previous stream did not have",
         envoy: "queueDiscoveryRequest → sendDiscoveryRequest",
+        zh: Words {
+            title: "订阅",
+            envoy: "queueDiscoveryRequest → sendDiscoveryRequest",
+        },
     },
     StepInfo {
         step: Step::Resubscribe,
         title: "resubscribe after reconnect",
         trigger: "first request for a type the node's previous stream had",
         envoy: "onStreamEstablished → sendDiscoveryRequest",
+        zh: Words {
+            title: "重连 · 重新订阅",
+            envoy: "onStreamEstablished 重新订阅所有类型 → sendDiscoveryRequest",
+        },
     },
     StepInfo {
         step: Step::Update,
         title: "update subscription",
         trigger: "a later request that widens or narrows the interest",
         envoy: "updateWatchInterest → sendDiscoveryRequest",
+        zh: Words {
+            title: "订阅 · 改变关注",
+            envoy: "updateWatchInterest → sendDiscoveryRequest",
+        },
     },
     StepInfo {
         step: Step::Push,
         title: "push",
         trigger: "a response is sent",
         envoy: "onDiscoveryResponse",
+        zh: Words {
+            title: "下发",
+            envoy: "onDiscoveryResponse",
+        },
     },
     StepInfo {
         step: Step::Heartbeat,
         title: "heartbeat",
         trigger: "a response of TTL'd resources without their bodies (S15)",
         envoy: "onDiscoveryResponse (a heartbeat only refreshes the TTL: no onConfigUpdate)",
+        zh: Words {
+            title: "下发 · 心跳",
+            envoy: "onDiscoveryResponse（心跳只续 TTL，不调 onConfigUpdate）",
+        },
     },
     StepInfo {
         step: Step::Ack,
         title: "apply + ACK",
         trigger: "a request answering the latest response, no error_detail",
         envoy: "onConfigUpdate → sendDiscoveryRequest (version = the new one)",
+        zh: Words {
+            title: "确认 (ACK)",
+            envoy: "onConfigUpdate 成功 → sendDiscoveryRequest（version = 新版本，nonce = 下发的 nonce）",
+        },
     },
     StepInfo {
         step: Step::Nack,
         title: "reject + NACK",
         trigger: "a request answering the latest response with error_detail",
         envoy: "onConfigUpdateFailed(UpdateRejected) → sendDiscoveryRequest with error_detail",
+        zh: Words {
+            title: "拒绝 (NACK, 保留旧配置)",
+            envoy: "onConfigUpdateFailed(UpdateRejected) → sendDiscoveryRequest（带 error_detail，version 仍是旧版本）",
+        },
     },
     StepInfo {
         step: Step::Ignored,
         title: "ignored (stale nonce)",
         trigger: "a request whose nonce is not the latest for its type (S4), or without a type",
         envoy: "—",
+        zh: Words {
+            title: "忽略（过期 nonce）",
+            envoy: "—",
+        },
     },
     StepInfo {
         step: Step::Closed,
@@ -106,6 +153,10 @@ pub const STEPS: [StepInfo; 10] = [
         trigger: "the stream ends (client gone, status, reset, shutdown)",
         envoy: "onRemoteClose → onEstablishmentFailure → \
                 onConfigUpdateFailed(ConnectionFailure), retry with backoff",
+        zh: Words {
+            title: "断线",
+            envoy: "onRemoteClose → onEstablishmentFailure → onConfigUpdateFailed(ConnectionFailure)，退避后重连",
+        },
     },
 ];
 

@@ -11,6 +11,11 @@
 //! quoted, nonces after `n`, names in brackets, as `transcript print` writes them), and the
 //! Envoy call. Lines that are not steps (connecting, backing off, not found) have no Envoy
 //! call.
+//!
+//! `--lang zh` tells the same loop in the words and order of the course lesson xdsloop grew
+//! from (the transcript crate's term table): 建流, 订阅, 下发, then 应用 on a line of its own
+//! (the lesson's step 4, `onConfigUpdate`), then 确认 (ACK) or 拒绝 (NACK, 保留旧配置); a
+//! broken stream is 断线, the next stream 重连 · 建流, and its first requests 重连 · 重新订阅.
 
 use std::collections::HashMap;
 use std::time::SystemTime;
@@ -18,17 +23,18 @@ use std::time::SystemTime;
 use xdsloop_proto::type_url;
 use xdsloop_transcript::fields::clock;
 use xdsloop_transcript::print::{list, nonce};
+use xdsloop_transcript::terms::{Lang, Term};
 
 use crate::cli::output::connection_line;
 use crate::config::Mode;
 use crate::core::event::{
-    ConnectionReport, ReceivedReport, Report, SentReport, Step, UpdateReport,
+    ConnectionReport, ReceivedReport, Report, SentReport, Step, UpdateReport, Verdict,
 };
 use crate::core::request::Outgoing;
 use crate::core::store::Diff;
 use crate::core::stream::{StreamInfo, StreamKey};
 
-/// The widest step title ("resubscribe after reconnect").
+/// The widest step title ("resubscribe after reconnect"), in terminal columns.
 const TITLE_WIDTH: usize = 27;
 
 /// Turns reports into narration lines. It keeps what one report says for the line of another:
@@ -36,6 +42,7 @@ const TITLE_WIDTH: usize = 27;
 #[derive(Debug)]
 pub struct Explainer {
     mode: Mode,
+    lang: Lang,
     /// Per type: the update whose ACK or NACK is still to be sent.
     handled: HashMap<String, UpdateReport>,
     /// Per type: the version last accepted, the one a NACK keeps.
@@ -44,53 +51,76 @@ pub struct Explainer {
     refreshed: HashMap<String, Vec<String>>,
     /// Why the last stream closed: the connection news that repeats it is left out.
     closed: Option<String>,
+    /// Per type: the stream its last response came in on (for the `应用` line).
+    pushed_on: HashMap<String, u64>,
 }
 
 impl Explainer {
+    /// The English narration.
     pub fn new(mode: Mode) -> Self {
+        Self::in_lang(mode, Lang::En)
+    }
+
+    pub fn in_lang(mode: Mode, lang: Lang) -> Self {
         Self {
             mode,
+            lang,
             handled: HashMap::new(),
             accepted: HashMap::new(),
             refreshed: HashMap::new(),
             closed: None,
+            pushed_on: HashMap::new(),
         }
     }
 
     /// The narration line of `report`, seen at `at`, if it has one.
     pub fn line(&mut self, report: &Report, at: SystemTime) -> Option<String> {
         let clock = clock(at);
+        let lang = self.lang;
         match report {
             Report::StreamOpened(info) => {
                 let details = self.opened(info);
-                Some(step_line(&clock, info, "·", Step::Established, &details))
+                let mut title = lang.title(Step::Established).to_string();
+                if lang == Lang::Zh && info.ordinal > 1 {
+                    title = format!("{} · {title}", lang.term(Term::Reconnect));
+                }
+                let envoy = lang.envoy_call(Step::Established);
+                Some(stream_line(&clock, info, "·", &title, &details, envoy))
             }
             Report::StreamClosed { stream, end } => {
                 self.closed = Some(end.reason.clone());
-                Some(step_line(&clock, stream, "·", Step::Closed, &end.reason))
+                let (title, envoy) = (lang.title(Step::Closed), lang.envoy_call(Step::Closed));
+                Some(stream_line(&clock, stream, "·", title, &end.reason, envoy))
             }
             Report::Sent(sent) => Some(self.sent(&clock, sent)),
-            Report::Received(received) => Some(pushed(&clock, received)),
+            Report::Received(received) => Some(self.pushed(&clock, received)),
             Report::Update(update) => {
                 self.handled.insert(update.type_url.clone(), update.clone());
-                None
+                // The lesson's step 4 has a line of its own; the English tells it on the ACK's.
+                (lang == Lang::Zh).then(|| self.applied_line(&clock, update))
             }
             Report::NotFound {
                 type_url, names, ..
             } => {
-                let message = format!(
-                    "not found: {} (nothing arrived within the not-found timeout)",
-                    list(names.iter().cloned())
-                );
+                let names = list(names.iter().cloned());
+                let message = match lang {
+                    Lang::En => {
+                        format!("not found: {names} (nothing arrived within the not-found timeout)")
+                    }
+                    Lang::Zh => format!("不存在：{names}（超时内没有下发）"),
+                };
                 Some(note_line(&clock, type_url::short_name(type_url), &message))
             }
             Report::Expired {
                 type_url, names, ..
             } => {
-                let message = format!(
-                    "expired: {} (the TTL lapsed without a heartbeat: removed)",
-                    list(names.iter().cloned())
-                );
+                let names = list(names.iter().cloned());
+                let message = match lang {
+                    Lang::En => {
+                        format!("expired: {names} (the TTL lapsed without a heartbeat: removed)")
+                    }
+                    Lang::Zh => format!("过期：{names}（TTL 到期且没有心跳：已删除）"),
+                };
                 Some(note_line(&clock, type_url::short_name(type_url), &message))
             }
             Report::Heartbeat {
@@ -104,73 +134,157 @@ impl Explainer {
             {
                 None
             }
-            Report::Connection(news) => Some(note_line(&clock, "", &connection_line(news))),
+            Report::Connection(news) => {
+                let message = match lang {
+                    Lang::En => connection_line(news),
+                    Lang::Zh => connection_line_zh(news),
+                };
+                Some(note_line(&clock, "", &message))
+            }
             Report::Synced => None,
         }
     }
 
+    /// `--lang zh`: the lesson's step 4, `onConfigUpdate`, before the ACK or NACK goes out.
+    fn applied_line(&self, clock: &str, update: &UpdateReport) -> String {
+        let lang = self.lang;
+        let v = self.version_prefix();
+        let head = format!("{v}{:?} {}", update.version, nonce(&update.nonce));
+        let (details, envoy) = match &update.verdict {
+            Verdict::Ack => (
+                format!("{head}：{}", applied(&update.diff, lang)),
+                lang.term(Term::ApplyEnvoy),
+            ),
+            Verdict::Nack(reason) => (
+                format!("{head} {}：{reason}", lang.term(Term::Failed)),
+                lang.term(Term::ApplyFailedEnvoy),
+            ),
+        };
+        let kind = type_url::short_name(&update.type_url);
+        let stream = self.stream_of(update);
+        line(
+            clock,
+            stream,
+            kind,
+            "·",
+            lang.term(Term::Apply),
+            &details,
+            envoy,
+        )
+    }
     fn opened(&self, info: &StreamInfo) -> String {
         format!("{} #{}", info.key.transport(self.mode), info.ordinal)
     }
 
+    /// Delta versions are system versions (`sv`), as on push lines.
+    fn version_prefix(&self) -> &'static str {
+        match self.mode {
+            Mode::Sotw => "v",
+            Mode::Delta => "sv",
+        }
+    }
+
+    /// The stream the update's response came in on.
+    fn stream_of(&self, update: &UpdateReport) -> u64 {
+        self.pushed_on.get(&update.type_url).copied().unwrap_or(0)
+    }
+
+    fn pushed(&mut self, clock: &str, received: &ReceivedReport) -> String {
+        self.pushed_on
+            .insert(received.type_url.clone(), received.stream);
+        pushed(clock, received, self.lang)
+    }
+
     fn sent(&mut self, clock: &str, sent: &SentReport) -> String {
+        let lang = self.lang;
         let type_url = sent.request.type_url();
-        let mut details = request_details(sent);
+        let mut details = request_details(sent, lang);
         let handled = self
             .handled
             .remove(type_url)
             .filter(|u| u.nonce == sent.request.response_nonce());
-        // Delta versions are system versions (`sv`), as on push lines.
-        let v = match self.mode {
-            Mode::Sotw => "v",
-            Mode::Delta => "sv",
-        };
+        let v = self.version_prefix();
         match (sent.step, handled) {
             (Step::Ack, Some(update)) => {
-                let version = match self.mode {
-                    Mode::Sotw => String::new(),
-                    Mode::Delta => format!(" {v}{:?}", update.version),
-                };
-                details += &format!("; applied{version}: {}", applied(&update.diff));
+                // In Chinese the applied line said what was applied.
+                if lang == Lang::En {
+                    let version = match self.mode {
+                        Mode::Sotw => String::new(),
+                        Mode::Delta => format!(" {v}{:?}", update.version),
+                    };
+                    details += &format!("; applied{version}: {}", applied(&update.diff, lang));
+                }
                 self.accepted.insert(update.type_url, update.version);
             }
             (Step::Nack, Some(update)) => {
                 let kept = self.accepted.get(type_url).map_or("", String::as_str);
                 let rejected = &update.version;
-                details += &format!("; rejected {v}{rejected:?}, kept {v}{kept:?}");
+                let (no, keep) = (
+                    lang.term(Term::RejectedVersion),
+                    lang.term(Term::KeptVersion),
+                );
+                details += &match lang {
+                    Lang::En => format!("; {no} {v}{rejected:?}, {keep} {v}{kept:?}"),
+                    Lang::Zh => format!("；{no} {v}{rejected:?}，{keep} {v}{kept:?}"),
+                };
             }
             (Step::Ack, None) => {
                 if let Some(names) = self.refreshed.remove(type_url) {
-                    details += &format!(
-                        "; TTL refreshed: {}, nothing applied",
-                        list(names.into_iter())
-                    );
+                    let names = list(names.into_iter());
+                    let refreshed = lang.term(Term::TtlRefreshed);
+                    details += &match lang {
+                        Lang::En => format!("; {refreshed}: {names}, nothing applied"),
+                        Lang::Zh => format!("；{refreshed}：{names}，没有应用新配置"),
+                    };
                 }
             }
             _ => {}
         }
-        let arrow = "→";
         let kind = type_url::short_name(type_url);
-        line(clock, sent.stream, kind, arrow, sent.step, &details)
+        let (title, envoy) = (lang.title(sent.step), lang.envoy_call(sent.step));
+        line(clock, sent.stream, kind, "→", title, &details, envoy)
     }
 }
 
 /// `s1  cds  → subscribe …`: a step, with its Envoy call.
-fn line(clock: &str, stream: u64, kind: &str, arrow: &str, step: Step, details: &str) -> String {
+fn line(
+    clock: &str,
+    stream: u64,
+    kind: &str,
+    arrow: &str,
+    title: &str,
+    details: &str,
+    envoy: &str,
+) -> String {
     let stream = format!("s{stream}");
-    format!(
-        "{clock} {stream:<3} {kind:<4} {arrow} {:<TITLE_WIDTH$} {details} — Envoy: {}",
-        step.title(),
-        step.envoy_call()
-    )
+    let pad = " ".repeat(TITLE_WIDTH.saturating_sub(columns(title)));
+    format!("{clock} {stream:<3} {kind:<4} {arrow} {title}{pad} {details} — Envoy: {envoy}")
 }
 
-fn step_line(clock: &str, info: &StreamInfo, arrow: &str, step: Step, details: &str) -> String {
+/// How many terminal columns `text` takes: CJK characters take two.
+fn columns(text: &str) -> usize {
+    text.chars()
+        .map(|c| match c as u32 {
+            0x1100..=0x115F | 0x2E80..=0xA4CF | 0xAC00..=0xD7A3 | 0xF900..=0xFAFF => 2,
+            0xFE30..=0xFE4F | 0xFF00..=0xFF60 | 0xFFE0..=0xFFE6 => 2,
+            _ => 1,
+        })
+        .sum()
+}
+
+fn stream_line(
+    clock: &str,
+    info: &StreamInfo,
+    arrow: &str,
+    title: &str,
+    details: &str,
+    envoy: &str,
+) -> String {
     let kind = match &info.key {
         StreamKey::Aggregated => "ads",
         StreamKey::Type(type_url) => type_url::short_name(type_url),
     };
-    line(clock, info.id, kind, arrow, step, details)
+    line(clock, info.id, kind, arrow, title, details, envoy)
 }
 
 /// A line that is not a step of the loop: no stream, no Envoy call.
@@ -178,7 +292,30 @@ fn note_line(clock: &str, kind: &str, message: &str) -> String {
     format!("{clock} {:<3} {kind:<4} · {message}", "")
 }
 
-fn pushed(clock: &str, received: &ReceivedReport) -> String {
+/// Connection news in the lesson's words: a broken stream is 断线, what follows 重连.
+fn connection_line_zh(report: &ConnectionReport) -> String {
+    let (down, again) = (
+        Lang::Zh.term(Term::Disconnected),
+        Lang::Zh.term(Term::Reconnect),
+    );
+    match report {
+        ConnectionReport::Connecting { server, attempt } => {
+            format!("连接 {server}（第 {attempt} 次）")
+        }
+        ConnectionReport::Connected { server } => format!("已连上 {server}"),
+        ConnectionReport::ConnectFailed { server, reason } => {
+            format!("连不上 {server}：{reason}")
+        }
+        ConnectionReport::StreamClosed { reason } => format!("{down}：{reason}"),
+        ConnectionReport::Watching { path } => format!("监视 {path}（文件来源：没有 ACK 通道）"),
+        ConnectionReport::BackingOff { delay, attempt } => format!(
+            "{down} → {again}：{:.1}s 后重试（第 {attempt} 次）",
+            delay.as_secs_f64()
+        ),
+    }
+}
+
+fn pushed(clock: &str, received: &ReceivedReport, lang: Lang) -> String {
     let kind = type_url::short_name(&received.type_url);
     let nonce = nonce(&received.nonce);
     let mut details = match received.mode {
@@ -195,7 +332,8 @@ fn pushed(clock: &str, received: &ReceivedReport) -> String {
         }
     };
     if !received.removed.is_empty() {
-        details += &format!(" removed {}", list(received.removed.iter().cloned()));
+        let removed = lang.term(Term::Removed);
+        details += &format!(" {removed} {}", list(received.removed.iter().cloned()));
     }
     if received.undecodable > 0 {
         details += &format!(" undecodable {}", received.undecodable);
@@ -204,16 +342,20 @@ fn pushed(clock: &str, received: &ReceivedReport) -> String {
         true => Step::Heartbeat,
         false => Step::Push,
     };
-    line(clock, received.stream, kind, "←", step, &details)
+    let (title, envoy) = (lang.title(step), lang.envoy_call(step));
+    line(clock, received.stream, kind, "←", title, &details, envoy)
 }
 
 /// What a request says: SotW the version it holds, the nonce it answers and the names; Delta
 /// the nonce and the changes to its subscription (and on a new stream the versions it holds).
 /// An ACK or NACK leaves out the names it merely repeats.
-fn request_details(sent: &SentReport) -> String {
+fn request_details(sent: &SentReport, lang: Lang) -> String {
     let first = matches!(sent.step, Step::Subscribe | Step::Resubscribe);
     let reply = matches!(sent.step, Step::Ack | Step::Nack);
-    let wildcard = |empty: bool| if first && empty { " (wildcard)" } else { "" };
+    let wildcard = |empty: bool| match first && empty {
+        true => format!(" ({})", lang.term(Term::Wildcard)),
+        false => String::new(),
+    };
     let (mut details, error) = match &sent.request {
         Outgoing::Sotw(r) => {
             let mut s = format!("v{:?} {}", r.version_info, nonce(&r.response_nonce));
@@ -249,18 +391,18 @@ fn request_details(sent: &SentReport) -> String {
 }
 
 /// `added [a] updated [b]`, only the non-empty lists; `nothing new` when all are.
-fn applied(diff: &Diff) -> String {
+fn applied(diff: &Diff, lang: Lang) -> String {
     let parts: Vec<String> = [
-        ("added", &diff.added),
-        ("updated", &diff.updated),
-        ("removed", &diff.removed),
+        (Term::Added, &diff.added),
+        (Term::Updated, &diff.updated),
+        (Term::Removed, &diff.removed),
     ]
     .into_iter()
     .filter(|(_, names)| !names.is_empty())
-    .map(|(what, names)| format!("{what} {}", list(names.iter().cloned())))
+    .map(|(what, names)| format!("{} {}", lang.term(what), list(names.iter().cloned())))
     .collect();
     if parts.is_empty() {
-        "nothing new".to_string()
+        lang.term(Term::NothingNew).to_string()
     } else {
         parts.join(" ")
     }

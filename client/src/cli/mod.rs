@@ -16,6 +16,7 @@ use std::time::Duration;
 use clap::Parser;
 use xdsloop_log::LogFormat;
 use xdsloop_proto::type_url;
+use xdsloop_transcript::terms::Lang;
 
 use self::output::Format;
 use self::tls::TlsArgs;
@@ -94,6 +95,11 @@ pub struct Args {
     /// news is part of the story (stdout). Streamed sources only; text only.
     #[arg(long, conflicts_with = "dump")]
     pub explain: bool,
+    /// The language of --explain: `en`, or `zh` for the words and order of the Chinese course
+    /// lesson xdsloop grew from (建流 → 订阅 → 下发 → 应用 → 确认, or 拒绝 (NACK, 保留旧配置);
+    /// 断线 → 重连). Envoy's calls keep their names; docs/zh/lab-day12.md follows the lesson.
+    #[arg(long, value_enum, default_value = "en", requires = "explain")]
+    pub lang: Lang,
     /// Record this client's side of the loop as a transcript, one JSON line per stream opened
     /// or closed, request sent and response received (docs/transcripts.md). Read it with
     /// `xdsloop-client transcript print FILE`. Streamed sources only.
@@ -314,6 +320,15 @@ mod tests {
                 ("rds", Interest::names(["r1"])),
             ]
         );
+    }
+
+    #[test]
+    fn lang_is_english_unless_zh_is_asked_for_and_goes_with_explain() {
+        assert_eq!(args(&["--explain"]).lang, Lang::En);
+        assert_eq!(args(&["--explain", "--lang", "zh"]).lang, Lang::Zh);
+        assert!(Args::try_parse_from(["c", "--explain", "--lang", "fr"]).is_err());
+        let alone = Args::try_parse_from(["c", "--lang", "zh"]).unwrap_err();
+        assert!(alone.to_string().contains("--explain"), "{alone}");
     }
 
     #[test]

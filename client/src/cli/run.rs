@@ -162,7 +162,9 @@ impl View {
         Ok(Self {
             log_format: args.log_format,
             lines: (!args.dump && !args.explain).then_some(args.output),
-            explain: args.explain.then(|| Explainer::new(config.source.mode())),
+            explain: args
+                .explain
+                .then(|| Explainer::in_lang(config.source.mode(), args.lang)),
             recorder,
         })
     }

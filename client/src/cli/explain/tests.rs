@@ -9,6 +9,7 @@ use crate::config::SourceKind;
 use crate::core::event::{ReceivedResource, Verdict};
 use crate::core::request::nack_detail;
 use crate::core::stream::StreamEnd;
+use xdsloop_transcript::terms::Lang;
 
 fn at() -> SystemTime {
     humantime::parse_rfc3339("2026-03-02T09:30:00.012Z").unwrap()
@@ -234,4 +235,108 @@ fn a_delta_nack_names_system_versions() {
         "{}",
         lines[1]
     );
+}
+
+#[test]
+fn in_chinese_applying_has_its_own_line_between_the_push_and_the_ack() {
+    let mut explainer = Explainer::in_lang(Mode::Sotw, Lang::Zh);
+    let lines = narrate(
+        &mut explainer,
+        &[
+            sotw_sent(Step::Subscribe, "", "", &[]),
+            pushed("v1", "1-1", &["api", "web"]),
+            update("v1", "1-1", Verdict::Ack, &["api", "web"]),
+            sotw_sent(Step::Ack, "v1", "1-1", &[]),
+        ],
+    );
+    assert_eq!(
+        lines,
+        [
+            "09:30:00.012 s1  cds  → 订阅                        v\"\" n\"\" [] (通配) \
+             — Envoy: queueDiscoveryRequest → sendDiscoveryRequest",
+            "09:30:00.012 s1  cds  ← 下发                        v\"v1\" n1-1 [api, web] \
+             — Envoy: onDiscoveryResponse",
+            "09:30:00.012 s1  cds  · 应用                        v\"v1\" n1-1：新增 [api, web] \
+             — Envoy: onConfigUpdate（解码为 DecodedResource，应用到运行时对象）",
+            "09:30:00.012 s1  cds  → 确认 (ACK)                  v\"v1\" n1-1 — Envoy: \
+             onConfigUpdate 成功 → sendDiscoveryRequest（version = 新版本，nonce = 下发的 nonce）",
+        ],
+        "CJK characters take two columns: the details line up with the English ones"
+    );
+}
+
+#[test]
+fn in_chinese_a_failed_apply_then_a_nack_keeping_the_old_config() {
+    let mut explainer = Explainer::in_lang(Mode::Sotw, Lang::Zh);
+    narrate(
+        &mut explainer,
+        &[
+            pushed("v1", "1-1", &["web"]),
+            update("v1", "1-1", Verdict::Ack, &["web"]),
+            sotw_sent(Step::Ack, "v1", "1-1", &[]),
+        ],
+    );
+    let mut nack = sotw_sent(Step::Nack, "v1", "1-2", &[]);
+    if let Report::Sent(sent) = &mut nack
+        && let Outgoing::Sotw(r) = &mut sent.request
+    {
+        r.error_detail = Some(nack_detail("bad"));
+    }
+    let rejected = update("v2", "1-2", Verdict::Nack("bad".into()), &[]);
+    let lines = narrate(&mut explainer, &[rejected, nack]);
+    assert_eq!(
+        lines,
+        [
+            "09:30:00.012 s1  cds  · 应用                        v\"v2\" n1-2 失败：bad \
+             — Envoy: onConfigUpdate 返回错误（第 4 步失败 → 回 NACK）",
+            "09:30:00.012 s1  cds  → 拒绝 (NACK, 保留旧配置)     v\"v1\" n1-2 error 3 \"bad\"；\
+             拒绝 v\"v2\"，保留 v\"v1\" — Envoy: onConfigUpdateFailed(UpdateRejected) → \
+             sendDiscoveryRequest（带 error_detail，version 仍是旧版本）",
+        ]
+    );
+}
+
+#[test]
+fn in_chinese_a_reconnect_is_duanxian_then_chonglian() {
+    let mut explainer = Explainer::in_lang(Mode::Sotw, Lang::Zh);
+    let stream = StreamInfo {
+        id: 1,
+        ordinal: 1,
+        key: StreamKey::Aggregated,
+    };
+    let reason = "server closed the stream".to_string();
+    let lines = narrate(
+        &mut explainer,
+        &[
+            Report::StreamOpened(stream.clone()),
+            Report::StreamClosed {
+                stream: stream.clone(),
+                end: StreamEnd::from(reason.as_str()),
+            },
+            Report::Connection(ConnectionReport::StreamClosed { reason }),
+            Report::Connection(ConnectionReport::BackingOff {
+                delay: Duration::from_millis(500),
+                attempt: 1,
+            }),
+            Report::StreamOpened(StreamInfo {
+                id: 2,
+                ordinal: 2,
+                ..stream
+            }),
+        ],
+    );
+    assert_eq!(lines.len(), 4, "{lines:#?}");
+    assert!(lines[0].contains(" ads  · 建流 "), "{}", lines[0]);
+    assert!(lines[1].contains(" ads  · 断线 "), "{}", lines[1]);
+    assert!(lines[1].contains("— Envoy: onRemoteClose"), "{}", lines[1]);
+    assert_eq!(
+        lines[2],
+        "09:30:00.012          · 断线 → 重连：0.5s 后重试（第 1 次）"
+    );
+    assert!(
+        lines[3].contains(" s2  ads  · 重连 · 建流 "),
+        "{}",
+        lines[3]
+    );
+    assert!(lines[3].contains("ads-sotw #2"), "{}", lines[3]);
 }

@@ -1,6 +1,8 @@
 //! The live page: the fleet as a grid of nodes × types, and one stream's conversation.
 //! - `GET /`: one HTML file with its CSS and JavaScript inline ([`PAGE`], compiled into the
-//!   binary: nothing is fetched from anywhere else);
+//!   binary: nothing is fetched from anywhere else), in English or in the Chinese of the course
+//!   lesson xdsloop grew from (a switch on the page, remembered, or `?lang=zh`), with the
+//!   transcript crate's term table inlined ([`page_html`]);
 //! - `GET /events?node=GLOB&types=cds,eds`: the grid as server-sent events ([`grid`]), fed by
 //!   a model task that runs only while a page is open ([`hub`]);
 //! - `GET /streams/{id}` and `GET /streams/{id}/events`: one stream's types and timeline
@@ -14,7 +16,7 @@ pub mod hub;
 pub mod model;
 pub mod streams;
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use axum::{
     Json, Router,
@@ -35,8 +37,20 @@ use crate::{
     config::{scenario::Scenarios, watch::ReloadStatus},
 };
 
-/// The page: HTML, CSS and JavaScript in one file.
+/// The page: HTML, CSS and JavaScript in one file, with a `/*TERMS*/` placeholder.
 pub const PAGE: &str = include_str!("page.html");
+
+/// The page as served: [`PAGE`] with the loop's words in both languages
+/// ([`xdsloop_transcript::terms::page_table`]) in place of its placeholder, so the page names
+/// steps and states exactly as `xdsloop-client --explain --lang` does.
+pub fn page_html() -> &'static str {
+    static HTML: LazyLock<String> = LazyLock::new(|| {
+        let table = xdsloop_transcript::terms::page_table().to_string();
+        // Inside <script>: no `</` may end the element early.
+        PAGE.replace("/*TERMS*/", &table.replace("</", "<\\/"))
+    });
+    &HTML
+}
 
 /// The page's paths.
 pub const ROUTES: [&str; 4] = ["/", "/events", "/streams/{id}", "/streams/{id}/events"];
@@ -102,7 +116,7 @@ async fn index() -> Response {
              img-src 'self' data:",
         ),
     ];
-    (headers, PAGE).into_response()
+    (headers, page_html()).into_response()
 }
 
 async fn grid_events(State(page): State<Page>, Query(filter): Query<grid::Filter>) -> Response {

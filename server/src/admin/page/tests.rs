@@ -44,3 +44,29 @@ async fn the_model_task_runs_while_a_page_is_open_and_rebuilds_on_changes() {
     assert!(page.is_live());
     assert_eq!(Arc::clone(&again.borrow_and_update()).totals.streams, 1);
 }
+
+#[test]
+fn the_served_page_carries_the_term_table_and_none_of_its_words_itself() {
+    let html = page_html();
+    assert!(!html.contains("/*TERMS*/"), "the placeholder is filled");
+    let start = html
+        .find(r#"<script id="terms" type="application/json">"#)
+        .unwrap();
+    let json = &html[start..];
+    let json = &json[json.find('>').unwrap() + 1..json.find("</script>").unwrap()];
+    let table: serde_json::Value = serde_json::from_str(json).unwrap();
+    assert_eq!(table, xdsloop_transcript::terms::page_table());
+    // One table: the page's own text does not spell the loop's words a second time.
+    // (Two-character words such as 下发 are ordinary Chinese too: the longer ones tell.)
+    for (step, words) in table["zh"]["steps"].as_object().unwrap() {
+        let title = words["title"].as_str().unwrap();
+        let spelt = title.chars().count() > 2 && PAGE.contains(title);
+        assert!(!spelt, "page.html spells {step}'s title {title:?} itself");
+    }
+    for state in table["zh"]["states"].as_object().unwrap().values() {
+        for words in [&state["name"], &state["means"]] {
+            let words = words.as_str().unwrap();
+            assert!(!PAGE.contains(words), "page.html spells {words:?} itself");
+        }
+    }
+}
