@@ -85,10 +85,10 @@ const SEPARATE_STREAMS: &str = "\"each resource type is treated as a separate lo
 pub const CHECKS: &[Check] = &[
     check("S1.nonce-fresh", "S1", Must, Wire,
         "SotW and Delta: every response has a nonce, never repeated within a type on a stream",
-        "\"All server responses will contain a nonce\" (Basic Protocol Overview); \"A nonce becomes stale following a newer nonce being presented\" (Resource updates): a repeated nonce cannot become stale"),
+        "\"All server responses will contain a nonce\" (Basic Protocol Overview); \"A nonce becomes stale following a newer nonce being presented\" (Resource updates): a repeated nonce cannot become stale; MUST is xdsloop's reading (the page says \"will\")"),
     check("S1.type-url", "S1", Must, Wire,
         "a response's type_url is the requested type, and every Any inside carries it",
-        "\"a separate logical stream\" per type, \"multiplexed via the type URL\" (Aggregated Discovery Service)"),
+        "\"a separate logical stream\" per type, \"multiplexed via the type URL\" (Aggregated Discovery Service); MUST is xdsloop's reading"),
     check("S3.no-resend-after-ack", "S3", Should, Wire,
         "CDS, LDS and EDS ACKed: nothing more arrives while nothing changes",
         WHEN_TO_SEND),
@@ -109,19 +109,19 @@ pub const CHECKS: &[Check] = &[
         "a \"wildcard\" subscription \"is triggered when subscribing to the special name \"*\"\", and a request that never named a resource the server \"should treat ... identically\" (How the client specifies what resources to return)"),
     check("S6.empty-unsubscribes", "S6", Must, Wire,
         "EDS [a] then []: no response with resources follows",
-        "\"If the list of resource names becomes empty, that means that the client is no longer interested in any resources of the specified type\" (How the client specifies what resources to return)"),
+        "\"If the list of resource names becomes empty, that means that the client is no longer interested in any resources of the specified type\" (How the client specifies what resources to return); MUST is xdsloop's reading: resources sent anyway are pushed to a client that wants none"),
     check("S7.types-independent", "S7", Should, Wire,
         "CDS and LDS subscribed, CDS ACKed: no other type's response follows",
         WHEN_TO_SEND),
     check("S8.delta-fields", "S8", Must, Delta,
         "Delta: every resource carries its name and a version",
-        "\"The resource name will be returned in the name field in the resource of a DeltaDiscoveryResponse\" (Resource names); the version is what initial_resource_versions declares (Incremental xDS)"),
+        "\"The resource name will be returned in the name field in the resource of a DeltaDiscoveryResponse\" (Resource names); the version is what initial_resource_versions declares (Incremental xDS); MUST is xdsloop's reading (the page says \"will\")"),
     check("S8.delta-only-new", "S8", Should, Delta,
         "Delta EDS: subscribing b after a sends b alone",
         WHEN_TO_SEND),
     check("S8.delta-missing-removed", "S8", Should, Delta,
         "Delta: a subscribed name that does not exist is reported (removed_resources)",
-        "\"When a resource subscribed to by a client does not exist, the server will send a DeltaDiscoveryResponse message that contains that resource's name in the removed_resources field\" (Knowing When a Requested Resource Does Not Exist)"),
+        "\"When a resource subscribed to by a client does not exist, the server will send a DeltaDiscoveryResponse message that contains that resource's name in the removed_resources field\" (Knowing When a Requested Resource Does Not Exist); SHOULD is xdsloop's reading of \"will\""),
     check("S9.initial-versions", "S9", Should, Delta,
         "Delta reconnect declaring held versions: unchanged wildcard resources are not resent",
         "\"On reconnect the Incremental xDS client may tell the server of its known resources to avoid resending them over the network\" (Incremental xDS); resending them is what \"should only send updates ... when the resources ... have changed\" advises against"),
@@ -151,7 +151,7 @@ pub const CHECKS: &[Check] = &[
         "\"When a client loses interest in some resources, it will indicate that with the resource_names_unsubscribe field\" (Unsubscribing from Resources); pushing it on is what \"should only send updates\" (When to send an update) advises against"),
     check("FX.delta-changes", "S8", Should, DeltaEdits,
         "Delta wildcard: an edit sends only the changed resource; a deletion removes both",
-        "\"the management server only needs to deliver the single cluster that changed\" (Incremental xDS); \"the server signals the client that a resource should be deleted via the removed_resources field\" (Deleting Resources)"),
+        "\"the management server only needs to deliver the single cluster that changed\" (Incremental xDS); \"the server signals the client that a resource should be deleted via the removed_resources field\" (Deleting Resources); a resend of the unchanged one is what \"should only send updates\" (When to send an update) advises against"),
     check("S13.large", "S13", Should, Wire,
         "a CDS response above gRPC's 4 MiB default arrives whole (own file with --fixtures)",
         "xdsloop's rule (the protocol page has no sentence on message sizes): large fleets need responses above gRPC's 4 MiB default"),
@@ -200,6 +200,16 @@ mod tests {
             );
         }
         assert_eq!(CHECKS.last().unwrap().id, "FX.bad-edit-keeps-last-good");
+    }
+
+    /// A FAIL quotes its sentence with the page's own word, or says whose rule it is.
+    #[test]
+    fn every_spec_quote_has_its_word_or_says_it_is_xdsloops() {
+        for c in CHECKS {
+            let spec = c.spec.to_lowercase();
+            let worded = spec.contains("must") || spec.contains("should");
+            assert!(worded || spec.contains("xdsloop's"), "{}: {}", c.id, c.spec);
+        }
     }
 
     #[test]

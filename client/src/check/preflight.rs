@@ -28,6 +28,45 @@ use crate::transport::tls;
 /// error before any response means it cannot, and says why in words.
 pub async fn reachable(target: &Target, within: Duration) -> Result<(), ClientError> {
     target.connect().await?;
+    let mut last = None;
+    for _ in 0..ATTEMPTS {
+        let Some(status) = first_stream(target, within).await else {
+            return Ok(());
+        };
+        // A server refusing plaintext says why in its GOAWAY, which can lose the race with
+        // the connection's end: another connection may bring the words.
+        let explained = tls::explain(&status, target.tls.as_ref()).is_some();
+        last = Some(status);
+        if explained {
+            break;
+        }
+        tokio::time::sleep(RETRY).await;
+    }
+    let status = last.expect("at least one attempt");
+    let uri = target.uri();
+    let words = if status.code() == tonic::Code::Unimplemented {
+        format!(
+            "it does not serve ADS: StreamAggregatedResources answered UNIMPLEMENTED ({})",
+            status.message()
+        )
+    } else {
+        let mut plain = format!("{:?}: {}", status.code(), status.message());
+        if let Some(source) = std::error::Error::source(&status) {
+            plain = format!("{plain}: {}", chain(source));
+        }
+        let words = tls::describe_open(&status, target.tls.as_ref(), plain);
+        format!("the first ADS stream (wildcard CDS) ended before any response: {words}")
+    };
+    let message = format!("cannot judge {uri}: {words}");
+    Err(ClientError::Io(std::io::Error::other(message)))
+}
+
+/// Attempts at the first stream before the server is called unreachable.
+const ATTEMPTS: usize = 3;
+const RETRY: Duration = Duration::from_millis(200);
+
+/// The error ending a first SotW stream before any response, or `None`.
+async fn first_stream(target: &Target, within: Duration) -> Option<tonic::Status> {
     let (requests, rx) = mpsc::channel(1);
     let first = DiscoveryRequest {
         node: Some(target.node()),
@@ -44,23 +83,10 @@ pub async fn reachable(target: &Target, within: Duration) -> Result<(), ClientEr
             .into_inner();
         stream.message().await
     };
-    let status = match tokio::time::timeout(within, opened).await {
-        Err(_) | Ok(Ok(_)) => return Ok(()),
-        Ok(Err(status)) => status,
-    };
-    let uri = target.uri();
-    let words = if status.code() == tonic::Code::Unimplemented {
-        format!(
-            "it does not serve ADS: StreamAggregatedResources answered UNIMPLEMENTED ({})",
-            status.message()
-        )
-    } else {
-        let plain = format!("{:?}: {}", status.code(), chain(&status));
-        let words = tls::describe_open(&status, target.tls.as_ref(), plain);
-        format!("the first ADS stream (wildcard CDS) ended before any response: {words}")
-    };
-    let message = format!("cannot judge {uri}: {words}");
-    Err(ClientError::Io(std::io::Error::other(message)))
+    match tokio::time::timeout(within, opened).await {
+        Err(_) | Ok(Ok(_)) => None,
+        Ok(Err(status)) => Some(status),
+    }
 }
 
 /// `None` when the server serves Delta ADS (it answered wildcard CDS, or stayed silent: the

@@ -73,26 +73,42 @@ pub async fn re_add(
         p.ack(r).await.or_fail("ACK of the answer to eds []")?;
         (version, nonce) = (r.version_info.clone(), r.nonce.clone());
     }
-    p.request(ENDPOINT, &[a], &version, &nonce)
-        .await
-        .or_fail("eds [a]")?;
     let holds_a = |r: &DiscoveryResponse| ctx.names(r).iter().any(|n| n == a);
-    match p.until(ctx.timeout, holds_a).await {
-        Ok((again, _)) => {
-            p.ack(&again).await.or_fail("ACK")?;
-            Ok((again, nonce))
-        }
-        Err((gone, seen)) => {
-            let seen = if seen.is_empty() {
-                String::new()
-            } else {
-                format!("; sent instead: {}", ctx.show_all(&seen))
-            };
-            Err(fail(format!(
-                "eds [{a}], then [], then [{a}] again (nonce {nonce:?}, the newest): {a} was not sent again: {gone}{seen}"
-            )))
+    let mut seen = Vec::new();
+    // A second try only when an answer to [] came after the quiet window: the re-add then
+    // carried a nonce that had become stale, and was rightly ignored.
+    for _ in 0..2 {
+        p.request(ENDPOINT, &[a], &version, &nonce)
+            .await
+            .or_fail("eds [a]")?;
+        match p.until(ctx.timeout, holds_a).await {
+            Ok((again, _)) => {
+                p.ack(&again).await.or_fail("ACK")?;
+                return Ok((again, nonce));
+            }
+            Err((gone, late)) => {
+                let Some(last) = late.iter().rev().find(|r| r.type_url == ENDPOINT) else {
+                    seen.extend(late);
+                    return Err(not_again(ctx, a, &nonce, &gone.to_string(), &seen));
+                };
+                // The next request, [a] with this nonce, is also its ACK.
+                (version, nonce) = (last.version_info.clone(), last.nonce.clone());
+                seen.extend(late);
+            }
         }
     }
+    Err(not_again(ctx, a, &nonce, "not answered", &seen))
+}
+
+fn not_again(ctx: &Ctx, a: &str, nonce: &str, gone: &str, seen: &[DiscoveryResponse]) -> Outcome {
+    let seen = if seen.is_empty() {
+        String::new()
+    } else {
+        format!("; sent instead: {}", ctx.show_all(seen))
+    };
+    fail(format!(
+        "eds [{a}], then [], then [{a}] again (nonce {nonce:?}, the newest): {a} was not sent again: {gone}{seen}"
+    ))
 }
 
 pub async fn re_added_sent(ctx: &mut Ctx) -> Step<Outcome> {

@@ -90,7 +90,7 @@ impl Sotw {
         Interest::Names(names.iter().cloned().collect())
     }
 
-    /// What `url` would be sent now (only `only` under [`Bug::OnlyNewNames`]).
+    /// What `url` would be sent now (only `only` under [`Legal::GroupPerResource`]).
     fn content<'s>(
         &self,
         set: &'s Set,
