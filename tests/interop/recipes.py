@@ -108,25 +108,29 @@ def start_server(env: Env, name: str, fixtures: Path,
 def write_bootstrap(env: Env, name: str, node: str, servers: list[int],
                     example: str = "grpc-bootstrap.json") -> Path:
     """An example bootstrap of examples/ with its xds_servers pointed at `servers`, in order
-    (the first is the primary, gRFC A71)."""
+    (the first is the primary, gRFC A71); an authority's xds_servers too, and the top-level
+    list then at the first."""
     bootstrap = json.loads((REPO / "examples" / example).read_text())
-    listed = bootstrap["xds_servers"]
-    if len(listed) != len(servers):
-        raise Setup(f"examples/{example} lists {len(listed)} xds_servers, not {len(servers)}")
-    for entry, port in zip(listed, servers):
-        entry["server_uri"] = f"127.0.0.1:{port}"
+    lists = [bootstrap["xds_servers"]]
+    lists += [a["xds_servers"] for a in bootstrap.get("authorities", {}).values()]
+    for listed in lists:
+        if len(listed) > len(servers):
+            raise Setup(f"examples/{example} lists {len(listed)} xds_servers, not {len(servers)}")
+        for entry, port in zip(listed, servers):
+            entry["server_uri"] = f"127.0.0.1:{port}"
     bootstrap["node"]["id"] = node
     path = env.work / f"bootstrap-{name}.json"
     path.write_text(json.dumps(bootstrap, indent=2))
     return path
 
 
-def start_client(env: Env, name: str, bootstrap: Path, extra: dict | None = None) -> Proc:
+def start_client(env: Env, name: str, bootstrap: Path, extra: dict | None = None,
+                 target: str = TARGET) -> Proc:
     run_env = dict(os.environ, GRPC_XDS_BOOTSTRAP=str(bootstrap), **(extra or {}))
     if os.environ.get("INTEROP_GRPC_TRACE"):
         run_env["GRPC_TRACE"] = os.environ["INTEROP_GRPC_TRACE"]
         run_env["GRPC_VERBOSITY"] = "DEBUG"
-    proc = Proc(f"grpc client ({name})", [str(env.python), str(HERE / "client.py"), TARGET],
+    proc = Proc(f"grpc client ({name})", [str(env.python), str(HERE / "client.py"), target],
                 env=run_env)
     env.procs.append(proc)
     return proc
@@ -315,6 +319,45 @@ def fallback(env: Env) -> None:
     env.show("fallback-after", "old target: " + calls.describe(since))
     env.show("fallback-after", "new target: " + calls.describe(since, then=True))
     client.stop()
+
+
+# gRFC A95: the bootstrap authority whose servers fall back on reachability alone, and the
+# target that uses it (fixtures/grpc/federation.yaml serves its xdstp:// listener).
+A95_BOOTSTRAP = "grpc-bootstrap-fallback-a95.json"
+A95_TARGET = "xds://xdsloop.test/greeter"
+
+
+def fallback_a95(env: Env) -> None:
+    """gRFC A95: after a primary that served everything dies, a client falls back anyway when
+    its authority says `fallback_on_reachability_only` and GRPC_EXPERIMENTAL_XDS_ENDPOINT_FALLBACK
+    is true. Two clients of the same bootstrap, one without the variable."""
+    s_port, _, _ = start_server(env, "a95-secondary", fixtures_to(env, "a95-secondary", "B"))
+    p_port, p_admin, _ = start_server(env, "a95-primary", fixtures_to(env, "a95-primary", "A"))
+    clients = {}
+    for label, flag in (("with", "true"), ("without", "false")):
+        node = f"recipe-a95-{label}"
+        bootstrap = write_bootstrap(env, f"a95-{label}", node, [p_port, s_port], A95_BOOTSTRAP)
+        client = start_client(env, f"A95 {label} the variable", bootstrap,
+                              {"GRPC_EXPERIMENTAL_XDS_ENDPOINT_FALLBACK": flag}, A95_TARGET)
+        clients[label] = Traffic(client)
+    for label, calls in clients.items():
+        ok, why = calls.wait_run("A", 0, START_TIMEOUT_S)
+        env.check(f"A95 ({label} the variable): {A95_TARGET} resolves through the primary's "
+                  "xdstp:// names and calls reach A", ok, why)
+    marks = {label: calls.mark() for label, calls in clients.items()}
+    put_scenario(p_admin, scenario("primary-down"))
+    ok, why = clients["with"].wait_run("B", marks["with"], OUTAGE_S - 2)
+    env.check("A95: the primary dies after serving everything; with "
+              "GRPC_EXPERIMENTAL_XDS_ENDPOINT_FALLBACK=true and fallback_on_reachability_only "
+              "gRPC falls back and calls move to B", ok, why)
+    calls = clients["without"]
+    steady = calls.wait_count(100, marks["without"], 15)
+    env.check("A95: without the variable, the same bootstrap does not fall back: calls stay "
+              "on A (100 calls, 5 s)", len(steady) >= 100 and all(c == "A" for c in steady),
+              calls.describe(marks["without"]))
+    for label, calls in clients.items():
+        env.show("fallback-a95", f"{label} the variable, after the outage began: "
+                                 f"{calls.describe(marks[label])}")
 
 
 def does_not_exist(env: Env) -> None:
@@ -513,6 +556,7 @@ def backoff(env: Env) -> None:
 
 RECIPES: dict[str, Callable[[Env], None]] = {
     "fallback": fallback,
+    "fallback-a95": fallback_a95,
     "not-found": does_not_exist,
     "ignore-deletion": ignore_deletion,
     "nack": nack_keeps_last_good,

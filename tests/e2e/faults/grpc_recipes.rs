@@ -66,6 +66,7 @@ fn the_cookbook_shows_the_recipe_files_and_bootstraps_as_they_are() {
             "grpc-bootstrap.json",
             "grpc-bootstrap-fallback.json",
             "grpc-bootstrap-ignore-deletion.json",
+            "grpc-bootstrap-fallback-a95.json",
         ];
         let same = examples
             .iter()
