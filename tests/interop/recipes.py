@@ -60,9 +60,13 @@ class Env:
     procs: list = field(default_factory=list)
     # What a run printed for the docs: recipe -> lines.
     shown: dict = field(default_factory=dict)
+    # The client program and its label: gRPC C-core through client.py by default, or
+    # @grpc/grpc-js-xds through client.js (js.py).
+    client: list = field(default_factory=list)
+    client_label: str = "grpcio"
 
     def check(self, name: str, ok: bool, why: str = "") -> bool:
-        return self.report.check(f"recipe: {name}", ok, why)
+        return self.report.check(f"recipe ({self.client_label}): {name}", ok, why)
 
     def show(self, recipe: str, line: str) -> None:
         self.shown.setdefault(recipe, []).append(line)
@@ -130,8 +134,8 @@ def start_client(env: Env, name: str, bootstrap: Path, extra: dict | None = None
     if os.environ.get("INTEROP_GRPC_TRACE"):
         run_env["GRPC_TRACE"] = os.environ["INTEROP_GRPC_TRACE"]
         run_env["GRPC_VERBOSITY"] = "DEBUG"
-    proc = Proc(f"grpc client ({name})", [str(env.python), str(HERE / "client.py"), target],
-                env=run_env)
+    program = env.client or [str(env.python), str(HERE / "client.py")]
+    proc = Proc(f"{env.client_label} client ({name})", [*program, target], env=run_env)
     env.procs.append(proc)
     return proc
 
@@ -227,6 +231,26 @@ def status_of(admin: str) -> dict:
 
 # ---- recipes ---------------------------------------------------------------------------------
 
+def falls_back(env: Env) -> bool:
+    """gRFC A71 fallback: grpcio (C-core) has it; @grpc/grpc-js-xds 1.14 has none (its sources
+    never mention a second server)."""
+    return env.client_label == "grpcio"
+
+
+def no_fallback(env: Env, cell: str, calls: Traffic, since: int, s_admin: str, node: str,
+                then: bool = False) -> None:
+    """A client without fallback: while the primary is down no call reaches B, they fail; once
+    it is back they reach A; the secondary never hears from it."""
+    ok, why = calls.wait_run("A", since, OUTAGE_S + 20, then)
+    made = calls.since(since, then)
+    env.check(f"{cell}: no fallback: no call reaches B, calls fail until the primary is back, "
+              "then reach A", ok and "B" not in made and any(c.startswith("ERR") for c in made),
+              why)
+    ok, why = wait_status(s_admin, no_stream(node), 1)
+    env.check(f"{cell}: the secondary's /status shows no stream of the client", ok, why)
+    env.show(cell, calls.describe(since, then))
+
+
 def fallback(env: Env) -> None:
     """gRFC A71: the bootstrap lists the primary (its clusters go to A) and the secondary (to B)."""
     primary_fx, secondary_fx = fixtures_to(env, "primary", "A"), fixtures_to(env, "secondary", "B")
@@ -243,6 +267,18 @@ def fallback(env: Env) -> None:
                           write_bootstrap(env, "fallback", node, [p_port, s_port],
                                           FALLBACK_BOOTSTRAP))
     calls = Traffic(client)
+    if falls_back(env):
+        fallback_and_forward(env, calls, p_admin, s_admin, node)
+    else:
+        no_fallback(env, "fallback at start-up", calls, 0, s_admin, node)
+    client.stop()
+    fallback_requested(env, primary_fx, s_port, s_admin)
+    fallback_after(env, primary_fx, s_port, s_admin)
+
+
+def fallback_and_forward(env: Env, calls: Traffic, p_admin: str, s_admin: str,
+                         node: str) -> None:
+    """The start-up cell with a client that falls back: to B, then forward to A."""
     ok, why = calls.wait_run("B", 0, OUTAGE_S)
     env.check("fallback at start-up: the primary refuses connections, gRPC falls back and calls "
               "reach the secondary's backend B", ok, why)
@@ -258,10 +294,11 @@ def fallback(env: Env) -> None:
     env.check("fallback at start-up: the primary's /status now shows the client's stream, the "
               "secondary's none (gRPC closed it)", ok and ok2, why or why2)
     env.show("fallback-startup", calls.describe(0))
-    client.stop()
 
-    # Cell 2: mid start-up, the moment gRPC's interop control plane uses: the primary serves
-    # LDS and RDS and goes down when the client first asks for the cluster.
+
+def fallback_requested(env: Env, primary_fx: Path, s_port: int, s_admin: str) -> None:
+    """Mid start-up, the moment gRPC's interop control plane uses: the primary serves LDS and
+    RDS and goes down when the client first asks for the cluster."""
     p_port, p_admin, _ = start_server(env, "primary-requested", primary_fx,
                                       scenario("primary-down-on-cds"))
     node = "recipe-fallback-requested"
@@ -269,15 +306,19 @@ def fallback(env: Env) -> None:
                           write_bootstrap(env, "fallback-requested", node, [p_port, s_port],
                                           FALLBACK_BOOTSTRAP))
     calls = Traffic(client)
-    ok, why = calls.wait_run("B", 0, OUTAGE_S + 5)
-    env.check("fallback mid start-up: the primary goes down at the client's CDS request "
-              f"for {fx.CLUSTER_A}; gRPC falls back and calls reach B", ok, why)
     ok, why = wait_status(p_admin, outage(True, "down-on-cds",
                                           f"requested: cds {fx.CLUSTER_A} by node {node}"), 5)
     env.check("fallback mid start-up: the primary's /status names the request that set the "
               "outage off", ok, why)
     shown = (status_of(p_admin).get("scenario") or {}).get("outage")
     env.show("fallback-requested", f"primary /status scenario.outage: {json.dumps(shown)}")
+    if not falls_back(env):
+        no_fallback(env, "fallback mid start-up", calls, 0, s_admin, node)
+        client.stop()
+        return
+    ok, why = calls.wait_run("B", 0, OUTAGE_S + 5)
+    env.check("fallback mid start-up: the primary goes down at the client's CDS request "
+              f"for {fx.CLUSTER_A}; gRPC falls back and calls reach B", ok, why)
     ok, why = wait_status(s_admin, serves(node), 5)
     env.check("fallback mid start-up: the secondary's /status shows the client's stream", ok, why)
     since = calls.mark()
@@ -286,7 +327,10 @@ def fallback(env: Env) -> None:
     env.show("fallback-requested", calls.describe(0))
     client.stop()
 
-    # Cell 3: after start-up. The client got everything from the primary; the primary dies.
+
+def fallback_after(env: Env, primary_fx: Path, s_port: int, s_admin: str) -> None:
+    """After start-up: the client got everything from the primary, then the primary dies;
+    then a new target in the same process."""
     p_port, p_admin, _ = start_server(env, "primary-after", primary_fx)
     node = "recipe-fallback-after"
     go = env.work / "fallback-new-target"
@@ -310,6 +354,11 @@ def fallback(env: Env) -> None:
     # A new target in the same process: its listener is not cached, so the client falls back.
     since = calls.mark()
     go.write_text("go\n")
+    if not falls_back(env):
+        no_fallback(env, f"fallback for a new target ({NEW_TARGET})", calls, since, s_admin,
+                    node, then=True)
+        client.stop()
+        return
     ok, why = calls.wait_run("B", since, OUTAGE_S, then=True)
     env.check(f"fallback for a new target ({NEW_TARGET}) while the primary is down: gRPC falls "
               "back and its calls reach B", ok, why)
@@ -346,6 +395,13 @@ def fallback_a95(env: Env) -> None:
                   "xdstp:// names and calls reach A", ok, why)
     marks = {label: calls.mark() for label, calls in clients.items()}
     put_scenario(p_admin, scenario("primary-down"))
+    if not falls_back(env):
+        for label, calls in clients.items():
+            steady = calls.wait_count(100, marks[label], 15)
+            env.check(f"A95 ({label} the variable): no fallback: calls stay on A (100 calls)",
+                      len(steady) >= 100 and all(c == "A" for c in steady),
+                      calls.describe(marks[label]))
+        return
     ok, why = clients["with"].wait_run("B", marks["with"], OUTAGE_S - 2)
     env.check("A95: the primary dies after serving everything; with "
               "GRPC_EXPERIMENTAL_XDS_ENDPOINT_FALLBACK=true and fallback_on_reachability_only "
@@ -424,11 +480,20 @@ def ignore_deletion(env: Env) -> None:
               "through both removals", bool(with_calls) and all(c == "A" for c in with_calls),
               f"{len(with_calls)} calls, not A: {[c for c in with_calls if c != 'A'][:3]}")
     failed = [c for c in without_calls if c.startswith("ERR")]
-    env.check("ignore_resource_deletion: without it, calls fail while the cluster is deleted "
-              "(UNAVAILABLE, does not exist) and recover when it is back",
-              bool(failed) and without_calls[-1] == "A"
-              and all("does not exist" in c for c in failed),
-              f"{len(without_calls)} calls, {len(failed)} failed: {sorted(set(failed))[:2]}")
+    if falls_back(env):
+        env.check("ignore_resource_deletion: without it, calls fail while the cluster is "
+                  "deleted (UNAVAILABLE, does not exist) and recover when it is back",
+                  bool(failed) and without_calls[-1] == "A"
+                  and all("does not exist" in c for c in failed),
+                  f"{len(without_calls)} calls, {len(failed)} failed: {sorted(set(failed))[:2]}")
+    else:
+        # grpc-js-xds 1.14.1 ACKs the cluster's return but goes on failing its calls.
+        first = failed and without_calls.index(failed[0])
+        env.check("ignore_resource_deletion: without it, calls fail from the first removal on "
+                  "(UNAVAILABLE, does not exist) and do not recover though the cluster is back",
+                  bool(failed) and all(c.startswith("ERR") for c in without_calls[first:])
+                  and all("does not exist" in c for c in failed),
+                  f"{len(without_calls)} calls, {len(failed)} failed: {sorted(set(failed))[:2]}")
 
     def flapped(status: dict) -> str:
         rules = (status.get("scenario") or {}).get("rules", [])
@@ -492,16 +557,17 @@ def backoff_windows(attempts: int) -> list[tuple[float, float]]:
     return out
 
 
-def reconnect_intervals(status: dict, node: str) -> list[float]:
-    """Seconds between one stream of `node` closing and its next opening, as the server saw
-    them (/status: connected_since, disconnected_at)."""
+def reconnect_intervals(status: dict, node: str, from_start: bool = False) -> list[float]:
+    """Seconds between one stream of `node` closing (`from_start`: opening) and its next
+    opening, as the server saw them (/status: connected_since, disconnected_at)."""
     streams = streams_of(status, node, closed=True) + streams_of(status, node)
     streams.sort(key=lambda s: s["id"])
 
     def t(text: str) -> float:
         from datetime import datetime
         return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    return [round(t(b["connected_since"]) - t(a["disconnected_at"]), 3)
+    start = "connected_since" if from_start else "disconnected_at"
+    return [round(t(b["connected_since"]) - t(a[start]), 3)
             for a, b in zip(streams, streams[1:]) if a.get("disconnected_at")]
 
 
@@ -534,11 +600,21 @@ def backoff(env: Env) -> None:
     env.check(f"backoff: after {CLOSES} closed streams the next one is served and calls reach A",
               ok, why)
     status = status_of(admin)
-    intervals = reconnect_intervals(status, node)
-    off = within(intervals, windows)
-    env.check("backoff: the reconnect intervals the server saw are gRPC's documented backoff "
-              "(1 s, x1.6, +-20%)", len(intervals) == CLOSES and not off,
-              f"intervals {intervals}; {off}")
+    if falls_back(env):
+        # C-core starts its retry timer when a stream ends.
+        intervals = reconnect_intervals(status, node)
+        off = within(intervals, windows)
+        env.check("backoff: the reconnect intervals the server saw are gRPC's documented "
+                  "backoff (1 s, x1.6, +-20%)", len(intervals) == CLOSES and not off,
+                  f"intervals {intervals}; {off}")
+    else:
+        # grpc-js-xds starts it when a stream starts, and its first stream started before its
+        # connection did, which the server cannot see: retries 2 on are compared, open to open.
+        intervals = reconnect_intervals(status, node, from_start=True)
+        off = within(intervals[1:], windows[1:])
+        env.check("backoff: from the second retry on, the intervals from one stream's start to "
+                  "the next are gRPC's documented backoff (x1.6, +-20%)",
+                  len(intervals) == CLOSES and not off, f"intervals {intervals}; {off}")
     env.check("backoff: that comparison fails on a client that retries at once, and on one "
               "that retries every second without growing",
               bool(within([0.05] * CLOSES, windows)) and bool(within([1.0] * CLOSES, windows)))
