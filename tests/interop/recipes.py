@@ -307,13 +307,25 @@ def fallback_requested(env: Env, primary_fx: Path, s_port: int, s_admin: str) ->
                                           FALLBACK_BOOTSTRAP))
     calls = Traffic(client)
     ok, why = wait_status(p_admin, outage(True, "down-on-cds",
-                                          f"requested: cds {fx.CLUSTER_A} by node {node}"), 5)
+                                          f"requested: cds {fx.CLUSTER_A} by node {node}"),
+                          START_TIMEOUT_S)
     env.check("fallback mid start-up: the primary's /status names the request that set the "
               "outage off", ok, why)
     shown = (status_of(p_admin).get("scenario") or {}).get("outage")
     env.show("fallback-requested", f"primary /status scenario.outage: {json.dumps(shown)}")
     if not falls_back(env):
-        no_fallback(env, "fallback mid start-up", calls, 0, s_admin, node)
+        # grpc-js-xds 1.14.1: no fallback; back on the primary it gets and ACKs the cluster,
+        # then, 15 s after its first request for it, says it does not exist and drops it.
+        made = calls.wait_count(400, 0, OUTAGE_S + 20)
+        ok, why = wait_status(s_admin, no_stream(node), 1)
+        env.check("fallback mid start-up: no fallback: no call reaches B and the secondary's "
+                  "/status shows no stream of the client", ok and "B" not in made,
+                  why or calls.describe(0))
+        env.check("fallback mid start-up: back on the primary, the client's last calls fail: "
+                  "the cluster it was sent 'does not exist'",
+                  bool(made) and made[-1].startswith("ERR:UNAVAILABLE")
+                  and "does not exist" in made[-1], calls.describe(0))
+        env.show("fallback mid start-up", calls.describe(0))
         client.stop()
         return
     ok, why = calls.wait_run("B", 0, OUTAGE_S + 5)
@@ -474,7 +486,9 @@ def ignore_deletion(env: Env) -> None:
     # Two removals of 2 s each after 2 s: 10 s covers them; 20 calls a second.
     for label, (node, calls, client) in results.items():
         made = calls.wait_count(180, 0, 25)
-        results[label] = (node, made, client)
+        # Calls before the client first resolved the target say nothing about deletions.
+        first = next((i for i, c in enumerate(made) if c == "A"), 0)
+        results[label] = (node, made[first:], client)
     with_calls, without_calls = results["with"][1], results["without"][1]
     env.check("ignore_resource_deletion: with the server feature, every call reaches A "
               "through both removals", bool(with_calls) and all(c == "A" for c in with_calls),
@@ -608,13 +622,19 @@ def backoff(env: Env) -> None:
                   "backoff (1 s, x1.6, +-20%)", len(intervals) == CLOSES and not off,
                   f"intervals {intervals}; {off}")
     else:
-        # grpc-js-xds starts it when a stream starts, and its first stream started before its
-        # connection did, which the server cannot see: retries 2 on are compared, open to open.
+        # grpc-js-xds starts it when a stream starts (its first stream before its connection,
+        # which the server cannot see), and multiplies the jittered delay: each retry is 1.6
+        # times the one before, +-20%, so its jitter compounds.
         intervals = reconnect_intervals(status, node, from_start=True)
-        off = within(intervals[1:], windows[1:])
-        env.check("backoff: from the second retry on, the intervals from one stream's start to "
-                  "the next are gRPC's documented backoff (x1.6, +-20%)",
+        chained = [(prev * BACKOFF_MULTIPLIER * (1 - BACKOFF_JITTER),
+                    prev * BACKOFF_MULTIPLIER * (1 + BACKOFF_JITTER))
+                   for prev in [BACKOFF_INITIAL_S, *intervals[1:-1]]]
+        off = within(intervals[1:], chained)
+        env.check("backoff: from one stream's start to the next, each retry after the first is "
+                  "1.6 times the one before, +-20% (grpc-js compounds its jitter)",
                   len(intervals) == CLOSES and not off, f"intervals {intervals}; {off}")
+        env.show("backoff", "against the documented schedule: "
+                            f"{within(intervals, windows) or 'all within'}")
     env.check("backoff: that comparison fails on a client that retries at once, and on one "
               "that retries every second without growing",
               bool(within([0.05] * CLOSES, windows)) and bool(within([1.0] * CLOSES, windows)))
