@@ -4,7 +4,7 @@ LISTEN ?= 127.0.0.1:18000
 NODE ?= demo-node
 PYTHON ?= python3
 
-.PHONY: bins build test test-rust conformance tutorial browser browser-setup page-screenshot interop lint golden run-server run-client bench bench-10k bench-status fleet fleet-shards k8s-manifests
+.PHONY: bins build test test-rust conformance tutorial browser browser-setup page-screenshot interop interop-js lint golden run-server run-client bench bench-10k bench-status fleet fleet-shards k8s-manifests
 
 build:
 	$(CARGO) build --workspace --all-targets
@@ -69,6 +69,12 @@ k8s-manifests: bins
 # hot pushes. Creates tests/interop/.venv once (pinned requirements.txt), then reuses it.
 interop:
 	CARGO="$(CARGO)" $(PYTHON) tests/interop/run.py
+
+# The cookbook's recipes with gRPC's Node xDS client (@grpc/grpc-js-xds, pinned in
+# tests/interop/js/package-lock.json, installed once with npm ci). Not part of `make test`:
+# it adds about three minutes; docs/scenarios.md's matrix shows what it found.
+interop-js:
+	CARGO="$(CARGO)" $(PYTHON) tests/interop/run.py --client grpc-js
 
 # Rewrites the golden transcripts (tests/e2e/golden/*.jsonl) from a new run of their session,
 # after an intended change of what goes on the wire; review the change with `git diff` before

@@ -189,8 +189,10 @@ struct ServeArgs {
     record_resources: bool,
     /// Misbehave on purpose, as the rules in FILE say (YAML, docs/scenarios.md): delay, drop
     /// or corrupt responses, reuse nonces, close or reset streams, withhold or flap resources,
-    /// push storms. Watched like the fixtures: a bad edit is refused (FILE:line:col in the log and
-    /// /status) and the rules in force stay. Also GET/PUT/DELETE /scenario on the admin routes.
+    /// push storms, an outage of the whole xDS port (connections refused for a while, e.g. when
+    /// a client first asks for a resource). Watched like the fixtures: a bad edit is refused
+    /// (FILE:line:col in the log and /status) and the rules in force stay. Also
+    /// GET/PUT/DELETE /scenario on the admin routes.
     #[arg(long, value_name = "FILE")]
     scenario: Option<PathBuf>,
     #[command(flatten)]

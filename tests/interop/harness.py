@@ -184,6 +184,24 @@ def ensure_venv(venv: Path, requirements: Path) -> Path:
     return python
 
 
+def ensure_node_modules(project: Path) -> list[str]:
+    """Installs (once) the npm packages pinned in `project`'s package-lock.json with `npm ci`;
+    returns the command that runs its client.js. Reinstalled when the lock file changes."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if not node or not npm:
+        raise Setup("node and npm are needed for the grpc-js-xds client (Debian: apt-get "
+                    "install nodejs npm)")
+    lock = project / "package-lock.json"
+    stamp_text = hashlib.sha256(lock.read_bytes()).hexdigest()
+    stamp = project / "node_modules" / ".xdsloop-stamp"
+    if not (stamp.exists() and stamp.read_text() == stamp_text):
+        print(f"installing {project / 'package.json'} from npm", flush=True)
+        _run([npm, "ci", "--no-audit", "--no-fund", "--prefix", str(project)], "npm ci",
+             VENV_TIMEOUT_S)
+        stamp.write_text(stamp_text)
+    return [node, str(project / "client.js")]
+
+
 def build_server(repo: Path) -> Path:
     """Builds the server with cargo and returns the binary cargo reports (CARGO_TARGET_DIR aware)."""
     cargo = os.environ.get("CARGO", "cargo")

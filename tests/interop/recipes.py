@@ -60,9 +60,13 @@ class Env:
     procs: list = field(default_factory=list)
     # What a run printed for the docs: recipe -> lines.
     shown: dict = field(default_factory=dict)
+    # The client program and its label: gRPC C-core through client.py by default, or
+    # @grpc/grpc-js-xds through client.js (js.py).
+    client: list = field(default_factory=list)
+    client_label: str = "grpcio"
 
     def check(self, name: str, ok: bool, why: str = "") -> bool:
-        return self.report.check(f"recipe: {name}", ok, why)
+        return self.report.check(f"recipe ({self.client_label}): {name}", ok, why)
 
     def show(self, recipe: str, line: str) -> None:
         self.shown.setdefault(recipe, []).append(line)
@@ -108,26 +112,30 @@ def start_server(env: Env, name: str, fixtures: Path,
 def write_bootstrap(env: Env, name: str, node: str, servers: list[int],
                     example: str = "grpc-bootstrap.json") -> Path:
     """An example bootstrap of examples/ with its xds_servers pointed at `servers`, in order
-    (the first is the primary, gRFC A71)."""
+    (the first is the primary, gRFC A71); an authority's xds_servers too, and the top-level
+    list then at the first."""
     bootstrap = json.loads((REPO / "examples" / example).read_text())
-    listed = bootstrap["xds_servers"]
-    if len(listed) != len(servers):
-        raise Setup(f"examples/{example} lists {len(listed)} xds_servers, not {len(servers)}")
-    for entry, port in zip(listed, servers):
-        entry["server_uri"] = f"127.0.0.1:{port}"
+    lists = [bootstrap["xds_servers"]]
+    lists += [a["xds_servers"] for a in bootstrap.get("authorities", {}).values()]
+    for listed in lists:
+        if len(listed) > len(servers):
+            raise Setup(f"examples/{example} lists {len(listed)} xds_servers, not {len(servers)}")
+        for entry, port in zip(listed, servers):
+            entry["server_uri"] = f"127.0.0.1:{port}"
     bootstrap["node"]["id"] = node
     path = env.work / f"bootstrap-{name}.json"
     path.write_text(json.dumps(bootstrap, indent=2))
     return path
 
 
-def start_client(env: Env, name: str, bootstrap: Path, extra: dict | None = None) -> Proc:
+def start_client(env: Env, name: str, bootstrap: Path, extra: dict | None = None,
+                 target: str = TARGET) -> Proc:
     run_env = dict(os.environ, GRPC_XDS_BOOTSTRAP=str(bootstrap), **(extra or {}))
     if os.environ.get("INTEROP_GRPC_TRACE"):
         run_env["GRPC_TRACE"] = os.environ["INTEROP_GRPC_TRACE"]
         run_env["GRPC_VERBOSITY"] = "DEBUG"
-    proc = Proc(f"grpc client ({name})", [str(env.python), str(HERE / "client.py"), TARGET],
-                env=run_env)
+    program = env.client or [str(env.python), str(HERE / "client.py")]
+    proc = Proc(f"{env.client_label} client ({name})", [*program, target], env=run_env)
     env.procs.append(proc)
     return proc
 
@@ -223,6 +231,26 @@ def status_of(admin: str) -> dict:
 
 # ---- recipes ---------------------------------------------------------------------------------
 
+def falls_back(env: Env) -> bool:
+    """gRFC A71 fallback: grpcio (C-core) has it; @grpc/grpc-js-xds 1.14 has none (its sources
+    never mention a second server)."""
+    return env.client_label == "grpcio"
+
+
+def no_fallback(env: Env, cell: str, calls: Traffic, since: int, s_admin: str, node: str,
+                then: bool = False) -> None:
+    """A client without fallback: while the primary is down no call reaches B, they fail; once
+    it is back they reach A; the secondary never hears from it."""
+    ok, why = calls.wait_run("A", since, OUTAGE_S + 20, then)
+    made = calls.since(since, then)
+    env.check(f"{cell}: no fallback: no call reaches B, calls fail until the primary is back, "
+              "then reach A", ok and "B" not in made and any(c.startswith("ERR") for c in made),
+              why)
+    ok, why = wait_status(s_admin, no_stream(node), 1)
+    env.check(f"{cell}: the secondary's /status shows no stream of the client", ok, why)
+    env.show(cell, calls.describe(since, then))
+
+
 def fallback(env: Env) -> None:
     """gRFC A71: the bootstrap lists the primary (its clusters go to A) and the secondary (to B)."""
     primary_fx, secondary_fx = fixtures_to(env, "primary", "A"), fixtures_to(env, "secondary", "B")
@@ -239,6 +267,18 @@ def fallback(env: Env) -> None:
                           write_bootstrap(env, "fallback", node, [p_port, s_port],
                                           FALLBACK_BOOTSTRAP))
     calls = Traffic(client)
+    if falls_back(env):
+        fallback_and_forward(env, calls, p_admin, s_admin, node)
+    else:
+        no_fallback(env, "fallback at start-up", calls, 0, s_admin, node)
+    client.stop()
+    fallback_requested(env, primary_fx, s_port, s_admin)
+    fallback_after(env, primary_fx, s_port, s_admin)
+
+
+def fallback_and_forward(env: Env, calls: Traffic, p_admin: str, s_admin: str,
+                         node: str) -> None:
+    """The start-up cell with a client that falls back: to B, then forward to A."""
     ok, why = calls.wait_run("B", 0, OUTAGE_S)
     env.check("fallback at start-up: the primary refuses connections, gRPC falls back and calls "
               "reach the secondary's backend B", ok, why)
@@ -254,10 +294,11 @@ def fallback(env: Env) -> None:
     env.check("fallback at start-up: the primary's /status now shows the client's stream, the "
               "secondary's none (gRPC closed it)", ok and ok2, why or why2)
     env.show("fallback-startup", calls.describe(0))
-    client.stop()
 
-    # Cell 2: mid start-up, the moment gRPC's interop control plane uses: the primary serves
-    # LDS and RDS and goes down when the client first asks for the cluster.
+
+def fallback_requested(env: Env, primary_fx: Path, s_port: int, s_admin: str) -> None:
+    """Mid start-up, the moment gRPC's interop control plane uses: the primary serves LDS and
+    RDS and goes down when the client first asks for the cluster."""
     p_port, p_admin, _ = start_server(env, "primary-requested", primary_fx,
                                       scenario("primary-down-on-cds"))
     node = "recipe-fallback-requested"
@@ -265,15 +306,31 @@ def fallback(env: Env) -> None:
                           write_bootstrap(env, "fallback-requested", node, [p_port, s_port],
                                           FALLBACK_BOOTSTRAP))
     calls = Traffic(client)
-    ok, why = calls.wait_run("B", 0, OUTAGE_S + 5)
-    env.check("fallback mid start-up: the primary goes down at the client's CDS request "
-              f"for {fx.CLUSTER_A}; gRPC falls back and calls reach B", ok, why)
     ok, why = wait_status(p_admin, outage(True, "down-on-cds",
-                                          f"requested: cds {fx.CLUSTER_A} by node {node}"), 5)
+                                          f"requested: cds {fx.CLUSTER_A} by node {node}"),
+                          START_TIMEOUT_S)
     env.check("fallback mid start-up: the primary's /status names the request that set the "
               "outage off", ok, why)
     shown = (status_of(p_admin).get("scenario") or {}).get("outage")
     env.show("fallback-requested", f"primary /status scenario.outage: {json.dumps(shown)}")
+    if not falls_back(env):
+        # grpc-js-xds 1.14.1: no fallback; back on the primary it gets and ACKs the cluster,
+        # then, 15 s after its first request for it, says it does not exist and drops it.
+        made = calls.wait_count(400, 0, OUTAGE_S + 20)
+        ok, why = wait_status(s_admin, no_stream(node), 1)
+        env.check("fallback mid start-up: no fallback: no call reaches B and the secondary's "
+                  "/status shows no stream of the client", ok and "B" not in made,
+                  why or calls.describe(0))
+        env.check("fallback mid start-up: back on the primary, the client's last calls fail: "
+                  "the cluster it was sent 'does not exist'",
+                  bool(made) and made[-1].startswith("ERR:UNAVAILABLE")
+                  and "does not exist" in made[-1], calls.describe(0))
+        env.show("fallback mid start-up", calls.describe(0))
+        client.stop()
+        return
+    ok, why = calls.wait_run("B", 0, OUTAGE_S + 5)
+    env.check("fallback mid start-up: the primary goes down at the client's CDS request "
+              f"for {fx.CLUSTER_A}; gRPC falls back and calls reach B", ok, why)
     ok, why = wait_status(s_admin, serves(node), 5)
     env.check("fallback mid start-up: the secondary's /status shows the client's stream", ok, why)
     since = calls.mark()
@@ -282,7 +339,10 @@ def fallback(env: Env) -> None:
     env.show("fallback-requested", calls.describe(0))
     client.stop()
 
-    # Cell 3: after start-up. The client got everything from the primary; the primary dies.
+
+def fallback_after(env: Env, primary_fx: Path, s_port: int, s_admin: str) -> None:
+    """After start-up: the client got everything from the primary, then the primary dies;
+    then a new target in the same process."""
     p_port, p_admin, _ = start_server(env, "primary-after", primary_fx)
     node = "recipe-fallback-after"
     go = env.work / "fallback-new-target"
@@ -306,6 +366,11 @@ def fallback(env: Env) -> None:
     # A new target in the same process: its listener is not cached, so the client falls back.
     since = calls.mark()
     go.write_text("go\n")
+    if not falls_back(env):
+        no_fallback(env, f"fallback for a new target ({NEW_TARGET})", calls, since, s_admin,
+                    node, then=True)
+        client.stop()
+        return
     ok, why = calls.wait_run("B", since, OUTAGE_S, then=True)
     env.check(f"fallback for a new target ({NEW_TARGET}) while the primary is down: gRPC falls "
               "back and its calls reach B", ok, why)
@@ -315,6 +380,52 @@ def fallback(env: Env) -> None:
     env.show("fallback-after", "old target: " + calls.describe(since))
     env.show("fallback-after", "new target: " + calls.describe(since, then=True))
     client.stop()
+
+
+# gRFC A95: the bootstrap authority whose servers fall back on reachability alone, and the
+# target that uses it (fixtures/grpc/federation.yaml serves its xdstp:// listener).
+A95_BOOTSTRAP = "grpc-bootstrap-fallback-a95.json"
+A95_TARGET = "xds://xdsloop.test/greeter"
+
+
+def fallback_a95(env: Env) -> None:
+    """gRFC A95: after a primary that served everything dies, a client falls back anyway when
+    its authority says `fallback_on_reachability_only` and GRPC_EXPERIMENTAL_XDS_ENDPOINT_FALLBACK
+    is true. Two clients of the same bootstrap, one without the variable."""
+    s_port, _, _ = start_server(env, "a95-secondary", fixtures_to(env, "a95-secondary", "B"))
+    p_port, p_admin, _ = start_server(env, "a95-primary", fixtures_to(env, "a95-primary", "A"))
+    clients = {}
+    for label, flag in (("with", "true"), ("without", "false")):
+        node = f"recipe-a95-{label}"
+        bootstrap = write_bootstrap(env, f"a95-{label}", node, [p_port, s_port], A95_BOOTSTRAP)
+        client = start_client(env, f"A95 {label} the variable", bootstrap,
+                              {"GRPC_EXPERIMENTAL_XDS_ENDPOINT_FALLBACK": flag}, A95_TARGET)
+        clients[label] = Traffic(client)
+    for label, calls in clients.items():
+        ok, why = calls.wait_run("A", 0, START_TIMEOUT_S)
+        env.check(f"A95 ({label} the variable): {A95_TARGET} resolves through the primary's "
+                  "xdstp:// names and calls reach A", ok, why)
+    marks = {label: calls.mark() for label, calls in clients.items()}
+    put_scenario(p_admin, scenario("primary-down"))
+    if not falls_back(env):
+        for label, calls in clients.items():
+            steady = calls.wait_count(100, marks[label], 15)
+            env.check(f"A95 ({label} the variable): no fallback: calls stay on A (100 calls)",
+                      len(steady) >= 100 and all(c == "A" for c in steady),
+                      calls.describe(marks[label]))
+        return
+    ok, why = clients["with"].wait_run("B", marks["with"], OUTAGE_S - 2)
+    env.check("A95: the primary dies after serving everything; with "
+              "GRPC_EXPERIMENTAL_XDS_ENDPOINT_FALLBACK=true and fallback_on_reachability_only "
+              "gRPC falls back and calls move to B", ok, why)
+    calls = clients["without"]
+    steady = calls.wait_count(100, marks["without"], 15)
+    env.check("A95: without the variable, the same bootstrap does not fall back: calls stay "
+              "on A (100 calls, 5 s)", len(steady) >= 100 and all(c == "A" for c in steady),
+              calls.describe(marks["without"]))
+    for label, calls in clients.items():
+        env.show("fallback-a95", f"{label} the variable, after the outage began: "
+                                 f"{calls.describe(marks[label])}")
 
 
 def does_not_exist(env: Env) -> None:
@@ -375,17 +486,28 @@ def ignore_deletion(env: Env) -> None:
     # Two removals of 2 s each after 2 s: 10 s covers them; 20 calls a second.
     for label, (node, calls, client) in results.items():
         made = calls.wait_count(180, 0, 25)
-        results[label] = (node, made, client)
+        # Calls before the client first resolved the target say nothing about deletions.
+        first = next((i for i, c in enumerate(made) if c == "A"), 0)
+        results[label] = (node, made[first:], client)
     with_calls, without_calls = results["with"][1], results["without"][1]
     env.check("ignore_resource_deletion: with the server feature, every call reaches A "
               "through both removals", bool(with_calls) and all(c == "A" for c in with_calls),
               f"{len(with_calls)} calls, not A: {[c for c in with_calls if c != 'A'][:3]}")
     failed = [c for c in without_calls if c.startswith("ERR")]
-    env.check("ignore_resource_deletion: without it, calls fail while the cluster is deleted "
-              "(UNAVAILABLE, does not exist) and recover when it is back",
-              bool(failed) and without_calls[-1] == "A"
-              and all("does not exist" in c for c in failed),
-              f"{len(without_calls)} calls, {len(failed)} failed: {sorted(set(failed))[:2]}")
+    if falls_back(env):
+        env.check("ignore_resource_deletion: without it, calls fail while the cluster is "
+                  "deleted (UNAVAILABLE, does not exist) and recover when it is back",
+                  bool(failed) and without_calls[-1] == "A"
+                  and all("does not exist" in c for c in failed),
+                  f"{len(without_calls)} calls, {len(failed)} failed: {sorted(set(failed))[:2]}")
+    else:
+        # grpc-js-xds 1.14.1 ACKs the cluster's return but goes on failing its calls.
+        first = failed and without_calls.index(failed[0])
+        env.check("ignore_resource_deletion: without it, calls fail from the first removal on "
+                  "(UNAVAILABLE, does not exist) and do not recover though the cluster is back",
+                  bool(failed) and all(c.startswith("ERR") for c in without_calls[first:])
+                  and all("does not exist" in c for c in failed),
+                  f"{len(without_calls)} calls, {len(failed)} failed: {sorted(set(failed))[:2]}")
 
     def flapped(status: dict) -> str:
         rules = (status.get("scenario") or {}).get("rules", [])
@@ -449,16 +571,17 @@ def backoff_windows(attempts: int) -> list[tuple[float, float]]:
     return out
 
 
-def reconnect_intervals(status: dict, node: str) -> list[float]:
-    """Seconds between one stream of `node` closing and its next opening, as the server saw
-    them (/status: connected_since, disconnected_at)."""
+def reconnect_intervals(status: dict, node: str, from_start: bool = False) -> list[float]:
+    """Seconds between one stream of `node` closing (`from_start`: opening) and its next
+    opening, as the server saw them (/status: connected_since, disconnected_at)."""
     streams = streams_of(status, node, closed=True) + streams_of(status, node)
     streams.sort(key=lambda s: s["id"])
 
     def t(text: str) -> float:
         from datetime import datetime
         return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    return [round(t(b["connected_since"]) - t(a["disconnected_at"]), 3)
+    start = "connected_since" if from_start else "disconnected_at"
+    return [round(t(b["connected_since"]) - t(a[start]), 3)
             for a, b in zip(streams, streams[1:]) if a.get("disconnected_at")]
 
 
@@ -491,11 +614,27 @@ def backoff(env: Env) -> None:
     env.check(f"backoff: after {CLOSES} closed streams the next one is served and calls reach A",
               ok, why)
     status = status_of(admin)
-    intervals = reconnect_intervals(status, node)
-    off = within(intervals, windows)
-    env.check("backoff: the reconnect intervals the server saw are gRPC's documented backoff "
-              "(1 s, x1.6, +-20%)", len(intervals) == CLOSES and not off,
-              f"intervals {intervals}; {off}")
+    if falls_back(env):
+        # C-core starts its retry timer when a stream ends.
+        intervals = reconnect_intervals(status, node)
+        off = within(intervals, windows)
+        env.check("backoff: the reconnect intervals the server saw are gRPC's documented "
+                  "backoff (1 s, x1.6, +-20%)", len(intervals) == CLOSES and not off,
+                  f"intervals {intervals}; {off}")
+    else:
+        # grpc-js-xds starts it when a stream starts (its first stream before its connection,
+        # which the server cannot see), and multiplies the jittered delay: each retry is 1.6
+        # times the one before, +-20%, so its jitter compounds.
+        intervals = reconnect_intervals(status, node, from_start=True)
+        chained = [(prev * BACKOFF_MULTIPLIER * (1 - BACKOFF_JITTER),
+                    prev * BACKOFF_MULTIPLIER * (1 + BACKOFF_JITTER))
+                   for prev in [BACKOFF_INITIAL_S, *intervals[1:-1]]]
+        off = within(intervals[1:], chained)
+        env.check("backoff: from one stream's start to the next, each retry after the first is "
+                  "1.6 times the one before, +-20% (grpc-js compounds its jitter)",
+                  len(intervals) == CLOSES and not off, f"intervals {intervals}; {off}")
+        env.show("backoff", "against the documented schedule: "
+                            f"{within(intervals, windows) or 'all within'}")
     env.check("backoff: that comparison fails on a client that retries at once, and on one "
               "that retries every second without growing",
               bool(within([0.05] * CLOSES, windows)) and bool(within([1.0] * CLOSES, windows)))
@@ -513,6 +652,7 @@ def backoff(env: Env) -> None:
 
 RECIPES: dict[str, Callable[[Env], None]] = {
     "fallback": fallback,
+    "fallback-a95": fallback_a95,
     "not-found": does_not_exist,
     "ignore-deletion": ignore_deletion,
     "nack": nack_keeps_last_good,

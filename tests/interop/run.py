@@ -316,7 +316,8 @@ def tls_scenario(r: Report, python: Path, binary: Path, work: Path, fixtures: Pa
     r.check("xdsloop-server (mTLS) is still running", server.alive())
 
 
-def run(r: Report, work: Path, only_recipes: list[str] | None = None) -> None:
+def run(r: Report, work: Path, only_recipes: list[str] | None = None,
+        client: str = "grpcio") -> None:
     source = REPO / "fixtures" / "grpc"
     problem = fx.check_fixture(source)
     if problem:
@@ -330,7 +331,7 @@ def run(r: Report, work: Path, only_recipes: list[str] | None = None) -> None:
         ports, backends = start_backends(python)
         procs += backends
         if only_recipes is not None:
-            return run_recipes(r, python, binary, work, ports, procs, only_recipes)
+            return run_recipes(r, python, binary, work, ports, procs, only_recipes, client)
         fixtures = work / "fixtures"
         fx.copy_with_ports(source, fixtures, ports["A"], ports["B"])
         server_port, admin, server = start_server(binary, fixtures, work)
@@ -362,9 +363,13 @@ def run(r: Report, work: Path, only_recipes: list[str] | None = None) -> None:
 
 
 def run_recipes(r: Report, python: Path, binary: Path, work: Path, ports: dict,
-                procs: list[Proc], only: list[str]) -> None:
-    """The cookbook's recipes (recipes.py), each with servers and a client of its own."""
+                procs: list[Proc], only: list[str], client: str = "grpcio") -> None:
+    """The cookbook's recipes (recipes.py), each with servers and a client of its own: gRPC
+    C-core (grpcio), or with `client` grpc-js the Node client (tests/interop/js, from npm)."""
     env = recipes.Env(python=python, binary=binary, work=work, ports=ports, report=r)
+    if client == "grpc-js":
+        env.client = harness.ensure_node_modules(HERE / "js")
+        env.client_label = "grpc-js"
     failed_before = r.failed
     try:
         recipes.run_all(env, only)
@@ -379,15 +384,20 @@ def main() -> int:
     parser.add_argument("--recipes", metavar="NAMES", default=None,
                         help="run only the cookbook's recipes (comma-separated: "
                              f"{','.join(recipes.RECIPES)}; 'all' for every one)")
+    parser.add_argument("--client", choices=("grpcio", "grpc-js"), default="grpcio",
+                        help="the xDS client the recipes run: gRPC C-core (grpcio, PyPI) or "
+                             "@grpc/grpc-js-xds (npm); grpc-js runs only the recipes")
     args = parser.parse_args()
     only = None
+    if args.client == "grpc-js" and args.recipes is None:
+        args.recipes = "all"
     if args.recipes is not None:
         only = [] if args.recipes == "all" else args.recipes.split(",")
     harness.install_cleanup()
     r = Report()
     work = Path(tempfile.mkdtemp(prefix="xdsloop-interop-"))
     try:
-        run(r, work, only)
+        run(r, work, only, args.client)
     except Setup as err:
         r.check("setup", False, str(err))
     except (KeyboardInterrupt, SystemExit) as err:

@@ -81,7 +81,7 @@ fn transcript_excerpts_in_the_docs_are_printed_from_the_recordings() {
         );
         checked += 1;
     }
-    assert_eq!(checked, 17, "every transcript excerpt was checked");
+    assert_eq!(checked, 22, "every transcript excerpt was checked");
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The cookbook's recipes with gRPC (docs/scenarios.md): the scenario files they run
 //! (examples/scenarios/grpc/, which the interop run loads) all load, and each file the page
-//! shows is the file itself, as are the bootstraps it shows.
+//! shows is the file itself, as are the bootstraps it shows, and each client line it shows is
+//! in a recorded run's output (gRPC C-core's or grpc-js-xds').
 
 use std::path::{Path, PathBuf};
 
@@ -66,6 +67,7 @@ fn the_cookbook_shows_the_recipe_files_and_bootstraps_as_they_are() {
             "grpc-bootstrap.json",
             "grpc-bootstrap-fallback.json",
             "grpc-bootstrap-ignore-deletion.json",
+            "grpc-bootstrap-fallback-a95.json",
         ];
         let same = examples
             .iter()
@@ -82,9 +84,10 @@ fn the_cookbook_shows_the_recipe_files_and_bootstraps_as_they_are() {
 #[test]
 fn the_client_output_the_cookbook_shows_is_from_the_recorded_runs() {
     let docs = std::fs::read_to_string(root().join("docs/scenarios.md")).unwrap();
-    let dir = root().join("examples/scenarios/recorded/grpc");
-    let recorded: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
+    let dirs = ["grpc", "grpc-js"].map(|d| root().join("examples/scenarios/recorded").join(d));
+    let recorded: Vec<String> = dirs
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(dir).unwrap())
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "out"))
         .map(|p| std::fs::read_to_string(p).unwrap())

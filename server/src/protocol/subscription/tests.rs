@@ -126,3 +126,31 @@ fn acked_latest_needs_the_ack_of_the_newest_response() {
     ledger.record_sent("v2", "1-2", 1);
     assert!(!ledger.acked_latest(), "v2 is not answered yet");
 }
+
+#[test]
+fn a_withheld_name_keeps_the_time_its_wait_began_until_a_response_carries_it() {
+    let mark = FaultMark {
+        rule: "hide".into(),
+        action: "withhold",
+    };
+    let withheld = |names: &[&str]| WireFate::Withheld {
+        names: names.iter().map(|n| n.to_string()).collect(),
+    };
+    let since = |ledger: &Ledger| ledger.last_sent.as_ref().unwrap().withheld.clone().unwrap();
+    let mut ledger = Ledger::default();
+    ledger.record_sent("v1", "1-1", 2);
+    assert!(ledger.note_wire("1-1", mark.clone(), &withheld(&["web"])));
+    let first = since(&ledger).since;
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    ledger.record_sent("v2", "1-2", 2);
+    assert!(ledger.note_wire("1-2", mark.clone(), &withheld(&["web"])));
+    assert_eq!(since(&ledger).since, first, "still waiting since the first");
+    ledger.record_sent("v3", "1-3", 2);
+    assert!(
+        ledger.last_sent.as_ref().unwrap().withheld.is_none(),
+        "web was sent"
+    );
+    ledger.record_sent("v4", "1-4", 2);
+    assert!(ledger.note_wire("1-4", mark, &withheld(&["web"])));
+    assert!(since(&ledger).since > first, "a new wait after it was sent");
+}

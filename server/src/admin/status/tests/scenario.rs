@@ -46,3 +46,43 @@ fn the_table_has_a_fault_column_only_when_a_rule_touched_a_row() {
         "{text}"
     );
 }
+
+#[test]
+fn the_table_says_when_an_outage_refuses_connections_and_that_one_is_over() {
+    use crate::admin::status::scenario::OutageView;
+    let mut doc = nacked_document();
+    let started = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_800_000_000);
+    let mut outage = OutageView {
+        active: true,
+        rule: "primary-down".into(),
+        trigger: "requested: cds web by node n on stream 3".into(),
+        started_at: started,
+        ends_at: started + std::time::Duration::from_secs(10),
+        ended_at: None,
+        connections_closed: 2,
+        count: 1,
+    };
+    doc.scenario = Some(ScenarioView {
+        source: "api".into(),
+        path: None,
+        generation: 1,
+        loaded_at: started,
+        error: None,
+        rules: Vec::new(),
+        outage: Some(outage.clone()),
+    });
+    let text = table::render(&doc, SystemTime::now());
+    assert!(
+        text.contains(
+            "OUTAGE    primary-down for 10s (requested: cds web by node n on stream 3): \
+             refusing connections until 2027-01-15T08:00:10.000Z"
+        ),
+        "{text}"
+    );
+    outage.active = false;
+    outage.ended_at = Some(outage.ends_at);
+    doc.scenario.as_mut().unwrap().outage = Some(outage);
+    let text = table::render(&doc, SystemTime::now());
+    assert!(text.contains("outage    primary-down for 10s"), "{text}");
+    assert!(text.contains("over; it was to last until"), "{text}");
+}
