@@ -36,6 +36,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.request
 from pathlib import Path
 
 from cdp import Browser, CdpError, find_chromium
@@ -75,6 +76,10 @@ WORDS = """(() => { try { return JSON.stringify({
   cells: [...document.querySelectorAll('td.cell')].map(c => ({ node: c.dataset.node,
     type: c.dataset.type, state: c.dataset.state,
     shown: c.querySelector('.state').textContent })) }); } catch (e) { return null; } })()"""
+SCENARIO = """JSON.stringify({hidden: document.getElementById('scenario').hidden,
+  text: document.getElementById('scenario').textContent,
+  fired: Object.fromEntries([...document.querySelectorAll('#scenario tr[data-rule]')].map(r =>
+    [r.dataset.rule, Number(r.querySelector('[data-fired]').dataset.fired)]))})"""
 HEAD = """JSON.stringify([...document.querySelectorAll('#tl-head tbody tr')].map(r => ({
   type: r.dataset.type, state: r.dataset.state,
   cells: [...r.querySelectorAll('td')].map(td => td.textContent) })))"""
@@ -212,6 +217,28 @@ class Checks:
         nack = next(r for r in rows if r["step"] == "nack")
         assert "error_detail" in nack["text"] and REJECT in nack["text"], nack["text"]
         return "reject + NACK with error_detail in full"
+
+    def scenario_in_force_shows_its_rules_and_fired_counts(self) -> str:
+        storm = ("version: 1\nrules:\n  - id: storm\n    match: { node: web-1, type: cds }\n"
+                 "    times: 3\n    do: { ignore_acks: {} }\n")
+        self.admin("PUT", "/scenario", storm)
+        self.clusters.write_text(self.original.replace("connect_timeout: 0.25s",
+                                                       "connect_timeout: 0.75s"))
+        seen = json.loads(self.browser.wait_for(
+            "the scenario with storm fired 3 times", SCENARIO,
+            lambda v: json.loads(v)["fired"].get("storm") == 3, LIVE_TIMEOUT_S))
+        assert not seen["hidden"] and "ignore_acks" in seen["text"], seen
+        assert "null" not in seen["text"], seen["text"]
+        self.admin("DELETE", "/scenario")
+        self.browser.wait_for("no scenario shown", SCENARIO,
+                              lambda v: json.loads(v)["hidden"], LIVE_TIMEOUT_S)
+        self.clusters.write_text(self.original)
+        return seen["text"]
+
+    def admin(self, method: str, path: str, body: str | None = None) -> None:
+        data = body.encode() if body is not None else None
+        request = urllib.request.Request(f"http://{self.addr}{path}", data=data, method=method)
+        urllib.request.urlopen(request, timeout=5).close()
 
     def node_filter_shows_matching_nodes_only(self) -> str:
         self.browser.evaluate("(() => { const f = document.getElementById('filter');"
@@ -374,6 +401,8 @@ def run(browser: Browser, addr: str, fixtures: Path, report: Report, shot: str |
          checks.conversation_shows_acks),
         ("page_reject_client_conversation_shows_the_nack_error_detail",
          checks.rejecter_conversation_shows_the_error),
+        ("page_shows_the_scenario_in_force_and_each_rule_s_fired_count",
+         checks.scenario_in_force_shows_its_rules_and_fired_counts),
     ]:
         report.check(name, check)
     if shot:

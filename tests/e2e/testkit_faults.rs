@@ -176,3 +176,36 @@ async fn testkit_a_bad_scenario_is_refused_with_the_rule_and_the_one_in_force_st
     assert_eq!(server.fired("maintenance"), Some(0), "still in force");
     server.shutdown().await.unwrap();
 }
+
+/// A way back after a fault, with the rule kept: `resync` sends the NACKed type again and the
+/// client ACKs the version it could not take.
+#[tokio::test]
+async fn testkit_resync_after_a_nack_brings_the_client_to_the_served_version() {
+    let corrupt = on_cds("garble", 2, Action::Corrupt { resource: None });
+    let server = TestServer::builder()
+        .resources([cluster("web", "a")])
+        .scenario(corrupt)
+        .start()
+        .await
+        .unwrap();
+    let client = client(&server, "n1", Source::Ads).await;
+    server.await_ack("n1", "cds", None, WAIT).await.unwrap();
+    let mark = server.mark();
+    server.set_resources(None, [cluster("web", "b")]).unwrap();
+    let v2 = server.version("n1", "cds").unwrap();
+    server.await_nack("n1", "cds", WAIT).await.unwrap();
+    server.resync();
+    let ack = server
+        .since(mark)
+        .await_ack("n1", "cds", Some(&v2), WAIT)
+        .await
+        .unwrap();
+    assert_eq!(ack.version, v2);
+    assert_eq!(
+        server.fired("garble"),
+        Some(1),
+        "the rule is still in force, spent"
+    );
+    client.stop().await;
+    server.shutdown().await.unwrap();
+}

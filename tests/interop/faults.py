@@ -209,7 +209,7 @@ def check_withhold_released(r, calls, admin: str, eds, ports: dict, wait_status,
     edit) serves them at once, and calls move to A."""
     a, b = ports["A"], ports["B"]
     put_scenario(admin, rule("withhold", f"{{ withhold: {{ names: [{fx.CLUSTER_A}] }} }}")
-                 .replace("times: 1\n", ""))
+                 .replace("    times: 1\n", ""))
     since = calls.mark()
     fx.write_in_place(eds, fx.endpoints(a, a, f"{fx.CLUSTER_A} -> A (withheld)"))
 

@@ -18,9 +18,16 @@ impl TestServer {
         self.scenarios().set(scenario).map_err(KitError::Scenario)
     }
 
-    /// Removes the scenario in force: the server behaves again.
+    /// Removes the scenario in force: the server behaves again, and every stream a fault
+    /// left NACKED, PENDING or short gets the current resources again.
     pub fn clear_scenario(&self) {
         self.scenarios().clear();
+    }
+
+    /// Every stream a fault left NACKED, PENDING or short gets the current resources again;
+    /// the scenario in force stays (`POST /resync`).
+    pub fn resync(&self) {
+        self.scenarios().resync();
     }
 
     /// The scenario in force, with one counter per rule (`counters[i].fired()`).

@@ -201,17 +201,21 @@ async fn ignore_acks_spent_leaves_no_response_that_never_went_out() {
 /// where the rule put it; `back` (with the rule in force or gone) must bring the client to
 /// the served clusters, and `/status` to SYNCED, with no further edit.
 async fn a_way_back(yaml: &str, stuck: &str, back: &str, method: &str) {
+    a_way_back_on(Source::Ads, yaml, stuck, back, method).await;
+}
+
+async fn a_way_back_on(source: Source, yaml: &str, stuck: &str, back: &str, method: &str) {
     let mut served = served_with(yaml).await;
-    let (client, _reports) = client_of(&served, Source::Ads, |_| {}).await;
+    let (client, _reports) = client_of(&served, source.clone(), |_| {}).await;
     let first = served.snapshot();
-    store_where(&client, |s| matches_snapshot(s, &first, &Source::Ads)).await;
+    store_where(&client, |s| matches_snapshot(s, &first, &source)).await;
     let second = served
         .edit("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
         .await;
     row_where(&served, CLUSTER, |_, row| row["state"] == stuck).await;
     let answer = http_send(served.addr(), method, back, None).await;
     assert_eq!(answer.status, 200, "{}", answer.body);
-    store_where(&client, |s| matches_snapshot(s, &second, &Source::Ads)).await;
+    store_where(&client, |s| matches_snapshot(s, &second, &source)).await;
     row_where(&served, CLUSTER, |_, row| row["state"] == "SYNCED").await;
     client.stop().await;
 }
@@ -232,4 +236,16 @@ async fn delete_scenario_resends_what_a_corrupt_push_left_nacked() {
 async fn post_resync_resends_to_a_nacked_stream_with_the_rule_still_in_force() {
     let yaml = "version: 1\nrules:\n- id: mangle\n  match: {type: cds}\n  when: {nth: 2}\n  do: {duplicate: {resource: api}}\n";
     a_way_back(yaml, "NACKED", "/resync", "POST").await;
+}
+
+#[tokio::test]
+async fn delete_scenario_resends_what_a_corrupt_push_left_nacked_delta() {
+    let yaml = "version: 1\nrules:\n- id: mangle\n  match: {type: cds}\n  when: {nth: 2}\n  do: {corrupt: {resource: web}}\n";
+    a_way_back_on(Source::AdsDelta, yaml, "NACKED", "/scenario", "DELETE").await;
+}
+
+#[tokio::test]
+async fn post_resync_resends_what_a_drop_left_pending_delta() {
+    let yaml = "version: 1\nrules:\n- id: lost\n  match: {type: cds}\n  when: {nth: 2}\n  do: {drop: {}}\n";
+    a_way_back_on(Source::AdsDelta, yaml, "PENDING", "/resync", "POST").await;
 }

@@ -282,6 +282,13 @@ fn state_detail(t: &TypeView, now: SystemTime) -> String {
             .unwrap_or_default(),
         SyncState::Pending => match &t.last_sent {
             Some(sent) if sent.held.is_some() => held(sent, now),
+            Some(sent) if sent.fault.as_ref().is_some_and(|f| f.action == "drop") => {
+                let rule = sent.fault.as_ref().map_or("", |f| f.rule.as_str());
+                format!(
+                    "dropped by {rule} {}: the client never got it",
+                    age(now, sent.at)
+                )
+            }
             Some(sent) => format!("sent {}, no answer yet", age(now, sent.at)),
             None => "nothing sent yet".into(),
         },

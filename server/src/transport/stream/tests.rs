@@ -41,6 +41,11 @@ fn start_with(registry: Registry) -> Harness {
 }
 
 fn start_from(registry: Registry, snapshot: Arc<Snapshot>) -> Harness {
+    start_limited(registry, snapshot, usize::MAX)
+}
+
+/// A stream whose gRPC encoding limit is `limit` bytes.
+fn start_limited(registry: Registry, snapshot: Arc<Snapshot>, limit: usize) -> Harness {
     let tap = Tap::open(&registry, StreamKind::ADS_SOTW, None, None);
     let (source, mut snapshots) = watch::channel(snapshot);
     let machine = SotwStream::new(tap.stream(), snapshots.borrow_and_update().clone());
@@ -51,7 +56,7 @@ fn start_from(registry: Registry, snapshot: Arc<Snapshot>) -> Harness {
     let feeds = Feeds {
         snapshots,
         shutdown,
-        max_message_bytes: usize::MAX,
+        max_message_bytes: limit,
         scenarios: scenarios.subscribe(),
         max_request_bytes: usize::MAX,
     };
@@ -63,7 +68,7 @@ fn start_from(registry: Registry, snapshot: Arc<Snapshot>) -> Harness {
         faults: FaultStage::new(),
         opened: std::time::Instant::now(),
         kill: Default::default(),
-        max_message_bytes: usize::MAX,
+        max_message_bytes: limit,
         server: Default::default(),
     };
     let task = tokio::spawn(run(machine, inbound, feeds, outbound, kit));
@@ -273,5 +278,48 @@ async fn a_scenario_installed_with_a_snapshot_change_applies_to_its_push() {
             (tonic::Code::Unavailable, "maintenance"),
             "attempt {attempt}: the push is the 2nd CDS response, closed by the rule"
         );
+    }
+}
+
+/// The unpadded response is under the limit, so the check before the fault stage passes it:
+/// the padded one is what the client gets OUT_OF_RANGE for, and the log must say so.
+#[tokio::test]
+async fn a_response_padded_past_the_limit_is_logged() {
+    let logs = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || LogWriter(writer.clone()))
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let mut h = start_limited(Registry::new(), clusters(0), 64 * 1024);
+    let rule = Rule {
+        id: "big".into(),
+        action: Action::Oversize { bytes: 1 << 20 },
+        ..Rule::default()
+    };
+    h.scenarios.set(Scenario { rules: vec![rule] }).unwrap();
+    h.requests
+        .send(Ok(sotw(CLUSTER, &[], "", "").into()))
+        .await
+        .unwrap();
+    recv(&mut h.responses).await;
+    let text = String::from_utf8_lossy(&logs.lock().unwrap()).into_owned();
+    assert!(
+        text.contains("response larger than --max-message-bytes") && text.contains("limit=65536"),
+        "{text}"
+    );
+}
+
+#[derive(Clone)]
+struct LogWriter(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for LogWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
