@@ -56,8 +56,9 @@ impl Load {
             let mut stream = tokio::net::TcpStream::connect(admin)
                 .await
                 .map_err(|e| format!("/events: {e}"))?;
-            let request =
-                format!("GET /events HTTP/1.1\r\nHost: {admin}\r\nAccept: text/event-stream\r\n\r\n");
+            let request = format!(
+                "GET /events HTTP/1.1\r\nHost: {admin}\r\nAccept: text/event-stream\r\n\r\n"
+            );
             stream
                 .write_all(request.as_bytes())
                 .await

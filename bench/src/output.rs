@@ -7,12 +7,12 @@ use serde::Serialize;
 
 use xdsloop_client::fleet::report::human_bytes;
 
+use crate::admin_load::AdminLoad;
 use crate::apply::ApplyTiming;
 use crate::cell::{CellRun, percentile};
 use crate::edit::EditToAcked;
 use crate::extras::{DeltaChange, StatusTiming, median};
 use crate::page::PageCost;
-use crate::admin_load::AdminLoad;
 use crate::record::RecordCost;
 
 #[derive(Debug, Serialize)]
