@@ -109,7 +109,9 @@ run-client: bins
 # terminal, JSON in bench-results/bench.json. `make bench QUICK=1` runs a small matrix in seconds;
 # RUNS=, NODES=100,1000, CLUSTERS= and ENDPOINTS= override the defaults. The N=1000 cell also runs
 # over TLS right after its plaintext run (TLS_NODES=N moves it, TLS_NODES=0 drops it). The last
-# single number is the cost of --record (N = 1000, C = 100; xdsloop-bench --record-only alone).
+# single numbers are the cost of --record (N = 1000, C = 100; xdsloop-bench --record-only alone)
+# and of admin load: pushes to N = 2000 streams with 25 /status pollers and 25 /events streams
+# (xdsloop-bench --admin-load-only alone).
 bench:
 	$(CARGO) build --release -p xdsloop-server -p xdsloop-bench
 	$(CARGO) run --release -q -p xdsloop-bench -- $(if $(QUICK),--quick) \

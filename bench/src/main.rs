@@ -2,6 +2,7 @@
 //! over a matrix of fleet sizes, plus single-number measurements. Prints a table and writes
 //! `bench-results/bench.json`. Speed is measured here, never asserted in tests.
 
+mod admin_load;
 mod apply;
 mod cell;
 mod edit;
@@ -64,6 +65,11 @@ struct Args {
     /// it, and the transcript's size [N = 100 with --quick].
     #[arg(long, conflicts_with_all = ["matrix_only", "extras_only", "edit_only"])]
     record_only: bool,
+    /// Only the cost of admin load: one push to N = 2,000 streams (C = 100; N = 100 with
+    /// --quick) with nobody reading the admin routes, then with 25 `/status` pollers and 25
+    /// open `/events` streams.
+    #[arg(long, conflicts_with_all = ["matrix_only", "extras_only", "edit_only", "record_only", "delta_only"])]
+    admin_load_only: bool,
     /// The server binary (default: xdsloop-server next to this binary).
     #[arg(long)]
     server_bin: Option<PathBuf>,
@@ -80,6 +86,8 @@ struct ExtraSizes {
     delta_clusters: usize,
     status_streams: usize,
     apply_endpoints: usize,
+    /// Streams of the admin-load cell.
+    admin_nodes: usize,
 }
 
 fn main() -> ExitCode {
@@ -109,6 +117,7 @@ fn main() -> ExitCode {
             delta_clusters: 100,
             status_streams: 100,
             apply_endpoints: 100_000,
+            admin_nodes: 100,
         }
     } else {
         ExtraSizes {
@@ -118,6 +127,7 @@ fn main() -> ExitCode {
             delta_clusters: 1000,
             status_streams: 1000,
             apply_endpoints: 100_000,
+            admin_nodes: 2000,
         }
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -148,6 +158,12 @@ async fn run(args: Args, sizes: ExtraSizes) -> Result<(), String> {
     let clusters = args.clusters.unwrap_or(1000);
     let mut results = Results::new(&args.output, runs_per_cell, args.quick);
     eprintln!("xdsloop-bench: server {}", binary.display());
+    if args.admin_load_only {
+        admin_load_cell(&mut results, &binary, &args, &sizes, runs_per_cell.max(3)).await?;
+        results.save()?;
+        println!("{}", results.table());
+        return Ok(());
+    }
     if args.delta_only || args.record_only {
         if args.delta_only {
             results.delta_one_change = Some(delta(&binary, &args, &sizes).await?);
@@ -254,7 +270,27 @@ async fn extras(
         sizes.apply_endpoints
     );
     results.client_apply = Some(apply::apply_big_eds(sizes.apply_endpoints, runs).await?);
-    record_cell(results, binary, args, sizes, runs).await
+    record_cell(results, binary, args, sizes, runs).await?;
+    admin_load_cell(results, binary, args, sizes, runs).await
+}
+
+async fn admin_load_cell(
+    results: &mut Results,
+    binary: &std::path::Path,
+    args: &Args,
+    sizes: &ExtraSizes,
+    runs: usize,
+) -> Result<(), String> {
+    let (nodes, clusters) = (sizes.admin_nodes, sizes.edit_clusters);
+    eprintln!(
+        "  push to {nodes} streams (C={clusters}) without and with {} /status pollers and {} \
+         /events streams",
+        admin_load::POLLERS,
+        admin_load::PAGES
+    );
+    results.admin_load =
+        admin_load::admin_load(binary, nodes, clusters, args.endpoints, runs).await?;
+    Ok(())
 }
 
 async fn record_cell(

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use xdsloop_client::fleet::report::human_bytes;
 
+use crate::admin_load::AdminLoad;
 use crate::apply::ApplyTiming;
 use crate::cell::{CellRun, percentile};
 use crate::edit::EditToAcked;
@@ -119,6 +120,8 @@ pub struct Results {
     pub page: Option<PageCost>,
     /// `None`: not measured (the server has no `--record`).
     pub record: Option<RecordCost>,
+    /// `None`: not measured (the server has no admin endpoint).
+    pub admin_load: Option<AdminLoad>,
 }
 
 fn mib(bytes: u64) -> f64 {
@@ -143,6 +146,7 @@ impl Results {
             client_apply: None,
             page: None,
             record: None,
+            admin_load: None,
         }
     }
 
@@ -308,6 +312,26 @@ impl Results {
                 r.on.server_cpu_ms,
                 human_bytes(r.sync_bytes),
                 human_bytes(r.bytes_per_push as u64)
+            );
+        }
+        if let Some(a) = &self.admin_load {
+            let _ = writeln!(
+                out,
+                "- admin load, one push to {} streams (C = {}): unloaded {:.0} ms all ACKed, \
+                 server CPU {:.0} ms; with {} /status pollers and {} /events streams {:.0} ms \
+                 ({:.2}x), {:.0} ms CPU; /status answered {:.1}/s, p50 {:.0} ms; peak RSS {:.0} MiB",
+                a.streams,
+                a.clusters,
+                a.unloaded.push_max_ms,
+                a.unloaded.server_cpu_ms,
+                crate::admin_load::POLLERS,
+                crate::admin_load::PAGES,
+                a.loaded.push_max_ms,
+                a.loaded.push_max_ms / a.unloaded.push_max_ms.max(0.001),
+                a.loaded.server_cpu_ms,
+                a.status_per_second,
+                a.status_p50_ms,
+                a.peak_rss_mib
             );
         }
         if let Some(a) = &self.client_apply {

@@ -280,7 +280,10 @@ async fn replay_of_a_fault_close_ends_the_stream_with_its_status_and_the_client_
     let replaying = replaying_server(&path).await;
     let (client, mut reports) = demo_client(config(replaying.addr, Source::Ads)).await;
     let replayed_end = closed_then_resynced(&client, &mut reports).await;
-    assert_eq!(replayed_end, recorded_end, "the replay ends the stream the same way");
+    assert_eq!(
+        replayed_end, recorded_end,
+        "the replay ends the stream the same way"
+    );
     drop(client);
     let view = replaying.registry.replay().expect("replaying").view();
     assert_eq!((view.streams, view.failures), (2, 0), "{view:#?}");
@@ -322,20 +325,31 @@ async fn replay_status_and_page_show_the_requests_the_replay_and_a_fixed_load_ti
     applied(&mut reports, 4).await;
     let status = status_until(replaying.addr, |s| {
         s["replay"]["matched"] == s["replay"]["requests"]
-            && s["streams"][0]["types"].as_array().is_some_and(|t| t.len() == 4)
+            && s["streams"][0]["types"]
+                .as_array()
+                .is_some_and(|t| t.len() == 4)
     })
     .await;
     let types = status["streams"][0]["types"].as_array().unwrap();
     let state = |alias: &str| {
         let t = types.iter().find(|t| t["type"] == alias).unwrap();
-        (t["state"].as_str().unwrap().to_string(), t["last_sent"]["nonce"].clone())
+        (
+            t["state"].as_str().unwrap().to_string(),
+            t["last_sent"]["nonce"].clone(),
+        )
     };
     assert_eq!(state("cds").0, "SYNCED", "{status:#}");
-    assert_eq!(state("eds").0, "NACKED", "the client refused web's endpoints: {status:#}");
+    assert_eq!(
+        state("eds").0,
+        "NACKED",
+        "the client refused web's endpoints: {status:#}"
+    );
     assert!(state("lds").1.is_string(), "{status:#}");
     assert_eq!(status["totals"]["nacked"], 1, "{status:#}");
     tokio::time::sleep(std::time::Duration::from_millis(30)).await;
-    let again = crate::harness::http_get(replaying.addr, "/status").await.json();
+    let again = crate::harness::http_get(replaying.addr, "/status")
+        .await
+        .json();
     assert_eq!(
         again["reload"]["at"], status["reload"]["at"],
         "the one load, at start-up"
@@ -344,7 +358,12 @@ async fn replay_status_and_page_show_the_requests_the_replay_and_a_fixed_load_ti
     let mut page = crate::harness::Sse::open(replaying.addr, "/events").await;
     let grid = page.next().await;
     let replay = &grid.data["replay"];
-    assert_eq!(replay["file"], path.display().to_string(), "{:#}", grid.data);
+    assert_eq!(
+        replay["file"],
+        path.display().to_string(),
+        "{:#}",
+        grid.data
+    );
     assert_eq!(replay["matched"], replay["requests"], "{:#}", grid.data);
     drop(client);
     replaying.shutdown().await.unwrap();

@@ -3,9 +3,10 @@
 //! the client's timing), with `--strict-order` one per stream.
 //!
 //! A difference is listed as `-` (only in A) and `+` (only in B) printed lines, each with its
-//! `FILE:LINE`, and two lines of context. When a `-` and a `+` line print the same (only a
-//! resource body or another field `print` does not show differs), a `≠` line under them names
-//! each differing path and both values. A transcript with a `gap` never matches: events are
+//! `FILE:LINE`, and two lines of context. Under a `+` line, `≠` lines name the paths where it
+//! differs from its `-` line (the same kind of line about the same type) and both values:
+//! every path when the two print the same, the resource bodies' paths otherwise (`print` never
+//! shows a body). A transcript with a `gap` never matches: events are
 //! missing from it.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -191,6 +192,7 @@ fn listing(
             _ => removed
                 .iter()
                 .position(|(b, ..)| *b == body)
+                .or_else(|| removed.iter().position(|(.., r)| same_message(r, n)))
                 .map(|i| removed.remove(i)),
         };
         if !near_change(k) {
@@ -206,9 +208,14 @@ fn listing(
             "{}",
             format!("{sign} {location:<loc_width$}  {body}").trim_end()
         );
-        if let Some((_, a_location, a_line)) = same_print {
+        if let Some((a_body, a_location, a_line)) = same_print {
             let mut paths = Vec::new();
             differences(&a_line.value, &n.value, String::new(), &mut paths);
+            // Lines that print differently show their difference; a resource body, which
+            // `print` never shows, is named all the same.
+            if a_body != body {
+                paths.retain(|(path, ..)| path.contains(".body"));
+            }
             for (path, x, y) in paths.iter().take(MAX_PATHS) {
                 let _ = writeln!(
                     out,
@@ -222,6 +229,12 @@ fn listing(
             }
         }
     }
+}
+
+/// The same kind of line about the same type: a `-` and a `+` line worth comparing field by
+/// field.
+fn same_message(a: &Normalised, b: &Normalised) -> bool {
+    a.event.kind() == b.event.kind() && a.event.type_url() == b.event.type_url()
 }
 
 /// A value (one side of a difference) in JSON, cut to [`MAX_VALUE`] characters.

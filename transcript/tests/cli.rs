@@ -174,10 +174,7 @@ fn print_of_a_file_cut_mid_line_prints_the_complete_lines_then_fails() {
     assert_eq!(lines.len(), 4, "{out}");
     assert!(lines[3].contains("cds → PUSH"), "{out}");
     let error = error.to_string();
-    assert!(
-        error.starts_with(&format!("{}:5:", a.display())),
-        "{error}"
-    );
+    assert!(error.starts_with(&format!("{}:5:", a.display())), "{error}");
     assert!(error.contains("the line is cut short"), "{error}");
 }
 

@@ -94,7 +94,7 @@ fn console_examples_in_the_docs_print_what_they_show() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 6, "every console example was run");
+    assert_eq!(checked, 8, "every console example was run");
 }
 
 #[test]
@@ -135,5 +135,5 @@ fn example_recordings_are_what_the_writer_writes() {
         );
         files += 1;
     }
-    assert_eq!(files, 6);
+    assert_eq!(files, 7);
 }

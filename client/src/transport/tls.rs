@@ -43,7 +43,13 @@ fn matching_key(
 ) -> Result<(), ClientError> {
     let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_pem)
         .collect::<Result<_, _>>()
-        .map_err(|e| fail("--tls-cert", cert, format!("not a PEM certificate file: {e}")))?;
+        .map_err(|e| {
+            fail(
+                "--tls-cert",
+                cert,
+                format!("not a PEM certificate file: {e}"),
+            )
+        })?;
     let provider = rustls::crypto::ring::default_provider();
     let signing = (provider.key_provider)
         .load_private_key(key_der)

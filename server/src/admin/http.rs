@@ -40,8 +40,8 @@ use crate::{
     admin::csds::service::Csds,
     admin::page::{self, Page, Sources},
     admin::registry::{self, Registry},
-    admin::shared_status::{self, SharedStatus},
     admin::scenario,
+    admin::shared_status::{self, SharedStatus},
     admin::status::{self, Inputs},
     config::scenario::Scenarios,
     config::watch::ReloadStatus,
@@ -281,7 +281,10 @@ async fn get_status(State(admin): State<Admin>, Query(q): Query<StatusQuery>) ->
             let stamp = admin.stamp();
             let head = shared_status::headless(admin.status_of(&[], &[], None));
             let build = move || admin.status(None);
-            shared.document(stamp, head, build).await.map(|(json, _)| json)
+            shared
+                .document(stamp, head, build)
+                .await
+                .map(|(json, _)| json)
         }
     };
     match json {

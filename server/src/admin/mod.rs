@@ -5,13 +5,15 @@
 //! same ledger as Envoy's API), on the xDS port unless `--admin` places them on a listener of
 //! their own, who may read them ([`access`]), and [`lines`]: events as transcript lines, the
 //! one format the server shows them in. [`shared_status`] keeps the cost of polling `/status`
-//! bounded, however many poll.
+//! bounded, however many poll; [`push_log`] puts one line per push in the log when the
+//! per-stream lines are too many to read.
 
 pub mod access;
 pub mod csds;
 pub mod http;
 pub mod lines;
 pub mod page;
+pub mod push_log;
 pub mod registry;
 pub mod scenario;
 pub mod shared_status;

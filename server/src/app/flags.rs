@@ -66,9 +66,11 @@ pub struct SecurityArgs {
 /// `--max-connections`: 0 would refuse every client.
 fn at_least_one(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
-        Ok(0) => Err("0 would refuse every connection: give at least 1 (there is no \
+        Ok(0) => Err(
+            "0 would refuse every connection: give at least 1 (there is no \
                       \"unlimited\": give a number above what the host allows open)"
-            .into()),
+                .into(),
+        ),
         Ok(n) => Ok(n),
         Err(e) => Err(e.to_string()),
     }

@@ -197,8 +197,9 @@ pub async fn start(config: Config) -> Result<Running, Error> {
     // Replaying, the one "load" is the empty snapshot at start-up: shown as it was, not as
     // a reload at every query.
     let reloads = Some(source.reloads.clone());
-    if let Some(replay) = &source.replay {
-        registry.attach_replay(replay.clone());
+    match &source.replay {
+        Some(replay) => registry.attach_replay(replay.clone()),
+        None => drop(admin::push_log::spawn(registry.clone(), snapshots.clone())),
     }
     let listening = Listening {
         limits: config.limits,

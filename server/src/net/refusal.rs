@@ -238,9 +238,8 @@ pub fn refuse_crowded(tcp: TcpStream, stats: &NetStats) {
     let max = stats.inner.max_connections;
     tokio::spawn(async move {
         let _permit = permit;
-        let text = format!(
-            "{CROWDED} the server's --max-connections ({max}) are open; try again later"
-        );
+        let text =
+            format!("{CROWDED} the server's --max-connections ({max}) are open; try again later");
         answer_crowded(tcp, &text).await;
     });
 }

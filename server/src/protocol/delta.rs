@@ -268,7 +268,7 @@ impl DeltaStream {
         let nonce = self.nonces.next_nonce();
         let version = resources.version.as_str();
         let (sent, removed) = (changes.resources.len(), changes.removed.len());
-        info!(stream = self.id, %node, r#type = %type_url::short_name(url), %version, %nonce,
+        crate::stream_line!(stream = self.id, %node, r#type = %type_url::short_name(url), %version, %nonce,
             resources = sent, removed, "push");
         let state = self.types.get_mut(url).expect("responding to a known type");
         state.sub.ledger.record_sent(version, &nonce, sent);
@@ -340,7 +340,7 @@ fn acknowledge(
             let version = version.unwrap_or_default();
             sub.ledger.record_ack(&version);
             heartbeats.on_answer();
-            info!(stream, %node, r#type = %short, %version, %nonce, "ACK");
+            crate::stream_line!(stream, %node, r#type = %short, %version, %nonce, "ACK");
         }
         Verdict::Nack => {
             let message = error.map(|e| e.message.as_str()).unwrap_or_default();
@@ -350,7 +350,7 @@ fn acknowledge(
                 error = nack.message, "NACK: not resending these versions until they change");
         }
         Verdict::Stale => {
-            info!(stream, %node, r#type = %short, %nonce, "stale nonce: ACK/NACK ignored, subscription changes applied");
+            crate::stream_line!(stream, %node, r#type = %short, %nonce, "stale nonce: ACK/NACK ignored, subscription changes applied");
         }
         Verdict::Initial | Verdict::Ignored => {}
     }

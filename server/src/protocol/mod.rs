@@ -21,8 +21,10 @@
 //!   [`mask`]: the names a `flap` hides from a stream's machine for a while;
 //!   [`conformance`]: the judge that checks each client against the C rules as it runs.
 //! - [`bounds`]: what one stream's subscriptions may hold (types, name bytes).
+//! - [`chatter`]: whether per-stream lines are logged at INFO (a few dozen streams) or DEBUG.
 
 pub mod bounds;
+pub mod chatter;
 pub mod conformance;
 pub mod delta;
 pub mod faults;

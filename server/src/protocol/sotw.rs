@@ -283,11 +283,11 @@ fn answer(
     let verdict = sub.ledger.classify(nonce, error.is_some());
     match verdict {
         Verdict::Stale => {
-            info!(stream, %node, r#type = %short, %nonce, "stale nonce: request ignored");
+            crate::stream_line!(stream, %node, r#type = %short, %nonce, "stale nonce: request ignored");
         }
         Verdict::Ack => {
             sub.ledger.record_ack(&request.version_info);
-            info!(stream, %node, r#type = %short, version = %request.version_info, %nonce, "ACK");
+            crate::stream_line!(stream, %node, r#type = %short, version = %request.version_info, %nonce, "ACK");
         }
         Verdict::Nack => {
             let message = error.map(|e| e.message.as_str()).unwrap_or_default();
@@ -362,7 +362,7 @@ fn respond(
         manifest,
     };
     let version = resources.version.as_str();
-    info!(stream, %node, r#type = %type_url::short_name(url), %version, %nonce,
+    crate::stream_line!(stream, %node, r#type = %type_url::short_name(url), %version, %nonce,
         resources = view.picked.len(), "push");
     state
         .sub

@@ -9,7 +9,6 @@ use futures::Stream;
 use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Status;
-use tracing::info;
 use xdsloop_proto::discovery::DeltaDiscoveryRequest;
 
 use crate::{
@@ -175,8 +174,8 @@ impl Discovery {
         let client = identity.as_ref().map(|i| i.summary());
         let tap = Tap::open(&self.registry, kind, addr, identity);
         let id = tap.stream();
-        info!(stream = id, transport = %kind, peer = ?addr, identity = client.as_deref(),
-            "stream opened");
+        crate::stream_line!(stream = id, transport = %kind, peer = ?addr,
+            identity = client.as_deref(), "stream opened");
         // Mark the snapshot the machine starts from as seen on this stream's own receiver, so
         // a reload between here and the loop's first poll is still noticed.
         let mut snapshots = self.snapshots.clone();

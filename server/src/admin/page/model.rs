@@ -122,7 +122,13 @@ pub fn build<S: Borrow<StreamStatus>>(
     let mut urls: Vec<&str> = Vec::new();
     let mut hashes = ViewHashes::default();
     for stream in streams {
-        add_stream(&mut model, stream.borrow(), snapshot, &mut urls, &mut hashes);
+        add_stream(
+            &mut model,
+            stream.borrow(),
+            snapshot,
+            &mut urls,
+            &mut hashes,
+        );
     }
     urls.sort_by_key(|u| (type_url::order(u), *u));
     urls.dedup();

@@ -144,6 +144,7 @@ impl Registry {
             faults_fired: 0,
             violations: Violations::default(),
         };
+        crate::protocol::chatter::opened();
         let mut streams = self.lock();
         streams.open.insert(id, Arc::new(status));
         streams.counters.streams_opened += 1;
@@ -323,6 +324,7 @@ impl Drop for StreamEntry {
         let Some(stream) = streams.open.remove(&self.id) else {
             return;
         };
+        crate::protocol::chatter::closed();
         streams.generation += 1;
         if let Some(node) = &stream.node_id {
             streams.lineage.closed(node, stream.types.keys());

@@ -83,7 +83,11 @@ fn header(out: &mut String, doc: &StatusDocument) {
         let _ = writeln!(
             out,
             "replay    {} · {} of {} recorded streams taken · {} of {} requests as recorded · {} strayed",
-            replay.file, replay.bound, replay.streams, replay.matched, replay.requests,
+            replay.file,
+            replay.bound,
+            replay.streams,
+            replay.matched,
+            replay.requests,
             replay.failures
         );
         if let Some(error) = &replay.error {

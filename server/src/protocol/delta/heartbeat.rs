@@ -7,7 +7,6 @@ use std::{
     time::{Duration, Instant, SystemTime},
 };
 
-use tracing::info;
 use xdsloop_proto::{Resource, discovery::DeltaDiscoveryResponse, type_url};
 
 use super::{DeltaStream, TypeState, control_plane};
@@ -50,7 +49,7 @@ impl DeltaStream {
                 .as_ref()
                 .map(|s| s.version.clone());
             let nonce = self.nonces.next_nonce();
-            info!(stream = self.id, %node, r#type = %type_url::short_name(url), %nonce,
+            crate::stream_line!(stream = self.id, %node, r#type = %type_url::short_name(url), %nonce,
                 resources = entries.len(), "heartbeat");
             let head = DeltaDiscoveryResponse {
                 system_version_info: version.unwrap_or_default(),

@@ -9,7 +9,6 @@ use std::{
 };
 
 use bytes::Bytes;
-use tracing::info;
 use xdsloop_proto::{Resource, discovery::DiscoveryResponse, type_url};
 
 use super::{SotwStream, control_plane, view};
@@ -42,7 +41,7 @@ impl SotwStream {
             }
             let entries: Vec<Bytes> = kept.iter().map(|r| sotw_heartbeat(r)).collect();
             let nonce = self.nonces.next_nonce();
-            info!(stream = self.id, node = self.node.as_deref().unwrap_or_default(),
+            crate::stream_line!(stream = self.id, node = self.node.as_deref().unwrap_or_default(),
                 r#type = %type_url::short_name(url), version = %sent.version, %nonce,
                 resources = entries.len(), "heartbeat");
             let head = DiscoveryResponse {

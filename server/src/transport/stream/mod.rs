@@ -300,7 +300,7 @@ fn on_request<M: StreamMachine>(
     if !kit.tap.is_identified()
         && let Some(node) = machine.node_id()
     {
-        info!(stream = kit.tap.stream(), node, "node identified");
+        crate::stream_line!(stream = kit.tap.stream(), node, "node identified");
         kit.tap.identify(node);
         kit.faults.identify(kit.kind, node);
     }
@@ -381,7 +381,7 @@ fn finish<M: StreamMachine>(machine: M, mut kit: StreamKit, mut ending: Ending) 
         report_violations(&mut kit);
     }
     kit.tap.closed(ending.reason, ending.status);
-    info!(stream, "stream closed");
+    crate::stream_line!(stream, "stream closed");
 }
 
 /// tonic refuses to encode these and tells only the client; say it in the server log too.
