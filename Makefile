@@ -33,7 +33,7 @@ tutorial: bins
 
 # The live page (GET / on the admin endpoint) in a real headless Chromium, against the two
 # binaries: live updates after an edit, a rejected edit, a NACKing client, a stream's
-# conversation. Installs Debian's chromium once if it is missing (as the interop venv is made).
+# conversation, in English and in Chinese (`?lang=zh`, the language switch). Installs Debian's chromium once if it is missing (as the interop venv is made).
 browser: bins browser-setup
 	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/browser/run.py
 
