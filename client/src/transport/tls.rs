@@ -148,6 +148,8 @@ pub fn describe(
     plain: String,
 ) -> String {
     match explain(error, tls) {
+        // The server's own words (a refusal it explained) need no repeating.
+        Some(words) if plain.contains(&words) => plain,
         Some(words) => format!("{words} ({plain})"),
         None => plain,
     }

@@ -220,6 +220,90 @@ fn goaway_with(code: u8, text: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The id of the first stream an HTTP/2 client opens (its first HEADERS frame), read within
+/// two seconds and 64 KiB; `None` if it opens none.
+async fn first_stream(tcp: &mut TcpStream) -> Option<u32> {
+    let read = async {
+        let mut buffer = Vec::new();
+        let mut chunk = [0u8; 4096];
+        while buffer.len() < 64 * 1024 {
+            let n = tcp.read(&mut chunk).await.ok().filter(|n| *n > 0)?;
+            buffer.extend_from_slice(&chunk[..n]);
+            if let Some(stream) = headers_stream(&buffer) {
+                return Some(stream);
+            }
+        }
+        None
+    };
+    tokio::time::timeout(Duration::from_secs(2), read)
+        .await
+        .ok()
+        .flatten()
+}
+
+/// The stream of the first HEADERS frame after the client preface in `bytes`, if it is there.
+fn headers_stream(bytes: &[u8]) -> Option<u32> {
+    const PREFACE_LEN: usize = 24;
+    let mut at = PREFACE_LEN;
+    while let Some(header) = bytes.get(at..at + 9) {
+        let length = u32::from_be_bytes([0, header[0], header[1], header[2]]) as usize;
+        let stream = u32::from_be_bytes([header[5], header[6], header[7], header[8]]) & 0x7fff_ffff;
+        if header[3] == 0x1 {
+            return Some(stream);
+        }
+        at += 9 + length;
+    }
+    None
+}
+
+/// A server preface, then `stream` ended by a gRPC status UNAVAILABLE with `text` (a
+/// trailers-only response), then a GOAWAY that lets no other stream start.
+fn grpc_refusal(stream: u32, text: &str) -> Vec<u8> {
+    let mut block = vec![0x88]; // :status 200, from HPACK's static table
+    for (name, value) in [
+        ("content-type", "application/grpc"),
+        ("grpc-status", "14"),
+        ("grpc-message", &text.replace('%', "%25")),
+    ] {
+        block.push(0x00); // a literal field, not indexed, with a new name
+        for part in [name, value] {
+            hpack_length(&mut block, part.len());
+            block.extend_from_slice(part.as_bytes());
+        }
+    }
+    let mut out = frame(0x4, 0, 0, &[]);
+    // END_STREAM | END_HEADERS
+    out.extend(frame(0x1, 0x5, stream, &block));
+    let mut goaway = stream.to_be_bytes().to_vec();
+    goaway.extend_from_slice(&[0, 0, 0, ENHANCE_YOUR_CALM]);
+    goaway.extend_from_slice(text.as_bytes());
+    out.extend(frame(0x7, 0, 0, &goaway));
+    out
+}
+
+fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let mut out = (payload.len() as u32).to_be_bytes()[1..].to_vec();
+    out.extend_from_slice(&[kind, flags]);
+    out.extend_from_slice(&stream.to_be_bytes());
+    out.extend_from_slice(payload);
+    out
+}
+
+/// An HPACK string length (7-bit prefix integer, no Huffman coding).
+fn hpack_length(out: &mut Vec<u8>, length: usize) {
+    if length < 127 {
+        out.push(length as u8);
+        return;
+    }
+    out.push(127);
+    let mut rest = length - 127;
+    while rest >= 128 {
+        out.push((rest % 128) as u8 | 0x80);
+        rest /= 128;
+    }
+    out.push(rest as u8);
+}
+
 /// Refusals answered at once (a flood of connections past the limit gets the rest closed
 /// without a word: answering must not cost more than the connections it refuses).
 const ANSWERED_REFUSALS: usize = 64;
@@ -253,7 +337,12 @@ async fn answer_crowded(mut tcp: TcpStream, text: &str) {
     };
     let head = &head[..n];
     let answer = if head.starts_with(&H2_PREFACE[..n.min(H2_PREFACE.len())]) {
-        goaway_with(ENHANCE_YOUR_CALM, text.as_bytes())
+        // A GOAWAY alone races the client's first stream (it may only learn that its
+        // connection went away): answer that stream with a gRPC status the client shows.
+        match first_stream(&mut tcp).await {
+            Some(stream) => grpc_refusal(stream, text),
+            None => goaway_with(ENHANCE_YOUR_CALM, text.as_bytes()),
+        }
     } else if head.iter().take_while(|b| b.is_ascii_uppercase()).count() >= 3 {
         let body = format!("{text}\n");
         format!(
@@ -285,6 +374,31 @@ mod tests {
         assert_eq!(&frames[9..12], &[0, 0, 10], "payload: 8 + 2 bytes");
         assert_eq!(frames[12], 7, "GOAWAY");
         assert_eq!(&frames[frames.len() - 2..], b"hi");
+    }
+
+    #[test]
+    fn a_refused_grpc_stream_gets_a_trailers_only_status() {
+        let mut client = H2_PREFACE.to_vec();
+        client.extend_from_slice(b"\r\n\r\nSM\r\n\r\n");
+        assert_eq!(client.len(), 24, "the client preface");
+        client.extend(frame(0x4, 0, 0, &[0, 3, 0, 0, 0, 100]));
+        assert_eq!(headers_stream(&client), None, "no stream yet");
+        client.extend(frame(0x1, 0x4, 1, b"...."));
+        assert_eq!(headers_stream(&client), Some(1));
+        let answer = grpc_refusal(1, "full");
+        let headers = &answer[9..];
+        assert_eq!(
+            &headers[3..5],
+            &[0x1, 0x5],
+            "HEADERS, END_STREAM | END_HEADERS"
+        );
+        let block = &headers[9..9 + headers[2] as usize];
+        assert_eq!(block[0], 0x88);
+        assert!(block.windows(12).any(|w| w == b"\x0bgrpc-status"));
+        assert!(block.windows(5).any(|w| w == b"\x04full"));
+        let mut long = Vec::new();
+        hpack_length(&mut long, 300);
+        assert_eq!(long, [127, 173, 1], "300 = 127 + 173 - 128 + 128");
     }
 
     #[test]
