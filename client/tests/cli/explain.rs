@@ -1,5 +1,6 @@
 //! `--explain` on real sessions: the narration of the first subscription, of a `--reject`
-//! NACK, and of the resubscription after the server restarts, each step with its Envoy call.
+//! NACK, and of the resubscription after the server restarts, each step with its Envoy call;
+//! and `--lang zh`, the same loop in the words of the course lesson xdsloop grew from.
 
 use crate::support::{Cli, Served, serve_demo, serve_demo_on};
 
@@ -65,6 +66,45 @@ async fn explain_narrates_the_first_subscription_push_and_ack_with_envoy_calls()
             served.running.addr
         )),
         "connection news is part of the story: {}",
+        lines[0]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn explain_lang_zh_labels_the_loop_with_the_lessons_five_steps_in_its_order() {
+    let served = serve_demo().await;
+    let cds = served.version("cds");
+    let mut cli = Cli::spawn(served.running.addr, &["--explain", "--lang", "zh"]);
+    let lines = cli.lines_until(|l| is_step(l, "rds", "确认 (ACK)")).await;
+    let at = |kind, step| position(&lines, kind, step);
+    let steps = [
+        ("ads", "建流", "establishNewStream"),
+        ("cds", "订阅", "sendDiscoveryRequest"),
+        ("cds", "下发", "onDiscoveryResponse"),
+        ("cds", "应用", "onConfigUpdate"),
+        ("cds", "确认 (ACK)", "sendDiscoveryRequest"),
+    ];
+    for pair in steps.windows(2) {
+        let ((k1, s1, _), (k2, s2, _)) = (pair[0], pair[1]);
+        assert!(
+            at(k1, s1) < at(k2, s2),
+            "{s1} before {s2}:\n{}",
+            lines.join("\n")
+        );
+    }
+    for (kind, step, call) in steps {
+        let line = &lines[at(kind, step)];
+        let envoy = line.split(" — Envoy: ").nth(1).unwrap_or_default();
+        assert!(envoy.contains(call), "{step} names {call}: {line}");
+    }
+    let applied = &lines[at("cds", "应用")];
+    assert!(
+        applied.contains(&format!(r#"v"{cds}" n1-1：新增 [api, web] — Envoy"#)),
+        "{applied}"
+    );
+    assert!(
+        lines[0].ends_with(&format!("· 连接 {}（第 1 次）", served.running.addr)),
+        "{}",
         lines[0]
     );
 }
