@@ -375,7 +375,8 @@ def full(bin_dir: Path, work: Path, checks: Checks) -> None:
         eds = latest(s, "eds")
         rows.append((name, s["configured"], eds["converge"]["count"], s["first_config"],
                      eds["converge"], run.cpu_s()))
-    print()
+    size = sum(p.stat().st_size for p in sharded.reports)
+    print(f"\nthe four shard reports: {size} bytes, {size / nodes:.0f} bytes per node")
     print("| run | configured | converged to the edit | first config p50 / p99 / max ms | "
           "converge p50 / p99 / max ms | fleet CPU | CPU per node |")
     print("|---|---:|---:|---:|---:|---:|---:|")

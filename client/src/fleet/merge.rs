@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use xdsloop_proto::type_url;
+
 use super::samples::{NodeTimes, RunIdentity, RunReport, Totals, VersionSamples};
 use super::shard::Shard;
 
@@ -117,7 +119,11 @@ fn differences(a: &RunIdentity, b: &RunIdentity) -> Vec<String> {
     field("nodes", a.nodes.to_string(), b.nodes.to_string());
     field("node prefix", a.node_prefix.clone(), b.node_prefix.clone());
     field("mode", a.mode.clone(), b.mode.clone());
-    field("types", a.types.join(","), b.types.join(","));
+    let short = |types: &[String]| {
+        let names: Vec<&str> = types.iter().map(|t| type_url::short_name(t)).collect();
+        names.join(",")
+    };
+    field("types", short(&a.types), short(&b.types));
     field("nack", list(&a.nack), list(&b.nack));
     field(
         "start-at (unix ms)",
