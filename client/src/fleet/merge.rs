@@ -315,7 +315,7 @@ mod tests {
         let summary = FleetReport::summarize(&merged);
         assert_eq!(summary.nodes, NODES);
         assert_eq!(summary.configured, NODES - 1, "node 4 never configured");
-        assert_eq!(summary.reconnects, 0 + 1 + 2 + 3);
+        assert_eq!(summary.reconnects, 6, "0 + 1 + 2 + 3");
         assert_eq!(summary.connections, 8);
         assert_eq!(summary.streams_open, NODES);
         assert_eq!(summary.nacks, 8);
