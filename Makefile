@@ -52,9 +52,9 @@ page-screenshot: bins browser-setup
 fleet: bins
 	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/fleet/run.py
 
-# The same at scale, not in `make test` (minutes of both CPUs): 4 shards of 2,500 nodes against
-# 10,000 nodes in one process (twice, for the noise), release binaries; prints the table of
-# docs/fleet.md.
+# The same at scale, not in `make test` (about 2 minutes of both CPUs): 4 shards of 2,500 nodes
+# against 10,000 nodes in one process (before and after, for the noise) on one warmed-up release
+# server; prints the table of docs/fleet.md.
 fleet-shards:
 	$(CARGO) build --release -p xdsloop-server -p xdsloop-client
 	BIN_DIR="$(or $(CARGO_TARGET_DIR),target)/release" $(PYTHON) tests/fleet/run.py --full

@@ -274,6 +274,7 @@ pub async fn run(
             }
         }
     }
+    without_huge_pages();
     let fleet = Fleet::start(config)?;
     let deadline = async {
         match args.duration {
@@ -312,6 +313,17 @@ pub async fn run(
         }
     }
     print_summary(&summary, args.output, if to_stdout { err } else { out })
+}
+
+/// Turns transparent huge pages off for this process. Every HTTP/2 frame the nodes receive
+/// (up to 1 MiB) lands in a fresh buffer that lives until its node has read it; the allocator
+/// hands the freed memory back to the kernel soon after, so the next frames fault it in again,
+/// and with huge pages each fault zeroes 2 MiB however little of it a frame fills. A profile
+/// showed a fifth of the fleet's CPU in that zeroing (docs/performance.md). Best effort: a
+/// kernel without the setting costs only the difference.
+fn without_huge_pages() {
+    #[cfg(target_os = "linux")]
+    let _ = rustix::thread::disable_transparent_huge_pages(true);
 }
 
 fn log(

@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use xdsloop_proto::type_url;
+
 use super::samples::{NodeTimes, RunIdentity, RunReport, Totals, VersionSamples};
 use super::shard::Shard;
 
@@ -117,7 +119,11 @@ fn differences(a: &RunIdentity, b: &RunIdentity) -> Vec<String> {
     field("nodes", a.nodes.to_string(), b.nodes.to_string());
     field("node prefix", a.node_prefix.clone(), b.node_prefix.clone());
     field("mode", a.mode.clone(), b.mode.clone());
-    field("types", a.types.join(","), b.types.join(","));
+    let short = |types: &[String]| {
+        let names: Vec<&str> = types.iter().map(|t| type_url::short_name(t)).collect();
+        names.join(",")
+    };
+    field("types", short(&a.types), short(&b.types));
     field("nack", list(&a.nack), list(&b.nack));
     field(
         "start-at (unix ms)",
@@ -309,7 +315,7 @@ mod tests {
         let summary = FleetReport::summarize(&merged);
         assert_eq!(summary.nodes, NODES);
         assert_eq!(summary.configured, NODES - 1, "node 4 never configured");
-        assert_eq!(summary.reconnects, 0 + 1 + 2 + 3);
+        assert_eq!(summary.reconnects, 6, "0 + 1 + 2 + 3");
         assert_eq!(summary.connections, 8);
         assert_eq!(summary.streams_open, NODES);
         assert_eq!(summary.nacks, 8);
