@@ -67,12 +67,19 @@ async fn an_outage_put_by_the_admin_api_refuses_connections_for_its_period_then_
         (outage.rule.as_str(), outage.trigger.as_str()),
         ("down", "installed")
     );
-    let refused = TcpStream::connect(addr).await;
-    assert_eq!(
-        refused.map(|_| ()).unwrap_err().kind(),
-        std::io::ErrorKind::ConnectionRefused,
-        "the listener is closed, not answering with a stream error"
-    );
+    // The outage is marked as it begins, a moment before the listener goes: connect until
+    // refused (the listener is closed, not answering with a stream error).
+    let refused = async {
+        loop {
+            match TcpStream::connect(addr).await {
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => return,
+                _ => tokio::time::sleep(Duration::from_millis(10)).await,
+            }
+        }
+    };
+    tokio::time::timeout(WAIT, refused)
+        .await
+        .expect("a connect during the outage was refused");
     until("the client's stream ended", || {
         let closed = server.registry().recently_closed();
         closed.iter().any(|c| c.stream.id == first.stream)

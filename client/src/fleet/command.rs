@@ -152,7 +152,11 @@ pub fn parse_start_at(text: &str) -> Result<SystemTime, String> {
         format!("{text:?}: {e}; expected RFC 3339 (2030-01-01T12:00:00Z) or Unix seconds")
     };
     // humantime reads UTC times; an offset is applied here.
-    let (local, offset) = match text.len().checked_sub(6).map(|at| text.split_at(at)) {
+    let split = text
+        .len()
+        .checked_sub(6)
+        .and_then(|at| Some((text.get(..at)?, text.get(at..)?)));
+    let (local, offset) = match split {
         Some((local, offset))
             if offset.len() == 6
                 && (offset.starts_with('+') || offset.starts_with('-'))
@@ -442,6 +446,9 @@ mod tests {
         let error = parse_start_at("tomorrow").unwrap_err();
         assert!(error.contains("expected RFC 3339"), "{error}");
         assert!(parse_start_at("2030-01-01T12:00:00+1:00").is_err());
+        // Not a panic where the offset's place falls inside a character.
+        assert!(parse_start_at("北京x").is_err());
+        assert!(parse_start_at("2030-01-01T12:00:00北京").is_err());
     }
 
     #[test]

@@ -13,7 +13,9 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 /// Shard `index` of `count` (0-based, as Kubernetes' `JOB_COMPLETION_INDEX`).
+/// A report read back is checked as the flag is (a damaged `count` of 0 must not divide).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "ShardFields")]
 pub struct Shard {
     pub index: usize,
     pub count: usize,
@@ -29,6 +31,21 @@ impl Shard {
         let start = self.index * base + self.index.min(extra);
         let len = base + usize::from(self.index < extra);
         start..start + len
+    }
+}
+
+/// [`Shard`]'s fields as a report spells them, before they are checked.
+#[derive(Deserialize)]
+struct ShardFields {
+    index: usize,
+    count: usize,
+}
+
+impl TryFrom<ShardFields> for Shard {
+    type Error = String;
+
+    fn try_from(fields: ShardFields) -> Result<Self, String> {
+        format!("{}/{}", fields.index, fields.count).parse()
     }
 }
 
@@ -113,6 +130,18 @@ mod tests {
         for bad in ["", "3", "a/4", "1/b", "-1/4"] {
             let error = bad.parse::<Shard>().unwrap_err();
             assert!(error.contains("expected I/N"), "{bad:?}: {error}");
+        }
+    }
+
+    #[test]
+    fn a_shard_read_from_a_report_is_checked_as_the_flag_is() {
+        let read = |json: &str| serde_json::from_str::<Shard>(json);
+        assert_eq!(
+            read(r#"{"index":1,"count":4}"#).unwrap(),
+            Shard { index: 1, count: 4 }
+        );
+        for damaged in [r#"{"index":0,"count":0}"#, r#"{"index":4,"count":4}"#] {
+            assert!(read(damaged).is_err(), "{damaged} was taken");
         }
     }
 }

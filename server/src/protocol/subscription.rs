@@ -287,7 +287,7 @@ impl Ledger {
     }
 
     pub fn record_sent(&mut self, version: &str, nonce: &str, resources: usize) {
-        self.withheld_before = self.last_sent.as_mut().and_then(|s| s.withheld.take());
+        self.withheld_before = self.last_sent.as_ref().and_then(|s| s.withheld.clone());
         self.previous_sent = self.last_sent.take();
         self.last_sent = Some(Sent {
             version: version.to_string(),

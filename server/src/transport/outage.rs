@@ -241,17 +241,24 @@ async fn follow_scenarios(
                 fire_timed(&inner, &rules, index, after);
             });
         }
-        tokio::select! {
-            changed = follow.changed() => {
-                if changed.is_err() {
-                    // Nobody can change the scenario any more: the timers run out as set.
-                    timers.detach_all();
-                    return;
+        // A resync sends the same installation again: its timers keep running.
+        let installed = loop {
+            tokio::select! {
+                changed = follow.changed() => {
+                    if changed.is_err() {
+                        // Nobody can change the scenario any more: the timers run out as set.
+                        timers.detach_all();
+                        return;
+                    }
                 }
+                _ = stopped.wait_for(|stop| *stop) => return,
             }
-            _ = stopped.wait_for(|stop| *stop) => return,
-        }
-        rules = Arc::new(ServerRules::of(follow.borrow_and_update().clone()));
+            let installed = follow.borrow_and_update().clone();
+            if !Arc::ptr_eq(rules.installed(), &installed) {
+                break installed;
+            }
+        };
+        rules = Arc::new(ServerRules::of(installed));
         inner.install(rules.clone());
         // Dropping the set aborts the old installation's timers that have not fired.
         drop(timers);

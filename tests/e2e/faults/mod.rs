@@ -5,8 +5,8 @@
 mod content;
 mod docs;
 mod flap;
-mod ledger;
 mod grpc_recipes;
+mod ledger;
 mod rest;
 mod stream;
 mod timing;

@@ -271,6 +271,7 @@ fn check_bounds(rule: &Rule) -> Result<(), String> {
     longest("when.after", rule.when.after)?;
     match &rule.action {
         Action::Delay(d) => longest("delay", Some(*d)),
+        Action::Outage { duration } => longest("outage.for", Some(*duration)),
         Action::Hang { duration } => longest("hang.for", *duration),
         Action::Oversize { bytes } if *bytes > MAX_OVERSIZE_BYTES => Err(format!(
             "oversize.bytes: at most {MAX_OVERSIZE_BYTES} (64MiB, the server's default \
@@ -338,6 +339,16 @@ fn check_server_wide(rule: &Rule) -> Result<(), String> {
         return Err(
             "`outage` is not supported with `service: rest`: it is server-wide, leave out \
              `service`"
+                .into(),
+        );
+    }
+    let narrowed = rule.selector.node.is_some()
+        || rule.selector.variant.is_some()
+        || rule.selector.service.is_some();
+    if narrowed && when.requested.is_none() {
+        return Err(
+            "`outage` without `when.requested` takes down the whole port: `match` would not \
+             narrow it (it narrows whose requests count for `when.requested`)"
                 .into(),
         );
     }

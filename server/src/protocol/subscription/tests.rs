@@ -154,3 +154,24 @@ fn a_withheld_name_keeps_the_time_its_wait_began_until_a_response_carries_it() {
     assert!(ledger.note_wire("1-4", mark, &withheld(&["web"])));
     assert!(since(&ledger).since > first, "a new wait after it was sent");
 }
+
+#[test]
+fn a_response_withdrawn_after_a_withheld_one_leaves_that_one_withheld() {
+    let mark = FaultMark {
+        rule: "hide".into(),
+        action: "withhold",
+    };
+    let mut ledger = Ledger::default();
+    ledger.record_sent("v1", "1-1", 1);
+    let fate = WireFate::Withheld {
+        names: vec!["web".to_string()],
+    };
+    assert!(ledger.note_wire("1-1", mark, &fate));
+    ledger.record_sent("v2", "1-2", 2);
+    assert!(ledger.withdraw("1-2").is_some());
+    let latest = ledger.last_sent.as_ref().unwrap();
+    assert_eq!(latest.nonce, "1-1");
+    let withheld = latest.withheld.as_ref().expect("still withheld");
+    assert_eq!(withheld.names, vec!["web".to_string()]);
+    assert!(ledger.unsettled(), "a resync still owes the client web");
+}

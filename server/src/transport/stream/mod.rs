@@ -309,6 +309,7 @@ fn on_request<M: StreamMachine>(
     if let Some(asking) = asking
         && kit.server.asked(kit.tap.stream(), kit.kind, asking)
     {
+        withdraw(machine, &out);
         out.clear();
     }
     report_violations(kit);

@@ -109,3 +109,19 @@ fn rust_server_wide_rules_obey_the_same_checks() {
     let e = Scenario { rules: vec![rule] }.check().unwrap_err();
     assert!(e.contains("not supported with `service: rest`"), "{e}");
 }
+
+#[test]
+fn an_outage_is_bounded_and_not_narrowed_without_requested() {
+    refused_at(
+        "version: 1\nrules:\n  - do: { outage: { for: 1000d } }\n",
+        3,
+        "outage.for: at most",
+    );
+    refused_at(
+        "version: 1\nrules:\n  - match: { node: edge-* }\n    do: { outage: { for: 10s } }\n",
+        3,
+        "`outage` without `when.requested` takes down the whole port",
+    );
+    let narrowed = "version: 1\nrules:\n  - match: { node: edge-* }\n    when: { requested: { type: cds, name: web } }\n    do: { outage: { for: 10s } }\n";
+    assert!(Scenario::from_yaml(narrowed).is_ok());
+}
