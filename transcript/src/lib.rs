@@ -18,6 +18,7 @@
 //!
 //! [`error`] is the one error type, `FILE:LINE[:COLUMN]: …` for a bad line.
 
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod diff;
 pub mod error;
