@@ -171,7 +171,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_service_is_a_listener_a_route_a_cluster_and_its_endpoints_that_name_each_other() {
+    fn a_chain_is_a_listener_a_route_a_cluster_and_its_endpoints_that_name_each_other() {
         let service = Chain::new("web")
             .port(10001)
             .endpoint(([127, 0, 0, 1], 8080).into())
@@ -193,10 +193,7 @@ mod tests {
 
         let listener = Listener::decode(set[0].bytes.clone()).unwrap();
         let port = listener.address.unwrap().address;
-        assert!(
-            format!("{port:?}").contains("port_value: 10001"),
-            "{port:?}"
-        );
+        assert!(format!("{port:?}").contains("PortValue(10001)"), "{port:?}");
         let route = RouteConfiguration::decode(set[1].bytes.clone()).unwrap();
         assert!(
             format!("{route:?}").contains("Cluster(\"web\")"),
