@@ -6,11 +6,11 @@
 //! - [`step`]: the steps of the xDS loop with the Envoy call behind each, and the request
 //!   verdicts: the one table wherever xdsloop names a step of the loop.
 //! - [`fields`]: type URLs written as short names, RFC 3339 times.
-//! - [`line`]: the line types (header, open, request, response, fault, violation, close, gap).
-//! - [`write`]: the buffered line writer the recorders use, with its flush policy.
+//! - [`line`](mod@line): the line types (header, open, request, response, fault, violation, close, gap).
+//! - [`write`](mod@write): the buffered line writer the recorders use, with its flush policy.
 //! - [`read`]: a file back into lines, with `FILE:LINE: …` errors.
 //! - [`filter`]: which lines `print` keeps (node glob, type, stream, kind).
-//! - [`print`]: one readable, fixed-width line per event.
+//! - [`print`](mod@print): one readable, fixed-width line per event.
 //! - [`normalize`]: what `diff` ignores: times, sequence numbers, peers, sizes; stream ids and
 //!   nonces renumbered by first appearance.
 //! - [`diff`]: two normalised transcripts compared per node, stream and type.

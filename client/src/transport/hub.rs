@@ -1,5 +1,5 @@
 //! What every transport drives: the mux plus everything around it that does not depend on the
-//! wire ([`Hub`]): the handles' commands, delivering events to subscriptions, publishing the
+//! wire (`Hub`): the handles' commands, delivering events to subscriptions, publishing the
 //! store and reports. The transports only move messages between the wire and the hub; every
 //! protocol decision is the mux's.
 
