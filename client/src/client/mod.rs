@@ -281,3 +281,46 @@ impl Drop for Client {
 
 #[cfg(test)]
 mod tests;
+
+/// `Client::pause` and its guard: each pause is resumed exactly once, by `resume` or by drop.
+#[cfg(test)]
+mod pause_tests {
+    use xdsloop_proto::type_url::CLUSTER;
+
+    use super::tests::client_and_hub;
+    use super::*;
+
+    /// The next command the session would take; none within a second fails the test.
+    async fn next(hub: &mut Hub) -> Option<Command> {
+        let wait = std::time::Duration::from_secs(1);
+        tokio::time::timeout(wait, hub.commands.recv()).await.ok()?
+    }
+
+    fn is(command: Option<Command>, pause: bool) -> bool {
+        match command {
+            Some(Command::Pause { type_url }) => pause && type_url == CLUSTER,
+            Some(Command::Resume { type_url }) => !pause && type_url == CLUSTER,
+            _ => false,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_dropped_guard_resumes_its_type() {
+        let (client, mut hub) = client_and_hub();
+        let paused = client.pause(CLUSTER).await.unwrap();
+        drop(paused);
+        assert!(is(next(&mut hub).await, true));
+        assert!(is(next(&mut hub).await, false));
+        assert!(hub.commands.try_recv().is_err(), "one resume, no more");
+    }
+
+    #[tokio::test]
+    async fn a_resumed_guard_does_not_resume_again_when_dropped() {
+        let (client, mut hub) = client_and_hub();
+        let paused = client.pause(CLUSTER).await.unwrap();
+        paused.resume().await.unwrap();
+        assert!(is(next(&mut hub).await, true));
+        assert!(is(next(&mut hub).await, false));
+        assert!(hub.commands.try_recv().is_err(), "one resume, no more");
+    }
+}
