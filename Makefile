@@ -4,17 +4,36 @@ LISTEN ?= 127.0.0.1:18000
 NODE ?= demo-node
 PYTHON ?= python3
 
-.PHONY: bins build test test-rust conformance tutorial browser browser-setup page-screenshot interop interop-js lint golden run-server run-client bench bench-10k bench-status fleet fleet-shards k8s-manifests
+.PHONY: bins build test test-rust examples outside conformance tutorial browser browser-setup page-screenshot interop interop-js lint golden run-server run-client bench bench-10k bench-status fleet fleet-shards k8s-manifests
 
 build:
 	$(CARGO) build --workspace --all-targets
 
 # Rust tests first: interop needs a server that already passes its own tests.
-test: test-rust conformance tutorial browser fleet k8s-manifests
+test: test-rust examples outside conformance tutorial browser fleet k8s-manifests
 	$(MAKE) interop
 
 test-rust:
 	$(CARGO) test --workspace
+
+# Every cargo example (client/examples/*.rs), each against a server it starts itself; each
+# exits non-zero if what it shows did not happen. Built as `cargo test --workspace` builds them
+# (same features, no rebuild), then run.
+EXAMPLES = $(basename $(notdir $(wildcard client/examples/*.rs)))
+
+examples:
+	$(CARGO) build --workspace --examples
+	@set -e; for example in $(EXAMPLES); do \
+		echo "== cargo run --example $$example"; $(BIN_DIR)/examples/$$example; done
+
+# A crate outside the workspace (tests/outside) that uses the server's testkit and the client
+# library with default features off, as another project would, with the workspace's pins
+# (same_pins.py, then --locked). It shares the workspace's target dir: the dependencies it
+# builds with the same features and profile are the workspace's, not compiled a second time.
+outside:
+	$(PYTHON) tests/outside/same_pins.py
+	cd tests/outside && CARGO_TARGET_DIR="$(abspath $(or $(CARGO_TARGET_DIR),target))" \
+		$(CARGO) test --locked
 
 # The two binaries: `xdsloop-client check --fixtures` judges `xdsloop-server` on a temp copy of
 # fixtures/demo; every check must pass and the directory come back byte-identical.

@@ -24,23 +24,67 @@
 //! [`error`] is the crate's one error type.
 #![doc = include_str!("../README.md")]
 
+#[cfg(feature = "check")]
 pub mod check;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod client;
 pub mod config;
 pub mod core;
 pub mod error;
+#[cfg(feature = "fleet")]
 pub mod fleet;
 pub mod transport;
 
+/// The wire crate itself (the fixture codec, `Resource`, discovery messages), for what the
+/// re-exports above leave out.
+pub use xdsloop_proto as proto;
+/// Envoy's v3 API: the generated messages and gRPC stubs (`envoy::config::cluster::v3::Cluster`,
+/// `envoy::service::discovery::v3::DiscoveryRequest`, ...), re-exported from xdsloop-proto so a
+/// user needs no second dependency.
+pub use xdsloop_proto::envoy;
+/// xDS type URLs (`type_url::CLUSTER`, ...) and their short aliases (`cds`, `eds`, ...).
+pub use xdsloop_proto::type_url;
+
+/// A running client: its session, its subscriptions, the store of what it applied.
 pub use client::Client;
-pub use client::subscription::{Subscription, TypedSubscription};
+/// A type paused with [`Client::pause`] (Envoy's `GrpcMux::pause` and its `ScopedResume`).
+pub use client::Paused;
+/// Asks a running client what it holds, as CSDS reports it (Envoy's config dump of xDS).
+pub use client::StatusHandle;
+/// Envoy's `Subscription`: one watch of a type (all of it, or named resources) on the client's
+/// stream; its [`Event`]s are what Envoy delivers to `SubscriptionCallbacks`.
+pub use client::subscription::Subscription;
+/// Envoy's `SubscriptionBase<T>`: a [`Subscription`] whose updates arrive decoded as `T`
+/// ([`TypedEvent`]).
+pub use client::subscription::TypedSubscription;
 pub use config::{BackoffConfig, ClientConfig, Mode, Source, SourceKind, Validator};
-pub use core::event::{ConnectionReport, Event, Failure, Report, UpdateReport, Verdict};
+/// Envoy's `SubscriptionCallbacks`: `Event::Sotw` and `Event::Delta` are `onConfigUpdate`
+/// (State-of-the-World and Delta), `Event::Failed` is `onConfigUpdateFailed` with its
+/// [`Failure`] (Envoy's `ConfigUpdateFailureReason`).
+pub use core::event::Event;
+/// One step of the loop stream → subscribe → push → apply → ACK/NACK, as reports and
+/// transcripts name it.
+pub use core::event::Step;
+pub use core::event::{ConnectionReport, Failure, Report, UpdateReport, Verdict};
+/// Envoy's `GrpcMux` without I/O: type watches on one stream (or one per type), ACK/NACK,
+/// `pause`/`resume`. Feed it responses and the clock; it gives [`Outgoing`] requests and
+/// events. [`Client`] runs one for you.
+pub use core::mux::{Mux, MuxConfig};
+/// A request the [`Mux`] wants on the wire (`DiscoveryRequest` or `DeltaDiscoveryRequest`).
+pub use core::request::Outgoing;
+/// Envoy's `SubscriptionBase<T>` decoding: a resource type with its type URL, and decoded
+/// updates.
 pub use core::resource::{Typed, TypedEvent, XdsResource};
-pub use core::store::{Applied, Store};
-pub use core::watch_map::Interest;
+/// What the client applied, per type, and what one update changed.
+pub use core::store::{Applied, Diff, Store};
+/// What a watch wants (Envoy's `addWatch` resource names, or wildcard), and its id on the
+/// [`Mux`] (Envoy's `GrpcMux::addWatch` handle).
+pub use core::watch_map::{Interest, WatchId};
 pub use error::ClientError;
+/// Envoy's `SubscriptionFactoryImpl`: [`Transport::new`] maps a [`Source`] to the transport
+/// that implements it (gRPC, Delta gRPC, ADS, ADS Delta, REST, file).
+pub use transport::Transport;
 pub use transport::backoff::Backoff;
 
 /// `docs/testkit.md`, compiled and run as a doc-test here rather than in xdsloop-server: its

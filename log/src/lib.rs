@@ -3,7 +3,7 @@
 //! - text is coloured only on a terminal and never with `NO_COLOR` set ([`colour`]);
 //! - the `tracing` subscriber they install ([`init`]), with its default filter;
 //! - the lines a program writes itself (its fatal error, progress), shaped like the log lines
-//!   around them ([`line`]): with `json`, every stderr line is one object with `timestamp`,
+//!   around them ([`line()`]): with `json`, every stderr line is one object with `timestamp`,
 //!   `level`, `message` and `target`, in the order `tracing` writes them, so a machine reading
 //!   stderr never meets a line of another kind.
 //!
@@ -77,7 +77,7 @@ pub fn line(
     line_at(SystemTime::now(), format, level, target, prefix, message)
 }
 
-/// The error that ends `program`, as [`line`] writes it.
+/// The error that ends `program`, as [`line()`] writes it.
 pub fn error_line(format: LogFormat, target: &str, program: &str, message: &str) -> String {
     line(format, Level::ERROR, target, Some(program), message)
 }

@@ -6,7 +6,7 @@
 //! Clients (gRPC, Envoy) subscribe with the parameters sorted, so both ends compare names in
 //! [`normalize`]d form: parameters sorted by key, then value; everything else byte for byte
 //! (no percent-decoding). Names in any other form are left alone. Wildcard collections
-//! (`.../*`) and directives are passed through, not interpreted. [`fixture_name`] applies
+//! (`.../*`) and directives are passed through, not interpreted. `fixture_name` applies
 //! this to a resource decoded from a fixture (S18).
 
 use std::borrow::Cow;

@@ -35,11 +35,26 @@ pub mod error;
 pub mod net;
 pub mod protocol;
 pub mod snapshot;
+#[cfg(feature = "testkit")]
 pub mod testkit;
 pub mod transport;
 
 #[cfg(test)]
 mod test_support;
 
+/// The wire crate itself (the fixture codec, `Resource`, discovery messages), for what the
+/// re-exports above leave out.
+pub use xdsloop_proto as proto;
+/// Envoy's v3 API: the generated messages and gRPC stubs (`envoy::config::cluster::v3::Cluster`,
+/// `envoy::service::discovery::v3::DiscoveryRequest`, ...), re-exported from xdsloop-proto so a
+/// user needs no second dependency.
+pub use xdsloop_proto::envoy;
+/// xDS type URLs (`type_url::CLUSTER`, ...) and their short aliases (`cds`, `eds`, ...).
+pub use xdsloop_proto::type_url;
+
 pub use error::Error;
 pub use snapshot::{Snapshot, TypeResources};
+/// The server in a Rust test of an xDS client (what grpc-go's in-process management server is
+/// to its tests); the `testkit` feature.
+#[cfg(feature = "testkit")]
+pub use testkit::TestServer;

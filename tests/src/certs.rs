@@ -9,7 +9,7 @@ use rcgen::{
 };
 use tempfile::TempDir;
 
-/// The SPIFFE id and common name of [`Pki::client`].
+/// The SPIFFE id and common name of [`Pki::client_cert`].
 pub const CLIENT_SPIFFE: &str = "spiffe://xdsloop.test/ns/e2e/sa/client";
 pub const CLIENT_CN: &str = "e2e-client";
 

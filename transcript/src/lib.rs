@@ -8,11 +8,11 @@
 //! - [`terms`]: the rest of the loop's vocabulary (applying, reconnecting, the states), in
 //!   English and in the Chinese of the course lesson xdsloop grew from.
 //! - [`fields`]: type URLs written as short names, RFC 3339 times.
-//! - [`line`]: the line types (header, open, request, response, fault, violation, close, gap).
-//! - [`write`]: the buffered line writer the recorders use, with its flush policy.
+//! - [`line`](mod@line): the line types (header, open, request, response, fault, violation, close, gap).
+//! - [`write`](mod@write): the buffered line writer the recorders use, with its flush policy.
 //! - [`read`]: a file back into lines, with `FILE:LINE: …` errors.
 //! - [`filter`]: which lines `print` keeps (node glob, type, stream, kind).
-//! - [`print`]: one readable, fixed-width line per event.
+//! - [`print`](mod@print): one readable, fixed-width line per event.
 //! - [`normalize`]: what `diff` ignores: times, sequence numbers, peers, sizes; stream ids and
 //!   nonces renumbered by first appearance.
 //! - [`diff`]: two normalised transcripts compared per node, stream and type.
@@ -20,6 +20,7 @@
 //!
 //! [`error`] is the one error type, `FILE:LINE[:COLUMN]: …` for a bad line.
 
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod diff;
 pub mod error;

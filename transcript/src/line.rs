@@ -295,7 +295,8 @@ pub struct Gap {
 }
 
 /// The `kind` of an event line, for filters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Kind {
     Open,
     Request,

@@ -51,16 +51,27 @@ pub struct Client {
 }
 
 impl Client {
-    /// Starts the session task. The stream opens with the first subscription and runs until
-    /// `shutdown` resolves or the client is dropped.
+    /// Starts the session task on the transport `config.source` names ([`Transport::new`],
+    /// Envoy's subscription factory). The stream opens with the first subscription and runs
+    /// until `shutdown` resolves or the client is dropped.
     pub fn start(
         config: ClientConfig,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<Self, ClientError> {
         let transport = Transport::new(&config)?;
+        Ok(Self::start_on(transport, config, shutdown))
+    }
+
+    /// Starts the session task on a transport the factory already made (checked before
+    /// anything runs); the transport's source wins over `config.source`.
+    pub fn start_on(
+        transport: Transport,
+        config: ClientConfig,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Self {
         let mux = Mux::new(MuxConfig {
-            mode: config.source.mode(),
-            source: config.source.kind(),
+            mode: transport.kind().mode(),
+            source: transport.kind(),
             node: config.node.clone(),
             follow_deps: config.follow_deps,
             not_found_timeout: config.not_found_timeout,
@@ -95,14 +106,14 @@ impl Client {
         let task = tokio::spawn(session.run(async move {
             stop_requested(&mut stopped).await;
         }));
-        Ok(Self {
+        Self {
             commands: commands_tx,
             next_id: Arc::new(AtomicU64::new(1)),
             reports,
             store,
             stop,
             task: Some(task),
-        })
+        }
     }
 
     /// Watches resources of `type_url` (a full type URL).
@@ -168,6 +179,24 @@ impl Client {
         self.store.clone()
     }
 
+    /// Envoy's `GrpcMux::pause(type_url)`: requests of the type (subscriptions and ACKs alike)
+    /// are held back until the returned guard is resumed or dropped, then go out as one
+    /// request with the latest state. Pauses of one type nest. Used to batch interest changes,
+    /// as Envoy does while it applies a CDS update before asking for EDS.
+    pub async fn pause(&self, type_url: &str) -> Result<Paused, ClientError> {
+        let type_url = type_url.to_string();
+        self.commands
+            .send(Command::Pause {
+                type_url: type_url.clone(),
+            })
+            .await
+            .map_err(|_| ClientError::Stopped)?;
+        Ok(Paused {
+            commands: self.commands.clone(),
+            type_url: Some(type_url),
+        })
+    }
+
     /// A handle that asks the session what it holds, as CSDS reports it (C18).
     pub fn status(&self) -> StatusHandle {
         StatusHandle {
@@ -203,6 +232,47 @@ impl StatusHandle {
     }
 }
 
+/// A type paused by [`Client::pause`] (Envoy's `ScopedResume`): [`Paused::resume`] or dropping
+/// it resumes the type.
+#[derive(Debug)]
+#[must_use = "dropping the guard resumes the type at once"]
+pub struct Paused {
+    commands: mpsc::Sender<Command>,
+    type_url: Option<String>,
+}
+
+impl Paused {
+    /// Resumes the type: the held-back request goes out now.
+    pub async fn resume(mut self) -> Result<(), ClientError> {
+        let Some(type_url) = self.type_url.take() else {
+            return Ok(());
+        };
+        self.commands
+            .send(Command::Resume { type_url })
+            .await
+            .map_err(|_| ClientError::Stopped)
+    }
+}
+
+impl Drop for Paused {
+    fn drop(&mut self) {
+        let Some(type_url) = self.type_url.take() else {
+            return;
+        };
+        let command = Command::Resume { type_url };
+        // Usually there is room; otherwise the resume waits for it on the runtime, and with no
+        // runtime left the client is gone with its pauses.
+        if let Err(mpsc::error::TrySendError::Full(command)) = self.commands.try_send(command)
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let commands = self.commands.clone();
+            runtime.spawn(async move {
+                let _ = commands.send(command).await;
+            });
+        }
+    }
+}
+
 impl Drop for Client {
     fn drop(&mut self) {
         self.stop.send_replace(true);
@@ -211,3 +281,46 @@ impl Drop for Client {
 
 #[cfg(test)]
 mod tests;
+
+/// `Client::pause` and its guard: each pause is resumed exactly once, by `resume` or by drop.
+#[cfg(test)]
+mod pause_tests {
+    use xdsloop_proto::type_url::CLUSTER;
+
+    use super::tests::client_and_hub;
+    use super::*;
+
+    /// The next command the session would take; none within a second fails the test.
+    async fn next(hub: &mut Hub) -> Option<Command> {
+        let wait = std::time::Duration::from_secs(1);
+        tokio::time::timeout(wait, hub.commands.recv()).await.ok()?
+    }
+
+    fn is(command: Option<Command>, pause: bool) -> bool {
+        match command {
+            Some(Command::Pause { type_url }) => pause && type_url == CLUSTER,
+            Some(Command::Resume { type_url }) => !pause && type_url == CLUSTER,
+            _ => false,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_dropped_guard_resumes_its_type() {
+        let (client, mut hub) = client_and_hub();
+        let paused = client.pause(CLUSTER).await.unwrap();
+        drop(paused);
+        assert!(is(next(&mut hub).await, true));
+        assert!(is(next(&mut hub).await, false));
+        assert!(hub.commands.try_recv().is_err(), "one resume, no more");
+    }
+
+    #[tokio::test]
+    async fn a_resumed_guard_does_not_resume_again_when_dropped() {
+        let (client, mut hub) = client_and_hub();
+        let paused = client.pause(CLUSTER).await.unwrap();
+        paused.resume().await.unwrap();
+        assert!(is(next(&mut hub).await, true));
+        assert!(is(next(&mut hub).await, false));
+        assert!(hub.commands.try_recv().is_err(), "one resume, no more");
+    }
+}

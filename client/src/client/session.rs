@@ -1,4 +1,4 @@
-//! A running client: the [`Hub`] driven by the transport its source chose, until shutdown or
+//! A running client: the `Hub` driven by the transport its source chose, until shutdown or
 //! until every handle is gone.
 
 use std::future::Future;

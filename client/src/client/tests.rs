@@ -12,7 +12,7 @@ use super::*;
 use crate::config::Mode;
 
 /// A client with no session task: its commands wait in `Hub::commands` for the test.
-fn client_and_hub() -> (Client, Hub) {
+pub(super) fn client_and_hub() -> (Client, Hub) {
     let mut config = MuxConfig::new(Mode::Sotw, Node::default());
     config.follow_deps = true;
     let (commands_tx, commands) = mpsc::channel(COMMAND_QUEUE);

@@ -1,5 +1,5 @@
 //! What every transport drives: the mux plus everything around it that does not depend on the
-//! wire ([`Hub`]): the handles' commands, delivering events to subscriptions, publishing the
+//! wire (`Hub`): the handles' commands, delivering events to subscriptions, publishing the
 //! store and reports. The transports only move messages between the wire and the hub; every
 //! protocol decision is the mux's.
 
@@ -38,6 +38,14 @@ pub(crate) enum Command {
     Unwatch {
         id: WatchId,
     },
+    /// Envoy's `GrpcMux::pause`: hold back requests of a type (ACKs included) until the
+    /// matching `Resume`; pauses of one type nest.
+    Pause {
+        type_url: String,
+    },
+    Resume {
+        type_url: String,
+    },
     /// CSDS: what this client holds now, answered from the mux (C18); `contents` false leaves
     /// the resources themselves out.
     Status {
@@ -47,10 +55,13 @@ pub(crate) enum Command {
 }
 
 impl Command {
-    /// Whether the command changes what the client wants (a status query does not: it must
-    /// not be what opens the first stream).
+    /// Whether the command changes what the client wants (a status query or a pause does not:
+    /// it must not be what opens the first stream).
     pub(crate) fn is_interest(&self) -> bool {
-        !matches!(self, Command::Status { .. })
+        matches!(
+            self,
+            Command::Watch(_) | Command::SetInterest { .. } | Command::Unwatch { .. }
+        )
     }
 }
 
@@ -111,6 +122,8 @@ impl Hub {
                 self.subscribers.remove(&id);
                 self.mux.remove_watch(id, at);
             }
+            Command::Pause { type_url } => self.mux.pause(&type_url),
+            Command::Resume { type_url } => self.mux.resume(&type_url, at),
             Command::Status { contents, reply } => {
                 // The asker may have given up; nothing to do then.
                 let _ = reply.send(self.mux.client_config(contents));

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use tonic::transport::Endpoint;
 
-use crate::config::{ClientConfig, ClientTls, Source};
+use crate::config::{ClientConfig, ClientTls, Source, SourceKind};
 use crate::error::ClientError;
 use crate::transport::hub::Hub;
 
@@ -71,24 +71,42 @@ pub fn uri(server: &str, tls: bool) -> Result<String, ClientError> {
     }
 }
 
-/// The transport a client runs on, chosen by its source.
-pub(crate) enum Transport {
+/// The transport a client runs on, chosen by its source: what Envoy's
+/// `SubscriptionFactoryImpl::subscriptionFromConfigSource` makes of a `ConfigSource`.
+/// [`Transport::new`] is the factory; [`Client::start_on`](crate::Client::start_on) runs a
+/// client on the transport it made ([`Client::start`](crate::Client::start) does both).
+pub struct Transport {
+    kind: SourceKind,
+    inner: Inner,
+}
+
+enum Inner {
     Grpc(Box<grpc::GrpcTransport>),
     Rest(Box<rest::RestTransport>),
     File(Box<file::FileTransport>),
 }
 
 impl Transport {
-    /// The factory: the only place a source is mapped to its implementation. Everything that
+    /// The factory: the only place a source is mapped to its implementation (gRPC streams for
+    /// `ads`, `ads-delta`, `grpc`, `delta-grpc`; REST polling; a watched file). Everything that
     /// can be checked before running (addresses, the watched directory) fails here.
-    pub(crate) fn new(config: &ClientConfig) -> Result<Self, ClientError> {
-        Ok(match &config.source {
+    pub fn new(config: &ClientConfig) -> Result<Self, ClientError> {
+        let inner = match &config.source {
             Source::Ads | Source::AdsDelta | Source::Grpc | Source::DeltaGrpc => {
-                Self::Grpc(Box::new(grpc::GrpcTransport::new(config)?))
+                Inner::Grpc(Box::new(grpc::GrpcTransport::new(config)?))
             }
-            Source::Rest => Self::Rest(Box::new(rest::RestTransport::new(config)?)),
-            Source::File(path) => Self::File(Box::new(file::FileTransport::new(path, config)?)),
+            Source::Rest => Inner::Rest(Box::new(rest::RestTransport::new(config)?)),
+            Source::File(path) => Inner::File(Box::new(file::FileTransport::new(path, config)?)),
+        };
+        Ok(Self {
+            kind: config.source.kind(),
+            inner,
         })
+    }
+
+    /// The kind of source this transport serves (and so SotW or Delta).
+    pub fn kind(&self) -> SourceKind {
+        self.kind
     }
 
     /// Runs until `shutdown` resolves or every handle is gone.
@@ -97,10 +115,10 @@ impl Transport {
         hub: &mut Hub,
         shutdown: &mut (impl Future<Output = ()> + Unpin),
     ) {
-        match self {
-            Self::Grpc(t) => t.run(hub, shutdown).await,
-            Self::Rest(t) => t.run(hub, shutdown).await,
-            Self::File(t) => t.run(hub, shutdown).await,
+        match self.inner {
+            Inner::Grpc(t) => t.run(hub, shutdown).await,
+            Inner::Rest(t) => t.run(hub, shutdown).await,
+            Inner::File(t) => t.run(hub, shutdown).await,
         }
     }
 }

@@ -9,6 +9,7 @@
 //! - [`listener`]: an HTTP server on our own accept loop ([`crate::net`]), and its shutdown;
 //! - [`flags`]: the TLS, admin access, secrets and limits flags and what they set.
 
+#[cfg(feature = "cli")]
 pub mod flags;
 pub mod listener;
 pub mod source;

@@ -2,7 +2,7 @@
 //! snapshots in, `DeltaDiscoveryResponse`s out.
 //!
 //! Per type, the stream remembers what its client holds (`known`: name → version, or "told
-//! it is absent"; stored as a shared base plus per-stream differences, see [`known`]). Every
+//! it is absent"; stored as a shared base plus per-stream differences, see `known`). Every
 //! decision compares the snapshot against that:
 //! - S8: only resources whose version differs from what the client holds are sent, each as
 //!   `Resource{name, version, resource}`; held resources that disappeared and subscribed names
@@ -22,7 +22,7 @@
 //!   client knows the server has seen its subscription.
 //! - S18: requested `xdstp://` names are normalised (context parameters sorted) first.
 //! - S14-S16: entries carry their TTL; heartbeats keep TTL'd resources alive
-//!   ([`heartbeat`]); a TTL'd resource that leaves the fixtures is not put in
+//!   (`heartbeat`); a TTL'd resource that leaves the fixtures is not put in
 //!   `removed_resources`: its heartbeats stop and the client lets it expire.
 
 use std::{

@@ -76,3 +76,43 @@ impl TestServer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use xdsloop_proto::type_url::CLUSTER;
+
+    use super::*;
+    use crate::config::scenario::{Action, Match, Rule};
+
+    fn rule_on(type_name: &str) -> Scenario {
+        Scenario {
+            rules: vec![Rule {
+                id: "on-type".into(),
+                selector: Match {
+                    type_url: Some(type_name.into()),
+                    ..Default::default()
+                },
+                action: Action::Drop,
+                ..Default::default()
+            }],
+        }
+    }
+
+    #[tokio::test]
+    async fn a_rule_built_in_code_takes_the_type_aliases_of_the_file() {
+        let server = TestServer::builder().start().await.unwrap();
+        let installed = server.set_scenario(rule_on("cds")).unwrap();
+        let selected = installed.scenario.rules[0].selector.type_url.as_deref();
+        assert_eq!(selected, Some(CLUSTER));
+
+        let refused = server.set_scenario(rule_on("clusterz")).unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .contains("rules[0] (on-type): match.type: unknown type"),
+            "{refused}"
+        );
+        // The refused scenario left the one in force.
+        assert_eq!(server.fired("on-type"), Some(0));
+    }
+}

@@ -7,7 +7,7 @@ use std::{
     sync::Arc,
 };
 
-use xdsloop_proto::Resource;
+use xdsloop_proto::{Codec, DecodeError, Format, Resource};
 
 use crate::{Snapshot, TypeResources};
 
@@ -37,6 +37,41 @@ impl Resources {
     pub fn version(mut self, version: impl Into<String>) -> Self {
         self.version = Some(version.into());
         self
+    }
+
+    /// The resources of a fixture document, as a fixture file holds them (YAML or JSON: one
+    /// resource with its `"@type"`, a list, several `---` documents, or a
+    /// DiscoveryResponse-shaped `{version_info, resources}`, whose `version_info` becomes the
+    /// set's). Errors name the line and column, as for a fixture file.
+    ///
+    /// ```
+    /// use xdsloop_server::testkit::Resources;
+    ///
+    /// let set = Resources::from_yaml(
+    ///     "\"@type\": type.googleapis.com/envoy.config.cluster.v3.Cluster\n\
+    ///      name: web\n\
+    ///      connect_timeout: 1s\n",
+    /// )?;
+    /// assert_eq!(set.items().next().map(|r| r.name.as_str()), Some("web"));
+    /// # Ok::<(), xdsloop_server::proto::DecodeError>(())
+    /// ```
+    pub fn from_yaml(text: &str) -> Result<Self, DecodeError> {
+        Self::from_fixture(text, Format::Yaml)
+    }
+
+    /// [`Resources::from_yaml`] for a JSON fixture document.
+    pub fn from_json(text: &str) -> Result<Self, DecodeError> {
+        Self::from_fixture(text, Format::Json)
+    }
+
+    fn from_fixture(text: &str, format: Format) -> Result<Self, DecodeError> {
+        let docs = Codec::envoy().decode_fixture(text, format)?;
+        let version = docs.iter().find_map(|d| d.version_info.clone());
+        let items = docs.into_iter().flat_map(|d| d.resources);
+        Ok(Self {
+            version,
+            ..Self::new(items)
+        })
     }
 
     /// The set's resources, in the order given.

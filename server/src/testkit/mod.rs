@@ -15,11 +15,14 @@
 //!
 //! `docs/testkit.md` is the guide, with a complete example (compiled and run by `cargo test`).
 //!
-//! - [`memory`]: the resources given in code and how they become a snapshot;
+//! - [`Chain`]: a listener → route → cluster → endpoints set in one line;
+//! - [`memory`]: the resources given in code (or fixture YAML: [`Resources::from_yaml`]) and
+//!   how they become a snapshot;
 //! - [`journal`]: every event of every stream since the server started;
 //! - [`wait`]: the awaits, and what a timeout reports;
 //! - `faults`: the scenario (fault rules) in force, changed at runtime.
 
+mod build;
 mod faults;
 pub mod journal;
 pub mod memory;
@@ -45,12 +48,16 @@ use crate::{
         tap::{RequestFacts, What},
     },
 };
+pub use build::Chain;
 use journal::Journal;
 use memory::Memory;
 pub use memory::Resources;
 pub use start::Builder;
 pub use wait::{Ack, Mark, Nack, WaitError};
 use wait::{Found, Query, Want};
+/// One encoded resource to serve: `Resource::from_message(&cluster)`, or built by hand (with
+/// bytes a client cannot decode, to make it NACK).
+pub use xdsloop_proto::Resource;
 
 /// Why a test server could not start or change what it serves.
 #[derive(Debug, thiserror::Error)]

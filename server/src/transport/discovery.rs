@@ -1,7 +1,7 @@
 //! tonic services on the stream state machines. [`Discovery`] starts SotW and Delta streams
 //! for any transport; [`crate::transport::ads`] is the Aggregated Discovery Service on top of it. The per-type
 //! services (CDS, EDS, LDS, RDS, ...) are the same two calls with their own [`StreamKind`]
-//! ([`crate::transport::per_type`]); both answer through [`crate::transport::response_body`].
+//! ([`crate::transport::per_type`]); both answer through `transport::response_body`.
 
 use std::{sync::Arc, time::Instant};
 

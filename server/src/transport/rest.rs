@@ -12,7 +12,7 @@
 //! - `413` + a plain-text reason: a body over `--max-request-bytes`.
 //!
 //! Scenario rules apply to polls as to streams, where a one-shot answer allows
-//! ([`faults`]: which rules and how they count; [`act`]: what they do to the answer; [`json`]:
+//! ([`faults`]: which rules and how they count; `act`: what they do to the answer; [`json`]:
 //! a changed response in JSON, and the HTTP status a `close` rule answers with).
 
 mod act;

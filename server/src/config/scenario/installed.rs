@@ -214,10 +214,16 @@ impl Scenarios {
         path: Option<PathBuf>,
         text: Option<String>,
     ) -> Result<Arc<Installed>, String> {
-        if let Err(error) = scenario.check() {
-            self.reject(origin, error.clone());
-            return Err(error);
-        }
+        let checked = scenario
+            .with_full_type_urls()
+            .and_then(|s| s.check().map(|()| s));
+        let scenario = match checked {
+            Ok(scenario) => scenario,
+            Err(error) => {
+                self.reject(origin, error.clone());
+                return Err(error);
+            }
+        };
         let counters = scenario
             .rules
             .iter()

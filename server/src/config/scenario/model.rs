@@ -463,6 +463,21 @@ fn check_flap(rule: &Rule) -> Result<(), String> {
 }
 
 impl Scenario {
+    /// Writes every rule's `match.type` as its full type URL: rules built in code take the
+    /// aliases the file takes (`cds`, `eds`, ...), and the matcher compares full URLs.
+    pub fn with_full_type_urls(mut self) -> Result<Self, String> {
+        for (i, rule) in self.rules.iter_mut().enumerate() {
+            if let Some(url) = &rule.selector.type_url
+                && !url.is_empty()
+            {
+                let full = resolve_type(url)
+                    .map_err(|e| format!("rules[{i}] ({}): match.type: {e}", rule.id))?;
+                rule.selector.type_url = Some(full);
+            }
+        }
+        Ok(self)
+    }
+
     /// Checks every rule, then that ids are unique.
     pub fn check(&self) -> Result<(), String> {
         let mut seen = std::collections::BTreeSet::new();
