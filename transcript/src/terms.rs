@@ -13,7 +13,8 @@ use serde_json::{Map, Value, json};
 use crate::step::{STEPS, Step};
 
 /// The language of what people read. The server's log stays English whatever the page shows.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "snake_case")]
 pub enum Lang {
     /// English.
