@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::task::JoinHandle;
-use xdsloop_client::Mode;
+use xdsloop_client::Variant;
 
 use crate::cell::synced_fleet;
 use crate::extras::{free_port, median};
@@ -128,7 +128,7 @@ pub async fn admin_load(
         FixtureSet::generate(dir.path(), clusters, endpoints).map_err(|e| e.to_string())?;
     let extra = ["--admin".to_string(), admin.to_string()];
     let server = ServerProcess::start(binary, dir.path(), &extra)?;
-    let fleet = synced_fleet(&server, streams, Mode::Sotw).await?;
+    let fleet = synced_fleet(&server, streams, Variant::Sotw).await?;
     let (mut unloaded, mut loaded) = (Vec::new(), Vec::new());
     for _ in 0..runs {
         unloaded.push(push(&server, &fleet, &mut set, streams).await?);

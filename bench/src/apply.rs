@@ -14,7 +14,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::watch;
 use xdsloop_client::core::event::{Report, Verdict};
 use xdsloop_client::core::mux::{Mux, MuxConfig};
-use xdsloop_client::{Client, ClientConfig, Interest, Mode};
+use xdsloop_client::{Client, ClientConfig, Interest, Variant};
 use xdsloop_proto::discovery::{Any, DiscoveryResponse, Node};
 use xdsloop_proto::envoy::envoy::config::core::v3::{
     Address, SocketAddress, address, socket_address::PortSpecifier,
@@ -95,7 +95,7 @@ fn core_once(encoded: &[u8]) -> Result<Duration, String> {
         id: "bench".into(),
         ..Default::default()
     };
-    let mut mux = Mux::new(MuxConfig::new(Mode::Sotw, node));
+    let mut mux = Mux::new(MuxConfig::new(Variant::Sotw, node));
     let now = Instant::now();
     mux.add_watch(1, ENDPOINT, Interest::names([NAME]), now);
     mux.on_stream_start(now);

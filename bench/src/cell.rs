@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use xdsloop_client::Mode;
+use xdsloop_client::Variant;
 use xdsloop_client::fleet::{Fleet, FleetConfig, Progress};
 use xdsloop_proto::type_url::{CLUSTER, ENDPOINT};
 
@@ -152,7 +152,7 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
 pub async fn synced_fleet(
     server: &ServerProcess,
     nodes: usize,
-    mode: Mode,
+    mode: Variant,
 ) -> Result<Fleet, String> {
     let mut config = FleetConfig::new(server.addr.to_string(), nodes);
     config.mode = mode;

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use serde::Serialize;
-use xdsloop_client::Mode;
+use xdsloop_client::Variant;
 use xdsloop_proto::type_url::{CLUSTER, ENDPOINT};
 
 use crate::cell::{all_hold, ms, percentile, synced_fleet, wait};
@@ -77,7 +77,7 @@ async fn one_run(
     let mut set =
         FixtureSet::generate(dir.path(), clusters, endpoints).map_err(|e| e.to_string())?;
     let server = ServerProcess::start(binary, dir.path(), &[])?;
-    let fleet = synced_fleet(&server, nodes, Mode::Sotw).await?;
+    let fleet = synced_fleet(&server, nodes, Variant::Sotw).await?;
     let before = fleet.progress();
     let old = [CLUSTER, ENDPOINT].map(|t| all_hold(&before, t, nodes).expect("synced"));
     let load_average = load_average();

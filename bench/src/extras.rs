@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use xdsloop_client::Mode;
+use xdsloop_client::Variant;
 use xdsloop_proto::Codec;
 use xdsloop_proto::type_url::ENDPOINT;
 
@@ -86,7 +86,7 @@ pub async fn delta_one_change(
     let mut set =
         FixtureSet::generate(dir.path(), clusters, endpoints).map_err(|e| e.to_string())?;
     let server = ServerProcess::start(binary, dir.path(), &[])?;
-    let fleet = synced_fleet(&server, nodes, Mode::Delta).await?;
+    let fleet = synced_fleet(&server, nodes, Variant::Delta).await?;
     let before = fleet.progress();
     let old = all_hold(&before, ENDPOINT, nodes).expect("synced");
     let written = Instant::now();
@@ -143,7 +143,7 @@ pub async fn status_with_streams(
     FixtureSet::generate(dir.path(), clusters, endpoints).map_err(|e| e.to_string())?;
     let extra = ["--admin".to_string(), admin.to_string()];
     let server = ServerProcess::start(binary, dir.path(), &extra)?;
-    let fleet = synced_fleet(&server, streams, Mode::Sotw).await?;
+    let fleet = synced_fleet(&server, streams, Variant::Sotw).await?;
     let mut times = Vec::new();
     let mut bytes = 0;
     for _ in 0..runs {

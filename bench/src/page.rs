@@ -11,7 +11,7 @@ use std::time::Instant;
 use serde::Serialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::task::JoinHandle;
-use xdsloop_client::Mode;
+use xdsloop_client::Variant;
 use xdsloop_client::fleet::Fleet;
 use xdsloop_proto::type_url::ENDPOINT;
 
@@ -130,7 +130,7 @@ pub async fn page_cost(
         FixtureSet::generate(dir.path(), clusters, endpoints).map_err(|e| e.to_string())?;
     let extra = ["--admin".to_string(), admin.to_string()];
     let server = ServerProcess::start(binary, dir.path(), &extra)?;
-    let fleet = synced_fleet(&server, streams, Mode::Sotw).await?;
+    let fleet = synced_fleet(&server, streams, Variant::Sotw).await?;
     let (mut closed, mut open) = (Vec::new(), Vec::new());
     let (mut events, mut bytes) = (Vec::new(), Vec::new());
     // Closed first: a closed browser tab is noticed only at the server's next write to it, so

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use xdsloop_client::Mode;
+use xdsloop_client::Variant;
 
 use crate::cell::synced_fleet;
 use crate::extras::median;
@@ -47,7 +47,7 @@ pub async fn record_cost(
     let mut off = Vec::new();
     {
         let server = ServerProcess::start(binary, &fixtures, &[])?;
-        let fleet = synced_fleet(&server, streams, Mode::Sotw).await?;
+        let fleet = synced_fleet(&server, streams, Variant::Sotw).await?;
         for _ in 0..runs {
             off.push(push(&server, &fleet, &mut set, streams).await?);
         }
@@ -56,7 +56,7 @@ pub async fn record_cost(
     }
     let extra = ["--record".to_string(), transcript.display().to_string()];
     let server = ServerProcess::start(binary, &fixtures, &extra)?;
-    let fleet = synced_fleet(&server, streams, Mode::Sotw).await?;
+    let fleet = synced_fleet(&server, streams, Variant::Sotw).await?;
     let sync_bytes = settled_size(&transcript).await;
     let (mut on, mut per_push) = (Vec::new(), Vec::new());
     for _ in 0..runs {

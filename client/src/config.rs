@@ -1,6 +1,6 @@
 //! The vocabulary every layer may use: what a client is configured with ([`ClientConfig`]),
 //! where configuration comes from ([`Source`], [`SourceKind`]), which protocol flavour a
-//! stream speaks ([`Mode`]), reconnect settings ([`BackoffConfig`]) and the default limits.
+//! stream speaks ([`Variant`]), reconnect settings ([`BackoffConfig`]) and the default limits.
 //! It depends on nothing else in the crate, so the protocol core and the transports can both
 //! use it without knowing each other.
 
@@ -13,12 +13,7 @@ use xdsloop_proto::discovery::{Node, RESOURCE_IN_SOTW, SUPPORTS_RESOURCE_TTL};
 
 use crate::error::ClientError;
 
-/// Which flavour of the xDS protocol a stream speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    Sotw,
-    Delta,
-}
+pub use xdsloop_proto::Variant;
 
 /// Default gRPC message limit for both directions: far above gRPC's 4 MiB so large
 /// snapshots work (C16, S13).
@@ -56,10 +51,10 @@ pub enum SourceKind {
 pub const SOURCE_NAMES: &[&str] = &["ads", "ads-delta", "grpc", "delta-grpc", "rest", "file"];
 
 impl SourceKind {
-    pub fn mode(self) -> Mode {
+    pub fn mode(self) -> Variant {
         match self {
-            Self::AdsDelta | Self::DeltaGrpc => Mode::Delta,
-            Self::Ads | Self::Grpc | Self::Rest | Self::File => Mode::Sotw,
+            Self::AdsDelta | Self::DeltaGrpc => Variant::Delta,
+            Self::Ads | Self::Grpc | Self::Rest | Self::File => Variant::Sotw,
         }
     }
 
@@ -98,7 +93,7 @@ impl Source {
         }
     }
 
-    pub fn mode(&self) -> Mode {
+    pub fn mode(&self) -> Variant {
         self.kind().mode()
     }
 
@@ -271,8 +266,8 @@ mod tests {
 
     #[test]
     fn kinds_decide_mode_streams_and_ack_channel() {
-        assert_eq!(Source::DeltaGrpc.mode(), Mode::Delta);
-        assert_eq!(Source::Rest.mode(), Mode::Sotw);
+        assert_eq!(Source::DeltaGrpc.mode(), Variant::Delta);
+        assert_eq!(Source::Rest.mode(), Variant::Sotw);
         assert!(Source::Grpc.kind().per_type_streams());
         assert!(!Source::Ads.kind().per_type_streams());
         assert!(!Source::File("x".into()).kind().has_ack_channel());

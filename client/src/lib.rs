@@ -3,7 +3,7 @@
 //! Layout, one layer per folder; a layer uses only the layers above it in this list
 //! (`tests/architecture` checks it):
 //! - [`config`]: the vocabulary every layer may use: [`ClientConfig`], [`Source`] and
-//!   [`SourceKind`], [`Mode`], [`BackoffConfig`], the default limits.
+//!   [`SourceKind`], [`Variant`], [`BackoffConfig`], the default limits.
 //! - [`core`] (pure, sans-I/O): the mux (type watches on one stream, or one per type; ACK/NACK,
 //!   pause/resume), per-type request state, validation (C6), dependency following, not-found
 //!   timers, the [`Store`] of applied resources, stream numbers, and the [`Event`]s and
@@ -58,7 +58,7 @@ pub use client::subscription::Subscription;
 /// Envoy's `SubscriptionBase<T>`: a [`Subscription`] whose updates arrive decoded as `T`
 /// ([`TypedEvent`]).
 pub use client::subscription::TypedSubscription;
-pub use config::{BackoffConfig, ClientConfig, Mode, Source, SourceKind, Validator};
+pub use config::{BackoffConfig, ClientConfig, Source, SourceKind, Validator, Variant};
 /// Envoy's `SubscriptionCallbacks`: `Event::Sotw` and `Event::Delta` are `onConfigUpdate`
 /// (State-of-the-World and Delta), `Event::Failed` is `onConfigUpdateFailed` with its
 /// [`Failure`] (Envoy's `ConfigUpdateFailureReason`).

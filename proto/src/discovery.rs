@@ -9,6 +9,34 @@ pub use envoy_types::pb::envoy::service::discovery::v3::{
 pub use envoy_types::pb::google::protobuf::Any;
 pub use envoy_types::pb::google::rpc::Status;
 
+/// Which flavour of the xDS protocol a stream speaks: State of the World (each response carries
+/// the type's whole set, or the named ones) or Delta (incremental: what changed, what was
+/// removed). One vocabulary for the server, the client and the scenario files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Variant {
+    /// State of the World: `StreamAggregatedResources` and the per-type `Stream*` calls.
+    Sotw,
+    /// Incremental: `DeltaAggregatedResources` and the per-type `Delta*` calls.
+    Delta,
+}
+
+impl Variant {
+    /// The lowercase word used in logs, transcripts, `/status` and scenario files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Variant::Sotw => "sotw",
+            Variant::Delta => "delta",
+        }
+    }
+}
+
+impl std::fmt::Display for Variant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The client feature that says a client honours resource TTLs and heartbeats (Envoy's "Well
 /// Known Client Features").
 pub const SUPPORTS_RESOURCE_TTL: &str = "xds.config.supports-resource-ttl";

@@ -42,6 +42,7 @@ pub mod xdstp;
 pub mod yaml_depth;
 
 pub use codec::Codec;
+pub use discovery::Variant;
 pub use error::{DecodeError, Position};
 pub use fixture::FixtureDoc;
 pub use parse::Format;

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use xdsloop_client::core::request::Outgoing;
-use xdsloop_client::{Client, Event, Interest, Mode, Report, Source, Verdict};
+use xdsloop_client::{Client, Event, Interest, Report, Source, Variant, Verdict};
 use xdsloop_proto::type_url::{CLUSTER, ENDPOINT};
 
 use crate::client_support::*;
@@ -129,8 +129,8 @@ async fn interest_changes_later(source: Source) {
     let second: Vec<String> = names_of(next(&mut endpoints).await);
     // SotW delivers the whole wanted set, Delta what was added.
     let expected: &[&str] = match source.mode() {
-        Mode::Sotw => &["api", "web"],
-        Mode::Delta => &["api"],
+        Variant::Sotw => &["api", "web"],
+        Variant::Delta => &["api"],
     };
     assert_eq!(second, expected);
     store_where(&client, |s| {

@@ -11,7 +11,7 @@ use std::time::Duration;
 use tempfile::TempDir;
 use tokio::sync::broadcast;
 use xdsloop_client::{
-    BackoffConfig, Client, ClientConfig, Interest, Mode, Report, Source, Store, Subscription,
+    BackoffConfig, Client, ClientConfig, Interest, Report, Source, Store, Subscription, Variant,
 };
 use xdsloop_server::Snapshot;
 use xdsloop_server::app::{self, Running};
@@ -177,8 +177,8 @@ pub fn matches_snapshot(store: &Store, snapshot: &Snapshot, source: &Source) -> 
             };
             let same_names = held.resources.keys().eq(served.resources.keys());
             let same_versions = match source.mode() {
-                Mode::Sotw => held.version == served.version,
-                Mode::Delta => served.resources.iter().all(|(name, r)| {
+                Variant::Sotw => held.version == served.version,
+                Variant::Delta => served.resources.iter().all(|(name, r)| {
                     held.resources
                         .get(name)
                         .is_some_and(|h| h.version == r.version)

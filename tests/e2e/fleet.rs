@@ -5,7 +5,7 @@ use std::{path::Path, sync::Arc, time::Duration};
 
 use serde_json::Value;
 use tempfile::TempDir;
-use xdsloop_client::Mode;
+use xdsloop_client::Variant;
 use xdsloop_client::fleet::{Fleet, FleetConfig, Progress, report::FleetReport};
 use xdsloop_proto::type_url::{CLUSTER, ENDPOINT};
 use xdsloop_server::{
@@ -82,7 +82,7 @@ async fn until(fleet: &Fleet, what: &str, done: impl FnMut(&Progress) -> bool) -
     }
 }
 
-fn start_fleet(running: &Running, mode: Mode, nack: &[(&str, &str)]) -> Fleet {
+fn start_fleet(running: &Running, mode: Variant, nack: &[(&str, &str)]) -> Fleet {
     let mut config = FleetConfig::new(running.addr.to_string(), NODES);
     config.mode = mode;
     config.connections = 4;
@@ -117,7 +117,7 @@ async fn converged(fleet: &Fleet, snapshot: &Snapshot) -> FleetReport {
     report
 }
 
-async fn fleet_converges_and_follows_an_endpoint_edit(mode: Mode) {
+async fn fleet_converges_and_follows_an_endpoint_edit(mode: Variant) {
     let (dir, running, _judge) = serve_fixtures().await;
     let first = running.snapshots.borrow().clone();
     let fleet = start_fleet(&running, mode, &[]);
@@ -149,19 +149,19 @@ async fn fleet_converges_and_follows_an_endpoint_edit(mode: Mode) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sotw_fleet_of_200_converges_and_sees_a_fixture_edit() {
-    fleet_converges_and_follows_an_endpoint_edit(Mode::Sotw).await;
+    fleet_converges_and_follows_an_endpoint_edit(Variant::Sotw).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delta_fleet_of_200_converges_and_sees_a_fixture_edit() {
-    fleet_converges_and_follows_an_endpoint_edit(Mode::Delta).await;
+    fleet_converges_and_follows_an_endpoint_edit(Variant::Delta).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fleet_report_shows_every_node_nacking_a_rejected_cluster() {
     let (dir, running, _judge) = serve_fixtures().await;
     let first = running.snapshots.borrow().clone();
-    let fleet = start_fleet(&running, Mode::Sotw, &[(CLUSTER, "bad")]);
+    let fleet = start_fleet(&running, Variant::Sotw, &[(CLUSTER, "bad")]);
     converged(&fleet, &first).await;
 
     write_clusters(dir.path(), &["bad"]);
@@ -195,7 +195,7 @@ async fn fleet_report_shows_every_node_nacking_a_rejected_cluster() {
 async fn fleet_reconnects_after_a_server_restart() {
     let (dir, running, _judge) = serve_fixtures().await;
     let first = running.snapshots.borrow().clone();
-    let fleet = start_fleet(&running, Mode::Sotw, &[]);
+    let fleet = start_fleet(&running, Variant::Sotw, &[]);
     converged(&fleet, &first).await;
     let addr = running.addr;
     running.shutdown().await.unwrap();

@@ -26,7 +26,7 @@ use xdsloop_transcript::print::{list, nonce};
 use xdsloop_transcript::terms::{Lang, Term};
 
 use crate::cli::output::connection_line;
-use crate::config::Mode;
+use crate::config::Variant;
 use crate::core::event::{
     ConnectionReport, ReceivedReport, Report, SentReport, Step, UpdateReport, Verdict,
 };
@@ -41,7 +41,7 @@ const TITLE_WIDTH: usize = 27;
 /// an update is applied before its ACK goes out, and the ACK's line says what was applied.
 #[derive(Debug)]
 pub struct Explainer {
-    mode: Mode,
+    mode: Variant,
     lang: Lang,
     /// Per type: the update whose ACK or NACK is still to be sent.
     handled: HashMap<String, UpdateReport>,
@@ -57,11 +57,11 @@ pub struct Explainer {
 
 impl Explainer {
     /// The English narration.
-    pub fn new(mode: Mode) -> Self {
+    pub fn new(mode: Variant) -> Self {
         Self::in_lang(mode, Lang::En)
     }
 
-    pub fn in_lang(mode: Mode, lang: Lang) -> Self {
+    pub fn in_lang(mode: Variant, lang: Lang) -> Self {
         Self {
             mode,
             lang,
@@ -179,8 +179,8 @@ impl Explainer {
     /// Delta versions are system versions (`sv`), as on push lines.
     fn version_prefix(&self) -> &'static str {
         match self.mode {
-            Mode::Sotw => "v",
-            Mode::Delta => "sv",
+            Variant::Sotw => "v",
+            Variant::Delta => "sv",
         }
     }
 
@@ -209,8 +209,8 @@ impl Explainer {
                 // In Chinese the applied line said what was applied.
                 if lang == Lang::En {
                     let version = match self.mode {
-                        Mode::Sotw => String::new(),
-                        Mode::Delta => format!(" {v}{:?}", update.version),
+                        Variant::Sotw => String::new(),
+                        Variant::Delta => format!(" {v}{:?}", update.version),
                     };
                     details += &format!("; applied{version}: {}", applied(&update.diff, lang));
                 }
@@ -319,11 +319,11 @@ fn pushed(clock: &str, received: &ReceivedReport, lang: Lang) -> String {
     let kind = type_url::short_name(&received.type_url);
     let nonce = nonce(&received.nonce);
     let mut details = match received.mode {
-        Mode::Sotw => {
+        Variant::Sotw => {
             let names = received.resources.iter().map(|r| r.name.clone());
             format!("v{:?} {nonce} {}", received.version, list(names))
         }
-        Mode::Delta => {
+        Variant::Delta => {
             let resources = received.resources.iter().map(|r| match &r.version {
                 Some(v) => format!("{}@{v}", r.name),
                 None => r.name.clone(),

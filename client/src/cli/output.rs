@@ -6,7 +6,7 @@ use std::time::SystemTime;
 use serde_json::{Value, json};
 use xdsloop_proto::{Codec, redact::Secrets, type_url};
 
-use crate::config::Mode;
+use crate::config::Variant;
 use crate::core::event::{ConnectionReport, Report, UpdateReport, Verdict};
 use crate::core::store::{Applied, Store, TypeStore};
 
@@ -97,8 +97,8 @@ impl<'a> From<&'a UpdateReport> for UpdateLine<'a> {
             event: "update",
             time: time(u.at),
             mode: match u.mode {
-                Mode::Sotw => "sotw",
-                Mode::Delta => "delta",
+                Variant::Sotw => "sotw",
+                Variant::Delta => "delta",
             },
             source: u.source.name(),
             r#type: type_url::short_name(&u.type_url),

@@ -21,7 +21,7 @@ use xdsloop_transcript::line::{
 };
 use xdsloop_transcript::step::Verdict;
 
-use crate::config::{ClientConfig, Mode};
+use crate::config::{ClientConfig, Variant};
 use crate::core::event::{ReceivedReport, Report, SentReport, Step};
 use crate::core::request::Outgoing;
 use crate::core::stream::{StreamEnd, StreamInfo};
@@ -31,7 +31,7 @@ pub struct Recorder {
     writer: LineWriter<File>,
     path: String,
     node: String,
-    mode: Mode,
+    mode: Variant,
     /// The server, as the `peer` of every stream.
     peer: String,
     /// Renders resource bodies (`--record-resources`); `None` records names and versions only.
@@ -140,10 +140,10 @@ impl Recorder {
 
     fn response(&self, received: &ReceivedReport) -> What {
         let body = match received.mode {
-            Mode::Sotw => ResponseBody::Sotw {
+            Variant::Sotw => ResponseBody::Sotw {
                 version: received.version.clone(),
             },
-            Mode::Delta => ResponseBody::Delta {
+            Variant::Delta => ResponseBody::Delta {
                 system_version: received.version.clone(),
                 removed: received.removed.clone(),
             },

@@ -9,11 +9,11 @@ use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER, ROUTE};
 use xdsloop_proto::{Codec, Format};
 
 use super::*;
-use crate::config::Mode;
+use crate::config::Variant;
 
 /// A client with no session task: its commands wait in `Hub::commands` for the test.
 pub(super) fn client_and_hub() -> (Client, Hub) {
-    let mut config = MuxConfig::new(Mode::Sotw, Node::default());
+    let mut config = MuxConfig::new(Variant::Sotw, Node::default());
     config.follow_deps = true;
     let (commands_tx, commands) = mpsc::channel(COMMAND_QUEUE);
     let (reports, _) = broadcast::channel(REPORT_QUEUE);

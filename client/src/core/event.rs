@@ -6,8 +6,8 @@ use std::time::{Duration, SystemTime};
 use xdsloop_proto::discovery::Any;
 pub use xdsloop_transcript::Step;
 
-use crate::config::Mode;
 use crate::config::SourceKind;
+use crate::config::Variant;
 use crate::core::request::Outgoing;
 use crate::core::store::{Applied, Diff};
 use crate::core::stream::{StreamEnd, StreamInfo};
@@ -60,7 +60,7 @@ pub enum Verdict {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UpdateReport {
     pub at: SystemTime,
-    pub mode: Mode,
+    pub mode: Variant,
     /// The config source the response came from.
     pub source: SourceKind,
     pub type_url: String,
@@ -157,7 +157,7 @@ pub struct SentReport {
 pub struct ReceivedReport {
     /// The [`StreamInfo::id`] of the stream it came on.
     pub stream: u64,
-    pub mode: Mode,
+    pub mode: Variant,
     pub type_url: String,
     /// `version_info`, or Delta's `system_version_info`.
     pub version: String,

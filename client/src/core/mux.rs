@@ -20,10 +20,10 @@ use xdsloop_proto::Codec;
 use xdsloop_proto::discovery::Node;
 use xdsloop_proto::type_url;
 
-use crate::config::Mode;
 use crate::config::ReceivedReports;
 use crate::config::SourceKind;
 use crate::config::Validator;
+use crate::config::Variant;
 use crate::core::event::{Event, Report, SentReport, Step};
 use crate::core::not_found::NotFound;
 use crate::core::request::{Outgoing, TypeState};
@@ -36,7 +36,7 @@ use crate::core::watch_map::{Interest, Wanted, WatchId, WatchMap};
 /// How the mux behaves; fixed for the life of a client.
 #[derive(Clone)]
 pub struct MuxConfig {
-    pub mode: Mode,
+    pub mode: Variant,
     /// Which config source the wire is: decides whether every type shares one stream and
     /// labels the reports.
     pub source: SourceKind,
@@ -52,10 +52,10 @@ pub struct MuxConfig {
 
 impl MuxConfig {
     /// An aggregated (ADS) mux of `mode`.
-    pub fn new(mode: Mode, node: Node) -> Self {
+    pub fn new(mode: Variant, node: Node) -> Self {
         let source = match mode {
-            Mode::Sotw => SourceKind::Ads,
-            Mode::Delta => SourceKind::AdsDelta,
+            Variant::Sotw => SourceKind::Ads,
+            Variant::Delta => SourceKind::AdsDelta,
         };
         Self::for_source(source, node)
     }
@@ -131,7 +131,7 @@ impl Mux {
         }
     }
 
-    pub fn mode(&self) -> Mode {
+    pub fn mode(&self) -> Variant {
         self.config.mode
     }
 
@@ -274,8 +274,8 @@ impl Mux {
         }
         let step = state.next_step();
         let request = match self.config.mode {
-            Mode::Sotw => state.build_sotw(&wanted, node).map(Outgoing::Sotw),
-            Mode::Delta => state.build_delta(&wanted, &held, node).map(Outgoing::Delta),
+            Variant::Sotw => state.build_sotw(&wanted, node).map(Outgoing::Sotw),
+            Variant::Delta => state.build_delta(&wanted, &held, node).map(Outgoing::Delta),
         };
         let Some(request) = request else {
             return;

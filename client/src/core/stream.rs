@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use xdsloop_proto::services::per_type_api;
 
-use crate::config::Mode;
+use crate::config::Variant;
 
 /// The stream a type's requests travel on.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -20,10 +20,10 @@ pub enum StreamKey {
 impl StreamKey {
     /// How transcripts and `/status` name the transport: `ads-sotw`, `ads-delta`, or the
     /// per-type service's short name with the flavour (`clusters-sotw`).
-    pub fn transport(&self, mode: Mode) -> String {
+    pub fn transport(&self, mode: Variant) -> String {
         let flavour = match mode {
-            Mode::Sotw => "sotw",
-            Mode::Delta => "delta",
+            Variant::Sotw => "sotw",
+            Variant::Delta => "delta",
         };
         let service = match self {
             Self::Aggregated => "ads",
@@ -125,10 +125,10 @@ mod tests {
 
     #[test]
     fn transports_are_named_like_the_servers_status() {
-        assert_eq!(StreamKey::Aggregated.transport(Mode::Sotw), "ads-sotw");
-        assert_eq!(StreamKey::Aggregated.transport(Mode::Delta), "ads-delta");
+        assert_eq!(StreamKey::Aggregated.transport(Variant::Sotw), "ads-sotw");
+        assert_eq!(StreamKey::Aggregated.transport(Variant::Delta), "ads-delta");
         let cds = StreamKey::Type(CLUSTER.into());
-        assert_eq!(cds.transport(Mode::Sotw), "clusters-sotw");
-        assert_eq!(cds.transport(Mode::Delta), "clusters-delta");
+        assert_eq!(cds.transport(Variant::Sotw), "clusters-sotw");
+        assert_eq!(cds.transport(Variant::Delta), "clusters-delta");
     }
 }

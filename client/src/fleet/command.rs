@@ -18,7 +18,7 @@ use crate::cli::LOG_TARGET;
 use crate::cli::output::Format;
 use crate::cli::tls::TlsArgs;
 use crate::config::DEFAULT_MAX_MESSAGE_BYTES;
-use crate::config::Mode;
+use crate::config::Variant;
 use crate::error::ClientError;
 
 /// Simulates N Envoy-like nodes against any ADS server: CDS wildcard, EDS for the clusters seen,
@@ -195,7 +195,11 @@ impl FleetArgs {
     pub fn config(&self) -> Result<FleetConfig, ClientError> {
         let mut config = FleetConfig::new(self.server.clone(), self.nodes);
         config.shard = self.shard.unwrap_or(Shard::WHOLE);
-        config.mode = if self.delta { Mode::Delta } else { Mode::Sotw };
+        config.mode = if self.delta {
+            Variant::Delta
+        } else {
+            Variant::Sotw
+        };
         let here = config.shard.range(self.nodes).len();
         config.connections = self.connections.unwrap_or(DEFAULT_CONNECTIONS.min(here));
         config.node_prefix = self.node_prefix.clone();

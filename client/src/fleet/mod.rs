@@ -11,7 +11,7 @@
 //! resources; shares dependent-name lists fleet-wide ([`names`]); and sends pre-encoded
 //! requests on raw ADS streams ([`streams`], [`outgoing`]).
 //!
-//! What it shares with the library: the vocabulary ([`crate::config`]: `Mode`, limits,
+//! What it shares with the library: the vocabulary ([`crate::config`]: `Variant`, limits,
 //! `BackoffConfig`), the request type ([`crate::core::request::Outgoing`]) and NACK detail
 //! ([`crate::core::request::nack_detail`]), the reconnect [`crate::transport::backoff`], which
 //! type's names another type drives ([`crate::core::deps::child_of`]), and the wire constants
@@ -74,7 +74,7 @@ use self::samples::{Coverage, RunIdentity, RunReport};
 use self::shard::Shard;
 use self::tally::Tally;
 use crate::config::DEFAULT_MAX_MESSAGE_BYTES;
-use crate::config::{ClientTls, Mode};
+use crate::config::{ClientTls, Variant};
 use crate::core::deps;
 use crate::error::ClientError;
 
@@ -91,7 +91,7 @@ pub struct FleetConfig {
     /// The part of the run's nodes this fleet simulates ([`Shard::WHOLE`]: all).
     pub shard: Shard,
     pub node_prefix: String,
-    pub mode: Mode,
+    pub mode: Variant,
     /// HTTP/2 connections the nodes share (`nodes` = one each).
     pub connections: usize,
     /// Type URLs; EDS needs CDS and RDS needs LDS (their names come from those).
@@ -112,7 +112,7 @@ impl FleetConfig {
             nodes,
             shard: Shard::WHOLE,
             node_prefix: "fleet-".into(),
-            mode: Mode::Sotw,
+            mode: Variant::Sotw,
             connections: DEFAULT_CONNECTIONS.min(nodes).max(1),
             types: vec![type_url::CLUSTER.into(), type_url::ENDPOINT.into()],
             nack: Vec::new(),
@@ -129,8 +129,8 @@ impl FleetConfig {
             nodes: self.nodes,
             node_prefix: self.node_prefix.clone(),
             mode: match self.mode {
-                Mode::Sotw => "sotw",
-                Mode::Delta => "delta",
+                Variant::Sotw => "sotw",
+                Variant::Delta => "delta",
             }
             .into(),
             types: types.to_vec(),

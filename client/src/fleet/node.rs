@@ -18,7 +18,7 @@ use super::decode::{AnyRef, DeltaResponse, SotwView};
 use super::inspect::{Kind, inspect};
 use super::names::{Interner, Names};
 use super::outgoing::FleetRequest;
-use crate::config::Mode;
+use crate::config::Variant;
 
 /// Chunks of one response parsed in place; a response in more pieces is copied into one.
 const MAX_PARTS: usize = 16;
@@ -26,7 +26,7 @@ const MAX_PARTS: usize = 16;
 /// What every node of a fleet does; shared by all of them.
 #[derive(Debug)]
 pub struct Rules {
-    pub mode: Mode,
+    pub mode: Variant,
     /// Type URLs to subscribe, in the order their first requests go out.
     pub types: Vec<String>,
     /// `(type URL, resource name)`: NACK any response holding that resource.
@@ -149,7 +149,7 @@ impl Node {
     /// mode says). An undecodable message is answered by nobody: there is no nonce to echo.
     pub fn on_response(&mut self, mut message: impl Buf) -> Result<Handled, String> {
         Ok(match self.rules.mode {
-            Mode::Sotw => {
+            Variant::Sotw => {
                 // In place when the message's chunks split it between fields (the usual case:
                 // the server's own fields, then the resources); else one contiguous copy.
                 let mut parts = [IoSlice::new(&[]); MAX_PARTS];
@@ -164,7 +164,7 @@ impl Node {
                     }
                 }
             }
-            Mode::Delta => {
+            Variant::Delta => {
                 self.on_delta(DeltaResponse::decode(message).map_err(|e| e.to_string())?)
             }
         })

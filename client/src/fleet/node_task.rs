@@ -12,7 +12,7 @@ use tonic::transport::Channel;
 use super::node::Node;
 use super::streams;
 use super::tally::Tally;
-use crate::config::{BackoffConfig, ClientTls, Mode};
+use crate::config::{BackoffConfig, ClientTls, Variant};
 use crate::transport::backoff::Backoff;
 use crate::transport::tls;
 
@@ -34,7 +34,7 @@ pub struct NodeTask {
     pub index: usize,
     pub node: Node,
     pub channel: Channel,
-    pub mode: Mode,
+    pub mode: Variant,
     pub max_message_bytes: usize,
     pub tally: Arc<Tally>,
     pub stop: watch::Receiver<bool>,

@@ -19,7 +19,7 @@ pub use xdsloop_proto::grpc_frames::Chunks;
 use xdsloop_proto::grpc_frames::Messages;
 use xdsloop_proto::services::{ADS_DELTA_PATH, ADS_SOTW_PATH};
 
-use crate::config::{ClientTls, Mode};
+use crate::config::{ClientTls, Variant};
 use crate::error::ClientError;
 use crate::transport::endpoint;
 
@@ -56,7 +56,7 @@ pub fn connect(
 /// with [`MessageReader`] (no per-stream receive buffer).
 pub async fn open(
     mut channel: Channel,
-    mode: Mode,
+    mode: Variant,
     max_message_bytes: usize,
     requests: mpsc::Receiver<Bytes>,
 ) -> Result<MessageReader, Status> {
@@ -65,8 +65,8 @@ pub async fn open(
         .await
         .map_err(unavailable)?;
     let path = match mode {
-        Mode::Sotw => ADS_SOTW_PATH,
-        Mode::Delta => ADS_DELTA_PATH,
+        Variant::Sotw => ADS_SOTW_PATH,
+        Variant::Delta => ADS_DELTA_PATH,
     };
     let frames = ReceiverStream::new(requests).map(|message| Ok::<_, Status>(Frame::data(message)));
     let request = http::Request::builder()

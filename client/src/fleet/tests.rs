@@ -28,7 +28,7 @@ use xdsloop_proto::type_url::{self, CLUSTER, ENDPOINT, LISTENER, ROUTE};
 
 use super::inspect::Kind;
 use super::node::{Node, Rules};
-use crate::config::Mode;
+use crate::config::Variant;
 use crate::core::deps;
 use crate::core::mux::{Mux, MuxConfig};
 use crate::core::request::Outgoing;
@@ -50,7 +50,7 @@ struct Both {
 
 impl Both {
     /// Subscribed to `parent` by wildcard, following its dependents (`child`).
-    fn new(mode: Mode, parent: &str, child: &str) -> Self {
+    fn new(mode: Variant, parent: &str, child: &str) -> Self {
         let mut config = MuxConfig::new(mode, WireNode::default());
         config.follow_deps = true;
         let mut mux = Mux::new(config);
@@ -257,7 +257,7 @@ fn set(names: &[&str]) -> Option<BTreeSet<String>> {
 
 #[test]
 fn c12_fleet_and_client_follow_the_same_dependent_names() {
-    for mode in [Mode::Sotw, Mode::Delta] {
+    for mode in [Variant::Sotw, Variant::Delta] {
         let cases = [
             (
                 CLUSTER,
@@ -270,8 +270,8 @@ fn c12_fleet_and_client_follow_the_same_dependent_names() {
         for (parent, child, resources, expected) in cases {
             let mut both = Both::new(mode, parent, child);
             let (client, fleet) = match mode {
-                Mode::Sotw => both.sotw(parent, resources),
-                Mode::Delta => {
+                Variant::Sotw => both.sotw(parent, resources),
+                Variant::Delta => {
                     let names: Vec<String> = resources.iter().map(name_of).collect();
                     let added = names.iter().map(String::as_str).zip(resources).collect();
                     both.delta(parent, added, &[]).into()
@@ -303,7 +303,7 @@ fn c6_fleet_and_client_accept_and_reject_the_same_sotw_responses() {
         ("empty", vec![], true),
     ];
     for (case, resources, ack) in cases {
-        let mut both = Both::new(Mode::Sotw, CLUSTER, ENDPOINT);
+        let mut both = Both::new(Variant::Sotw, CLUSTER, ENDPOINT);
         let (client, fleet) = both.sotw(CLUSTER, resources);
         assert_eq!(client, fleet, "{case}");
         assert_eq!(client.ack, ack, "{case}");
@@ -343,7 +343,7 @@ fn c6_fleet_and_client_accept_and_reject_the_same_delta_responses() {
         ),
     ];
     for (case, added, removed, ack) in cases {
-        let mut both = Both::new(Mode::Delta, CLUSTER, ENDPOINT);
+        let mut both = Both::new(Variant::Delta, CLUSTER, ENDPOINT);
         let [client, fleet] = both.delta(CLUSTER, added, &removed);
         assert_eq!(client, fleet, "{case}");
         assert_eq!(client.ack, ack, "{case}");
@@ -355,7 +355,7 @@ fn the_fleet_reads_only_what_it_follows_by_design() {
     // An endpoint resource whose name is fine but whose `endpoints` field (2) is not a
     // message: the library decodes every resource (C6) and NACKs; the fleet reads names and
     // dependents only, so it ACKs. Documented in the fleet's module docs.
-    let mut both = Both::new(Mode::Sotw, CLUSTER, ENDPOINT);
+    let mut both = Both::new(Variant::Sotw, CLUSTER, ENDPOINT);
     both.sotw(
         CLUSTER,
         vec![cluster("web", of_type(DiscoveryType::Eds), "")],

@@ -25,7 +25,7 @@ use xdsloop_proto::type_url;
 use self::call::{Incoming, Response};
 use self::end::{status_text, stream_end};
 use crate::config::BackoffConfig;
-use crate::config::Mode;
+use crate::config::Variant;
 use crate::config::{ClientConfig, ClientTls};
 use crate::core::event::{ConnectionReport, Report};
 use crate::core::mux::StreamKey;
@@ -48,7 +48,7 @@ pub(crate) struct GrpcTransport {
     endpoint: Endpoint,
     tls: Option<ClientTls>,
     server: String,
-    mode: Mode,
+    mode: Variant,
     per_type: bool,
     max_message_bytes: usize,
     backoff: Backoff,
@@ -182,7 +182,7 @@ enum StreamEvent {
 struct Streams {
     channel: Channel,
     tls: Option<ClientTls>,
-    mode: Mode,
+    mode: Variant,
     per_type: bool,
     max_message_bytes: usize,
     open: HashMap<StreamKey, mpsc::Sender<Outgoing>>,

@@ -5,13 +5,8 @@ use std::fmt;
 
 use serde::Serialize;
 
-/// SotW or Delta.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Variant {
-    Sotw,
-    Delta,
-}
+/// SotW or Delta: the one definition lives in the wire crate, shared with the client.
+pub use xdsloop_proto::Variant;
 
 /// How a stream reached us: the protocol variant and the gRPC service (`ads`, or a per-type
 /// service's name such as `clusters` or `endpoints`).
@@ -44,10 +39,6 @@ impl StreamKind {
 
 impl fmt::Display for StreamKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let variant = match self.variant {
-            Variant::Sotw => "sotw",
-            Variant::Delta => "delta",
-        };
-        write!(f, "{}-{variant}", self.service)
+        write!(f, "{}-{}", self.service, self.variant)
     }
 }

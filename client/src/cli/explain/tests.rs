@@ -32,7 +32,7 @@ fn sotw_sent(step: Step, version: &str, nonce: &str, names: &[&str]) -> Report {
 fn pushed(version: &str, nonce: &str, names: &[&str]) -> Report {
     Report::Received(Box::new(ReceivedReport {
         stream: 1,
-        mode: Mode::Sotw,
+        mode: Variant::Sotw,
         type_url: CLUSTER.into(),
         version: version.into(),
         nonce: nonce.into(),
@@ -54,7 +54,7 @@ fn pushed(version: &str, nonce: &str, names: &[&str]) -> Report {
 fn update(version: &str, nonce: &str, verdict: Verdict, added: &[&str]) -> Report {
     Report::Update(UpdateReport {
         at: at(),
-        mode: Mode::Sotw,
+        mode: Variant::Sotw,
         source: SourceKind::Ads,
         type_url: CLUSTER.into(),
         version: version.into(),
@@ -76,7 +76,7 @@ fn narrate(explainer: &mut Explainer, reports: &[Report]) -> Vec<String> {
 
 #[test]
 fn subscribe_push_and_ack_each_get_a_line_with_the_envoy_call() {
-    let mut explainer = Explainer::new(Mode::Sotw);
+    let mut explainer = Explainer::new(Variant::Sotw);
     let lines = narrate(
         &mut explainer,
         &[
@@ -101,7 +101,7 @@ fn subscribe_push_and_ack_each_get_a_line_with_the_envoy_call() {
 
 #[test]
 fn a_nack_says_the_error_the_version_rejected_and_the_version_kept() {
-    let mut explainer = Explainer::new(Mode::Sotw);
+    let mut explainer = Explainer::new(Variant::Sotw);
     narrate(
         &mut explainer,
         &[
@@ -145,7 +145,7 @@ fn a_delta_resubscription_declares_the_versions_it_holds() {
             ..Default::default()
         }),
     }));
-    let line = Explainer::new(Mode::Delta).line(&sent, at()).unwrap();
+    let line = Explainer::new(Variant::Delta).line(&sent, at()).unwrap();
     assert_eq!(
         line,
         "09:30:00.012 s2  eds  → resubscribe after reconnect n\"\" +[api, web] initial \
@@ -155,7 +155,7 @@ fn a_delta_resubscription_declares_the_versions_it_holds() {
 
 #[test]
 fn a_closed_stream_is_a_step_and_what_follows_is_connection_news() {
-    let mut explainer = Explainer::new(Mode::Sotw);
+    let mut explainer = Explainer::new(Variant::Sotw);
     let stream = StreamInfo {
         id: 1,
         ordinal: 1,
@@ -199,7 +199,7 @@ fn a_closed_stream_is_a_step_and_what_follows_is_connection_news() {
 
 #[test]
 fn a_delta_nack_names_system_versions() {
-    let mut explainer = Explainer::new(Mode::Delta);
+    let mut explainer = Explainer::new(Variant::Delta);
     let delta = |nonce: &str, error: Option<&str>| {
         Report::Sent(Box::new(SentReport {
             stream: 1,
@@ -239,7 +239,7 @@ fn a_delta_nack_names_system_versions() {
 
 #[test]
 fn in_chinese_applying_has_its_own_line_between_the_push_and_the_ack() {
-    let mut explainer = Explainer::in_lang(Mode::Sotw, Lang::Zh);
+    let mut explainer = Explainer::in_lang(Variant::Sotw, Lang::Zh);
     let lines = narrate(
         &mut explainer,
         &[
@@ -267,7 +267,7 @@ fn in_chinese_applying_has_its_own_line_between_the_push_and_the_ack() {
 
 #[test]
 fn in_chinese_a_failed_apply_then_a_nack_keeping_the_old_config() {
-    let mut explainer = Explainer::in_lang(Mode::Sotw, Lang::Zh);
+    let mut explainer = Explainer::in_lang(Variant::Sotw, Lang::Zh);
     narrate(
         &mut explainer,
         &[
@@ -298,7 +298,7 @@ fn in_chinese_a_failed_apply_then_a_nack_keeping_the_old_config() {
 
 #[test]
 fn in_chinese_a_reconnect_is_duanxian_then_chonglian() {
-    let mut explainer = Explainer::in_lang(Mode::Sotw, Lang::Zh);
+    let mut explainer = Explainer::in_lang(Variant::Sotw, Lang::Zh);
     let stream = StreamInfo {
         id: 1,
         ordinal: 1,

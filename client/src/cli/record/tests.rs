@@ -54,7 +54,7 @@ fn sotw(step: Step, version: &str, nonce: &str, error: Option<&str>) -> Report {
 fn received(nonce: &str) -> Report {
     Report::Received(Box::new(ReceivedReport {
         stream: 1,
-        mode: Mode::Sotw,
+        mode: Variant::Sotw,
         type_url: CLUSTER.into(),
         version: "v1".into(),
         nonce: nonce.into(),

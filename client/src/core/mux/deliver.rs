@@ -2,7 +2,7 @@
 //! response, and the held resources a new watch gets at once (C15).
 
 use super::Mux;
-use crate::config::Mode;
+use crate::config::Variant;
 use crate::core::event::Event;
 use crate::core::store::Diff;
 
@@ -91,12 +91,12 @@ impl Mux {
             .collect();
         let type_url = type_url.to_string();
         let event = match self.config.mode {
-            Mode::Sotw => Event::Sotw {
+            Variant::Sotw => Event::Sotw {
                 type_url,
                 version: store.version.clone(),
                 resources,
             },
-            Mode::Delta => Event::Delta {
+            Variant::Delta => Event::Delta {
                 type_url,
                 system_version: store.version.clone(),
                 added: resources,

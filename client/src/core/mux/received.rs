@@ -7,7 +7,7 @@ use xdsloop_proto::discovery::{Any, DeltaDiscoveryResponse, DiscoveryResponse, W
 use xdsloop_proto::wrapper::RESOURCE_WRAPPER;
 
 use super::Mux;
-use crate::config::{Mode, ReceivedReports};
+use crate::config::{ReceivedReports, Variant};
 use crate::core::event::{ReceivedReport, ReceivedResource, Report};
 
 impl Mux {
@@ -16,7 +16,7 @@ impl Mux {
         if detail == ReceivedReports::Off {
             return;
         }
-        let mut report = self.received(Mode::Sotw, &response.type_url, response.encoded_len());
+        let mut report = self.received(Variant::Sotw, &response.type_url, response.encoded_len());
         report.version = response.version_info.clone();
         report.nonce = response.nonce.clone();
         for any in &response.resources {
@@ -33,7 +33,7 @@ impl Mux {
         if detail == ReceivedReports::Off {
             return;
         }
-        let mut report = self.received(Mode::Delta, &response.type_url, response.encoded_len());
+        let mut report = self.received(Variant::Delta, &response.type_url, response.encoded_len());
         report.version = response.system_version_info.clone();
         report.nonce = response.nonce.clone();
         report.removed = response.removed_resources.clone();
@@ -60,7 +60,7 @@ impl Mux {
         self.out.reports.push(Report::Received(Box::new(report)));
     }
 
-    fn received(&self, mode: Mode, type_url: &str, bytes: usize) -> ReceivedReport {
+    fn received(&self, mode: Variant, type_url: &str, bytes: usize) -> ReceivedReport {
         ReceivedReport {
             stream: self.streams.id_of(&self.stream_of(type_url)),
             mode,

@@ -32,7 +32,7 @@ pub(super) fn node() -> Node {
     }
 }
 
-pub(super) fn mux(mode: Mode) -> Mux {
+pub(super) fn mux(mode: Variant) -> Mux {
     let mut config = MuxConfig::new(mode, node());
     config.follow_deps = true;
     Mux::new(config)

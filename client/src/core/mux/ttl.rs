@@ -4,7 +4,7 @@
 use std::time::{Instant, SystemTime};
 
 use super::Mux;
-use crate::config::Mode;
+use crate::config::Variant;
 use crate::core::event::Report;
 use crate::core::store::Diff;
 use crate::core::validate::{Heartbeat, Rejection};
@@ -46,8 +46,8 @@ impl Mux {
         let mut refreshed = Vec::new();
         for beat in beats {
             let current = match self.config.mode {
-                Mode::Sotw => held.contains_key(&beat.name),
-                Mode::Delta => held.get(&beat.name) == Some(&beat.version),
+                Variant::Sotw => held.contains_key(&beat.name),
+                Variant::Delta => held.get(&beat.name) == Some(&beat.version),
             };
             if !current {
                 tracing::debug!(type_url, name = %beat.name, "heartbeat for a resource not held: ignored");
@@ -109,8 +109,8 @@ impl Mux {
                 ..Diff::default()
             };
             match self.config.mode {
-                Mode::Sotw => self.deliver_sotw_update(&type_url, &diff),
-                Mode::Delta => self.deliver_delta_update(&type_url, &diff),
+                Variant::Sotw => self.deliver_sotw_update(&type_url, &diff),
+                Variant::Delta => self.deliver_delta_update(&type_url, &diff),
             }
             self.out.store_changed = true;
             self.out.reports.push(Report::Expired {

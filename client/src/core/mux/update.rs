@@ -10,7 +10,7 @@ use xdsloop_proto::type_url;
 
 use super::Mux;
 use super::status::Nack;
-use crate::config::Mode;
+use crate::config::Variant;
 use crate::core::deps;
 use crate::core::event::{Event, Failure, Report, Step, UpdateReport, Verdict};
 use crate::core::request::{Outgoing, nack_detail};
@@ -359,14 +359,14 @@ impl Mux {
         self.node_sent.insert(stream.clone());
         let error_detail = Some(nack_detail(UNWATCHED));
         let request = match self.config.mode {
-            Mode::Sotw => Outgoing::Sotw(DiscoveryRequest {
+            Variant::Sotw => Outgoing::Sotw(DiscoveryRequest {
                 node,
                 type_url: type_url.to_string(),
                 response_nonce: nonce.to_string(),
                 error_detail,
                 ..Default::default()
             }),
-            Mode::Delta => Outgoing::Delta(DeltaDiscoveryRequest {
+            Variant::Delta => Outgoing::Delta(DeltaDiscoveryRequest {
                 node,
                 type_url: type_url.to_string(),
                 response_nonce: nonce.to_string(),

@@ -8,7 +8,7 @@ use xdsloop_proto::discovery::{DeltaDiscoveryRequest, DiscoveryRequest, Node as 
 
 use super::Node;
 use super::outcome::status;
-use crate::config::Mode;
+use crate::config::Variant;
 use crate::core::request::Outgoing;
 use crate::fleet::names::Names;
 use crate::fleet::outgoing::FleetRequest;
@@ -24,7 +24,7 @@ impl Node {
             return None;
         }
         let old = std::mem::replace(&mut t.names, wanted);
-        let delta = matches!(self.rules.mode, Mode::Delta);
+        let delta = matches!(self.rules.mode, Variant::Delta);
         let unsubscribe = if delta {
             old.missing_from(&t.names)
         } else {
@@ -38,8 +38,8 @@ impl Node {
             return Some(self.initial_request(child));
         }
         Some(match self.rules.mode {
-            Mode::Sotw => self.sotw_request(child, None),
-            Mode::Delta => FleetRequest::delta(DeltaDiscoveryRequest {
+            Variant::Sotw => self.sotw_request(child, None),
+            Variant::Delta => FleetRequest::delta(DeltaDiscoveryRequest {
                 type_url: t.url.clone(),
                 resource_names_subscribe: t.names.missing_from(&old),
                 resource_names_unsubscribe: unsubscribe,
@@ -50,8 +50,8 @@ impl Node {
 
     pub(super) fn initial_request(&mut self, i: usize) -> FleetRequest {
         match self.rules.mode {
-            Mode::Sotw => self.sotw_request(i, None),
-            Mode::Delta => {
+            Variant::Sotw => self.sotw_request(i, None),
+            Variant::Delta => {
                 let node = self.take_node();
                 let t = &self.types[i];
                 FleetRequest::delta(DeltaDiscoveryRequest {
@@ -68,8 +68,8 @@ impl Node {
 
     pub(super) fn ack(&mut self, i: usize, error: Option<String>) -> FleetRequest {
         match self.rules.mode {
-            Mode::Sotw => self.sotw_request(i, error),
-            Mode::Delta => FleetRequest::delta(DeltaDiscoveryRequest {
+            Variant::Sotw => self.sotw_request(i, error),
+            Variant::Delta => FleetRequest::delta(DeltaDiscoveryRequest {
                 node: self.take_node(),
                 type_url: self.types[i].url.clone(),
                 response_nonce: self.types[i].nonce.clone(),

@@ -28,7 +28,7 @@ use super::super::decode;
 use super::*;
 use crate::core::request::Outgoing;
 
-pub(super) fn rules(mode: Mode, types: &[&str], nack: &[(&str, &str)]) -> Arc<Rules> {
+pub(super) fn rules(mode: Variant, types: &[&str], nack: &[(&str, &str)]) -> Arc<Rules> {
     Arc::new(Rules {
         mode,
         types: types.iter().map(|t| t.to_string()).collect(),
@@ -162,6 +162,6 @@ pub(super) fn delta_requests(requests: &[FleetRequest]) -> Vec<DeltaDiscoveryReq
         .collect()
 }
 
-pub(super) fn cds_eds_node(mode: Mode, nack: &[(&str, &str)]) -> Node {
+pub(super) fn cds_eds_node(mode: Variant, nack: &[(&str, &str)]) -> Node {
     Node::new("n0".into(), rules(mode, &[CLUSTER, ENDPOINT], nack))
 }

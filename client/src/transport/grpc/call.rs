@@ -16,7 +16,7 @@ use xdsloop_proto::discovery::{
 };
 use xdsloop_proto::services::{ADS_DELTA_PATH, ADS_SOTW_PATH, per_type_api};
 
-use crate::config::Mode;
+use crate::config::Variant;
 use crate::core::mux::StreamKey;
 use crate::core::request::Outgoing;
 
@@ -67,12 +67,12 @@ fn delta_requests(
 /// The method a stream of `mode` opens: ADS for [`StreamKey::Aggregated`], else the type's
 /// own service. Per-type streams are opened for the APIs with a SotW stream (CDS, EDS, LDS,
 /// RDS, SRDS, SDS, RTDS, ECDS); VHDS, Delta-only and on-demand, is subscribed over ADS.
-fn method_path(stream: &StreamKey, mode: Mode) -> Result<String, Status> {
+fn method_path(stream: &StreamKey, mode: Variant) -> Result<String, Status> {
     let type_url = match stream {
         StreamKey::Aggregated => {
             let path = match mode {
-                Mode::Sotw => ADS_SOTW_PATH,
-                Mode::Delta => ADS_DELTA_PATH,
+                Variant::Sotw => ADS_SOTW_PATH,
+                Variant::Delta => ADS_DELTA_PATH,
             };
             return Ok(path.to_string());
         }
@@ -80,8 +80,8 @@ fn method_path(stream: &StreamKey, mode: Mode) -> Result<String, Status> {
     };
     let api = per_type_api(type_url).filter(|api| api.has_sotw());
     let path = api.and_then(|api| match mode {
-        Mode::Sotw => api.sotw_path(),
-        Mode::Delta => Some(api.delta_path()),
+        Variant::Sotw => api.sotw_path(),
+        Variant::Delta => Some(api.delta_path()),
     });
     path.ok_or_else(|| {
         Status::unimplemented(format!(
@@ -94,7 +94,7 @@ fn method_path(stream: &StreamKey, mode: Mode) -> Result<String, Status> {
 pub(crate) async fn open(
     channel: Channel,
     stream: StreamKey,
-    mode: Mode,
+    mode: Variant,
     max_message_bytes: usize,
     requests: mpsc::Receiver<Outgoing>,
 ) -> Result<Incoming, Status> {
@@ -108,13 +108,13 @@ pub(crate) async fn open(
         Status::unknown(format!("Service was not ready: {e}"))
     })?;
     match mode {
-        Mode::Sotw => {
+        Variant::Sotw => {
             let codec = ProstCodec::<DiscoveryRequest, DiscoveryResponse>::default();
             let requests = Request::new(sotw_requests(requests));
             let response = grpc.streaming(requests, path, codec).await?;
             Ok(Incoming::Sotw(response.into_inner()))
         }
-        Mode::Delta => {
+        Variant::Delta => {
             let codec = ProstCodec::<DeltaDiscoveryRequest, DeltaDiscoveryResponse>::default();
             let requests = Request::new(delta_requests(requests));
             let response = grpc.streaming(requests, path, codec).await?;
@@ -131,16 +131,16 @@ mod tests {
 
     #[test]
     fn streams_open_on_ads_or_the_types_own_service() {
-        let ads = method_path(&StreamKey::Aggregated, Mode::Delta).unwrap();
+        let ads = method_path(&StreamKey::Aggregated, Variant::Delta).unwrap();
         assert_eq!(ads, ADS_DELTA_PATH);
         let cds = StreamKey::Type(type_url::CLUSTER.into());
         let path = "/envoy.service.cluster.v3.ClusterDiscoveryService/StreamClusters";
-        assert_eq!(method_path(&cds, Mode::Sotw).unwrap(), path);
+        assert_eq!(method_path(&cds, Variant::Sotw).unwrap(), path);
         let delta = "/envoy.service.cluster.v3.ClusterDiscoveryService/DeltaClusters";
-        assert_eq!(method_path(&cds, Mode::Delta).unwrap(), delta);
+        assert_eq!(method_path(&cds, Variant::Delta).unwrap(), delta);
         // VHDS is Delta-only and on-demand: no per-type stream; other types have none at all.
         for url in [type_url::VIRTUAL_HOST, "type.googleapis.com/my.Type"] {
-            let error = method_path(&StreamKey::Type(url.into()), Mode::Delta).unwrap_err();
+            let error = method_path(&StreamKey::Type(url.into()), Variant::Delta).unwrap_err();
             assert_eq!(error.code(), tonic::Code::Unimplemented);
         }
     }

@@ -50,11 +50,7 @@ pub struct Match {
     pub type_url: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Variant {
-    Sotw,
-    Delta,
-}
+pub use xdsloop_proto::Variant;
 
 /// How the stream reached the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use super::*;
 
 #[test]
 fn c12_one_cds_update_yields_one_eds_request_after_the_ack() {
-    let mut mux = mux(Mode::Sotw);
+    let mut mux = mux(Variant::Sotw);
     let now = t0();
     mux.add_watch(1, CLUSTER, Interest::Wildcard, now);
     mux.on_stream_start(now);
@@ -42,7 +42,7 @@ fn c12_one_cds_update_yields_one_eds_request_after_the_ack() {
 
 #[test]
 fn c12_removed_cluster_drops_its_endpoints() {
-    let mut mux = mux(Mode::Sotw);
+    let mut mux = mux(Variant::Sotw);
     let now = t0();
     mux.add_watch(1, CLUSTER, Interest::Wildcard, now);
     mux.on_stream_start(now);
@@ -61,7 +61,7 @@ fn c12_removed_cluster_drops_its_endpoints() {
 
 #[test]
 fn c14_not_found_timer_starts_when_the_request_is_sent() {
-    let mut mux = mux(Mode::Sotw);
+    let mut mux = mux(Variant::Sotw);
     let t = t0();
     mux.add_watch(1, ENDPOINT, Interest::names(["ghost"]), t);
     assert_eq!(mux.next_deadline(), None, "not sent yet: no timer");
@@ -86,7 +86,7 @@ fn c14_not_found_timer_starts_when_the_request_is_sent() {
 
 #[test]
 fn c14_delta_removal_reports_missing_at_once() {
-    let mut mux = mux(Mode::Delta);
+    let mut mux = mux(Variant::Delta);
     let now = t0();
     mux.add_watch(1, ENDPOINT, Interest::names(["ghost"]), now);
     mux.on_stream_start(now);
@@ -109,7 +109,7 @@ fn c14_delta_removal_reports_missing_at_once() {
 
 #[test]
 fn c15_new_watch_on_held_resource_is_served_without_a_request() {
-    let mut mux = mux(Mode::Sotw);
+    let mut mux = mux(Variant::Sotw);
     let now = t0();
     mux.add_watch(1, ENDPOINT, Interest::names(["a"]), now);
     mux.on_stream_start(now);
@@ -126,7 +126,7 @@ fn c15_new_watch_on_held_resource_is_served_without_a_request() {
 
 #[test]
 fn synced_is_reported_once_everything_wanted_has_arrived() {
-    let mut mux = mux(Mode::Sotw);
+    let mut mux = mux(Variant::Sotw);
     let now = t0();
     mux.add_watch(1, CLUSTER, Interest::Wildcard, now);
     mux.on_stream_start(now);
@@ -142,7 +142,7 @@ fn synced_is_reported_once_everything_wanted_has_arrived() {
 
 #[test]
 fn synced_is_reported_again_once_a_later_watch_and_its_routes_have_arrived() {
-    let mut mux = mux(Mode::Sotw);
+    let mut mux = mux(Variant::Sotw);
     let now = t0();
     let synced = |mux: &mut Mux| mux.take_output().reports.contains(&Report::Synced);
     mux.add_watch(1, CLUSTER, Interest::Wildcard, now);
@@ -169,7 +169,7 @@ fn synced_is_reported_again_once_a_later_watch_and_its_routes_have_arrived() {
 fn c19_xdstp_names_match_and_dependencies_follow_them_normalised() {
     let listener = |q: &str| format!("xdstp://a/envoy.config.listener.v3.Listener/l?{q}");
     let route = |q: &str| format!("xdstp://a/envoy.config.route.v3.RouteConfiguration/r?{q}");
-    let mut mux = mux(Mode::Sotw);
+    let mut mux = mux(Variant::Sotw);
     let now = t0();
     mux.add_watch(1, LISTENER, Interest::names([listener("z=1&a=2")]), now);
     mux.on_stream_start(now);
@@ -211,7 +211,7 @@ fn c19_xdstp_names_match_and_dependencies_follow_them_normalised() {
 #[test]
 fn c14_a_rejected_update_stops_the_not_found_timer() {
     for corrupt in [false, true] {
-        let mut mux = mux(Mode::Sotw);
+        let mut mux = mux(Variant::Sotw);
         let t = t0();
         mux.add_watch(1, ENDPOINT, Interest::names(["web", "api"]), t);
         mux.on_stream_start(t);

@@ -31,7 +31,7 @@ fn received(out: &Output) -> Vec<&ReceivedReport> {
         .collect()
 }
 
-fn narrating(mode: Mode, received: ReceivedReports) -> Mux {
+fn narrating(mode: Variant, received: ReceivedReports) -> Mux {
     let mut config = MuxConfig::new(mode, node());
     config.follow_deps = true;
     config.received = received;
@@ -40,7 +40,7 @@ fn narrating(mode: Mode, received: ReceivedReports) -> Mux {
 
 #[test]
 fn requests_say_which_step_they_take_subscribe_ack_update_nack() {
-    let mut mux = mux(Mode::Sotw);
+    let mut mux = mux(Variant::Sotw);
     let now = t0();
     mux.add_watch(1, CLUSTER, Interest::Wildcard, now);
     mux.on_stream_start(now);
@@ -81,7 +81,7 @@ fn requests_say_which_step_they_take_subscribe_ack_update_nack() {
 
 #[test]
 fn c11_the_first_request_on_a_new_stream_is_a_resubscription() {
-    for mode in [Mode::Sotw, Mode::Delta] {
+    for mode in [Variant::Sotw, Variant::Delta] {
         let mut mux = mux(mode);
         let now = t0();
         mux.add_watch(1, CLUSTER, Interest::Wildcard, now);
@@ -104,7 +104,7 @@ fn c11_the_first_request_on_a_new_stream_is_a_resubscription() {
 
 #[test]
 fn streams_are_reported_with_their_numbers_and_how_they_ended() {
-    let mut mux = mux(Mode::Delta);
+    let mut mux = mux(Variant::Delta);
     let now = t0();
     mux.add_watch(1, CLUSTER, Interest::Wildcard, now);
     mux.on_stream_start(now);
@@ -142,7 +142,7 @@ fn streams_are_reported_with_their_numbers_and_how_they_ended() {
 #[test]
 fn responses_are_reported_as_received_only_when_asked() {
     let now = t0();
-    let mut quiet = mux(Mode::Sotw);
+    let mut quiet = mux(Variant::Sotw);
     quiet.add_watch(1, CLUSTER, Interest::Wildcard, now);
     quiet.on_stream_start(now);
     respond(
@@ -155,7 +155,7 @@ fn responses_are_reported_as_received_only_when_asked() {
     );
     assert!(received(&quiet.take_output()).is_empty(), "off by default");
 
-    let mut mux = narrating(Mode::Sotw, ReceivedReports::Names);
+    let mut mux = narrating(Variant::Sotw, ReceivedReports::Names);
     mux.add_watch(1, CLUSTER, Interest::Wildcard, now);
     mux.on_stream_start(now);
     let garbage = Any {
@@ -188,7 +188,7 @@ fn responses_are_reported_as_received_only_when_asked() {
 #[test]
 fn delta_responses_are_reported_with_versions_removals_and_bodies() {
     let now = t0();
-    let mut mux = narrating(Mode::Delta, ReceivedReports::Bodies);
+    let mut mux = narrating(Variant::Delta, ReceivedReports::Bodies);
     mux.add_watch(1, CLUSTER, Interest::Wildcard, now);
     mux.on_stream_start(now);
     let web = eds_cluster("web");
@@ -208,7 +208,10 @@ fn delta_responses_are_reported_with_versions_removals_and_bodies() {
     mux.on_delta_response(response, now, SystemTime::now());
     let out = mux.take_output();
     let report = received(&out)[0];
-    assert_eq!((report.version.as_str(), report.mode), ("s1", Mode::Delta));
+    assert_eq!(
+        (report.version.as_str(), report.mode),
+        ("s1", Variant::Delta)
+    );
     assert_eq!(report.removed, ["old"]);
     let web_entry = &report.resources[0];
     assert_eq!(web_entry.name, "web");

@@ -157,7 +157,7 @@ fn reports_name_the_source() {
     });
     let update = update.expect("an update report");
     assert_eq!(update.source, SourceKind::DeltaGrpc);
-    assert_eq!(update.mode, Mode::Delta);
+    assert_eq!(update.mode, Variant::Delta);
     assert_eq!(update.verdict, crate::Verdict::Nack("unreadable".into()));
     match &out.requests[..] {
         [Outgoing::Delta(r)] => assert_eq!(

@@ -12,7 +12,7 @@ use crate::core::event::Failure;
 
 #[test]
 fn c1_node_goes_on_the_first_request_of_every_stream() {
-    let mut mux = mux(Mode::Sotw);
+    let mut mux = mux(Variant::Sotw);
     let now = t0();
     mux.add_watch(1, CLUSTER, Interest::Wildcard, now);
     mux.add_watch(2, LISTENER, Interest::Wildcard, now);
@@ -34,7 +34,7 @@ fn c1_node_goes_on_the_first_request_of_every_stream() {
 
 #[test]
 fn c2_each_type_has_its_own_version_and_nonce() {
-    let mut mux = mux(Mode::Sotw);
+    let mut mux = mux(Variant::Sotw);
     let now = t0();
     mux.add_watch(1, CLUSTER, Interest::Wildcard, now);
     mux.add_watch(2, LISTENER, Interest::Wildcard, now);
@@ -49,7 +49,7 @@ fn c2_each_type_has_its_own_version_and_nonce() {
 
 #[test]
 fn merged_watches_send_only_names_new_to_the_subscription() {
-    let mut mux = mux(Mode::Delta);
+    let mut mux = mux(Variant::Delta);
     let now = t0();
     mux.on_stream_start(now);
     mux.add_watch(1, ENDPOINT, Interest::names(["a", "b"]), now);
@@ -81,7 +81,7 @@ fn merged_watches_send_only_names_new_to_the_subscription() {
 
 #[test]
 fn c5_nack_keeps_the_last_good_config_and_version() {
-    let mut config = MuxConfig::new(Mode::Sotw, node());
+    let mut config = MuxConfig::new(Variant::Sotw, node());
     config.validator = Some(Arc::new(|_, name, _| {
         if name == "bad" {
             Err("refused".into())
@@ -123,7 +123,7 @@ fn c5_nack_keeps_the_last_good_config_and_version() {
 
 #[test]
 fn c8_unrequested_resources_are_ignored_and_unwatched_types_nacked() {
-    let mut mux = mux(Mode::Sotw);
+    let mut mux = mux(Variant::Sotw);
     let now = t0();
     mux.add_watch(1, ENDPOINT, Interest::names(["a"]), now);
     mux.on_stream_start(now);
@@ -149,7 +149,7 @@ fn c8_unrequested_resources_are_ignored_and_unwatched_types_nacked() {
 
 #[test]
 fn c11_resubscribe_every_type_in_fixed_order_with_last_versions() {
-    let mut mux = mux(Mode::Sotw);
+    let mut mux = mux(Variant::Sotw);
     let now = t0();
     mux.add_watch(1, LISTENER, Interest::Wildcard, now);
     mux.add_watch(2, CLUSTER, Interest::Wildcard, now);
@@ -178,7 +178,7 @@ fn c11_resubscribe_every_type_in_fixed_order_with_last_versions() {
 
 #[test]
 fn c11_delta_resubscribe_sends_initial_resource_versions() {
-    let mut mux = mux(Mode::Delta);
+    let mut mux = mux(Variant::Delta);
     let now = t0();
     mux.add_watch(1, CLUSTER, Interest::Wildcard, now);
     mux.on_stream_start(now);

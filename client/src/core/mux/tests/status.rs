@@ -20,7 +20,7 @@ fn statuses(configs: &[GenericXdsConfig]) -> Vec<(&str, Status, &str)> {
 
 #[test]
 fn c18_client_status_reports_acked_nacked_requested_and_not_found() {
-    let mut config = MuxConfig::new(Mode::Sotw, node());
+    let mut config = MuxConfig::new(Variant::Sotw, node());
     config.not_found_timeout = Duration::from_secs(10);
     config.validator = Some(Arc::new(|_, name, bytes| match (name, bytes.len()) {
         // The second version of "b" (a longer body) is refused.

@@ -39,12 +39,12 @@ fn updates(out: &Output) -> usize {
 }
 
 /// A mux that follows no dependencies: its only timers are the TTLs under test.
-fn plain(mode: Mode) -> Mux {
+fn plain(mode: Variant) -> Mux {
     Mux::new(MuxConfig::new(mode, node()))
 }
 
 fn sotw_mux(type_url: &str, interest: Interest) -> (Mux, std::time::Instant) {
-    let mut mux = plain(Mode::Sotw);
+    let mut mux = plain(Variant::Sotw);
     let now = t0();
     mux.add_watch(1, type_url, interest, now);
     mux.on_stream_start(now);
@@ -180,7 +180,7 @@ fn c17_a_full_state_heartbeat_deletes_nothing() {
 
 #[test]
 fn c17_delta_heartbeat_refreshes_only_the_version_held() {
-    let mut mux = plain(Mode::Delta);
+    let mut mux = plain(Variant::Delta);
     let now = t0();
     mux.add_watch(1, CLUSTER, Interest::names(["a"]), now);
     mux.on_stream_start(now);

@@ -6,7 +6,7 @@ use super::*;
 
 #[test]
 fn c3_delta_follows_clusters_with_subscribe_and_unsubscribe_changes() {
-    let mut node = cds_eds_node(Mode::Delta, &[]);
+    let mut node = cds_eds_node(Variant::Delta, &[]);
     let start = node.on_stream_start();
     let Outgoing::Delta(first) = &start[0].to_outgoing() else {
         panic!()
@@ -35,7 +35,7 @@ fn c3_delta_follows_clusters_with_subscribe_and_unsubscribe_changes() {
 
 #[test]
 fn c11_delta_reconnect_declares_held_versions() {
-    let mut node = cds_eds_node(Mode::Delta, &[]);
+    let mut node = cds_eds_node(Variant::Delta, &[]);
     node.on_stream_start();
     node.on_response(delta(
         CLUSTER,
@@ -58,7 +58,7 @@ fn c11_delta_reconnect_declares_held_versions() {
 fn delta_without_system_version_reports_a_digest_equal_across_nodes() {
     let mut versions = Vec::new();
     for id in ["x", "y"] {
-        let mut node = Node::new(id.into(), rules(Mode::Delta, &[CLUSTER], &[]));
+        let mut node = Node::new(id.into(), rules(Variant::Delta, &[CLUSTER], &[]));
         node.on_stream_start();
         let handled = node
             .on_response(delta(
@@ -76,7 +76,7 @@ fn delta_without_system_version_reports_a_digest_equal_across_nodes() {
 
 #[test]
 fn c6_delta_name_both_updated_and_removed_is_nacked() {
-    let mut node = cds_eds_node(Mode::Delta, &[]);
+    let mut node = cds_eds_node(Variant::Delta, &[]);
     node.on_stream_start();
     let handled = node
         .on_response(delta(

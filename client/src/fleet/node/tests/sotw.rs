@@ -6,7 +6,7 @@ use super::*;
 
 /// A SotW CDS+EDS node that has accepted cluster `a` (v1, nonce n1) and its endpoints (e1, n2).
 fn configured_with_cluster_a() -> Node {
-    let mut node = cds_eds_node(Mode::Sotw, &[]);
+    let mut node = cds_eds_node(Variant::Sotw, &[]);
     node.on_stream_start();
     node.on_response(sotw(CLUSTER, "v1", "n1", vec![eds_cluster("a")]))
         .unwrap();
@@ -17,7 +17,7 @@ fn configured_with_cluster_a() -> Node {
 
 #[test]
 fn c1_sotw_first_request_is_cds_wildcard_with_the_node() {
-    let mut node = cds_eds_node(Mode::Sotw, &[]);
+    let mut node = cds_eds_node(Variant::Sotw, &[]);
     let start = node.on_stream_start();
     assert_eq!(start.len(), 1, "EDS waits for clusters: {start:?}");
     let Outgoing::Sotw(cds) = &start[0].to_outgoing() else {
@@ -31,7 +31,7 @@ fn c1_sotw_first_request_is_cds_wildcard_with_the_node() {
 
 #[test]
 fn c12_sotw_cds_ack_then_one_eds_request_for_the_eds_clusters() {
-    let mut node = cds_eds_node(Mode::Sotw, &[]);
+    let mut node = cds_eds_node(Variant::Sotw, &[]);
     node.on_stream_start();
     let clusters = vec![eds_cluster("b"), eds_cluster("a"), static_cluster("s")];
     let handled = node
@@ -97,7 +97,7 @@ fn c12_sotw_new_cluster_extends_eds_names_keeping_version_and_nonce() {
 
 #[test]
 fn c5_sotw_nack_rule_keeps_the_last_accepted_version_and_names() {
-    let mut node = cds_eds_node(Mode::Sotw, &[(CLUSTER, "bad")]);
+    let mut node = cds_eds_node(Variant::Sotw, &[(CLUSTER, "bad")]);
     node.on_stream_start();
     node.on_response(sotw(CLUSTER, "v1", "n1", vec![eds_cluster("a")]))
         .unwrap();
@@ -129,7 +129,7 @@ fn c6_duplicates_wrong_types_and_garbage_are_nacked() {
         vec![any(CLUSTER, vec![0xff, 0xff, 0xff])],
     ];
     for resources in cases {
-        let mut node = cds_eds_node(Mode::Sotw, &[]);
+        let mut node = cds_eds_node(Variant::Sotw, &[]);
         node.on_stream_start();
         let handled = node
             .on_response(sotw(CLUSTER, "v1", "n1", resources))
@@ -142,7 +142,7 @@ fn c6_duplicates_wrong_types_and_garbage_are_nacked() {
 
 #[test]
 fn c8_response_for_a_type_never_asked_for_is_ignored() {
-    let mut node = cds_eds_node(Mode::Sotw, &[]);
+    let mut node = cds_eds_node(Variant::Sotw, &[]);
     node.on_stream_start();
     let handled = node
         .on_response(sotw(LISTENER, "l1", "n1", vec![]))
@@ -170,7 +170,7 @@ fn c11_sotw_reconnect_resubscribes_every_type_with_versions_and_no_nonce() {
 
 #[test]
 fn c12_sotw_listeners_drive_route_names() {
-    let mut node = Node::new("n0".into(), rules(Mode::Sotw, &[ROUTE, LISTENER], &[]));
+    let mut node = Node::new("n0".into(), rules(Variant::Sotw, &[ROUTE, LISTENER], &[]));
     let start = node.on_stream_start();
     assert_eq!(start.len(), 1);
     let handled = node
