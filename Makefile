@@ -4,16 +4,20 @@ LISTEN ?= 127.0.0.1:18000
 NODE ?= demo-node
 PYTHON ?= python3
 
-.PHONY: bins build test test-rust examples outside conformance tutorial browser browser-setup page-screenshot interop interop-js lint golden run-server run-client bench bench-10k bench-status fleet fleet-shards k8s-manifests
+# `make help` lists the targets with the `## ` text on their line.
+.PHONY: help bins build test test-rust examples outside conformance tutorial browser browser-setup page-screenshot interop interop-js lint golden run-server run-client bench bench-10k bench-status fleet fleet-shards k8s-manifests
 
-build:
+help: ## this list
+	@awk -F':.*## ' '/^[a-z0-9-]+:.*## /{printf "  %-16s %s\n",$$1,$$2}' $(MAKEFILE_LIST)
+
+build: ## build both binaries (debug)
 	$(CARGO) build --workspace --all-targets
 
 # Rust tests first: interop needs a server that already passes its own tests.
-test: test-rust examples outside conformance tutorial browser fleet k8s-manifests
+test: test-rust examples outside conformance tutorial browser fleet k8s-manifests ## everything CI runs: Rust tests, examples, outside crate, conformance, tutorials and labs, browser, fleet, manifests, interop
 	$(MAKE) interop
 
-test-rust:
+test-rust: ## cargo test for the whole workspace (unit, e2e over loopback, architecture)
 	$(CARGO) test --workspace
 
 # Every cargo example (client/examples/*.rs), each against a server it starts itself; each
@@ -21,7 +25,7 @@ test-rust:
 # (same features, no rebuild), then run.
 EXAMPLES = $(basename $(notdir $(wildcard client/examples/*.rs)))
 
-examples:
+examples: ## run every cargo example of the client library, each against a server it starts
 	$(CARGO) build --workspace --examples
 	@set -e; for example in $(EXAMPLES); do \
 		echo "== cargo run --example $$example"; $(BIN_DIR)/examples/$$example; done
@@ -30,14 +34,14 @@ examples:
 # library with default features off, as another project would, with the workspace's pins
 # (same_pins.py, then --locked). It shares the workspace's target dir: the dependencies it
 # builds with the same features and profile are the workspace's, not compiled a second time.
-outside:
+outside: ## a crate outside the workspace tests a client with the testkit, default features off
 	$(PYTHON) tests/outside/same_pins.py
 	cd tests/outside && CARGO_TARGET_DIR="$(abspath $(or $(CARGO_TARGET_DIR),target))" \
 		$(CARGO) test --locked
 
 # The two binaries: `xdsloop-client check --fixtures` judges `xdsloop-server` on a temp copy of
 # fixtures/demo; every check must pass and the directory come back byte-identical.
-conformance: bins
+conformance: bins ## xdsloop-client check judges xdsloop-server (every server rule must pass)
 	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/conformance/run.py
 
 # The tutorial (docs/tutorial.md and its Chinese, docs/zh/tutorial.md) and the day-12 labs
@@ -46,14 +50,14 @@ conformance: bins
 # broken copies of both tutorials fail.
 TUTORIALS = docs/tutorial.md docs/zh/tutorial.md
 LABS = docs/lab-day12.md docs/zh/lab-day12.md
-tutorial: bins
+tutorial: bins ## run every command of the tutorials and day-12 labs (English and Chinese)
 	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/tutorial/run.py $(TUTORIALS) $(LABS)
 	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/tutorial/run.py --self-test $(TUTORIALS)
 
 # The live page (GET / on the admin endpoint) in a real headless Chromium, against the two
 # binaries: live updates after an edit, a rejected edit, a NACKing client, a stream's
 # conversation, in English and in Chinese (`?lang=zh`, the language switch). Installs Debian's chromium once if it is missing (as the interop venv is made).
-browser: bins browser-setup
+browser: bins browser-setup ## the live page in headless Chromium (installed when missing)
 	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/browser/run.py
 
 browser-setup:
@@ -63,47 +67,47 @@ browser-setup:
 		  $(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -qq chromium; }
 
 # The README's screenshot of the page, made by the same run.
-page-screenshot: bins browser-setup
+page-screenshot: bins browser-setup ## regenerate docs/img/page.png
 	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/browser/run.py --screenshot docs/img/page.png
 
 # A sharded fleet, end to end: 4 `xdsloop-client fleet --shard I/4` processes of 50 nodes against
 # one xdsloop-server, `fleet merge` checked against all raw samples, its refusals (docs/fleet.md).
-fleet: bins
+fleet: bins ## a sharded fleet end to end, shards merged and checked
 	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/fleet/run.py
 
 # The same at scale, not in `make test` (about 2 minutes of both CPUs): 4 shards of 2,500 nodes
 # against 10,000 nodes in one process (before and after, for the noise) on one warmed-up release
 # server; prints the table of docs/fleet.md.
-fleet-shards:
+fleet-shards: ## the sharded fleet at scale (not in make test)
 	$(CARGO) build --release -p xdsloop-server -p xdsloop-client
 	BIN_DIR="$(or $(CARGO_TARGET_DIR),target)/release" $(PYTHON) tests/fleet/run.py --full
 
 # Every manifest in deploy/k8s/ against the Kubernetes schemas, offline (PyPI kubernetes-validate
 # in tests/k8s/.venv, created once from the pinned requirements.txt), broken copies refused, and
 # the manifests' command lines run by the real binaries.
-k8s-manifests: bins
+k8s-manifests: bins ## validate deploy/k8s against the Kubernetes schemas, offline
 	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/k8s/validate.py
 
 # A real third-party xDS client (gRPC's proxyless client from PyPI grpcio) follows the server's
 # hot pushes. Creates tests/interop/.venv once (pinned requirements.txt), then reuses it.
-interop:
+interop: ## gRPC's proxyless xDS client (grpcio) against the server
 	CARGO="$(CARGO)" $(PYTHON) tests/interop/run.py
 
 # The cookbook's recipes with gRPC's Node xDS client (@grpc/grpc-js-xds, pinned in
 # tests/interop/js/package-lock.json, installed once with npm ci). Not part of `make test`:
 # it adds about three minutes; docs/scenarios.md's matrix shows what it found.
-interop-js:
+interop-js: ## the scenario cookbook with gRPC's Node xDS client (not in make test)
 	CARGO="$(CARGO)" $(PYTHON) tests/interop/run.py --client grpc-js
 
 # Rewrites the golden transcripts (tests/e2e/golden/*.jsonl) from a new run of their session,
 # after an intended change of what goes on the wire; review the change with `git diff` before
 # committing it. `make test` compares against them (tests/e2e/transcript_golden.rs).
-golden:
+golden: ## rewrite the golden transcripts after an intended wire change
 	XDSLOOP_BLESS=1 $(CARGO) test -p xdsloop-tests --test e2e transcript_golden_session
 
 # The architecture checks read the source tree (layers, one-way module dependencies, no I/O in
 # the protocol layers, docs' source links); they run in `make test` too.
-lint:
+lint: ## rustfmt, clippy -D warnings, the architecture checks
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) test -q -p xdsloop-tests --test architecture
@@ -115,10 +119,10 @@ BIN_DIR = $(or $(CARGO_TARGET_DIR),target)/debug
 bins:
 	$(CARGO) build --workspace --bins
 
-run-server: bins
+run-server: bins ## serve fixtures/demo on LISTEN (127.0.0.1:18000), hot-pushing every edit
 	$(BIN_DIR)/xdsloop-server --fixtures fixtures/demo --listen $(LISTEN)
 
-run-client: bins
+run-client: bins ## subscribe to LISTEN as NODE (demo-node) and print each applied update
 	$(BIN_DIR)/xdsloop-client --server $(LISTEN) --node-id $(NODE)
 
 # Benchmarks print numbers and assert no timings.
@@ -131,7 +135,7 @@ run-client: bins
 # single numbers are the cost of --record (N = 1000, C = 100; xdsloop-bench --record-only alone)
 # and of admin load: pushes to N = 2000 streams with 25 /status pollers and 25 /events streams
 # (xdsloop-bench --admin-load-only alone).
-bench:
+bench: ## benchmarks (release): edit to ACK, the N-client matrix, admin load
 	$(CARGO) build --release -p xdsloop-server -p xdsloop-bench
 	$(CARGO) run --release -q -p xdsloop-bench -- $(if $(QUICK),--quick) \
 		$(if $(RUNS),--runs $(RUNS)) $(if $(NODES),--nodes $(NODES)) \
@@ -139,11 +143,11 @@ bench:
 		$(if $(TLS_NODES),--tls-nodes $(TLS_NODES))
 
 # The 10,000-client cell alone (N = 10,000 SotW, C = 1,000; one run, several minutes).
-bench-10k:
+bench-10k: ## the 10,000-client cell alone
 	$(CARGO) build --release -p xdsloop-server -p xdsloop-bench
 	$(CARGO) run --release -q -p xdsloop-bench -- --matrix-only --nodes 10000 --runs 1 --tls-nodes 0 \
 		--output bench-results/bench-10k.json
 
 # /status and the `status` table with 1,000 open ADS streams (all four types ACKed), in-process.
-bench-status:
+bench-status: ## /status and the status table with 1,000 streams
 	$(CARGO) bench -p xdsloop-tests --bench status
