@@ -1,6 +1,6 @@
 //! xdsloop-server: a fixture-driven mock xDS control plane.
 //!
-//! Layout, one layer per folder; a layer uses only the layers above it in this list
+//! Layout, one layer per folder; a layer uses only the layers listed before it
 //! (`tests/architecture` checks it, and `docs/architecture.md` walks one fixture edit through
 //! them):
 //! - [`snapshot`] (pure): the immutable [`Snapshot`] every stream serves from, and what is
@@ -9,10 +9,22 @@
 //!   streams read them; neither side knows the other.
 //! - [`config`]: fixture directory → `Snapshot` (errors name file, line and field), and the
 //!   watcher that reloads it on every edit, shows its progress, and is restarted if it dies.
-//! - [`protocol`] (pure, sans-I/O): the SotW and Delta stream state machines, the
-//!   subscription ledger (ACK/NACK), nonces, make-before-break ordering, stateless fetches, and
-//!   the requests and responses they take and give; the events the tap reports, the
-//!   conformance judge and the fault stage that sit around each machine.
+//! - [`protocol`] (pure, sans-I/O): the core. The SotW and Delta stream state machines, the
+//!   subscription ledger (ACK/NACK), nonces, make-before-break ordering, TTL schedules,
+//!   stateless fetches, and the requests and responses they take and give. It uses no room.
+//!
+//! Each feature around the core has a room of its own; a room uses the core and the layers
+//! below it, not another room (but the tap, whose events carry the judge's violations):
+//! - [`judge`] (pure): the conformance judge, checking each client against the C rules of
+//!   `docs/protocol.md` as its stream runs (`--conformance`, `--strict`).
+//! - [`tap`] (pure): what happened on a stream as plain events, for whoever observes it.
+//! - [`faults`]: the fault stage between the machines and the wire and the server-wide rules
+//!   (pure), and [`faults::scenario`]: the rules' model and YAML, the scenario in force, the
+//!   `--scenario` file (`docs/scenarios.md`).
+//! - [`replay`]: `--replay FILE`, a recorded server side served again by a machine of its own
+//!   (pure), from the recording loaded and checked at start.
+//!
+//! Above them:
 //! - [`net`]: the connections below HTTP: the accept loop, TLS and mTLS with certificate
 //!   rotation, the peer's identity, connection limits and the per-connection request budget,
 //!   closing connections at shutdown.
@@ -32,9 +44,13 @@ pub mod admin;
 pub mod app;
 pub mod config;
 pub mod error;
+pub mod faults;
+pub mod judge;
 pub mod net;
 pub mod protocol;
+pub mod replay;
 pub mod snapshot;
+pub mod tap;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 pub mod transport;

@@ -15,7 +15,7 @@ use xdsloop_server::{
         flags::{RemoteArgs, SecurityArgs},
     },
     config::fixtures,
-    protocol::conformance::Mode,
+    judge::Mode,
     transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
     transport::record::Recording,
 };
@@ -249,7 +249,7 @@ fn main() -> ExitCode {
             xdsloop_transcript::cli::main(args, |e| fail(format, "xdsloop-server transcript", e))
         }
         Some(Command::Scenario(ScenarioCommand::Check { file })) => {
-            match xdsloop_server::config::scenario::check::check_file(&file) {
+            match xdsloop_server::faults::scenario::check::check_file(&file) {
                 Ok(summary) => {
                     print!("{summary}");
                     ExitCode::SUCCESS

@@ -223,6 +223,25 @@ impl ModuleGraph {
         }
         found
     }
+
+    /// Uses between two of the top-level modules in `rooms` that `allowed` (`(from, to)`)
+    /// does not list: rooms stand apart, each on the layers below.
+    pub fn room_violations(&self, rooms: &[&str], allowed: &[(&str, &str)]) -> Vec<String> {
+        let room = |m: &str| rooms.contains(&m);
+        let edges = self.edges().into_iter().filter(|e| {
+            let (from, to) = (e.from[0].as_str(), e.to[0].as_str());
+            from != to && room(from) && room(to) && !allowed.contains(&(from, to))
+        });
+        let found = edges.map(|e| {
+            let (from, to) = (&e.from[0], &e.to[0]);
+            format!(
+                "{} uses {}: the room {from} does not use the room {to}",
+                display(&e.from),
+                e.via
+            )
+        });
+        found.collect()
+    }
 }
 
 fn display(module: &[String]) -> String {
@@ -359,6 +378,25 @@ mod tests {
             ("b/tests.rs", "use crate::a::A;"),
         ]);
         assert!(g.cycles().is_empty());
+    }
+
+    #[test]
+    fn room_check_rejects_a_room_using_another_unless_allowed() {
+        let g = graph(&[
+            ("lib.rs", "mod core; mod judge; mod tap; mod faults;"),
+            ("core.rs", ""),
+            ("judge.rs", "use crate::core::Ledger;"),
+            ("tap.rs", "use crate::judge::Violation;"),
+            ("faults.rs", "fn f() -> crate::tap::Event { todo!() }"),
+        ]);
+        let rooms = ["judge", "tap", "faults"];
+        let found = g.room_violations(&rooms, &[("tap", "judge")]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].contains("the room faults does not use the room tap"),
+            "{found:?}"
+        );
+        assert_eq!(g.room_violations(&rooms, &[]).len(), 2);
     }
 
     #[test]

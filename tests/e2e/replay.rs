@@ -9,7 +9,7 @@ use xdsloop_client::{ClientConfig, Report, Source, Validator, Verdict, core::sto
 use xdsloop_proto::type_url::ENDPOINT;
 use xdsloop_server::{
     app::{self, Running},
-    config::scenario::Scenario,
+    faults::scenario::Scenario,
     transport::record::Recording,
 };
 use xdsloop_tests::copy_dir;

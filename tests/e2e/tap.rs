@@ -9,7 +9,8 @@ use xdsloop_proto::{
 };
 use xdsloop_server::{
     admin::lines,
-    protocol::tap::{Names, What, WireEvent},
+    protocol::facts::Names,
+    tap::{What, WireEvent},
 };
 use xdsloop_transcript::{Step, line::What as Line};
 

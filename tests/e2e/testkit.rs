@@ -8,7 +8,8 @@ use bytes::Bytes;
 use xdsloop_client::{Client, ClientConfig, Interest, Source};
 use xdsloop_proto::{Resource, envoy::envoy::config::cluster::v3::Cluster, type_url::CLUSTER};
 use xdsloop_server::{
-    protocol::{conformance::Mode, subscription::Verdict},
+    judge::Mode,
+    protocol::subscription::Verdict,
     testkit::{KitError, Resources, TestServer},
 };
 

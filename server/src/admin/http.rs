@@ -43,8 +43,8 @@ use crate::{
     admin::scenario,
     admin::shared_status::{self, SharedStatus},
     admin::status::{self, Inputs},
-    config::scenario::Scenarios,
     config::watch::ReloadStatus,
+    faults::scenario::Scenarios,
     net::Listening,
 };
 

@@ -14,15 +14,15 @@ use xdsloop_transcript::{
     },
 };
 
-use crate::protocol::{
-    conformance,
-    fetch::FETCH_STREAM_ID,
-    kind::Variant,
-    tap::{
-        self, CloseReason, FaultFacts, Listed, Names, RequestFacts, ResponseFacts, What, WireEvent,
-        step_change, step_verdict,
+use crate::{
+    judge,
+    protocol::{
+        facts::{self, Listed, Names, RequestFacts, ResponseFacts, step_change, step_verdict},
+        fetch::FETCH_STREAM_ID,
+        kind::Variant,
+        wire::FaultMark,
     },
-    wire::FaultMark,
+    tap::{CloseReason, FaultFacts, What, WireEvent},
 };
 
 /// The line for `event`. With `bodies`, responses that carry their resources (captured for
@@ -92,7 +92,7 @@ fn strings(list: &Listed<Box<str>>) -> Vec<String> {
     list.items.iter().map(|s| s.to_string()).collect()
 }
 
-fn type_url(url: &tap::TypeName) -> TypeUrl {
+fn type_url(url: &facts::TypeName) -> TypeUrl {
     TypeUrl::new(&**url)
 }
 
@@ -191,7 +191,7 @@ fn fault(facts: &FaultFacts) -> Fault {
     }
 }
 
-fn violation(v: &conformance::Violation) -> Violation {
+fn violation(v: &judge::Violation) -> Violation {
     Violation {
         rule: v.rule.to_string(),
         check: v.check.to_string(),

@@ -15,7 +15,7 @@ use tracing::{info, warn};
 
 use crate::{
     admin::status::scenario::view,
-    config::scenario::{Origin, Scenario, Scenarios},
+    faults::scenario::{Origin, Scenario, Scenarios},
 };
 
 pub async fn get_scenario(State(scenarios): State<Scenarios>) -> Response {

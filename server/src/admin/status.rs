@@ -26,7 +26,8 @@ use crate::{
     admin::registry::{ClosedStream, StreamStatus, Variant},
     config::watch::ReloadStatus,
     net::identity::PeerIdentity,
-    protocol::{replay::ReplayView, subscription::TypeStatus, wire::Touched},
+    protocol::{subscription::TypeStatus, wire::Touched},
+    replay::ReplayView,
 };
 use events::RecentEvent;
 pub use summary::{

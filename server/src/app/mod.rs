@@ -28,8 +28,9 @@ use crate::{
     Error, Snapshot,
     admin::registry::{Registry, timeline},
     admin::{self, Admin, AdminAccess, Placement},
-    config::scenario::{self, Scenarios, watch::ScenarioWatcher},
     config::watch::{ReloadStatus, Settings, Watcher},
+    faults::scenario::{self, Scenarios, watch::ScenarioWatcher},
+    judge::Mode,
     net::{
         Limits, Listening,
         close::Closer,
@@ -38,7 +39,6 @@ use crate::{
         rotation::{self, TlsView},
         tls::{ClientCerts, TlsFiles},
     },
-    protocol::conformance::Mode,
     transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
     transport::record::{self, Recorder, Recording},
 };

@@ -10,9 +10,9 @@ use xdsloop_proto::Codec;
 use crate::{
     Error, Snapshot,
     app::Config,
-    config::replay,
     config::watch::{ReloadStatus, Settings, Watcher},
-    protocol::replay::Replay,
+    replay::Replay,
+    replay::script,
 };
 
 /// Where the snapshots come from: the watched fixture directory, or, when replaying, nowhere
@@ -35,7 +35,7 @@ impl Source {
                 replay: None,
             });
         };
-        let script = replay::load(path, codec)?;
+        let script = script::load(path, codec)?;
         let requests: usize = script.streams.iter().map(|s| s.requests()).sum();
         info!(file = %script.file, streams = script.streams.len(), requests,
             "replaying a recording instead of serving fixtures");

@@ -2,9 +2,6 @@
 //! it reads files and nothing else), and the watcher that reloads it after every edit and
 //! publishes the result ([`watch`]). The only output is a `tokio::sync::watch` of
 //! `Arc<Snapshot>` (and one of the last reload's outcome): this layer never sees a stream.
-//! [`replay`] loads a recorded server side instead (`--replay FILE`).
 
 pub mod fixtures;
-pub mod replay;
-pub mod scenario;
 pub mod watch;

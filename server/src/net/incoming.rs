@@ -17,7 +17,7 @@ use tokio_rustls::TlsAcceptor;
 use tokio_stream::wrappers::ReceiverStream;
 use tracing::warn;
 
-use crate::config::scenario::outage::Outages;
+use crate::faults::scenario::outage::Outages;
 use crate::net::{
     close::{CloseSignal, Closer},
     conn::{Conn, PeerInfo, RequestBudget},

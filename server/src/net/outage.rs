@@ -9,7 +9,7 @@ use std::{net::SocketAddr, time::Duration};
 use tokio::{net::TcpListener, time::Instant};
 use tracing::{info, warn};
 
-use crate::{config::scenario::outage::Outages, net::close::Closer};
+use crate::{faults::scenario::outage::Outages, net::close::Closer};
 
 /// How long to wait before binding again when the address is still taken.
 const REBIND_RETRY: Duration = Duration::from_millis(100);

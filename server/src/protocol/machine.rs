@@ -15,9 +15,9 @@ use std::{sync::Arc, time::Instant};
 
 use crate::{
     Snapshot,
+    protocol::facts::{StatusFacts, TapRequest, TapResponse},
     protocol::held::Held,
     protocol::subscription::{Exchange, Ledger, TypeStatus},
-    protocol::tap::{StatusFacts, TapRequest, TapResponse},
     protocol::wire::{FaultMark, WireFate, WireResponse},
 };
 

@@ -7,7 +7,7 @@
 
 use std::{collections::BTreeMap, sync::Arc};
 
-use crate::{TypeResources, config::scenario::model::glob_matches};
+use crate::TypeResources;
 
 /// What the cut sets' versions are labelled with (`<version>-flap-<names hash>`).
 const LABEL: &str = "flap";
@@ -61,6 +61,30 @@ impl Masks {
         };
         cut.unwrap_or(resources)
     }
+}
+
+/// `*` matches any run of characters, `?` one character; everything else itself.
+pub fn glob_matches(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti) = (0, 0);
+    // The last `*` seen and where in `text` it started matching, to backtrack to.
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
 }
 
 #[cfg(test)]

@@ -2,32 +2,33 @@
 //! Nothing here uses tonic, hyper or tokio (`tests/architecture` checks it); the transport
 //! layer feeds these machines requests and snapshots and writes out what they return.
 //!
+//! This is the core, and only the core: the features around it (the judge, the tap, faults,
+//! replay) live in rooms of their own beside it and use it; nothing here uses them.
+//!
 //! - [`sotw`] / [`delta`]: the stream state machines (requests and snapshots in, responses
 //!   out), behind the one interface the transport drives, [`machine::StreamMachine`];
-//!   [`replay`]: the machine that serves a recorded server side again (`--replay`);
 //!   [`kind`]: how a stream reached the server (SotW or Delta, which service).
 //! - [`subscription`]: per stream and type, what the client wants and what happened on the
 //!   wire (sent, ACKed, NACKed), and the status each stream reports.
 //! - [`nonce`], [`ordering`]: response nonces (S1) and make-before-break order (S11).
 //! - [`request`]: requests as they come off the wire, SotW names read in place;
-//!   [`response`]: responses as the machines return them, resource entries shared.
+//!   [`response`]: responses as the machines return them, resource entries shared;
+//!   [`facts`]: what each of them tells an observer or a judge, as plain data.
 //! - [`fetch`]: stateless fetches (gRPC `Fetch*`, REST) answered by the SotW machine.
 //! - [`ttl`]: what a client can take of TTLs (its client features) and when a type is owed a
 //!   heartbeat; the machines take the time as input (`on_tick`).
-//! - [`tap`]: what happened on a stream as plain events, for whoever observes it;
-//!   [`wire`]: what a fault did to a response on the wire; [`held`]: what a client holds
+//! - [`wire`]: what a fault did to a response on the wire, as the ledger records it;
+//!   [`mask`]: the names a `flap` hides from a stream's machine for a while (the machine
+//!   serves the cut set itself, so its ledger stays exact); [`held`]: what a client holds
 //!   when its stream ends.
-//! - [`faults`]: the fault stage between the machines and the wire (scenario rules);
-//!   [`mask`]: the names a `flap` hides from a stream's machine for a while;
-//!   [`conformance`]: the judge that checks each client against the C rules as it runs.
 //! - [`bounds`]: what one stream's subscriptions may hold (types, name bytes).
-//! - [`chatter`]: whether per-stream lines are logged at INFO (a few dozen streams) or DEBUG.
+//! - [`chatter`]: whether per-stream lines are logged at INFO (a few dozen streams) or DEBUG;
+//!   the machines log through it.
 
 pub mod bounds;
 pub mod chatter;
-pub mod conformance;
 pub mod delta;
-pub mod faults;
+pub mod facts;
 pub mod fetch;
 pub mod held;
 pub mod kind;
@@ -35,11 +36,9 @@ pub mod machine;
 pub mod mask;
 pub mod nonce;
 pub mod ordering;
-pub mod replay;
 pub mod request;
 pub mod response;
 pub mod sotw;
 pub mod subscription;
-pub mod tap;
 pub mod ttl;
 pub mod wire;

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use super::{KitError, Served, TestServer};
 use crate::{
-    config::scenario::{Installed, Scenario, Scenarios, outage::Outage},
-    protocol::tap::{FaultFacts, What},
+    faults::scenario::{Installed, Scenario, Scenarios, outage::Outage},
+    tap::{FaultFacts, What},
 };
 
 impl TestServer {
@@ -82,7 +82,7 @@ mod tests {
     use xdsloop_proto::type_url::CLUSTER;
 
     use super::*;
-    use crate::config::scenario::{Action, Match, Rule};
+    use crate::faults::scenario::{Action, Match, Rule};
 
     fn rule_on(type_name: &str) -> Scenario {
         Scenario {

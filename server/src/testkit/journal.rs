@@ -15,7 +15,8 @@ use crate::{
         Registry,
         bus::{Listener, Received},
     },
-    protocol::tap::{Capture, WireEvent},
+    protocol::facts::Capture,
+    tap::WireEvent,
 };
 
 /// Events a journal keeps; later ones are counted as lost (the awaits then also read the
@@ -121,7 +122,7 @@ mod tests {
     use std::time::{Duration, SystemTime};
 
     use super::*;
-    use crate::protocol::tap::{CloseReason, Closed, What};
+    use crate::tap::{CloseReason, Closed, What};
 
     fn event(stream: u64) -> Arc<WireEvent> {
         Arc::new(WireEvent {

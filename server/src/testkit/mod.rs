@@ -39,14 +39,13 @@ use std::{
 
 use tokio::sync::watch;
 
+use crate::judge::Violation;
+use crate::tap::What;
 use crate::{
     Snapshot,
     admin::registry::Registry,
     app::{GrpcServer, Running},
-    protocol::{
-        conformance::Violation,
-        tap::{RequestFacts, What},
-    },
+    protocol::facts::RequestFacts,
 };
 pub use build::Chain;
 use journal::Journal;

@@ -15,8 +15,8 @@ use crate::{
         registry::{Registry, timeline},
     },
     app::{self, serve_in_process},
-    config::scenario::{Scenario, Scenarios},
-    protocol::conformance::Mode,
+    faults::scenario::{Scenario, Scenarios},
+    judge::Mode,
     transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
 };
 

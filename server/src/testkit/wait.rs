@@ -16,12 +16,13 @@ use tokio::time::Instant;
 use xdsloop_proto::type_url;
 
 use super::journal::{Journal, Kept};
+use crate::judge::Violation;
+use crate::tap::{What, WireEvent};
 use crate::{
     admin::registry::{Registry, StreamStatus},
     protocol::{
-        conformance::Violation,
+        facts::RequestFacts,
         subscription::{TypeStatus, Verdict},
-        tap::{RequestFacts, What, WireEvent},
     },
 };
 

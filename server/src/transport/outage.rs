@@ -1,4 +1,4 @@
-//! Server-wide faults carried out ([`crate::protocol::faults::server`] decides): one task per
+//! Server-wide faults carried out ([`crate::faults::server`] decides): one task per
 //! server follows the scenario in force and fires its timed `outage`s (at the installation or
 //! `when.after` later); streams report each request while some rule waits for one
 //! (`when.requested`), and the request that sets an outage off gets no answer.
@@ -20,19 +20,20 @@ use tokio::{sync::watch, task::JoinSet};
 use tracing::warn;
 use xdsloop_proto::type_url;
 
+use crate::faults::server::{Asked, ServerRules, Trigger, is_wildcard};
+use crate::tap::{FaultFacts, What, WireEvent};
 use crate::{
     admin::registry::{Registry, stats::Tally},
-    config::scenario::{
+    faults::scenario::{
         Installed, Scenarios,
         installed::Firing,
         model::Action,
         outage::{Outage, Outages},
     },
     protocol::{
-        faults::server::{Asked, ServerRules, Trigger, is_wildcard},
+        facts::{Capture, Names, TapRequest, TypeName},
         fetch::FETCH_STREAM_ID,
         kind::StreamKind,
-        tap::{Capture, FaultFacts, Names, TapRequest, TypeName, What, WireEvent},
         wire::FaultMark,
     },
 };

@@ -28,7 +28,7 @@ use crate::{
         bus::{Listener, Received},
         stats::RecorderStats,
     },
-    protocol::tap::Capture,
+    protocol::facts::Capture,
 };
 
 /// What to record.
@@ -193,7 +193,7 @@ mod tests {
     use super::*;
     use crate::{
         admin::registry::bus::CAPACITY,
-        protocol::tap::{CloseReason, Closed, What, WireEvent},
+        tap::{CloseReason, Closed, What, WireEvent},
     };
     use xdsloop_transcript::{line::What as Line, read_file};
 

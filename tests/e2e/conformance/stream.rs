@@ -4,7 +4,7 @@ use xdsloop_proto::{
     discovery::{DeltaDiscoveryRequest, DiscoveryRequest},
     type_url::{CLUSTER, ENDPOINT},
 };
-use xdsloop_server::protocol::conformance::Mode;
+use xdsloop_server::judge::Mode;
 
 use super::*;
 

@@ -15,7 +15,7 @@ mod withheld;
 use xdsloop_client::{ClientConfig, Report, Source};
 use xdsloop_server::{
     admin::registry::StreamStatus,
-    config::scenario::{Scenario, Scenarios},
+    faults::scenario::{Scenario, Scenarios},
 };
 
 use crate::client_support::*;

@@ -9,7 +9,8 @@ use xdsloop_client::{ConnectionReport, Report, Source, Verdict};
 use xdsloop_proto::type_url::CLUSTER;
 use xdsloop_server::{
     admin::{lines::to_line, registry::bus::Received},
-    protocol::tap::{Capture, What},
+    protocol::facts::Capture,
+    tap::What,
 };
 
 use super::*;

@@ -10,7 +10,8 @@ use xdsloop_server::{
         Registry,
         bus::{Listener, Received},
     },
-    protocol::tap::{Capture, What, WireEvent},
+    protocol::facts::Capture,
+    tap::{What, WireEvent},
 };
 
 use super::within;

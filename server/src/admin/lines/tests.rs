@@ -12,13 +12,14 @@ use xdsloop_transcript::{
 };
 
 use super::*;
+use crate::tap::{Closed, Opened};
 use crate::{
     protocol::{
+        facts::{Capture, StatusFacts, TapRequest, TapResponse},
         kind::StreamKind,
         machine::StreamMachine,
         request::SotwRequest,
         sotw::SotwStream,
-        tap::{Capture, Closed, Opened, StatusFacts, TapRequest, TapResponse},
     },
     test_support::{error, snapshot, sotw},
 };

@@ -16,7 +16,7 @@ use crate::admin::{
     registry::stats::Counters,
     status::{ReloadSummary, scenario::ScenarioView},
 };
-use crate::protocol::replay::ReplayView;
+use crate::replay::ReplayView;
 
 /// The most rows an event carries: beyond that the page asks for a filter.
 pub const MAX_ROWS: usize = 500;

@@ -34,7 +34,8 @@ use crate::{
         registry::Registry,
         status::{ReloadSummary, reload_summary},
     },
-    config::{scenario::Scenarios, watch::ReloadStatus},
+    config::watch::ReloadStatus,
+    faults::scenario::Scenarios,
 };
 
 /// The page: HTML, CSS and JavaScript in one file, with a `/*TERMS*/` placeholder.

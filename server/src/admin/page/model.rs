@@ -20,7 +20,7 @@ use crate::{
         ReloadSummary, SyncState, scenario::ScenarioView, served_version, sync_state_with,
         view_hash,
     },
-    protocol::replay::ReplayView,
+    replay::ReplayView,
 };
 
 /// One build of the grid. Rows are shared with the connections that sent them, so a

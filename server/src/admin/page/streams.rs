@@ -21,7 +21,8 @@ use crate::{
         registry::{StreamStatus, bus::Listener, bus::Received},
         status::{self, StreamView},
     },
-    protocol::tap::{Capture, What, WireEvent},
+    protocol::facts::Capture,
+    tap::{What, WireEvent},
 };
 
 /// The stream, open or recently closed, as `/status` shows it (`None`: unknown or forgotten).

@@ -14,7 +14,7 @@ fn page() -> (Page, Registry) {
         registry: registry.clone(),
         snapshots,
         reloads: None,
-        scenarios: crate::config::scenario::Scenarios::new(),
+        scenarios: crate::faults::scenario::Scenarios::new(),
     };
     (Page::new(sources), registry)
 }

@@ -14,7 +14,9 @@ use std::sync::{
 
 use tokio::sync::broadcast;
 
-use crate::protocol::tap::{Capture, WireEvent};
+use crate::tap::WireEvent;
+
+use crate::protocol::facts::Capture;
 
 /// Events a listener may fall behind before it loses some: a few seconds of a busy fleet's
 /// messages, so a recorder writing to a slow disk loses nothing in bursts.
@@ -125,7 +127,7 @@ mod tests {
     use std::time::SystemTime;
 
     use super::*;
-    use crate::protocol::tap::{CloseReason, Closed, What};
+    use crate::tap::{CloseReason, Closed, What};
 
     fn event(seq: u32) -> Arc<WireEvent> {
         Arc::new(WireEvent {

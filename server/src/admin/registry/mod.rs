@@ -33,9 +33,7 @@ use std::{
 
 use crate::net::identity::PeerIdentity;
 pub use crate::protocol::kind::{StreamKind, Variant};
-use crate::protocol::{
-    conformance::Violation, replay::Replay, subscription::TypeStatus, tap::WireEvent,
-};
+use crate::{judge::Violation, protocol::subscription::TypeStatus, replay::Replay, tap::WireEvent};
 use bus::Bus;
 use lineage::Lineage;
 use stats::{Counters, RecorderStats, Tally};

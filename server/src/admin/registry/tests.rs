@@ -46,7 +46,7 @@ fn recently_closed_is_bounded() {
 }
 
 fn closed_event(stream: u64, seq: u32) -> Arc<WireEvent> {
-    use crate::protocol::tap::{CloseReason, Closed, What};
+    use crate::tap::{CloseReason, Closed, What};
     Arc::new(WireEvent {
         at: SystemTime::now(),
         stream,

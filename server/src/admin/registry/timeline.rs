@@ -3,12 +3,12 @@
 //!
 //! Appended in the critical section the stream loop already takes to publish its status, so a
 //! ring costs no extra lock per message. Events are summaries (at most
-//! [`crate::protocol::tap::SUMMARY_ITEMS`] names per list, no resources), so a ring never pins
+//! [`crate::protocol::facts::SUMMARY_ITEMS`] names per list, no resources), so a ring never pins
 //! an old fixture generation.
 
 use std::{collections::VecDeque, sync::Arc};
 
-use crate::protocol::tap::WireEvent;
+use crate::tap::WireEvent;
 
 /// Events kept per stream unless `--timeline-depth` says otherwise; about 2.5 KiB a stream.
 pub const DEFAULT_DEPTH: usize = 16;
@@ -51,7 +51,7 @@ mod tests {
     use std::time::SystemTime;
 
     use super::*;
-    use crate::protocol::tap::{CloseReason, Closed, What};
+    use crate::tap::{CloseReason, Closed, What};
 
     fn event(seq: u32) -> Arc<WireEvent> {
         Arc::new(WireEvent {

@@ -7,7 +7,7 @@ use std::{
     sync::Arc,
 };
 
-use crate::protocol::conformance::Violation;
+use crate::judge::Violation;
 
 /// Violations kept in full per stream, newest last.
 pub const LAST_VIOLATIONS: usize = 8;

@@ -37,8 +37,9 @@ mod tests {
 
     use super::*;
     use crate::{
+        protocol::facts::{Capture, TapRequest},
         protocol::request::SotwRequest,
-        protocol::tap::{Capture, TapRequest, What, WireEvent},
+        tap::{What, WireEvent},
         test_support::sotw,
     };
 

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use xdsloop_proto::type_url;
 
 use super::rfc3339;
-use crate::config::scenario::{
+use crate::faults::scenario::{
     Installed, Scenarios,
     installed::Firing,
     outage::{Outage, Outages},

@@ -6,9 +6,9 @@ use super::*;
 use crate::{
     admin::registry::StreamKind,
     protocol::{
+        facts::{Listed, Names, ResponseFacts, TypeName},
         kind::Variant,
         subscription::{Acked, Change, Subscription},
-        tap::{Listed, Names, ResponseFacts, TypeName},
     },
 };
 

@@ -10,12 +10,9 @@ use axum::{
 use xdsloop_proto::services::PerTypeApi;
 
 use super::{Rest, faults::RestFaults, json};
+use crate::faults::stage::{StreamEnd, WireStep};
 use crate::{
-    protocol::{
-        faults::stage::{StreamEnd, WireStep},
-        response::SotwResponse,
-        wire::FaultMark,
-    },
+    protocol::{response::SotwResponse, wire::FaultMark},
     transport::stream::act::{end_text, fate_text},
 };
 

@@ -15,7 +15,7 @@ use super::{
 use crate::{
     Snapshot,
     admin::registry::Registry,
-    config::scenario::{Scenario, Scenarios},
+    faults::scenario::{Scenario, Scenarios},
 };
 
 const POLL: &[u8] = br#"{"node": {"id": "n1"}}"#;

@@ -20,15 +20,16 @@ use std::{
 use tracing::warn;
 use xdsloop_proto::type_url;
 
+use crate::faults::stage::{FaultStage, Plan, StreamCtx, Target, WireStep};
+use crate::tap::{FaultFacts, What, WireEvent};
 use crate::{
     admin::registry::{Registry, stats::Tally},
-    config::scenario::{Installed, Scenarios},
+    faults::scenario::{Installed, Scenarios},
     protocol::{
-        faults::stage::{FaultStage, Plan, StreamCtx, Target, WireStep},
+        facts::{TapResponse, TypeName},
         fetch::FETCH_STREAM_ID,
         kind::StreamKind,
         response::SotwResponse,
-        tap::{FaultFacts, TapResponse, TypeName, What, WireEvent},
         wire::FaultMark,
     },
 };
@@ -105,6 +106,7 @@ impl RestFaults {
             node: known,
             kind: StreamKind::REST,
             age: entry.since.elapsed(),
+            now: std::time::SystemTime::now(),
         };
         let mut steps = entry.stage.on_timer(&ctx);
         let ended = steps.iter().any(|s| matches!(s, WireStep::End { .. }));

@@ -11,12 +11,13 @@ use tracing::warn;
 use xdsloop_proto::type_url;
 
 use super::{Ending, StreamKit};
+use crate::faults::stage::{Plan, StreamCtx, StreamEnd, Target, WireStep};
 use crate::protocol::{
-    faults::stage::{Plan, StreamCtx, StreamEnd, Target, WireStep},
+    facts::{StatusFacts, TapResponse, TypeName},
     machine::StreamMachine,
-    tap::{CloseReason, FaultFacts, StatusFacts, TapResponse, TypeName},
     wire::{FaultMark, WireFate},
 };
+use crate::tap::{CloseReason, FaultFacts};
 
 type Responses<T> = mpsc::Sender<Result<T, Status>>;
 
@@ -41,6 +42,7 @@ pub fn ctx<'a>(node: Option<&'a str>, kit: &StreamKit) -> StreamCtx<'a> {
         node,
         kind: kit.kind,
         age: kit.opened.elapsed(),
+        now: std::time::SystemTime::now(),
     }
 }
 
@@ -287,7 +289,7 @@ pub fn end_text(end: &StreamEnd) -> String {
     match end {
         StreamEnd::Close { code, message } => format!(
             "closed with {} {message:?}",
-            crate::config::scenario::model::code_name(*code)
+            crate::faults::scenario::model::code_name(*code)
         ),
         StreamEnd::ResetStream => "stream reset (RST_STREAM, no status)".into(),
         StreamEnd::ResetConnection => "connection reset".into(),

@@ -6,7 +6,8 @@ use tonic::{Code, Status};
 use tracing::warn;
 
 use super::{Ending, StreamKit};
-use crate::protocol::tap::{CloseReason, StatusFacts};
+use crate::protocol::facts::StatusFacts;
+use crate::tap::CloseReason;
 
 /// Hands what the judge found to the log, the counters and the tap.
 pub fn report_violations(kit: &mut StreamKit) {

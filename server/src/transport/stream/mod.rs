@@ -31,12 +31,13 @@ use xdsloop_proto::type_url;
 use crate::{
     Snapshot,
     admin::registry::StreamKind,
-    config::scenario::Installed,
+    faults::scenario::Installed,
+    faults::stage::FaultStage,
+    judge::Judge,
     protocol::bounds::SubscriptionBounds,
-    protocol::conformance::Judge,
-    protocol::faults::stage::FaultStage,
+    protocol::facts::{StatusFacts, TapRequest, TapResponse},
     protocol::machine::StreamMachine,
-    protocol::tap::{CloseReason, StatusFacts, TapRequest, TapResponse},
+    tap::CloseReason,
 };
 use tap::Tap;
 

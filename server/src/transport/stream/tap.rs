@@ -9,14 +9,12 @@ use std::{collections::BTreeSet, net::SocketAddr, sync::Arc, time::SystemTime};
 
 use crate::{
     admin::registry::{Publish, Registry, StreamEntry, StreamKind},
+    judge::Violation,
     net::identity::PeerIdentity,
-    protocol::conformance::Violation,
+    protocol::facts::{Capture, RequestFacts, StatusFacts, TapResponse},
     protocol::subscription::{Exchange, TypeStatus},
-    protocol::tap::{
-        Capture, CloseReason, Closed, FaultFacts, Opened, RequestFacts, StatusFacts, TapResponse,
-        What, WireEvent,
-    },
     protocol::wire::FaultMark,
+    tap::{CloseReason, Closed, FaultFacts, Opened, What, WireEvent},
 };
 
 /// A stream's tap; owns the stream's registry entry (dropping it lists the stream as closed).

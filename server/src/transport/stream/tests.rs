@@ -6,10 +6,10 @@ use xdsloop_proto::{discovery::DiscoveryResponse, type_url::CLUSTER};
 use super::*;
 use crate::{
     admin::registry::{Registry, StreamKind},
-    config::scenario::{Action, Match, Rule, Scenario, Scenarios, When},
+    faults::scenario::{Action, Match, Rule, Scenario, Scenarios, When},
+    protocol::facts::Capture,
     protocol::request::SotwRequest,
     protocol::sotw::SotwStream,
-    protocol::tap::Capture,
     protocol::ttl,
     test_support::{snapshot, sotw},
 };
@@ -185,11 +185,11 @@ fn ttl_cluster(ttl: Duration) -> Arc<Snapshot> {
 /// The next response event on the bus (the tap's view of the wire).
 async fn next_response(
     listener: &mut crate::admin::registry::bus::Listener,
-) -> crate::protocol::tap::ResponseFacts {
+) -> crate::protocol::facts::ResponseFacts {
     loop {
         let received = tokio::time::timeout(Duration::from_secs(5), listener.recv()).await;
         if let crate::admin::registry::bus::Received::Event(event) = received.expect("an event")
-            && let crate::protocol::tap::What::Response(facts) = &event.what
+            && let crate::tap::What::Response(facts) = &event.what
         {
             return (**facts).clone();
         }

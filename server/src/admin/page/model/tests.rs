@@ -8,7 +8,7 @@ use super::*;
 use crate::{
     admin::page::grid::{Connection, Filter, MAX_ROWS, glob_match},
     admin::registry::{Publish, Registry, StreamEntry, StreamKind},
-    protocol::conformance::Violation,
+    judge::Violation,
     protocol::sotw::SotwStream,
     test_support::{error, node, snapshot, sotw},
 };

@@ -9,7 +9,7 @@ use tokio::sync::watch;
 use super::*;
 use crate::{
     admin::registry::{Publish, Registry, StreamKind, bus::CAPACITY},
-    protocol::tap::{CloseReason, Closed, Opened, What, WireEvent},
+    tap::{CloseReason, Closed, Opened, What, WireEvent},
     test_support::snapshot,
 };
 
@@ -38,7 +38,7 @@ async fn a_reader_that_falls_behind_gets_a_gap_then_the_newest_events() {
         registry: registry.clone(),
         snapshots,
         reloads: None,
-        scenarios: crate::config::scenario::Scenarios::new(),
+        scenarios: crate::faults::scenario::Scenarios::new(),
     };
     let entry = registry.open(StreamKind::ADS_SOTW, None, None);
     let id = entry.id();

@@ -5,20 +5,24 @@
 //! When no rule applies to a stream the plan is the batch itself, untouched and unmoved, so a
 //! server without a scenario pays nothing here.
 
-use std::{collections::HashMap, sync::Arc, time::Duration};
+use std::{
+    collections::HashMap,
+    sync::Arc,
+    time::{Duration, SystemTime},
+};
 
 use super::select::{self, Moment};
 use crate::{
-    config::scenario::{
+    faults::scenario::{
         Installed,
         installed::{Firing, RuleCounters},
         model::{Action, Rule},
     },
     protocol::{
+        facts::TapResponse,
         kind::StreamKind,
         machine::StreamMachine,
         subscription::{Exchange, Verdict},
-        tap::TapResponse,
         wire::{FaultMark, WireFate, WireResponse},
     },
 };
@@ -36,6 +40,9 @@ pub struct StreamCtx<'a> {
     pub kind: StreamKind,
     /// Time since the stream opened.
     pub age: Duration,
+    /// The wall-clock time, for the record of a rule's firing: the stage reads no clock, the
+    /// transport says when it is.
+    pub now: SystemTime,
 }
 
 /// How a rule ends a stream.
@@ -238,7 +245,7 @@ impl FaultStage {
     fn fire(&mut self, a: usize, ctx: &StreamCtx<'_>, at: Option<&Target>) -> FaultMark {
         let (rule, counters) = self.rule(self.active[a].index);
         counters.record(Firing {
-            at: std::time::SystemTime::now(),
+            at: ctx.now,
             stream: ctx.stream,
             node: ctx.node.map(str::to_string),
             type_url: at.map(|t| t.type_url.clone()),

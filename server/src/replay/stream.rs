@@ -20,15 +20,15 @@ use xdsloop_transcript::{
 use super::{Failure, Flavor, Replay};
 use crate::{
     Snapshot,
-    config::replay::{RecordedRequest, RecordedResponse, RecordedStream},
     protocol::{
+        facts::{StatusFacts, TapRequest},
         held::Held,
         kind::StreamKind,
         machine::StreamMachine,
         subscription::{Change, Exchange, Ledger, Subscription, TypeStatus, Verdict},
-        tap::{StatusFacts, TapRequest},
         wire::{FaultMark, WireFate},
     },
+    replay::script::{RecordedRequest, RecordedResponse, RecordedStream},
 };
 
 /// gRPC `FAILED_PRECONDITION`: the client is not in the state the recording needs.

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::{
-    config::scenario::model::{Action, Match, Rule, Service, Variant, When, glob_matches},
+    faults::scenario::model::{Action, Match, Rule, Service, Variant, When, glob_matches},
     protocol::kind::{self, StreamKind},
 };
 
@@ -34,7 +34,7 @@ pub fn selects_stream(selector: &Match, kind: StreamKind, node: Option<&str>) ->
 /// without `after_ack` (a rule without `service` applies to streams and polls alike, and on
 /// polls only where it makes sense).
 pub fn acts_on(rule: &Rule, kind: StreamKind) -> bool {
-    // Server-wide rules are no stream's: `protocol::faults::server` keeps them.
+    // Server-wide rules are no stream's: `faults::server` keeps them.
     if rule.action.is_server_wide() || rule.when.requested.is_some() {
         return false;
     }

@@ -23,16 +23,13 @@ pub mod c4_answer;
 pub mod c5_nack;
 pub mod nodes;
 
-#[cfg(test)]
-mod crossing;
-
 use std::{
-    collections::HashMap,
     sync::{Arc, Mutex, MutexGuard},
     time::Instant,
 };
 
 use crate::protocol::{
+    facts::RequestView,
     held::Held,
     kind::{StreamKind, Variant},
     subscription::{Change, Exchange, Ledger, Verdict},
@@ -72,22 +69,6 @@ impl std::fmt::Display for Violation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.check, self.message)
     }
-}
-
-/// What the judge reads of a request, borrowed from it (nothing is copied to judge it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RequestView<'a> {
-    pub type_url: &'a str,
-    /// SotW `version_info`; empty for Delta, whose requests carry none.
-    pub version: &'a str,
-    pub nonce: &'a str,
-    pub has_node: bool,
-    /// The node's id, when the request carries a node.
-    pub node_id: Option<&'a str>,
-    /// `error_detail`'s code and message: the request is a NACK.
-    pub error: Option<(i32, &'a str)>,
-    /// Delta `initial_resource_versions`; `None` for SotW.
-    pub initial_versions: Option<&'a HashMap<String, String>>,
 }
 
 /// What the judge does with what it finds (`--conformance`, `--strict`).

@@ -4,7 +4,8 @@
 //! Envoy NACKs with code INTERNAL (13), gRPC and xdsloop-client with INVALID_ARGUMENT (3): any
 //! non-zero code passes. Delta requests carry no version, so only the fields are judged there.
 
-use super::{RequestView, Violation};
+use super::Violation;
+use crate::protocol::facts::RequestView;
 use crate::protocol::subscription::Ledger;
 
 /// `error_detail` with code 0 (OK) or an empty message.

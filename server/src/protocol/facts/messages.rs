@@ -5,11 +5,10 @@ use prost::Message;
 use xdsloop_proto::discovery::DeltaDiscoveryRequest;
 
 use super::{
-    Capture, ErrorFacts, Listed, Names, RequestFacts, ResponseFacts, TapRequest, TapResponse,
-    TypeName,
+    Capture, ErrorFacts, Listed, Names, RequestFacts, RequestView, ResponseFacts, TapRequest,
+    TapResponse, TypeName,
 };
 use crate::protocol::{
-    conformance::RequestView,
     kind::Variant,
     request::SotwRequest,
     response::{DeltaResponse, Outbound, SotwResponse},

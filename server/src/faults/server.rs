@@ -15,7 +15,7 @@ use std::{
 
 use super::select;
 use crate::{
-    config::scenario::{
+    faults::scenario::{
         Installed,
         installed::Firing,
         model::{Rule, glob_matches},
@@ -199,7 +199,7 @@ pub fn is_server_wide(rule: &Rule) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::scenario::{
+    use crate::faults::scenario::{
         Scenarios,
         model::{Action, Match, Requested, Scenario, When},
     };
@@ -236,7 +236,7 @@ mod tests {
 
     fn asked<'a>(node: &'a str, type_url: &'a str, names: &'a [&'a str]) -> Asked<'a> {
         Asked {
-            at: SystemTime::now(),
+            at: SystemTime::UNIX_EPOCH,
             stream: 7,
             kind: StreamKind::ADS_SOTW,
             node: Some(node),
@@ -310,7 +310,7 @@ mod tests {
             vec![(1, Duration::ZERO), (2, Duration::from_secs(3))]
         );
         let firing = || Firing {
-            at: SystemTime::now(),
+            at: SystemTime::UNIX_EPOCH,
             stream: 0,
             node: None,
             type_url: None,

@@ -313,7 +313,7 @@ fn reset_connection_reads_into_its_scope() {
     assert_eq!(
         s.unwrap().rules[0].action,
         Action::Reset {
-            scope: crate::config::scenario::ResetScope::Connection
+            scope: crate::faults::scenario::ResetScope::Connection
         }
     );
 }

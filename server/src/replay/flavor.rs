@@ -7,13 +7,13 @@ use xdsloop_proto::discovery::{DeltaDiscoveryRequest, DeltaDiscoveryResponse, Di
 use xdsloop_transcript::line::RequestBody;
 
 use crate::{
-    config::replay::RecordedResponse,
     protocol::{
+        facts::{TapRequest, TapResponse},
         request::SotwRequest,
         response::{DeltaResponse, Manifest, Outbound, SotwResponse},
-        tap::{TapRequest, TapResponse},
         wire::WireResponse,
     },
+    replay::script::RecordedResponse,
     snapshot::entries::{delta_entry, sotw_entry},
 };
 

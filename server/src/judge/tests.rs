@@ -195,3 +195,5 @@ fn c4_an_answer_to_a_response_outside_the_ledger_passes() {
     judge.after(exchange(Verdict::Stale, Change::None));
     assert_eq!(checks(&mut judge), ["C4.unknown-nonce"]);
 }
+
+mod crossing;

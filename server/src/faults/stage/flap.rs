@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use super::{FaultStage, StreamCtx, Target};
 use crate::{
-    config::scenario::model::Action,
-    protocol::{machine::StreamMachine, tap::TapResponse, wire::FaultMark},
+    faults::scenario::model::Action,
+    protocol::{facts::TapResponse, machine::StreamMachine, wire::FaultMark},
 };
 
 /// Where one `flap` rule is in its cycle on one stream.

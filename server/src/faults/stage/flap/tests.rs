@@ -9,7 +9,7 @@ use xdsloop_proto::{
 
 use super::super::{FaultStage, Plan, StreamCtx, WireStep};
 use crate::{
-    config::scenario::{Scenario, Scenarios},
+    faults::scenario::{Scenario, Scenarios},
     protocol::{
         delta::DeltaStream, kind::StreamKind, machine::StreamMachine, subscription::Verdict,
         wire::FaultMark,
@@ -26,6 +26,7 @@ fn ctx(secs: u64, kind: StreamKind) -> StreamCtx<'static> {
         node: Some("node-1"),
         kind,
         age: Duration::from_secs(secs),
+        now: std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(secs),
     }
 }
 
@@ -38,7 +39,7 @@ fn stage(yaml: &str, kind: StreamKind) -> (FaultStage, Scenarios) {
 }
 
 /// What the plan does with `out`: each response with the rule that marked it.
-fn planned<R: crate::protocol::tap::TapResponse + crate::protocol::wire::WireResponse>(
+fn planned<R: crate::protocol::facts::TapResponse + crate::protocol::wire::WireResponse>(
     stage: &mut FaultStage,
     ctx: &StreamCtx<'_>,
     out: Vec<R>,

@@ -10,16 +10,18 @@
 //! echoes them. A request that differs ends the stream with `FAILED_PRECONDITION` naming the
 //! recording's line, what it expected and what came. Once every recorded request has arrived,
 //! a stream the recorded server ended with a status is ended the same way; otherwise it idles.
-//! [`Replay`] is what all streams share: the script and how far it got, for `/status`.
+//! [`Replay`] is what all streams share: the script and how far it got, for `/status`;
+//! [`script`] reads the recording and checks it at start-up.
 
 mod flavor;
+pub mod script;
 mod stream;
 
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::replay::Script;
+use crate::replay::script::Script;
 
 pub use flavor::{Delta, Flavor, Sotw};
 pub use stream::ReplayStream;

@@ -1,28 +1,25 @@
-//! The tap's vocabulary: what happened on one stream, as plain data. The stream loop builds
-//! one [`WireEvent`] per message after the fault stage (so every observer sees the wire as
-//! it was), and only when someone listens: the registry's per-stream ring, the server-wide
-//! bus (recorder, tests, the live page).
+//! What a request or a response says, as plain data: the facts each message gives whoever
+//! observes or judges a stream ([`TapRequest`], [`TapResponse`]), and the gRPC status a stream
+//! ends with. The machines' messages carry these traits ([`crate::protocol::machine`]), so the
+//! rooms around the core (the tap, the judge, the fault stage, replay) read a message without
+//! knowing whether it is SotW or Delta.
 //!
-//! Events never hold views or snapshots: a ring of an idle stream would pin old fixture
-//! generations forever. Names and versions are copied, at most [`SUMMARY_ITEMS`] of each list
-//! at [`Capture::Summary`]; only [`Capture::Bodies`] keeps the resources themselves, and only
-//! while the event waits on the bus.
+//! Names and versions are copied, at most [`SUMMARY_ITEMS`] of each list at
+//! [`Capture::Summary`]; only [`Capture::Bodies`] keeps the resources themselves.
 
-mod facts;
+mod messages;
 
-use std::{ops::Deref, sync::Arc, time::SystemTime};
+use std::{collections::HashMap, ops::Deref, sync::Arc};
 
 use xdsloop_proto::{Resource, type_url};
 use xdsloop_transcript::step::{Change as StepChange, Step, Verdict as StepVerdict};
 
 use crate::protocol::{
-    conformance::{RequestView, Violation},
-    kind::{StreamKind, Variant},
+    kind::Variant,
     subscription::{Change, Exchange, Verdict},
     wire::FaultMark,
 };
 
-/// How many names, resources or removals a summarised list keeps.
 pub const SUMMARY_ITEMS: usize = 8;
 
 /// How much of a message an event keeps.
@@ -43,38 +40,6 @@ impl Capture {
             Capture::Full | Capture::Bodies => usize::MAX,
         }
     }
-}
-
-/// One thing that happened on a stream.
-#[derive(Debug, Clone, PartialEq)]
-pub struct WireEvent {
-    pub at: SystemTime,
-    /// The stream's id (0: a stateless fetch).
-    pub stream: u64,
-    /// Position within the stream, from 1.
-    pub seq: u32,
-    /// Once the stream's first request named it.
-    pub node: Option<Arc<str>>,
-    pub what: What,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum What {
-    Opened(Opened),
-    Request(Box<RequestFacts>),
-    Response(Box<ResponseFacts>),
-    /// A fault that has no response to carry its mark (stream-level, or a dropped response).
-    Fault(Box<FaultFacts>),
-    Violation(Arc<Violation>),
-    Closed(Closed),
-}
-
-/// A stream opened.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Opened {
-    pub kind: StreamKind,
-    /// The client's address, as text.
-    pub peer: Option<Box<str>>,
 }
 
 /// A request, as it arrived and as the machine judged it.
@@ -135,38 +100,6 @@ pub struct ResponseFacts {
     pub bodies: Option<Arc<[Arc<Resource>]>>,
     /// A heartbeat (S15): `resources` are the ones it keeps alive, and it carries no bodies.
     pub heartbeat: bool,
-}
-
-/// A fault that fired without a response line to carry it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FaultFacts {
-    pub mark: FaultMark,
-    pub type_url: Option<TypeName>,
-    pub nonce: Option<Box<str>>,
-    /// Parameters or outcome, for people (`2s`, `skipped: no earlier nonce`).
-    pub detail: Option<Box<str>>,
-}
-
-/// The stream ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Closed {
-    pub reason: CloseReason,
-    /// The gRPC status the server ended it with, if it sent one.
-    pub status: Option<StatusFacts>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CloseReason {
-    /// The client ended its side or went away.
-    Client,
-    /// The server ended it with a gRPC status (a malformed request, a strict judge).
-    Status,
-    /// The stream or its connection was reset, without a status.
-    Reset,
-    /// The server was shutting down.
-    Shutdown,
-    /// A scenario fault ended it.
-    Fault,
 }
 
 /// A gRPC status by its numeric code (the transport names it).
@@ -231,6 +164,22 @@ impl Deref for TypeName {
     }
 }
 
+/// What the judge reads of a request, borrowed from it (nothing is copied to judge it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestView<'a> {
+    pub type_url: &'a str,
+    /// SotW `version_info`; empty for Delta, whose requests carry none.
+    pub version: &'a str,
+    pub nonce: &'a str,
+    pub has_node: bool,
+    /// The node's id, when the request carries a node.
+    pub node_id: Option<&'a str>,
+    /// `error_detail`'s code and message: the request is a NACK.
+    pub error: Option<(i32, &'a str)>,
+    /// Delta `initial_resource_versions`; `None` for SotW.
+    pub initial_versions: Option<&'a HashMap<String, String>>,
+}
+
 /// A request type the tap can describe.
 pub trait TapRequest {
     /// The fields the judge reads, borrowed.
@@ -284,22 +233,6 @@ pub fn step_change(change: Change) -> Option<StepChange> {
     }
 }
 
-impl WireEvent {
-    /// The event as a ring keeps it: lists cut to [`SUMMARY_ITEMS`], no resource bodies.
-    pub fn summarized(&self) -> WireEvent {
-        let what = match &self.what {
-            What::Request(r) => What::Request(Box::new(r.summarized())),
-            What::Response(r) => What::Response(Box::new(r.summarized())),
-            other => other.clone(),
-        };
-        WireEvent {
-            what,
-            node: self.node.clone(),
-            ..*self
-        }
-    }
-}
-
 impl Names {
     fn summarized(&self) -> Names {
         match self {
@@ -318,7 +251,8 @@ impl Names {
 }
 
 impl RequestFacts {
-    fn summarized(&self) -> RequestFacts {
+    /// The facts as a ring keeps them: lists cut to [`SUMMARY_ITEMS`].
+    pub fn summarized(&self) -> RequestFacts {
         RequestFacts {
             type_url: self.type_url.clone(),
             version: self.version.clone(),
@@ -331,7 +265,8 @@ impl RequestFacts {
 }
 
 impl ResponseFacts {
-    fn summarized(&self) -> ResponseFacts {
+    /// The facts as a ring keeps them: lists cut to [`SUMMARY_ITEMS`], no resource bodies.
+    pub fn summarized(&self) -> ResponseFacts {
         ResponseFacts {
             type_url: self.type_url.clone(),
             version: self.version.clone(),

@@ -8,7 +8,7 @@ use xdsloop_proto::{
 
 use super::*;
 use crate::{
-    config::scenario::{Scenario, Scenarios},
+    faults::scenario::{Scenario, Scenarios},
     protocol::response::SotwResponse,
 };
 
@@ -35,6 +35,7 @@ fn ctx(age: Duration) -> StreamCtx<'static> {
         node: Some("edge-1"),
         kind: StreamKind::ADS_SOTW,
         age,
+        now: std::time::SystemTime::UNIX_EPOCH + age,
     }
 }
 

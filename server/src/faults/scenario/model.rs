@@ -6,6 +6,9 @@ use std::time::Duration;
 
 use xdsloop_proto::type_url;
 
+/// Names in rules are globs; the machines apply them too (`flap`), so the matcher is the core's.
+pub use crate::protocol::mask::glob_matches;
+
 /// The rules in force, in file order (several may fire on one response, in that order).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Scenario {
@@ -523,28 +526,4 @@ pub fn resolve_type(text: &str) -> Result<String, String> {
     type_url::resolve(text).ok_or_else(|| {
         format!("unknown type {text:?} (an alias such as cds, eds, lds, rds, or a type URL)")
     })
-}
-
-/// `*` matches any run of characters, `?` one character; everything else itself.
-pub fn glob_matches(pattern: &str, text: &str) -> bool {
-    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
-    let (mut pi, mut ti) = (0, 0);
-    // The last `*` seen and where in `text` it started matching, to backtrack to.
-    let mut star: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some((pi, ti));
-            pi += 1;
-        } else if let Some((sp, st)) = star {
-            pi = sp + 1;
-            ti = st + 1;
-            star = Some((sp, st + 1));
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|&c| c == '*')
 }

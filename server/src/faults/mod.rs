@@ -10,8 +10,15 @@
 //!   ([`stage::FaultStage::after_exchange`]), and `flap` has it hide names for a while
 //!   ([`stage::FaultStage::on_flap`], on the stream's fault timer);
 //! - [`server`]: the server-wide rules (`outage`), due at the installation, a time after it
-//!   or the first request for a resource (`when.requested`), which no stream's stage takes.
+//!   or the first request for a resource (`when.requested`), which no stream's stage takes;
+//! - [`scenario`]: the rules themselves (typed, and read from YAML), the scenario in force
+//!   that streams follow, the outages it sets off, and `--scenario FILE`.
+//!
+//! The stage, the selection and the server-wide rules are pure and read no clock: the
+//! transport passes the time in ([`stage::StreamCtx`]). The scenario's store, outages and file
+//! watcher are this room's edge to the running server.
 
+pub mod scenario;
 pub mod select;
 pub mod server;
 pub mod stage;

@@ -7,10 +7,10 @@ use xdsloop_proto::{
 
 use super::*;
 use crate::{
-    config::replay::sample::{self, *},
     protocol::{
         kind::StreamKind, machine::StreamMachine, request::SotwRequest, subscription::Verdict,
     },
+    replay::script::sample::{self, *},
     test_support::{error, names, node},
 };
 

@@ -4,11 +4,11 @@
 use std::ops::ControlFlow;
 
 use super::{FaultStage, StreamCtx, StreamEnd, Target, WireStep};
+use crate::faults::select::{self, Moment};
 use crate::{
-    config::scenario::model::{Action, Place, ResetScope, glob_matches},
+    faults::scenario::model::{Action, Place, ResetScope, glob_matches},
     protocol::{
-        faults::select::{self, Moment},
-        tap::TapResponse,
+        facts::TapResponse,
         wire::{Edit, FaultMark, WireFate, WireResponse},
     },
 };
