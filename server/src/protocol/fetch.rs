@@ -23,7 +23,7 @@ use xdsloop_proto::discovery::{DiscoveryRequest, DiscoveryResponse};
 
 use crate::{
     Snapshot, TypeResources,
-    protocol::{response::SotwResponse, sotw::SotwStream},
+    protocol::{machine::StreamMachine, now::Now, response::SotwResponse, sotw::SotwStream},
     snapshot::VersionKind,
 };
 
@@ -41,10 +41,15 @@ pub enum Fetched<R = DiscoveryResponse> {
     NotModified { version: String },
 }
 
-/// Answers `request` for `type_url` from `snapshot`. `type_url` overrides the request's own
-/// (per-type services check it before calling).
-pub fn fetch(snapshot: Arc<Snapshot>, type_url: &str, request: DiscoveryRequest) -> Fetched {
-    match fetch_wire(snapshot, type_url, request) {
+/// Answers `request` for `type_url` from `snapshot`, at `now`. `type_url` overrides the
+/// request's own (per-type services check it before calling).
+pub fn fetch(
+    snapshot: Arc<Snapshot>,
+    type_url: &str,
+    request: DiscoveryRequest,
+    now: Now,
+) -> Fetched {
+    match fetch_wire(snapshot, type_url, request, now) {
         Fetched::Response(response) => Fetched::Response(response.to_message()),
         Fetched::NotModified { version } => Fetched::NotModified { version },
     }
@@ -55,6 +60,7 @@ pub fn fetch_wire(
     snapshot: Arc<Snapshot>,
     type_url: &str,
     mut request: DiscoveryRequest,
+    now: Now,
 ) -> Fetched<SotwResponse> {
     request.type_url = type_url.to_string();
     let node = request.node.as_ref().map(|n| n.id.as_str()).unwrap_or("");
@@ -66,7 +72,8 @@ pub fn fetch_wire(
     if content_version && !request.version_info.is_empty() && request.version_info == version {
         return Fetched::NotModified { version };
     }
-    let mut answers = SotwStream::new(FETCH_STREAM_ID, snapshot).on_request(request.into());
+    let mut stream = SotwStream::new(FETCH_STREAM_ID, snapshot);
+    let mut answers = stream.on_request(request.into(), now);
     Fetched::Response(
         answers
             .pop()

@@ -80,6 +80,8 @@ pub enum Edit<'a> {
 pub trait WireResponse {
     /// `version_info` (Delta: `system_version_info`).
     fn version(&self) -> &str;
+    /// Bytes of the resource entries (close to the message's encoded size).
+    fn entry_bytes(&self) -> usize;
     fn set_nonce(&mut self, nonce: &str);
     /// The entry of the resource named `name`, or the first with `None`; `None` when the
     /// response has no such resource.

@@ -19,7 +19,7 @@ use crate::{
     protocol::conformance::{Conformance, Mode, nodes::Peer},
     protocol::delta::DeltaStream,
     protocol::faults::stage::FaultStage,
-    protocol::machine::StreamMachine,
+    protocol::machine::MachineHooks,
     protocol::replay::{self, Replay, ReplayStream},
     protocol::request::SotwRequest,
     protocol::response::{DeltaResponse, SotwResponse},
@@ -165,7 +165,7 @@ impl Discovery {
         machine: impl FnOnce(u64, Arc<Snapshot>) -> M,
     ) -> ResponseStream<M::Response>
     where
-        M: StreamMachine,
+        M: MachineHooks,
         S: Stream<Item = Result<M::Request, Status>> + Send + Unpin + 'static,
     {
         let addr = peer.as_ref().map(|p| p.addr);

@@ -1,6 +1,6 @@
 //! The fault stage between a stream machine and the wire. Pure: it is given a batch of
 //! responses and the stream's context and returns a plan; the stream loop carries it out and
-//! tells the machine what happened ([`crate::protocol::machine::StreamMachine::note_wire`]).
+//! tells the machine what happened ([`crate::protocol::machine::MachineHooks::note_wire`]).
 //!
 //! When no rule applies to a stream the plan is the batch itself, untouched and unmoved, so a
 //! server without a scenario pays nothing here.
@@ -15,8 +15,9 @@ use crate::{
         model::{Action, Rule},
     },
     protocol::{
+        now::Now,
         kind::StreamKind,
-        machine::StreamMachine,
+        machine::MachineHooks,
         subscription::{Exchange, Verdict},
         tap::TapResponse,
         wire::{FaultMark, WireFate, WireResponse},
@@ -36,6 +37,8 @@ pub struct StreamCtx<'a> {
     pub kind: StreamKind,
     /// Time since the stream opened.
     pub age: Duration,
+    /// The moment the stage acts, for what it asks of the machine.
+    pub now: Now,
 }
 
 /// How a rule ends a stream.
@@ -369,7 +372,7 @@ impl FaultStage {
     /// After the machine handled a request of `type_url` as `exchange` says: arms the
     /// `after_ack` rules whose version the client ACKed, and returns the resends
     /// `ignore_acks` asks of `machine`.
-    pub fn after_exchange<M: StreamMachine>(
+    pub fn after_exchange<M: MachineHooks>(
         &mut self,
         ctx: &StreamCtx<'_>,
         type_url: &str,
@@ -406,7 +409,7 @@ impl FaultStage {
             if !storm || !self.reserve(a) {
                 continue;
             }
-            let Some(again) = machine.repeat_last(type_url) else {
+            let Some(again) = machine.repeat_last(type_url, ctx.now) else {
                 self.rule(self.active[a].index).1.give_back();
                 self.skipped(a);
                 continue;

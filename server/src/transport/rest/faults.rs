@@ -105,6 +105,7 @@ impl RestFaults {
             node: known,
             kind: StreamKind::REST,
             age: entry.since.elapsed(),
+            now: crate::transport::stream::now(),
         };
         let mut steps = entry.stage.on_timer(&ctx);
         let ended = steps.iter().any(|s| matches!(s, WireStep::End { .. }));
