@@ -315,7 +315,9 @@ impl MachineHooks for DeltaStream {
 
     fn resync(&mut self, now: Now) -> Vec<DeltaResponse> {
         let unsettled = self.s.unsettled();
-        let again = unsettled.iter().filter_map(|url| self.repeat_last(url, now));
+        let again = unsettled
+            .iter()
+            .filter_map(|url| self.repeat_last(url, now));
         again.collect()
     }
 }
@@ -323,7 +325,12 @@ impl MachineHooks for DeltaStream {
 impl DeltaStream {
     /// The response `url` is owed when the resources it serves now differ from what the client
     /// holds (S8), if any.
-    fn push_if_changed(&mut self, node: &str, url: &str, now: Now) -> Option<Planned<DeltaResponse>> {
+    fn push_if_changed(
+        &mut self,
+        node: &str,
+        url: &str,
+        now: Now,
+    ) -> Option<Planned<DeltaResponse>> {
         let resources = self.s.resources(node, url);
         let state = self.s.types.get_mut(url)?;
         if state.seen_hash == Some(resources.content_hash) {
@@ -375,7 +382,10 @@ impl DeltaStream {
         crate::stream_line!(stream = s.id, %node, r#type = %type_url::short_name(url), %version, %nonce,
             resources = sent, removed, "push");
         let state = s.types.get_mut(url).expect("responding to a known type");
-        state.sub.ledger.record_sent(version, &nonce, sent, now.wall);
+        state
+            .sub
+            .ledger
+            .record_sent(version, &nonce, sent, now.wall);
         let (ttl, held) = match resources.has_ttl() {
             true => held_ttl(state, resources),
             false => (None, 0),

@@ -305,7 +305,9 @@ impl MachineHooks for SotwStream {
 
     fn resync(&mut self, now: Now) -> Vec<SotwResponse> {
         let unsettled = self.s.unsettled();
-        let again = unsettled.iter().filter_map(|url| self.repeat_last(url, now));
+        let again = unsettled
+            .iter()
+            .filter_map(|url| self.repeat_last(url, now));
         again.collect()
     }
 }
@@ -313,7 +315,12 @@ impl MachineHooks for SotwStream {
 impl SotwStream {
     /// The response `url` is owed when what the client would receive now differs from what
     /// it was last sent (S3), if it is subscribed.
-    fn push_if_changed(&mut self, node: &str, url: &str, now: Now) -> Option<Planned<SotwResponse>> {
+    fn push_if_changed(
+        &mut self,
+        node: &str,
+        url: &str,
+        now: Now,
+    ) -> Option<Planned<SotwResponse>> {
         let s = &mut self.s;
         let resources = s.resources(node, url);
         let state = s.types.get_mut(url)?;

@@ -83,7 +83,10 @@ impl<T: PerType> StreamState<T> {
             .get_or_insert_with(|| {
                 let id = node.map(|n| n.id.clone());
                 if id.is_none() {
-                    warn!(stream, "first request has no node: serving the base fixtures");
+                    warn!(
+                        stream,
+                        "first request has no node: serving the base fixtures"
+                    );
                 }
                 id.unwrap_or_default()
             })
@@ -147,14 +150,25 @@ impl<T: PerType> StreamState<T> {
         let Some(state) = self.types.get_mut(url) else {
             return;
         };
-        if state.sub_mut().ledger.note_wire(planned_nonce, mark, &fate, at) {
+        if state
+            .sub_mut()
+            .ledger
+            .note_wire(planned_nonce, mark, &fate, at)
+        {
             self.changed.insert(url.to_string());
         }
     }
 
     /// The response planned for `url` went on the wire as `to`'s: filed under `to` (if the
     /// stream has that type), gone from `url`'s ledger, where the fault is marked.
-    fn retype(&mut self, url: &str, to: &str, planned_nonce: &str, mark: FaultMark, at: SystemTime) {
+    fn retype(
+        &mut self,
+        url: &str,
+        to: &str,
+        planned_nonce: &str,
+        mark: FaultMark,
+        at: SystemTime,
+    ) {
         let Some(state) = self.types.get_mut(url) else {
             return;
         };

@@ -15,9 +15,9 @@ use crate::{
         model::{Action, Rule},
     },
     protocol::{
-        now::Now,
         kind::StreamKind,
         machine::MachineHooks,
+        now::Now,
         subscription::{Exchange, Verdict},
         tap::TapResponse,
         wire::{FaultMark, WireFate, WireResponse},
