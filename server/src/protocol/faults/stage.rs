@@ -241,7 +241,7 @@ impl FaultStage {
     fn fire(&mut self, a: usize, ctx: &StreamCtx<'_>, at: Option<&Target>) -> FaultMark {
         let (rule, counters) = self.rule(self.active[a].index);
         counters.record(Firing {
-            at: std::time::SystemTime::now(),
+            at: ctx.now.wall,
             stream: ctx.stream,
             node: ctx.node.map(str::to_string),
             type_url: at.map(|t| t.type_url.clone()),
