@@ -106,6 +106,7 @@ impl PerType for TypeState {
 /// One Delta stream (ADS or a per-type service).
 #[derive(Debug)]
 pub struct DeltaStream {
+    /// What every stream machine keeps: node, nonces, the types and their subscriptions.
     s: StreamState<TypeState>,
 }
 

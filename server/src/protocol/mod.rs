@@ -1,11 +1,16 @@
 //! The xDS protocol, sans-I/O: plain structs with pure methods, unit-tested without a runtime.
 //! Nothing here uses tonic, hyper or tokio (`tests/architecture` checks it); the transport
-//! layer feeds these machines requests and snapshots and writes out what they return.
+//! layer feeds these machines requests, snapshots and the time and writes out what they return.
 //!
-//! - [`sotw`] / [`delta`]: the stream state machines (requests and snapshots in, responses
-//!   out), behind the one interface the transport drives, [`machine::StreamMachine`];
+//! - [`sotw`] / [`delta`]: the stream state machines (requests, snapshots and the time in,
+//!   responses out). The transport drives them through [`machine::StreamMachine`], the
+//!   protocol (seven methods), and [`machine::MachineHooks`], what the loop's observers and
+//!   fault stage ask besides (nine); both keep their common state in one `StreamState`
+//!   (`stream.rs`: node, nonces, per-type subscriptions, masks);
 //!   [`replay`]: the machine that serves a recorded server side again (`--replay`);
 //!   [`kind`]: how a stream reached the server (SotW or Delta, which service).
+//! - [`now`]: the time as the machines take it. Nothing here reads a clock
+//!   (`tests/architecture` checks that too): the transport passes the moment in.
 //! - [`subscription`]: per stream and type, what the client wants and what happened on the
 //!   wire (sent, ACKed, NACKed), and the status each stream reports.
 //! - [`nonce`], [`ordering`]: response nonces (S1) and make-before-break order (S11).
@@ -13,7 +18,7 @@
 //!   [`response`]: responses as the machines return them, resource entries shared.
 //! - [`fetch`]: stateless fetches (gRPC `Fetch*`, REST) answered by the SotW machine.
 //! - [`ttl`]: what a client can take of TTLs (its client features) and when a type is owed a
-//!   heartbeat; the machines take the time as input (`on_tick`).
+//!   heartbeat; the machines send it on `on_tick`.
 //! - [`tap`]: what happened on a stream as plain events, for whoever observes it;
 //!   [`wire`]: what a fault did to a response on the wire; [`held`]: what a client holds
 //!   when its stream ends.

@@ -117,6 +117,7 @@ impl PerType for TypeState {
 /// One SotW stream (ADS or a per-type service).
 #[derive(Debug)]
 pub struct SotwStream {
+    /// What every stream machine keeps: node, nonces, the types and their subscriptions.
     s: StreamState<TypeState>,
 }
 
