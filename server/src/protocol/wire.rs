@@ -2,7 +2,7 @@
 //!
 //! The machines decide what to send; a fault stage between them and the wire may then drop,
 //! delay, mutate or replace a response. The loop reports each such fate back
-//! ([`crate::protocol::machine::StreamMachine::note_wire`]) so the ledger, and `/status` with
+//! ([`crate::protocol::machine::MachineHooks::note_wire`]) so the ledger, and `/status` with
 //! it, shows the response the client really saw (or did not), and which rule touched it.
 
 use std::{

@@ -1,7 +1,7 @@
 //! `flap`: a rule's resources are there for a `period`, gone for one, back for one, and so on,
 //! for as long as the rule is in force. The stage keeps each rule's cycle by the stream's age
 //! and has the machine hide the names while they are gone
-//! ([`crate::protocol::machine::StreamMachine::mask`]): the machine's own responses say it, so
+//! ([`crate::protocol::machine::MachineHooks::mask`]): the machine's own responses say it, so
 //! versions, nonces and the ledger stay exact (SotW: the cut set under a version of its own;
 //! Delta: `removed_resources`, then the resources again).
 //!
