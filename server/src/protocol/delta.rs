@@ -111,6 +111,7 @@ pub struct DeltaStream {
 }
 
 impl DeltaStream {
+    /// Stream `id` (its nonces are `<id>-<n>`), serving `snapshot` until the next one.
     pub fn new(id: u64, snapshot: Arc<Snapshot>) -> Self {
         Self {
             s: StreamState::new(id, snapshot),

@@ -122,6 +122,7 @@ pub struct SotwStream {
 }
 
 impl SotwStream {
+    /// Stream `id` (its nonces are `<id>-<n>`), serving `snapshot` until the next one.
     pub fn new(id: u64, snapshot: Arc<Snapshot>) -> Self {
         Self {
             s: StreamState::new(id, snapshot),
