@@ -1,6 +1,6 @@
 //! The architecture, checked: the layers of `server/` and `client/` and the one-way
 //! dependencies between their modules (docs/architecture.md), the sans-I/O rule for the
-//! protocol layers, and the source links of the docs. Plain text analysis of the source
+//! protocol layers (no I/O, no clock reads), and the source links of the docs. Plain text analysis of the source
 //! tree: no crate of the workspace is compiled into this test.
 
 mod doc_links;
@@ -38,6 +38,17 @@ fn server_protocol_layers_do_no_io() {
 fn client_core_does_no_io() {
     let found = impure("client", CLIENT_PURE, &[]);
     assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn pure_layers_read_no_clock() {
+    let mut found = clock_reads_in("server", SERVER_PURE, SERVER_PURE_EXCEPT);
+    found.extend(clock_reads_in("client", CLIENT_PURE, &[]));
+    assert!(
+        found.is_empty(),
+        "the pure layers take the time as an argument, they do not read a clock:\n{}",
+        found.join("\n")
+    );
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! The sans-I/O rule: the protocol layers (the server's `snapshot/` and `protocol/`, the
 //! client's `config.rs` and `core/`) decide, they never do I/O. They may use prost, tracing and
 //! std's collections, sync and time; not the crates that reach the network, the file system or
-//! the async runtime, so their decisions stay plain functions a unit test can call.
+//! the async runtime, so their decisions stay plain functions a unit test can call. Nor do they
+//! read a clock: the time comes in as an argument (the server's machines take a `Now`, the
+//! client's core an `Instant`), so a test chooses it.
 
 use crate::rust_source::{code_only, use_statements, without_tests};
 
@@ -47,7 +49,7 @@ pub fn io_uses(text: &str) -> Vec<String> {
     // Paths written out in code: `tokio::spawn(..)`, `#[tokio::main]`, `std::fs::read(..)`.
     let mut rest = code.clone();
     for statement in &statements {
-        rest.replace_range(statement.span.clone(), &" ".repeat(statement.span.len()));
+        blank_keeping_lines(&mut rest, statement.span.clone());
     }
     for (number, line) in rest.lines().enumerate() {
         let words = line.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'));
@@ -66,6 +68,76 @@ pub fn io_uses(text: &str) -> Vec<String> {
     found
 }
 
+/// Blanks `span` of `code`, line breaks kept (so later positions keep their line numbers).
+fn blank_keeping_lines(code: &mut String, span: std::ops::Range<usize>) {
+    let blank: String = code[span.clone()]
+        .chars()
+        .map(|c| if c == '\n' { '\n' } else { ' ' })
+        .collect();
+    code.replace_range(span, &blank);
+}
+
+/// Functions that read a clock, as the last two segments of the path that calls them.
+pub const CLOCK_READS: &[[&str; 2]] = &[
+    ["SystemTime", "now"],
+    ["Instant", "now"],
+    ["Utc", "now"],
+    ["Local", "now"],
+    ["OffsetDateTime", "now_utc"],
+];
+
+/// Paths whose every use reads a clock or waits on one.
+pub const CLOCK_PATHS: &[&[&str]] = &[&["chrono"], &["tokio", "time"]];
+
+/// Every clock read in the non-test code of `text`, as (line, what): a `SystemTime::now()` or
+/// `Instant::now()` (called or passed as a function), a clock crate's path, and
+/// `.elapsed()`, which reads the clock to measure from an instant.
+pub fn clock_reads(text: &str) -> Vec<(usize, String)> {
+    let code = without_tests(&code_only(text));
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    let mut found = Vec::new();
+    let clock = |path: &[&str]| {
+        let path = match path.first() {
+            Some(&"" | &"std" | &"core") => &path[1..],
+            _ => path,
+        };
+        CLOCK_PATHS.iter().any(|p| path.starts_with(p))
+            || path
+                .windows(2)
+                .any(|w| CLOCK_READS.iter().any(|r| r[..] == *w))
+    };
+    for statement in use_statements(&code) {
+        for leaf in &statement.leaves {
+            let path: Vec<&str> = leaf.path.iter().map(String::as_str).collect();
+            if clock(&path) {
+                found.push((
+                    line_of(statement.span.start),
+                    format!("use {}", path.join("::")),
+                ));
+            }
+        }
+    }
+    let statements = use_statements(&code);
+    let mut rest = code.clone();
+    for statement in &statements {
+        blank_keeping_lines(&mut rest, statement.span.clone());
+    }
+    for (number, line) in rest.lines().enumerate() {
+        let words = line.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'));
+        for word in words.filter(|w| w.contains("::")) {
+            let path: Vec<&str> = word.split("::").collect();
+            if clock(&path) {
+                found.push((number + 1, word.to_string()));
+            }
+        }
+        if line.contains(".elapsed()") {
+            found.push((number + 1, ".elapsed()".to_string()));
+        }
+    }
+    found.sort();
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,6 +151,30 @@ mod tests {
         assert!(found[0].contains("tokio::sync::watch"));
         assert!(found[1].contains("std::fs"));
         assert!(found[2].contains("line 3: ::tonic::Status::ok"));
+    }
+
+    #[test]
+    fn clock_check_flags_reads_of_either_clock_with_their_lines() {
+        // A `use` over several lines leaves the lines after it where they are.
+        let sample = "use std::time::{\n    Instant,\n    SystemTime,\n};\nfn f(now: Instant) {\n\
+                      let a = Instant::now();\n let b = std::time::SystemTime::now();\n\
+                      let c = x.map_or_else(SystemTime::now, |s| s);\n\
+                      let d = now.elapsed();\n}\nuse chrono::Utc;\n";
+        let found = clock_reads(sample);
+        let lines: Vec<usize> = found.iter().map(|(line, _)| *line).collect();
+        assert_eq!(lines, [6, 7, 8, 9, 11], "{found:?}");
+        assert_eq!(found[0].1, "Instant::now");
+        assert_eq!(found[1].1, "std::time::SystemTime::now");
+        assert_eq!(found[4].1, "use chrono::Utc");
+    }
+
+    #[test]
+    fn clock_check_lets_time_in_as_an_argument() {
+        let sample = "use std::time::{Duration, Instant, SystemTime};\n\
+                      fn due(now: Instant, at: SystemTime) -> Instant { now + Duration::ZERO }\n\
+                      // Instant::now() is what the transport calls\n\
+                      #[cfg(test)]\nmod tests { fn t() { let _ = std::time::Instant::now(); } }";
+        assert!(clock_reads(sample).is_empty());
     }
 
     #[test]

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use crate::doc_links::broken_links;
 use crate::modules::ModuleGraph;
-use crate::purity::io_uses;
+use crate::purity::{clock_reads, io_uses};
 
 /// The layers of each crate, lowest first: a top-level module may use only those before it.
 /// The server's protocol core (`protocol`) comes before the rooms of the features around it
@@ -24,14 +24,6 @@ pub const SERVER_LAYERS: &[&str] = &[
     "app",
     "testkit",
 ];
-/// The server's rooms: features around the protocol core. A room may use the core and the
-/// layers below it, and no other room unless it is listed in [`SERVER_ROOM_USES`].
-pub const SERVER_ROOMS: &[&str] = &["judge", "tap", "faults", "replay"];
-/// The uses between rooms, each needed: `(room, the room it uses)`.
-pub const SERVER_ROOM_USES: &[(&str, &str)] = &[
-    // A tap event carries the judge's violation as it found it.
-    ("tap", "judge"),
-];
 pub const CLIENT_LAYERS: &[&str] = &[
     "error",
     "config",
@@ -42,8 +34,17 @@ pub const CLIENT_LAYERS: &[&str] = &[
     "fleet",
     "check",
 ];
+/// The server's rooms: features around the protocol core. A room may use the core and the
+/// layers below it, and no other room unless it is listed in [`SERVER_ROOM_USES`].
+pub const SERVER_ROOMS: &[&str] = &["judge", "tap", "faults", "replay"];
+/// The uses between rooms, each needed: `(room, the room it uses)`.
+pub const SERVER_ROOM_USES: &[(&str, &str)] = &[
+    // A tap event carries the judge's violation as it found it.
+    ("tap", "judge"),
+];
 
-/// Files (relative to `src/`) of the pure, sans-I/O layers.
+/// Files (relative to `src/`) of the pure, sans-I/O layers: no I/O, no clock reads. A room
+/// that becomes pure is added here, and both checks hold it to that.
 pub const SERVER_PURE: &[&str] = &[
     "snapshot/",
     "protocol/",
@@ -108,26 +109,83 @@ pub fn graph(krate: &str) -> ModuleGraph {
     ModuleGraph::new(files.iter().map(|(f, t)| (f.as_str(), t.as_str())))
 }
 
-/// I/O uses in the pure files of `krate`, as `file: use`: the files under `pure`, but for
-/// those that start with one of `except` (each of which must name a file that exists).
-pub fn impure(krate: &str, pure: &[&str], except: &[(&str, &str)]) -> Vec<String> {
+/// The files of `krate` in the `pure` list, as (path relative to `src/`, text), but for those
+/// that start with one of `except` (the I/O edge of a room).
+fn pure_sources(krate: &str, pure: &[&str], except: &[(&str, &str)]) -> Vec<(String, String)> {
     let is_pure = |f: &str| {
         pure.iter()
             .any(|p| f == *p || p.ends_with('/') && f.starts_with(p))
-            && !except.iter().any(|(e, _)| f.starts_with(e))
     };
-    let files = sources(krate);
+    let all = sources(krate);
+    let tests = test_only(&all);
+    let files: Vec<_> = all
+        .into_iter()
+        .filter(|(f, _)| is_pure(f) && !tests.iter().any(|t| under(f, t)))
+        .filter(|(f, _)| !except.iter().any(|(e, _)| f.starts_with(e)))
+        .collect();
+    assert!(!files.is_empty(), "{krate}: no files in {pure:?}");
+    files
+}
+
+/// The modules declared `#[cfg(test)] mod name;`, as the path their file has without `.rs`
+/// (`protocol/sotw/tests`): they and the modules under them are compiled only for tests.
+fn test_only(files: &[(String, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (file, text) in files {
+        let dir = match file.strip_suffix("mod.rs").or(file.strip_suffix("lib.rs")) {
+            Some(dir) => dir.to_string(),
+            None => format!("{}/", file.trim_end_matches(".rs")),
+        };
+        for (at, _) in text.match_indices("#[cfg(test)]") {
+            let after = text[at + "#[cfg(test)]".len()..].trim_start();
+            let after = after.strip_prefix("pub(crate) ").unwrap_or(after);
+            let after = after.strip_prefix("pub ").unwrap_or(after);
+            let Some(name) = after.strip_prefix("mod ") else {
+                continue;
+            };
+            let name = name
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .next();
+            let declared = name.is_some_and(|n| after[4 + n.len()..].trim_start().starts_with(';'));
+            if let Some(name) = name.filter(|_| declared) {
+                out.push(format!("{dir}{name}"));
+            }
+        }
+    }
+    out
+}
+
+/// Whether `file` is the module `module` (a path without `.rs`) or under it.
+fn under(file: &str, module: &str) -> bool {
+    let file = file.trim_end_matches(".rs");
+    file == module || file.starts_with(&format!("{module}/"))
+}
+
+/// Clock reads in the pure files of `krate`, as `krate/src/file:line: what`.
+pub fn clock_reads_in(krate: &str, pure: &[&str], except: &[(&str, &str)]) -> Vec<String> {
+    let files = pure_sources(krate, pure, except);
+    let per_file = files.iter().flat_map(|(file, text)| {
+        clock_reads(text)
+            .into_iter()
+            .map(move |(line, what)| format!("{krate}/src/{file}:{line}: {what}"))
+    });
+    per_file.collect()
+}
+
+/// I/O uses in the pure files of `krate`, as `file: use`: the files under `pure`, but for
+/// those that start with one of `except` (each of which must name a file that exists).
+pub fn impure(krate: &str, pure: &[&str], except: &[(&str, &str)]) -> Vec<String> {
     let stale = except
         .iter()
-        .filter(|(e, _)| !files.iter().any(|(f, _)| f.starts_with(e)));
+        .filter(|(e, _)| !sources(krate).iter().any(|(f, _)| f.starts_with(e)));
     let stale: Vec<String> = stale
         .map(|(e, _)| format!("{krate}/src/{e}: an exception to the I/O rule names no file"))
         .collect();
     if !stale.is_empty() {
         return stale;
     }
-    let checked: Vec<_> = files.iter().filter(|(f, _)| is_pure(f)).collect();
-    assert!(!checked.is_empty(), "{krate}: no files in {pure:?}");
+    let files = pure_sources(krate, pure, except);
+    let checked = files.iter();
     let per_file = checked.into_iter().flat_map(|(file, text)| {
         io_uses(text)
             .into_iter()

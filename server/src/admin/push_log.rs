@@ -216,11 +216,11 @@ mod tests {
             let mut sub = Subscription::default();
             sub.interest.replace::<&str>(&[]);
             let mut ledger = Ledger::default();
-            ledger.record_sent(&resources.version, "n1", 1);
+            ledger.record_sent(&resources.version, "n1", 1, std::time::SystemTime::now());
             match answer {
-                Some(true) => ledger.record_ack(&resources.version),
+                Some(true) => ledger.record_ack(&resources.version, std::time::SystemTime::now()),
                 Some(false) => {
-                    ledger.record_nack("bad");
+                    ledger.record_nack("bad", std::time::SystemTime::now());
                 }
                 None => {}
             }

@@ -1,15 +1,11 @@
 //! The fault stage between a stream machine and the wire. Pure: it is given a batch of
 //! responses and the stream's context and returns a plan; the stream loop carries it out and
-//! tells the machine what happened ([`crate::protocol::machine::StreamMachine::note_wire`]).
+//! tells the machine what happened ([`crate::protocol::machine::MachineHooks::note_wire`]).
 //!
 //! When no rule applies to a stream the plan is the batch itself, untouched and unmoved, so a
 //! server without a scenario pays nothing here.
 
-use std::{
-    collections::HashMap,
-    sync::Arc,
-    time::{Duration, SystemTime},
-};
+use std::{collections::HashMap, sync::Arc, time::Duration};
 
 use super::select::{self, Moment};
 use crate::{
@@ -21,7 +17,8 @@ use crate::{
     protocol::{
         facts::TapResponse,
         kind::StreamKind,
-        machine::StreamMachine,
+        machine::MachineHooks,
+        now::Now,
         subscription::{Exchange, Verdict},
         wire::{FaultMark, WireFate, WireResponse},
     },
@@ -40,9 +37,8 @@ pub struct StreamCtx<'a> {
     pub kind: StreamKind,
     /// Time since the stream opened.
     pub age: Duration,
-    /// The wall-clock time, for the record of a rule's firing: the stage reads no clock, the
-    /// transport says when it is.
-    pub now: SystemTime,
+    /// The moment the stage acts, for what it asks of the machine.
+    pub now: Now,
 }
 
 /// How a rule ends a stream.
@@ -245,7 +241,7 @@ impl FaultStage {
     fn fire(&mut self, a: usize, ctx: &StreamCtx<'_>, at: Option<&Target>) -> FaultMark {
         let (rule, counters) = self.rule(self.active[a].index);
         counters.record(Firing {
-            at: ctx.now,
+            at: ctx.now.wall,
             stream: ctx.stream,
             node: ctx.node.map(str::to_string),
             type_url: at.map(|t| t.type_url.clone()),
@@ -376,7 +372,7 @@ impl FaultStage {
     /// After the machine handled a request of `type_url` as `exchange` says: arms the
     /// `after_ack` rules whose version the client ACKed, and returns the resends
     /// `ignore_acks` asks of `machine`.
-    pub fn after_exchange<M: StreamMachine>(
+    pub fn after_exchange<M: MachineHooks>(
         &mut self,
         ctx: &StreamCtx<'_>,
         type_url: &str,
@@ -413,7 +409,7 @@ impl FaultStage {
             if !storm || !self.reserve(a) {
                 continue;
             }
-            let Some(again) = machine.repeat_last(type_url) else {
+            let Some(again) = machine.repeat_last(type_url, ctx.now) else {
                 self.rule(self.active[a].index).1.give_back();
                 self.skipped(a);
                 continue;

@@ -106,7 +106,7 @@ mod tests {
 
     fn sent(version: &str, nonce: &str) -> Ledger {
         let mut ledger = Ledger::default();
-        ledger.record_sent(version, nonce, 1);
+        ledger.record_sent(version, nonce, 1, std::time::SystemTime::now());
         ledger
     }
 
@@ -179,7 +179,12 @@ mod tests {
             rule: "r".into(),
             action: "corrupt",
         };
-        l.note_wire("7-3", mark, &WireFate::Mutated { kind: "corrupt" });
+        l.note_wire(
+            "7-3",
+            mark,
+            &WireFate::Mutated { kind: "corrupt" },
+            std::time::SystemTime::now(),
+        );
         assert_eq!(ack_version("cds", "v1", "7-3", Some(&l)), None);
     }
 }

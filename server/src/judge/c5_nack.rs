@@ -87,7 +87,7 @@ mod tests {
 
     fn ledger(sent: (&str, &str)) -> Ledger {
         let mut ledger = Ledger::default();
-        ledger.record_sent(sent.0, sent.1, 1);
+        ledger.record_sent(sent.0, sent.1, 1, std::time::SystemTime::now());
         ledger
     }
 

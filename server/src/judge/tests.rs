@@ -42,7 +42,7 @@ fn checks(judge: &mut Judge) -> Vec<&'static str> {
 /// Stream 1 got `v2` with nonce `1-1`.
 fn sent() -> Ledger {
     let mut ledger = Ledger::default();
-    ledger.record_sent("v2", "1-1", 1);
+    ledger.record_sent("v2", "1-1", 1, std::time::SystemTime::now());
     ledger
 }
 
@@ -94,7 +94,7 @@ fn first_stream(judges: &Conformance, now: Instant) {
     let mut ledger = sent();
     judge.before(&request("v2", "1-1"), Some(&ledger), 1, now);
     judge.after(exchange(Verdict::Ack, Change::None));
-    ledger.record_ack("v2");
+    ledger.record_ack("v2", std::time::SystemTime::now());
     assert!(checks(&mut judge).is_empty());
     let mut held = Held::default();
     held.types.insert(

@@ -22,37 +22,44 @@
 //!   client knows the server has seen its subscription.
 //! - S18: requested `xdstp://` names are normalised (context parameters sorted) first.
 //! - S14-S16: entries carry their TTL; heartbeats keep TTL'd resources alive
-//!   (`heartbeat`); a TTL'd resource that leaves the fixtures is not put in
+//!   ([`StreamMachine::on_tick`]: for each TTL'd resource the client holds,
+//!   `Resource{name, version, ttl}` without `resource`, the version it holds: a heartbeat,
+//!   not an update); a TTL'd resource that leaves the fixtures is not put in
 //!   `removed_resources`: its heartbeats stop and the client lets it expire.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
     sync::Arc,
+    time::{Duration, Instant, SystemTime},
 };
 
 use tracing::{info, warn};
 use xdsloop_proto::{
+    Resource,
     discovery::{DeltaDiscoveryRequest, DeltaDiscoveryResponse},
     type_url,
 };
 
 use crate::{
     Snapshot, TypeResources,
-    protocol::mask::Masks,
-    protocol::nonce::NonceSource,
+    protocol::held::Held,
+    protocol::machine::{MachineHooks, StreamMachine},
+    protocol::now::Now,
     protocol::ordering::{Planned, make_before_break},
     protocol::request::normalize_delta,
     protocol::response::{DeltaResponse, Manifest},
     protocol::sotw::control_plane,
-    protocol::subscription::TypeStatus,
-    protocol::subscription::{Change, Exchange, Interest, Subscription, Verdict, WILDCARD},
-    protocol::ttl::{Features, Heartbeats},
+    protocol::stream::{PerType, StreamState},
+    protocol::subscription::{
+        Change, Exchange, Interest, Ledger, Subscription, TypeStatus, Verdict, WILDCARD,
+    },
+    protocol::ttl::Heartbeats,
+    protocol::wire::{FaultMark, WireFate},
+    snapshot::entries::delta_heartbeat,
 };
 
 use self::known::Known;
 use self::reconcile::{Changes, reconcile};
-
-mod hooks;
 
 #[derive(Debug, Default)]
 struct TypeState {
@@ -77,55 +84,61 @@ impl TypeState {
     }
 }
 
+impl PerType for TypeState {
+    fn sub(&self) -> &Subscription {
+        &self.sub
+    }
+    fn sub_mut(&mut self) -> &mut Subscription {
+        &mut self.sub
+    }
+    fn heartbeats(&self) -> &Heartbeats {
+        &self.heartbeats
+    }
+    fn held_hash(&self) -> Option<u64> {
+        TypeState::held_hash(self)
+    }
+    /// As owned maps (built here: the stream shares its base with the snapshot).
+    fn delta_known(&self) -> BTreeMap<String, Option<String>> {
+        self.known.to_map()
+    }
+}
+
 /// One Delta stream (ADS or a per-type service).
 #[derive(Debug)]
 pub struct DeltaStream {
-    id: u64,
-    nonces: NonceSource,
-    node: Option<String>,
-    /// What the client can take (S15), from the node on its first request.
-    features: Features,
-    snapshot: Arc<Snapshot>,
-    types: BTreeMap<String, TypeState>,
-    changed: BTreeSet<String>,
-    empty: Arc<TypeResources>,
-    /// What the last request did.
-    exchange: Exchange,
-    /// Names a fault hides for a while (`flap`).
-    masks: Masks,
+    /// What every stream machine keeps: node, nonces, the types and their subscriptions.
+    s: StreamState<TypeState>,
 }
 
 impl DeltaStream {
+    /// Stream `id` (its nonces are `<id>-<n>`), serving `snapshot` until the next one.
     pub fn new(id: u64, snapshot: Arc<Snapshot>) -> Self {
         Self {
-            id,
-            nonces: NonceSource::new(id),
-            node: None,
-            features: Features::default(),
-            snapshot,
-            types: BTreeMap::new(),
-            changed: BTreeSet::new(),
-            empty: Arc::new(TypeResources::new(BTreeMap::new(), None)),
-            exchange: Exchange::default(),
-            masks: Masks::default(),
+            s: StreamState::new(id, snapshot),
         }
     }
+}
+
+impl StreamMachine for DeltaStream {
+    type Request = DeltaDiscoveryRequest;
+    type Response = DeltaResponse;
 
     /// Handles one client request; returns the responses to send, with shared resource entries.
-    pub fn on_request(&mut self, mut request: DeltaDiscoveryRequest) -> Vec<DeltaResponse> {
+    fn on_request(&mut self, mut request: DeltaDiscoveryRequest, now: Now) -> Vec<DeltaResponse> {
         normalize_delta(&mut request);
-        let node = self.node_from(&request);
+        let s = &mut self.s;
+        let node = s.node_from(request.node.as_ref());
         let url = request.type_url.clone();
-        let (stream, short) = (self.id, type_url::short_name(&url));
-        self.exchange = Exchange::default();
+        let (stream, short) = (s.id, type_url::short_name(&url));
+        s.exchange = Exchange::default();
         if url.is_empty() {
             warn!(stream, %node, "request without type_url ignored");
             return Vec::new();
         }
-        let resources = self.resources(&node, &url);
-        let first = !self.types.contains_key(&url);
-        let state = self.types.entry(url.clone()).or_default();
-        let verdict = acknowledge(stream, &node, &url, state, &request);
+        let resources = s.resources(&node, &url);
+        let first = !s.types.contains_key(&url);
+        let state = s.types.entry(url.clone()).or_default();
+        let verdict = acknowledge((stream, &node, &url, now.wall), state, &request);
         let subscribe = &request.resource_names_subscribe;
         let unsubscribe = &request.resource_names_unsubscribe;
         let before = state.sub.interest.clone();
@@ -134,7 +147,7 @@ impl DeltaStream {
             .interest
             .apply_delta(first, subscribe, unsubscribe);
         let interest = &state.sub.interest;
-        self.exchange = Exchange {
+        s.exchange = Exchange {
             verdict,
             first_for_type: first,
             change: change(&before, interest, subscribe),
@@ -160,34 +173,168 @@ impl DeltaStream {
             .filter(|n| *n != WILDCARD)
             .map(String::as_str)
             .collect();
-        self.changed.insert(url.clone());
+        s.changed.insert(url.clone());
         let changes = reconcile(&url, state, &resources, &force);
         if !first && changes.resources.is_empty() && changes.removed.is_empty() {
             return Vec::new();
         }
-        let planned = self.respond(&node, &url, &resources, changes);
+        let planned = self.respond(&node, &url, &resources, changes, now);
         vec![planned.response]
     }
 
     /// Handles a new snapshot; returns the responses to send, with shared resource entries.
-    pub fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<DeltaResponse> {
-        self.snapshot = snapshot;
-        let Some(node) = self.node.clone() else {
+    fn on_snapshot(&mut self, snapshot: Arc<Snapshot>, now: Now) -> Vec<DeltaResponse> {
+        self.s.snapshot = snapshot;
+        let Some(node) = self.s.node.clone() else {
             return Vec::new();
         };
-        let urls: Vec<String> = self.types.keys().cloned().collect();
+        let urls: Vec<String> = self.s.types.keys().cloned().collect();
         let planned = urls
             .iter()
-            .filter_map(|url| self.push_if_changed(&node, url))
+            .filter_map(|url| self.push_if_changed(&node, url, now))
             .collect();
         make_before_break(planned)
     }
 
+    /// Heartbeats due at `now`; also schedules the types that just became due one.
+    fn on_tick(&mut self, now: Now) -> Vec<DeltaResponse> {
+        let s = &mut self.s;
+        if !s.features.ttl {
+            return Vec::new();
+        }
+        let node = s.node.clone().unwrap_or_default();
+        let mut out = Vec::new();
+        for (url, state) in &mut s.types {
+            if !state.heartbeats.due(now.at) {
+                continue;
+            }
+            let resources = s
+                .snapshot
+                .get(&node, url)
+                .cloned()
+                .unwrap_or_else(|| s.empty.clone());
+            let held: Arc<[Arc<Resource>]> = held_resources(state, &resources)
+                .into_iter()
+                .cloned()
+                .collect();
+            if held.is_empty() {
+                state.heartbeats.stop();
+                continue;
+            }
+            let entries: Vec<_> = held.iter().map(|r| delta_heartbeat(r)).collect();
+            let version = state
+                .sub
+                .ledger
+                .last_sent
+                .as_ref()
+                .map(|s| s.version.clone());
+            let nonce = s.nonces.next_nonce();
+            crate::stream_line!(stream = s.id, %node, r#type = %type_url::short_name(url), %nonce,
+                resources = entries.len(), "heartbeat");
+            let head = DeltaDiscoveryResponse {
+                system_version_info: version.unwrap_or_default(),
+                type_url: url.clone(),
+                nonce: nonce.clone(),
+                control_plane: Some(control_plane()),
+                ..Default::default()
+            };
+            state.heartbeats.on_sent(nonce, now.at, now.wall);
+            s.changed.insert(url.clone());
+            out.push(DeltaResponse {
+                head,
+                entries,
+                manifest: Manifest::Heartbeat(held),
+            });
+        }
+        out
+    }
+
+    fn next_deadline(&self) -> Option<Instant> {
+        self.s.next_deadline()
+    }
+
+    fn node_id(&self) -> Option<&str> {
+        self.s.node_id()
+    }
+
+    fn take_status(&mut self) -> Vec<TypeStatus> {
+        self.s.take_status()
+    }
+
+    fn held(self) -> Held {
+        self.s.held()
+    }
+}
+
+impl MachineHooks for DeltaStream {
+    fn exchange(&self) -> Exchange {
+        self.s.exchange
+    }
+
+    fn ledger(&self, type_url: &str) -> Option<&Ledger> {
+        self.s.ledger(type_url)
+    }
+
+    fn nonces_issued(&self) -> u64 {
+        self.s.nonces.issued()
+    }
+
+    /// Every resource the client holds of `url`, again, with a fresh nonce; `None` before the
+    /// node is known or when it holds nothing and nothing was removed.
+    fn repeat_last(&mut self, url: &str, now: Now) -> Option<DeltaResponse> {
+        let node = self.s.node.clone()?;
+        let resources = self.s.resources(&node, url);
+        let state = self.s.types.get_mut(url)?;
+        let known = state.known.iter().into_iter();
+        let held: Vec<String> = known
+            .filter(|(_, version)| version.is_some())
+            .map(|(name, _)| name.to_string())
+            .collect();
+        let force: BTreeSet<&str> = held.iter().map(String::as_str).collect();
+        let changes = reconcile(url, state, &resources, &force);
+        if changes.resources.is_empty() && changes.removed.is_empty() {
+            return None;
+        }
+        self.s.changed.insert(url.to_string());
+        Some(self.respond(&node, url, &resources, changes, now).response)
+    }
+
+    fn mask(&mut self, url: &str, globs: Vec<String>, now: Now) -> Vec<DeltaResponse> {
+        let Some(node) = self.s.mask(url, globs) else {
+            return Vec::new();
+        };
+        let planned = self.push_if_changed(&node, url, now);
+        planned.into_iter().map(|p| p.response).collect()
+    }
+
+    fn note_wire(&mut self, url: &str, planned: &str, mark: FaultMark, fate: WireFate, now: Now) {
+        self.s.note_wire(url, planned, mark, fate, now.wall);
+    }
+
+    fn withdraw(&mut self, url: &str, planned_nonce: &str) {
+        self.s.withdraw(url, planned_nonce);
+    }
+
+    fn resync(&mut self, now: Now) -> Vec<DeltaResponse> {
+        let unsettled = self.s.unsettled();
+        let again = unsettled
+            .iter()
+            .filter_map(|url| self.repeat_last(url, now));
+        again.collect()
+    }
+}
+
+impl DeltaStream {
     /// The response `url` is owed when the resources it serves now differ from what the client
     /// holds (S8), if any.
-    fn push_if_changed(&mut self, node: &str, url: &str) -> Option<Planned<DeltaResponse>> {
-        let resources = self.resources(node, url);
-        let state = self.types.get_mut(url)?;
+    fn push_if_changed(
+        &mut self,
+        node: &str,
+        url: &str,
+        now: Now,
+    ) -> Option<Planned<DeltaResponse>> {
+        let resources = self.s.resources(node, url);
+        let state = self.s.types.get_mut(url)?;
         if state.seen_hash == Some(resources.content_hash) {
             // Same names and versions: the client holds the same share of the new one.
             state.known.rebase(&resources, &state.sub.interest);
@@ -197,65 +344,29 @@ impl DeltaStream {
         if changes.resources.is_empty() && changes.removed.is_empty() {
             return None;
         }
-        self.changed.insert(url.to_string());
-        Some(self.respond(node, url, &resources, changes))
+        self.s.changed.insert(url.to_string());
+        Some(self.respond(node, url, &resources, changes, now))
     }
 
-    /// [`Self::on_request`], with the responses decoded into plain messages (for fetches
-    /// and tests; streams send the shared entries as they are).
+    /// [`StreamMachine::on_request`], with the responses decoded into plain messages (for
+    /// fetches and tests; streams send the shared entries as they are).
     pub fn on_request_decoded(
         &mut self,
         request: DeltaDiscoveryRequest,
+        now: Now,
     ) -> Vec<DeltaDiscoveryResponse> {
-        let out = self.on_request(request);
+        let out = self.on_request(request, now);
         out.iter().map(DeltaResponse::to_message).collect()
     }
 
-    /// [`Self::on_snapshot`], with the responses decoded into plain messages.
-    pub fn on_snapshot_decoded(&mut self, snapshot: Arc<Snapshot>) -> Vec<DeltaDiscoveryResponse> {
-        let out = self.on_snapshot(snapshot);
+    /// [`StreamMachine::on_snapshot`], with the responses decoded into plain messages.
+    pub fn on_snapshot_decoded(
+        &mut self,
+        snapshot: Arc<Snapshot>,
+        now: Now,
+    ) -> Vec<DeltaDiscoveryResponse> {
+        let out = self.on_snapshot(snapshot, now);
         out.iter().map(DeltaResponse::to_message).collect()
-    }
-
-    pub fn node_id(&self) -> Option<&str> {
-        self.node.as_deref()
-    }
-
-    pub fn take_status(&mut self) -> Vec<TypeStatus> {
-        let changed = std::mem::take(&mut self.changed);
-        changed
-            .iter()
-            .filter_map(|url| {
-                let state = self.types.get(url)?;
-                let mut status = state.sub.status(url, state.held_hash());
-                status.heartbeats = state.heartbeats.status();
-                Some(status)
-            })
-            .collect()
-    }
-
-    fn node_from(&mut self, request: &DeltaDiscoveryRequest) -> String {
-        if self.node.is_none() {
-            self.features = Features::of(request.node.as_ref());
-        }
-        self.node
-            .get_or_insert_with(|| {
-                let node = request.node.as_ref().map(|n| n.id.clone());
-                if node.is_none() {
-                    warn!(
-                        stream = self.id,
-                        "first request has no node: serving the base fixtures"
-                    );
-                }
-                node.unwrap_or_default()
-            })
-            .clone()
-    }
-
-    /// The resources of `url` this stream serves: the snapshot's, without what a fault masks.
-    fn resources(&mut self, node: &str, url: &str) -> Arc<TypeResources> {
-        let resources = self.snapshot.get(node, url).unwrap_or(&self.empty);
-        self.masks.apply(url, resources.clone())
     }
 
     fn respond(
@@ -264,19 +375,24 @@ impl DeltaStream {
         url: &str,
         resources: &TypeResources,
         changes: Changes,
+        now: Now,
     ) -> Planned<DeltaResponse> {
-        let nonce = self.nonces.next_nonce();
+        let s = &mut self.s;
+        let nonce = s.nonces.next_nonce();
         let version = resources.version.as_str();
         let (sent, removed) = (changes.resources.len(), changes.removed.len());
-        crate::stream_line!(stream = self.id, %node, r#type = %type_url::short_name(url), %version, %nonce,
+        crate::stream_line!(stream = s.id, %node, r#type = %type_url::short_name(url), %version, %nonce,
             resources = sent, removed, "push");
-        let state = self.types.get_mut(url).expect("responding to a known type");
-        state.sub.ledger.record_sent(version, &nonce, sent);
+        let state = s.types.get_mut(url).expect("responding to a known type");
+        state
+            .sub
+            .ledger
+            .record_sent(version, &nonce, sent, now.wall);
         let (ttl, held) = match resources.has_ttl() {
-            true => heartbeat::held_ttl(state, resources),
+            true => held_ttl(state, resources),
             false => (None, 0),
         };
-        let ttl = ttl.filter(|_| self.features.ttl);
+        let ttl = ttl.filter(|_| s.features.ttl);
         state.heartbeats.on_push(ttl, held);
         Planned {
             type_url: url.to_string(),
@@ -310,12 +426,11 @@ fn change(before: &Interest, after: &Interest, subscribe: &[String]) -> Change {
     Change::of(widened, before.revision(), after.revision())
 }
 
-/// Records what the request says about our latest response (ACK, NACK, or a stale nonce whose
-/// verdict is ignored while its interest changes still count), and returns the verdict.
+/// Records what the request, received at `at`, says about our latest response (ACK, NACK, or
+/// a stale nonce whose verdict is ignored while its interest changes still count), and returns
+/// the verdict.
 fn acknowledge(
-    stream: u64,
-    node: &str,
-    url: &str,
+    (stream, node, url, at): (u64, &str, &str, SystemTime),
     state: &mut TypeState,
     request: &DeltaDiscoveryRequest,
 ) -> Verdict {
@@ -338,14 +453,14 @@ fn acknowledge(
         Verdict::Ack => {
             let version = sub.ledger.last_sent.as_ref().map(|s| s.version.clone());
             let version = version.unwrap_or_default();
-            sub.ledger.record_ack(&version);
+            sub.ledger.record_ack(&version, at);
             heartbeats.on_answer();
             crate::stream_line!(stream, %node, r#type = %short, %version, %nonce, "ACK");
         }
         Verdict::Nack => {
             let message = error.map(|e| e.message.as_str()).unwrap_or_default();
             heartbeats.on_answer();
-            let nack = sub.ledger.record_nack(message);
+            let nack = sub.ledger.record_nack(message, at);
             warn!(stream, %node, r#type = %short, version = %nack.version, %nonce,
                 error = nack.message, "NACK: not resending these versions until they change");
         }
@@ -357,7 +472,23 @@ fn acknowledge(
     verdict
 }
 
-mod heartbeat;
+/// The TTL'd resources the client holds at their current version.
+fn held_resources<'a>(state: &TypeState, resources: &'a TypeResources) -> Vec<&'a Arc<Resource>> {
+    let known = state.known.iter().into_iter();
+    let held = known.filter_map(|(name, version)| {
+        let resource = resources.resources.get(name)?;
+        let same = version == Some(resource.version.as_str());
+        (same && resource.ttl.is_some()).then_some(resource)
+    });
+    held.collect()
+}
+
+/// The shortest TTL among the resources the client holds, and how many have one.
+fn held_ttl(state: &TypeState, resources: &TypeResources) -> (Option<Duration>, usize) {
+    let held = held_resources(state, resources);
+    (held.iter().filter_map(|r| r.ttl).min(), held.len())
+}
+
 mod known;
 mod reconcile;
 

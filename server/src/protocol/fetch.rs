@@ -23,7 +23,7 @@ use xdsloop_proto::discovery::{DiscoveryRequest, DiscoveryResponse};
 
 use crate::{
     Snapshot, TypeResources,
-    protocol::{response::SotwResponse, sotw::SotwStream},
+    protocol::{machine::StreamMachine, now::Now, response::SotwResponse, sotw::SotwStream},
     snapshot::VersionKind,
 };
 
@@ -41,10 +41,15 @@ pub enum Fetched<R = DiscoveryResponse> {
     NotModified { version: String },
 }
 
-/// Answers `request` for `type_url` from `snapshot`. `type_url` overrides the request's own
-/// (per-type services check it before calling).
-pub fn fetch(snapshot: Arc<Snapshot>, type_url: &str, request: DiscoveryRequest) -> Fetched {
-    match fetch_wire(snapshot, type_url, request) {
+/// Answers `request` for `type_url` from `snapshot`, at `now`. `type_url` overrides the
+/// request's own (per-type services check it before calling).
+pub fn fetch(
+    snapshot: Arc<Snapshot>,
+    type_url: &str,
+    request: DiscoveryRequest,
+    now: Now,
+) -> Fetched {
+    match fetch_wire(snapshot, type_url, request, now) {
         Fetched::Response(response) => Fetched::Response(response.to_message()),
         Fetched::NotModified { version } => Fetched::NotModified { version },
     }
@@ -55,6 +60,7 @@ pub fn fetch_wire(
     snapshot: Arc<Snapshot>,
     type_url: &str,
     mut request: DiscoveryRequest,
+    now: Now,
 ) -> Fetched<SotwResponse> {
     request.type_url = type_url.to_string();
     let node = request.node.as_ref().map(|n| n.id.as_str()).unwrap_or("");
@@ -66,7 +72,8 @@ pub fn fetch_wire(
     if content_version && !request.version_info.is_empty() && request.version_info == version {
         return Fetched::NotModified { version };
     }
-    let mut answers = SotwStream::new(FETCH_STREAM_ID, snapshot).on_request(request.into());
+    let mut stream = SotwStream::new(FETCH_STREAM_ID, snapshot);
+    let mut answers = stream.on_request(request.into(), now);
     Fetched::Response(
         answers
             .pop()
@@ -86,6 +93,7 @@ mod tests {
     use xdsloop_proto::type_url::{CLUSTER, ENDPOINT};
 
     use super::*;
+    use crate::protocol::now::tests::now;
     use crate::test_support::{names, node, snapshot, type_resources};
 
     fn request(version: &str, resource_names: &[&str]) -> DiscoveryRequest {
@@ -107,11 +115,11 @@ mod tests {
     #[test]
     fn a_fetch_is_answered_like_a_fresh_sotw_stream() {
         let current = snapshot(1, &[(CLUSTER, &[("a", "1"), ("b", "1")])]);
-        let fetched = response(fetch(current.clone(), CLUSTER, request("", &[])));
+        let fetched = response(fetch(current.clone(), CLUSTER, request("", &[]), now()));
         let mut stream = SotwStream::new(9, current);
         let mut on_request = request("", &[]);
         on_request.type_url = CLUSTER.into();
-        let streamed = stream.on_request_decoded(on_request).remove(0);
+        let streamed = stream.on_request_decoded(on_request, now()).remove(0);
         assert_eq!(fetched.version_info, streamed.version_info);
         assert_eq!(fetched.resources, streamed.resources);
         assert_eq!(fetched.type_url, CLUSTER);
@@ -121,7 +129,12 @@ mod tests {
     #[test]
     fn named_fetches_get_the_names_that_exist() {
         let current = snapshot(1, &[(ENDPOINT, &[("a", "1"), ("b", "1")])]);
-        let fetched = response(fetch(current, ENDPOINT, request("", &["b", "ghost"])));
+        let fetched = response(fetch(
+            current,
+            ENDPOINT,
+            request("", &["b", "ghost"]),
+            now(),
+        ));
         assert_eq!(fetched.resources.len(), 1);
         assert_eq!(fetched.resources[0].value, b"b@1");
     }
@@ -131,12 +144,12 @@ mod tests {
         let current = snapshot(1, &[(CLUSTER, &[("a", "1")])]);
         let version = current.base[CLUSTER].version.clone();
         assert_eq!(
-            fetch(current.clone(), CLUSTER, request(&version, &[])),
+            fetch(current.clone(), CLUSTER, request(&version, &[]), now()),
             Fetched::NotModified {
                 version: version.clone()
             }
         );
-        let older = response(fetch(current, CLUSTER, request("older", &[])));
+        let older = response(fetch(current, CLUSTER, request("older", &[]), now()));
         assert_eq!(older.version_info, version);
         assert_eq!(older.resources.len(), 1);
     }
@@ -149,7 +162,7 @@ mod tests {
             base: [(CLUSTER.to_string(), explicit)].into(),
             overlays: BTreeMap::new(),
         });
-        let answered = response(fetch(current, CLUSTER, request("v7", &[])));
+        let answered = response(fetch(current, CLUSTER, request("v7", &[]), now()));
         assert_eq!(answered.version_info, "v7");
         assert_eq!(answered.resources.len(), 1);
     }
@@ -157,9 +170,9 @@ mod tests {
     #[test]
     fn a_type_without_fixtures_is_empty_and_then_not_modified() {
         let current = snapshot(1, &[(CLUSTER, &[("a", "1")])]);
-        let empty = response(fetch(current.clone(), ENDPOINT, request("", &[])));
+        let empty = response(fetch(current.clone(), ENDPOINT, request("", &[]), now()));
         assert!(empty.resources.is_empty());
-        let again = fetch(current, ENDPOINT, request(&empty.version_info, &[]));
+        let again = fetch(current, ENDPOINT, request(&empty.version_info, &[]), now());
         assert!(matches!(again, Fetched::NotModified { .. }));
     }
 }

@@ -1,5 +1,5 @@
 //! Resources a fault hides from one stream for a while (`flap`), sans-I/O. The fault stage
-//! says which names of a type are gone ([`crate::protocol::machine::StreamMachine::mask`]);
+//! says which names of a type are gone ([`crate::protocol::machine::MachineHooks::mask`]);
 //! the machine then serves that type as if the snapshot did not have them, so what it sends,
 //! what its ledger records and what the client ACKs all agree: SotW pushes the cut set under
 //! a version of its own, Delta lists the names in `removed_resources`, and lifting the mask

@@ -97,11 +97,6 @@ impl<M: Message + Default> Outbound<M> {
         self.encode(&mut buf);
         M::decode(buf.as_slice()).expect("the encoder writes valid protobuf")
     }
-
-    /// Bytes of the resource entries (close to the message's encoded size).
-    pub fn entry_bytes(&self) -> usize {
-        self.entries.iter().map(Bytes::len).sum()
-    }
 }
 
 #[cfg(test)]

@@ -26,14 +26,22 @@
 //! the type) differs from the last response's, or the hash of the resources it would receive
 //! differs from the hash of what it was last sent: an explicit `version_info` may be bumped while
 //! the content stays, or stay while the content changes, and neither may be dropped.
+//!
+//! S15 heartbeats: on a tick, each type whose heartbeat is due gets a response with the
+//! version the client holds and, for each resource it holds, the `Resource` wrapper without
+//! `resource`: only the TTL'd ones for EDS/RDS-like types, every one for LDS and CDS, whose
+//! responses are the full state (a resource missing from one would be deleted).
 
 use std::{
-    collections::{BTreeMap, BTreeSet},
+    collections::BTreeMap,
     sync::Arc,
+    time::{Instant, SystemTime},
 };
 
+use bytes::Bytes;
 use tracing::{info, warn};
 use xdsloop_proto::{
+    Resource,
     discovery::{DiscoveryRequest, DiscoveryResponse},
     envoy::envoy::config::core::v3::ControlPlane,
     type_url,
@@ -41,18 +49,22 @@ use xdsloop_proto::{
 
 use crate::{
     Snapshot, TypeResources,
-    protocol::mask::Masks,
+    protocol::held::Held,
+    protocol::machine::{MachineHooks, StreamMachine},
     protocol::nonce::NonceSource,
+    protocol::now::Now,
     protocol::ordering::{Planned, make_before_break},
     protocol::request::SotwRequest,
     protocol::response::{Manifest, SotwResponse},
-    protocol::subscription::TypeStatus,
-    protocol::subscription::{Change, Exchange, Interest, Subscription, Verdict},
+    protocol::stream::{PerType, StreamState},
+    protocol::subscription::{
+        Change, Exchange, Interest, Ledger, Subscription, TypeStatus, Verdict,
+    },
     protocol::ttl::{Features, Heartbeats},
+    protocol::wire::{FaultMark, WireFate},
+    snapshot::entries::sotw_heartbeat,
     snapshot::views::View,
 };
-
-mod hooks;
 
 /// The `control_plane` every response carries, so clients can log who configured them.
 pub fn control_plane() -> ControlPlane {
@@ -84,60 +96,65 @@ impl TypeState {
     }
 }
 
+impl PerType for TypeState {
+    fn sub(&self) -> &Subscription {
+        &self.sub
+    }
+    fn sub_mut(&mut self) -> &mut Subscription {
+        &mut self.sub
+    }
+    fn heartbeats(&self) -> &Heartbeats {
+        &self.heartbeats
+    }
+    fn held_hash(&self) -> Option<u64> {
+        self.sent_hash
+    }
+    fn delta_known(&self) -> BTreeMap<String, Option<String>> {
+        BTreeMap::new()
+    }
+}
+
 /// One SotW stream (ADS or a per-type service).
 #[derive(Debug)]
 pub struct SotwStream {
-    id: u64,
-    nonces: NonceSource,
-    node: Option<String>,
-    /// What the client can take (S14, S15), from the node on its first request.
-    features: Features,
-    snapshot: Arc<Snapshot>,
-    types: BTreeMap<String, TypeState>,
-    changed: BTreeSet<String>,
-    empty: Arc<TypeResources>,
-    /// What the last request did.
-    exchange: Exchange,
-    /// Names a fault hides for a while (`flap`).
-    masks: Masks,
+    /// What every stream machine keeps: node, nonces, the types and their subscriptions.
+    s: StreamState<TypeState>,
 }
 
 impl SotwStream {
+    /// Stream `id` (its nonces are `<id>-<n>`), serving `snapshot` until the next one.
     pub fn new(id: u64, snapshot: Arc<Snapshot>) -> Self {
         Self {
-            id,
-            nonces: NonceSource::new(id),
-            node: None,
-            features: Features::default(),
-            snapshot,
-            types: BTreeMap::new(),
-            changed: BTreeSet::new(),
-            empty: Arc::new(TypeResources::new(BTreeMap::new(), None)),
-            exchange: Exchange::default(),
-            masks: Masks::default(),
+            s: StreamState::new(id, snapshot),
         }
     }
+}
+
+impl StreamMachine for SotwStream {
+    type Request = SotwRequest;
+    type Response = SotwResponse;
 
     /// Handles one client request; returns the responses to send, with shared resource entries.
-    pub fn on_request(&mut self, request: SotwRequest) -> Vec<SotwResponse> {
+    fn on_request(&mut self, request: SotwRequest, now: Now) -> Vec<SotwResponse> {
         let names = request.names();
         let request = &request.head;
-        let node = self.node_from(request);
+        let s = &mut self.s;
+        let node = s.node_from(request.node.as_ref());
         let url = request.type_url.clone();
-        self.exchange = Exchange::default();
+        s.exchange = Exchange::default();
         if url.is_empty() {
-            warn!(stream = self.id, %node, "request without type_url ignored");
+            warn!(stream = s.id, %node, "request without type_url ignored");
             return Vec::new();
         }
-        let first = !self.types.contains_key(&url);
-        let state = self.types.entry(url.clone()).or_default();
-        let heartbeat = heartbeat_answer(self.id, &node, &url, state, request);
-        let verdict =
-            heartbeat.unwrap_or_else(|| answer(self.id, &node, &url, &mut state.sub, request));
+        let first = !s.types.contains_key(&url);
+        let state = s.types.entry(url.clone()).or_default();
+        let heartbeat = heartbeat_answer(s.id, &node, &url, state, request);
+        let verdict = heartbeat
+            .unwrap_or_else(|| answer((s.id, &node, &url, now.wall), &mut state.sub, request));
         if matches!(verdict, Verdict::Ack | Verdict::Nack) {
             state.heartbeats.on_answer();
         }
-        self.exchange = Exchange {
+        s.exchange = Exchange {
             verdict,
             first_for_type: first,
             change: Change::None,
@@ -145,11 +162,11 @@ impl SotwStream {
         if verdict == Verdict::Stale {
             return Vec::new();
         }
-        self.changed.insert(url.clone());
+        s.changed.insert(url.clone());
         let revision = state.sub.interest.revision();
         let widened = state.sub.interest.replace(&names);
         let change = Change::of(widened, revision, state.sub.interest.revision());
-        self.exchange.change = change;
+        s.exchange.change = change;
         if !(first || widened) {
             // A narrowed interest needs no response, but what the client holds of it is now
             // a subset of the last response: compare future snapshots against that subset.
@@ -160,32 +177,155 @@ impl SotwStream {
             }
             return Vec::new();
         }
-        let resources = self.resources(&node, &url);
-        let state = self.types.get_mut(&url).expect("inserted above");
-        let who = (self.id, node.as_str(), self.features);
-        let planned = respond(who, &mut self.nonces, &url, state, &resources);
+        let resources = s.resources(&node, &url);
+        let state = s.types.get_mut(&url).expect("inserted above");
+        let who = (s.id, node.as_str(), s.features, now.wall);
+        let planned = respond(who, &mut s.nonces, &url, state, &resources);
         vec![planned.response]
     }
 
     /// Handles a new snapshot; returns the responses to send, with shared resource entries.
-    pub fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Vec<SotwResponse> {
-        self.snapshot = snapshot;
-        let Some(node) = self.node.clone() else {
+    fn on_snapshot(&mut self, snapshot: Arc<Snapshot>, now: Now) -> Vec<SotwResponse> {
+        self.s.snapshot = snapshot;
+        let Some(node) = self.s.node.clone() else {
             return Vec::new();
         };
-        let urls: Vec<String> = self.types.keys().cloned().collect();
+        let urls: Vec<String> = self.s.types.keys().cloned().collect();
         let planned = urls
             .iter()
-            .filter_map(|url| self.push_if_changed(&node, url))
+            .filter_map(|url| self.push_if_changed(&node, url, now))
             .collect();
         make_before_break(planned)
     }
 
+    /// Heartbeats due at `now`; also schedules the types that just became due one.
+    fn on_tick(&mut self, now: Now) -> Vec<SotwResponse> {
+        let s = &mut self.s;
+        if !s.features.ttl {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (url, state) in &mut s.types {
+            if !state.heartbeats.due(now.at) {
+                continue;
+            }
+            let (Some(from), Some(sent)) = (&state.sent_from, &state.sub.ledger.last_sent) else {
+                continue;
+            };
+            let held = view(&state.sub.interest, from);
+            let full = type_url::full_state(url);
+            let picked = held.picked.iter().filter(|r| full || r.ttl.is_some());
+            let kept: Arc<[Arc<Resource>]> = picked.cloned().collect();
+            if !kept.iter().any(|r| r.ttl.is_some()) {
+                state.heartbeats.stop();
+                continue;
+            }
+            let entries: Vec<Bytes> = kept.iter().map(|r| sotw_heartbeat(r)).collect();
+            let nonce = s.nonces.next_nonce();
+            crate::stream_line!(stream = s.id, node = s.node.as_deref().unwrap_or_default(),
+                r#type = %type_url::short_name(url), version = %sent.version, %nonce,
+                resources = entries.len(), "heartbeat");
+            let head = DiscoveryResponse {
+                version_info: sent.version.clone(),
+                type_url: url.clone(),
+                nonce: nonce.clone(),
+                control_plane: Some(control_plane()),
+                ..Default::default()
+            };
+            state.heartbeats.on_sent(nonce, now.at, now.wall);
+            s.changed.insert(url.clone());
+            out.push(SotwResponse {
+                head,
+                entries,
+                manifest: Manifest::Heartbeat(kept),
+            });
+        }
+        out
+    }
+
+    fn next_deadline(&self) -> Option<Instant> {
+        self.s.next_deadline()
+    }
+
+    fn node_id(&self) -> Option<&str> {
+        self.s.node_id()
+    }
+
+    fn take_status(&mut self) -> Vec<TypeStatus> {
+        self.s.take_status()
+    }
+
+    fn held(self) -> Held {
+        self.s.held()
+    }
+}
+
+impl MachineHooks for SotwStream {
+    fn exchange(&self) -> Exchange {
+        self.s.exchange
+    }
+
+    fn ledger(&self, type_url: &str) -> Option<&Ledger> {
+        self.s.ledger(type_url)
+    }
+
+    fn nonces_issued(&self) -> u64 {
+        self.s.nonces.issued()
+    }
+
+    /// The current interest's response again, with a fresh nonce, whether or not the client
+    /// has it; `None` before the node is known or when nothing is subscribed.
+    fn repeat_last(&mut self, url: &str, now: Now) -> Option<SotwResponse> {
+        let s = &mut self.s;
+        let node = s.node.clone()?;
+        let resources = s.resources(&node, url);
+        let state = s.types.get_mut(url)?;
+        if state.sub.interest.is_empty() {
+            return None;
+        }
+        let who = (s.id, node.as_str(), s.features, now.wall);
+        let planned = respond(who, &mut s.nonces, url, state, &resources);
+        s.changed.insert(url.to_string());
+        Some(planned.response)
+    }
+
+    fn mask(&mut self, url: &str, globs: Vec<String>, now: Now) -> Vec<SotwResponse> {
+        let Some(node) = self.s.mask(url, globs) else {
+            return Vec::new();
+        };
+        let planned = self.push_if_changed(&node, url, now);
+        planned.into_iter().map(|p| p.response).collect()
+    }
+
+    fn note_wire(&mut self, url: &str, planned: &str, mark: FaultMark, fate: WireFate, now: Now) {
+        self.s.note_wire(url, planned, mark, fate, now.wall);
+    }
+
+    fn withdraw(&mut self, url: &str, planned_nonce: &str) {
+        self.s.withdraw(url, planned_nonce);
+    }
+
+    fn resync(&mut self, now: Now) -> Vec<SotwResponse> {
+        let unsettled = self.s.unsettled();
+        let again = unsettled
+            .iter()
+            .filter_map(|url| self.repeat_last(url, now));
+        again.collect()
+    }
+}
+
+impl SotwStream {
     /// The response `url` is owed when what the client would receive now differs from what
     /// it was last sent (S3), if it is subscribed.
-    fn push_if_changed(&mut self, node: &str, url: &str) -> Option<Planned<SotwResponse>> {
-        let resources = self.resources(node, url);
-        let state = self.types.get_mut(url)?;
+    fn push_if_changed(
+        &mut self,
+        node: &str,
+        url: &str,
+        now: Now,
+    ) -> Option<Planned<SotwResponse>> {
+        let s = &mut self.s;
+        let resources = s.resources(node, url);
+        let state = s.types.get_mut(url)?;
         if state.sub.interest.is_empty() {
             return None;
         }
@@ -193,66 +333,31 @@ impl SotwStream {
         if state.was_sent(&resources.version, hash) {
             return None;
         }
-        let who = (self.id, node, self.features);
-        let planned = respond(who, &mut self.nonces, url, state, &resources);
-        self.changed.insert(url.to_string());
+        let who = (s.id, node, s.features, now.wall);
+        let planned = respond(who, &mut s.nonces, url, state, &resources);
+        s.changed.insert(url.to_string());
         Some(planned)
     }
 
-    /// [`Self::on_request`], with the responses decoded into plain messages (for fetches
-    /// and tests; streams send the shared entries as they are).
-    pub fn on_request_decoded(&mut self, request: DiscoveryRequest) -> Vec<DiscoveryResponse> {
-        let out = self.on_request(request.into());
+    /// [`StreamMachine::on_request`], with the responses decoded into plain messages (for
+    /// fetches and tests; streams send the shared entries as they are).
+    pub fn on_request_decoded(
+        &mut self,
+        request: DiscoveryRequest,
+        now: Now,
+    ) -> Vec<DiscoveryResponse> {
+        let out = self.on_request(request.into(), now);
         out.iter().map(SotwResponse::to_message).collect()
     }
 
-    /// [`Self::on_snapshot`], with the responses decoded into plain messages.
-    pub fn on_snapshot_decoded(&mut self, snapshot: Arc<Snapshot>) -> Vec<DiscoveryResponse> {
-        let out = self.on_snapshot(snapshot);
+    /// [`StreamMachine::on_snapshot`], with the responses decoded into plain messages.
+    pub fn on_snapshot_decoded(
+        &mut self,
+        snapshot: Arc<Snapshot>,
+        now: Now,
+    ) -> Vec<DiscoveryResponse> {
+        let out = self.on_snapshot(snapshot, now);
         out.iter().map(SotwResponse::to_message).collect()
-    }
-
-    pub fn node_id(&self) -> Option<&str> {
-        self.node.as_deref()
-    }
-
-    pub fn take_status(&mut self) -> Vec<TypeStatus> {
-        let changed = std::mem::take(&mut self.changed);
-        changed
-            .iter()
-            .filter_map(|url| {
-                let state = self.types.get(url)?;
-                let mut status = state.sub.status(url, state.sent_hash);
-                status.heartbeats = state.heartbeats.status();
-                Some(status)
-            })
-            .collect()
-    }
-
-    /// The node id (and its features) are fixed by the stream's first request (C1: later ones
-    /// may omit `node`).
-    fn node_from(&mut self, request: &DiscoveryRequest) -> String {
-        if self.node.is_none() {
-            self.features = Features::of(request.node.as_ref());
-        }
-        self.node
-            .get_or_insert_with(|| {
-                let node = request.node.as_ref().map(|n| n.id.clone());
-                if node.is_none() {
-                    warn!(
-                        stream = self.id,
-                        "first request has no node: serving the base fixtures"
-                    );
-                }
-                node.unwrap_or_default()
-            })
-            .clone()
-    }
-
-    /// The resources of `url` this stream serves: the snapshot's, without what a fault masks.
-    fn resources(&mut self, node: &str, url: &str) -> Arc<TypeResources> {
-        let resources = self.snapshot.get(node, url).unwrap_or(&self.empty);
-        self.masks.apply(url, resources.clone())
     }
 }
 
@@ -269,11 +374,10 @@ fn view(interest: &Interest, resources: &TypeResources) -> Arc<View> {
     resources.named_view(&interest.shared_names())
 }
 
-/// Records what the request says about our latest response (S2, S4) and returns its verdict.
+/// Records what the request, received at `at`, says about our latest response (S2, S4) and
+/// returns its verdict.
 fn answer(
-    stream: u64,
-    node: &str,
-    url: &str,
+    (stream, node, url, at): (u64, &str, &str, SystemTime),
     sub: &mut Subscription,
     request: &DiscoveryRequest,
 ) -> Verdict {
@@ -286,12 +390,12 @@ fn answer(
             crate::stream_line!(stream, %node, r#type = %short, %nonce, "stale nonce: request ignored");
         }
         Verdict::Ack => {
-            sub.ledger.record_ack(&request.version_info);
+            sub.ledger.record_ack(&request.version_info, at);
             crate::stream_line!(stream, %node, r#type = %short, version = %request.version_info, %nonce, "ACK");
         }
         Verdict::Nack => {
             let message = error.map(|e| e.message.as_str()).unwrap_or_default();
-            let nack = sub.ledger.record_nack(message);
+            let nack = sub.ledger.record_nack(message, at);
             warn!(stream, %node, r#type = %short, version = %nack.version, %nonce,
                 error = nack.message, "NACK: not resending until the fixtures change");
         }
@@ -321,12 +425,12 @@ fn heartbeat_answer(
     Some(Verdict::Nack)
 }
 
-/// The stream the response goes to: id, node and what its client can take.
-type Who<'a> = (u64, &'a str, Features);
+/// The stream the response goes to (id, node and what its client can take) and the time.
+type Who<'a> = (u64, &'a str, Features, SystemTime);
 
 /// Builds the response for `state`'s current interest and records it as sent.
 fn respond(
-    (stream, node, features): Who<'_>,
+    (stream, node, features, at): Who<'_>,
     nonces: &mut NonceSource,
     url: &str,
     state: &mut TypeState,
@@ -367,7 +471,7 @@ fn respond(
     state
         .sub
         .ledger
-        .record_sent(version, &nonce, view.picked.len());
+        .record_sent(version, &nonce, view.picked.len(), at);
     state.sent_hash = Some(view.hash);
     state.sent_from = Some(resources.clone());
     // Heartbeats need both features: they are wrappers.
@@ -385,8 +489,6 @@ fn respond(
         response,
     }
 }
-
-mod heartbeat;
 
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,7 @@
 //! Per-stream, per-type subscription state, shared by the SotW and Delta state machines:
 //! what the client is interested in ([`Interest`]) and what happened on the wire
-//! ([`Ledger`]: last sent, last ACKed, last NACKed). Pure: no I/O, no clocks besides the
-//! timestamps recorded for `/status`.
+//! ([`Ledger`]: last sent, last ACKed, last NACKed). Pure: no I/O, no clock; the timestamps
+//! recorded for `/status` are the time the machine was given (`at`).
 
 use std::{collections::BTreeSet, sync::Arc, time::SystemTime};
 
@@ -286,14 +286,15 @@ impl Ledger {
         }
     }
 
-    pub fn record_sent(&mut self, version: &str, nonce: &str, resources: usize) {
+    /// A response went out at `at` with `version` and `nonce`, holding `resources`.
+    pub fn record_sent(&mut self, version: &str, nonce: &str, resources: usize, at: SystemTime) {
         self.withheld_before = self.last_sent.as_ref().and_then(|s| s.withheld.clone());
         self.previous_sent = self.last_sent.take();
         self.last_sent = Some(Sent {
             version: version.to_string(),
             nonce: nonce.to_string(),
             resources,
-            at: SystemTime::now(),
+            at,
             fault: None,
             withheld: None,
             held: None,
@@ -312,14 +313,11 @@ impl Ledger {
         withdrawn
     }
 
-    /// `sent`, planned for another type, went on the wire as this type's response.
-    pub fn adopt(&mut self, mut sent: Sent, mark: FaultMark) {
+    /// `sent`, planned for another type, went on the wire as this type's response at `at`.
+    pub fn adopt(&mut self, mut sent: Sent, mark: FaultMark, at: SystemTime) {
         sent.fault = Some(mark.clone());
         self.previous_sent = self.last_sent.replace(sent);
-        self.last_fault = Some(Touched {
-            mark,
-            at: SystemTime::now(),
-        });
+        self.last_fault = Some(Touched { mark, at });
     }
 
     /// Whether the client may not hold what this type's latest response carries: it did not
@@ -341,7 +339,13 @@ impl Ledger {
     /// Corrects the record of the response planned with `planned_nonce` to what went on the
     /// wire. A reused nonce becomes the one the client will echo, so its answer counts.
     /// Returns false when that response is no longer the latest (nothing to correct).
-    pub fn note_wire(&mut self, planned_nonce: &str, mark: FaultMark, fate: &WireFate) -> bool {
+    pub fn note_wire(
+        &mut self,
+        planned_nonce: &str,
+        mark: FaultMark,
+        fate: &WireFate,
+        at: SystemTime,
+    ) -> bool {
         let Some(sent) = self.last_sent.as_mut().filter(|s| s.nonce == planned_nonce) else {
             return false;
         };
@@ -356,7 +360,7 @@ impl Ledger {
             WireFate::Delayed { .. } => {
                 // On the wire now: that is when it was sent.
                 sent.held = None;
-                sent.at = SystemTime::now();
+                sent.at = at;
             }
             WireFate::Withheld { names } => {
                 sent.resources = sent.resources.saturating_sub(names.len());
@@ -366,16 +370,13 @@ impl Ledger {
                 sent.withheld = Some(Withheld {
                     rule: mark.rule.clone(),
                     names: names.clone(),
-                    since: waiting.map_or_else(SystemTime::now, |before| before.since),
+                    since: waiting.map_or(at, |before| before.since),
                 });
             }
             _ => {}
         }
         sent.fault = Some(mark.clone());
-        self.last_fault = Some(Touched {
-            mark,
-            at: SystemTime::now(),
-        });
+        self.last_fault = Some(Touched { mark, at });
         true
     }
 
@@ -387,18 +388,20 @@ impl Ledger {
         }
     }
 
-    /// Records an ACK of the latest response; `version` is what the client says it applied.
-    pub fn record_ack(&mut self, version: &str) {
+    /// Records an ACK of the latest response, received at `at`; `version` is what the client
+    /// says it applied.
+    pub fn record_ack(&mut self, version: &str, at: SystemTime) {
         let nonce = self.last_sent.as_ref().map(|s| s.nonce.clone());
         self.last_acked = Some(Acked {
             version: version.to_string(),
             nonce: nonce.unwrap_or_default(),
-            at: SystemTime::now(),
+            at,
         });
     }
 
-    /// Records a NACK of the latest response: the rejected version is the one we sent.
-    pub fn record_nack(&mut self, message: &str) -> &Nacked {
+    /// Records a NACK of the latest response, received at `at`: the rejected version is the
+    /// one we sent.
+    pub fn record_nack(&mut self, message: &str, at: SystemTime) -> &Nacked {
         let (version, nonce) = self
             .last_sent
             .as_ref()
@@ -408,7 +411,7 @@ impl Ledger {
             version,
             nonce,
             message: bounded(message),
-            at: SystemTime::now(),
+            at,
         })
     }
 }

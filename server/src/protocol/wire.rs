@@ -2,7 +2,7 @@
 //!
 //! The machines decide what to send; a fault stage between them and the wire may then drop,
 //! delay, mutate or replace a response. The loop reports each such fate back
-//! ([`crate::protocol::machine::StreamMachine::note_wire`]) so the ledger, and `/status` with
+//! ([`crate::protocol::machine::MachineHooks::note_wire`]) so the ledger, and `/status` with
 //! it, shows the response the client really saw (or did not), and which rule touched it.
 
 use std::{
@@ -80,6 +80,8 @@ pub enum Edit<'a> {
 pub trait WireResponse {
     /// `version_info` (Delta: `system_version_info`).
     fn version(&self) -> &str;
+    /// Bytes of the resource entries (close to the message's encoded size).
+    fn entry_bytes(&self) -> usize;
     fn set_nonce(&mut self, nonce: &str);
     /// The entry of the resource named `name`, or the first with `None`; `None` when the
     /// response has no such resource.

@@ -27,8 +27,6 @@ pub trait Flavor: Send + 'static {
     fn body(request: &Self::Request) -> RequestBody;
     /// The recorded response, encoded again (its nonce and versions as recorded).
     fn response(recorded: &RecordedResponse) -> Self::Response;
-    /// A response's type URL and the bytes of its resources.
-    fn payload(response: &Self::Response) -> (&str, usize);
 }
 
 /// State of the World.
@@ -75,10 +73,6 @@ impl Flavor for Sotw {
             manifest: Manifest::Replayed(Arc::clone(&recorded.resources)),
         }
     }
-
-    fn payload(response: &SotwResponse) -> (&str, usize) {
-        (&response.head.type_url, response.entry_bytes())
-    }
 }
 
 impl Flavor for Delta {
@@ -116,9 +110,5 @@ impl Flavor for Delta {
                 .collect(),
             manifest: Manifest::Replayed(Arc::clone(&recorded.resources)),
         }
-    }
-
-    fn payload(response: &DeltaResponse) -> (&str, usize) {
-        (&response.head.type_url, response.entry_bytes())
     }
 }

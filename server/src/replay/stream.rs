@@ -24,7 +24,8 @@ use crate::{
         facts::{StatusFacts, TapRequest},
         held::Held,
         kind::StreamKind,
-        machine::StreamMachine,
+        machine::{MachineHooks, StreamMachine},
+        now::Now,
         subscription::{Change, Exchange, Ledger, Subscription, TypeStatus, Verdict},
         wire::{FaultMark, WireFate},
     },
@@ -119,7 +120,7 @@ impl<F: Flavor> ReplayStream<F> {
     }
 
     /// The request in the stream's ledger: what it asks for, and its ACK or NACK.
-    fn note_request(&mut self, got: &RecordedRequest) {
+    fn note_request(&mut self, got: &RecordedRequest, at: SystemTime) {
         let type_url = got.type_url.0.clone();
         let first = !self.types.contains_key(&type_url);
         let subscription = self.types.entry(type_url.clone()).or_default();
@@ -142,20 +143,20 @@ impl<F: Flavor> ReplayStream<F> {
         };
         let ledger = &mut subscription.ledger;
         match ledger.classify(&got.nonce, got.error_detail.is_some()) {
-            Verdict::Ack => ledger.record_ack(&version),
+            Verdict::Ack => ledger.record_ack(&version, at),
             Verdict::Nack => {
                 let message = got.error_detail.as_ref().map(|e| e.message.as_str());
-                ledger.record_nack(message.unwrap_or_default());
+                ledger.record_nack(message.unwrap_or_default(), at);
             }
             _ => {}
         }
         self.changed.insert(type_url);
     }
 
-    /// A recorded response as it goes out, in the ledger.
-    fn note_sent(&mut self, sent: &SentNote) {
+    /// A recorded response as it goes out at `at`, in the ledger.
+    fn note_sent(&mut self, sent: &SentNote, at: SystemTime) {
         let subscription = self.types.entry(sent.type_url.clone()).or_default();
-        (subscription.ledger).record_sent(&sent.version, &sent.nonce, sent.resources);
+        (subscription.ledger).record_sent(&sent.version, &sent.nonce, sent.resources, at);
         self.changed.insert(sent.type_url.clone());
     }
 
@@ -176,7 +177,11 @@ impl<F: Flavor> ReplayStream<F> {
     }
 
     /// Checks `got` against the next recorded request of its type; the responses to send.
-    fn replay_one(&mut self, got: &RecordedRequest) -> Result<Vec<F::Response>, Failure> {
+    fn replay_one(
+        &mut self,
+        got: &RecordedRequest,
+        wall: SystemTime,
+    ) -> Result<Vec<F::Response>, Failure> {
         let replay = Arc::clone(&self.replay);
         let stream = &replay.script().streams[self.bind()?];
         let type_url = &got.type_url.0;
@@ -217,7 +222,7 @@ impl<F: Flavor> ReplayStream<F> {
             match replay.timed() {
                 true => (self.released).push((recorded.after, note, F::response(recorded))),
                 false => {
-                    self.note_sent(&note);
+                    self.note_sent(&note, wall);
                     now.push(F::response(recorded));
                 }
             }
@@ -259,7 +264,7 @@ impl<F: Flavor> StreamMachine for ReplayStream<F> {
     type Request = F::Request;
     type Response = F::Response;
 
-    fn on_request(&mut self, request: F::Request) -> Vec<F::Response> {
+    fn on_request(&mut self, request: F::Request, now: Now) -> Vec<F::Response> {
         if self.failed {
             return Vec::new();
         }
@@ -267,8 +272,8 @@ impl<F: Flavor> StreamMachine for ReplayStream<F> {
             self.node = F::node(&request).map(str::to_string);
         }
         let got = self.observe(&request);
-        self.note_request(&got);
-        match self.replay_one(&got) {
+        self.note_request(&got, now.wall);
+        match self.replay_one(&got, now.wall) {
             Ok(responses) => responses,
             Err(failure) => {
                 self.failed = true;
@@ -283,13 +288,14 @@ impl<F: Flavor> StreamMachine for ReplayStream<F> {
     }
 
     /// A replay serves the recording, not the fixtures.
-    fn on_snapshot(&mut self, _snapshot: Arc<Snapshot>) -> Vec<F::Response> {
+    fn on_snapshot(&mut self, _snapshot: Arc<Snapshot>, _now: Now) -> Vec<F::Response> {
         Vec::new()
     }
 
     /// With `--replay-timing`, the responses whose recorded delay has passed (a replay sends
     /// no heartbeats of its own).
-    fn on_tick(&mut self, now: Instant) -> Vec<F::Response> {
+    fn on_tick(&mut self, now: Now) -> Vec<F::Response> {
+        let (wall, now) = (now.wall, now.at);
         for (after, note, response) in std::mem::take(&mut self.released) {
             // Later than every one scheduled before: recorded order is kept.
             let at = (self.scheduled.back().map(|(at, ..)| *at))
@@ -299,7 +305,7 @@ impl<F: Flavor> StreamMachine for ReplayStream<F> {
         let mut due = Vec::new();
         while self.scheduled.front().is_some_and(|(at, ..)| *at <= now) {
             if let Some((_, note, response)) = self.scheduled.pop_front() {
-                self.note_sent(&note);
+                self.note_sent(&note, wall);
                 due.push(response);
             }
         }
@@ -329,10 +335,12 @@ impl<F: Flavor> StreamMachine for ReplayStream<F> {
         statuses.collect()
     }
 
-    fn payload(response: &F::Response) -> (&str, usize) {
-        F::payload(response)
+    fn held(self) -> Held {
+        Held::default()
     }
+}
 
+impl<F: Flavor> MachineHooks for ReplayStream<F> {
     fn exchange(&self) -> Exchange {
         self.exchange
     }
@@ -346,16 +354,16 @@ impl<F: Flavor> StreamMachine for ReplayStream<F> {
     }
 
     /// A replay sends what was recorded, nothing more.
-    fn repeat_last(&mut self, _type_url: &str) -> Option<F::Response> {
+    fn repeat_last(&mut self, _type_url: &str, _now: Now) -> Option<F::Response> {
         None
     }
 
     /// A replay serves recorded responses, not a snapshot: there is nothing to hide.
-    fn mask(&mut self, _type_url: &str, _globs: Vec<String>) -> Vec<F::Response> {
+    fn mask(&mut self, _type_url: &str, _globs: Vec<String>, _now: Now) -> Vec<F::Response> {
         Vec::new()
     }
 
-    fn note_wire(&mut self, _: &str, _: &str, _: FaultMark, _: WireFate) {}
+    fn note_wire(&mut self, _: &str, _: &str, _: FaultMark, _: WireFate, _: Now) {}
 
     fn take_ending(&mut self) -> Option<StatusFacts> {
         // A recorded end waits for the responses still on their recorded delay.
@@ -364,10 +372,6 @@ impl<F: Flavor> StreamMachine for ReplayStream<F> {
             return None;
         }
         self.ending.take()
-    }
-
-    fn held(self) -> Held {
-        Held::default()
     }
 }
 

@@ -1,3 +1,5 @@
+use crate::protocol::machine::MachineHooks;
+use crate::protocol::now::tests::now;
 use std::sync::Arc;
 
 use xdsloop_proto::{
@@ -61,20 +63,20 @@ fn owned(nonce: &str, version: &str, list: &[&str]) -> (String, String, Vec<Stri
 fn replay_answers_each_recorded_request_with_the_responses_after_it() {
     let replay = replay(&sotw_lines());
     let mut stream = sotw(&replay);
-    let out = stream.on_request(request(CLUSTER, &[], "", ""));
+    let out = stream.on_request(request(CLUSTER, &[], "", ""), now());
     assert_eq!(sent(&out), [owned("3-1", "v1", &["a", "b"])]);
     assert_eq!(stream.node_id(), Some("edge-1"));
-    let out = stream.on_request(request(ENDPOINT, &["b", "a"], "", ""));
+    let out = stream.on_request(request(ENDPOINT, &["b", "a"], "", ""), now());
     assert_eq!(sent(&out), [owned("3-2", "e1", &["a", "b"])]);
     assert!(
         stream
-            .on_request(request(CLUSTER, &[], "v1", "3-1"))
+            .on_request(request(CLUSTER, &[], "v1", "3-1"), now())
             .is_empty()
     );
     assert_eq!(stream.exchange().verdict, Verdict::Ack);
     assert!(
         stream
-            .on_request(nack(ENDPOINT, &["a", "b"], "3-2"))
+            .on_request(nack(ENDPOINT, &["a", "b"], "3-2"), now())
             .is_empty()
     );
     assert_eq!(stream.exchange().verdict, Verdict::Nack);
@@ -91,9 +93,9 @@ fn replay_answers_each_recorded_request_with_the_responses_after_it() {
 fn replay_accepts_another_order_across_types() {
     let replay = replay(&sotw_lines());
     let mut stream = sotw(&replay);
-    let out = stream.on_request(request(ENDPOINT, &["a", "b"], "", ""));
+    let out = stream.on_request(request(ENDPOINT, &["a", "b"], "", ""), now());
     assert_eq!(sent(&out)[0].0, "3-2");
-    let out = stream.on_request(request(CLUSTER, &[], "", ""));
+    let out = stream.on_request(request(CLUSTER, &[], "", ""), now());
     assert_eq!(sent(&out)[0].0, "3-1");
     assert_eq!(stream.take_ending(), None);
 }
@@ -102,9 +104,13 @@ fn replay_accepts_another_order_across_types() {
 fn replay_mismatch_ends_the_stream_with_failed_precondition_naming_the_line() {
     let replay = replay(&sotw_lines());
     let mut stream = sotw(&replay);
-    stream.on_request(request(CLUSTER, &[], "", ""));
+    stream.on_request(request(CLUSTER, &[], "", ""), now());
     // The recording has the ACK of v1 at line 7; this client NACKs it.
-    assert!(stream.on_request(nack(CLUSTER, &[], "3-1")).is_empty());
+    assert!(
+        stream
+            .on_request(nack(CLUSTER, &[], "3-1"), now())
+            .is_empty()
+    );
     let ending = stream.take_ending().expect("the stream ends");
     assert_eq!(ending.code, 9, "FAILED_PRECONDITION");
     let expected = "replay: rec.jsonl:7 expected cds ACK v\"v1\" n3-1 [], \
@@ -120,7 +126,7 @@ fn replay_mismatch_ends_the_stream_with_failed_precondition_naming_the_line() {
     // Whatever comes before the stream is closed is not answered.
     assert!(
         stream
-            .on_request(request(CLUSTER, &[], "v1", "3-1"))
+            .on_request(request(CLUSTER, &[], "v1", "3-1"), now())
             .is_empty()
     );
     assert_eq!(stream.take_ending(), None, "said once");
@@ -130,9 +136,9 @@ fn replay_mismatch_ends_the_stream_with_failed_precondition_naming_the_line() {
 fn replay_request_beyond_the_recording_is_a_mismatch() {
     let replay = replay(&sotw_lines());
     let mut stream = sotw(&replay);
-    stream.on_request(request(CLUSTER, &[], "", ""));
-    stream.on_request(request(CLUSTER, &[], "v1", "3-1"));
-    stream.on_request(request(CLUSTER, &["a"], "v1", "3-1"));
+    stream.on_request(request(CLUSTER, &[], "", ""), now());
+    stream.on_request(request(CLUSTER, &[], "v1", "3-1"), now());
+    stream.on_request(request(CLUSTER, &["a"], "v1", "3-1"), now());
     let ending = stream.take_ending().expect("the stream ends");
     assert_eq!(
         &*ending.message,
@@ -158,25 +164,32 @@ fn replay_binds_each_stream_to_the_next_recorded_stream_of_its_node() {
     let replay = replay(&lines);
     let mut first = sotw(&replay);
     assert_eq!(
-        sent(&first.on_request(request(CLUSTER, &[], "", "")))[0].0,
+        sent(&first.on_request(request(CLUSTER, &[], "", ""), now()))[0].0,
         "3-1"
     );
     let mut second = sotw(&replay);
-    let out = second.on_request(request(CLUSTER, &[], "v1", ""));
+    let out = second.on_request(request(CLUSTER, &[], "v1", ""), now());
     assert_eq!(sent(&out), [owned("5-1", "v2", &["c"])]);
     let mut third = sotw(&replay);
-    assert!(third.on_request(request(CLUSTER, &[], "", "")).is_empty());
+    assert!(
+        third
+            .on_request(request(CLUSTER, &[], "", ""), now())
+            .is_empty()
+    );
     assert_eq!(
         &*third.take_ending().unwrap().message,
         "replay: no recorded stream left for node \"edge-1\" on ads-sotw (the recording has 2, \
          all replayed already)"
     );
     let mut delta: ReplayStream<Delta> = ReplayStream::new(replay.clone(), StreamKind::ADS_DELTA);
-    delta.on_request(DeltaDiscoveryRequest {
-        node: node("edge-1"),
-        type_url: CLUSTER.into(),
-        ..Default::default()
-    });
+    delta.on_request(
+        DeltaDiscoveryRequest {
+            node: node("edge-1"),
+            type_url: CLUSTER.into(),
+            ..Default::default()
+        },
+        now(),
+    );
     assert_eq!(
         &*delta.take_ending().unwrap().message,
         "replay: rec.jsonl has no ads-delta stream of node \"edge-1\" (it has \"edge-1\" on \
@@ -202,12 +215,15 @@ fn replay_delta_stream_sends_the_recorded_delta_responses() {
     ];
     let replay = replay(&lines);
     let mut stream: ReplayStream<Delta> = ReplayStream::new(replay.clone(), StreamKind::ADS_DELTA);
-    let out = stream.on_request(DeltaDiscoveryRequest {
-        node: node("edge-1"),
-        type_url: CLUSTER.into(),
-        resource_names_subscribe: names(&["a"]),
-        ..Default::default()
-    });
+    let out = stream.on_request(
+        DeltaDiscoveryRequest {
+            node: node("edge-1"),
+            type_url: CLUSTER.into(),
+            resource_names_subscribe: names(&["a"]),
+            ..Default::default()
+        },
+        now(),
+    );
     let message = out[0].to_message();
     assert_eq!(
         (message.nonce.as_str(), message.system_version_info.as_str()),
@@ -220,11 +236,14 @@ fn replay_delta_stream_sends_the_recorded_delta_responses() {
         ("a", "a-hash")
     );
     assert_eq!(resource.resource.as_ref().unwrap().type_url, CLUSTER);
-    let ack = stream.on_request(DeltaDiscoveryRequest {
-        type_url: CLUSTER.into(),
-        response_nonce: "4-1".into(),
-        ..Default::default()
-    });
+    let ack = stream.on_request(
+        DeltaDiscoveryRequest {
+            type_url: CLUSTER.into(),
+            response_nonce: "4-1".into(),
+            ..Default::default()
+        },
+        now(),
+    );
     assert!(ack.is_empty());
     assert_eq!((stream.take_ending(), replay.view().matched), (None, 2));
 }
@@ -238,11 +257,11 @@ fn replay_ends_the_stream_with_the_recorded_status_once_every_request_arrived() 
     );
     let replay = replay(&lines);
     let mut stream = sotw(&replay);
-    stream.on_request(request(CLUSTER, &[], "", ""));
-    stream.on_request(request(ENDPOINT, &["a", "b"], "", ""));
-    stream.on_request(nack(ENDPOINT, &["a", "b"], "3-2"));
+    stream.on_request(request(CLUSTER, &[], "", ""), now());
+    stream.on_request(request(ENDPOINT, &["a", "b"], "", ""), now());
+    stream.on_request(nack(ENDPOINT, &["a", "b"], "3-2"), now());
     assert_eq!(stream.take_ending(), None, "the cds ACK is still to come");
-    stream.on_request(request(CLUSTER, &[], "v1", "3-1"));
+    stream.on_request(request(CLUSTER, &[], "v1", "3-1"), now());
     let ending = stream.take_ending().expect("the recorded end");
     assert_eq!((ending.code, &*ending.message), (14, "bye"));
     let view = replay.view();
@@ -260,14 +279,18 @@ fn replay_timing_keeps_the_recorded_delay_between_a_request_and_its_responses() 
     );
     let replay = Arc::new(Replay::with_timing(script(&lines).unwrap(), true));
     let mut stream = sotw(&replay);
-    let start = std::time::Instant::now();
-    assert!(stream.on_request(request(CLUSTER, &[], "", "")).is_empty());
-    assert!(stream.on_tick(start).is_empty(), "not yet");
-    let due = start + std::time::Duration::from_secs(2);
-    assert_eq!(stream.next_deadline(), Some(due));
+    let start = now();
     assert!(
         stream
-            .on_request(request(ENDPOINT, &["a", "b"], "", ""))
+            .on_request(request(CLUSTER, &[], "", ""), now())
+            .is_empty()
+    );
+    assert!(stream.on_tick(start).is_empty(), "not yet");
+    let due = start + std::time::Duration::from_secs(2);
+    assert_eq!(stream.next_deadline(), Some(due.at));
+    assert!(
+        stream
+            .on_request(request(ENDPOINT, &["a", "b"], "", ""), now())
             .is_empty()
     );
     let later = start + std::time::Duration::from_millis(10);
@@ -281,8 +304,8 @@ fn replay_timing_keeps_the_recorded_delay_between_a_request_and_its_responses() 
         ["3-1", "3-2"]
     );
     assert_eq!(stream.next_deadline(), None);
-    stream.on_request(request(CLUSTER, &[], "v1", "3-1"));
-    stream.on_request(nack(ENDPOINT, &["a", "b"], "3-2"));
+    stream.on_request(request(CLUSTER, &[], "v1", "3-1"), now());
+    stream.on_request(nack(ENDPOINT, &["a", "b"], "3-2"), now());
     stream.on_tick(due);
     assert_eq!(stream.take_ending().map(|e| e.code), Some(14));
 }

@@ -6,6 +6,8 @@ use super::*;
 use crate::{
     protocol::{
         facts::{Capture, TapResponse},
+        machine::StreamMachine,
+        now::tests::now,
         sotw::SotwStream,
     },
     test_support::{snapshot, sotw},
@@ -14,7 +16,9 @@ use crate::{
 #[test]
 fn a_summarized_event_keeps_counts_and_drops_bodies() {
     let mut stream = SotwStream::new(1, snapshot(1, &[(CDS, &[("a", "1")])]));
-    let out = stream.on_request(sotw(CDS, &[], "", "").into()).remove(0);
+    let out = stream
+        .on_request(sotw(CDS, &[], "", "").into(), now())
+        .remove(0);
     let event = WireEvent {
         at: SystemTime::UNIX_EPOCH,
         stream: 1,

@@ -19,7 +19,7 @@ use crate::{
     judge::{Conformance, Mode, nodes::Peer},
     net::{DEFAULT_MAX_REQUEST_BYTES, conn::PeerInfo},
     protocol::delta::DeltaStream,
-    protocol::machine::StreamMachine,
+    protocol::machine::MachineHooks,
     protocol::request::SotwRequest,
     protocol::response::{DeltaResponse, SotwResponse},
     protocol::sotw::SotwStream,
@@ -165,7 +165,7 @@ impl Discovery {
         machine: impl FnOnce(u64, Arc<Snapshot>) -> M,
     ) -> ResponseStream<M::Response>
     where
-        M: StreamMachine,
+        M: MachineHooks,
         S: Stream<Item = Result<M::Request, Status>> + Send + Unpin + 'static,
     {
         let addr = peer.as_ref().map(|p| p.addr);

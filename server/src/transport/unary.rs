@@ -48,7 +48,7 @@ impl Fetcher {
             .map(|n| n.id.clone())
             .unwrap_or_default();
         let held = request.version_info.clone();
-        let fetched = fetch_wire(snapshot, type_url, request);
+        let fetched = fetch_wire(snapshot, type_url, request, crate::transport::stream::now());
         let short = type_url::short_name(type_url);
         match &fetched {
             Fetched::NotModified { version } => {

@@ -1,6 +1,8 @@
 //! The CSDS table of `docs/status.md`, one ledger state at a time, driven by the real stream
 //! machines.
 
+use crate::protocol::machine::StreamMachine;
+use crate::protocol::now::tests::now;
 use std::{sync::Arc, time::SystemTime};
 
 use xdsloop_proto::{
@@ -75,7 +77,7 @@ impl Sotw {
     }
 
     fn ask(&mut self, request: xdsloop_proto::discovery::DiscoveryRequest) -> String {
-        let out = self.machine.on_request_decoded(request);
+        let out = self.machine.on_request_decoded(request, now());
         self.take();
         out.last().map(|r| r.nonce.clone()).unwrap_or_default()
     }
@@ -138,7 +140,7 @@ fn s17_csds_maps_each_sotw_ledger_state() {
         false,
     );
     assert_eq!(rows(&s.csds(&v2))[0], row);
-    let pushed = s.machine.on_snapshot_decoded(v2.clone());
+    let pushed = s.machine.on_snapshot_decoded(v2.clone(), now());
     s.take();
     let row = (
         "a".into(),
@@ -201,13 +203,15 @@ fn s17_csds_delta_reports_each_resource_version() {
         resource_names_subscribe: vec!["a".into(), "b".into()],
         ..Default::default()
     };
-    let nonce = machine.on_request_decoded(subscribe)[0].nonce.clone();
+    let nonce = machine.on_request_decoded(subscribe, now())[0]
+        .nonce
+        .clone();
     let ack = DeltaDiscoveryRequest {
         type_url: CLUSTER.into(),
         response_nonce: nonce,
         ..Default::default()
     };
-    machine.on_request_decoded(ack);
+    machine.on_request_decoded(ack, now());
     let streams = [stream(
         1,
         "node-1",

@@ -1,3 +1,5 @@
+use crate::protocol::machine::MachineHooks;
+use crate::protocol::now::tests::now;
 use std::{
     sync::Arc,
     time::{Duration, SystemTime},
@@ -36,7 +38,7 @@ fn session() -> Vec<WireEvent> {
     for request in [sotw(CDS, &[], "", ""), nack, sotw(CDS, &[], "x", "7-0")] {
         let request = SotwRequest::from(request);
         let mut facts = request.facts(Capture::Full);
-        let out = machine.on_request(request);
+        let out = machine.on_request(request, now());
         facts.settle(machine.exchange(), false);
         whats.push(What::Request(Box::new(facts)));
         let responses = out.iter().map(|r| r.facts(Capture::Full));

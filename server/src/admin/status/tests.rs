@@ -1,5 +1,7 @@
 //! The status document built from the real (sans-I/O) stream machines' reports.
 
+use crate::protocol::machine::StreamMachine;
+use crate::protocol::now::tests::now;
 use std::{path::PathBuf, sync::Arc, time::SystemTime};
 
 use xdsloop_proto::{
@@ -62,13 +64,13 @@ impl Sotw {
         &mut self,
         request: xdsloop_proto::discovery::DiscoveryRequest,
     ) -> Vec<DiscoveryResponse> {
-        let out = self.machine.on_request_decoded(request);
+        let out = self.machine.on_request_decoded(request, now());
         self.report();
         out
     }
 
     fn push(&mut self, snapshot: Arc<Snapshot>) -> Vec<DiscoveryResponse> {
-        let out = self.machine.on_snapshot_decoded(snapshot);
+        let out = self.machine.on_snapshot_decoded(snapshot, now());
         self.report();
         out
     }
@@ -197,7 +199,7 @@ fn delta_states_compare_what_the_client_holds() {
     let entry = registry.open(StreamKind::ADS_DELTA, None, None);
     let mut machine = DeltaStream::new(entry.id(), v1.clone());
     let first = machine
-        .on_request_decoded(delta(ENDPOINT, &["a", "missing"], ""))
+        .on_request_decoded(delta(ENDPOINT, &["a", "missing"], ""), now())
         .remove(0);
     entry.set_node("node-d");
     entry.update(machine.take_status());
@@ -205,7 +207,7 @@ fn delta_states_compare_what_the_client_holds() {
         state_of(&document(&registry, &v1, None), ENDPOINT),
         SyncState::Pending
     );
-    machine.on_request_decoded(delta(ENDPOINT, &[], &first.nonce));
+    machine.on_request_decoded(delta(ENDPOINT, &[], &first.nonce), now());
     entry.update(machine.take_status());
     assert_eq!(
         state_of(&document(&registry, &v1, None), ENDPOINT),
@@ -215,7 +217,7 @@ fn delta_states_compare_what_the_client_holds() {
     let other_changed = snapshot(2, &[(ENDPOINT, &[("a", "1"), ("b", "2")])]);
     assert!(
         machine
-            .on_snapshot_decoded(other_changed.clone())
+            .on_snapshot_decoded(other_changed.clone(), now())
             .is_empty()
     );
     entry.update(machine.take_status());
@@ -228,11 +230,13 @@ fn delta_states_compare_what_the_client_holds() {
         state_of(&document(&registry, &mine_changed, None), ENDPOINT),
         SyncState::Stale
     );
-    let pushed = machine.on_snapshot_decoded(mine_changed.clone()).remove(0);
+    let pushed = machine
+        .on_snapshot_decoded(mine_changed.clone(), now())
+        .remove(0);
     entry.update(machine.take_status());
     let mut nack = delta(ENDPOINT, &[], &pushed.nonce);
     nack.error_detail = error("endpoint a: no port");
-    machine.on_request_decoded(nack);
+    machine.on_request_decoded(nack, now());
     entry.update(machine.take_status());
     assert_eq!(
         state_of(&document(&registry, &mine_changed, None), ENDPOINT),

@@ -1,7 +1,7 @@
 //! `flap`: a rule's resources are there for a `period`, gone for one, back for one, and so on,
 //! for as long as the rule is in force. The stage keeps each rule's cycle by the stream's age
 //! and has the machine hide the names while they are gone
-//! ([`crate::protocol::machine::StreamMachine::mask`]): the machine's own responses say it, so
+//! ([`crate::protocol::machine::MachineHooks::mask`]): the machine's own responses say it, so
 //! versions, nonces and the ledger stay exact (SotW: the cut set under a version of its own;
 //! Delta: `removed_resources`, then the resources again).
 //!
@@ -15,7 +15,7 @@ use std::time::Duration;
 use super::{FaultStage, StreamCtx, Target};
 use crate::{
     faults::scenario::model::Action,
-    protocol::{facts::TapResponse, machine::StreamMachine, wire::FaultMark},
+    protocol::{facts::TapResponse, machine::MachineHooks, now::Now, wire::FaultMark},
 };
 
 /// Where one `flap` rule is in its cycle on one stream.
@@ -44,7 +44,7 @@ impl FaultStage {
     /// The stream is `ctx.age` old: the `flap` rules due turn, and the types whose hidden
     /// names changed (a rule turned, or was removed with the scenario) are served again;
     /// returns the responses that tell the client, each marked with its rule.
-    pub fn on_flap<M: StreamMachine>(
+    pub fn on_flap<M: MachineHooks>(
         &mut self,
         ctx: &StreamCtx<'_>,
         machine: &mut M,
@@ -72,7 +72,7 @@ impl FaultStage {
             });
             if cycle.gone {
                 cycle.gone = false;
-                out.extend(self.show(a, machine));
+                out.extend(self.show(a, machine, ctx.now));
             } else {
                 out.extend(self.remove(ctx, a, machine));
             }
@@ -80,14 +80,14 @@ impl FaultStage {
         // What a removed rule hid comes back at once, unmarked: no rule is at work any more.
         let masked: Vec<String> = self.masked.iter().cloned().collect();
         for type_url in masked {
-            out.extend(self.mask_type(&type_url, machine));
+            out.extend(self.mask_type(&type_url, machine, ctx.now));
         }
         out
     }
 
     /// Hides the names of the active rule `a`, if that tells the client something and a
     /// budget allows: one firing.
-    fn remove<M: StreamMachine>(
+    fn remove<M: MachineHooks>(
         &mut self,
         ctx: &StreamCtx<'_>,
         a: usize,
@@ -103,12 +103,12 @@ impl FaultStage {
             return Vec::new();
         }
         self.active[a].flap.gone = true;
-        let out = self.mask_type(&type_url, machine);
+        let out = self.mask_type(&type_url, machine, ctx.now);
         let Some(first) = out.first() else {
             // Nothing to tell this stream: no removal, no firing.
             self.rule(self.active[a].index).1.give_back();
             self.active[a].flap.gone = false;
-            self.mask_type(&type_url, machine);
+            self.mask_type(&type_url, machine, ctx.now);
             return Vec::new();
         };
         let target = Target {
@@ -121,8 +121,8 @@ impl FaultStage {
     }
 
     /// Shows the names of the active rule `a` again (its mark on the responses, no firing).
-    fn show<M: StreamMachine>(&mut self, a: usize, machine: &mut M) -> Vec<M::Response> {
-        let out = self.mask_type(&self.type_of(a), machine);
+    fn show<M: MachineHooks>(&mut self, a: usize, machine: &mut M, now: Now) -> Vec<M::Response> {
+        let out = self.mask_type(&self.type_of(a), machine, now);
         let (rule, _) = self.rule(self.active[a].index);
         let mark = FaultMark {
             rule: std::sync::Arc::from(rule.id.as_str()),
@@ -133,7 +133,12 @@ impl FaultStage {
     }
 
     /// Tells the machine every name of `type_url` the active rules hide now.
-    fn mask_type<M: StreamMachine>(&mut self, type_url: &str, machine: &mut M) -> Vec<M::Response> {
+    fn mask_type<M: MachineHooks>(
+        &mut self,
+        type_url: &str,
+        machine: &mut M,
+        now: Now,
+    ) -> Vec<M::Response> {
         let mut globs = Vec::new();
         for a in self.active.iter().filter(|a| a.flap.gone) {
             let (rule, _) = self.rule(a.index);
@@ -148,7 +153,7 @@ impl FaultStage {
         } else {
             self.masked.insert(type_url.to_string());
         }
-        machine.mask(type_url, globs)
+        machine.mask(type_url, globs, now)
     }
 
     fn type_of(&self, a: usize) -> String {

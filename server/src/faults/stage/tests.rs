@@ -35,7 +35,7 @@ fn ctx(age: Duration) -> StreamCtx<'static> {
         node: Some("edge-1"),
         kind: StreamKind::ADS_SOTW,
         age,
-        now: std::time::SystemTime::UNIX_EPOCH + age,
+        now: crate::protocol::now::tests::now(),
     }
 }
 

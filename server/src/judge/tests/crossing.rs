@@ -37,7 +37,7 @@ impl Wire {
         self.issued += 1;
         let nonce = format!("1-{}", self.issued);
         let ledger = self.ledgers.entry(url).or_default();
-        ledger.record_sent(version, &nonce, 1);
+        ledger.record_sent(version, &nonce, 1, std::time::SystemTime::now());
         self.judge.on_response(url, &nonce, false, self.now);
         nonce
     }
@@ -66,9 +66,9 @@ impl Wire {
         let ledger = self.ledgers.entry(url).or_default();
         let verdict = ledger.classify(nonce, nack.is_some());
         match (verdict, nack) {
-            (Verdict::Ack, _) => ledger.record_ack(version),
+            (Verdict::Ack, _) => ledger.record_ack(version, std::time::SystemTime::now()),
             (Verdict::Nack, Some(m)) => {
-                ledger.record_nack(m);
+                ledger.record_nack(m, std::time::SystemTime::now());
             }
             _ => {}
         }

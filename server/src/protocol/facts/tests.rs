@@ -1,3 +1,5 @@
+use crate::protocol::machine::StreamMachine;
+use crate::protocol::now::tests::now;
 use xdsloop_proto::{
     discovery::DeltaDiscoveryRequest,
     type_url::{CLUSTER as CDS, ENDPOINT as EDS},
@@ -46,7 +48,9 @@ use crate::protocol::request::SotwRequest;
 #[test]
 fn response_facts_name_each_resource_from_the_manifest() {
     let mut stream = SotwStream::new(1, snapshot(1, &[(CDS, &[("a", "1"), ("b", "2")])]));
-    let out = stream.on_request(sotw(CDS, &[], "", "").into()).remove(0);
+    let out = stream
+        .on_request(sotw(CDS, &[], "", "").into(), now())
+        .remove(0);
     let facts = out.facts(Capture::Full);
     let listed: Vec<(&str, &str)> = facts
         .resources
@@ -88,7 +92,7 @@ fn delta_facts_carry_subscriptions_declared_versions_and_removals() {
     assert_eq!(subscribe.total, 2);
     assert_eq!(&*initial_versions.items[0].1, "0");
     assert_eq!(&*facts.version, "", "Delta requests carry no version");
-    let out = stream.on_request(request).remove(0);
+    let out = stream.on_request(request, now()).remove(0);
     let facts = out.facts(Capture::Full);
     assert_eq!(facts.variant, Variant::Delta);
     assert_eq!(&*facts.resources.items[0].0, "a");

@@ -108,6 +108,10 @@ fn in_head<M: Message + Default>(
 }
 
 impl WireResponse for SotwResponse {
+    fn entry_bytes(&self) -> usize {
+        self.entries.iter().map(Bytes::len).sum()
+    }
+
     fn version(&self) -> &str {
         &self.head.version_info
     }
@@ -166,6 +170,10 @@ impl WireResponse for SotwResponse {
 }
 
 impl WireResponse for DeltaResponse {
+    fn entry_bytes(&self) -> usize {
+        self.entries.iter().map(Bytes::len).sum()
+    }
+
     fn version(&self) -> &str {
         &self.head.system_version_info
     }

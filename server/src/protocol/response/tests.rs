@@ -1,5 +1,7 @@
 //! The shared-entry encoding decodes (with prost) to exactly the message the plain path builds.
 
+use crate::protocol::machine::StreamMachine;
+use crate::protocol::now::tests::now;
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
@@ -123,8 +125,8 @@ fn streams_of_one_fleet_share_the_resource_bytes() {
     };
     let mut one = SotwStream::new(1, snap.clone());
     let mut two = SotwStream::new(2, snap.clone());
-    let a = one.on_request(request.clone().into()).remove(0);
-    let b = two.on_request(request.into()).remove(0);
+    let a = one.on_request(request.clone().into(), now()).remove(0);
+    let b = two.on_request(request.into(), now()).remove(0);
     assert_ne!(a.head.nonce, b.head.nonce);
     // Both resources in one buffer, the same allocation for both streams.
     assert_eq!(a.entries.len(), 1);
@@ -132,14 +134,17 @@ fn streams_of_one_fleet_share_the_resource_bytes() {
     assert_eq!(a.to_message().resources.len(), 2);
     let mut delta = DeltaStream::new(3, snap);
     let d = delta
-        .on_request(xdsloop_proto::discovery::DeltaDiscoveryRequest {
-            type_url: CLUSTER.into(),
-            node: Some(Node {
-                id: "n".into(),
+        .on_request(
+            xdsloop_proto::discovery::DeltaDiscoveryRequest {
+                type_url: CLUSTER.into(),
+                node: Some(Node {
+                    id: "n".into(),
+                    ..Default::default()
+                }),
                 ..Default::default()
-            }),
-            ..Default::default()
-        })
+            },
+            now(),
+        )
         .remove(0);
     let names: Vec<String> = d
         .to_message()
@@ -167,7 +172,7 @@ fn delta_wildcard(stream: &mut DeltaStream) -> DeltaResponse {
         }),
         ..Default::default()
     };
-    stream.on_request(request).remove(0)
+    stream.on_request(request, now()).remove(0)
 }
 
 #[test]

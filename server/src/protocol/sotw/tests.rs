@@ -1,4 +1,5 @@
 use super::*;
+use crate::protocol::now::tests::now;
 use crate::test_support::{error, node, snapshot, sotw, type_resources};
 use xdsloop_proto::type_url::{CLUSTER as CDS, ENDPOINT as EDS, LISTENER as LDS, ROUTE as RDS};
 
@@ -24,18 +25,18 @@ fn base() -> Arc<Snapshot> {
 /// A stream that subscribed to `type_url` and ACKed the first response; returns that response.
 fn subscribed(stream: &mut SotwStream, type_url: &str, names: &[&str]) -> DiscoveryResponse {
     let first = stream
-        .on_request_decoded(sotw(type_url, names, "", ""))
+        .on_request_decoded(sotw(type_url, names, "", ""), now())
         .remove(0);
     let ack = sotw(type_url, names, &first.version_info, &first.nonce);
-    assert!(stream.on_request_decoded(ack).is_empty());
+    assert!(stream.on_request_decoded(ack, now()).is_empty());
     first
 }
 
 #[test]
 fn s1_each_response_has_type_url_fresh_nonce_and_matching_any() {
     let mut stream = SotwStream::new(1, base());
-    let cds = stream.on_request_decoded(sotw(CDS, &[], "", ""));
-    let eds = stream.on_request_decoded(sotw(EDS, &["c1"], "", ""));
+    let cds = stream.on_request_decoded(sotw(CDS, &[], "", ""), now());
+    let eds = stream.on_request_decoded(sotw(EDS, &["c1"], "", ""), now());
     assert_eq!((cds.len(), eds.len()), (1, 1));
     assert_eq!(cds[0].type_url, CDS);
     assert_eq!(held(&cds[0]), ["c1@1", "c2@1"]);
@@ -51,9 +52,9 @@ fn s3_ack_causes_no_resend_and_a_change_is_pushed() {
     let mut stream = SotwStream::new(1, base());
     let first = subscribed(&mut stream, CDS, &[]);
     let same_content = base();
-    assert!(stream.on_snapshot_decoded(same_content).is_empty());
+    assert!(stream.on_snapshot_decoded(same_content, now()).is_empty());
     let changed = snapshot(2, &[(CDS, &[("c1", "2"), ("c2", "1")])]);
-    let pushed = stream.on_snapshot_decoded(changed);
+    let pushed = stream.on_snapshot_decoded(changed, now());
     assert_eq!(pushed.len(), 1);
     assert_ne!(pushed[0].version_info, first.version_info);
     assert_ne!(pushed[0].nonce, first.nonce);
@@ -63,10 +64,12 @@ fn s3_ack_causes_no_resend_and_a_change_is_pushed() {
 #[test]
 fn s3_nack_is_recorded_and_the_content_is_not_resent_until_it_changes() {
     let mut stream = SotwStream::new(1, base());
-    let first = stream.on_request_decoded(sotw(CDS, &[], "", "")).remove(0);
+    let first = stream
+        .on_request_decoded(sotw(CDS, &[], "", ""), now())
+        .remove(0);
     let mut nack = sotw(CDS, &[], "", &first.nonce);
     nack.error_detail = error("cluster c1: bad lb policy");
-    assert!(stream.on_request_decoded(nack).is_empty());
+    assert!(stream.on_request_decoded(nack, now()).is_empty());
     let status = stream.take_status();
     let rejected = status[0].last_nack.as_ref().unwrap();
     assert_eq!(rejected.version, first.version_info);
@@ -76,9 +79,13 @@ fn s3_nack_is_recorded_and_the_content_is_not_resent_until_it_changes() {
         2,
         &[(CDS, &[("c1", "1"), ("c2", "1")]), (LDS, &[("l9", "1")])],
     );
-    assert!(stream.on_snapshot_decoded(other_type_changed).is_empty());
+    assert!(
+        stream
+            .on_snapshot_decoded(other_type_changed, now())
+            .is_empty()
+    );
     let fixed = snapshot(3, &[(CDS, &[("c1", "2"), ("c2", "1")])]);
-    let pushed = stream.on_snapshot_decoded(fixed);
+    let pushed = stream.on_snapshot_decoded(fixed, now());
     assert_eq!(held(&pushed[0]), ["c1@2", "c2@1"]);
 }
 
@@ -92,7 +99,7 @@ fn s3_content_change_under_an_unchanged_explicit_version_is_pushed() {
     };
     let mut stream = SotwStream::new(1, with_version("1"));
     subscribed(&mut stream, CDS, &[]);
-    let pushed = stream.on_snapshot_decoded(with_version("2"));
+    let pushed = stream.on_snapshot_decoded(with_version("2"), now());
     assert_eq!(pushed.len(), 1);
     assert_eq!(pushed[0].version_info, "v7");
 }
@@ -110,15 +117,19 @@ fn version_only_bump_is_pushed() {
     let mut stream = SotwStream::new(1, clusters_at("v1"));
     let first = subscribed(&mut stream, CDS, &[]);
     assert_eq!(first.version_info, "v1");
-    let pushed = stream.on_snapshot_decoded(clusters_at("v2"));
+    let pushed = stream.on_snapshot_decoded(clusters_at("v2"), now());
     assert_eq!(pushed.len(), 1, "same content, new version_info");
     assert_eq!(pushed[0].version_info, "v2");
     assert_eq!(held(&pushed[0]), ["c1@1", "c2@1"]);
-    assert!(stream.on_snapshot_decoded(clusters_at("v2")).is_empty());
+    assert!(
+        stream
+            .on_snapshot_decoded(clusters_at("v2"), now())
+            .is_empty()
+    );
     // A named subscription gets the new version too, with the resources it asked for.
     let mut named = SotwStream::new(2, clusters_at("v2"));
     subscribed(&mut named, CDS, &["c2"]);
-    let pushed = named.on_snapshot_decoded(clusters_at("v3"));
+    let pushed = named.on_snapshot_decoded(clusters_at("v3"), now());
     assert_eq!(
         (pushed[0].version_info.as_str(), held(&pushed[0])),
         ("v3", vec!["c2@1".to_string()])
@@ -130,18 +141,24 @@ fn version_only_bump_is_pushed() {
         CDS.into(),
         type_resources(CDS, &[("c1", "9"), ("c2", "1")], Some("v3")),
     );
-    assert!(named.on_snapshot_decoded(Arc::new(other)).is_empty());
+    assert!(named.on_snapshot_decoded(Arc::new(other), now()).is_empty());
 }
 
 #[test]
 fn s3_a_nacked_version_is_not_resent_but_a_version_bump_is() {
     let mut stream = SotwStream::new(1, clusters_at("v1"));
-    let first = stream.on_request_decoded(sotw(CDS, &[], "", "")).remove(0);
+    let first = stream
+        .on_request_decoded(sotw(CDS, &[], "", ""), now())
+        .remove(0);
     let mut nack = sotw(CDS, &[], "", &first.nonce);
     nack.error_detail = error("rejected");
-    assert!(stream.on_request_decoded(nack).is_empty());
-    assert!(stream.on_snapshot_decoded(clusters_at("v1")).is_empty());
-    let pushed = stream.on_snapshot_decoded(clusters_at("v2"));
+    assert!(stream.on_request_decoded(nack, now()).is_empty());
+    assert!(
+        stream
+            .on_snapshot_decoded(clusters_at("v1"), now())
+            .is_empty()
+    );
+    let pushed = stream.on_snapshot_decoded(clusters_at("v2"), now());
     assert_eq!(pushed.len(), 1, "a version bump is a change");
     assert_eq!(pushed[0].version_info, "v2");
 }
@@ -150,14 +167,15 @@ fn s3_a_nacked_version_is_not_resent_but_a_version_bump_is() {
 fn s4_stale_nonce_gets_no_response_and_the_fresh_one_does() {
     let mut stream = SotwStream::new(1, base());
     let first = stream
-        .on_request_decoded(sotw(EDS, &["c1"], "", ""))
+        .on_request_decoded(sotw(EDS, &["c1"], "", ""), now())
         .remove(0);
-    let newer = stream.on_snapshot_decoded(snapshot(2, &[(EDS, &[("c1", "2"), ("c2", "1")])]));
+    let newer =
+        stream.on_snapshot_decoded(snapshot(2, &[(EDS, &[("c1", "2"), ("c2", "1")])]), now());
     // The client asks for c2 while still answering the first response: stale.
     let stale = sotw(EDS, &["c1", "c2"], &first.version_info, &first.nonce);
-    assert!(stream.on_request_decoded(stale).is_empty());
+    assert!(stream.on_request_decoded(stale, now()).is_empty());
     let fresh = sotw(EDS, &["c1", "c2"], &newer[0].version_info, &newer[0].nonce);
-    let answer = stream.on_request_decoded(fresh);
+    let answer = stream.on_request_decoded(fresh, now());
     assert_eq!(held(&answer[0]), ["c1@2", "c2@1"]);
 }
 
@@ -172,10 +190,10 @@ fn s5_named_subscription_gets_existing_names_and_added_names_are_resent() {
         &first.version_info,
         &first.nonce,
     );
-    let answer = stream.on_request_decoded(added).remove(0);
+    let answer = stream.on_request_decoded(added, now()).remove(0);
     assert_eq!(held(&answer), ["c1@1", "c2@1"]);
     let narrowed = sotw(EDS, &["c2"], &answer.version_info, &answer.nonce);
-    assert!(stream.on_request_decoded(narrowed).is_empty());
+    assert!(stream.on_request_decoded(narrowed, now()).is_empty());
     // A change to a resource this stream did not ask for is a new version of the type: the
     // stream gets it, with the resources it asked for.
     let unrelated = snapshot(
@@ -185,11 +203,11 @@ fn s5_named_subscription_gets_existing_names_and_added_names_are_resent() {
             (CDS, &[("c1", "1"), ("c2", "1")]),
         ],
     );
-    let pushed = stream.on_snapshot_decoded(unrelated.clone());
+    let pushed = stream.on_snapshot_decoded(unrelated.clone(), now());
     assert_eq!(held(&pushed[0]), ["c2@1"]);
     assert_eq!(pushed[0].version_info, unrelated.base[EDS].version);
     // Named LDS/CDS: the named ones that exist.
-    let cds = stream.on_request_decoded(sotw(CDS, &["c2", "nope"], "", ""));
+    let cds = stream.on_request_decoded(sotw(CDS, &["c2", "nope"], "", ""), now());
     assert_eq!(held(&cds[0]), ["c2@1"]);
 }
 
@@ -199,17 +217,17 @@ fn s6_legacy_wildcard_and_explicit_names_then_empty_unsubscribes() {
     let first = subscribed(&mut stream, CDS, &[]);
     assert_eq!(held(&first), ["c1@1", "c2@1"]);
     let named = sotw(CDS, &["c1"], &first.version_info, &first.nonce);
-    let answer = stream.on_request_decoded(named).remove(0);
+    let answer = stream.on_request_decoded(named, now()).remove(0);
     assert_eq!(held(&answer), ["c1@1"]);
     let empty = sotw(CDS, &[], &answer.version_info, &answer.nonce);
-    assert!(stream.on_request_decoded(empty).is_empty());
+    assert!(stream.on_request_decoded(empty, now()).is_empty());
     let changed = snapshot(2, &[(CDS, &[("c1", "2")])]);
     assert!(
-        stream.on_snapshot_decoded(changed).is_empty(),
+        stream.on_snapshot_decoded(changed, now()).is_empty(),
         "unsubscribed: nothing pushed"
     );
     let star = stream
-        .on_request_decoded(sotw(CDS, &["*"], "", ""))
+        .on_request_decoded(sotw(CDS, &["*"], "", ""), now())
         .remove(0);
     assert_eq!(held(&star), ["c1@2"]);
 }
@@ -217,18 +235,20 @@ fn s6_legacy_wildcard_and_explicit_names_then_empty_unsubscribes() {
 #[test]
 fn s7_acking_one_type_never_pushes_another() {
     let mut stream = SotwStream::new(1, base());
-    let cds = stream.on_request_decoded(sotw(CDS, &[], "", "")).remove(0);
+    let cds = stream
+        .on_request_decoded(sotw(CDS, &[], "", ""), now())
+        .remove(0);
     let eds = stream
-        .on_request_decoded(sotw(EDS, &["c1"], "", ""))
+        .on_request_decoded(sotw(EDS, &["c1"], "", ""), now())
         .remove(0);
     assert!(
         stream
-            .on_request_decoded(sotw(CDS, &[], &cds.version_info, &cds.nonce))
+            .on_request_decoded(sotw(CDS, &[], &cds.version_info, &cds.nonce), now())
             .is_empty()
     );
     assert!(
         stream
-            .on_request_decoded(sotw(EDS, &["c1"], &eds.version_info, &eds.nonce))
+            .on_request_decoded(sotw(EDS, &["c1"], &eds.version_info, &eds.nonce), now())
             .is_empty()
     );
 }
@@ -254,7 +274,7 @@ fn s11_one_update_is_ordered_make_before_break() {
         ],
     );
     let order: Vec<String> = stream
-        .on_snapshot_decoded(all_changed)
+        .on_snapshot_decoded(all_changed, now())
         .into_iter()
         .map(|r| r.type_url)
         .collect();
@@ -270,7 +290,7 @@ fn s11_one_update_is_ordered_make_before_break() {
         ],
     );
     let order: Vec<String> = stream
-        .on_snapshot_decoded(remove_c2)
+        .on_snapshot_decoded(remove_c2, now())
         .into_iter()
         .map(|r| r.type_url)
         .collect();
@@ -281,12 +301,16 @@ fn s11_one_update_is_ordered_make_before_break() {
 fn s12_unknown_types_get_an_empty_response_and_missing_type_url_is_ignored() {
     let mut stream = SotwStream::new(1, base());
     let unknown = "type.googleapis.com/example.Unknown";
-    let answer = stream.on_request_decoded(sotw(unknown, &[], "", ""));
+    let answer = stream.on_request_decoded(sotw(unknown, &[], "", ""), now());
     assert_eq!(answer.len(), 1);
     assert!(answer[0].resources.is_empty());
-    assert!(stream.on_request_decoded(sotw("", &[], "", "")).is_empty());
+    assert!(
+        stream
+            .on_request_decoded(sotw("", &[], "", ""), now())
+            .is_empty()
+    );
     assert_eq!(
-        held(&stream.on_request_decoded(sotw(CDS, &[], "", ""))[0]).len(),
+        held(&stream.on_request_decoded(sotw(CDS, &[], "", ""), now())[0]).len(),
         2
     );
 }
@@ -303,11 +327,14 @@ fn overlays_are_served_by_node_id() {
     let mut two = SotwStream::new(2, with_overlay);
     let mut request = sotw(CDS, &[], "", "");
     assert_eq!(
-        held(&one.on_request_decoded(request.clone())[0]),
+        held(&one.on_request_decoded(request.clone(), now())[0]),
         ["c1@1", "c2@1"]
     );
     request.node = node("node-2");
-    assert_eq!(held(&two.on_request_decoded(request)[0]), ["c1@mine"]);
+    assert_eq!(
+        held(&two.on_request_decoded(request, now())[0]),
+        ["c1@mine"]
+    );
 }
 
 #[test]
@@ -316,7 +343,7 @@ fn s18_request_names_match_whatever_the_order_of_context_params() {
     let unsorted = "xdstp://auth/envoy.config.endpoint.v3.ClusterLoadAssignment/c1?z=2&a=1";
     let mut stream = SotwStream::new(1, snapshot(1, &[(EDS, &[(sorted, "1")])]));
     let first = stream
-        .on_request_decoded(sotw(EDS, &[unsorted], "", ""))
+        .on_request_decoded(sotw(EDS, &[unsorted], "", ""), now())
         .remove(0);
     assert_eq!(held(&first), [format!("{sorted}@1")]);
     let status = stream.take_status();
@@ -327,7 +354,9 @@ fn s18_request_names_match_whatever_the_order_of_context_params() {
     );
     let ack = sotw(EDS, &[unsorted], &first.version_info, &first.nonce);
     assert!(
-        stream.on_request_decoded(ack).is_empty(),
+        stream.on_request_decoded(ack, now()).is_empty(),
         "the same name again: no response"
     );
 }
+
+mod machine_hooks;

@@ -74,14 +74,16 @@ fn s2_verdict_is_told_by_nonce_and_error_detail_only() {
     let mut ledger = Ledger::default();
     assert_eq!(ledger.classify("", false), Verdict::Initial);
     assert_eq!(ledger.classify("old-stream-nonce", false), Verdict::Initial);
-    ledger.record_sent("v1", "1-1", 3);
+    ledger.record_sent("v1", "1-1", 3, std::time::SystemTime::now());
     assert_eq!(ledger.classify("1-1", false), Verdict::Ack);
     assert_eq!(ledger.classify("1-1", true), Verdict::Nack);
     assert_eq!(ledger.classify("1-0", false), Verdict::Stale);
     assert_eq!(ledger.classify("", false), Verdict::Initial);
-    let nack = ledger.record_nack("bad cluster").clone();
+    let nack = ledger
+        .record_nack("bad cluster", std::time::SystemTime::now())
+        .clone();
     assert_eq!((nack.version.as_str(), nack.nonce.as_str()), ("v1", "1-1"));
-    ledger.record_ack("v1");
+    ledger.record_ack("v1", std::time::SystemTime::now());
     assert_eq!(ledger.last_acked.as_ref().unwrap().nonce, "1-1");
 }
 
@@ -89,7 +91,13 @@ fn s2_verdict_is_told_by_nonce_and_error_detail_only() {
 fn nack_messages_are_bounded() {
     let mut ledger = Ledger::default();
     let long = "é".repeat(MAX_NACK_MESSAGE_BYTES);
-    assert!(ledger.record_nack(&long).message.len() <= MAX_NACK_MESSAGE_BYTES + 4);
+    assert!(
+        ledger
+            .record_nack(&long, std::time::SystemTime::now())
+            .message
+            .len()
+            <= MAX_NACK_MESSAGE_BYTES + 4
+    );
 }
 
 #[test]
@@ -99,14 +107,19 @@ fn note_wire_corrects_only_the_latest_response_and_marks_it() {
         action: "stale_nonce",
     };
     let mut ledger = Ledger::default();
-    ledger.record_sent("v1", "1-1", 1);
-    ledger.record_sent("v2", "1-2", 1);
-    assert!(!ledger.note_wire("1-1", mark.clone(), &WireFate::Dropped));
+    ledger.record_sent("v1", "1-1", 1, std::time::SystemTime::now());
+    ledger.record_sent("v2", "1-2", 1, std::time::SystemTime::now());
+    assert!(!ledger.note_wire(
+        "1-1",
+        mark.clone(),
+        &WireFate::Dropped,
+        std::time::SystemTime::now()
+    ));
     assert!(ledger.last_fault.is_none(), "an older response is history");
     let reused = WireFate::Sent {
         nonce: "1-1".into(),
     };
-    assert!(ledger.note_wire("1-2", mark.clone(), &reused));
+    assert!(ledger.note_wire("1-2", mark.clone(), &reused, std::time::SystemTime::now()));
     let sent = ledger.last_sent.clone().unwrap();
     assert_eq!(
         (sent.nonce.as_str(), sent.fault),
@@ -120,10 +133,10 @@ fn note_wire_corrects_only_the_latest_response_and_marks_it() {
 fn acked_latest_needs_the_ack_of_the_newest_response() {
     let mut ledger = Ledger::default();
     assert!(!ledger.acked_latest());
-    ledger.record_sent("v1", "1-1", 1);
-    ledger.record_ack("v1");
+    ledger.record_sent("v1", "1-1", 1, std::time::SystemTime::now());
+    ledger.record_ack("v1", std::time::SystemTime::now());
     assert!(ledger.acked_latest());
-    ledger.record_sent("v2", "1-2", 1);
+    ledger.record_sent("v2", "1-2", 1, std::time::SystemTime::now());
     assert!(!ledger.acked_latest(), "v2 is not answered yet");
 }
 
@@ -138,20 +151,35 @@ fn a_withheld_name_keeps_the_time_its_wait_began_until_a_response_carries_it() {
     };
     let since = |ledger: &Ledger| ledger.last_sent.as_ref().unwrap().withheld.clone().unwrap();
     let mut ledger = Ledger::default();
-    ledger.record_sent("v1", "1-1", 2);
-    assert!(ledger.note_wire("1-1", mark.clone(), &withheld(&["web"])));
+    ledger.record_sent("v1", "1-1", 2, std::time::SystemTime::now());
+    assert!(ledger.note_wire(
+        "1-1",
+        mark.clone(),
+        &withheld(&["web"]),
+        std::time::SystemTime::now()
+    ));
     let first = since(&ledger).since;
     std::thread::sleep(std::time::Duration::from_millis(5));
-    ledger.record_sent("v2", "1-2", 2);
-    assert!(ledger.note_wire("1-2", mark.clone(), &withheld(&["web"])));
+    ledger.record_sent("v2", "1-2", 2, std::time::SystemTime::now());
+    assert!(ledger.note_wire(
+        "1-2",
+        mark.clone(),
+        &withheld(&["web"]),
+        std::time::SystemTime::now()
+    ));
     assert_eq!(since(&ledger).since, first, "still waiting since the first");
-    ledger.record_sent("v3", "1-3", 2);
+    ledger.record_sent("v3", "1-3", 2, std::time::SystemTime::now());
     assert!(
         ledger.last_sent.as_ref().unwrap().withheld.is_none(),
         "web was sent"
     );
-    ledger.record_sent("v4", "1-4", 2);
-    assert!(ledger.note_wire("1-4", mark, &withheld(&["web"])));
+    ledger.record_sent("v4", "1-4", 2, std::time::SystemTime::now());
+    assert!(ledger.note_wire(
+        "1-4",
+        mark,
+        &withheld(&["web"]),
+        std::time::SystemTime::now()
+    ));
     assert!(since(&ledger).since > first, "a new wait after it was sent");
 }
 
@@ -162,12 +190,12 @@ fn a_response_withdrawn_after_a_withheld_one_leaves_that_one_withheld() {
         action: "withhold",
     };
     let mut ledger = Ledger::default();
-    ledger.record_sent("v1", "1-1", 1);
+    ledger.record_sent("v1", "1-1", 1, std::time::SystemTime::now());
     let fate = WireFate::Withheld {
         names: vec!["web".to_string()],
     };
-    assert!(ledger.note_wire("1-1", mark, &fate));
-    ledger.record_sent("v2", "1-2", 2);
+    assert!(ledger.note_wire("1-1", mark, &fate, std::time::SystemTime::now()));
+    ledger.record_sent("v2", "1-2", 2, std::time::SystemTime::now());
     assert!(ledger.withdraw("1-2").is_some());
     let latest = ledger.last_sent.as_ref().unwrap();
     assert_eq!(latest.nonce, "1-1");

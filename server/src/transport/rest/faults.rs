@@ -106,7 +106,7 @@ impl RestFaults {
             node: known,
             kind: StreamKind::REST,
             age: entry.since.elapsed(),
-            now: std::time::SystemTime::now(),
+            now: crate::transport::stream::now(),
         };
         let mut steps = entry.stage.on_timer(&ctx);
         let ended = steps.iter().any(|s| matches!(s, WireStep::End { .. }));

@@ -10,12 +10,12 @@ use tonic::{Code, Status};
 use tracing::warn;
 use xdsloop_proto::type_url;
 
-use super::{Ending, StreamKit};
+use super::{Ending, StreamKit, now};
 use crate::faults::stage::{Plan, StreamCtx, StreamEnd, Target, WireStep};
 use crate::protocol::{
     facts::{StatusFacts, TapResponse, TypeName},
-    machine::StreamMachine,
-    wire::{FaultMark, WireFate},
+    machine::MachineHooks,
+    wire::{FaultMark, WireFate, WireResponse},
 };
 use crate::tap::{CloseReason, FaultFacts};
 
@@ -42,7 +42,7 @@ pub fn ctx<'a>(node: Option<&'a str>, kit: &StreamKit) -> StreamCtx<'a> {
         node,
         kind: kit.kind,
         age: kit.opened.elapsed(),
-        now: std::time::SystemTime::now(),
+        now: now(),
     }
 }
 
@@ -61,7 +61,7 @@ pub async fn fault_timer(deadline: Option<Instant>) {
 
 /// Fires the timed rules that are due; returns the responses the `flap`s that turned owe
 /// the client, to be sent like any other.
-pub async fn on_timer<M: StreamMachine>(
+pub async fn on_timer<M: MachineHooks>(
     machine: &mut M,
     kit: &mut StreamKit,
     responses: &Responses<M::Response>,
@@ -75,7 +75,7 @@ pub async fn on_timer<M: StreamMachine>(
 }
 
 /// The `flap`s due turn (and what a removed one hid comes back): the responses that say so.
-pub fn on_flap<M: StreamMachine>(machine: &mut M, kit: &mut StreamKit) -> Vec<M::Response> {
+pub fn on_flap<M: MachineHooks>(machine: &mut M, kit: &mut StreamKit) -> Vec<M::Response> {
     let node = machine.node_id().map(str::to_owned);
     let ctx = ctx(node.as_deref(), kit);
     kit.faults.on_flap(&ctx, machine)
@@ -83,7 +83,7 @@ pub fn on_flap<M: StreamMachine>(machine: &mut M, kit: &mut StreamKit) -> Vec<M:
 
 /// Sends one batch as planned; `Err` says why the stream must end (the client went away, the
 /// server is stopping, a rule ended it).
-pub async fn send<M: StreamMachine>(
+pub async fn send<M: MachineHooks>(
     machine: &mut M,
     kit: &mut StreamKit,
     responses: &Responses<M::Response>,
@@ -122,7 +122,7 @@ async fn send_as_is<R: TapResponse>(
     Ok(())
 }
 
-async fn carry_out<M: StreamMachine>(
+async fn carry_out<M: MachineHooks>(
     machine: &mut M,
     kit: &mut StreamKit,
     responses: &Responses<M::Response>,
@@ -152,7 +152,7 @@ async fn carry_out<M: StreamMachine>(
                         WireFate::Retyped { from, .. } => from.clone(),
                         _ => url.to_string(),
                     };
-                    machine.note_wire(&url, &planned, mark.clone(), fate);
+                    machine.note_wire(&url, &planned, mark.clone(), fate, now());
                 }
                 if mark.as_ref().is_some_and(|m| m.action == "oversize") {
                     warn_padded::<M>(kit, &response);
@@ -170,6 +170,7 @@ async fn carry_out<M: StreamMachine>(
                     &target.nonce,
                     mark.clone(),
                     WireFate::Dropped,
+                    now(),
                 );
                 tap_fault(
                     kit,
@@ -191,7 +192,7 @@ async fn carry_out<M: StreamMachine>(
             WireStep::End { end, target, mark } => {
                 if let Some(t) = &target {
                     let cut = WireFate::Cut { kind: mark.action };
-                    machine.note_wire(&t.type_url, &t.nonce, mark.clone(), cut);
+                    machine.note_wire(&t.type_url, &t.nonce, mark.clone(), cut, now());
                 }
                 let detail = end_text(&end);
                 tap_fault(kit, machine.node_id(), mark, target.as_ref(), detail);
@@ -204,8 +205,8 @@ async fn carry_out<M: StreamMachine>(
 
 /// A response an `oversize` rule padded past the gRPC limit: the client gets OUT_OF_RANGE
 /// instead, which the log says (the unpadded response was checked before the rule).
-fn warn_padded<M: StreamMachine>(kit: &StreamKit, response: &M::Response) {
-    let (url, bytes) = M::payload(response);
+fn warn_padded<M: MachineHooks>(kit: &StreamKit, response: &M::Response) {
+    let (url, bytes) = (response.type_url(), response.entry_bytes());
     if bytes > kit.max_message_bytes {
         warn!(stream = kit.tap.stream(), r#type = %type_url::short_name(url), bytes,
             limit = kit.max_message_bytes,
@@ -215,19 +216,19 @@ fn warn_padded<M: StreamMachine>(kit: &StreamKit, response: &M::Response) {
 
 /// A `delay` holds `target` back for `by`: the ledger says so (since when, until when) and
 /// the firing counts now, when the rule fired, not when the response goes out.
-fn hold<M: StreamMachine>(
+fn hold<M: MachineHooks>(
     machine: &mut M,
     kit: &mut StreamKit,
     by: Duration,
     mark: FaultMark,
     target: &Target,
 ) {
-    let since = std::time::SystemTime::now();
+    let now = now();
     let fate = WireFate::Held {
-        since,
-        until: since + by,
+        since: now.wall,
+        until: now.wall + by,
     };
-    machine.note_wire(&target.type_url, &target.nonce, mark, fate);
+    machine.note_wire(&target.type_url, &target.nonce, mark, fate, now);
     kit.tap.fault_counted();
     kit.tap.publish(machine.take_status());
 }

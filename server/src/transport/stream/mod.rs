@@ -15,7 +15,7 @@ pub mod act;
 mod judge;
 pub mod tap;
 
-use std::sync::Arc;
+use std::{sync::Arc, time::SystemTime};
 
 use futures::{Stream, StreamExt};
 use tokio::{
@@ -36,7 +36,9 @@ use crate::{
     judge::Judge,
     protocol::bounds::SubscriptionBounds,
     protocol::facts::{StatusFacts, TapRequest, TapResponse},
-    protocol::machine::StreamMachine,
+    protocol::machine::MachineHooks,
+    protocol::now::Now,
+    protocol::wire::WireResponse,
     tap::CloseReason,
 };
 use tap::Tap;
@@ -102,6 +104,15 @@ impl From<CloseReason> for Ending {
     }
 }
 
+/// The moment an event is handled, read once for the machine, which reads no clock. The
+/// monotonic part is tokio's, so paused-time tests move heartbeats along.
+pub fn now() -> Now {
+    Now {
+        at: Instant::now().into_std(),
+        wall: SystemTime::now(),
+    }
+}
+
 /// Runs one stream until the client goes away, the request stream ends or fails, or the server
 /// stops.
 pub async fn run<M, S>(
@@ -111,7 +122,7 @@ pub async fn run<M, S>(
     responses: mpsc::Sender<Result<M::Response, Status>>,
     mut kit: StreamKit,
 ) where
-    M: StreamMachine,
+    M: MachineHooks,
     S: Stream<Item = Result<M::Request, Status>> + Unpin,
 {
     let Feeds {
@@ -146,7 +157,7 @@ pub async fn run<M, S>(
                     continue;
                 }
                 let snapshot = snapshots.borrow_and_update().clone();
-                machine.on_snapshot(snapshot)
+                machine.on_snapshot(snapshot, now())
             },
             changed = scenarios.changed(), if scenarios_open => {
                 if changed.is_err() {
@@ -174,7 +185,7 @@ pub async fn run<M, S>(
             }
         }
         // After every event: it may have made a heartbeat due, or scheduled one.
-        out.extend(machine.on_tick(Instant::now().into_std()));
+        out.extend(machine.on_tick(now()));
         if let Err(ending) = publish_status(&mut machine, &mut kit, &mut bounds, &responses, &out) {
             break ending;
         }
@@ -198,8 +209,8 @@ pub async fn run<M, S>(
 /// Follows the scenario just installed. What a `flap` or a `withhold` that went with the old
 /// one hid is served at once. A scenario removed (`DELETE /scenario`), or the one in force
 /// sent again (`POST /resync`), resyncs the stream: every type the client may not hold as
-/// served is sent again ([`StreamMachine::resync`]). Returns the responses.
-fn load_scenario<M: StreamMachine>(
+/// served is sent again ([`MachineHooks::resync`]). Returns the responses.
+fn load_scenario<M: MachineHooks>(
     machine: &mut M,
     kit: &mut StreamKit,
     scenarios: &mut watch::Receiver<Arc<Installed>>,
@@ -212,7 +223,7 @@ fn load_scenario<M: StreamMachine>(
     }
     let mut out = act::on_flap(machine, kit);
     if resync {
-        out.extend(machine.resync());
+        out.extend(machine.resync(now()));
         return out;
     }
     for type_url in kit.faults.released() {
@@ -221,7 +232,7 @@ fn load_scenario<M: StreamMachine>(
             .and_then(|l| l.last_sent.as_ref())
             .is_some_and(|s| s.withheld.is_some());
         if owed {
-            out.extend(machine.repeat_last(&type_url));
+            out.extend(machine.repeat_last(&type_url, now()));
         }
     }
     out
@@ -231,7 +242,7 @@ fn load_scenario<M: StreamMachine>(
 /// over the limit or the strict judge found a violation. Then `out`, the responses the event
 /// made, never go on the wire: the ledger forgets them first, so `/status` lists only what
 /// went out.
-fn publish_status<M: StreamMachine>(
+fn publish_status<M: MachineHooks>(
     machine: &mut M,
     kit: &mut StreamKit,
     bounds: &mut SubscriptionBounds,
@@ -264,7 +275,7 @@ fn publish_status<M: StreamMachine>(
     }
 }
 
-fn withdraw<M: StreamMachine>(machine: &mut M, out: &[M::Response]) {
+fn withdraw<M: MachineHooks>(machine: &mut M, out: &[M::Response]) {
     for response in out.iter().rev() {
         machine.withdraw(response.type_url(), response.nonce());
     }
@@ -279,7 +290,7 @@ async fn until(deadline: Option<std::time::Instant>) {
 }
 
 /// One request through the judge, the machine and the tap.
-fn on_request<M: StreamMachine>(
+fn on_request<M: MachineHooks>(
     machine: &mut M,
     request: M::Request,
     kit: &mut StreamKit,
@@ -295,7 +306,7 @@ fn on_request<M: StreamMachine>(
     let type_url = (!kit.faults.is_idle()).then(|| view.type_url.to_string());
     let facts = kit.tap.capture().map(|c| (request.facts(c), c));
     let asking = kit.server.note(machine.node_id(), &request);
-    let mut out = machine.on_request(request);
+    let mut out = machine.on_request(request, now());
     let exchange = machine.exchange();
     kit.judge.after(exchange);
     if !kit.tap.is_identified()
@@ -370,7 +381,7 @@ async fn ended_by_machine<T>(
 }
 
 /// The stream ended: the judge sees what the client held, the tap says why it closed.
-fn finish<M: StreamMachine>(machine: M, mut kit: StreamKit, mut ending: Ending) {
+fn finish<M: MachineHooks>(machine: M, mut kit: StreamKit, mut ending: Ending) {
     let stream = kit.tap.stream();
     if ending.reason == CloseReason::Client && kit.server.in_outage() {
         // The client did not leave: an outage closed its connection.
@@ -387,9 +398,9 @@ fn finish<M: StreamMachine>(machine: M, mut kit: StreamKit, mut ending: Ending) 
 }
 
 /// tonic refuses to encode these and tells only the client; say it in the server log too.
-fn warn_oversized<M: StreamMachine>(stream: u64, out: &[M::Response], limit: usize) {
+fn warn_oversized<M: MachineHooks>(stream: u64, out: &[M::Response], limit: usize) {
     for response in out {
-        let (url, bytes) = M::payload(response);
+        let (url, bytes) = (response.type_url(), response.entry_bytes());
         if bytes > limit {
             warn!(stream, r#type = %type_url::short_name(url), bytes, limit,
                 "response larger than --max-message-bytes: the client gets OUT_OF_RANGE instead");

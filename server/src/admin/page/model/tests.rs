@@ -1,5 +1,7 @@
 //! The grid built from real (sans-I/O) SotW machines reporting to a registry, as streams do.
 
+use crate::protocol::machine::StreamMachine;
+use crate::protocol::now::tests::now;
 use std::sync::Arc;
 
 use xdsloop_proto::{discovery::DiscoveryRequest, type_url::CLUSTER};
@@ -32,7 +34,7 @@ impl Client {
 
     fn send(&mut self, mut request: DiscoveryRequest) -> Option<(String, String)> {
         request.node = node(self.node);
-        let out = self.machine.on_request_decoded(request);
+        let out = self.machine.on_request_decoded(request, now());
         self.entry.set_node(self.node);
         self.entry.update(self.machine.take_status());
         out.first()

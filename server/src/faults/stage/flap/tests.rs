@@ -1,5 +1,7 @@
 //! `flap` with the real machines, the stream's age given explicitly.
 
+use crate::protocol::machine::MachineHooks;
+use crate::protocol::now::tests::now;
 use std::time::Duration;
 
 use xdsloop_proto::{
@@ -10,10 +12,7 @@ use xdsloop_proto::{
 use super::super::{FaultStage, Plan, StreamCtx, WireStep};
 use crate::{
     faults::scenario::{Scenario, Scenarios},
-    protocol::{
-        delta::DeltaStream, kind::StreamKind, machine::StreamMachine, subscription::Verdict,
-        wire::FaultMark,
-    },
+    protocol::{delta::DeltaStream, kind::StreamKind, subscription::Verdict, wire::FaultMark},
     protocol::{response::DeltaResponse, response::SotwResponse, sotw::SotwStream},
     test_support::{names, node, snapshot, sotw},
 };
@@ -26,7 +25,7 @@ fn ctx(secs: u64, kind: StreamKind) -> StreamCtx<'static> {
         node: Some("node-1"),
         kind,
         age: Duration::from_secs(secs),
-        now: std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(secs),
+        now: crate::protocol::now::tests::now(),
     }
 }
 
@@ -65,8 +64,10 @@ fn clusters(response: &DiscoveryResponse) -> Vec<String> {
 fn sotw_stream() -> (SotwStream, DiscoveryResponse) {
     let start = snapshot(1, &[(CDS, &[("api", "1"), ("web", "1")])]);
     let mut stream = SotwStream::new(1, start);
-    let first = stream.on_request_decoded(sotw(CDS, &[], "", "")).remove(0);
-    stream.on_request_decoded(sotw(CDS, &[], &first.version_info, &first.nonce));
+    let first = stream
+        .on_request_decoded(sotw(CDS, &[], "", ""), now())
+        .remove(0);
+    stream.on_request_decoded(sotw(CDS, &[], &first.version_info, &first.nonce), now());
     (stream, first)
 }
 
@@ -85,7 +86,7 @@ fn sotw_turn(
 
 fn ack(stream: &mut SotwStream, response: &DiscoveryResponse) {
     let request = sotw(CDS, &[], &response.version_info, &response.nonce);
-    stream.on_request_decoded(request);
+    stream.on_request_decoded(request, now());
     assert_eq!(stream.exchange().verdict, Verdict::Ack);
 }
 
@@ -148,11 +149,13 @@ fn flap_is_no_firing_where_the_type_is_not_subscribed() {
     let (mut stage, scenarios) = stage(WEB_EVERY_2S, StreamKind::ADS_SOTW);
     let start = snapshot(1, &[(CDS, &[("api", "1"), ("web", "1")])]);
     let mut stream = SotwStream::new(1, start);
-    stream.on_request_decoded(sotw(EDS, &["api"], "", ""));
+    stream.on_request_decoded(sotw(EDS, &["api"], "", ""), now());
     sotw_turn(&mut stage, &mut stream, 0);
     assert!(sotw_turn(&mut stage, &mut stream, 2).is_none());
     assert_eq!(scenarios.current().counters[0].fired(), 0, "told nobody");
-    let first = stream.on_request_decoded(sotw(CDS, &[], "", "")).remove(0);
+    let first = stream
+        .on_request_decoded(sotw(CDS, &[], "", ""), now())
+        .remove(0);
     assert_eq!(clusters(&first).len(), 2, "not hidden meanwhile");
     ack(&mut stream, &first);
     assert!(
@@ -204,15 +207,17 @@ fn flap_delta_removes_then_sends_the_resource_again() {
     let (mut stage, scenarios) = stage(&yaml, StreamKind::ADS_DELTA);
     let start = snapshot(1, &[(CDS, &[("api", "1"), ("web", "1")])]);
     let mut stream = DeltaStream::new(1, start);
-    let first = stream.on_request_decoded(delta(&["*"], "")).remove(0);
-    stream.on_request_decoded(delta(&[], &first.nonce));
+    let first = stream
+        .on_request_decoded(delta(&["*"], ""), now())
+        .remove(0);
+    stream.on_request_decoded(delta(&[], &first.nonce), now());
     delta_turn(&mut stage, &mut stream, 0);
     let (gone, mark) = delta_turn(&mut stage, &mut stream, 2).expect("the removal");
     assert_eq!(gone.removed_resources, ["web"]);
     assert!(gone.resources.is_empty());
     assert_eq!(mark.unwrap().rule.as_ref(), "blink");
     assert_ne!(gone.system_version_info, first.system_version_info);
-    stream.on_request_decoded(delta(&[], &gone.nonce));
+    stream.on_request_decoded(delta(&[], &gone.nonce), now());
     assert_eq!(stream.exchange().verdict, Verdict::Ack);
     let (back, _) = delta_turn(&mut stage, &mut stream, 4).expect("the return");
     let web = &back.resources[0];
@@ -231,13 +236,15 @@ fn flap_of_a_name_the_delta_stream_did_not_ask_for_is_no_firing() {
     let (mut stage, scenarios) = stage(WEB_EVERY_2S, StreamKind::ADS_DELTA);
     let start = snapshot(1, &[(CDS, &[("api", "1"), ("web", "1")])]);
     let mut stream = DeltaStream::new(1, start);
-    let first = stream.on_request_decoded(delta(&["api"], "")).remove(0);
-    stream.on_request_decoded(delta(&[], &first.nonce));
+    let first = stream
+        .on_request_decoded(delta(&["api"], ""), now())
+        .remove(0);
+    stream.on_request_decoded(delta(&[], &first.nonce), now());
     delta_turn(&mut stage, &mut stream, 0);
     assert!(delta_turn(&mut stage, &mut stream, 2).is_none());
     assert_eq!(scenarios.current().counters[0].fired(), 0, "given back");
     let more = stream
-        .on_request_decoded(delta(&["web"], &first.nonce))
+        .on_request_decoded(delta(&["web"], &first.nonce), now())
         .remove(0);
     assert_eq!(more.resources[0].name, "web", "not hidden meanwhile");
 }

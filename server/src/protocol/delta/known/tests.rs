@@ -1,5 +1,6 @@
 use super::*;
 use crate::protocol::delta::{DeltaStream, tests::request};
+use crate::protocol::now::tests::now;
 use crate::test_support::{error, names, snapshot, type_resources};
 use xdsloop_proto::discovery::{DeltaDiscoveryRequest, DeltaDiscoveryResponse};
 use xdsloop_proto::type_url::{CLUSTER as CDS, ENDPOINT as EDS};
@@ -15,11 +16,11 @@ fn interest(wildcard: bool, named: &[&str]) -> Interest {
 }
 
 fn ask(stream: &mut DeltaStream, request: DeltaDiscoveryRequest) -> Vec<DeltaDiscoveryResponse> {
-    stream.on_request_decoded(request)
+    stream.on_request_decoded(request, now())
 }
 
 fn known<'a>(stream: &'a DeltaStream, url: &str) -> &'a Known {
-    &stream.types[url].known
+    &stream.s.types[url].known
 }
 
 /// `(name, held)` as the client holds them.
@@ -60,7 +61,7 @@ fn after_a_nack_the_rejected_versions_stay_held_in_the_base() {
     let mut stream = DeltaStream::new(1, snapshot(1, &[(CDS, &[("a", "1"), ("b", "1")])]));
     let first = ask(&mut stream, request(CDS, &[], &[], "")).remove(0);
     let rejected = snapshot(2, &[(CDS, &[("a", "2"), ("b", "1")])]);
-    let pushed = stream.on_snapshot_decoded(rejected).remove(0);
+    let pushed = stream.on_snapshot_decoded(rejected, now()).remove(0);
     let mut nack = request(CDS, &[], &[], &pushed.nonce);
     nack.error_detail = error("a: bad");
     assert!(ask(&mut stream, nack).is_empty());
@@ -90,7 +91,7 @@ fn after_a_reload_that_changes_one_resource_the_base_is_the_new_snapshot() {
     let first = ask(&mut stream, request(EDS, &["a", "b"], &[], "")).remove(0);
     ask(&mut stream, request(EDS, &[], &[], &first.nonce));
     let reload = snapshot(2, &[(EDS, &[("a", "1"), ("b", "2")])]);
-    let pushed = stream.on_snapshot_decoded(reload.clone()).remove(0);
+    let pushed = stream.on_snapshot_decoded(reload.clone(), now()).remove(0);
     assert_eq!(pushed.resources.len(), 1);
     let known = known(&stream, EDS);
     assert_eq!(known.changes(), 0);
@@ -108,7 +109,7 @@ fn a_reload_with_the_same_content_moves_the_base_so_the_old_generation_is_freed(
     let mut stream = DeltaStream::new(1, old.clone());
     ask(&mut stream, request(EDS, &["a"], &[], ""));
     let same = snapshot(2, &[(EDS, &[("a", "1")])]);
-    assert!(stream.on_snapshot_decoded(same.clone()).is_empty());
+    assert!(stream.on_snapshot_decoded(same.clone(), now()).is_empty());
     let base = known(&stream, EDS).base.as_ref().unwrap();
     assert!(Arc::ptr_eq(
         &base.resources,
@@ -212,7 +213,7 @@ fn s8_a_push_through_the_diff_sends_the_change_and_reports_a_named_removal_once(
     let first = ask(&mut stream, request(EDS, &["a", "b"], &[], "")).remove(0);
     ask(&mut stream, request(EDS, &[], &[], &first.nonce));
     let pushed = stream
-        .on_snapshot_decoded(snapshot(2, &[(EDS, &[("a", "2")])]))
+        .on_snapshot_decoded(snapshot(2, &[(EDS, &[("a", "2")])]), now())
         .remove(0);
     let sent: Vec<&str> = pushed.resources.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(
@@ -220,7 +221,7 @@ fn s8_a_push_through_the_diff_sends_the_change_and_reports_a_named_removal_once(
         (vec!["a"], names(&["b"]))
     );
     ask(&mut stream, request(EDS, &[], &[], &pushed.nonce));
-    let again = stream.on_snapshot_decoded(snapshot(3, &[(EDS, &[("a", "3")])]));
+    let again = stream.on_snapshot_decoded(snapshot(3, &[(EDS, &[("a", "3")])]), now());
     assert!(
         again[0].removed_resources.is_empty(),
         "b's absence is not repeated"

@@ -1,6 +1,10 @@
 //! The stream machines with TTL'd resources: what goes on the wire, and when.
 
-use std::{collections::BTreeMap, sync::Arc, time::Instant};
+use crate::protocol::machine::{MachineHooks, StreamMachine};
+use crate::protocol::now::tests::now;
+use std::{collections::BTreeMap, sync::Arc};
+
+use crate::protocol::now::Now;
 
 use bytes::Bytes;
 use prost::Message;
@@ -81,28 +85,25 @@ fn entries(response: &DiscoveryResponse) -> Vec<(String, String, bool, Option<i6
 }
 
 /// A SotW stream that subscribed to `names` of EDS and ACKed the first response at `now`.
-fn acked(
-    snapshot: Arc<Snapshot>,
-    features: &[&str],
-    now: Instant,
-) -> (SotwStream, DiscoveryResponse) {
+fn acked(snapshot: Arc<Snapshot>, features: &[&str], at: Now) -> (SotwStream, DiscoveryResponse) {
     let mut stream = SotwStream::new(1, snapshot);
-    let first = stream.on_request_decoded(asking(sotw(ENDPOINT, &["a", "b"], "", ""), features));
+    let first =
+        stream.on_request_decoded(asking(sotw(ENDPOINT, &["a", "b"], "", ""), features), at);
     let first = first[0].clone();
     let ack = sotw(ENDPOINT, &["a", "b"], &first.version_info, &first.nonce);
-    assert!(stream.on_request_decoded(ack).is_empty());
-    assert!(stream.on_tick(now).is_empty(), "scheduled, not due");
+    assert!(stream.on_request_decoded(ack, at).is_empty());
+    assert!(stream.on_tick(at).is_empty(), "scheduled, not due");
     (stream, first)
 }
 
-fn tick(stream: &mut SotwStream, at: Instant) -> Vec<DiscoveryResponse> {
+fn tick(stream: &mut SotwStream, at: Now) -> Vec<DiscoveryResponse> {
     stream.on_tick(at).iter().map(|r| r.to_message()).collect()
 }
 
 #[test]
 fn s14_sotw_wraps_ttl_resources_only_for_clients_that_unwrap_them() {
     let snap = eds(&[("a", "1", Some(30)), ("b", "1", None)]);
-    let t0 = Instant::now();
+    let t0 = now();
     let (_, wrapped) = acked(snap.clone(), &[RESOURCE_IN_SOTW], t0);
     assert_eq!(
         entries(&wrapped),
@@ -129,9 +130,12 @@ fn s14_sotw_wraps_ttl_resources_only_for_clients_that_unwrap_them() {
 #[test]
 fn s15_sotw_heartbeat_at_a_third_of_the_ttl_with_the_same_version() {
     let snap = eds(&[("a", "1", Some(30)), ("b", "1", None)]);
-    let t0 = Instant::now();
+    let t0 = now();
     let (mut stream, first) = acked(snap, BOTH, t0);
-    assert_eq!(stream.next_deadline(), Some(t0 + Duration::from_secs(10)));
+    assert_eq!(
+        stream.next_deadline(),
+        Some((t0 + Duration::from_secs(10)).at)
+    );
     assert!(tick(&mut stream, t0 + Duration::from_secs(9)).is_empty());
     let beat = tick(&mut stream, t0 + Duration::from_secs(10)).remove(0);
     assert_eq!(
@@ -147,7 +151,7 @@ fn s15_sotw_heartbeat_at_a_third_of_the_ttl_with_the_same_version() {
     );
     assert_eq!(
         stream.next_deadline(),
-        Some(t0 + Duration::from_secs(20)),
+        Some((t0 + Duration::from_secs(20)).at),
         "the next is due a third of the TTL after this one was sent, answered or not"
     );
 
@@ -162,7 +166,7 @@ fn s15_sotw_heartbeat_at_a_third_of_the_ttl_with_the_same_version() {
         Some((1, 1))
     );
     let ack = sotw(ENDPOINT, &["a", "b"], &beat.version_info, &beat.nonce);
-    assert!(stream.on_request_decoded(ack).is_empty());
+    assert!(stream.on_request_decoded(ack, now()).is_empty());
     let status = stream.take_status().remove(0);
     let last_acked = status.last_acked.unwrap();
     assert_eq!(
@@ -173,7 +177,7 @@ fn s15_sotw_heartbeat_at_a_third_of_the_ttl_with_the_same_version() {
     assert!(tick(&mut stream, later).is_empty());
     assert_eq!(
         stream.next_deadline(),
-        Some(t0 + Duration::from_secs(20)),
+        Some((t0 + Duration::from_secs(20)).at),
         "its answer does not move the schedule"
     );
 }
@@ -181,30 +185,30 @@ fn s15_sotw_heartbeat_at_a_third_of_the_ttl_with_the_same_version() {
 #[test]
 fn s15_a_request_answering_a_heartbeat_is_not_stale() {
     let snap = eds(&[("a", "1", Some(30)), ("b", "1", None), ("c", "1", None)]);
-    let t0 = Instant::now();
+    let t0 = now();
     let (mut stream, first) = acked(snap, BOTH, t0);
     let beat = tick(&mut stream, t0 + Duration::from_secs(10)).remove(0);
     let widened = sotw(ENDPOINT, &["a", "b", "c"], &first.version_info, &beat.nonce);
-    let answer = stream.on_request_decoded(widened);
+    let answer = stream.on_request_decoded(widened, now());
     assert_eq!(answer.len(), 1, "the new name is answered");
     let mut nack = sotw(ENDPOINT, &["a", "b", "c"], &first.version_info, &beat.nonce);
     nack.error_detail = error("no heartbeats please");
     assert!(
-        stream.on_request_decoded(nack).is_empty(),
+        stream.on_request_decoded(nack, now()).is_empty(),
         "an old heartbeat nonce is stale"
     );
 }
 
 #[test]
 fn s15_a_heartbeat_answer_is_an_ack_to_observers_and_leaves_the_push_ledger_alone() {
-    use crate::protocol::{machine::StreamMachine, subscription::Verdict};
+    use crate::protocol::subscription::Verdict;
     let snap = eds(&[("a", "1", Some(30)), ("b", "1", None)]);
-    let t0 = Instant::now();
+    let t0 = now();
     let (mut stream, first) = acked(snap, BOTH, t0);
     let before = stream.ledger(ENDPOINT).cloned().unwrap();
     let beat = tick(&mut stream, t0 + Duration::from_secs(10)).remove(0);
     let ack = sotw(ENDPOINT, &["a", "b"], &first.version_info, &beat.nonce);
-    assert!(stream.on_request_decoded(ack).is_empty());
+    assert!(stream.on_request_decoded(ack, now()).is_empty());
     assert_eq!(
         stream.exchange().verdict,
         Verdict::Ack,
@@ -225,7 +229,7 @@ fn s15_a_heartbeat_answer_is_an_ack_to_observers_and_leaves_the_push_ledger_alon
 #[test]
 fn s15_no_heartbeat_without_the_client_feature() {
     let snap = eds(&[("a", "1", Some(30))]);
-    let t0 = Instant::now();
+    let t0 = now();
     for features in [&[RESOURCE_IN_SOTW][..], &[SUPPORTS_TTL][..], &[]] {
         let (mut stream, _) = acked(snap.clone(), features, t0);
         assert!(stream.next_deadline().is_none(), "{features:?}");
@@ -238,10 +242,10 @@ fn s15_sotw_full_state_heartbeat_lists_every_resource() {
     let cds = resources(CLUSTER, &[("a", "1", Some(15)), ("b", "1", None)]);
     let mut stream = SotwStream::new(1, snapshot(1, &[(CLUSTER, cds)]));
     let first = stream
-        .on_request_decoded(asking(sotw(CLUSTER, &[], "", ""), BOTH))
+        .on_request_decoded(asking(sotw(CLUSTER, &[], "", ""), BOTH), now())
         .remove(0);
-    stream.on_request_decoded(sotw(CLUSTER, &[], &first.version_info, &first.nonce));
-    let t0 = Instant::now();
+    stream.on_request_decoded(sotw(CLUSTER, &[], &first.version_info, &first.nonce), now());
+    let t0 = now();
     stream.on_tick(t0);
     let beat = tick(&mut stream, t0 + Duration::from_secs(5)).remove(0);
     let names: Vec<(String, bool)> = entries(&beat).into_iter().map(|e| (e.1, e.2)).collect();
@@ -271,7 +275,7 @@ fn s14_s15_s16_delta_carries_ttls_heartbeats_and_lets_removed_resources_expire()
         |list: &[(&str, &str, Option<u64>)]| snapshot(1, &[(CLUSTER, resources(CLUSTER, list))]);
     let mut stream = DeltaStream::new(1, cds(&[("a", "1", Some(30)), ("b", "1", None)]));
     let first = stream
-        .on_request_decoded(delta_request(&["a", "b"], ""))
+        .on_request_decoded(delta_request(&["a", "b"], ""), now())
         .remove(0);
     let ttls: Vec<(String, Option<i64>)> = first
         .resources
@@ -279,8 +283,8 @@ fn s14_s15_s16_delta_carries_ttls_heartbeats_and_lets_removed_resources_expire()
         .map(|r| (r.name.clone(), r.ttl.map(|d| d.seconds)))
         .collect();
     assert_eq!(ttls, [("a".into(), Some(30)), ("b".into(), None)]);
-    stream.on_request_decoded(delta_request(&[], &first.nonce));
-    let t0 = Instant::now();
+    stream.on_request_decoded(delta_request(&[], &first.nonce), now());
+    let t0 = now();
     assert!(stream.on_tick(t0).is_empty());
     let beat = stream
         .on_tick(t0 + Duration::from_secs(10))
@@ -297,15 +301,15 @@ fn s14_s15_s16_delta_carries_ttls_heartbeats_and_lets_removed_resources_expire()
         "the held version, no body"
     );
     assert_eq!(beat.system_version_info, first.system_version_info);
-    stream.on_request_decoded(delta_request(&[], &beat.nonce));
+    stream.on_request_decoded(delta_request(&[], &beat.nonce), now());
 
-    let gone = stream.on_snapshot_decoded(cds(&[("b", "2", None)]));
+    let gone = stream.on_snapshot_decoded(cds(&[("b", "2", None)]), now());
     assert_eq!(gone.len(), 1, "b changed");
     assert!(
         gone[0].removed_resources.is_empty(),
         "a TTL'd resource is left to expire"
     );
-    stream.on_request_decoded(delta_request(&[], &gone[0].nonce));
+    stream.on_request_decoded(delta_request(&[], &gone[0].nonce), now());
     let t1 = t0 + Duration::from_secs(30);
     assert!(
         stream.on_tick(t1).is_empty() && stream.next_deadline().is_none(),
@@ -318,12 +322,14 @@ fn s16_delta_heartbeats_stop_when_the_last_ttl_resource_leaves_without_a_push() 
     let cds =
         |list: &[(&str, &str, Option<u64>)]| snapshot(1, &[(CLUSTER, resources(CLUSTER, list))]);
     let mut stream = DeltaStream::new(1, cds(&[("a", "1", Some(30)), ("b", "1", None)]));
-    let first = stream.on_request_decoded(delta_request(&[], "")).remove(0);
-    stream.on_request_decoded(delta_request(&[], &first.nonce));
-    let t0 = Instant::now();
+    let first = stream
+        .on_request_decoded(delta_request(&[], ""), now())
+        .remove(0);
+    stream.on_request_decoded(delta_request(&[], &first.nonce), now());
+    let t0 = now();
     assert!(stream.on_tick(t0).is_empty());
     // Only the TTL'd resource leaves: nothing is sent (it is left to expire, S16).
-    let gone = stream.on_snapshot_decoded(cds(&[("b", "1", None)]));
+    let gone = stream.on_snapshot_decoded(cds(&[("b", "1", None)]), now());
     assert!(
         gone.is_empty(),
         "nothing changed that the client is told: {gone:?}"

@@ -1,3 +1,4 @@
+use crate::protocol::now::tests::now;
 use std::sync::Arc;
 
 use xdsloop_proto::{
@@ -5,7 +6,7 @@ use xdsloop_proto::{
     type_url::{CLUSTER as CDS, ENDPOINT as EDS},
 };
 
-use super::*;
+use super::super::*;
 use crate::{
     protocol::subscription::{Change, Verdict},
     test_support::{error, snapshot, sotw},
@@ -22,8 +23,8 @@ fn ask(
     stream: &mut SotwStream,
     request: xdsloop_proto::discovery::DiscoveryRequest,
 ) -> (Exchange, Vec<DiscoveryResponse>) {
-    let out = stream.on_request_decoded(request);
-    (StreamMachine::exchange(stream), out)
+    let out = stream.on_request_decoded(request, now());
+    (MachineHooks::exchange(stream), out)
 }
 
 fn exchange(verdict: Verdict, first_for_type: bool, change: Change) -> Exchange {
@@ -63,7 +64,7 @@ fn exchange_says_what_each_request_was() {
 fn repeat_last_resends_the_same_content_with_a_fresh_nonce() {
     let mut stream = SotwStream::new(1, base());
     assert!(
-        stream.repeat_last(CDS).is_none(),
+        stream.repeat_last(CDS, now()).is_none(),
         "no node, no subscription"
     );
     let (_, out) = ask(&mut stream, sotw(CDS, &[], "", ""));
@@ -73,7 +74,10 @@ fn repeat_last_resends_the_same_content_with_a_fresh_nonce() {
         sotw(CDS, &[], &first.version_info, &first.nonce),
     );
     stream.take_status();
-    let again = stream.repeat_last(CDS).expect("a resend").to_message();
+    let again = stream
+        .repeat_last(CDS, now())
+        .expect("a resend")
+        .to_message();
     assert_eq!(
         (&again.version_info, &again.resources),
         (&first.version_info, &first.resources)
@@ -88,7 +92,10 @@ fn repeat_last_resends_the_same_content_with_a_fresh_nonce() {
         sotw(CDS, &[], &again.version_info, &again.nonce),
     );
     assert_eq!(x.verdict, Verdict::Ack);
-    assert!(stream.repeat_last(EDS).is_none(), "EDS is not subscribed");
+    assert!(
+        stream.repeat_last(EDS, now()).is_none(),
+        "EDS is not subscribed"
+    );
 }
 
 fn mark(action: &'static str) -> FaultMark {
@@ -104,11 +111,11 @@ fn note_wire_makes_a_reused_nonce_the_one_the_client_answers() {
     let (_, out) = ask(&mut stream, sotw(CDS, &[], "", ""));
     let n1 = out[0].nonce.clone();
     ask(&mut stream, sotw(CDS, &[], &out[0].version_info, &n1));
-    let pushed = stream.on_snapshot_decoded(snapshot(2, &[(CDS, &[("c1", "2")])]));
+    let pushed = stream.on_snapshot_decoded(snapshot(2, &[(CDS, &[("c1", "2")])]), now());
     let n2 = pushed[0].nonce.clone();
     stream.take_status();
     let reused = WireFate::Sent { nonce: n1.clone() };
-    stream.note_wire(CDS, &n2, mark("stale_nonce"), reused);
+    stream.note_wire(CDS, &n2, mark("stale_nonce"), reused, now());
     let status = stream.take_status().remove(0);
     let sent = status.last_sent.unwrap();
     assert_eq!(
@@ -123,7 +130,7 @@ fn note_wire_makes_a_reused_nonce_the_one_the_client_answers() {
         "the client echoes what it was sent"
     );
     stream.take_status();
-    stream.note_wire(CDS, "no-such-nonce", mark("drop"), WireFate::Dropped);
+    stream.note_wire(CDS, "no-such-nonce", mark("drop"), WireFate::Dropped, now());
     assert!(
         stream.take_status().is_empty(),
         "only the latest response is corrected"

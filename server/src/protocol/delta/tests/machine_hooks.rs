@@ -1,9 +1,10 @@
+use crate::protocol::now::tests::now;
 use xdsloop_proto::{
     discovery::{DeltaDiscoveryRequest, DeltaDiscoveryResponse},
     type_url::CLUSTER as CDS,
 };
 
-use super::*;
+use super::super::*;
 use crate::{
     protocol::subscription::{Change, Verdict},
     test_support::{names, node, snapshot},
@@ -24,8 +25,8 @@ fn ask(
     stream: &mut DeltaStream,
     request: DeltaDiscoveryRequest,
 ) -> (Exchange, Vec<DeltaDiscoveryResponse>) {
-    let out = stream.on_request_decoded(request);
-    (StreamMachine::exchange(stream), out)
+    let out = stream.on_request_decoded(request, now());
+    (MachineHooks::exchange(stream), out)
 }
 
 fn sent(response: &DeltaDiscoveryResponse) -> Vec<&str> {
@@ -44,7 +45,7 @@ fn exchange_says_what_each_request_was() {
     let n1 = out[0].nonce.clone();
     let (x, _) = ask(&mut stream, request(&[], &[], &n1));
     assert_eq!((x.verdict, x.change), (Verdict::Ack, Change::None));
-    let newer = stream.on_snapshot_decoded(snapshot(2, &[(CDS, &[("a", "2"), ("b", "1")])]));
+    let newer = stream.on_snapshot_decoded(snapshot(2, &[(CDS, &[("a", "2"), ("b", "1")])]), now());
     assert_eq!(newer.len(), 1);
     let (x, out) = ask(&mut stream, request(&["b"], &[], &n1));
     assert_eq!((x.verdict, x.change), (Verdict::Stale, Change::Widened));
@@ -60,10 +61,16 @@ fn exchange_says_what_each_request_was() {
 #[test]
 fn repeat_last_resends_every_held_resource_with_a_fresh_nonce() {
     let mut stream = DeltaStream::new(1, snapshot(1, &[(CDS, &[("a", "1"), ("b", "1")])]));
-    assert!(stream.repeat_last(CDS).is_none(), "nothing subscribed");
+    assert!(
+        stream.repeat_last(CDS, now()).is_none(),
+        "nothing subscribed"
+    );
     let (_, out) = ask(&mut stream, request(&[], &[], ""));
     ask(&mut stream, request(&[], &[], &out[0].nonce));
-    let again = stream.repeat_last(CDS).expect("a resend").to_message();
+    let again = stream
+        .repeat_last(CDS, now())
+        .expect("a resend")
+        .to_message();
     assert_eq!(sent(&again), ["a", "b"]);
     assert_ne!(again.nonce, out[0].nonce);
     let (x, _) = ask(&mut stream, request(&[], &[], &again.nonce));
