@@ -66,6 +66,10 @@ pub enum WaitError {
         last: Option<Box<TypeStatus>>,
         message: String,
     },
+    /// A [`super::poll_until`] condition did not hold in time; the message names what was
+    /// awaited and what the last probe saw.
+    #[error("{message}")]
+    NotMet { waited: Duration, message: String },
 }
 
 /// What an await looks for.
