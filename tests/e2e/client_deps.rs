@@ -20,7 +20,7 @@ const EXTRA: &str = r#"
 "#;
 
 async fn new_cluster_yields_one_eds_request(source: Source) {
-    let mut served = Served::demo().await;
+    let served = Demo::start().await;
     let (client, mut reports) = demo_client(config(served.addr(), source.clone())).await;
     let first = served.snapshot();
     store_where(&client, |s| matches_snapshot(s, &first, &source)).await;
@@ -66,7 +66,7 @@ async fn client_delta_new_cluster_yields_one_eds_request_naming_it() {
 }
 
 async fn never_served_name_is_not_found(source: Source) {
-    let served = Served::demo().await;
+    let served = Demo::start().await;
     let mut config = config(served.addr(), source.clone());
     config.not_found_timeout = Duration::from_millis(300);
     let client = Client::start(config, std::future::pending()).unwrap();
@@ -107,7 +107,7 @@ async fn client_delta_never_served_name_is_reported_not_found() {
 }
 
 async fn interest_changes_later(source: Source) {
-    let served = Served::demo().await;
+    let served = Demo::start().await;
     let mut config = config(served.addr(), source.clone());
     config.follow_deps = false;
     let client = Client::start(config, std::future::pending()).unwrap();

@@ -1,9 +1,10 @@
-//! Shared by the `client_*` areas: the real server (`app::start`) on 127.0.0.1 over
-//! a temp copy of `fixtures/demo`, and a real `xdsloop-client` pointed at it.
+//! Shared by the `client_*` areas: the testkit's server over a temp copy of `fixtures/demo`
+//! (watched and reloaded as `xdsloop-server` does), and a real `xdsloop-client` pointed at it.
 
 #![allow(dead_code)] // Each client area uses a different subset.
 
 use std::net::SocketAddr;
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +15,7 @@ use xdsloop_client::{
     BackoffConfig, Client, ClientConfig, Interest, Report, Source, Store, Subscription, Variant,
 };
 use xdsloop_server::Snapshot;
-use xdsloop_server::app::{self, Running};
+use xdsloop_server::testkit::{Builder, TestServer};
 use xdsloop_tests::{NoViolations, copy_dir};
 
 /// Longest wait for something that should happen; waits end as soon as it does.
@@ -28,67 +29,73 @@ pub fn demo_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo")
 }
 
-/// A running server (`app::start`, as the binary runs it) over a temp copy of the demo.
-pub struct Served {
+/// A temp copy of the demo fixtures, to edit before or while serving it.
+pub fn demo_copy() -> TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&demo_dir(), dir.path());
+    dir
+}
+
+/// The testkit's server over `dir`, as the binary serves a fixture directory (admin routes
+/// on the xDS port), with a fast debounce and a large message limit.
+pub fn demo_server(dir: &Path) -> Builder {
+    TestServer::builder()
+        .fixtures(dir)
+        .admin()
+        .max_message_bytes(MAX_MESSAGE_BYTES)
+        .configure(|config| config.debounce = DEBOUNCE)
+}
+
+/// The testkit's server over a temp copy of the demo, which lives as long as it does, and
+/// the guard that fails the test if xdsloop-client broke a client rule.
+pub struct Demo {
     pub dir: TempDir,
-    pub running: Running,
-    /// Checks, when the server stops or drops, that xdsloop-client broke no client rule.
+    pub server: TestServer,
     pub judge: NoViolations,
 }
 
-impl Served {
-    pub async fn demo() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        copy_dir(&demo_dir(), dir.path());
-        Self::start(dir, "127.0.0.1:0".parse().unwrap()).await
+impl Deref for Demo {
+    type Target = TestServer;
+    fn deref(&self) -> &TestServer {
+        &self.server
+    }
+}
+
+impl Demo {
+    pub async fn start() -> Self {
+        Self::start_with(|server| server).await
     }
 
-    async fn start(dir: TempDir, listen: SocketAddr) -> Self {
-        let mut config = app::Config::new(dir.path());
-        config.listen = listen;
-        config.debounce = DEBOUNCE;
-        config.max_message_bytes = MAX_MESSAGE_BYTES;
-        let running = app::start(config).await.unwrap();
-        let judge = NoViolations::new(running.registry.clone());
-        Self {
-            dir,
-            running,
-            judge,
-        }
+    /// [`Demo::start`], with `tweak` changing how the server starts (TLS, limits, ...).
+    pub async fn start_with(tweak: impl FnOnce(Builder) -> Builder) -> Self {
+        let dir = demo_copy();
+        let server = tweak(demo_server(dir.path())).start().await;
+        Self::judged(dir, server.unwrap_or_else(|e| panic!("{e}")))
     }
 
-    pub fn addr(&self) -> SocketAddr {
-        self.running.addr
+    /// A server over `dir` on `listen`: the address of one stopped earlier, to reconnect.
+    pub async fn on(dir: TempDir, listen: SocketAddr) -> Self {
+        let server = demo_server(dir.path()).listen(listen).start().await;
+        Self::judged(dir, server.unwrap_or_else(|e| panic!("{e}")))
     }
 
-    pub fn snapshot(&self) -> Arc<Snapshot> {
-        self.running.snapshots.borrow().clone()
+    fn judged(dir: TempDir, server: TestServer) -> Self {
+        let judge = NoViolations::new(server.registry().clone());
+        Self { dir, server, judge }
     }
 
-    /// Stops the server completely (streams, listener, watcher).
+    /// Stops the server completely (streams, listener, watcher), keeping its fixtures.
     pub async fn stop(self) -> (TempDir, SocketAddr) {
-        let addr = self.addr();
-        self.running.shutdown().await.unwrap();
+        let addr = self.server.addr();
+        self.server.shutdown().await.unwrap();
         (self.dir, addr)
     }
 
-    /// A new server on the same address and fixtures.
-    pub async fn restart(dir: TempDir, addr: SocketAddr) -> Self {
-        Self::start(dir, addr).await
-    }
-
     /// Rewrites a fixture file and waits until the server serves the result.
-    pub async fn edit(&mut self, file: &str, edit: impl FnOnce(String) -> String) -> Arc<Snapshot> {
-        let path = self.dir.path().join(file);
-        let before = self.snapshot().generation;
-        let text = edit(std::fs::read_to_string(&path).unwrap());
-        std::fs::write(&path, text).unwrap();
-        let mut snapshots = self.running.snapshots.clone();
-        let next = snapshots.wait_for(|s| s.generation > before);
-        let next = tokio::time::timeout(WAIT, next)
-            .await
-            .expect("fixture reloaded");
-        next.unwrap().clone()
+    pub async fn edit(&self, file: &str, edit: impl FnOnce(String) -> String) -> Arc<Snapshot> {
+        let text = edit(std::fs::read_to_string(self.dir.path().join(file)).unwrap());
+        let written = self.server.write_fixture(file, &text, WAIT).await;
+        written.unwrap_or_else(|e| panic!("{e}"))
     }
 }
 

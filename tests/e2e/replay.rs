@@ -3,6 +3,7 @@
 //! a client that strays from the recording gets a clear FAILED_PRECONDITION.
 
 use std::{path::Path, sync::Arc};
+use xdsloop_server::testkit::poll_until;
 
 use tokio::sync::broadcast;
 use xdsloop_client::{ClientConfig, Report, Source, Validator, Verdict, core::store::Diff};
@@ -296,16 +297,15 @@ async fn status_until(
     addr: std::net::SocketAddr,
     done: impl Fn(&serde_json::Value) -> bool,
 ) -> serde_json::Value {
-    crate::harness::within("/status to show it", async {
-        loop {
-            let status = crate::harness::http_get(addr, "/status").await.json();
-            if done(&status) {
-                return status;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let found = poll_until("/status to show it", crate::harness::TIMEOUT, async || {
+        let status = crate::harness::http_get(addr, "/status").await.json();
+        if done(&status) {
+            Ok(status)
+        } else {
+            Err(status)
         }
-    })
-    .await
+    });
+    found.await.unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[tokio::test]
@@ -346,6 +346,7 @@ async fn replay_status_and_page_show_the_requests_the_replay_and_a_fixed_load_ti
     );
     assert!(state("lds").1.is_string(), "{status:#}");
     assert_eq!(status["totals"]["nacked"], 1, "{status:#}");
+    // Time passes with nothing to load: the load time `/status` shows must not move.
     tokio::time::sleep(std::time::Duration::from_millis(30)).await;
     let again = crate::harness::http_get(replaying.addr, "/status")
         .await

@@ -59,16 +59,15 @@ async fn status_until(
     what: &str,
     check: impl Fn(&StatusDocument) -> bool,
 ) -> StatusDocument {
-    within(what, async {
-        loop {
-            let doc = status(running).await;
-            if check(&doc) {
-                return doc;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
+    let found = poll_until(what, TIMEOUT, async || {
+        let doc = status(running).await;
+        if check(&doc) {
+            Ok(doc)
+        } else {
+            Err(format!("{doc:#?}"))
         }
-    })
-    .await
+    });
+    found.await.unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn stream_of<'a>(doc: &'a StatusDocument, node: &str) -> Option<&'a StreamView> {

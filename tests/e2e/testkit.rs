@@ -131,7 +131,9 @@ async fn testkit_timeout_says_what_the_node_did_instead() {
              nonce {nonce:?} (1 resource)\n  stream 1: ack version {v:?} nonce {nonce:?}"
         )
     );
-    let xdsloop_server::testkit::WaitError::Timeout { last, .. } = err;
+    let xdsloop_server::testkit::WaitError::Timeout { last, .. } = err else {
+        panic!("an await of an ACK times out: {err:?}")
+    };
     let last = last.expect("the node's ledger for cds");
     assert_eq!(last.last_acked.unwrap().version, ack.version);
 

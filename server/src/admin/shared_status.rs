@@ -205,7 +205,13 @@ mod tests {
             served.push(w.await.unwrap());
         }
         assert_eq!(builds.load(Ordering::SeqCst), 1, "{served:?}");
-        assert_eq!(served.iter().filter(|s| **s == DocumentOrigin::Built).count(), 1);
+        assert_eq!(
+            served
+                .iter()
+                .filter(|s| **s == DocumentOrigin::Built)
+                .count(),
+            1
+        );
     }
 
     /// A request that saw a newer generation, or other counters, gets a new build.
@@ -226,7 +232,11 @@ mod tests {
         };
         assert_eq!(ask(at(3), doc.clone()).await, DocumentOrigin::Built);
         assert_eq!(ask(at(3), doc.clone()).await, DocumentOrigin::Shared);
-        assert_eq!(ask(at(2), doc.clone()).await, DocumentOrigin::Shared, "older");
+        assert_eq!(
+            ask(at(2), doc.clone()).await,
+            DocumentOrigin::Shared,
+            "older"
+        );
         assert_eq!(ask(at(4), doc.clone()).await, DocumentOrigin::Built);
         let mut counted = doc.clone();
         counted.counters.streams_opened += 1;

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{KitError, Backing, TestServer};
+use super::{Backing, KitError, TestServer};
 use crate::{
     config::scenario::{Installed, Scenario, Scenarios, outage::Outage},
     protocol::tap::{FaultFacts, What},

@@ -125,7 +125,11 @@ mod tests {
             err.to_string(),
             format!("two open streams: not within 1s; last seen: {last} open")
         );
-        assert_eq!(started.elapsed(), Duration::from_secs(1), "it gives up at the deadline");
+        assert_eq!(
+            started.elapsed(),
+            Duration::from_secs(1),
+            "it gives up at the deadline"
+        );
         assert!(last > 5, "it probed again and again: {last}");
     }
 

@@ -16,8 +16,8 @@ use crate::{
         registry::{Registry, timeline},
     },
     app::{self, serve_in_process},
-    net::tls::TlsFiles,
     config::scenario::{Scenario, Scenarios},
+    net::tls::TlsFiles,
     protocol::conformance::Mode,
     transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
 };

@@ -3,6 +3,7 @@
 //! is gRPC's 4 MiB default.
 
 use std::{path::Path, time::Duration};
+use xdsloop_server::testkit::poll_until;
 
 use xdsloop_client::check::{self, CHECKS, Outcome};
 use xdsloop_server::app::{self, Config};
@@ -109,9 +110,10 @@ async fn an_interrupted_run_still_puts_the_directory_back() {
     let journal = server.dir.path().join(".xdsloop-check-journal");
     // The journal is written just before the check's first file: interrupt right then.
     let ctrl_c = async {
-        while !journal.exists() {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        let written = poll_until("the check's journal", Duration::from_secs(60), async || {
+            journal.exists()
+        });
+        written.await.unwrap_or_else(|e| panic!("{e}"));
     };
     let run = check::run(&config, ctrl_c, |_| {});
     let report = tokio::time::timeout(Duration::from_secs(60), run)

@@ -265,15 +265,10 @@ async fn strict_end_at_the_first_request_leaves_no_response_that_never_went_out(
         .expect_err("a strict server ends the stream with a status");
     assert_eq!(status.code(), tonic::Code::FailedPrecondition);
     let registry = &server.running.registry;
-    let closed = within("the stream listed closed", async {
-        loop {
-            if let Some(c) = registry.recently_closed().into_iter().next() {
-                return c;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-    })
-    .await;
+    let closed = poll_until("the stream listed closed", TIMEOUT, async || {
+        registry.recently_closed().into_iter().next()
+    });
+    let closed = closed.await.unwrap_or_else(|e| panic!("{e}"));
     let cds = closed.stream.types.get(CLUSTER);
     assert!(
         cds.is_none_or(|t| t.last_sent.is_none()),

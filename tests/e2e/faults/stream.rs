@@ -12,7 +12,7 @@ use super::*;
 /// stream end as `status` says, backs off, reconnects and resubscribes with what it holds.
 /// Returns the reason the client gave for the end.
 async fn ended_then_resubscribed(source: Source, yaml: &str, status: Option<&str>) -> String {
-    let mut served = served_with(yaml).await;
+    let served = served_with(yaml).await;
     let (client, mut reports) = client_of(&served, source.clone(), |_| {}).await;
     let first = served.snapshot();
     let before = store_where(&client, |s| matches_snapshot(s, &first, &source)).await;
@@ -113,7 +113,7 @@ async fn reset_connection_delta_resubscribes_with_initial_resource_versions() {
 #[tokio::test]
 async fn drop_leaves_the_client_on_its_last_version_until_the_next_change() {
     let yaml = "version: 1\nrules:\n- id: lost\n  match: {type: cds}\n  when: {nth: 2}\n  do: {drop: {}}\n";
-    let mut served = served_with(yaml).await;
+    let served = served_with(yaml).await;
     let (client, mut reports) = client_of(&served, Source::Ads, |_| {}).await;
     let first = served.snapshot();
     let good = store_where(&client, |s| matches_snapshot(s, &first, &Source::Ads)).await;
@@ -151,7 +151,7 @@ async fn drop_leaves_the_client_on_its_last_version_until_the_next_change() {
 #[tokio::test]
 async fn hang_stalls_the_stream_until_its_time_then_the_response_arrives() {
     let yaml = "version: 1\nrules:\n- id: stall\n  match: {type: cds}\n  when: {nth: 2}\n  do: {hang: {for: 1s}}\n";
-    let mut served = served_with(yaml).await;
+    let served = served_with(yaml).await;
     let (client, mut reports) = client_of(&served, Source::Ads, |_| {}).await;
     let first = served.snapshot();
     store_where(&client, |s| matches_snapshot(s, &first, &Source::Ads)).await;

@@ -19,6 +19,7 @@ mod sse;
 use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
 
 use tokio::sync::watch;
+pub use xdsloop_server::testkit::poll_until;
 use xdsloop_server::{
     Snapshot,
     admin::registry::{Registry, StreamStatus},
@@ -108,14 +109,9 @@ pub async fn registry_until(
     what: &str,
     check: impl Fn(&[StreamStatus]) -> bool,
 ) -> Vec<StreamStatus> {
-    within(what, async {
-        loop {
-            let streams = registry.streams();
-            if check(&streams) {
-                return streams;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
+    let found = poll_until(what, TIMEOUT, async || {
+        let streams = registry.streams();
+        check(&streams).then_some(streams)
+    });
+    found.await.unwrap_or_else(|e| panic!("{e}"))
 }

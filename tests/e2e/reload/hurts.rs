@@ -2,8 +2,6 @@
 //! that loses its directory. The reload loop never stalls, says what it is doing, and what it
 //! says is true.
 
-use std::time::Duration;
-
 use xdsloop_proto::type_url::CLUSTER;
 use xdsloop_server::{
     admin::status::{StatusDocument, remote},
@@ -12,7 +10,7 @@ use xdsloop_server::{
 };
 
 use super::*;
-use crate::harness::{SotwClient, http_get, names_in, within};
+use crate::harness::{SotwClient, TIMEOUT, http_get, names_in, poll_until};
 
 /// A valid cluster whose `alt_stat_name` is `bytes` long: decoding it takes a while.
 fn big_cluster_yaml(name: &str, bytes: usize) -> String {
@@ -41,18 +39,15 @@ async fn status_until(
     check: impl Fn(&StatusDocument) -> bool,
 ) -> StatusDocument {
     let admin = running.admin_addr.unwrap().to_string();
-    within(what, async {
-        loop {
-            let doc = remote::fetch(&admin)
-                .await
-                .unwrap_or_else(|e| panic!("{e}"));
-            if check(&doc) {
-                return doc;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
+    let found = poll_until(what, TIMEOUT, async || {
+        let doc = remote::fetch(&admin).await.map_err(|e| e.to_string())?;
+        if check(&doc) {
+            Ok(doc)
+        } else {
+            Err(format!("{doc:#?}"))
         }
-    })
-    .await
+    });
+    found.await.unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Waits until a reload that started after `count` reloads has finished.

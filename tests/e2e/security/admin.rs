@@ -167,7 +167,8 @@ async fn admin_verified_client_cert_allows() {
         c.admin = Placement::Listener("0.0.0.0:0".parse().unwrap());
     })
     .await;
-    let admin = SocketAddr::new(ip, served.running.admin_addr.unwrap().port()).to_string();
+    let admin =
+        SocketAddr::new(ip, served.running().unwrap().admin_addr.unwrap().port()).to_string();
     let mut anonymous = admin_access(&pki, None);
     anonymous.server_name = Some("localhost".into());
     let refused = remote::fetch_with(&admin, &anonymous).await.unwrap_err();
@@ -178,7 +179,7 @@ async fn admin_verified_client_cert_allows() {
     let doc = remote::fetch_with(&admin, &certified).await;
     assert!(doc.is_ok(), "{doc:?}");
     // Loopback needs neither.
-    let admin_loopback = served.running.admin_addr.unwrap().port();
+    let admin_loopback = served.running().unwrap().admin_addr.unwrap().port();
     let local = format!("127.0.0.1:{admin_loopback}");
     assert!(
         remote::fetch_with(&local, &admin_access(&pki, None))

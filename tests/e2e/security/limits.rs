@@ -14,7 +14,7 @@ use xdsloop_proto::services::ADS_SOTW_PATH;
 use xdsloop_server::admin::Placement;
 
 use super::*;
-use crate::harness::within;
+use crate::harness::{TIMEOUT, within};
 
 /// The demo, plaintext, with `tweak` applied to the config.
 async fn serve_plain(tweak: impl FnOnce(&mut Config)) -> (TempDir, Running) {
@@ -118,17 +118,12 @@ async fn rest_body_over_limit_gets_413() {
 async fn streams_per_connection_limit_is_advertised() {
     let (_dir, running) = serve_plain(|c| c.limits.max_streams_per_connection = 7).await;
     let mut client = h2_client(running.addr).await;
-    let advertised = within("the server's SETTINGS", async {
-        loop {
-            client = client.ready().await.unwrap();
-            let max = client.current_max_send_streams();
-            if max != usize::MAX {
-                return max;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-    })
-    .await;
+    let advertised = poll_until("the server's SETTINGS", TIMEOUT, async || {
+        client = client.clone().ready().await.unwrap();
+        let max = client.current_max_send_streams();
+        (max != usize::MAX).then_some(max)
+    });
+    let advertised = advertised.await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(advertised, 7);
     running.shutdown().await.unwrap();
 }
@@ -149,15 +144,17 @@ async fn connections_over_limit_are_refused_and_counted() {
     let wait = |what: &'static str,
                 done: fn(&xdsloop_server::admin::status::LimitsView) -> bool| {
         let admin = admin.clone();
-        within(what, async move {
-            loop {
+        async move {
+            let found = poll_until(what, TIMEOUT, async || {
                 let doc = remote::fetch(&admin).await.unwrap();
                 if done(&limits(&doc)) {
-                    return doc;
+                    Ok(doc)
+                } else {
+                    Err(format!("{doc:#?}"))
                 }
-                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-            }
-        })
+            });
+            found.await.unwrap_or_else(|e| panic!("{e}"))
+        }
     };
     wait("two open connections", |l| l.open_connections == 2).await;
     let mut third = TcpStream::connect(running.addr).await.unwrap();
