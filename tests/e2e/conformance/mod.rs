@@ -19,23 +19,22 @@ use xdsloop_proto::{
     },
     envoy::envoy::service::discovery::v3::aggregated_discovery_service_client::AggregatedDiscoveryServiceClient,
 };
-use xdsloop_server::{Snapshot, admin::registry::Registry, protocol::conformance::Violation};
+use xdsloop_server::{admin::registry::Registry, protocol::conformance::Violation};
 
 use crate::harness::*;
 
 /// Two clusters with their endpoints.
-fn two_clusters() -> Snapshot {
-    SnapshotBuilder::new(1)
+fn two_clusters() -> ResourceSet {
+    ResourceSet::default()
         .with(cluster("alpha"))
         .with(cluster("beta"))
         .with(endpoints("alpha", 8001))
         .with(endpoints("beta", 8002))
-        .build()
 }
 
 /// A server whose clients misbehave on purpose.
-async fn lenient_server() -> TestServer {
-    let mut server = TestServer::start(two_clusters()).await;
+async fn lenient_server() -> Judged {
+    let mut server = serve(two_clusters()).await;
     server.allow_violations();
     server
 }
