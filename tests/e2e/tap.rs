@@ -155,7 +155,7 @@ async fn tap_status_lists_each_streams_recent_events_as_transcript_lines() {
     let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let first = client.subscribe(CLUSTER, &[]).await;
     client.ack(&first, &[]).await;
-    let registry = &server.running.registry;
+    let registry = &server.registry();
     registry_until(registry, "the ACK", |streams| {
         streams.iter().any(|s| s.recent.len() == 4)
     })

@@ -229,7 +229,7 @@ async fn c20_storm_requests_without_a_response_in_between_are_reported() {
 /// A raw server with the given judging, clusters only.
 async fn fixture_server(mode: Mode) -> FixtureServer {
     let files = [("clusters.json", vec![cluster("alpha")])];
-    let mut server = FixtureServer::start_with(&files, |c| c.conformance = mode).await;
+    let mut server = FixtureServer::start_with(&files, |server| server.conformance(mode)).await;
     server.allow_violations();
     server
 }
@@ -264,7 +264,7 @@ async fn strict_end_at_the_first_request_leaves_no_response_that_never_went_out(
         .await
         .expect_err("a strict server ends the stream with a status");
     assert_eq!(status.code(), tonic::Code::FailedPrecondition);
-    let registry = &server.running.registry;
+    let registry = &server.registry();
     let closed = poll_until("the stream listed closed", TIMEOUT, async || {
         registry.recently_closed().into_iter().next()
     });
@@ -286,5 +286,5 @@ async fn conformance_off_judges_nothing() {
     client
         .assert_silent("the stream stays open and quiet")
         .await;
-    assert_eq!(server.running.registry.counters().violations, 0);
+    assert_eq!(server.registry().counters().violations, 0);
 }
