@@ -168,7 +168,7 @@ async fn sotw_per_type_streams_serve_their_type_and_push_each_edit() {
             .await;
         streams.push((service, url, names, client, first));
     }
-    let streams_seen = registry_until(&server.registry(), "four per-type streams", |s| {
+    let streams_seen = registry_until(server.registry(), "four per-type streams", |s| {
         s.len() == 4 && s.iter().all(|s| s.node_id.is_some())
     })
     .await;
@@ -261,7 +261,7 @@ async fn delta_per_type_stream_sends_changes_and_shows_its_service() {
     assert_eq!(delta_names(&first), ["web"]);
     assert_eq!(first.removed_resources, ["ghost"]);
     eds.ack(&first).await;
-    let streams = registry_until(&server.registry(), "the Delta ACK", |s| {
+    let streams = registry_until(server.registry(), "the Delta ACK", |s| {
         s.iter().any(|s| {
             s.types
                 .get(ENDPOINT)

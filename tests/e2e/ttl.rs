@@ -96,7 +96,7 @@ async fn s14_s15_heartbeats_keep_a_ttl_resource_alive_sotw_and_delta() {
             );
         }
         assert!(client.store().borrow().holds(ENDPOINT, "web"));
-        let streams = registry_until(&server.registry(), "heartbeats in /status", |all| {
+        let streams = registry_until(server.registry(), "heartbeats in /status", |all| {
             all.iter().any(|s| {
                 let eds = s.types.get(ENDPOINT).and_then(|t| t.heartbeats.clone());
                 eds.is_some_and(|h| h.sent >= 3 && h.ttl_resources == 1)
@@ -185,7 +185,7 @@ async fn s15_the_tap_shows_heartbeats_as_their_own_step_and_their_acks() {
     let server = FixtureServer::start(&files).await;
     for source in [Source::Ads, Source::AdsDelta] {
         // Bodies asked for: a heartbeat still has none to give.
-        let mut events = Events::listen_with(&server.registry(), Capture::Bodies);
+        let mut events = Events::listen_with(server.registry(), Capture::Bodies);
         let (client, _reports) = client(&server, source.clone()).await;
         let line = |event: &WireEvent| lines::to_line(event, None);
         let beat = loop {

@@ -28,7 +28,7 @@ async fn a_violation_shows_in_status_the_table_and_the_transcript() {
     let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let first = client.subscribe(CLUSTER, &[]).await;
     client.request(CLUSTER, &[], "not-it", &first.nonce).await;
-    violation(&server.registry(), "C4.ack-version").await;
+    violation(server.registry(), "C4.ack-version").await;
 
     let status = http_get(server.addr(), "/status").await.json();
     assert_eq!(status["counters"]["violations"], 1);
