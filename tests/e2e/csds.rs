@@ -20,7 +20,7 @@ use xdsloop_proto::envoy::envoy::r#type::matcher::v3::{
 };
 use xdsloop_proto::type_url::{CLUSTER, ENDPOINT};
 use xdsloop_server::admin::Placement;
-use xdsloop_server::app;
+use xdsloop_server::testkit::TestServer;
 
 use crate::client_nack::refuse_web_cluster_while;
 use crate::client_support::*;
@@ -200,10 +200,14 @@ async fn s17_csds_node_matchers_and_the_stream_call() {
 async fn s17_csds_is_served_where_the_admin_routes_are() {
     let dir = tempfile::tempdir().unwrap();
     xdsloop_tests::copy_dir(&demo_dir(), dir.path());
-    let mut config = app::Config::new(dir.path());
-    config.listen = "127.0.0.1:0".parse().unwrap();
-    config.admin = Placement::Listener("127.0.0.1:0".parse().unwrap());
-    let running = app::start(config).await.unwrap();
+    let admin_port = Placement::Listener("127.0.0.1:0".parse().unwrap());
+    let server = TestServer::builder()
+        .fixtures(dir.path())
+        .configure(move |config| config.admin = admin_port)
+        .start()
+        .await
+        .unwrap();
+    let running = server.running().unwrap();
     let admin = running.admin_addr.expect("an admin listener");
     let answer = csds(admin)
         .await
@@ -216,7 +220,7 @@ async fn s17_csds_is_served_where_the_admin_routes_are() {
         .await;
     let refused = refused.expect_err("no admin data on the xDS port");
     assert_eq!(refused.code(), Code::Unimplemented);
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 #[tokio::test]

@@ -5,8 +5,9 @@
 use xdsloop_proto::type_url::CLUSTER;
 use xdsloop_server::{
     admin::status::{StatusDocument, remote},
-    app::{self, Config, Running},
+    app::Running,
     config::watch::Settings,
+    testkit::TestServer,
 };
 
 use super::*;
@@ -26,11 +27,12 @@ fn big_cluster_yaml(name: &str, bytes: usize) -> String {
 const SLOW_TO_DECODE: usize = 6 * 1024 * 1024;
 
 /// The whole server (admin endpoint included) on `dir`.
-async fn serve(dir: &Path) -> Running {
-    let mut config = Config::new(dir);
-    config.listen = "127.0.0.1:0".parse().unwrap();
-    config.debounce = DEBOUNCE;
-    app::start(config).await.unwrap_or_else(|e| panic!("{e}"))
+async fn serve(dir: &Path) -> TestServer {
+    let server = TestServer::builder()
+        .fixtures(dir)
+        .admin()
+        .configure(|config| config.debounce = DEBOUNCE);
+    server.start().await.unwrap_or_else(|e| panic!("{e}"))
 }
 
 async fn status_until(
@@ -191,7 +193,8 @@ async fn watcher_failure_is_reported_and_recovers() {
     let parent = base.path().join("parent");
     let live = parent.join("live");
     copy_dir(&fixture_set("demo"), &live);
-    let running = serve(&live).await;
+    let server = serve(&live).await;
+    let running = server.running().unwrap();
     let admin = running.admin_addr.unwrap();
     let mut reloads = running.reloads.clone();
     std::fs::remove_dir_all(&parent).unwrap();
@@ -199,7 +202,7 @@ async fn watcher_failure_is_reported_and_recovers() {
     let down = wait_reload(&mut reloads, "the watcher down", |r| !r.watcher.ok).await;
     let error = down.watcher.error.unwrap();
     assert!(error.contains(&live.display().to_string()), "{error}");
-    let doc = status_until(&running, "/status to show it", |d| !d.reload.watcher.ok).await;
+    let doc = status_until(running, "/status to show it", |d| !d.reload.watcher.ok).await;
     assert!(doc.reload.watcher.since.is_some());
     let health = http_get(admin, "/healthz").await;
     assert_eq!(health.status, 503, "{}", health.body);
@@ -223,5 +226,5 @@ async fn watcher_failure_is_reported_and_recovers() {
         ports(s, "web") == [9602]
     })
     .await;
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
