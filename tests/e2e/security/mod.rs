@@ -16,7 +16,7 @@ use xdsloop_client::{
 };
 use xdsloop_server::{
     admin::status::{StatusDocument, remote},
-    app::{self, Config, Running},
+    app::Config,
     net::tls::{self as server_tls, ALPN_HTTP1, TlsFiles},
     testkit::poll_until,
 };
