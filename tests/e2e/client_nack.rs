@@ -23,7 +23,7 @@ pub(crate) fn refuse_web_cluster_while(refuse: &Arc<AtomicBool>) -> Validator {
 }
 
 pub(crate) async fn rejected_update_keeps_the_last_good_config(source: Source) {
-    let served = Demo::start().await;
+    let served = FixtureServer::demo().await;
     let refuse = Arc::new(AtomicBool::new(false));
     let mut config = config(served.addr(), source.clone());
     config.validator = Some(refuse_web_cluster_while(&refuse));
@@ -34,7 +34,7 @@ pub(crate) async fn rejected_update_keeps_the_last_good_config(source: Source) {
     reports = reports.resubscribe();
     refuse.store(true, Ordering::SeqCst);
     served
-        .edit("clusters.yaml", |text| {
+        .edit_text("clusters.yaml", |text| {
             text.replacen("connect_timeout: 0.25s", "connect_timeout: 0.5s", 1)
         })
         .await;

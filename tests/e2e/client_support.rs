@@ -1,10 +1,9 @@
-//! Shared by the `client_*` areas: the testkit's server over a temp copy of `fixtures/demo`
-//! (watched and reloaded as `xdsloop-server` does), and a real `xdsloop-client` pointed at it.
+//! Shared by the `client_*` areas: a real `xdsloop-client` pointed at the testkit's server over
+//! a temp copy of `fixtures/demo` ([`FixtureServer::demo`]), and waits on what it applied.
 
 #![allow(dead_code)] // Each client area uses a different subset.
 
 use std::net::SocketAddr;
-use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,15 +14,14 @@ use xdsloop_client::{
     BackoffConfig, Client, ClientConfig, Interest, Report, Source, Store, Subscription, Variant,
 };
 use xdsloop_server::Snapshot;
-use xdsloop_server::testkit::{Builder, TestServer};
-use xdsloop_tests::{NoViolations, copy_dir};
+use xdsloop_tests::copy_dir;
+
+pub use crate::harness::FixtureServer;
 
 /// Longest wait for something that should happen; waits end as soon as it does.
 pub const WAIT: Duration = Duration::from_secs(15);
 /// How long to watch for something that must NOT happen.
 pub const QUIET: Duration = Duration::from_millis(500);
-const DEBOUNCE: Duration = Duration::from_millis(50);
-const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 pub fn demo_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo")
@@ -34,69 +32,6 @@ pub fn demo_copy() -> TempDir {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&demo_dir(), dir.path());
     dir
-}
-
-/// The testkit's server over `dir`, as the binary serves a fixture directory (admin routes
-/// on the xDS port), with a fast debounce and a large message limit.
-pub fn demo_server(dir: &Path) -> Builder {
-    TestServer::builder()
-        .fixtures(dir)
-        .admin()
-        .max_message_bytes(MAX_MESSAGE_BYTES)
-        .configure(|config| config.debounce = DEBOUNCE)
-}
-
-/// The testkit's server over a temp copy of the demo, which lives as long as it does, and
-/// the guard that fails the test if xdsloop-client broke a client rule.
-pub struct Demo {
-    pub dir: TempDir,
-    pub server: TestServer,
-    pub judge: NoViolations,
-}
-
-impl Deref for Demo {
-    type Target = TestServer;
-    fn deref(&self) -> &TestServer {
-        &self.server
-    }
-}
-
-impl Demo {
-    pub async fn start() -> Self {
-        Self::start_with(|server| server).await
-    }
-
-    /// [`Demo::start`], with `tweak` changing how the server starts (TLS, limits, ...).
-    pub async fn start_with(tweak: impl FnOnce(Builder) -> Builder) -> Self {
-        let dir = demo_copy();
-        let server = tweak(demo_server(dir.path())).start().await;
-        Self::judged(dir, server.unwrap_or_else(|e| panic!("{e}")))
-    }
-
-    /// A server over `dir` on `listen`: the address of one stopped earlier, to reconnect.
-    pub async fn on(dir: TempDir, listen: SocketAddr) -> Self {
-        let server = demo_server(dir.path()).listen(listen).start().await;
-        Self::judged(dir, server.unwrap_or_else(|e| panic!("{e}")))
-    }
-
-    fn judged(dir: TempDir, server: TestServer) -> Self {
-        let judge = NoViolations::new(server.registry().clone());
-        Self { dir, server, judge }
-    }
-
-    /// Stops the server completely (streams, listener, watcher), keeping its fixtures.
-    pub async fn stop(self) -> (TempDir, SocketAddr) {
-        let addr = self.server.addr();
-        self.server.shutdown().await.unwrap();
-        (self.dir, addr)
-    }
-
-    /// Rewrites a fixture file and waits until the server serves the result.
-    pub async fn edit(&self, file: &str, edit: impl FnOnce(String) -> String) -> Arc<Snapshot> {
-        let text = edit(std::fs::read_to_string(self.dir.path().join(file)).unwrap());
-        let written = self.server.write_fixture(file, &text, WAIT).await;
-        written.unwrap_or_else(|e| panic!("{e}"))
-    }
 }
 
 /// A client config with fast backoff for tests (the defaults would make restarts slow).

@@ -88,7 +88,11 @@ async fn server_synced(addr: SocketAddr, node: &str) -> ClientConfig {
     synced.await.unwrap_or_else(|e| panic!("{e}"))
 }
 
-async fn client_with_csds(served: &Demo, node: &str, source: Source) -> (Client, CsdsServer) {
+async fn client_with_csds(
+    served: &FixtureServer,
+    node: &str,
+    source: Source,
+) -> (Client, CsdsServer) {
     let mut config = config(served.addr(), source.clone());
     config.node.id = node.to_string();
     let (client, _) = demo_client(config).await;
@@ -99,7 +103,7 @@ async fn client_with_csds(served: &Demo, node: &str, source: Source) -> (Client,
 
 #[tokio::test]
 async fn s17_c18_server_and_client_csds_agree_sotw_and_delta() {
-    let served = Demo::start().await;
+    let served = FixtureServer::demo().await;
     for (node, source) in [("sotw-1", Source::Ads), ("delta-1", Source::AdsDelta)] {
         let (client, csds_server) = client_with_csds(&served, node, source).await;
         let on_server = held(&server_synced(served.addr(), node).await);
@@ -140,7 +144,7 @@ fn client_scope(node: &str) -> &'static str {
 
 #[tokio::test]
 async fn s17_csds_node_matchers_and_the_stream_call() {
-    let served = Demo::start().await;
+    let served = FixtureServer::demo().await;
     let (_a, _a_csds) = client_with_csds(&served, "grpc-a", Source::Ads).await;
     let (_b, _b_csds) = client_with_csds(&served, "envoy-b", Source::Ads).await;
     server_synced(served.addr(), "grpc-a").await;
@@ -225,7 +229,7 @@ async fn s17_csds_is_served_where_the_admin_routes_are() {
 
 #[tokio::test]
 async fn c18_client_csds_reports_nacked_with_the_last_good_config_and_not_found() {
-    let served = Demo::start().await;
+    let served = FixtureServer::demo().await;
     let refuse = Arc::new(AtomicBool::new(false));
     let mut config = config(served.addr(), Source::Ads);
     config.validator = Some(refuse_web_cluster_while(&refuse));
@@ -246,7 +250,7 @@ async fn c18_client_csds_reports_nacked_with_the_last_good_config_and_not_found(
     let good = first.get(CLUSTER, "web").unwrap().clone();
     refuse.store(true, Ordering::SeqCst);
     served
-        .edit("clusters.yaml", |t| {
+        .edit_text("clusters.yaml", |t| {
             t.replacen("connect_timeout: 0.25s", "connect_timeout: 0.5s", 1)
         })
         .await;

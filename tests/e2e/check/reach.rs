@@ -100,7 +100,7 @@ async fn a_server_it_cannot_talk_to_is_exit_2_with_the_reason_not_a_fail() {
         untrusted,
         "the server's certificate is not signed by --tls-ca",
     );
-    let plain = crate::client_support::Demo::start().await;
+    let plain = crate::client_support::FixtureServer::demo().await;
     let plain_addr = plain.addr().to_string();
     let tls_to_plain = shell(&["--server", &plain_addr, "--tls-ca", &ca]).await;
     cannot_judge(tls_to_plain, "the server did not answer TLS");

@@ -14,7 +14,7 @@ async fn second_cds_is_nacked(source: Source, yaml: &str, says: &str) {
     let first = served.snapshot();
     let good = store_where(&client, |s| matches_snapshot(s, &first, &source)).await;
     served
-        .edit("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
+        .edit_text("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
         .await;
     let nack = report(&mut reports, |r| match r {
         Report::Update(u) if u.type_url == CLUSTER && u.verdict != Verdict::Ack => Some(u.clone()),
@@ -86,7 +86,7 @@ async fn stale_nonce_is_taken_and_its_echo_counts_as_the_ack() {
     })
     .await;
     let second = served
-        .edit("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
+        .edit_text("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
         .await;
     let update = report(&mut reports, |r| match r {
         Report::Update(u) if u.type_url == CLUSTER => Some(u.clone()),
@@ -152,7 +152,7 @@ async fn reorder_sends_endpoints_before_their_clusters() {
     let eds = std::fs::read_to_string(dir.join("endpoints.yaml")).unwrap();
     std::fs::write(dir.join("endpoints.yaml"), eds.replacen("8081", "8089", 1)).unwrap();
     served
-        .edit("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
+        .edit_text("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
         .await;
     let mut order = Vec::new();
     while order.len() < 2 {

@@ -12,7 +12,7 @@ use crate::harness::{http_get, http_send};
 
 /// `/status` and the row of `type_url` on the first stream, once `done` holds for them.
 async fn row_where(
-    served: &Demo,
+    served: &FixtureServer,
     type_url: &str,
     done: impl Fn(&Value, &Value) -> bool,
 ) -> (Value, Value) {
@@ -43,7 +43,7 @@ async fn a_delayed_response_is_shown_held_until_it_goes_and_the_counters_agree()
     let first = served.snapshot();
     let before = store_where(&client, |s| matches_snapshot(s, &first, &Source::Ads)).await;
     let second = served
-        .edit("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
+        .edit_text("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
         .await;
     let (status, row) = row_where(&served, CLUSTER, |_, row| {
         row["last_sent"]["held"].is_object()
@@ -89,7 +89,7 @@ async fn a_response_sent_under_a_foreign_type_url_is_filed_under_that_type() {
     let first = served.snapshot();
     store_where(&client, |s| matches_snapshot(s, &first, &Source::Ads)).await;
     served
-        .edit("endpoints.yaml", |t| t.replacen("8081", "8089", 1))
+        .edit_text("endpoints.yaml", |t| t.replacen("8081", "8089", 1))
         .await;
     // The client gets a CDS response holding endpoints, and NACKs it as CDS.
     let nack = report(&mut reports, |r| match r {
@@ -124,7 +124,7 @@ async fn a_response_sent_under_a_foreign_type_url_is_filed_under_that_type() {
     client.stop().await;
 }
 
-async fn withhold_removed_serves_what_it_hid(source: Source, remove: impl FnOnce(&Demo)) {
+async fn withhold_removed_serves_what_it_hid(source: Source, remove: impl FnOnce(&FixtureServer)) {
     let yaml = "version: 1\nrules:\n- id: hide-web\n  match: {type: eds}\n  do: {withhold: {names: [web]}}\n";
     let served = served_with(yaml).await;
     let (client, _reports) = client_of(&served, source, |_| {}).await;
@@ -206,7 +206,7 @@ async fn a_way_back_on(source: Source, yaml: &str, stuck: &str, back: &str, meth
     let first = served.snapshot();
     store_where(&client, |s| matches_snapshot(s, &first, &source)).await;
     let second = served
-        .edit("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
+        .edit_text("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
         .await;
     row_where(&served, CLUSTER, |_, row| row["state"] == stuck).await;
     let answer = http_send(served.addr(), method, back, None).await;

@@ -17,7 +17,7 @@ use crate::harness::{http_post, http_send};
 
 /// A REST client polling every `refresh`, with `tweak` applied.
 async fn rest_client(
-    served: &Demo,
+    served: &FixtureServer,
     refresh: Duration,
     tweak: impl FnOnce(&mut ClientConfig),
 ) -> (
@@ -32,7 +32,7 @@ async fn rest_client(
 }
 
 /// The server's fault counter.
-fn faults_counted(served: &Demo) -> u64 {
+fn faults_counted(served: &FixtureServer) -> u64 {
     served.registry().counters().faults
 }
 
@@ -44,7 +44,7 @@ async fn rest_corrupt_is_rejected_and_the_last_good_clusters_kept() {
     let first = served.snapshot();
     let good = store_where(&client, |s| matches_snapshot(s, &first, &Source::Rest)).await;
     served
-        .edit("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
+        .edit_text("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
         .await;
     let rejected = report(&mut reports, |r| match r {
         Report::Update(u) if u.type_url == CLUSTER && u.verdict != Verdict::Ack => Some(u.clone()),

@@ -18,7 +18,7 @@ async fn ended_then_resubscribed(source: Source, yaml: &str, status: Option<&str
     let before = store_where(&client, |s| matches_snapshot(s, &first, &source)).await;
     reports = reports.resubscribe();
     served
-        .edit("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
+        .edit_text("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
         .await;
     let end = report(&mut reports, |r| match r {
         Report::StreamClosed { end, .. } => Some(end.clone()),
@@ -119,7 +119,7 @@ async fn drop_leaves_the_client_on_its_last_version_until_the_next_change() {
     let good = store_where(&client, |s| matches_snapshot(s, &first, &Source::Ads)).await;
     reports = reports.resubscribe();
     served
-        .edit("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
+        .edit_text("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
         .await;
     // The server shows the response it meant to send, dropped, and waits for an answer.
     let pending = server_shows(&served, |streams| {
@@ -142,7 +142,7 @@ async fn drop_leaves_the_client_on_its_last_version_until_the_next_change() {
     );
     // The next change (3rd response) goes out.
     let third = served
-        .edit("clusters.yaml", |t| t.replacen("0.5s", "0.75s", 1))
+        .edit_text("clusters.yaml", |t| t.replacen("0.5s", "0.75s", 1))
         .await;
     store_where(&client, |s| matches_snapshot(s, &third, &Source::Ads)).await;
     client.stop().await;
@@ -157,7 +157,7 @@ async fn hang_stalls_the_stream_until_its_time_then_the_response_arrives() {
     store_where(&client, |s| matches_snapshot(s, &first, &Source::Ads)).await;
     reports = reports.resubscribe();
     let second = served
-        .edit("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
+        .edit_text("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
         .await;
     // While hung, the server tells the stream's timeline why nothing moves.
     server_shows(&served, |streams| {

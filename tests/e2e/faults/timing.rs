@@ -14,7 +14,7 @@ async fn delay_holds_the_response_and_the_client_acks_it_late() {
     store_where(&client, |s| matches_snapshot(s, &first, &Source::Ads)).await;
     reports = reports.resubscribe();
     let second = served
-        .edit("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
+        .edit_text("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
         .await;
     // The server decided the response (PENDING, marked delay) before the client has it.
     let marked = server_shows(&served, |streams| {

@@ -10,7 +10,7 @@ use super::*;
 use crate::harness::http_get;
 
 /// The EDS row of the first stream in `/status` once `done` holds for it.
-async fn eds_row_where(served: &Demo, done: impl Fn(&Value) -> bool) -> Value {
+async fn eds_row_where(served: &FixtureServer, done: impl Fn(&Value) -> bool) -> Value {
     let row = poll_until("/status to show the EDS row", WAIT, async || {
         let status = http_get(served.addr(), "/status").await.json();
         let rows = status["streams"].as_array().cloned().unwrap_or_default();
@@ -66,7 +66,7 @@ async fn withhold_removed_the_next_response_has_no_withheld() {
     eds_row_where(&served, |row| row["withheld"].is_object()).await;
     scenarios(&served).clear();
     served
-        .edit("endpoints.yaml", |t| t.replacen("8081", "8089", 1))
+        .edit_text("endpoints.yaml", |t| t.replacen("8081", "8089", 1))
         .await;
     store_where(&client, |s| s.holds(ENDPOINT, "web")).await;
     let row = eds_row_where(&served, |row| {

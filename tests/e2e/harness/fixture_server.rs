@@ -1,5 +1,6 @@
 //! The testkit's server over a temp fixture directory (watched and reloaded as the binary
-//! does), with edits that wait until the server has taken them.
+//! does): fixture files a test writes, or a copy of `fixtures/demo`; with edits that wait until
+//! the server has taken them.
 
 use std::{net::SocketAddr, ops::Deref, path::Path, sync::Arc, time::Duration};
 
@@ -14,6 +15,10 @@ use xdsloop_server::{
 use xdsloop_tests::NoViolations;
 
 use super::{TIMEOUT, within};
+use crate::client_support::demo_copy;
+
+/// The demo's large CDS responses (and the client tests' large sets) fit under it.
+const DEMO_MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// The testkit's server over its own fixture files, which live as long as it does, and the
 /// guard that fails the test if its clients broke a client rule.
@@ -66,6 +71,47 @@ impl FixtureServer {
             .unwrap_or_else(|e| panic!("{e}"));
         let judge = NoViolations::new(server.registry().clone());
         Self { dir, server, judge }
+    }
+
+    /// A temp copy of `fixtures/demo`, served with a large message limit (as the client tests
+    /// want it).
+    pub async fn demo() -> Self {
+        Self::demo_with(|server| server).await
+    }
+
+    /// [`Self::demo`], with `tweak` saying how the server starts (TLS, limits, ...).
+    pub async fn demo_with(tweak: impl FnOnce(Builder) -> Builder) -> Self {
+        Self::on(demo_copy(), "127.0.0.1:0".parse().unwrap(), tweak).await
+    }
+
+    /// The server over `dir` on `listen`: the address of one stopped earlier, to reconnect.
+    pub async fn on(
+        dir: TempDir,
+        listen: SocketAddr,
+        tweak: impl FnOnce(Builder) -> Builder,
+    ) -> Self {
+        Self::start_in(dir, listen, |server| {
+            tweak(server.max_message_bytes(DEMO_MAX_MESSAGE_BYTES))
+        })
+        .await
+    }
+
+    /// Stops the server completely (streams, listener, watcher), keeping its fixtures.
+    pub async fn stop(self) -> (TempDir, SocketAddr) {
+        let addr = self.server.addr();
+        self.server.shutdown().await.expect("clean shutdown");
+        (self.dir, addr)
+    }
+
+    /// Rewrites a fixture file by `edit` and waits until the server serves the result.
+    pub async fn edit_text(
+        &self,
+        file: &str,
+        edit: impl FnOnce(String) -> String,
+    ) -> Arc<Snapshot> {
+        let text = edit(std::fs::read_to_string(self.dir.path().join(file)).unwrap());
+        let written = self.server.write_fixture(file, &text, TIMEOUT).await;
+        written.unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// This test's clients break client rules on purpose.

@@ -22,25 +22,25 @@ use xdsloop_server::{
 };
 use xdsloop_tests::{certs::Pki, copy_dir};
 
-use crate::client_support::{Demo, WAIT, config, demo_dir};
+use crate::client_support::{FixtureServer, WAIT, config, demo_dir};
 
 /// The demo fixtures served over TLS (mTLS with `mtls`), after `tweak` changes the config.
 pub async fn serve_tls(
     pki: &Pki,
     mtls: bool,
     tweak: impl Fn(&mut Config) + Send + Sync + 'static,
-) -> Demo {
+) -> FixtureServer {
     let files = TlsFiles {
         cert: pki.server_cert.clone(),
         key: pki.server_key.clone(),
         client_ca: mtls.then(|| pki.ca_file.clone()),
     };
-    Demo::start_with(|server| server.tls(files).configure(tweak)).await
+    FixtureServer::demo_with(|server| server.tls(files).configure(tweak)).await
 }
 
 /// A client config trusting `ca`, presenting `identity` (cert, key) if given.
 pub fn tls_client(
-    served: &Demo,
+    served: &FixtureServer,
     source: Source,
     ca: &Path,
     identity: Option<(&Path, &Path)>,
@@ -62,7 +62,7 @@ pub fn admin_access(pki: &Pki, identity: Option<(&Path, &Path)>) -> remote::Remo
 /// `/status` over TLS once it satisfies `done` (with the client certificate: the xDS port of
 /// an mTLS server takes no connection without one).
 pub async fn status_where(
-    served: &Demo,
+    served: &FixtureServer,
     pki: &Pki,
     what: &str,
     done: impl Fn(&StatusDocument) -> bool,

@@ -142,7 +142,7 @@ async fn tls_untrusted_server_cert_is_refused_on_both_sides() {
 
 #[tokio::test]
 async fn tls_client_to_a_plaintext_server_is_told_so() {
-    let served = crate::client_support::Demo::start().await;
+    let served = crate::client_support::FixtureServer::demo().await;
     let pki = Pki::new();
     let mut config = crate::client_support::config(served.addr(), Source::Ads);
     config.tls = Some(client_tls::load(&pki.ca_file, None, None).unwrap());
