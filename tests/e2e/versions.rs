@@ -58,7 +58,7 @@ async fn version_only_bump_is_pushed() {
 
     // A content change under the unchanged explicit version is pushed too.
     replace_served(
-        &running,
+        running,
         &listeners,
         "port_value: 10000",
         "port_value: 10001",
