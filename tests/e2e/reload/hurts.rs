@@ -151,16 +151,12 @@ async fn edit_during_long_reload_is_loaded_after_it() {
 
 #[tokio::test]
 async fn zero_byte_save_keeps_previous_resources_for_clients() {
-    let (dir, watcher) = demo();
-    let mut reloads = watcher.reloads.clone();
-    let mut snapshots = watcher.snapshots.clone();
-    let server = xdsloop_server::app::serve(
-        "127.0.0.1:0".parse().unwrap(),
-        watcher.snapshots.clone(),
-        xdsloop_server::transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
-    )
-    .await
-    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture_set("demo"), dir.path());
+    let server = serve(dir.path()).await;
+    let running = server.running().unwrap();
+    let mut reloads = running.reloads.clone();
+    let mut snapshots = running.snapshots.clone();
     let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let first = client.subscribe(CLUSTER, &[]).await;
     assert_eq!(names_in(&first), ["api", "web"]);
