@@ -84,6 +84,7 @@ pub enum KitError {
     ServesFixtures(PathBuf),
     #[error("a test server serves either resources given in code or a fixture directory, not both")]
     TwoSources,
+    /// [`Builder::configure`] or [`Builder::tls`] on a server of resources given in code.
     #[error(
         "`configure` and `tls` change how a fixture directory is served: start the server with \
          `.fixtures(dir)`"
@@ -92,12 +93,16 @@ pub enum KitError {
     /// A [`TestServer::write_fixture`] the server did not take in time.
     #[error(transparent)]
     Wait(#[from] WaitError),
+    /// [`TestServer::write_fixture`] on a server of resources given in code.
     #[error("this test server serves resources given in code: `set_resources` changes them")]
     ServesResources,
+    /// A fixture file [`TestServer::write_fixture`] could not write.
     #[error("{}: {source}", path.display())]
     Write {
+        /// The file.
         path: PathBuf,
-        source: Arc<std::io::Error>,
+        /// Why.
+        source: std::io::Error,
     },
     /// A scenario that breaks a rule (`rules[0] (id): what is wrong`, as for a scenario file);
     /// the one in force stays.
@@ -219,7 +224,7 @@ impl TestServer {
         let reloads_before = running.reloads.borrow().started;
         std::fs::write(&path, text).map_err(|source| KitError::Write {
             path: path.clone(),
-            source: Arc::new(source),
+            source,
         })?;
         let what = format!("the edit of {} to be served", path.display());
         let snapshot = poll_until(&what, timeout, async || {

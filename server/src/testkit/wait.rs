@@ -69,7 +69,12 @@ pub enum WaitError {
     /// A [`super::poll_until`] condition did not hold in time; the message names what was
     /// awaited and what the last probe saw.
     #[error("{message}")]
-    NotMet { waited: Duration, message: String },
+    NotMet {
+        /// The timeout that passed.
+        waited: Duration,
+        /// What was awaited, and the last state the probe saw.
+        message: String,
+    },
 }
 
 /// What an await looks for.
