@@ -20,13 +20,13 @@ const EXTRA: &str = r#"
 "#;
 
 async fn new_cluster_yields_one_eds_request(source: Source) {
-    let mut served = Served::demo().await;
+    let served = FixtureServer::demo().await;
     let (client, mut reports) = demo_client(config(served.addr(), source.clone())).await;
     let first = served.snapshot();
     store_where(&client, |s| matches_snapshot(s, &first, &source)).await;
     // Only what happens from here on.
     reports = reports.resubscribe();
-    served.edit("clusters.yaml", |text| text + EXTRA).await;
+    served.edit_text("clusters.yaml", |text| text + EXTRA).await;
     let cds = report(&mut reports, |r| match r {
         Report::Update(u) if u.type_url == CLUSTER => Some(u.clone()),
         _ => None,
@@ -66,7 +66,7 @@ async fn client_delta_new_cluster_yields_one_eds_request_naming_it() {
 }
 
 async fn never_served_name_is_not_found(source: Source) {
-    let served = Served::demo().await;
+    let served = FixtureServer::demo().await;
     let mut config = config(served.addr(), source.clone());
     config.not_found_timeout = Duration::from_millis(300);
     let client = Client::start(config, std::future::pending()).unwrap();
@@ -107,7 +107,7 @@ async fn client_delta_never_served_name_is_reported_not_found() {
 }
 
 async fn interest_changes_later(source: Source) {
-    let served = Served::demo().await;
+    let served = FixtureServer::demo().await;
     let mut config = config(served.addr(), source.clone());
     config.follow_deps = false;
     let client = Client::start(config, std::future::pending()).unwrap();

@@ -36,7 +36,7 @@ async fn narrate_until(
 }
 
 /// The demo client on the real server, narrated in `lang` until every type is ACKed.
-async fn synced(source: Source, lang: Lang) -> (Served, Client, Narration) {
+async fn synced(source: Source, lang: Lang) -> (FixtureServer, Client, Narration) {
     synced_with(source, lang, None).await
 }
 
@@ -67,8 +67,8 @@ async fn synced_with(
     source: Source,
     lang: Lang,
     refuse: Option<&Arc<AtomicBool>>,
-) -> (Served, Client, Narration) {
-    let served = Served::demo().await;
+) -> (FixtureServer, Client, Narration) {
+    let served = FixtureServer::demo().await;
     let mut config = config(served.addr(), source.clone());
     config.received_reports = ReceivedReports::Names;
     config.validator = refuse.map(refuse_web_cluster_while);
@@ -199,8 +199,7 @@ async fn explain_zh_labels_the_ack_queren_with_send_discovery_request_and_the_ne
 #[tokio::test]
 async fn explain_zh_labels_a_nack_jujue_keeping_the_old_config() {
     let refuse = Arc::new(AtomicBool::new(false));
-    let (mut served, client, mut narration) =
-        synced_with(Source::Ads, Lang::Zh, Some(&refuse)).await;
+    let (served, client, mut narration) = synced_with(Source::Ads, Lang::Zh, Some(&refuse)).await;
     let old = served
         .snapshot()
         .get("client-e2e", CLUSTER)
@@ -210,7 +209,7 @@ async fn explain_zh_labels_a_nack_jujue_keeping_the_old_config() {
     let from = narration.lines.len();
     refuse.store(true, Ordering::SeqCst);
     let edited = served
-        .edit("clusters.yaml", |text| {
+        .edit_text("clusters.yaml", |text| {
             text.replacen("connect_timeout: 0.25s", "connect_timeout: 0.5s", 1)
         })
         .await;
@@ -245,14 +244,14 @@ async fn explain_zh_labels_a_nack_jujue_keeping_the_old_config() {
 
 /// Stops the server, starts it again on the same port, and returns the lines from the drop to
 /// the last type's resubscription.
-async fn reconnected(source: Source) -> (Vec<String>, Client, Served) {
+async fn reconnected(source: Source) -> (Vec<String>, Client, FixtureServer) {
     let (served, client, mut narration) = synced(source, Lang::Zh).await;
     let from = narration.lines.len();
     let (dir, addr) = served.stop().await;
     narration
         .until(|lines| lines[from..].iter().any(|l| l.contains("断线 → 重连")))
         .await;
-    let served = Served::restart(dir, addr).await;
+    let served = FixtureServer::on(dir, addr, |server| server).await;
     narration
         .until(|lines| {
             ["cds", "eds", "lds", "rds"].iter().all(|t| {

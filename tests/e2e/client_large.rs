@@ -4,11 +4,11 @@ use xdsloop_client::{ConnectionReport, Interest, Report, Source};
 use xdsloop_proto::type_url::CLUSTER;
 
 use crate::client_support::{config, drain, report, store_where};
-use crate::harness::{SnapshotBuilder, TestServer, cluster};
+use crate::harness::{ResourceSet, TestServer, cluster, serve_with};
 
 /// About 20 MiB of clusters: 100 clusters with a 200 KiB metadata blob each.
-fn twenty_mib() -> SnapshotBuilder {
-    (0..100).fold(SnapshotBuilder::new(1), |builder, i| {
+fn twenty_mib() -> ResourceSet {
+    (0..100).fold(ResourceSet::default(), |builder, i| {
         let mut c = cluster(&format!("big-{i:03}"));
         let blob = "x".repeat(200 * 1024);
         c["metadata"] = serde_json::json!({"filter_metadata": {"xdsloop": {"blob": blob}}});
@@ -17,7 +17,11 @@ fn twenty_mib() -> SnapshotBuilder {
 }
 
 async fn accepts_a_20_mib_response(source: Source) {
-    let server = TestServer::start_with_limit(twenty_mib().build(), 64 << 20).await;
+    let server = serve_with(
+        TestServer::builder().max_message_bytes(64 << 20),
+        twenty_mib(),
+    )
+    .await;
     let mut config = config(server.addr(), source.clone());
     config.follow_deps = false;
     let client = xdsloop_client::Client::start(config, std::future::pending()).unwrap();
@@ -50,7 +54,11 @@ async fn c16_client_delta_accepts_a_20_mib_response_by_default() {
 #[tokio::test]
 async fn c16_client_message_limit_is_configurable_and_c10_failures_without_response_keep_backing_off()
  {
-    let server = TestServer::start_with_limit(twenty_mib().build(), 64 << 20).await;
+    let server = serve_with(
+        TestServer::builder().max_message_bytes(64 << 20),
+        twenty_mib(),
+    )
+    .await;
     let mut config = config(server.addr(), Source::Ads);
     config.max_message_bytes = 4 << 20;
     let client = xdsloop_client::Client::start(config, std::future::pending()).unwrap();

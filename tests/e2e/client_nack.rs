@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use xdsloop_server::testkit::poll_until;
 
 use xdsloop_client::{Report, Source, Validator, Verdict};
 use xdsloop_proto::type_url::CLUSTER;
@@ -22,7 +23,7 @@ pub(crate) fn refuse_web_cluster_while(refuse: &Arc<AtomicBool>) -> Validator {
 }
 
 pub(crate) async fn rejected_update_keeps_the_last_good_config(source: Source) {
-    let mut served = Served::demo().await;
+    let served = FixtureServer::demo().await;
     let refuse = Arc::new(AtomicBool::new(false));
     let mut config = config(served.addr(), source.clone());
     config.validator = Some(refuse_web_cluster_while(&refuse));
@@ -33,7 +34,7 @@ pub(crate) async fn rejected_update_keeps_the_last_good_config(source: Source) {
     reports = reports.resubscribe();
     refuse.store(true, Ordering::SeqCst);
     served
-        .edit("clusters.yaml", |text| {
+        .edit_text("clusters.yaml", |text| {
             text.replacen("connect_timeout: 0.25s", "connect_timeout: 0.5s", 1)
         })
         .await;
@@ -49,16 +50,11 @@ pub(crate) async fn rejected_update_keeps_the_last_good_config(source: Source) {
 
     // The server records the NACK with its message.
     let recorded = wait_until(|| {
-        served
-            .running
-            .registry
-            .streams()
-            .into_iter()
-            .find_map(|stream| {
-                let cds = stream.types.get(CLUSTER)?;
-                let nacked = cds.last_nack.as_ref()?;
-                Some(format!("{nacked:?}"))
-            })
+        served.registry().streams().into_iter().find_map(|stream| {
+            let cds = stream.types.get(CLUSTER)?;
+            let nacked = cds.last_nack.as_ref()?;
+            Some(format!("{nacked:?}"))
+        })
     })
     .await;
     assert!(recorded.contains("web refused by test"), "{recorded}");
@@ -77,17 +73,8 @@ pub(crate) async fn rejected_update_keeps_the_last_good_config(source: Source) {
 
 /// Polls a server-side condition (the server has no event stream for its status).
 async fn wait_until<T>(mut probe: impl FnMut() -> Option<T>) -> T {
-    let poll = async {
-        loop {
-            if let Some(found) = probe() {
-                return found;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-    };
-    tokio::time::timeout(WAIT, poll)
-        .await
-        .expect("server state reached")
+    let found = poll_until("the server state", WAIT, async || probe()).await;
+    found.unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[tokio::test]

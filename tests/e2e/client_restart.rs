@@ -9,7 +9,7 @@ use xdsloop_proto::type_url::CLUSTER;
 use crate::client_support::*;
 
 pub(crate) async fn survives_restart(source: Source) {
-    let served = Served::demo().await;
+    let served = FixtureServer::demo().await;
     let (client, mut reports) = demo_client(config(served.addr(), source.clone())).await;
     let snapshot = served.snapshot();
     let before = store_where(&client, |s| matches_snapshot(s, &snapshot, &source)).await;
@@ -23,7 +23,7 @@ pub(crate) async fn survives_restart(source: Source) {
         client.store().borrow().holds(CLUSTER, "web"),
         "C13: config survives the drop"
     );
-    let served = Served::restart(dir, addr).await;
+    let served = FixtureServer::on(dir, addr, |server| server).await;
     report(&mut reports, |r| match r {
         Report::Connection(ConnectionReport::Connected { .. }) => Some(()),
         _ => None,

@@ -60,11 +60,11 @@ async fn delta_grpc_source_survives_a_server_restart() {
 
 /// The server sees one stream per type, each on that type's own service, never ADS.
 async fn one_stream_per_type(source: Source) {
-    let served = Served::demo().await;
+    let served = FixtureServer::demo().await;
     let (client, _reports) = demo_client(config(served.addr(), source.clone())).await;
     let snapshot = served.snapshot();
     store_where(&client, |s| matches_snapshot(s, &snapshot, &source)).await;
-    let streams = served.running.registry.streams();
+    let streams = served.registry().streams();
     let services: BTreeSet<&str> = streams.iter().map(|s| s.kind.service).collect();
     assert_eq!(
         services,
@@ -89,7 +89,7 @@ async fn delta_grpc_source_opens_one_stream_per_type_on_its_own_service() {
 
 #[tokio::test]
 async fn grpc_source_a_stream_that_fails_is_reopened_on_its_own_while_the_others_stream() {
-    let served = Served::demo().await;
+    let served = FixtureServer::demo().await;
     let client = Client::start(config(served.addr(), Source::Grpc), std::future::pending());
     let client = client.unwrap();
     let mut reports = client.reports();
@@ -113,7 +113,7 @@ async fn grpc_source_a_stream_that_fails_is_reopened_on_its_own_while_the_others
     while let Ok(Some(event)) = tokio::time::timeout(QUIET, clusters.recv()).await {
         assert!(!matches!(event, Event::Failed { .. }), "{event:?}");
     }
-    let streams = served.running.registry.streams();
+    let streams = served.registry().streams();
     let services: BTreeSet<&str> = streams.iter().map(|s| s.kind.service).collect();
     // Clusters, and the endpoints they depend on; the unserved type never reached the server.
     assert_eq!(services, BTreeSet::from(["clusters", "endpoints"]));
@@ -132,7 +132,7 @@ async fn rest_source_applies_a_fixture_edit_as_a_new_version() {
     fixture_edit_arrives(Source::Rest).await;
 }
 
-fn rest_config(served: &Served) -> ClientConfig {
+fn rest_config(served: &FixtureServer) -> ClientConfig {
     let mut config = config(served.addr(), Source::Rest);
     config.refresh_delay = Duration::from_millis(100);
     config
@@ -140,7 +140,7 @@ fn rest_config(served: &Served) -> ClientConfig {
 
 #[tokio::test]
 async fn rest_source_polls_that_find_nothing_new_are_not_updates() {
-    let mut served = Served::demo().await;
+    let served = FixtureServer::demo().await;
     let (client, mut reports) = demo_client(rest_config(&served)).await;
     let snapshot = served.snapshot();
     store_where(&client, |s| matches_snapshot(s, &snapshot, &Source::Rest)).await;
@@ -156,7 +156,7 @@ async fn rest_source_polls_that_find_nothing_new_are_not_updates() {
     // A client that had stopped polling would pass the quiet window too: the next edit must
     // still arrive by a poll, as one update of the edited type.
     served
-        .edit("endpoints.yaml", |text| {
+        .edit_text("endpoints.yaml", |text| {
             text.replace("port_value: 8091", "port_value: 9091")
         })
         .await;
@@ -174,7 +174,7 @@ async fn rest_source_polls_that_find_nothing_new_are_not_updates() {
 
 #[tokio::test]
 async fn rest_source_rejected_update_keeps_the_last_good_config_and_version() {
-    let mut served = Served::demo().await;
+    let served = FixtureServer::demo().await;
     let refuse = Arc::new(AtomicBool::new(false));
     let mut config = rest_config(&served);
     config.validator = Some(refuse_web_cluster_while(&refuse));
@@ -184,7 +184,7 @@ async fn rest_source_rejected_update_keeps_the_last_good_config_and_version() {
     reports = reports.resubscribe();
     refuse.store(true, Ordering::SeqCst);
     let next = served
-        .edit("clusters.yaml", |text| {
+        .edit_text("clusters.yaml", |text| {
             text.replacen("connect_timeout: 0.25s", "connect_timeout: 0.5s", 1)
         })
         .await;
@@ -220,7 +220,7 @@ async fn rest_source_rejected_update_keeps_the_last_good_config_and_version() {
 
 #[tokio::test]
 async fn rest_source_keeps_polling_through_a_server_restart() {
-    let served = Served::demo().await;
+    let served = FixtureServer::demo().await;
     let (client, mut reports) = demo_client(rest_config(&served)).await;
     let snapshot = served.snapshot();
     let before = store_where(&client, |s| matches_snapshot(s, &snapshot, &Source::Rest)).await;
@@ -234,14 +234,14 @@ async fn rest_source_keeps_polling_through_a_server_restart() {
         client.store().borrow().holds(CLUSTER, "web"),
         "failed polls are not config errors"
     );
-    let mut served = Served::restart(dir, addr).await;
+    let served = FixtureServer::on(dir, addr, |server| server).await;
     report(&mut reports, |r| match r {
         Report::Connection(ConnectionReport::Connected { .. }) => Some(()),
         _ => None,
     })
     .await;
     let next = served
-        .edit("endpoints.yaml", |text| {
+        .edit_text("endpoints.yaml", |text| {
             text.replace("port_value: 8091", "port_value: 9091")
         })
         .await;

@@ -3,6 +3,7 @@
 //! then waiting to hand it the next update).
 
 use std::time::Duration;
+use xdsloop_server::testkit::poll_until;
 
 use xdsloop_client::{Client, ClientConfig, Interest};
 use xdsloop_proto::type_url::CLUSTER;
@@ -60,12 +61,9 @@ async fn dropping_a_client_stuck_on_a_full_subscription_closes_its_stream() {
     let (server, client, _unread) = client_stuck_on_an_unread_subscription().await;
     assert_eq!(server.registry().streams().len(), 1);
     drop(client);
-    let closed = tokio::time::timeout(WAIT, async {
-        while !server.registry().streams().is_empty() {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await;
-    assert!(closed.is_ok(), "the dropped client's stream stayed open");
+    let closed = poll_until("the dropped client's stream to close", WAIT, async || {
+        server.registry().streams().is_empty()
+    });
+    closed.await.unwrap_or_else(|e| panic!("{e}"));
     server.shutdown().await.unwrap();
 }

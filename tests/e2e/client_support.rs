@@ -1,5 +1,5 @@
-//! Shared by the `client_*` areas: the real server (`app::start`) on 127.0.0.1 over
-//! a temp copy of `fixtures/demo`, and a real `xdsloop-client` pointed at it.
+//! Shared by the `client_*` areas: a real `xdsloop-client` pointed at the testkit's server over
+//! a temp copy of `fixtures/demo` ([`FixtureServer::demo`]), and waits on what it applied.
 
 #![allow(dead_code)] // Each client area uses a different subset.
 
@@ -14,82 +14,24 @@ use xdsloop_client::{
     BackoffConfig, Client, ClientConfig, Interest, Report, Source, Store, Subscription, Variant,
 };
 use xdsloop_server::Snapshot;
-use xdsloop_server::app::{self, Running};
-use xdsloop_tests::{NoViolations, copy_dir};
+use xdsloop_tests::copy_dir;
+
+pub use crate::harness::FixtureServer;
 
 /// Longest wait for something that should happen; waits end as soon as it does.
 pub const WAIT: Duration = Duration::from_secs(15);
 /// How long to watch for something that must NOT happen.
 pub const QUIET: Duration = Duration::from_millis(500);
-const DEBOUNCE: Duration = Duration::from_millis(50);
-const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 pub fn demo_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo")
 }
 
-/// A running server (`app::start`, as the binary runs it) over a temp copy of the demo.
-pub struct Served {
-    pub dir: TempDir,
-    pub running: Running,
-    /// Checks, when the server stops or drops, that xdsloop-client broke no client rule.
-    pub judge: NoViolations,
-}
-
-impl Served {
-    pub async fn demo() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        copy_dir(&demo_dir(), dir.path());
-        Self::start(dir, "127.0.0.1:0".parse().unwrap()).await
-    }
-
-    async fn start(dir: TempDir, listen: SocketAddr) -> Self {
-        let mut config = app::Config::new(dir.path());
-        config.listen = listen;
-        config.debounce = DEBOUNCE;
-        config.max_message_bytes = MAX_MESSAGE_BYTES;
-        let running = app::start(config).await.unwrap();
-        let judge = NoViolations::new(running.registry.clone());
-        Self {
-            dir,
-            running,
-            judge,
-        }
-    }
-
-    pub fn addr(&self) -> SocketAddr {
-        self.running.addr
-    }
-
-    pub fn snapshot(&self) -> Arc<Snapshot> {
-        self.running.snapshots.borrow().clone()
-    }
-
-    /// Stops the server completely (streams, listener, watcher).
-    pub async fn stop(self) -> (TempDir, SocketAddr) {
-        let addr = self.addr();
-        self.running.shutdown().await.unwrap();
-        (self.dir, addr)
-    }
-
-    /// A new server on the same address and fixtures.
-    pub async fn restart(dir: TempDir, addr: SocketAddr) -> Self {
-        Self::start(dir, addr).await
-    }
-
-    /// Rewrites a fixture file and waits until the server serves the result.
-    pub async fn edit(&mut self, file: &str, edit: impl FnOnce(String) -> String) -> Arc<Snapshot> {
-        let path = self.dir.path().join(file);
-        let before = self.snapshot().generation;
-        let text = edit(std::fs::read_to_string(&path).unwrap());
-        std::fs::write(&path, text).unwrap();
-        let mut snapshots = self.running.snapshots.clone();
-        let next = snapshots.wait_for(|s| s.generation > before);
-        let next = tokio::time::timeout(WAIT, next)
-            .await
-            .expect("fixture reloaded");
-        next.unwrap().clone()
-    }
+/// A temp copy of the demo fixtures, to edit before or while serving it.
+pub fn demo_copy() -> TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&demo_dir(), dir.path());
+    dir
 }
 
 /// A client config with fast backoff for tests (the defaults would make restarts slow).

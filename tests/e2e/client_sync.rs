@@ -8,7 +8,7 @@ use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER, ROUTE};
 use crate::client_support::*;
 
 pub(crate) async fn reaches_demo_versions(source: Source) {
-    let served = Served::demo().await;
+    let served = FixtureServer::demo().await;
     let (client, _reports) = demo_client(config(served.addr(), source.clone())).await;
     let snapshot = served.snapshot();
     let store = store_where(&client, |s| matches_snapshot(s, &snapshot, &source)).await;
@@ -34,7 +34,7 @@ async fn client_delta_reaches_the_demo_versions_for_all_four_types() {
 }
 
 pub(crate) async fn fixture_edit_arrives(source: Source) {
-    let mut served = Served::demo().await;
+    let served = FixtureServer::demo().await;
     let (client, mut reports) = demo_client(config(served.addr(), source.clone())).await;
     let first = served.snapshot();
     let before = store_where(&client, |s| matches_snapshot(s, &first, &source)).await;
@@ -42,7 +42,7 @@ pub(crate) async fn fixture_edit_arrives(source: Source) {
     reports = reports.resubscribe();
     let old_api = before.get(ENDPOINT, "api").unwrap().clone();
     let next = served
-        .edit("endpoints.yaml", |text| {
+        .edit_text("endpoints.yaml", |text| {
             text.replace("port_value: 8091", "port_value: 9091")
         })
         .await;
@@ -77,7 +77,7 @@ async fn client_delta_applies_a_fixture_edit_as_a_new_version() {
 
 #[tokio::test]
 async fn client_typed_subscription_decodes_clusters() {
-    let served = Served::demo().await;
+    let served = FixtureServer::demo().await;
     let client =
         xdsloop_client::Client::start(config(served.addr(), Source::Ads), std::future::pending())
             .unwrap();

@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use xdsloop_server::testkit::poll_until;
 
 use tonic::{Code, transport::Channel};
 use xdsloop_client::client::csds::{self as client_csds, CsdsServer};
@@ -19,7 +20,7 @@ use xdsloop_proto::envoy::envoy::r#type::matcher::v3::{
 };
 use xdsloop_proto::type_url::{CLUSTER, ENDPOINT};
 use xdsloop_server::admin::Placement;
-use xdsloop_server::app;
+use xdsloop_server::testkit::TestServer;
 
 use crate::client_nack::refuse_web_cluster_while;
 use crate::client_support::*;
@@ -63,32 +64,35 @@ fn node_config<'a>(response: &'a ClientStatusResponse, node: &str) -> Option<&'a
 /// Polls the server's CSDS (an endpoint: no event to wait on) until `node` is SYNCED on every
 /// resource of the four demo types.
 async fn server_synced(addr: SocketAddr, node: &str) -> ClientConfig {
-    let poll = async {
-        loop {
+    let synced = poll_until(
+        "the server's CSDS to show the node SYNCED",
+        WAIT,
+        async || {
             let response = fetch(addr, ClientStatusRequest::default()).await;
-            if let Some(config) = node_config(&response, node) {
-                let types: std::collections::BTreeSet<&str> = config
-                    .generic_xds_configs
-                    .iter()
-                    .map(|e| e.type_url.as_str())
-                    .collect();
-                let synced = config.generic_xds_configs.iter().all(|e| {
-                    e.config_status == ConfigStatus::Synced as i32
-                        && e.client_status == ClientResourceStatus::Acked as i32
-                });
-                if types.len() == 4 && synced {
-                    return config.clone();
-                }
+            let config = node_config(&response, node).ok_or(format!("{response:#?}"))?;
+            let types: std::collections::BTreeSet<&str> = config
+                .generic_xds_configs
+                .iter()
+                .map(|e| e.type_url.as_str())
+                .collect();
+            let synced = config.generic_xds_configs.iter().all(|e| {
+                e.config_status == ConfigStatus::Synced as i32
+                    && e.client_status == ClientResourceStatus::Acked as i32
+            });
+            match types.len() == 4 && synced {
+                true => Ok(config.clone()),
+                false => Err(format!("{config:#?}")),
             }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    };
-    tokio::time::timeout(WAIT, poll)
-        .await
-        .expect("the server's CSDS shows the node SYNCED")
+        },
+    );
+    synced.await.unwrap_or_else(|e| panic!("{e}"))
 }
 
-async fn client_with_csds(served: &Served, node: &str, source: Source) -> (Client, CsdsServer) {
+async fn client_with_csds(
+    served: &FixtureServer,
+    node: &str,
+    source: Source,
+) -> (Client, CsdsServer) {
     let mut config = config(served.addr(), source.clone());
     config.node.id = node.to_string();
     let (client, _) = demo_client(config).await;
@@ -99,7 +103,7 @@ async fn client_with_csds(served: &Served, node: &str, source: Source) -> (Clien
 
 #[tokio::test]
 async fn s17_c18_server_and_client_csds_agree_sotw_and_delta() {
-    let served = Served::demo().await;
+    let served = FixtureServer::demo().await;
     for (node, source) in [("sotw-1", Source::Ads), ("delta-1", Source::AdsDelta)] {
         let (client, csds_server) = client_with_csds(&served, node, source).await;
         let on_server = held(&server_synced(served.addr(), node).await);
@@ -140,7 +144,7 @@ fn client_scope(node: &str) -> &'static str {
 
 #[tokio::test]
 async fn s17_csds_node_matchers_and_the_stream_call() {
-    let served = Served::demo().await;
+    let served = FixtureServer::demo().await;
     let (_a, _a_csds) = client_with_csds(&served, "grpc-a", Source::Ads).await;
     let (_b, _b_csds) = client_with_csds(&served, "envoy-b", Source::Ads).await;
     server_synced(served.addr(), "grpc-a").await;
@@ -200,10 +204,14 @@ async fn s17_csds_node_matchers_and_the_stream_call() {
 async fn s17_csds_is_served_where_the_admin_routes_are() {
     let dir = tempfile::tempdir().unwrap();
     xdsloop_tests::copy_dir(&demo_dir(), dir.path());
-    let mut config = app::Config::new(dir.path());
-    config.listen = "127.0.0.1:0".parse().unwrap();
-    config.admin = Placement::Listener("127.0.0.1:0".parse().unwrap());
-    let running = app::start(config).await.unwrap();
+    let admin_port = Placement::Listener("127.0.0.1:0".parse().unwrap());
+    let server = TestServer::builder()
+        .fixtures(dir.path())
+        .configure(move |config| config.admin = admin_port)
+        .start()
+        .await
+        .unwrap();
+    let running = server.running().unwrap();
     let admin = running.admin_addr.expect("an admin listener");
     let answer = csds(admin)
         .await
@@ -216,12 +224,12 @@ async fn s17_csds_is_served_where_the_admin_routes_are() {
         .await;
     let refused = refused.expect_err("no admin data on the xDS port");
     assert_eq!(refused.code(), Code::Unimplemented);
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 #[tokio::test]
 async fn c18_client_csds_reports_nacked_with_the_last_good_config_and_not_found() {
-    let mut served = Served::demo().await;
+    let served = FixtureServer::demo().await;
     let refuse = Arc::new(AtomicBool::new(false));
     let mut config = config(served.addr(), Source::Ads);
     config.validator = Some(refuse_web_cluster_while(&refuse));
@@ -242,7 +250,7 @@ async fn c18_client_csds_reports_nacked_with_the_last_good_config_and_not_found(
     let good = first.get(CLUSTER, "web").unwrap().clone();
     refuse.store(true, Ordering::SeqCst);
     served
-        .edit("clusters.yaml", |t| {
+        .edit_text("clusters.yaml", |t| {
             t.replacen("connect_timeout: 0.25s", "connect_timeout: 0.5s", 1)
         })
         .await;

@@ -9,16 +9,16 @@ use xdsloop_proto::{
 
 use crate::harness::*;
 
-fn clusters(generation: u64, names: &[&str]) -> SnapshotBuilder {
+fn clusters(names: &[&str]) -> ResourceSet {
     names
         .iter()
-        .fold(SnapshotBuilder::new(generation), |b, n| b.with(cluster(n)))
+        .fold(ResourceSet::default(), |b, n| b.with(cluster(n)))
 }
 
 #[tokio::test]
 async fn s8_delta_add_update_remove_sends_only_changes() {
-    let server = TestServer::start(clusters(1, &["a", "b", "c"]).build()).await;
-    let mut client = server.delta("node-1").await;
+    let server = serve(clusters(&["a", "b", "c"])).await;
+    let mut client = DeltaClient::connect(server.addr(), "node-1").await;
     client.change(CLUSTER, &["*"], &[], "").await;
     let first = client.recv().await;
     assert_eq!(delta_names(&first), ["a", "b", "c"]);
@@ -27,11 +27,11 @@ async fn s8_delta_add_update_remove_sends_only_changes() {
     client.ack(&first).await;
     client.assert_silent("after an ACK").await;
 
-    let next = SnapshotBuilder::new(2)
+    let next = ResourceSet::default()
         .with(cluster_with_timeout("a", 7))
         .with(cluster("c"))
         .with(cluster("d"));
-    server.publish(next.build());
+    server.set_resources(None, next).unwrap();
     let pushed = client.recv().await;
     assert_eq!(delta_names(&pushed), ["a", "d"], "only updated and added");
     assert_eq!(pushed.removed_resources, ["b"]);
@@ -40,42 +40,44 @@ async fn s8_delta_add_update_remove_sends_only_changes() {
 
 #[tokio::test]
 async fn s8_subscribing_to_a_missing_name_reports_it_removed() {
-    let server = TestServer::start(demo_endpoints(1).build()).await;
-    let mut client = server.delta("node-1").await;
+    let server = serve(demo_endpoints()).await;
+    let mut client = DeltaClient::connect(server.addr(), "node-1").await;
     client.change(ENDPOINT, &["alpha", "ghost"], &[], "").await;
     let first = client.recv().await;
     assert_eq!(delta_names(&first), ["alpha"]);
     assert_eq!(first.removed_resources, ["ghost"]);
     client.ack(&first).await;
-    server.publish(demo_endpoints(2).with(endpoints("ghost", 9999)).build());
+    server
+        .set_resources(None, demo_endpoints().with(endpoints("ghost", 9999)))
+        .unwrap();
     let appeared = client.recv().await;
     assert_eq!(delta_names(&appeared), ["ghost"]);
     assert!(appeared.removed_resources.is_empty());
 }
 
-fn demo_endpoints(generation: u64) -> SnapshotBuilder {
-    SnapshotBuilder::new(generation)
+fn demo_endpoints() -> ResourceSet {
+    ResourceSet::default()
         .with(endpoints("alpha", 8001))
         .with(endpoints("beta", 8002))
 }
 
 #[tokio::test]
 async fn s9_reconnect_with_initial_versions_sends_only_changes_and_named_resources() {
-    let before = clusters(1, &["keep", "keep-named", "change", "drop"]);
-    let server = TestServer::start(before.build()).await;
-    let mut first = server.delta("node-1").await;
+    let before = clusters(&["keep", "keep-named", "change", "drop"]);
+    let server = serve(before).await;
+    let mut first = DeltaClient::connect(server.addr(), "node-1").await;
     first.change(CLUSTER, &[], &[], "").await;
     let held: BTreeMap<String, String> = delta_resources(&first.recv().await).into_iter().collect();
     assert_eq!(held.len(), 4);
     drop(first);
 
-    let after = SnapshotBuilder::new(2)
+    let after = ResourceSet::default()
         .with(cluster("keep"))
         .with(cluster("keep-named"))
         .with(cluster_with_timeout("change", 5))
         .with(cluster("new"));
-    server.publish(after.build());
-    let mut resumed = server.delta("node-1").await;
+    server.set_resources(None, after).unwrap();
+    let mut resumed = DeltaClient::connect(server.addr(), "node-1").await;
     // The client holds everything it had; it names "keep-named" (held at the current
     // version) and "extra" (never held, does not exist) next to the wildcard.
     let request = DeltaDiscoveryRequest {
@@ -102,8 +104,8 @@ async fn s9_reconnect_with_initial_versions_sends_only_changes_and_named_resourc
 
 #[tokio::test]
 async fn s10_delta_unsubscribe_stops_pushes() {
-    let server = TestServer::start(demo_endpoints(1).build()).await;
-    let mut client = server.delta("node-1").await;
+    let server = serve(demo_endpoints()).await;
+    let mut client = DeltaClient::connect(server.addr(), "node-1").await;
     client.change(ENDPOINT, &["alpha", "beta"], &[], "").await;
     let first = client.recv().await;
     assert_eq!(delta_names(&first), ["alpha", "beta"]);
@@ -111,15 +113,15 @@ async fn s10_delta_unsubscribe_stops_pushes() {
     client
         .assert_silent("unsubscribing needs no response")
         .await;
-    let next = SnapshotBuilder::new(2)
+    let next = ResourceSet::default()
         .with(endpoints("alpha", 8001))
         .with(endpoints("beta", 9002));
-    server.publish(next.build());
+    server.set_resources(None, next).unwrap();
     client.assert_silent("beta is no longer subscribed").await;
-    let next = SnapshotBuilder::new(3)
+    let next = ResourceSet::default()
         .with(endpoints("alpha", 9001))
         .with(endpoints("beta", 9003));
-    server.publish(next.build());
+    server.set_resources(None, next).unwrap();
     let pushed = client.recv().await;
     assert_eq!(delta_names(&pushed), ["alpha"]);
     assert!(pushed.removed_resources.is_empty());
@@ -127,8 +129,8 @@ async fn s10_delta_unsubscribe_stops_pushes() {
 
 #[tokio::test]
 async fn s3_delta_nack_is_recorded_and_not_resent() {
-    let server = TestServer::start(clusters(1, &["a"]).build()).await;
-    let mut client = server.delta("node-1").await;
+    let server = serve(clusters(&["a"])).await;
+    let mut client = DeltaClient::connect(server.addr(), "node-1").await;
     client.change(CLUSTER, &[], &[], "").await;
     let first = client.recv().await;
     client.nack(&first).await;
@@ -138,10 +140,11 @@ async fn s3_delta_nack_is_recorded_and_not_resent() {
     })
     .await;
     client.assert_silent("a NACKed version is not resent").await;
-    server.publish(
-        SnapshotBuilder::new(2)
-            .with(cluster_with_timeout("a", 4))
-            .build(),
-    );
+    server
+        .set_resources(
+            None,
+            ResourceSet::default().with(cluster_with_timeout("a", 4)),
+        )
+        .unwrap();
     assert_eq!(delta_names(&client.recv().await), ["a"]);
 }

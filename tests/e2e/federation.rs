@@ -8,7 +8,7 @@ use xdsloop_client::{Client, Interest, Source};
 use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER, ROUTE};
 use xdsloop_server::admin::status::SyncState;
 use xdsloop_server::admin::status::sync_state;
-use xdsloop_server::app;
+use xdsloop_server::testkit::TestServer;
 
 use crate::client_support::*;
 
@@ -23,9 +23,13 @@ async fn s18_c19_xdstp_names_served_and_followed() {
     let dir = tempfile::tempdir().unwrap();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/grpc");
     xdsloop_tests::copy_dir(&fixtures, dir.path());
-    let mut config = app::Config::new(dir.path());
-    config.listen = "127.0.0.1:0".parse().unwrap();
-    let running = app::start(config).await.unwrap();
+    let server = TestServer::builder()
+        .fixtures(dir.path())
+        .admin()
+        .start()
+        .await;
+    let server = server.unwrap();
+    let running = server.running().unwrap();
     let listener = name("listener.v3.Listener", "greeter");
     let route = name("route.v3.RouteConfiguration", "greeter-route");
     let sorted = name("cluster.v3.Cluster", "greeter-fed?app=greeter&zone=local");
@@ -77,7 +81,7 @@ async fn s18_c19_xdstp_names_served_and_followed() {
         );
         client.stop().await;
     }
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 fn config_for(addr: std::net::SocketAddr, source: Source) -> xdsloop_client::ClientConfig {

@@ -1,17 +1,14 @@
 //! Fleet mode against the real server (`app::start` on real fixture files): 200 simulated nodes
 //! converge to the snapshot's versions, see a fixture edit, and a NACK shows in the report.
 
-use std::{path::Path, sync::Arc, time::Duration};
+use std::{net::SocketAddr, path::Path, sync::Arc, time::Duration};
 
 use serde_json::Value;
 use tempfile::TempDir;
 use xdsloop_client::Variant;
 use xdsloop_client::fleet::{Fleet, FleetConfig, Progress, report::FleetReport};
 use xdsloop_proto::type_url::{CLUSTER, ENDPOINT};
-use xdsloop_server::{
-    Snapshot,
-    app::{self, Config, Running},
-};
+use xdsloop_server::{Snapshot, app::Running, testkit::TestServer};
 
 use crate::harness::{NoViolations, cluster, endpoints};
 
@@ -45,16 +42,23 @@ fn write_endpoints(dir: &Path, first_port: u32) {
 }
 
 /// The server, and the guard that fails the test if xdsloop-client broke a client rule.
-async fn serve_fixtures() -> (TempDir, Running, NoViolations) {
+async fn serve_fixtures() -> (TempDir, TestServer, NoViolations) {
     let dir = tempfile::tempdir().unwrap();
     write_clusters(dir.path(), &[]);
     write_endpoints(dir.path(), 8000);
-    let mut config = Config::new(dir.path());
-    config.listen = "127.0.0.1:0".parse().unwrap();
-    config.debounce = Duration::from_millis(20);
-    let running = app::start(config).await.unwrap_or_else(|e| panic!("{e}"));
-    let judge = NoViolations::new(running.registry.clone());
-    (dir, running, judge)
+    let server = serve_dir(dir.path(), "127.0.0.1:0".parse().unwrap()).await;
+    let judge = NoViolations::new(server.registry().clone());
+    (dir, server, judge)
+}
+
+/// The testkit's server over `dir` on `listen`, watched and reloaded as the binary does.
+async fn serve_dir(dir: &Path, listen: SocketAddr) -> TestServer {
+    let server = TestServer::builder()
+        .fixtures(dir)
+        .listen(listen)
+        .admin()
+        .configure(|config| config.debounce = Duration::from_millis(20));
+    server.start().await.unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn version(snapshot: &Snapshot, type_url: &str) -> String {
@@ -118,9 +122,10 @@ async fn converged(fleet: &Fleet, snapshot: &Snapshot) -> FleetReport {
 }
 
 async fn fleet_converges_and_follows_an_endpoint_edit(mode: Variant) {
-    let (dir, running, _judge) = serve_fixtures().await;
+    let (dir, server, _judge) = serve_fixtures().await;
+    let running = server.running().unwrap();
     let first = running.snapshots.borrow().clone();
-    let fleet = start_fleet(&running, mode, &[]);
+    let fleet = start_fleet(running, mode, &[]);
     let report = converged(&fleet, &first).await;
     let eds = report
         .version(ENDPOINT, &version(&first, ENDPOINT))
@@ -132,7 +137,7 @@ async fn fleet_converges_and_follows_an_endpoint_edit(mode: Variant) {
     assert!(report.bytes_received > 0 && report.nacks == 0);
 
     write_endpoints(dir.path(), 9000);
-    let second = next_snapshot(&running, first.generation).await;
+    let second = next_snapshot(running, first.generation).await;
     assert_eq!(version(&first, CLUSTER), version(&second, CLUSTER));
     let report = converged(&fleet, &second).await;
     let new = report
@@ -144,7 +149,7 @@ async fn fleet_converges_and_follows_an_endpoint_edit(mode: Variant) {
     let last = fleet.stop().await;
     assert_eq!(last.streams_open, 0);
     assert_eq!(last.reconnects, 0);
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -159,13 +164,14 @@ async fn delta_fleet_of_200_converges_and_sees_a_fixture_edit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fleet_report_shows_every_node_nacking_a_rejected_cluster() {
-    let (dir, running, _judge) = serve_fixtures().await;
+    let (dir, server, _judge) = serve_fixtures().await;
+    let running = server.running().unwrap();
     let first = running.snapshots.borrow().clone();
-    let fleet = start_fleet(&running, Variant::Sotw, &[(CLUSTER, "bad")]);
+    let fleet = start_fleet(running, Variant::Sotw, &[(CLUSTER, "bad")]);
     converged(&fleet, &first).await;
 
     write_clusters(dir.path(), &["bad"]);
-    let rejected = next_snapshot(&running, first.generation).await;
+    let rejected = next_snapshot(running, first.generation).await;
     let bad = version(&rejected, CLUSTER);
     until(&fleet, "every node to NACK the bad CDS version", |p| {
         p.versions
@@ -183,30 +189,30 @@ async fn fleet_report_shows_every_node_nacking_a_rejected_cluster() {
     assert_eq!(report.holding(CLUSTER, &version(&first, CLUSTER)), NODES);
 
     write_clusters(dir.path(), &["good"]);
-    let fixed = next_snapshot(&running, rejected.generation).await;
+    let fixed = next_snapshot(running, rejected.generation).await;
     converged(&fleet, &fixed).await;
     fleet.stop().await;
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 /// A server restart on the same port: every stream ends, every node reconnects and converges
 /// again, and the report counts the reconnects.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fleet_reconnects_after_a_server_restart() {
-    let (dir, running, _judge) = serve_fixtures().await;
+    let (dir, server, _judge) = serve_fixtures().await;
+    let running = server.running().unwrap();
     let first = running.snapshots.borrow().clone();
-    let fleet = start_fleet(&running, Variant::Sotw, &[]);
+    let fleet = start_fleet(running, Variant::Sotw, &[]);
     converged(&fleet, &first).await;
     let addr = running.addr;
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
     let down = until(&fleet, "every stream to end", |p| {
         p.streams_open == 0 && p.reconnects >= NODES as u64
     })
     .await;
 
-    let mut config = Config::new(dir.path());
-    config.listen = addr;
-    let running = app::start(config).await.unwrap_or_else(|e| panic!("{e}"));
+    let server = serve_dir(dir.path(), addr).await;
+    let running = server.running().unwrap();
     let _judge_after_restart = NoViolations::new(running.registry.clone());
     // Nodes keep what they held; each resubscribes and gets CDS and EDS again.
     until(&fleet, "every node to resubscribe", |p| {
@@ -216,7 +222,7 @@ async fn fleet_reconnects_after_a_server_restart() {
     let report = converged(&fleet, &running.snapshots.borrow().clone()).await;
     assert_eq!(report.reconnects, NODES as u64, "{}", report.text());
     fleet.stop().await;
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 #[tokio::test]
@@ -224,7 +230,8 @@ async fn fleet_cli_prints_a_json_report() {
     use clap::Parser;
     use xdsloop_client::fleet::command::{FleetArgs, run};
 
-    let (_dir, running, _judge) = serve_fixtures().await;
+    let (_dir, server, _judge) = serve_fixtures().await;
+    let running = server.running().unwrap();
     let args = FleetArgs::parse_from([
         "fleet",
         "--server",
@@ -246,5 +253,5 @@ async fn fleet_cli_prints_a_json_report() {
     assert_eq!(report["nodes"], 5);
     assert_eq!(report["mode"], "sotw");
     assert!(report["versions"].is_array());
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }

@@ -5,8 +5,8 @@ use xdsloop_proto::type_url::CLUSTER;
 use crate::harness::*;
 
 /// About 10 MiB of clusters: 100 clusters with a 100 KiB metadata blob each.
-fn ten_mib() -> SnapshotBuilder {
-    (0..100).fold(SnapshotBuilder::new(1), |b, i| {
+fn ten_mib() -> ResourceSet {
+    (0..100).fold(ResourceSet::default(), |b, i| {
         let mut c = cluster(&format!("big-{i:03}"));
         let blob = "x".repeat(100 * 1024);
         c["metadata"] = serde_json::json!({"filter_metadata": {"xdsloop": {"blob": blob}}});
@@ -20,13 +20,13 @@ fn total_bytes<'a>(values: impl Iterator<Item = &'a Vec<u8>>) -> usize {
 
 #[tokio::test]
 async fn s13_a_10_mib_snapshot_goes_through_sotw_and_delta() {
-    let server = TestServer::start(ten_mib().build()).await;
-    let mut sotw = server.sotw("node-1").await;
+    let server = serve(ten_mib()).await;
+    let mut sotw = SotwClient::connect(server.addr(), "node-1").await;
     let response = sotw.subscribe(CLUSTER, &[]).await;
     assert_eq!(response.resources.len(), 100);
     assert!(total_bytes(response.resources.iter().map(|a| &a.value)) > 10_000_000);
 
-    let mut delta = server.delta("node-1").await;
+    let mut delta = DeltaClient::connect(server.addr(), "node-1").await;
     delta.change(CLUSTER, &["*"], &[], "").await;
     let response = delta.recv().await;
     assert_eq!(delta_names(&response).len(), 100);
@@ -34,8 +34,12 @@ async fn s13_a_10_mib_snapshot_goes_through_sotw_and_delta() {
 
 #[tokio::test]
 async fn s13_the_message_limit_is_configurable() {
-    let server = TestServer::start_with_limit(ten_mib().build(), 4 * 1024 * 1024).await;
-    let mut client = server.sotw("node-1").await;
+    let server = serve_with(
+        TestServer::builder().max_message_bytes(4 * 1024 * 1024),
+        ten_mib(),
+    )
+    .await;
+    let mut client = SotwClient::connect(server.addr(), "node-1").await;
     client.request(CLUSTER, &[], "", "").await;
     let outcome = within("the oversized response to fail", client.try_recv()).await;
     let status = outcome.expect_err("a 10 MiB response cannot pass a 4 MiB limit");

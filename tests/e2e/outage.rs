@@ -4,6 +4,7 @@
 //! counted, shown in `/status` and on the kit's fault events (what `--record` marks).
 
 use std::time::Duration;
+use xdsloop_server::testkit::poll_until;
 
 use tokio::net::TcpStream;
 use xdsloop_client::{Client, ClientConfig, Interest, Source};
@@ -31,14 +32,8 @@ async fn client(server: &TestServer, node: &str, interest: Interest) -> Client {
 
 /// Polls `probe` (the kit's state, no event to wait on) until it holds.
 async fn until(what: &str, mut probe: impl FnMut() -> bool) {
-    let poll = async {
-        while !probe() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    };
-    tokio::time::timeout(WAIT, poll)
-        .await
-        .unwrap_or_else(|_| panic!("never: {what}"));
+    let held = poll_until(what, WAIT, async || probe()).await;
+    held.unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[tokio::test]
@@ -69,17 +64,15 @@ async fn an_outage_put_by_the_admin_api_refuses_connections_for_its_period_then_
     );
     // The outage is marked as it begins, a moment before the listener goes: connect until
     // refused (the listener is closed, not answering with a stream error).
-    let refused = async {
-        loop {
-            match TcpStream::connect(addr).await {
-                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => return,
-                _ => tokio::time::sleep(Duration::from_millis(10)).await,
-            }
-        }
-    };
-    tokio::time::timeout(WAIT, refused)
-        .await
-        .expect("a connect during the outage was refused");
+    let refused = poll_until(
+        "a connect during the outage to be refused",
+        WAIT,
+        async || match TcpStream::connect(addr).await {
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    );
+    refused.await.unwrap_or_else(|e| panic!("{e}"));
     until("the client's stream ended", || {
         let closed = server.registry().recently_closed();
         closed.iter().any(|c| c.stream.id == first.stream)

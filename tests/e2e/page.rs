@@ -100,7 +100,7 @@ async fn page_stream_conversation_shows_its_timeline_then_live_acks_and_nacks() 
     let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let first = client.subscribe(CLUSTER, &[]).await;
     client.ack(&first, &[]).await;
-    let stream = registry_until(&server.running.registry, "the ACK", |s| {
+    let stream = registry_until(server.registry(), "the ACK", |s| {
         s.iter()
             .any(|s| s.types.values().any(|t| t.last_acked.is_some()))
     })

@@ -168,7 +168,7 @@ async fn sotw_per_type_streams_serve_their_type_and_push_each_edit() {
             .await;
         streams.push((service, url, names, client, first));
     }
-    let streams_seen = registry_until(&server.running.registry, "four per-type streams", |s| {
+    let streams_seen = registry_until(server.registry(), "four per-type streams", |s| {
         s.len() == 4 && s.iter().all(|s| s.node_id.is_some())
     })
     .await;
@@ -191,7 +191,7 @@ async fn sotw_per_type_streams_serve_their_type_and_push_each_edit() {
         assert_eq!(names_in(&pushed).len(), 1);
         client.ack(&pushed, names).await;
     }
-    server.running.shutdown().await.unwrap();
+    server.server.shutdown().await.unwrap();
 }
 
 #[tokio::test]
@@ -215,7 +215,7 @@ async fn the_other_per_type_services_serve_their_type_with_the_type_url_omitted(
     let first = vhds.recv().await;
     assert_eq!(first.type_url, VIRTUAL_HOST);
     assert_eq!(delta_names(&first), ["local/vh"]);
-    server.running.shutdown().await.unwrap();
+    server.server.shutdown().await.unwrap();
 }
 
 #[tokio::test]
@@ -248,7 +248,7 @@ async fn a_request_for_another_type_ends_the_per_type_stream_with_invalid_argume
     // Other streams are unaffected (S12).
     let mut lds = sotw(server.addr(), "listeners", "node-1").await;
     assert_eq!(names_in(&lds.subscribe(LISTENER, &[]).await), ["ingress"]);
-    server.running.shutdown().await.unwrap();
+    server.server.shutdown().await.unwrap();
 }
 
 #[tokio::test]
@@ -261,7 +261,7 @@ async fn delta_per_type_stream_sends_changes_and_shows_its_service() {
     assert_eq!(delta_names(&first), ["web"]);
     assert_eq!(first.removed_resources, ["ghost"]);
     eds.ack(&first).await;
-    let streams = registry_until(&server.running.registry, "the Delta ACK", |s| {
+    let streams = registry_until(server.registry(), "the Delta ACK", |s| {
         s.iter().any(|s| {
             s.types
                 .get(ENDPOINT)
@@ -279,7 +279,7 @@ async fn delta_per_type_stream_sends_changes_and_shows_its_service() {
     assert_eq!(delta_names(&pushed), ["web"]);
     assert_ne!(pushed.resources[0].version, first.resources[0].version);
     assert!(pushed.removed_resources.is_empty());
-    server.running.shutdown().await.unwrap();
+    server.server.shutdown().await.unwrap();
 }
 
 fn fetch_request(version: &str) -> DiscoveryRequest {
@@ -327,7 +327,7 @@ async fn fetch_clusters_answers_like_a_stream_and_the_current_version_is_not_mod
     wrong.type_url = LISTENER.into();
     let status = cds.fetch_clusters(wrong).await.unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument);
-    server.running.shutdown().await.unwrap();
+    server.server.shutdown().await.unwrap();
 }
 
 #[tokio::test]
@@ -354,5 +354,5 @@ async fn a_per_type_stream_can_resume_after_the_server_restarts_on_the_same_port
         after.version_info, before.version_info,
         "content-hash versions survive restarts"
     );
-    server.running.shutdown().await.unwrap();
+    server.server.shutdown().await.unwrap();
 }

@@ -20,7 +20,10 @@ async fn recording(path: &Path, resources: bool) -> FixtureServer {
         path: path.to_path_buf(),
         resources,
     };
-    FixtureServer::start_with(&files, |config| config.record = Some(recording)).await
+    FixtureServer::start_with(&files, |server| {
+        server.configure(move |config| config.record = Some(recording.clone()))
+    })
+    .await
 }
 
 #[tokio::test]
@@ -31,7 +34,7 @@ async fn record_writes_every_message_of_a_session_and_the_reader_takes_it_back()
     let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let first = client.subscribe(CLUSTER, &[]).await;
     client.nack(&first, &[], "").await;
-    let registry = server.running.registry.clone();
+    let registry = server.registry().clone();
     registry_until(&registry, "the NACK", |streams| {
         streams
             .iter()
@@ -43,7 +46,7 @@ async fn record_writes_every_message_of_a_session_and_the_reader_takes_it_back()
     assert_eq!(status["recorder"]["lost"], 0);
     drop(client);
     registry_until(&registry, "the stream to close", |s| s.is_empty()).await;
-    server.running.shutdown().await.unwrap();
+    server.server.shutdown().await.unwrap();
 
     let transcript = read_file(&path).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(transcript.header.side, Side::Server);
@@ -83,9 +86,9 @@ async fn record_resources_adds_each_resource_as_proto3_json() {
     let mut client = SotwClient::connect(server.addr(), "node-1").await;
     client.subscribe(CLUSTER, &[]).await;
     drop(client);
-    let registry = server.running.registry.clone();
+    let registry = server.registry().clone();
     registry_until(&registry, "the stream to close", |s| s.is_empty()).await;
-    server.running.shutdown().await.unwrap();
+    server.server.shutdown().await.unwrap();
 
     let transcript = read_file(&path).unwrap_or_else(|e| panic!("{e}"));
     assert!(transcript.header.resources);

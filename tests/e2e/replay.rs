@@ -3,14 +3,13 @@
 //! a client that strays from the recording gets a clear FAILED_PRECONDITION.
 
 use std::{path::Path, sync::Arc};
+use xdsloop_server::testkit::poll_until;
 
 use tokio::sync::broadcast;
 use xdsloop_client::{ClientConfig, Report, Source, Validator, Verdict, core::store::Diff};
 use xdsloop_proto::type_url::ENDPOINT;
 use xdsloop_server::{
-    app::{self, Running},
-    faults::scenario::Scenario,
-    transport::record::Recording,
+    app, faults::scenario::Scenario, testkit::TestServer, transport::record::Recording,
 };
 use xdsloop_tests::copy_dir;
 
@@ -31,27 +30,34 @@ fn refuse_web_endpoints() -> Validator {
 }
 
 /// The server over a copy of the demo, recording every stream with its resources to `path`.
-async fn recording_server(dir: &Path, path: &Path) -> Running {
+async fn recording_server(dir: &Path, path: &Path) -> TestServer {
     copy_dir(&demo_dir(), dir);
-    let mut config = app::Config::new(dir);
-    config.listen = "127.0.0.1:0".parse().unwrap();
-    config.record = Some(Recording {
+    let recording = Recording {
         path: path.to_path_buf(),
         resources: true,
-    });
-    app::start(config).await.unwrap()
+    };
+    let server = TestServer::builder()
+        .fixtures(dir)
+        .admin()
+        .configure(move |config| config.record = Some(recording.clone()));
+    server.start().await.unwrap()
 }
 
-async fn replaying_server(path: &Path) -> Running {
+async fn replaying_server(path: &Path) -> TestServer {
     timed_replaying_server(path, false).await
 }
 
-async fn timed_replaying_server(path: &Path, timed: bool) -> Running {
-    let mut config = app::Config::new("not-read");
-    config.listen = "127.0.0.1:0".parse().unwrap();
-    config.replay = Some(path.to_path_buf());
-    config.replay_timing = timed;
-    app::start(config).await.unwrap()
+async fn timed_replaying_server(path: &Path, timed: bool) -> TestServer {
+    let path = path.to_path_buf();
+    // A replay serves the recording; the fixture directory is not read.
+    let server = TestServer::builder()
+        .fixtures("not-read")
+        .admin()
+        .configure(move |config| {
+            config.replay = Some(path.clone());
+            config.replay_timing = timed;
+        });
+    server.start().await.unwrap()
 }
 
 /// The first `n` responses the client handled, by type.
@@ -78,11 +84,11 @@ async fn applied(reports: &mut broadcast::Receiver<Report>, n: usize) -> Vec<App
 
 /// Runs the demo client (LDS and CDS wildcard, following dependencies) against `server` until
 /// it handled the demo's four types, then lets it go and waits until the server saw it leave.
-async fn demo_session(server: &Running, config: ClientConfig) -> Vec<Applied> {
+async fn demo_session(server: &TestServer, config: ClientConfig) -> Vec<Applied> {
     let (client, mut reports) = demo_client(config).await;
     let seen = applied(&mut reports, 4).await;
     drop(client);
-    registry_until(&server.registry, "the client's streams to close", |s| {
+    registry_until(server.registry(), "the client's streams to close", |s| {
         s.is_empty()
     })
     .await;
@@ -98,7 +104,7 @@ async fn record_then_replay_timed(source: Source, timed: bool) {
     let path = dir.path().join("run.jsonl");
     let fixtures = dir.path().join("fixtures");
     let recording = recording_server(&fixtures, &path).await;
-    let mut recorded_config = config(recording.addr, source.clone());
+    let mut recorded_config = config(recording.addr(), source.clone());
     recorded_config.validator = Some(refuse_web_endpoints());
     let recorded = demo_session(&recording, recorded_config).await;
     recording.shutdown().await.unwrap();
@@ -110,21 +116,21 @@ async fn record_then_replay_timed(source: Source, timed: bool) {
     );
 
     let replaying = timed_replaying_server(&path, timed).await;
-    let mut replay_config = config(replaying.addr, source);
+    let mut replay_config = config(replaying.addr(), source);
     replay_config.validator = Some(refuse_web_endpoints());
     let replayed = demo_session(&replaying, replay_config).await;
     assert_eq!(
         replayed, recorded,
         "same versions, nonces, ACKs and NACKs, same store changes"
     );
-    let view = replaying.registry.replay().expect("replaying").view();
+    let view = replaying.registry().replay().expect("replaying").view();
     assert_eq!(
         (view.matched, view.failures),
         (view.requests, 0),
         "{view:#?}"
     );
     assert_eq!(view.bound, view.streams);
-    let judged = replaying.registry.counters().violations;
+    let judged = replaying.registry().counters().violations;
     assert_eq!(
         judged, 0,
         "the judge finds nothing wrong with a client that replays well"
@@ -162,7 +168,7 @@ async fn replay_to_a_client_that_strays_ends_its_stream_naming_the_recorded_line
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.jsonl");
     let recording = recording_server(&dir.path().join("fixtures"), &path).await;
-    let mut recorded_config = config(recording.addr, Source::Ads);
+    let mut recorded_config = config(recording.addr(), Source::Ads);
     recorded_config.validator = Some(refuse_web_endpoints());
     demo_session(&recording, recorded_config).await;
     recording.shutdown().await.unwrap();
@@ -175,7 +181,7 @@ async fn replay_to_a_client_that_strays_ends_its_stream_naming_the_recorded_line
 
     // This client accepts web's endpoints: its ACK is not the recorded NACK.
     let replaying = replaying_server(&path).await;
-    let (client, mut reports) = demo_client(config(replaying.addr, Source::Ads)).await;
+    let (client, mut reports) = demo_client(config(replaying.addr(), Source::Ads)).await;
     let (code, message) = report(&mut reports, |r| match r {
         Report::StreamClosed { end, .. } => end.status.clone(),
         _ => None,
@@ -186,7 +192,7 @@ async fn replay_to_a_client_that_strays_ends_its_stream_naming_the_recorded_line
     let place = format!("replay: {}:{nack_line} expected eds NACK", path.display());
     assert!(message.starts_with(&place), "{message}");
     assert!(message.contains(", got eds ACK "), "{message}");
-    let status = crate::harness::http_get(replaying.addr, "/status")
+    let status = crate::harness::http_get(replaying.addr(), "/status")
         .await
         .json();
     assert_eq!(status["replay"]["error"]["line"], nack_line);
@@ -251,12 +257,12 @@ async fn replay_of_a_fault_close_ends_the_stream_with_its_status_and_the_client_
     let path = dir.path().join("run.jsonl");
     let recording = recording_server(&dir.path().join("fixtures"), &path).await;
     let scenario = Scenario::from_yaml(CLOSE_FIRST_CDS).unwrap();
-    recording.scenarios.set(scenario).unwrap();
-    let (client, mut reports) = demo_client(config(recording.addr, Source::Ads)).await;
+    recording.set_scenario(scenario).unwrap();
+    let (client, mut reports) = demo_client(config(recording.addr(), Source::Ads)).await;
     let recorded_end = closed_then_resynced(&client, &mut reports).await;
     assert_eq!(recorded_end, ("UNAVAILABLE".into(), "maintenance".into()));
     drop(client);
-    registry_until(&recording.registry, "the client's streams to close", |s| {
+    registry_until(recording.registry(), "the client's streams to close", |s| {
         s.is_empty()
     })
     .await;
@@ -278,14 +284,14 @@ async fn replay_of_a_fault_close_ends_the_stream_with_its_status_and_the_client_
     );
 
     let replaying = replaying_server(&path).await;
-    let (client, mut reports) = demo_client(config(replaying.addr, Source::Ads)).await;
+    let (client, mut reports) = demo_client(config(replaying.addr(), Source::Ads)).await;
     let replayed_end = closed_then_resynced(&client, &mut reports).await;
     assert_eq!(
         replayed_end, recorded_end,
         "the replay ends the stream the same way"
     );
     drop(client);
-    let view = replaying.registry.replay().expect("replaying").view();
+    let view = replaying.registry().replay().expect("replaying").view();
     assert_eq!((view.streams, view.failures), (2, 0), "{view:#?}");
     assert_eq!(view.bound, 2, "the client reconnected: {view:#?}");
     replaying.shutdown().await.unwrap();
@@ -296,16 +302,15 @@ async fn status_until(
     addr: std::net::SocketAddr,
     done: impl Fn(&serde_json::Value) -> bool,
 ) -> serde_json::Value {
-    crate::harness::within("/status to show it", async {
-        loop {
-            let status = crate::harness::http_get(addr, "/status").await.json();
-            if done(&status) {
-                return status;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let found = poll_until("/status to show it", crate::harness::TIMEOUT, async || {
+        let status = crate::harness::http_get(addr, "/status").await.json();
+        if done(&status) {
+            Ok(status)
+        } else {
+            Err(status)
         }
-    })
-    .await
+    });
+    found.await.unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[tokio::test]
@@ -313,17 +318,17 @@ async fn replay_status_and_page_show_the_requests_the_replay_and_a_fixed_load_ti
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.jsonl");
     let recording = recording_server(&dir.path().join("fixtures"), &path).await;
-    let mut recorded_config = config(recording.addr, Source::Ads);
+    let mut recorded_config = config(recording.addr(), Source::Ads);
     recorded_config.validator = Some(refuse_web_endpoints());
     demo_session(&recording, recorded_config).await;
     recording.shutdown().await.unwrap();
 
     let replaying = replaying_server(&path).await;
-    let mut replay_config = config(replaying.addr, Source::Ads);
+    let mut replay_config = config(replaying.addr(), Source::Ads);
     replay_config.validator = Some(refuse_web_endpoints());
     let (client, mut reports) = demo_client(replay_config).await;
     applied(&mut reports, 4).await;
-    let status = status_until(replaying.addr, |s| {
+    let status = status_until(replaying.addr(), |s| {
         s["replay"]["matched"] == s["replay"]["requests"]
             && s["streams"][0]["types"]
                 .as_array()
@@ -346,8 +351,9 @@ async fn replay_status_and_page_show_the_requests_the_replay_and_a_fixed_load_ti
     );
     assert!(state("lds").1.is_string(), "{status:#}");
     assert_eq!(status["totals"]["nacked"], 1, "{status:#}");
+    // Time passes with nothing to load: the load time `/status` shows must not move.
     tokio::time::sleep(std::time::Duration::from_millis(30)).await;
-    let again = crate::harness::http_get(replaying.addr, "/status")
+    let again = crate::harness::http_get(replaying.addr(), "/status")
         .await
         .json();
     assert_eq!(
@@ -355,7 +361,7 @@ async fn replay_status_and_page_show_the_requests_the_replay_and_a_fixed_load_ti
         "the one load, at start-up"
     );
 
-    let mut page = crate::harness::Sse::open(replaying.addr, "/events").await;
+    let mut page = crate::harness::Sse::open(replaying.addr(), "/events").await;
     let grid = page.next().await;
     let replay = &grid.data["replay"];
     assert_eq!(

@@ -91,7 +91,7 @@ async fn rest_serves_each_type_as_json_with_the_versions_grpc_serves() {
             "{rest}: same version as ADS"
         );
     }
-    server.running.shutdown().await.unwrap();
+    server.server.shutdown().await.unwrap();
 }
 
 #[tokio::test]
@@ -111,7 +111,7 @@ async fn rest_answers_304_at_the_current_version_and_the_edit_as_a_new_version()
     assert_ne!(v2, v1);
     assert_eq!(edited["resources"][1]["name"], "web");
     assert_eq!(edited["resources"][1]["connect_timeout"], "2s");
-    server.running.shutdown().await.unwrap();
+    server.server.shutdown().await.unwrap();
 }
 
 #[tokio::test]
@@ -126,7 +126,7 @@ async fn rest_keeps_serving_the_last_good_version_after_a_rejected_edit() {
     assert_eq!(resource_names(&served), ["api", "web"]);
     let held = http_post(server.addr(), path, &poll_body("node-1", &good, &[])).await;
     assert_eq!(held.status, 304, "a poller at the last good version has it");
-    server.running.shutdown().await.unwrap();
+    server.server.shutdown().await.unwrap();
 }
 
 #[tokio::test]
@@ -160,7 +160,7 @@ async fn malformed_json_is_400_with_the_parse_error() {
         resource_names(&poll(&server, path, "", &[]).await),
         ["api", "web"]
     );
-    server.running.shutdown().await.unwrap();
+    server.server.shutdown().await.unwrap();
 }
 
 #[tokio::test]
@@ -185,5 +185,5 @@ async fn rest_polling_resumes_after_the_server_restarts_on_the_same_port() {
     let port = &after["resources"][0]["endpoints"][0]["lb_endpoints"][0]["endpoint"]["address"]["socket_address"]
         ["port_value"];
     assert_eq!(port, 9999);
-    server.running.shutdown().await.unwrap();
+    server.server.shutdown().await.unwrap();
 }

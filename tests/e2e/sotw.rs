@@ -6,8 +6,8 @@ use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER, ROUTE};
 
 use crate::harness::*;
 
-fn demo(generation: u64) -> SnapshotBuilder {
-    SnapshotBuilder::new(generation)
+fn demo() -> ResourceSet {
+    ResourceSet::default()
         .with(cluster("alpha"))
         .with(cluster("beta"))
         .with(endpoints("alpha", 8001))
@@ -18,8 +18,8 @@ fn demo(generation: u64) -> SnapshotBuilder {
 
 #[tokio::test]
 async fn s1_initial_response_per_type_has_type_url_fresh_nonce_and_matching_any() {
-    let server = TestServer::start(demo(1).build()).await;
-    let mut client = server.sotw("node-1").await;
+    let server = serve(demo()).await;
+    let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let mut nonces = BTreeSet::new();
     for (url, names, expected) in [
         (CLUSTER, vec![], vec!["alpha", "beta"]),
@@ -41,13 +41,13 @@ async fn s1_initial_response_per_type_has_type_url_fresh_nonce_and_matching_any(
 
 #[tokio::test]
 async fn s3_ack_causes_no_resend() {
-    let server = TestServer::start(demo(1).build()).await;
-    let mut client = server.sotw("node-1").await;
+    let server = serve(demo()).await;
+    let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let cds = client.subscribe(CLUSTER, &[]).await;
     client.ack(&cds, &[]).await;
     client.assert_silent("after an ACK").await;
     // Republishing equal content is not a change either.
-    server.publish(demo(2).build());
+    server.set_resources(None, demo()).unwrap();
     client
         .assert_silent("after a reload with equal content")
         .await;
@@ -55,11 +55,13 @@ async fn s3_ack_causes_no_resend() {
 
 #[tokio::test]
 async fn s3_snapshot_change_pushes_a_new_version_on_the_open_stream() {
-    let server = TestServer::start(demo(1).build()).await;
-    let mut client = server.sotw("node-1").await;
+    let server = serve(demo()).await;
+    let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let first = client.subscribe(CLUSTER, &[]).await;
     client.ack(&first, &[]).await;
-    server.publish(demo(2).with(cluster("gamma")).build());
+    server
+        .set_resources(None, demo().with(cluster("gamma")))
+        .unwrap();
     let pushed = client.recv().await;
     assert_eq!(pushed.type_url, CLUSTER);
     assert_ne!(pushed.version_info, first.version_info);
@@ -69,11 +71,13 @@ async fn s3_snapshot_change_pushes_a_new_version_on_the_open_stream() {
 
 #[tokio::test]
 async fn s3_nack_is_recorded_and_not_answered_with_the_same_version() {
-    let server = TestServer::start(demo(1).build()).await;
-    let mut client = server.sotw("node-1").await;
+    let server = serve(demo()).await;
+    let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let first = client.subscribe(CLUSTER, &[]).await;
     client.ack(&first, &[]).await;
-    server.publish(demo(2).with(cluster_with_timeout("alpha", 9)).build());
+    server
+        .set_resources(None, demo().with(cluster_with_timeout("alpha", 9)))
+        .unwrap();
     let bad = client.recv().await;
     client.nack(&bad, &[], &first.version_info).await;
     let streams = registry_until(server.registry(), "the NACK in the registry", |s| {
@@ -90,7 +94,9 @@ async fn s3_nack_is_recorded_and_not_answered_with_the_same_version() {
     client
         .assert_silent("the rejected version is not resent")
         .await;
-    server.publish(demo(3).with(cluster_with_timeout("alpha", 3)).build());
+    server
+        .set_resources(None, demo().with(cluster_with_timeout("alpha", 3)))
+        .unwrap();
     let fixed = client.recv().await;
     assert_ne!(fixed.version_info, bad.version_info);
     assert_ne!(fixed.version_info, first.version_info);
@@ -98,10 +104,12 @@ async fn s3_nack_is_recorded_and_not_answered_with_the_same_version() {
 
 #[tokio::test]
 async fn s4_stale_nonce_is_ignored() {
-    let server = TestServer::start(demo(1).build()).await;
-    let mut client = server.sotw("node-1").await;
+    let server = serve(demo()).await;
+    let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let first = client.subscribe(ENDPOINT, &["alpha"]).await;
-    server.publish(demo(2).with(endpoints("alpha", 9001)).build());
+    server
+        .set_resources(None, demo().with(endpoints("alpha", 9001)))
+        .unwrap();
     let newer = client.recv().await;
     // A request that still answers the first response, and asks for more: stale.
     client.ack(&first, &["alpha", "beta"]).await;
@@ -112,8 +120,8 @@ async fn s4_stale_nonce_is_ignored() {
 
 #[tokio::test]
 async fn s5_named_eds_gets_what_exists_and_an_added_name_is_sent_even_if_sent_before() {
-    let server = TestServer::start(demo(1).build()).await;
-    let mut client = server.sotw("node-1").await;
+    let server = serve(demo()).await;
+    let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let first = client.subscribe(ENDPOINT, &["alpha", "nowhere"]).await;
     assert_eq!(names_in(&first), ["alpha"], "a missing name is just absent");
     client.ack(&first, &["alpha", "nowhere"]).await;
@@ -139,24 +147,26 @@ async fn s5_named_eds_gets_what_exists_and_an_added_name_is_sent_even_if_sent_be
 
 #[tokio::test]
 async fn s6_legacy_wildcard_and_explicit_star() {
-    let server = TestServer::start(demo(1).build()).await;
-    let mut legacy = server.sotw("node-1").await;
+    let server = serve(demo()).await;
+    let mut legacy = SotwClient::connect(server.addr(), "node-1").await;
     let all = legacy.subscribe(CLUSTER, &[]).await;
     assert_eq!(names_in(&all), ["alpha", "beta"]);
     legacy.ack(&all, &[]).await;
-    let mut star = server.sotw("node-2").await;
+    let mut star = SotwClient::connect(server.addr(), "node-2").await;
     let all = star.subscribe(CLUSTER, &["*"]).await;
     assert_eq!(names_in(&all), ["alpha", "beta"]);
     star.ack(&all, &["*"]).await;
-    server.publish(demo(2).with(cluster("gamma")).build());
+    server
+        .set_resources(None, demo().with(cluster("gamma")))
+        .unwrap();
     assert_eq!(names_in(&legacy.recv().await), ["alpha", "beta", "gamma"]);
     assert_eq!(names_in(&star.recv().await), ["alpha", "beta", "gamma"]);
 }
 
 #[tokio::test]
 async fn s7_acking_one_type_does_not_push_another() {
-    let server = TestServer::start(demo(1).build()).await;
-    let mut client = server.sotw("node-1").await;
+    let server = serve(demo()).await;
+    let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let cds = client.subscribe(CLUSTER, &[]).await;
     let eds = client.subscribe(ENDPOINT, &["alpha"]).await;
     let lds = client.subscribe(LISTENER, &[]).await;
@@ -168,8 +178,8 @@ async fn s7_acking_one_type_does_not_push_another() {
 
 #[tokio::test]
 async fn s11_one_update_sends_cds_before_eds_and_lds_before_rds() {
-    let server = TestServer::start(demo(1).build()).await;
-    let mut client = server.sotw("node-1").await;
+    let server = serve(demo()).await;
+    let mut client = SotwClient::connect(server.addr(), "node-1").await;
     // Subscribe in the "wrong" order so only the server's ordering can fix it.
     for (url, names) in [
         (ROUTE, &["local"][..]),
@@ -180,12 +190,12 @@ async fn s11_one_update_sends_cds_before_eds_and_lds_before_rds() {
         let response = client.subscribe(url, names).await;
         client.ack(&response, names).await;
     }
-    let next = demo(2)
+    let next = demo()
         .with(cluster("gamma"))
         .with(endpoints("gamma", 8003))
         .with(listener("main", 10001))
         .with(route("local", "gamma"));
-    server.publish(next.build());
+    server.set_resources(None, next).unwrap();
     let mut order = Vec::new();
     for _ in 0..4 {
         order.push(client.recv().await.type_url);
@@ -195,10 +205,10 @@ async fn s11_one_update_sends_cds_before_eds_and_lds_before_rds() {
 
 #[tokio::test]
 async fn overlays_two_node_ids_get_their_own_resources() {
-    let snapshot = demo(1).for_node("special", cluster("private"));
-    let server = TestServer::start(snapshot.build()).await;
-    let mut plain = server.sotw("plain").await;
-    let mut special = server.sotw("special").await;
+    let snapshot = demo().for_node("special", cluster("private"));
+    let server = serve(snapshot).await;
+    let mut plain = SotwClient::connect(server.addr(), "plain").await;
+    let mut special = SotwClient::connect(server.addr(), "special").await;
     assert_eq!(
         names_in(&plain.subscribe(CLUSTER, &[]).await),
         ["alpha", "beta"]
@@ -209,8 +219,8 @@ async fn overlays_two_node_ids_get_their_own_resources() {
 
 #[tokio::test]
 async fn s12_unknown_type_gets_an_empty_response_and_other_types_still_work() {
-    let server = TestServer::start(demo(1).build()).await;
-    let mut client = server.sotw("node-1").await;
+    let server = serve(demo()).await;
+    let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let unknown = client
         .subscribe("type.googleapis.com/example.NotAType", &[])
         .await;

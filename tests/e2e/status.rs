@@ -15,7 +15,8 @@ use xdsloop_proto::{
 };
 use xdsloop_server::{
     admin::status::{StatusDocument, StreamView, SyncState, TypeView, remote},
-    app::{self, Config, Running},
+    app::Running,
+    testkit::TestServer,
 };
 
 use crate::harness::*;
@@ -25,18 +26,19 @@ fn write(path: &Path, resources: &[Value]) {
 }
 
 /// A temp fixture dir with clusters `a`, `b` and listener `l`, served with the admin endpoint.
-async fn serving() -> (TempDir, Running) {
+async fn serving() -> (TempDir, TestServer) {
     let dir = tempfile::tempdir().unwrap();
     write(
         &dir.path().join("clusters.json"),
         &[cluster("a"), cluster("b")],
     );
     write(&dir.path().join("listeners.json"), &[listener("l", 10000)]);
-    let mut config = Config::new(dir.path());
-    config.listen = "127.0.0.1:0".parse().unwrap();
-    config.debounce = Duration::from_millis(20);
-    let running = app::start(config).await.unwrap_or_else(|e| panic!("{e}"));
-    (dir, running)
+    let server = TestServer::builder()
+        .fixtures(dir.path())
+        .admin()
+        .configure(|config| config.debounce = Duration::from_millis(20));
+    let server = server.start().await.unwrap_or_else(|e| panic!("{e}"));
+    (dir, server)
 }
 
 fn admin_addr(running: &Running) -> String {
@@ -59,16 +61,15 @@ async fn status_until(
     what: &str,
     check: impl Fn(&StatusDocument) -> bool,
 ) -> StatusDocument {
-    within(what, async {
-        loop {
-            let doc = status(running).await;
-            if check(&doc) {
-                return doc;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
+    let found = poll_until(what, TIMEOUT, async || {
+        let doc = status(running).await;
+        if check(&doc) {
+            Ok(doc)
+        } else {
+            Err(format!("{doc:#?}"))
         }
-    })
-    .await
+    });
+    found.await.unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn stream_of<'a>(doc: &'a StatusDocument, node: &str) -> Option<&'a StreamView> {
@@ -96,9 +97,10 @@ async fn synced_client(running: &Running, node: &str) -> (SotwClient, String) {
 
 #[tokio::test]
 async fn acking_client_is_synced_with_the_acked_version() {
-    let (_dir, running) = serving().await;
-    let (_client, version) = synced_client(&running, "node-1").await;
-    let doc = status_until(&running, "CDS SYNCED", |d| {
+    let (_dir, server) = serving().await;
+    let running = server.running().unwrap();
+    let (_client, version) = synced_client(running, "node-1").await;
+    let doc = status_until(running, "CDS SYNCED", |d| {
         state(d, "node-1", CLUSTER) == Some(SyncState::Synced)
     })
     .await;
@@ -116,13 +118,14 @@ async fn acking_client_is_synced_with_the_acked_version() {
     assert!(cds.last_nack.is_none());
     assert_eq!((doc.totals.open_streams, doc.totals.synced), (1, 1));
     assert!(doc.reload.ok);
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 #[tokio::test]
 async fn after_a_fixture_edit_and_before_the_ack_it_is_pending() {
-    let (dir, running) = serving().await;
-    let (mut client, v1) = synced_client(&running, "node-1").await;
+    let (dir, server) = serving().await;
+    let running = server.running().unwrap();
+    let (mut client, v1) = synced_client(running, "node-1").await;
     write(
         &dir.path().join("clusters.json"),
         &[cluster("a"), cluster("c")],
@@ -130,7 +133,7 @@ async fn after_a_fixture_edit_and_before_the_ack_it_is_pending() {
     let pushed = client.recv().await;
     assert_ne!(pushed.version_info, v1);
     // The stream records a response before it sends it: no waiting needed.
-    let doc = status(&running).await;
+    let doc = status(running).await;
     let cds = type_of(&doc, "node-1", CLUSTER).unwrap();
     assert_eq!(cds.state, SyncState::Pending);
     let sent = cds.last_sent.as_ref().unwrap();
@@ -147,7 +150,7 @@ async fn after_a_fixture_edit_and_before_the_ack_it_is_pending() {
     assert_eq!(doc.totals.pending, 1);
 
     client.ack(&pushed, &[]).await;
-    let doc = status_until(&running, "SYNCED after the ACK", |d| {
+    let doc = status_until(running, "SYNCED after the ACK", |d| {
         state(d, "node-1", CLUSTER) == Some(SyncState::Synced)
     })
     .await;
@@ -156,13 +159,14 @@ async fn after_a_fixture_edit_and_before_the_ack_it_is_pending() {
         cds.last_acked.as_ref().unwrap().version,
         pushed.version_info
     );
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 #[tokio::test]
 async fn nacking_client_is_nacked_with_its_exact_message_and_is_not_resent() {
-    let (dir, running) = serving().await;
-    let (mut client, v1) = synced_client(&running, "node-1").await;
+    let (dir, server) = serving().await;
+    let running = server.running().unwrap();
+    let (mut client, v1) = synced_client(running, "node-1").await;
     let lds = client.subscribe(LISTENER, &[]).await;
     client.ack(&lds, &[]).await;
     write(
@@ -181,7 +185,7 @@ async fn nacking_client_is_nacked_with_its_exact_message_and_is_not_resent() {
             ..Default::default()
         })
         .await;
-    let doc = status_until(&running, "CDS NACKED", |d| {
+    let doc = status_until(running, "CDS NACKED", |d| {
         state(d, "node-1", CLUSTER) == Some(SyncState::Nacked)
     })
     .await;
@@ -200,7 +204,7 @@ async fn nacking_client_is_nacked_with_its_exact_message_and_is_not_resent() {
     let next = client.recv().await;
     assert_eq!(next.type_url, LISTENER, "the NACKed version is not resent");
     client.ack(&next, &[]).await;
-    let doc = status_until(&running, "LDS SYNCED", |d| {
+    let doc = status_until(running, "LDS SYNCED", |d| {
         state(d, "node-1", LISTENER) == Some(SyncState::Synced)
     })
     .await;
@@ -211,42 +215,44 @@ async fn nacking_client_is_nacked_with_its_exact_message_and_is_not_resent() {
         pushed.nonce,
         "nothing sent since"
     );
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 #[tokio::test]
 async fn delta_client_states_show_with_its_transport() {
-    let (_dir, running) = serving().await;
+    let (_dir, server) = serving().await;
+    let running = server.running().unwrap();
     let mut client = DeltaClient::connect(running.addr, "delta-1").await;
     client.change(CLUSTER, &["a", "missing"], &[], "").await;
     let first = client.recv().await;
-    let doc = status(&running).await;
+    let doc = status(running).await;
     assert_eq!(state(&doc, "delta-1", CLUSTER), Some(SyncState::Pending));
     assert_eq!(stream_of(&doc, "delta-1").unwrap().transport, "ads-delta");
     client.ack(&first).await;
-    let doc = status_until(&running, "Delta CDS SYNCED", |d| {
+    let doc = status_until(running, "Delta CDS SYNCED", |d| {
         state(d, "delta-1", CLUSTER) == Some(SyncState::Synced)
     })
     .await;
     let cds = type_of(&doc, "delta-1", CLUSTER).unwrap();
     assert!(!cds.wildcard);
     assert_eq!(cds.names, ["a", "missing"]);
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 #[tokio::test]
 async fn disconnected_client_leaves_the_open_streams_and_shows_as_recently_closed() {
-    let (_dir, running) = serving().await;
-    let (client, version) = synced_client(&running, "leaving").await;
-    let (_stays, _) = synced_client(&running, "staying").await;
-    let doc = status_until(&running, "both SYNCED", |d| {
+    let (_dir, server) = serving().await;
+    let running = server.running().unwrap();
+    let (client, version) = synced_client(running, "leaving").await;
+    let (_stays, _) = synced_client(running, "staying").await;
+    let doc = status_until(running, "both SYNCED", |d| {
         state(d, "leaving", CLUSTER) == Some(SyncState::Synced)
             && state(d, "staying", CLUSTER) == Some(SyncState::Synced)
     })
     .await;
     let id = stream_of(&doc, "leaving").unwrap().id;
     drop(client);
-    let doc = status_until(&running, "the closed stream to leave", |d| {
+    let doc = status_until(running, "the closed stream to leave", |d| {
         stream_of(d, "leaving").is_none()
     })
     .await;
@@ -264,5 +270,5 @@ async fn disconnected_client_leaves_the_open_streams_and_shows_as_recently_close
         version,
         "last state kept"
     );
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }

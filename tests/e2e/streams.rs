@@ -7,17 +7,17 @@ use xdsloop_server::admin::registry::{StreamKind, Variant};
 
 use crate::harness::*;
 
-fn two_clusters(generation: u64) -> SnapshotBuilder {
-    SnapshotBuilder::new(generation)
+fn two_clusters() -> ResourceSet {
+    ResourceSet::default()
         .with(cluster("alpha"))
         .with(cluster("beta"))
 }
 
 #[tokio::test]
 async fn s12_a_vanished_client_does_not_affect_another_stream() {
-    let server = TestServer::start(two_clusters(1).build()).await;
-    let mut gone = server.sotw("gone").await;
-    let mut stays = server.sotw("stays").await;
+    let server = serve(two_clusters()).await;
+    let mut gone = SotwClient::connect(server.addr(), "gone").await;
+    let mut stays = SotwClient::connect(server.addr(), "stays").await;
     gone.subscribe(CLUSTER, &[]).await;
     let first = stays.subscribe(CLUSTER, &[]).await;
     stays.ack(&first, &[]).await;
@@ -28,14 +28,16 @@ async fn s12_a_vanished_client_does_not_affect_another_stream() {
         |s| s.len() == 1 && s[0].node_id.as_deref() == Some("stays"),
     )
     .await;
-    server.publish(two_clusters(2).with(cluster("gamma")).build());
+    server
+        .set_resources(None, two_clusters().with(cluster("gamma")))
+        .unwrap();
     assert_eq!(names_in(&stays.recv().await), ["alpha", "beta", "gamma"]);
 }
 
 #[tokio::test]
 async fn s12_a_malformed_request_ends_only_its_own_stream() {
-    let server = TestServer::start(two_clusters(1).build()).await;
-    let mut healthy = server.sotw("healthy").await;
+    let server = serve(two_clusters()).await;
+    let mut healthy = SotwClient::connect(server.addr(), "healthy").await;
     let first = healthy.subscribe(CLUSTER, &[]).await;
     healthy.ack(&first, &[]).await;
     // Field 2 (`node`, a message) sent as a varint: not a DiscoveryRequest.
@@ -45,14 +47,16 @@ async fn s12_a_malformed_request_ends_only_its_own_stream() {
         outcome.is_err(),
         "a malformed request fails its stream: {outcome:?}"
     );
-    server.publish(two_clusters(2).with(cluster("gamma")).build());
+    server
+        .set_resources(None, two_clusters().with(cluster("gamma")))
+        .unwrap();
     assert_eq!(names_in(&healthy.recv().await), ["alpha", "beta", "gamma"]);
 }
 
 #[tokio::test]
 async fn s12_a_request_without_type_url_is_ignored_and_the_stream_keeps_working() {
-    let server = TestServer::start(two_clusters(1).build()).await;
-    let mut client = server.sotw("node-1").await;
+    let server = serve(two_clusters()).await;
+    let mut client = SotwClient::connect(server.addr(), "node-1").await;
     client.send(DiscoveryRequest::default()).await;
     client.assert_silent("a request without type_url").await;
     assert_eq!(
@@ -63,11 +67,11 @@ async fn s12_a_request_without_type_url_is_ignored_and_the_stream_keeps_working(
 
 #[tokio::test]
 async fn registry_lists_streams_with_node_subscriptions_and_acks() {
-    let server = TestServer::start(two_clusters(1).build()).await;
-    let mut sotw = server.sotw("node-s").await;
+    let server = serve(two_clusters()).await;
+    let mut sotw = SotwClient::connect(server.addr(), "node-s").await;
     let cds = sotw.subscribe(CLUSTER, &["alpha"]).await;
     sotw.ack(&cds, &["alpha"]).await;
-    let mut delta = server.delta("node-d").await;
+    let mut delta = DeltaClient::connect(server.addr(), "node-d").await;
     delta.change(CLUSTER, &[], &[], "").await;
     delta.recv().await;
     let streams = registry_until(server.registry(), "both streams with the SotW ACK", |s| {
@@ -104,11 +108,10 @@ async fn registry_lists_streams_with_node_subscriptions_and_acks() {
 
 #[tokio::test]
 async fn shutdown_ends_open_streams_and_completes() {
-    let TestServer {
+    let Judged {
         server,
-        source,
         judge: _judge,
-    } = TestServer::start(two_clusters(1).build()).await;
+    } = serve(two_clusters()).await;
     let mut client = SotwClient::connect(server.addr(), "node-1").await;
     client.subscribe(CLUSTER, &[]).await;
     within("the server to shut down", server.shutdown())
@@ -119,5 +122,4 @@ async fn shutdown_ends_open_streams_and_completes() {
         !matches!(end, Ok(Some(_))),
         "no more responses after shutdown: {end:?}"
     );
-    drop(source);
 }

@@ -42,9 +42,11 @@ fn is_step(step: Step) -> impl Fn(&WireEvent) -> bool {
 
 #[tokio::test]
 async fn tap_a_sotw_stream_is_seen_open_subscribe_push_nack_stale_ack_close() {
-    let server = TestServer::start(SnapshotBuilder::new(1).with(cluster("a")).build()).await;
+    // With admin routes: a stream keeps the timeline `/status` shows only then.
+    let admin = TestServer::builder().admin();
+    let server = serve_with(admin, ResourceSet::default().with(cluster("a"))).await;
     let mut events = Events::listen(server.registry());
-    let mut client = server.sotw("node-1").await;
+    let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let opened = events.opened().await;
     let stream = opened.stream;
     let first = client.subscribe(CLUSTER, &[]).await;
@@ -52,12 +54,12 @@ async fn tap_a_sotw_stream_is_seen_open_subscribe_push_nack_stale_ack_close() {
     let mut seen = vec![opened];
     seen.extend(events.of_stream_until(stream, is_step(Step::Nack)).await);
     // Only now: a push racing the NACK would make the NACK itself stale.
-    server.publish(
-        SnapshotBuilder::new(2)
-            .with(cluster("a"))
-            .with(cluster("b"))
-            .build(),
-    );
+    server
+        .set_resources(
+            None,
+            ResourceSet::default().with(cluster("a")).with(cluster("b")),
+        )
+        .unwrap();
     let second = client.recv().await;
     client.request(CLUSTER, &[], "", &first.nonce).await;
     client.ack(&second, &[]).await;
@@ -100,9 +102,9 @@ async fn tap_a_sotw_stream_is_seen_open_subscribe_push_nack_stale_ack_close() {
 
 #[tokio::test]
 async fn tap_a_delta_stream_shows_subscriptions_declared_versions_and_removals() {
-    let server = TestServer::start(SnapshotBuilder::new(1).with(cluster("a")).build()).await;
+    let server = serve(ResourceSet::default().with(cluster("a"))).await;
     let mut events = Events::listen(server.registry());
-    let mut client = server.delta("node-1").await;
+    let mut client = DeltaClient::connect(server.addr(), "node-1").await;
     let opened = events.opened().await;
     let stream = opened.stream;
     client
@@ -154,7 +156,7 @@ async fn tap_status_lists_each_streams_recent_events_as_transcript_lines() {
     let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let first = client.subscribe(CLUSTER, &[]).await;
     client.ack(&first, &[]).await;
-    let registry = &server.running.registry;
+    let registry = &server.registry();
     registry_until(registry, "the ACK", |streams| {
         streams.iter().any(|s| s.recent.len() == 4)
     })
@@ -188,16 +190,16 @@ async fn tap_status_lists_each_streams_recent_events_as_transcript_lines() {
 
 #[tokio::test]
 async fn tap_a_reconnected_node_resubscribes_what_its_closed_stream_had() {
-    let server = TestServer::start(SnapshotBuilder::new(1).with(cluster("a")).build()).await;
+    let server = serve(ResourceSet::default().with(cluster("a"))).await;
     let mut events = Events::listen(server.registry());
-    let mut first = server.sotw("node-1").await;
+    let mut first = SotwClient::connect(server.addr(), "node-1").await;
     let stream = events.opened().await.stream;
     first.subscribe(CLUSTER, &[]).await;
     drop(first);
     events.of_stream_until(stream, is_step(Step::Closed)).await;
     registry_until(server.registry(), "the stream to leave", |s| s.is_empty()).await;
 
-    let mut again = server.sotw("node-1").await;
+    let mut again = SotwClient::connect(server.addr(), "node-1").await;
     let stream = events.opened().await.stream;
     again.subscribe(CLUSTER, &[]).await;
     let seen = events.of_stream_until(stream, is_step(Step::Push)).await;
@@ -206,7 +208,7 @@ async fn tap_a_reconnected_node_resubscribes_what_its_closed_stream_had() {
         "{:?}",
         describe_all(&seen)
     );
-    let mut other = server.sotw("node-2").await;
+    let mut other = SotwClient::connect(server.addr(), "node-2").await;
     let stream = events.opened().await.stream;
     other.subscribe(CLUSTER, &[]).await;
     let seen = events.of_stream_until(stream, is_step(Step::Push)).await;

@@ -8,15 +8,18 @@ use bytes::Bytes;
 use xdsloop_client::{Client, ClientConfig, Interest, Source};
 use xdsloop_proto::{Resource, envoy::envoy::config::cluster::v3::Cluster, type_url::CLUSTER};
 use xdsloop_server::{
+    admin::Placement,
     judge::Mode,
     protocol::subscription::Verdict,
-    testkit::{KitError, Resources, TestServer},
+    testkit::{KitError, Resources, TestServer, WaitError},
 };
 
-use crate::client_support::{demo_dir, drain};
+use crate::client_support::{demo_copy, demo_dir, drain};
 use crate::harness::{SotwClient, http_get};
 
 const WAIT: Duration = Duration::from_secs(15);
+/// One more cluster for the demo's `clusters.yaml`.
+const CANARY: &str = "- {\"@type\": type.googleapis.com/envoy.config.cluster.v3.Cluster, name: canary, connect_timeout: 1s}\n";
 
 pub(crate) fn cluster(name: &str, stat_name: &str) -> Resource {
     let cluster = Cluster {
@@ -132,7 +135,9 @@ async fn testkit_timeout_says_what_the_node_did_instead() {
              nonce {nonce:?} (1 resource)\n  stream 1: ack version {v:?} nonce {nonce:?}"
         )
     );
-    let xdsloop_server::testkit::WaitError::Timeout { last, .. } = err;
+    let xdsloop_server::testkit::WaitError::Timeout { last, .. } = err else {
+        panic!("an await of an ACK times out: {err:?}")
+    };
     let last = last.expect("the node's ledger for cds");
     assert_eq!(last.last_acked.unwrap().version, ack.version);
 
@@ -235,6 +240,88 @@ async fn testkit_serves_a_fixture_directory_and_refuses_set_resources_there() {
         .await;
     assert!(matches!(both, Err(KitError::TwoSources)));
     client.stop().await;
+}
+
+#[tokio::test]
+async fn testkit_write_fixture_waits_until_the_edit_is_served_and_names_a_rejected_one() {
+    let dir = demo_copy();
+    let server = TestServer::builder()
+        .fixtures(dir.path())
+        .configure(|config| config.debounce = Duration::from_millis(20))
+        .start()
+        .await
+        .unwrap();
+    let client = client(&server, "n1", Source::Ads).await;
+    server.await_ack("n1", "cds", None, WAIT).await.unwrap();
+    let mark = server.mark();
+    let text = std::fs::read_to_string(dir.path().join("clusters.yaml")).unwrap() + CANARY;
+    let served = server
+        .write_fixture("clusters.yaml", &text, WAIT)
+        .await
+        .unwrap();
+    let clusters = served.get("n1", CLUSTER).unwrap();
+    assert!(clusters.resources.contains_key("canary"), "served at once");
+    let version = clusters.version.clone();
+    let since = server.since(mark);
+    since
+        .await_ack("n1", "cds", Some(&version), WAIT)
+        .await
+        .unwrap();
+
+    let broken = server
+        .write_fixture(
+            "clusters.yaml",
+            "- {name: [unclosed\n",
+            Duration::from_secs(2),
+        )
+        .await
+        .unwrap_err();
+    let message = broken.to_string();
+    assert!(
+        message.contains("the reload was rejected") && message.contains("clusters.yaml"),
+        "{message}"
+    );
+    assert!(matches!(broken, KitError::Wait(WaitError::NotMet { .. })));
+    assert_eq!(
+        server.version("n1", "cds"),
+        Some(version),
+        "the last good set stays"
+    );
+    client.stop().await;
+}
+
+#[tokio::test]
+async fn testkit_configure_applies_to_fixture_servers_only() {
+    let dir = demo_copy();
+    let server = TestServer::builder()
+        .fixtures(dir.path())
+        .configure(|config| config.admin = Placement::Listener("127.0.0.1:0".parse().unwrap()))
+        .start()
+        .await
+        .unwrap();
+    let admin = server
+        .running()
+        .unwrap()
+        .admin_addr
+        .expect("its own admin port");
+    assert_ne!(admin, server.addr());
+    assert_eq!(http_get(admin, "/status").await.status, 200);
+    assert_eq!(server.fixture_dir(), Some(dir.path()));
+
+    let in_code = TestServer::builder()
+        .resources([cluster("web", "a")])
+        .configure(|config| config.debounce = Duration::ZERO)
+        .start()
+        .await;
+    assert!(matches!(in_code, Err(KitError::ConfigNeedsFixtures)));
+    let in_code = TestServer::builder()
+        .resources([cluster("web", "a")])
+        .start()
+        .await
+        .unwrap();
+    assert!(in_code.running().is_none());
+    let refused = in_code.write_fixture("clusters.yaml", "[]", WAIT).await;
+    assert!(matches!(refused, Err(KitError::ServesResources)));
 }
 
 #[tokio::test]

@@ -18,7 +18,7 @@ use std::{
 use tokio::sync::{broadcast, oneshot};
 use xdsloop_client::{Report, Source, Validator, cli::record::Recorder, config::ReceivedReports};
 use xdsloop_proto::type_url::ENDPOINT;
-use xdsloop_server::{app, transport::record::Recording};
+use xdsloop_server::{testkit::TestServer, transport::record::Recording};
 use xdsloop_tests::copy_dir;
 use xdsloop_transcript::{diff, read_file};
 
@@ -44,15 +44,19 @@ async fn session(dir: &Path, validator: Option<Validator>) -> (PathBuf, PathBuf)
     let (server_path, client_path) = (dir.join("server.jsonl"), dir.join("client.jsonl"));
     let fixtures = dir.join("fixtures");
     copy_dir(&demo_dir(), &fixtures);
-    let mut server_config = app::Config::new(&fixtures);
-    server_config.listen = "127.0.0.1:0".parse().unwrap();
-    server_config.record = Some(Recording {
+    let recording = Recording {
         path: server_path.clone(),
         resources: false,
-    });
-    let server = app::start(server_config).await.unwrap();
+    };
+    let server = TestServer::builder()
+        .fixtures(&fixtures)
+        .admin()
+        .configure(move |config| config.record = Some(recording.clone()))
+        .start()
+        .await
+        .unwrap();
 
-    let mut client_config = config(server.addr, Source::Ads);
+    let mut client_config = config(server.addr(), Source::Ads);
     client_config.validator = validator;
     client_config.received_reports = ReceivedReports::Names;
     let recorder = Recorder::create(&client_path, &client_config, false).unwrap();
@@ -60,7 +64,7 @@ async fn session(dir: &Path, validator: Option<Validator>) -> (PathBuf, PathBuf)
     let (stop, stopped) = oneshot::channel();
     let recording = tokio::spawn(record_client(recorder, reports, stopped));
     // Every type's latest response answered: the client has sent (and reported) everything.
-    registry_until(&server.registry, "all four types answered", |streams| {
+    registry_until(server.registry(), "all four types answered", |streams| {
         streams.len() == 1
             && streams[0].types.len() == 4
             && streams[0].types.values().all(|t| {
@@ -74,7 +78,7 @@ async fn session(dir: &Path, validator: Option<Validator>) -> (PathBuf, PathBuf)
     stop.send(()).unwrap();
     recording.await.unwrap();
     drop(client);
-    registry_until(&server.registry, "the stream to close", |s| s.is_empty()).await;
+    registry_until(server.registry(), "the stream to close", |s| s.is_empty()).await;
     server.shutdown().await.unwrap();
     (server_path, client_path)
 }

@@ -96,7 +96,7 @@ async fn s14_s15_heartbeats_keep_a_ttl_resource_alive_sotw_and_delta() {
             );
         }
         assert!(client.store().borrow().holds(ENDPOINT, "web"));
-        let streams = registry_until(&server.running.registry, "heartbeats in /status", |all| {
+        let streams = registry_until(server.registry(), "heartbeats in /status", |all| {
             all.iter().any(|s| {
                 let eds = s.types.get(ENDPOINT).and_then(|t| t.heartbeats.clone());
                 eds.is_some_and(|h| h.sent >= 3 && h.ttl_resources == 1)
@@ -157,7 +157,7 @@ async fn c17_reconnect_mid_ttl_keeps_the_timer_and_refreshes() {
     let resent = next_change(&mut reports).await;
     assert_eq!(resent, Seen::Update, "resent after the reconnect");
     let addr = server.addr();
-    server.running.shutdown().await.unwrap();
+    server.server.shutdown().await.unwrap();
     // With no server, nothing refreshes it: the timer runs on while disconnected.
     let expired = next_change(&mut reports).await;
     assert_eq!(
@@ -186,7 +186,7 @@ async fn s15_the_tap_shows_heartbeats_as_their_own_step_and_their_acks() {
     let server = FixtureServer::start(&files).await;
     for source in [Source::Ads, Source::AdsDelta] {
         // Bodies asked for: a heartbeat still has none to give.
-        let mut events = Events::listen_with(&server.running.registry, Capture::Bodies);
+        let mut events = Events::listen_with(server.registry(), Capture::Bodies);
         let (client, _reports) = client(&server, source.clone()).await;
         let line = |event: &WireEvent| lines::to_line(event, None);
         let beat = loop {
@@ -231,7 +231,7 @@ async fn s15_a_heartbeat_lost_to_a_drop_fault_is_followed_by_the_next_and_the_re
         // The first EDS response is the push, the second the first heartbeat: it never arrives.
         let yaml = "version: 1\nrules:\n  - match: { type: eds }\n    when: { nth: 2 }\n    times: 1\n    do: { drop: {} }\n";
         let scenario = Scenario::from_yaml(yaml).unwrap_or_else(|e| panic!("{e}"));
-        server.running.scenarios.set(scenario).unwrap();
+        server.running().unwrap().scenarios.set(scenario).unwrap();
         let (client, mut reports) = client(&server, source.clone()).await;
         // Three heartbeats arrive after the lost one; an expiry in between fails `next`'s match.
         for _ in 0..3 {
@@ -241,7 +241,7 @@ async fn s15_a_heartbeat_lost_to_a_drop_fault_is_followed_by_the_next_and_the_re
                 "{source:?}: the heartbeat after the dropped one keeps web alive"
             );
         }
-        let fired = server.running.scenarios.current().counters[0].fired();
+        let fired = server.running().unwrap().scenarios.current().counters[0].fired();
         assert_eq!(fired, 1, "{source:?}: the heartbeat was dropped");
         assert!(client.store().borrow().holds(ENDPOINT, "web"));
         client.stop().await;

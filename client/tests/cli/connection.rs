@@ -1,6 +1,6 @@
 //! How the binary reports a server it cannot reach or loses, and that it keeps retrying.
 
-use crate::support::{Cli, Served, serve_demo, serve_demo_on};
+use crate::support::{Cli, Demo, serve_demo, serve_demo_on};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn unreachable_server_is_retried_with_backoff_and_reported_on_stderr() {
@@ -23,11 +23,11 @@ async fn unreachable_server_is_retried_with_backoff_and_reported_on_stderr() {
 #[tokio::test(flavor = "multi_thread")]
 async fn server_loss_is_shown_on_stderr_and_the_client_reconnects() {
     let served = serve_demo().await;
-    let addr = served.running.addr;
+    let addr = served.addr();
     let mut cli = Cli::spawn(addr, &[]);
     cli.lines(4).await;
-    let Served { dir, running } = served;
-    running.shutdown().await.unwrap();
+    let Demo { dir, server } = served;
+    server.shutdown().await.unwrap();
     cli.stderr_until("stream closed").await;
     cli.stderr_until("retrying in").await;
     assert!(cli.child.try_wait().unwrap().is_none(), "no crash");

@@ -2,7 +2,7 @@
 //! NACK, and of the resubscription after the server restarts, each step with its Envoy call;
 //! and `--lang zh`, the same loop in the words of the course lesson xdsloop grew from.
 
-use crate::support::{Cli, Served, serve_demo, serve_demo_on};
+use crate::support::{Cli, Demo, serve_demo, serve_demo_on};
 
 /// The narration line of `step` for `kind` (`cds`, or `ads` for a stream event).
 fn is_step(line: &str, kind: &str, step: &str) -> bool {
@@ -20,8 +20,8 @@ fn position(lines: &[String], kind: &str, step: &str) -> usize {
 #[tokio::test(flavor = "multi_thread")]
 async fn explain_narrates_the_first_subscription_push_and_ack_with_envoy_calls() {
     let served = serve_demo().await;
-    let cds = served.version("cds");
-    let mut cli = Cli::spawn(served.running.addr, &["--explain"]);
+    let cds = served.served_version("cds");
+    let mut cli = Cli::spawn(served.addr(), &["--explain"]);
     let lines = cli.lines_until(|l| is_step(l, "rds", "apply + ACK")).await;
     let at = |kind, step| position(&lines, kind, step);
     let established = &lines[at("ads", "stream established")];
@@ -61,10 +61,7 @@ async fn explain_narrates_the_first_subscription_push_and_ack_with_envoy_calls()
         lines.join("\n")
     );
     assert!(
-        lines[0].ends_with(&format!(
-            "· connecting to {} (attempt 1)",
-            served.running.addr
-        )),
+        lines[0].ends_with(&format!("· connecting to {} (attempt 1)", served.addr())),
         "connection news is part of the story: {}",
         lines[0]
     );
@@ -73,8 +70,8 @@ async fn explain_narrates_the_first_subscription_push_and_ack_with_envoy_calls()
 #[tokio::test(flavor = "multi_thread")]
 async fn explain_lang_zh_labels_the_loop_with_the_lessons_five_steps_in_its_order() {
     let served = serve_demo().await;
-    let cds = served.version("cds");
-    let mut cli = Cli::spawn(served.running.addr, &["--explain", "--lang", "zh"]);
+    let cds = served.served_version("cds");
+    let mut cli = Cli::spawn(served.addr(), &["--explain", "--lang", "zh"]);
     let lines = cli.lines_until(|l| is_step(l, "rds", "确认 (ACK)")).await;
     let at = |kind, step| position(&lines, kind, step);
     let steps = [
@@ -103,7 +100,7 @@ async fn explain_lang_zh_labels_the_loop_with_the_lessons_five_steps_in_its_orde
         "{applied}"
     );
     assert!(
-        lines[0].ends_with(&format!("· 连接 {}（第 1 次）", served.running.addr)),
+        lines[0].ends_with(&format!("· 连接 {}（第 1 次）", served.addr())),
         "{}",
         lines[0]
     );
@@ -112,9 +109,9 @@ async fn explain_lang_zh_labels_the_loop_with_the_lessons_five_steps_in_its_orde
 #[tokio::test(flavor = "multi_thread")]
 async fn explain_narrates_a_reject_nack_and_the_old_version_kept() {
     let served = serve_demo().await;
-    let before = served.version("cds");
+    let before = served.served_version("cds");
     let mut cli = Cli::spawn(
-        served.running.addr,
+        served.addr(),
         &["--explain", "--types", "cds", "--reject", "cds:canary"],
     );
     cli.lines_until(|l| is_step(l, "cds", "apply + ACK")).await;
@@ -127,7 +124,7 @@ async fn explain_narrates_a_reject_nack_and_the_old_version_kept() {
         .await;
     let push = &lines[position(&lines, "cds", "push")];
     assert!(push.contains("[api, canary, web]"), "{push}");
-    let rejected = served.version("cds");
+    let rejected = served.served_version("cds");
     assert_ne!(rejected, before);
     let nack = lines.last().unwrap();
     let expected = format!(
@@ -141,18 +138,18 @@ async fn explain_narrates_a_reject_nack_and_the_old_version_kept() {
 
 async fn resubscribes_after_a_restart(delta: bool) {
     let served = serve_demo().await;
-    let addr = served.running.addr;
-    let versions = served.running.snapshots.borrow().clone();
+    let addr = served.addr();
+    let versions = served.snapshot();
     let args: &[&str] = if delta {
         &["--explain", "--delta"]
     } else {
         &["--explain"]
     };
     let mut cli = Cli::spawn(addr, args);
-    let cds = served.version("cds");
+    let cds = served.served_version("cds");
     cli.lines_until(|l| is_step(l, "rds", "apply + ACK")).await;
-    let Served { dir, running } = served;
-    running.shutdown().await.unwrap();
+    let Demo { dir, server } = served;
+    server.shutdown().await.unwrap();
     let closed = cli
         .lines_until(|l| is_step(l, "ads", "stream closed"))
         .await;
@@ -214,10 +211,7 @@ async fn explain_narrates_the_delta_resubscribe_with_initial_resource_versions_a
 #[tokio::test(flavor = "multi_thread")]
 async fn explain_narrates_per_type_streams_each_under_its_own_number() {
     let served = serve_demo().await;
-    let mut cli = Cli::spawn(
-        served.running.addr,
-        &["--explain", "--source", "delta-grpc"],
-    );
+    let mut cli = Cli::spawn(served.addr(), &["--explain", "--source", "delta-grpc"]);
     // The four streams run side by side: wait for every type's ACK, in whatever order.
     let acks = std::cell::Cell::new(0);
     let lines = cli
@@ -270,7 +264,7 @@ async fn explain_refuses_sources_without_a_stream_and_json_output() {
             "record a transcript with --record FILE",
         ),
     ] {
-        let mut cli = Cli::spawn(served.running.addr, args);
+        let mut cli = Cli::spawn(served.addr(), args);
         let (_, status) = cli.finish().await;
         assert!(!status.success(), "{args:?}");
         let stderr = cli.all_stderr().await.join("\n");

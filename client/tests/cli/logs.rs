@@ -11,7 +11,7 @@ async fn run_to_the_end(extra: &[&str]) -> Vec<String> {
     let served = serve_demo().await;
     let mut args = vec!["--exit-after", "4"];
     args.extend(extra);
-    let mut cli = Cli::spawn_with_env(served.running.addr, &args, &[("RUST_LOG", "debug")]);
+    let mut cli = Cli::spawn_with_env(served.addr(), &args, &[("RUST_LOG", "debug")]);
     let (_, status) = cli.finish().await;
     assert!(status.success(), "{status}");
     let stderr = cli.all_stderr().await;
@@ -61,7 +61,7 @@ async fn client_log_format_json_writes_one_object_per_line() {
 async fn client_log_format_json_reports_a_fatal_error_as_json() {
     let served = serve_demo().await;
     let args = ["--log-format", "json", "--types", "nonsense"];
-    let mut cli = Cli::spawn(served.running.addr, &args);
+    let mut cli = Cli::spawn(served.addr(), &args);
     let (_, status) = cli.finish().await;
     assert_eq!(status.code(), Some(1));
     let stderr = cli.all_stderr().await;

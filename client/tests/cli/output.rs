@@ -3,12 +3,12 @@
 use serde_json::Value;
 use xdsloop_proto::type_url::{self, CLUSTER};
 
-use crate::support::{Cli, serve_demo, text_fields};
+use crate::support::{Cli, NODE, WAIT, serve_demo, text_fields};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn text_output_has_one_line_per_update_with_version_ack_and_names() {
     let served = serve_demo().await;
-    let mut cli = Cli::spawn(served.running.addr, &["--exit-after", "4"]);
+    let mut cli = Cli::spawn(served.addr(), &["--exit-after", "4"]);
     let mut lines: Vec<_> = cli.lines(4).await.iter().map(|l| text_fields(l)).collect();
     let (rest, status) = cli.finish().await;
     assert!(status.success() && rest.is_empty(), "{rest:?}");
@@ -20,7 +20,14 @@ async fn text_output_has_one_line_per_update_with_version_ack_and_names() {
         ("rds", "local_route"),
     ]
     .into_iter()
-    .map(|(t, names)| (t.into(), served.version(t), "ACK".into(), names.into()))
+    .map(|(t, names)| {
+        (
+            t.into(),
+            served.served_version(t),
+            "ACK".into(),
+            names.into(),
+        )
+    })
     .collect();
     assert_eq!(lines, expected);
 }
@@ -29,7 +36,7 @@ async fn text_output_has_one_line_per_update_with_version_ack_and_names() {
 async fn json_output_is_one_object_per_line_with_the_documented_fields() {
     let served = serve_demo().await;
     let mut cli = Cli::spawn(
-        served.running.addr,
+        served.addr(),
         &["--delta", "--output", "json", "--exit-after", "4"],
     );
     let objects: Vec<Value> = cli
@@ -87,7 +94,7 @@ async fn json_output_is_one_object_per_line_with_the_documented_fields() {
 #[tokio::test(flavor = "multi_thread")]
 async fn reject_flag_nacks_once_and_the_server_records_it() {
     let served = serve_demo().await;
-    let mut cli = Cli::spawn(served.running.addr, &["--reject", "cds:web"]);
+    let mut cli = Cli::spawn(served.addr(), &["--reject", "cds:web"]);
     let mut seen = cli.lines(3).await; // CDS (NACK), LDS, RDS; EDS never follows a NACKed CDS.
     seen.extend(cli.quiet_lines().await);
     let cds: Vec<&String> = seen.iter().filter(|l| text_fields(l).0 == "cds").collect();
@@ -98,16 +105,11 @@ async fn reject_flag_nacks_once_and_the_server_records_it() {
         cds[0]
     );
     assert!(!seen.iter().any(|l| text_fields(l).0 == "eds"), "{seen:#?}");
-    let recorded = served
-        .running
-        .registry
-        .streams()
-        .into_iter()
-        .find_map(|s| s.types.get(CLUSTER).and_then(|t| t.last_nack.clone()));
-    let recorded = format!("{:?}", recorded.expect("the server recorded the NACK"));
+    let nack = served.await_nack(NODE, "cds", WAIT).await;
+    let nack = nack.unwrap_or_else(|e| panic!("the server records the NACK: {e}"));
     assert!(
-        recorded.contains("rejected by --reject cds:web"),
-        "{recorded}"
+        nack.message.contains("rejected by --reject cds:web"),
+        "{nack:?}"
     );
 }
 
@@ -121,7 +123,7 @@ async fn dump_prints_the_applied_resources_and_exits() {
         ),
         ("json", |s: &str| serde_json::from_str::<Value>(s).unwrap()),
     ] {
-        let mut cli = Cli::spawn(served.running.addr, &["--dump", "--output", format]);
+        let mut cli = Cli::spawn(served.addr(), &["--dump", "--output", format]);
         let (lines, status) = cli.finish().await;
         assert!(status.success());
         // Only the document: it can be piped straight into jq or yq.
@@ -151,7 +153,7 @@ async fn dump_prints_the_applied_resources_and_exits() {
             ("rds", "local_route"),
         ]
         .iter()
-        .map(|(t, n)| format!("{t}@{}={n}", served.version(t)))
+        .map(|(t, n)| format!("{t}@{}={n}", served.served_version(t)))
         .collect();
         assert_eq!(summary, expected, "{format}");
         let web = &types[0]["resources"][1]["resource"];

@@ -35,7 +35,7 @@ async fn record_writes_the_client_side_that_transcript_print_reads() {
     let served = serve_demo().await;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("client.jsonl");
-    record(served.running.addr, &path, &["--record-resources"]).await;
+    record(served.addr(), &path, &["--record-resources"]).await;
     let (code, printed) = transcript(&["print", path.to_str().unwrap()]);
     assert_eq!(code, Some(0), "{printed}");
     let lines: Vec<&str> = printed.lines().collect();
@@ -44,7 +44,7 @@ async fn record_writes_the_client_side_that_transcript_print_reads() {
         "{printed}"
     );
     assert!(lines[0].ends_with("resource bodies recorded"), "{printed}");
-    let eds = served.version("eds");
+    let eds = served.served_version("eds");
     for expected in [
         "cli-test     · ESTABLISHED ads-sotw peer ".to_string(),
         r#"cli-test cds → SUBSCRIBE   v"" n"" []"#.to_string(),
@@ -93,8 +93,8 @@ async fn two_recordings_of_one_session_are_the_same_for_transcript_diff() {
         ["first", "second", "nacked"].map(|n| dir.path().join(format!("{n}.jsonl")));
     for delta in [false, true] {
         let flavour: &[&str] = if delta { &["--delta"] } else { &[] };
-        record(served.running.addr, &first, flavour).await;
-        record(served.running.addr, &second, flavour).await;
+        record(served.addr(), &first, flavour).await;
+        record(served.addr(), &second, flavour).await;
         let (code, said) = transcript(&["diff", first.to_str().unwrap(), second.to_str().unwrap()]);
         assert_eq!(code, Some(0), "delta {delta}: {said}");
         assert!(said.starts_with("same: "), "{said}");
@@ -103,7 +103,7 @@ async fn two_recordings_of_one_session_are_the_same_for_transcript_diff() {
             .copied()
             .chain(["--reject", "eds:web"])
             .collect();
-        record(served.running.addr, &nacked, &nack).await;
+        record(served.addr(), &nacked, &nack).await;
         let (code, said) = transcript(&["diff", first.to_str().unwrap(), nacked.to_str().unwrap()]);
         assert_eq!(
             code,
@@ -119,7 +119,7 @@ async fn recorded_lines_reach_the_file_while_the_client_runs() {
     let served = serve_demo().await;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("live.jsonl");
-    let mut cli = Cli::spawn(served.running.addr, &["--record", path.to_str().unwrap()]);
+    let mut cli = Cli::spawn(served.addr(), &["--record", path.to_str().unwrap()]);
     cli.lines(4).await;
     // `tail -f` works: the ACKs are in the file while the client keeps running.
     let acks = |text: &str| text.matches(r#""step":"ack""#).count();

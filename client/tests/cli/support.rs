@@ -1,22 +1,20 @@
-//! The harness: the real server on a temp copy of `fixtures/demo`, and the binary with its
+//! The harness: the testkit's server on a temp copy of `fixtures/demo`, and the binary with its
 //! stdout and stderr read line by line.
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
+use std::ops::Deref;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 use std::time::Duration;
 
 use tempfile::TempDir;
 use tokio::sync::mpsc;
-use xdsloop_proto::type_url;
-use xdsloop_server::Snapshot;
-use xdsloop_server::app::{self, Running};
+use xdsloop_server::testkit::TestServer;
 
-const WAIT: Duration = Duration::from_secs(20);
+pub const WAIT: Duration = Duration::from_secs(20);
 const QUIET: Duration = Duration::from_millis(500);
-const NODE: &str = "cli-test";
+pub const NODE: &str = "cli-test";
 
 // The `xdsloop-tests` crate has the same helper; this crate cannot depend on it (it depends
 // on this one).
@@ -33,18 +31,31 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-pub struct Served {
+/// A temp copy of `fixtures/demo` served by the testkit (as `xdsloop-server` serves a fixture
+/// directory, admin routes on the xDS port); the copy lives as long as the server.
+pub struct Demo {
     pub dir: TempDir,
-    pub running: Running,
+    pub server: TestServer,
 }
 
-pub async fn serve_demo_on(dir: TempDir, listen: SocketAddr) -> Served {
-    let mut config = app::Config::new(dir.path());
-    config.listen = listen;
-    config.debounce = Duration::from_millis(50);
-    config.max_message_bytes = 64 << 20;
-    let running = app::start(config).await.unwrap();
-    Served { dir, running }
+impl Deref for Demo {
+    type Target = TestServer;
+    fn deref(&self) -> &TestServer {
+        &self.server
+    }
+}
+
+pub async fn serve_demo_on(dir: TempDir, listen: SocketAddr) -> Demo {
+    let server = TestServer::builder()
+        .fixtures(dir.path())
+        .listen(listen)
+        .admin()
+        .max_message_bytes(64 << 20)
+        .configure(|config| config.debounce = Duration::from_millis(50))
+        .start()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    Demo { dir, server }
 }
 
 /// A temp copy of `fixtures/demo`, to edit before serving it.
@@ -57,18 +68,16 @@ pub fn demo_dir() -> TempDir {
     dir
 }
 
-pub async fn serve_demo() -> Served {
+pub async fn serve_demo() -> Demo {
     serve_demo_on(demo_dir(), "127.0.0.1:0".parse().unwrap()).await
 }
 
-impl Served {
-    fn snapshot(&self) -> Arc<Snapshot> {
-        self.running.snapshots.borrow().clone()
-    }
-
-    pub fn version(&self, alias: &str) -> String {
-        let url = type_url::resolve(alias).unwrap();
-        self.snapshot().get(NODE, &url).unwrap().version.clone()
+impl Demo {
+    /// The SotW version of `alias` (`cds`, ...) the CLI's node is served now.
+    pub fn served_version(&self, alias: &str) -> String {
+        self.server
+            .version(NODE, alias)
+            .expect("the demo serves the type")
     }
 }
 

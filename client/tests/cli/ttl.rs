@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::{Cli, Served, demo_dir, serve_demo_on};
+use crate::support::{Cli, Demo, demo_dir, serve_demo_on};
 
 /// One endpoint resource, `web` with a TTL of `ttl` wrapped around it when one is given.
 fn endpoint(name: &str, port: u32, ttl: Option<&str>) -> String {
@@ -27,7 +27,7 @@ fn endpoint(name: &str, port: u32, ttl: Option<&str>) -> String {
 }
 
 /// The demo with `web`'s endpoints given a TTL of 2 s (a heartbeat every third of it).
-async fn serve_ttl_demo() -> Served {
+async fn serve_ttl_demo() -> Demo {
     let dir = demo_dir();
     write_endpoints(dir.path(), true);
     serve_demo_on(dir, "127.0.0.1:0".parse().unwrap()).await
@@ -51,7 +51,7 @@ fn is_step(line: &str, kind: &str, step: &str) -> bool {
 #[tokio::test(flavor = "multi_thread")]
 async fn c17_explain_narrates_a_heartbeat_its_ack_and_the_expiry_after_heartbeats_stop() {
     let served = serve_ttl_demo().await;
-    let mut cli = Cli::spawn(served.running.addr, &["--explain"]);
+    let mut cli = Cli::spawn(served.addr(), &["--explain"]);
     let lines = cli.lines_until(|l| is_step(l, "eds", "heartbeat")).await;
     let beat = lines.last().unwrap();
     assert!(
@@ -88,7 +88,7 @@ async fn c17_record_writes_heartbeats_with_their_own_step_and_their_acks() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ttl.jsonl");
     let args = ["--explain", "--record", path.to_str().unwrap()];
-    let mut cli = Cli::spawn(served.running.addr, &args);
+    let mut cli = Cli::spawn(served.addr(), &args);
     // The heartbeat's ACK has gone out: wait until the recorder flushed it.
     cli.lines_until(|l| l.contains("TTL refreshed")).await;
     // Complete lines only: the client is still writing.

@@ -61,9 +61,9 @@ pub struct SharedStatus {
     last: Arc<Mutex<Option<Built>>>,
 }
 
-/// How one request was answered, for the tests and the bench.
+/// Where the `/status` document one request got came from, for the tests and the bench.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Served {
+pub enum DocumentOrigin {
     /// From a build another request made.
     Shared,
     /// From a build of its own (which later requests may share).
@@ -79,13 +79,13 @@ impl SharedStatus {
         stamp: Stamp,
         head: StatusDocument,
         build: impl FnOnce() -> StatusDocument + Send + 'static,
-    ) -> Result<(Bytes, Served), String> {
+    ) -> Result<(Bytes, DocumentOrigin), String> {
         let mut last = self.last.lock().await;
         if let Some(built) = last.as_ref()
             && built.stamp.covers(stamp)
             && same_head(&built.head, &head)
         {
-            return Ok((built.json.clone(), Served::Shared));
+            return Ok((built.json.clone(), DocumentOrigin::Shared));
         }
         rest_after(last.as_ref()).await;
         let started = Instant::now();
@@ -105,7 +105,7 @@ impl SharedStatus {
             took: started.elapsed(),
             done: Instant::now(),
         });
-        Ok((json, Served::Built))
+        Ok((json, DocumentOrigin::Built))
     }
 
     /// Builds something else (one node's document) under the same one-at-a-time rule.
@@ -205,7 +205,13 @@ mod tests {
             served.push(w.await.unwrap());
         }
         assert_eq!(builds.load(Ordering::SeqCst), 1, "{served:?}");
-        assert_eq!(served.iter().filter(|s| **s == Served::Built).count(), 1);
+        assert_eq!(
+            served
+                .iter()
+                .filter(|s| **s == DocumentOrigin::Built)
+                .count(),
+            1
+        );
     }
 
     /// A request that saw a newer generation, or other counters, gets a new build.
@@ -224,12 +230,16 @@ mod tests {
                 shared.document(stamp, head, move || doc).await.unwrap().1
             }
         };
-        assert_eq!(ask(at(3), doc.clone()).await, Served::Built);
-        assert_eq!(ask(at(3), doc.clone()).await, Served::Shared);
-        assert_eq!(ask(at(2), doc.clone()).await, Served::Shared, "older");
-        assert_eq!(ask(at(4), doc.clone()).await, Served::Built);
+        assert_eq!(ask(at(3), doc.clone()).await, DocumentOrigin::Built);
+        assert_eq!(ask(at(3), doc.clone()).await, DocumentOrigin::Shared);
+        assert_eq!(
+            ask(at(2), doc.clone()).await,
+            DocumentOrigin::Shared,
+            "older"
+        );
+        assert_eq!(ask(at(4), doc.clone()).await, DocumentOrigin::Built);
         let mut counted = doc.clone();
         counted.counters.streams_opened += 1;
-        assert_eq!(ask(at(4), counted).await, Served::Built);
+        assert_eq!(ask(at(4), counted).await, DocumentOrigin::Built);
     }
 }

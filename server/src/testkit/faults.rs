@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{KitError, Served, TestServer};
+use super::{Backing, KitError, TestServer};
 use crate::{
     faults::scenario::{Installed, Scenario, Scenarios, outage::Outage},
     tap::{FaultFacts, What},
@@ -70,9 +70,9 @@ impl TestServer {
 
     /// The handle the server's streams follow (the admin's `/scenario` changes it too).
     fn scenarios(&self) -> &Scenarios {
-        match &self.served {
-            Served::Memory { server, .. } => server.scenarios(),
-            Served::Fixtures { running, .. } => &running.scenarios,
+        match &self.backing {
+            Backing::Memory { server, .. } => server.scenarios(),
+            Backing::Fixtures { running, .. } => &running.scenarios,
         }
     }
 }

@@ -20,19 +20,21 @@
 //!   how they become a snapshot;
 //! - [`journal`]: every event of every stream since the server started;
 //! - [`wait`]: the awaits, and what a timeout reports;
+//! - [`poll_until`]: one bounded wait for any other condition;
 //! - `faults`: the scenario (fault rules) in force, changed at runtime.
 
 mod build;
 mod faults;
 pub mod journal;
 pub mod memory;
+mod poll;
 mod start;
 pub mod wait;
 
 use std::{
     net::SocketAddr,
     ops::Deref,
-    path::PathBuf,
+    path::{Path, PathBuf},
     sync::{Arc, Mutex},
     time::{Duration, SystemTime},
 };
@@ -51,6 +53,7 @@ pub use build::Chain;
 use journal::Journal;
 use memory::Memory;
 pub use memory::Resources;
+pub use poll::{Probe, poll_until};
 pub use start::Builder;
 pub use wait::{Ack, Mark, Nack, WaitError};
 use wait::{Found, Query, Want};
@@ -80,6 +83,26 @@ pub enum KitError {
     ServesFixtures(PathBuf),
     #[error("a test server serves either resources given in code or a fixture directory, not both")]
     TwoSources,
+    /// [`Builder::configure`] or [`Builder::tls`] on a server of resources given in code.
+    #[error(
+        "`configure` and `tls` change how a fixture directory is served: start the server with \
+         `.fixtures(dir)`"
+    )]
+    ConfigNeedsFixtures,
+    /// A [`TestServer::write_fixture`] the server did not take in time.
+    #[error(transparent)]
+    Wait(#[from] WaitError),
+    /// [`TestServer::write_fixture`] on a server of resources given in code.
+    #[error("this test server serves resources given in code: `set_resources` changes them")]
+    ServesResources,
+    /// A fixture file [`TestServer::write_fixture`] could not write.
+    #[error("{}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// A scenario that breaks a rule (`rules[0] (id): what is wrong`, as for a scenario file);
     /// the one in force stays.
     #[error("scenario refused: {0}")]
@@ -89,14 +112,16 @@ pub enum KitError {
 /// A running test server. Dropping it stops it; [`TestServer::shutdown`] waits until it has.
 #[derive(Debug)]
 pub struct TestServer {
-    served: Served,
+    backing: Backing,
     journal: Arc<Journal>,
 }
 
+/// What serves a test server's resources: a snapshot source fed from code, or the whole server
+/// as the binary runs it, over a fixture directory.
 #[derive(Debug)]
 // One per test server, never in a collection: boxing would buy nothing.
 #[allow(clippy::large_enum_variant)]
-enum Served {
+enum Backing {
     Memory {
         server: GrpcServer,
         source: watch::Sender<Arc<Snapshot>>,
@@ -140,26 +165,80 @@ impl TestServer {
 
     /// Where it listens (the port it was given).
     pub fn addr(&self) -> SocketAddr {
-        match &self.served {
-            Served::Memory { server, .. } => server.addr(),
-            Served::Fixtures { running, .. } => running.addr,
+        match &self.backing {
+            Backing::Memory { server, .. } => server.addr(),
+            Backing::Fixtures { running, .. } => running.addr,
         }
     }
 
     /// Open streams and their per-type state, as `/status` shows them.
     pub fn registry(&self) -> &Registry {
-        match &self.served {
-            Served::Memory { server, .. } => server.registry(),
-            Served::Fixtures { running, .. } => &running.registry,
+        match &self.backing {
+            Backing::Memory { server, .. } => server.registry(),
+            Backing::Fixtures { running, .. } => &running.registry,
         }
     }
 
     /// What it serves now.
     pub fn snapshot(&self) -> Arc<Snapshot> {
-        match &self.served {
-            Served::Memory { source, .. } => source.borrow().clone(),
-            Served::Fixtures { running, .. } => running.snapshots.borrow().clone(),
+        match &self.backing {
+            Backing::Memory { source, .. } => source.borrow().clone(),
+            Backing::Fixtures { running, .. } => running.snapshots.borrow().clone(),
         }
+    }
+
+    /// The whole server over a fixture directory, as `xdsloop-server` runs it: its reload
+    /// status, its admin listener, its snapshots as they change. `None` for resources given in
+    /// code.
+    pub fn running(&self) -> Option<&Running> {
+        match &self.backing {
+            Backing::Memory { .. } => None,
+            Backing::Fixtures { running, .. } => Some(running),
+        }
+    }
+
+    /// The fixture directory it serves, if it serves one.
+    pub fn fixture_dir(&self) -> Option<&Path> {
+        match &self.backing {
+            Backing::Memory { .. } => None,
+            Backing::Fixtures { dir, .. } => Some(dir),
+        }
+    }
+
+    /// Writes `text` to `file` (relative to the fixture directory) and waits until the server
+    /// serves the result: the edit must change what is served. A rejected edit (the server
+    /// keeps the last good snapshot) times out naming the reload error.
+    pub async fn write_fixture(
+        &self,
+        file: impl AsRef<Path>,
+        text: &str,
+        timeout: Duration,
+    ) -> Result<Arc<Snapshot>, KitError> {
+        let (running, dir) = match &self.backing {
+            Backing::Memory { .. } => return Err(KitError::ServesResources),
+            Backing::Fixtures { running, dir } => (running, dir),
+        };
+        let path = dir.join(file.as_ref());
+        let before = running.snapshots.borrow().generation;
+        let reloads_before = running.reloads.borrow().started;
+        std::fs::write(&path, text).map_err(|source| KitError::Write {
+            path: path.clone(),
+            source,
+        })?;
+        let what = format!("the edit of {} to be served", path.display());
+        let snapshot = poll_until(&what, timeout, async || {
+            let now = running.snapshots.borrow().clone();
+            if now.generation > before {
+                return Ok(now);
+            }
+            let reload = running.reloads.borrow().clone();
+            match (reload.started > reloads_before, reload.error) {
+                (true, Some(error)) => Err(format!("the reload was rejected: {error}")),
+                _ => Err("no reload yet".to_string()),
+            }
+        })
+        .await?;
+        Ok(snapshot)
     }
 
     /// The SotW version of `type_name` (`cds` or a type URL) that `node` is served now.
@@ -176,9 +255,9 @@ impl TestServer {
         node: Option<&str>,
         resources: impl Into<Resources>,
     ) -> Result<Arc<Snapshot>, KitError> {
-        let (source, memory) = match &self.served {
-            Served::Memory { source, memory, .. } => (source, memory),
-            Served::Fixtures { dir, .. } => return Err(KitError::ServesFixtures(dir.clone())),
+        let (source, memory) = match &self.backing {
+            Backing::Memory { source, memory, .. } => (source, memory),
+            Backing::Fixtures { dir, .. } => return Err(KitError::ServesFixtures(dir.clone())),
         };
         let mut memory = memory.lock().unwrap_or_else(|e| e.into_inner());
         let snapshot = Arc::new(memory.set(node, resources.into())?);
@@ -265,9 +344,9 @@ impl TestServer {
 
     /// Ends every stream and stops the server.
     pub async fn shutdown(self) -> Result<(), KitError> {
-        match self.served {
-            Served::Memory { server, .. } => server.shutdown().await?,
-            Served::Fixtures { running, .. } => running.shutdown().await?,
+        match self.backing {
+            Backing::Memory { server, .. } => server.shutdown().await?,
+            Backing::Fixtures { running, .. } => running.shutdown().await?,
         }
         Ok(())
     }

@@ -1,6 +1,7 @@
 //! Starting a test server: what it serves, where it listens.
 
 use std::{
+    fmt,
     net::SocketAddr,
     path::PathBuf,
     sync::{Arc, Mutex},
@@ -8,7 +9,7 @@ use std::{
 
 use tokio::sync::watch;
 
-use super::{KitError, Resources, Served, TestServer, journal::Journal, memory::Memory};
+use super::{Backing, KitError, Resources, TestServer, journal::Journal, memory::Memory};
 use crate::{
     admin::{
         Placement,
@@ -17,6 +18,7 @@ use crate::{
     app::{self, serve_in_process},
     faults::scenario::{Scenario, Scenarios},
     judge::Mode,
+    net::tls::TlsFiles,
     transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
 };
 
@@ -31,6 +33,17 @@ pub struct Builder {
     admin: bool,
     conformance: Mode,
     scenario: Option<Scenario>,
+    edits: Vec<ConfigEdit>,
+}
+
+/// A change to a fixture server's configuration ([`Builder::configure`]).
+#[derive(Clone)]
+struct ConfigEdit(Arc<dyn Fn(&mut app::Config) + Send + Sync>);
+
+impl fmt::Debug for ConfigEdit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ConfigEdit(..)")
+    }
 }
 
 impl Default for Builder {
@@ -44,6 +57,7 @@ impl Default for Builder {
             admin: false,
             conformance: Mode::Report,
             scenario: None,
+            edits: Vec::new(),
         }
     }
 }
@@ -101,10 +115,27 @@ impl Builder {
         self
     }
 
+    /// Fixture servers only: changes the configuration the way `xdsloop-server`'s flags would
+    /// (debounce, limits, secrets, `--record`, `--replay`, `--scenario` files, an admin
+    /// listener of its own, ...), after the builder's own settings. Edits apply in order.
+    pub fn configure(mut self, edit: impl Fn(&mut app::Config) + Send + Sync + 'static) -> Self {
+        self.edits.push(ConfigEdit(Arc::new(edit)));
+        self
+    }
+
+    /// Fixture servers only: serves xDS (and the admin routes) over TLS with these files; with
+    /// a `client_ca`, only to clients presenting a certificate it signed (mTLS). The files are
+    /// watched: a rotated certificate is served to new connections.
+    pub fn tls(self, files: TlsFiles) -> Self {
+        self.configure(move |config| config.tls = Some(files.clone()))
+    }
+
+    /// Starts the server; it listens once this returns.
     pub async fn start(self) -> Result<TestServer, KitError> {
         let has_resources = self.base.is_some() || !self.overlays.is_empty();
         match self.fixtures.clone() {
             Some(_) if has_resources => Err(KitError::TwoSources),
+            None if !self.edits.is_empty() => Err(KitError::ConfigNeedsFixtures),
             Some(dir) => self.start_fixtures(dir).await,
             None => self.start_memory().await,
         }
@@ -142,7 +173,7 @@ impl Builder {
         .await?;
         let memory = Mutex::new(memory);
         Ok(TestServer {
-            served: Served::Memory {
+            backing: Backing::Memory {
                 server,
                 source,
                 memory,
@@ -160,6 +191,9 @@ impl Builder {
             true => Placement::XdsPort,
             false => Placement::Off,
         };
+        for edit in &self.edits {
+            (edit.0)(&mut config);
+        }
         let running = app::start(config).await?;
         // Streams opened before these lines (only possible on a fixed `listen` address that a
         // client was already dialling) are not in the journal, and may start without the
@@ -172,7 +206,7 @@ impl Builder {
                 .map_err(KitError::Scenario)?;
         }
         Ok(TestServer {
-            served: Served::Fixtures { running, dir },
+            backing: Backing::Fixtures { running, dir },
             journal,
         })
     }

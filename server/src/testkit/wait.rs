@@ -67,6 +67,15 @@ pub enum WaitError {
         last: Option<Box<TypeStatus>>,
         message: String,
     },
+    /// A [`super::poll_until`] condition did not hold in time; the message names what was
+    /// awaited and what the last probe saw.
+    #[error("{message}")]
+    NotMet {
+        /// The timeout that passed.
+        waited: Duration,
+        /// What was awaited, and the last state the probe saw.
+        message: String,
+    },
 }
 
 /// What an await looks for.

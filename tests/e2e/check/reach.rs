@@ -19,7 +19,7 @@ async fn passes_over_tls(mtls: bool) {
     let pki = Pki::new();
     let served = serve_tls(&pki, mtls, |_| {}).await;
     let identity = mtls.then_some((pki.client_cert.as_path(), pki.client_key.as_path()));
-    let mut config = CheckConfig::new(served.addr());
+    let mut config = CheckConfig::new(served.addr().to_string());
     config.tls = Some(client_tls::load(&pki.ca_file, identity, None).unwrap());
     let report = run(&config).await;
     assert!(fails(&report).is_empty(), "{}", fails(&report).join("\n"));
@@ -70,7 +70,7 @@ fn cannot_judge((code, out, err): (u8, String, String), reason: &str) {
 async fn a_server_it_cannot_talk_to_is_exit_2_with_the_reason_not_a_fail() {
     let pki = Pki::new();
     let tls = serve_tls(&pki, true, |_| {}).await;
-    let addr = tls.addr();
+    let addr = tls.addr().to_string();
     let plaintext = shell(&["--server", &addr]).await;
     cannot_judge(
         plaintext,
@@ -100,7 +100,7 @@ async fn a_server_it_cannot_talk_to_is_exit_2_with_the_reason_not_a_fail() {
         untrusted,
         "the server's certificate is not signed by --tls-ca",
     );
-    let plain = crate::client_support::Served::demo().await;
+    let plain = crate::client_support::FixtureServer::demo().await;
     let plain_addr = plain.addr().to_string();
     let tls_to_plain = shell(&["--server", &plain_addr, "--tls-ca", &ca]).await;
     cannot_judge(tls_to_plain, "the server did not answer TLS");

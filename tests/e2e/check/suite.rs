@@ -3,9 +3,10 @@
 //! is gRPC's 4 MiB default.
 
 use std::{path::Path, time::Duration};
+use xdsloop_server::testkit::poll_until;
 
 use xdsloop_client::check::{self, CHECKS, Outcome};
-use xdsloop_server::app::{self, Config};
+use xdsloop_server::testkit::TestServer;
 
 use super::{base_dir, base_files, config, result, run};
 use crate::harness::FixtureServer;
@@ -109,9 +110,10 @@ async fn an_interrupted_run_still_puts_the_directory_back() {
     let journal = server.dir.path().join(".xdsloop-check-journal");
     // The journal is written just before the check's first file: interrupt right then.
     let ctrl_c = async {
-        while !journal.exists() {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        let written = poll_until("the check's journal", Duration::from_secs(60), async || {
+            journal.exists()
+        });
+        written.await.unwrap_or_else(|e| panic!("{e}"));
     };
     let run = check::run(&config, ctrl_c, |_| {});
     let report = tokio::time::timeout(Duration::from_secs(60), run)
@@ -135,12 +137,13 @@ async fn an_interrupted_run_still_puts_the_directory_back() {
 async fn s13_large_fails_against_a_server_limited_to_4_mib() {
     for (limit, passes) in [(64 << 20, true), (4 << 20, false)] {
         let dir = base_dir();
-        let mut server_config = Config::new(dir.path());
-        server_config.listen = "127.0.0.1:0".parse().unwrap();
-        server_config.debounce = Duration::from_millis(20);
-        server_config.max_message_bytes = limit;
-        let running = app::start(server_config).await.unwrap();
-        let report = run(&config(running.addr, Some(dir.path()), &["S13.large"])).await;
+        let server = TestServer::builder()
+            .fixtures(dir.path())
+            .admin()
+            .max_message_bytes(limit)
+            .configure(|config| config.debounce = Duration::from_millis(20));
+        let server = server.start().await.unwrap();
+        let report = run(&config(server.addr(), Some(dir.path()), &["S13.large"])).await;
         let outcome = &result(&report, "S13.large").outcome;
         match (passes, outcome) {
             (true, Outcome::Pass(text)) => assert!(text.contains("arrived whole"), "{text}"),
@@ -154,6 +157,6 @@ async fn s13_large_fails_against_a_server_limited_to_4_mib() {
             _ => panic!("limit {limit}: {outcome:?}"),
         }
         assert!(report.fixtures.as_ref().unwrap().ok());
-        running.shutdown().await.unwrap();
+        server.shutdown().await.unwrap();
     }
 }

@@ -8,7 +8,7 @@ mod reconnect;
 mod report;
 mod stream;
 
-use std::{sync::Arc, time::Duration};
+use std::sync::Arc;
 
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -19,23 +19,22 @@ use xdsloop_proto::{
     },
     envoy::envoy::service::discovery::v3::aggregated_discovery_service_client::AggregatedDiscoveryServiceClient,
 };
-use xdsloop_server::{Snapshot, admin::registry::Registry, judge::Violation};
+use xdsloop_server::{admin::registry::Registry, judge::Violation};
 
 use crate::harness::*;
 
 /// Two clusters with their endpoints.
-fn two_clusters() -> Snapshot {
-    SnapshotBuilder::new(1)
+fn two_clusters() -> ResourceSet {
+    ResourceSet::default()
         .with(cluster("alpha"))
         .with(cluster("beta"))
         .with(endpoints("alpha", 8001))
         .with(endpoints("beta", 8002))
-        .build()
 }
 
 /// A server whose clients misbehave on purpose.
-async fn lenient_server() -> TestServer {
-    let mut server = TestServer::start(two_clusters()).await;
+async fn lenient_server() -> Judged {
+    let mut server = serve(two_clusters()).await;
     server.allow_violations();
     server
 }
@@ -83,24 +82,18 @@ fn all_violations(registry: &Registry) -> Vec<Arc<Violation>> {
 
 /// Waits until the judge reports `check`, and returns it.
 async fn violation(registry: &Registry, check: &str) -> Arc<Violation> {
-    within(&format!("the judge to report {check}"), async {
-        loop {
-            let found = all_violations(registry);
-            if let Some(v) = found.into_iter().find(|v| v.check == check) {
-                return v;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
+    let what = format!("the judge to report {check}");
+    let found = poll_until(&what, TIMEOUT, async || {
+        let found = all_violations(registry);
+        found.into_iter().find(|v| v.check == check)
+    });
+    found.await.unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Waits until `n` streams have closed.
 async fn closed(registry: &Registry, n: usize) {
-    within("the stream to close", async {
-        while registry.recently_closed().len() < n {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await;
+    let closed = poll_until("the stream to close", TIMEOUT, async || {
+        registry.recently_closed().len() >= n
+    });
+    closed.await.unwrap_or_else(|e| panic!("{e}"));
 }

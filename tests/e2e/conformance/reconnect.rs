@@ -20,7 +20,7 @@ fn sotw_request(version: &str, nonce: &str) -> DiscoveryRequest {
 }
 
 /// On one connection: a stream that subscribes to every cluster, ACKs, and closes.
-async fn held_then_closed(server: &TestServer, channel: &Channel) -> DiscoveryResponse {
+async fn held_then_closed(server: &Judged, channel: &Channel) -> DiscoveryResponse {
     let (requests, responses) = sotw_on(channel).await;
     let mut client = SotwClient::from_parts("node-1", requests, responses);
     let first = client.subscribe(CLUSTER, &[]).await;
@@ -61,7 +61,7 @@ async fn c11_version_a_resubscription_without_the_acked_version_is_reported() {
 
 #[tokio::test]
 async fn c11_a_resubscription_with_the_acked_version_passes() {
-    let server = TestServer::start(two_clusters()).await;
+    let server = serve(two_clusters()).await;
     let channel = channel(server.addr()).await;
     let first = held_then_closed(&server, &channel).await;
     let (requests, responses) = sotw_on(&channel).await;

@@ -20,12 +20,15 @@ async fn a_violation_shows_in_status_the_table_and_the_transcript() {
         path: path.clone(),
         resources: false,
     };
-    let mut server = FixtureServer::start_with(&files, |c| c.record = Some(recording)).await;
+    let mut server = FixtureServer::start_with(&files, |server| {
+        server.configure(move |c| c.record = Some(recording.clone()))
+    })
+    .await;
     server.allow_violations();
     let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let first = client.subscribe(CLUSTER, &[]).await;
     client.request(CLUSTER, &[], "not-it", &first.nonce).await;
-    violation(&server.running.registry, "C4.ack-version").await;
+    violation(server.registry(), "C4.ack-version").await;
 
     let status = http_get(server.addr(), "/status").await.json();
     assert_eq!(status["counters"]["violations"], 1);
@@ -55,10 +58,10 @@ async fn a_violation_shows_in_status_the_table_and_the_transcript() {
     assert!(table.lines().any(|l| l == evidence), "{table}");
 
     drop(client);
-    closed(&server.running.registry, 1).await;
-    let registry = server.running.registry.clone();
-    let FixtureServer { running, judge, .. } = server;
-    running.shutdown().await.unwrap();
+    closed(server.registry(), 1).await;
+    let registry = server.registry().clone();
+    let FixtureServer { server, judge, .. } = server;
+    server.shutdown().await.unwrap();
     drop(judge);
     assert_eq!(
         registry.recently_closed()[0].stream.violations.count,

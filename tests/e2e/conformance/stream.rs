@@ -27,7 +27,7 @@ async fn c1_node_a_first_request_without_node_is_reported() {
 #[tokio::test]
 async fn c4_unknown_nonce_a_nonce_never_sent_is_reported() {
     let server = lenient_server().await;
-    let mut client = server.sotw("node-1").await;
+    let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let first = client.subscribe(CLUSTER, &[]).await;
     client
         .request(CLUSTER, &[], &first.version_info, "made-up")
@@ -44,7 +44,7 @@ async fn c4_unknown_nonce_a_nonce_never_sent_is_reported() {
 #[tokio::test]
 async fn c4_ack_version_an_ack_with_another_version_is_reported() {
     let server = lenient_server().await;
-    let mut client = server.sotw("node-1").await;
+    let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let first = client.subscribe(CLUSTER, &[]).await;
     client.request(CLUSTER, &[], "not-it", &first.nonce).await;
     let v = violation(server.registry(), "C4.ack-version").await;
@@ -59,7 +59,7 @@ async fn c4_ack_version_an_ack_with_another_version_is_reported() {
 #[tokio::test]
 async fn c5_nack_version_a_nack_carrying_the_rejected_version_is_reported() {
     let server = lenient_server().await;
-    let mut client = server.sotw("node-1").await;
+    let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let first = client.subscribe(CLUSTER, &[]).await;
     client.nack(&first, &[], &first.version_info).await;
     let v = violation(server.registry(), "C5.nack-version").await;
@@ -75,7 +75,7 @@ async fn c5_nack_version_a_nack_carrying_the_rejected_version_is_reported() {
 #[tokio::test]
 async fn c5_nack_fields_a_delta_nack_without_a_message_is_reported() {
     let server = lenient_server().await;
-    let mut client = server.delta("node-1").await;
+    let mut client = DeltaClient::connect(server.addr(), "node-1").await;
     client.change(CLUSTER, &["*"], &[], "").await;
     let first = client.recv().await;
     let nack = DeltaDiscoveryRequest {
@@ -92,7 +92,7 @@ async fn c5_nack_fields_a_delta_nack_without_a_message_is_reported() {
 #[tokio::test]
 async fn c12_coalesce_one_eds_request_per_new_cluster_is_reported() {
     let server = lenient_server().await;
-    let mut client = server.sotw("node-1").await;
+    let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let clusters = client.subscribe(CLUSTER, &[]).await;
     client.ack(&clusters, &[]).await;
     let mut names: Vec<&str> = Vec::new();
@@ -112,19 +112,19 @@ async fn c12_coalesce_one_eds_request_per_new_cluster_is_reported() {
 #[tokio::test]
 async fn c12_before_ack_endpoints_asked_for_before_the_clusters_are_acked() {
     let server = lenient_server().await;
-    let mut client = server.sotw("node-1").await;
+    let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let clusters = client.subscribe(CLUSTER, &[]).await;
     client.ack(&clusters, &[]).await;
     let held = client.subscribe(ENDPOINT, &["alpha"]).await;
     client.ack(&held, &["alpha"]).await;
     // One change of clusters and endpoints: CDS, then EDS, on the wire.
-    let grown = SnapshotBuilder::new(2)
+    let grown = ResourceSet::default()
         .with(cluster("alpha"))
         .with(cluster("beta"))
         .with(cluster("gamma"))
         .with(endpoints("alpha", 8009))
         .with(endpoints("beta", 8002));
-    server.publish(grown.build());
+    server.set_resources(None, grown).unwrap();
     let pushed = client.recv().await;
     assert_eq!(pushed.type_url, CLUSTER);
     let moved = client.recv().await;
@@ -160,29 +160,29 @@ async fn c12_before_ack_endpoints_asked_for_before_the_clusters_are_acked() {
 #[tokio::test]
 async fn c12_before_ack_a_cds_push_crossing_the_ack_and_the_eds_request_passes() {
     let server = lenient_server().await;
-    let mut client = server.sotw("node-1").await;
+    let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let clusters = client.subscribe(CLUSTER, &[]).await;
     client.ack(&clusters, &[]).await;
     let held = client.subscribe(ENDPOINT, &["alpha"]).await;
     client.ack(&held, &["alpha"]).await;
-    let two = SnapshotBuilder::new(2)
+    let two = ResourceSet::default()
         .with(cluster("alpha"))
         .with(cluster("beta"))
         .with(cluster("gamma"))
         .with(endpoints("alpha", 8001))
         .with(endpoints("beta", 8002));
-    server.publish(two.build());
+    server.set_resources(None, two).unwrap();
     let grown = client.recv().await;
     assert_eq!(grown.type_url, CLUSTER);
     // The next push goes out before the client's answers to the first arrive.
-    let three = SnapshotBuilder::new(3)
+    let three = ResourceSet::default()
         .with(cluster("alpha"))
         .with(cluster("beta"))
         .with(cluster("gamma"))
         .with(cluster("delta"))
         .with(endpoints("alpha", 8001))
         .with(endpoints("beta", 8002));
-    server.publish(three.build());
+    server.set_resources(None, three).unwrap();
     // On the wire the push is on its way while the client answers the one before: the
     // server gets the answers after it sent the push.
     let crossed = client.recv().await;
@@ -217,7 +217,7 @@ async fn c12_before_ack_a_cds_push_crossing_the_ack_and_the_eds_request_passes()
 #[tokio::test]
 async fn c20_storm_requests_without_a_response_in_between_are_reported() {
     let server = lenient_server().await;
-    let mut client = server.sotw("node-1").await;
+    let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let first = client.subscribe(CLUSTER, &[]).await;
     for _ in 0..21 {
         client.ack(&first, &[]).await;
@@ -229,7 +229,7 @@ async fn c20_storm_requests_without_a_response_in_between_are_reported() {
 /// A raw server with the given judging, clusters only.
 async fn fixture_server(mode: Mode) -> FixtureServer {
     let files = [("clusters.json", vec![cluster("alpha")])];
-    let mut server = FixtureServer::start_with(&files, |c| c.conformance = mode).await;
+    let mut server = FixtureServer::start_with(&files, |server| server.conformance(mode)).await;
     server.allow_violations();
     server
 }
@@ -264,16 +264,11 @@ async fn strict_end_at_the_first_request_leaves_no_response_that_never_went_out(
         .await
         .expect_err("a strict server ends the stream with a status");
     assert_eq!(status.code(), tonic::Code::FailedPrecondition);
-    let registry = &server.running.registry;
-    let closed = within("the stream listed closed", async {
-        loop {
-            if let Some(c) = registry.recently_closed().into_iter().next() {
-                return c;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-    })
-    .await;
+    let registry = &server.registry();
+    let closed = poll_until("the stream listed closed", TIMEOUT, async || {
+        registry.recently_closed().into_iter().next()
+    });
+    let closed = closed.await.unwrap_or_else(|e| panic!("{e}"));
     let cds = closed.stream.types.get(CLUSTER);
     assert!(
         cds.is_none_or(|t| t.last_sent.is_none()),
@@ -291,5 +286,5 @@ async fn conformance_off_judges_nothing() {
     client
         .assert_silent("the stream stays open and quiet")
         .await;
-    assert_eq!(server.running.registry.counters().violations, 0);
+    assert_eq!(server.registry().counters().violations, 0);
 }

@@ -9,12 +9,12 @@ use super::*;
 /// Under `yaml` (a rule mangling the 2nd CDS response), an edit of the clusters is NACKed
 /// with a message containing `says`, and the client keeps the clusters it had.
 async fn second_cds_is_nacked(source: Source, yaml: &str, says: &str) {
-    let mut served = served_with(yaml).await;
+    let served = served_with(yaml).await;
     let (client, mut reports) = client_of(&served, source.clone(), |_| {}).await;
     let first = served.snapshot();
     let good = store_where(&client, |s| matches_snapshot(s, &first, &source)).await;
     served
-        .edit("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
+        .edit_text("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
         .await;
     let nack = report(&mut reports, |r| match r {
         Report::Update(u) if u.type_url == CLUSTER && u.verdict != Verdict::Ack => Some(u.clone()),
@@ -40,8 +40,7 @@ async fn second_cds_is_nacked(source: Source, yaml: &str, says: &str) {
     assert_eq!(rule, "mangle");
     assert_eq!(fired(&served, 0), 1);
     let counted = served
-        .running
-        .registry
+        .registry()
         .streams()
         .iter()
         .map(|s| s.faults_fired)
@@ -77,7 +76,7 @@ async fn duplicate_resource_is_nacked() {
 #[tokio::test]
 async fn stale_nonce_is_taken_and_its_echo_counts_as_the_ack() {
     let yaml = "version: 1\nrules:\n- id: reuse\n  match: {type: cds}\n  when: {nth: 2}\n  do: {stale_nonce: {}}\n";
-    let mut served = served_with(yaml).await;
+    let served = served_with(yaml).await;
     let (client, mut reports) = client_of(&served, Source::Ads, |_| {}).await;
     let first = served.snapshot();
     store_where(&client, |s| matches_snapshot(s, &first, &Source::Ads)).await;
@@ -87,7 +86,7 @@ async fn stale_nonce_is_taken_and_its_echo_counts_as_the_ack() {
     })
     .await;
     let second = served
-        .edit("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
+        .edit_text("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
         .await;
     let update = report(&mut reports, |r| match r {
         Report::Update(u) if u.type_url == CLUSTER => Some(u.clone()),
@@ -143,7 +142,7 @@ async fn oversize_above_the_client_limit_breaks_the_stream_and_it_reconnects() {
 #[tokio::test]
 async fn reorder_sends_endpoints_before_their_clusters() {
     let yaml = "version: 1\nrules:\n- id: deps-first\n  do: {reorder: {}}\n";
-    let mut served = served_with(yaml).await;
+    let served = served_with(yaml).await;
     let (client, mut reports) = client_of(&served, Source::Ads, |_| {}).await;
     let first = served.snapshot();
     store_where(&client, |s| matches_snapshot(s, &first, &Source::Ads)).await;
@@ -153,7 +152,7 @@ async fn reorder_sends_endpoints_before_their_clusters() {
     let eds = std::fs::read_to_string(dir.join("endpoints.yaml")).unwrap();
     std::fs::write(dir.join("endpoints.yaml"), eds.replacen("8081", "8089", 1)).unwrap();
     served
-        .edit("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
+        .edit_text("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
         .await;
     let mut order = Vec::new();
     while order.len() < 2 {

@@ -12,27 +12,23 @@ use crate::harness::{http_get, http_send};
 
 /// `/status` and the row of `type_url` on the first stream, once `done` holds for them.
 async fn row_where(
-    served: &Served,
+    served: &FixtureServer,
     type_url: &str,
     done: impl Fn(&Value, &Value) -> bool,
 ) -> (Value, Value) {
-    let poll = async {
-        loop {
-            let status = http_get(served.addr(), "/status").await.json();
-            let rows = status["streams"].as_array().cloned().unwrap_or_default();
-            let row = rows.iter().find_map(|s| {
-                let types = s["types"].as_array()?;
-                types.iter().find(|t| t["type_url"] == type_url).cloned()
-            });
-            if let Some(row) = row.filter(|row| done(&status, row)) {
-                return (status, row);
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let shown = poll_until("/status to show the row", WAIT, async || {
+        let status = http_get(served.addr(), "/status").await.json();
+        let rows = status["streams"].as_array().cloned().unwrap_or_default();
+        let row = rows.iter().find_map(|s| {
+            let types = s["types"].as_array()?;
+            types.iter().find(|t| t["type_url"] == type_url).cloned()
+        });
+        match row.filter(|row| done(&status, row)) {
+            Some(row) => Ok((status, row)),
+            None => Err(status),
         }
-    };
-    tokio::time::timeout(WAIT, poll)
-        .await
-        .expect("/status shows the row")
+    });
+    shown.await.unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn fired_in(status: &Value, rule: usize) -> &Value {
@@ -42,12 +38,12 @@ fn fired_in(status: &Value, rule: usize) -> &Value {
 #[tokio::test]
 async fn a_delayed_response_is_shown_held_until_it_goes_and_the_counters_agree() {
     let yaml = "version: 1\nrules:\n- id: slow\n  match: {type: cds}\n  when: {nth: 2}\n  do: {delay: 1500ms}\n";
-    let mut served = served_with(yaml).await;
+    let served = served_with(yaml).await;
     let (client, _reports) = client_of(&served, Source::Ads, |_| {}).await;
     let first = served.snapshot();
     let before = store_where(&client, |s| matches_snapshot(s, &first, &Source::Ads)).await;
     let second = served
-        .edit("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
+        .edit_text("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
         .await;
     let (status, row) = row_where(&served, CLUSTER, |_, row| {
         row["last_sent"]["held"].is_object()
@@ -88,12 +84,12 @@ async fn a_delayed_response_is_shown_held_until_it_goes_and_the_counters_agree()
 #[tokio::test]
 async fn a_response_sent_under_a_foreign_type_url_is_filed_under_that_type() {
     let yaml = "version: 1\nrules:\n- id: retype\n  match: {type: eds}\n  when: {nth: 2}\n  times: 1\n  do: {wrong_type_url: {in: response, type: cds}}\n";
-    let mut served = served_with(yaml).await;
+    let served = served_with(yaml).await;
     let (client, mut reports) = client_of(&served, Source::Ads, |_| {}).await;
     let first = served.snapshot();
     store_where(&client, |s| matches_snapshot(s, &first, &Source::Ads)).await;
     served
-        .edit("endpoints.yaml", |t| t.replacen("8081", "8089", 1))
+        .edit_text("endpoints.yaml", |t| t.replacen("8081", "8089", 1))
         .await;
     // The client gets a CDS response holding endpoints, and NACKs it as CDS.
     let nack = report(&mut reports, |r| match r {
@@ -128,7 +124,7 @@ async fn a_response_sent_under_a_foreign_type_url_is_filed_under_that_type() {
     client.stop().await;
 }
 
-async fn withhold_removed_serves_what_it_hid(source: Source, remove: impl FnOnce(&Served)) {
+async fn withhold_removed_serves_what_it_hid(source: Source, remove: impl FnOnce(&FixtureServer)) {
     let yaml = "version: 1\nrules:\n- id: hide-web\n  match: {type: eds}\n  do: {withhold: {names: [web]}}\n";
     let served = served_with(yaml).await;
     let (client, _reports) = client_of(&served, source, |_| {}).await;
@@ -205,12 +201,12 @@ async fn a_way_back(yaml: &str, stuck: &str, back: &str, method: &str) {
 }
 
 async fn a_way_back_on(source: Source, yaml: &str, stuck: &str, back: &str, method: &str) {
-    let mut served = served_with(yaml).await;
+    let served = served_with(yaml).await;
     let (client, _reports) = client_of(&served, source.clone(), |_| {}).await;
     let first = served.snapshot();
     store_where(&client, |s| matches_snapshot(s, &first, &source)).await;
     let second = served
-        .edit("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
+        .edit_text("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
         .await;
     row_where(&served, CLUSTER, |_, row| row["state"] == stuck).await;
     let answer = http_send(served.addr(), method, back, None).await;

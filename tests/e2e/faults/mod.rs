@@ -1,5 +1,5 @@
-//! One test per fault kind (`docs/scenarios.md`): the real server (`app::start`) with a
-//! scenario installed through its [`Scenarios`] seam, and what the real `xdsloop-client` does
+//! One test per fault kind (`docs/scenarios.md`): the testkit's server over the demo fixtures
+//! with a scenario put in force by `set_scenario`, and what the real `xdsloop-client` does
 //! under it, over loopback gRPC.
 
 mod content;
@@ -16,31 +16,32 @@ use xdsloop_client::{ClientConfig, Report, Source};
 use xdsloop_server::{
     admin::registry::StreamStatus,
     faults::scenario::{Scenario, Scenarios},
+    testkit::poll_until,
 };
 
 use crate::client_support::*;
 
 /// The demo fixtures served with `yaml` in force.
-pub async fn served_with(yaml: &str) -> Served {
-    let served = Served::demo().await;
+pub async fn served_with(yaml: &str) -> FixtureServer {
+    let served = FixtureServer::demo().await;
     let scenario = Scenario::from_yaml(yaml).unwrap_or_else(|e| panic!("{e}"));
-    served.running.scenarios.set(scenario).unwrap();
+    served.set_scenario(scenario).unwrap();
     served
 }
 
 /// The scenario seam of `served`.
-pub fn scenarios(served: &Served) -> &Scenarios {
-    &served.running.scenarios
+pub fn scenarios(served: &FixtureServer) -> &Scenarios {
+    &served.running().expect("a fixture server").scenarios
 }
 
 /// How often rule `i` fired.
-pub fn fired(served: &Served, i: usize) -> u64 {
+pub fn fired(served: &FixtureServer, i: usize) -> u64 {
     scenarios(served).current().counters[i].fired()
 }
 
 /// A client of `source` with fast backoff, and its reports.
 pub async fn client_of(
-    served: &Served,
+    served: &FixtureServer,
     source: Source,
     tweak: impl FnOnce(&mut ClientConfig),
 ) -> (
@@ -54,21 +55,14 @@ pub async fn client_of(
 
 /// Polls the server's open and closed streams until `probe` finds something.
 pub async fn server_shows<T>(
-    served: &Served,
+    served: &FixtureServer,
     mut probe: impl FnMut(&[StreamStatus]) -> Option<T>,
 ) -> T {
-    let registry = &served.running.registry;
-    let poll = async {
-        loop {
-            let mut streams = registry.streams();
-            streams.extend(registry.recently_closed().into_iter().map(|c| c.stream));
-            if let Some(found) = probe(&streams) {
-                return found;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-    };
-    tokio::time::timeout(WAIT, poll)
-        .await
-        .expect("the server shows it")
+    let registry = served.registry();
+    let shown = poll_until("the server to show it", WAIT, async || {
+        let mut streams = registry.streams();
+        streams.extend(registry.recently_closed().into_iter().map(|c| c.stream));
+        probe(&streams)
+    });
+    shown.await.unwrap_or_else(|e| panic!("{e}"))
 }

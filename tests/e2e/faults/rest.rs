@@ -18,7 +18,7 @@ use crate::harness::{http_post, http_send};
 
 /// A REST client polling every `refresh`, with `tweak` applied.
 async fn rest_client(
-    served: &Served,
+    served: &FixtureServer,
     refresh: Duration,
     tweak: impl FnOnce(&mut ClientConfig),
 ) -> (
@@ -33,19 +33,19 @@ async fn rest_client(
 }
 
 /// The server's fault counter.
-fn faults_counted(served: &Served) -> u64 {
-    served.running.registry.counters().faults
+fn faults_counted(served: &FixtureServer) -> u64 {
+    served.registry().counters().faults
 }
 
 #[tokio::test]
 async fn rest_corrupt_is_rejected_and_the_last_good_clusters_kept() {
     let yaml = "version: 1\nrules:\n- id: mangle\n  match: {service: rest, type: cds}\n  when: {nth: 2}\n  do: {corrupt: {resource: web}}\n";
-    let mut served = served_with(yaml).await;
+    let served = served_with(yaml).await;
     let (client, mut reports) = rest_client(&served, Duration::from_millis(500), |_| {}).await;
     let first = served.snapshot();
     let good = store_where(&client, |s| matches_snapshot(s, &first, &Source::Rest)).await;
     served
-        .edit("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
+        .edit_text("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
         .await;
     let rejected = report(&mut reports, |r| match r {
         Report::Update(u) if u.type_url == CLUSTER && u.verdict != Verdict::Ack => Some(u.clone()),
@@ -109,7 +109,7 @@ async fn rest_close_answers_with_the_mapped_status_the_message_and_the_rule() {
 async fn rest_delay_is_recorded_as_a_rest_response_with_its_fault() {
     let yaml = "version: 1\nrules:\n- id: slow\n  match: {service: rest, type: cds}\n  times: 1\n  do: {delay: 200ms}\n";
     let served = served_with(yaml).await;
-    let mut bus = served.running.registry.bus().listen(Capture::Full);
+    let mut bus = served.registry().bus().listen(Capture::Full);
     let (client, _reports) = rest_client(&served, Duration::from_millis(100), |_| {}).await;
     let snapshot = served.snapshot();
     store_where(&client, |s| matches_snapshot(s, &snapshot, &Source::Rest)).await;

@@ -12,13 +12,13 @@ use super::*;
 /// stream end as `status` says, backs off, reconnects and resubscribes with what it holds.
 /// Returns the reason the client gave for the end.
 async fn ended_then_resubscribed(source: Source, yaml: &str, status: Option<&str>) -> String {
-    let mut served = served_with(yaml).await;
+    let served = served_with(yaml).await;
     let (client, mut reports) = client_of(&served, source.clone(), |_| {}).await;
     let first = served.snapshot();
     let before = store_where(&client, |s| matches_snapshot(s, &first, &source)).await;
     reports = reports.resubscribe();
     served
-        .edit("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
+        .edit_text("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
         .await;
     let end = report(&mut reports, |r| match r {
         Report::StreamClosed { end, .. } => Some(end.clone()),
@@ -113,13 +113,13 @@ async fn reset_connection_delta_resubscribes_with_initial_resource_versions() {
 #[tokio::test]
 async fn drop_leaves_the_client_on_its_last_version_until_the_next_change() {
     let yaml = "version: 1\nrules:\n- id: lost\n  match: {type: cds}\n  when: {nth: 2}\n  do: {drop: {}}\n";
-    let mut served = served_with(yaml).await;
+    let served = served_with(yaml).await;
     let (client, mut reports) = client_of(&served, Source::Ads, |_| {}).await;
     let first = served.snapshot();
     let good = store_where(&client, |s| matches_snapshot(s, &first, &Source::Ads)).await;
     reports = reports.resubscribe();
     served
-        .edit("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
+        .edit_text("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
         .await;
     // The server shows the response it meant to send, dropped, and waits for an answer.
     let pending = server_shows(&served, |streams| {
@@ -142,7 +142,7 @@ async fn drop_leaves_the_client_on_its_last_version_until_the_next_change() {
     );
     // The next change (3rd response) goes out.
     let third = served
-        .edit("clusters.yaml", |t| t.replacen("0.5s", "0.75s", 1))
+        .edit_text("clusters.yaml", |t| t.replacen("0.5s", "0.75s", 1))
         .await;
     store_where(&client, |s| matches_snapshot(s, &third, &Source::Ads)).await;
     client.stop().await;
@@ -151,13 +151,13 @@ async fn drop_leaves_the_client_on_its_last_version_until_the_next_change() {
 #[tokio::test]
 async fn hang_stalls_the_stream_until_its_time_then_the_response_arrives() {
     let yaml = "version: 1\nrules:\n- id: stall\n  match: {type: cds}\n  when: {nth: 2}\n  do: {hang: {for: 1s}}\n";
-    let mut served = served_with(yaml).await;
+    let served = served_with(yaml).await;
     let (client, mut reports) = client_of(&served, Source::Ads, |_| {}).await;
     let first = served.snapshot();
     store_where(&client, |s| matches_snapshot(s, &first, &Source::Ads)).await;
     reports = reports.resubscribe();
     let second = served
-        .edit("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
+        .edit_text("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
         .await;
     // While hung, the server tells the stream's timeline why nothing moves.
     server_shows(&served, |streams| {

@@ -8,13 +8,13 @@ use super::*;
 #[tokio::test]
 async fn delay_holds_the_response_and_the_client_acks_it_late() {
     let yaml = "version: 1\nrules:\n- id: slow\n  match: {type: cds}\n  when: {nth: 2}\n  do: {delay: 500ms}\n";
-    let mut served = served_with(yaml).await;
+    let served = served_with(yaml).await;
     let (client, mut reports) = client_of(&served, Source::Ads, |_| {}).await;
     let first = served.snapshot();
     store_where(&client, |s| matches_snapshot(s, &first, &Source::Ads)).await;
     reports = reports.resubscribe();
     let second = served
-        .edit("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
+        .edit_text("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
         .await;
     // The server decided the response (PENDING, marked delay) before the client has it.
     let marked = server_shows(&served, |streams| {

@@ -10,24 +10,17 @@ use super::*;
 use crate::harness::http_get;
 
 /// The EDS row of the first stream in `/status` once `done` holds for it.
-async fn eds_row_where(served: &Served, done: impl Fn(&Value) -> bool) -> Value {
-    let poll = async {
-        loop {
-            let status = http_get(served.addr(), "/status").await.json();
-            let rows = status["streams"].as_array().cloned().unwrap_or_default();
-            let eds = rows.iter().find_map(|s| {
-                let types = s["types"].as_array()?;
-                types.iter().find(|t| t["type_url"] == ENDPOINT).cloned()
-            });
-            if let Some(row) = eds.filter(|row| done(row)) {
-                return row;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-    };
-    tokio::time::timeout(WAIT, poll)
-        .await
-        .expect("/status shows the EDS row")
+async fn eds_row_where(served: &FixtureServer, done: impl Fn(&Value) -> bool) -> Value {
+    let row = poll_until("/status to show the EDS row", WAIT, async || {
+        let status = http_get(served.addr(), "/status").await.json();
+        let rows = status["streams"].as_array().cloned().unwrap_or_default();
+        let eds = rows.iter().find_map(|s| {
+            let types = s["types"].as_array()?;
+            types.iter().find(|t| t["type_url"] == ENDPOINT).cloned()
+        });
+        eds.filter(|row| done(row)).ok_or(status)
+    });
+    row.await.unwrap_or_else(|e| panic!("{e}"))
 }
 
 async fn withheld_row_is_synced(source: Source) {
@@ -68,12 +61,12 @@ async fn withhold_delta_status_names_the_withheld_and_the_client_is_synced() {
 #[tokio::test]
 async fn withhold_removed_the_next_response_has_no_withheld() {
     let yaml = "version: 1\nrules:\n- id: hide-web\n  match: {type: eds}\n  do: {withhold: {names: [web]}}\n";
-    let mut served = served_with(yaml).await;
+    let served = served_with(yaml).await;
     let (client, _reports) = client_of(&served, Source::Ads, |_| {}).await;
     eds_row_where(&served, |row| row["withheld"].is_object()).await;
     scenarios(&served).clear();
     served
-        .edit("endpoints.yaml", |t| t.replacen("8081", "8089", 1))
+        .edit_text("endpoints.yaml", |t| t.replacen("8081", "8089", 1))
         .await;
     store_where(&client, |s| s.holds(ENDPOINT, "web")).await;
     let row = eds_row_where(&served, |row| {

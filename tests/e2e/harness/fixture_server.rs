@@ -1,61 +1,117 @@
-//! The whole server as the binary runs it (`app::start`: watcher + every transport) over a
-//! temp fixture directory, with edits that wait until the server has taken them.
+//! The testkit's server over a temp fixture directory (watched and reloaded as the binary
+//! does): fixture files a test writes, or a copy of `fixtures/demo`; with edits that wait until
+//! the server has taken them.
 
-use std::{net::SocketAddr, path::Path, sync::Arc, time::Duration};
+use std::{net::SocketAddr, ops::Deref, path::Path, sync::Arc, time::Duration};
 
 use serde_json::Value;
 use tempfile::TempDir;
 use xdsloop_server::{
     Snapshot,
-    app::{self, Config, Running},
+    app::Running,
     config::watch::ReloadStatus,
+    testkit::{Builder, TestServer},
 };
 use xdsloop_tests::NoViolations;
 
-use super::within;
+use super::{TIMEOUT, within};
+use crate::client_support::demo_copy;
 
-/// A running server over its own fixture files.
+/// The demo's large CDS responses (and the client tests' large sets) fit under it.
+const DEMO_MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+
+/// The testkit's server over its own fixture files, which live as long as it does, and the
+/// guard that fails the test if its clients broke a client rule.
 pub struct FixtureServer {
     pub dir: TempDir,
-    pub running: Running,
+    pub server: TestServer,
     /// Checks, when the server drops, that its clients broke no client rule.
     pub judge: NoViolations,
+}
+
+impl Deref for FixtureServer {
+    type Target = TestServer;
+    fn deref(&self) -> &TestServer {
+        &self.server
+    }
 }
 
 impl FixtureServer {
     /// Writes `files` (name → JSON list of resources) and starts the server on a free port.
     pub async fn start(files: &[(&str, Vec<Value>)]) -> Self {
-        Self::start_with(files, |_| {}).await
+        Self::start_with(files, |server| server).await
     }
 
-    /// [`Self::start`], with `configure` changing the server's configuration first.
+    /// [`Self::start`], with `tweak` saying how the server starts (conformance mode, a
+    /// recording, ...).
     pub async fn start_with(
         files: &[(&str, Vec<Value>)],
-        configure: impl FnOnce(&mut Config),
+        tweak: impl FnOnce(Builder) -> Builder,
     ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         for (name, resources) in files {
             write_json(&dir, name, resources);
         }
-        Self::start_in(dir, "127.0.0.1:0".parse().unwrap(), configure).await
+        Self::start_in(dir, "127.0.0.1:0".parse().unwrap(), tweak).await
     }
 
     async fn start_in(
         dir: TempDir,
         listen: SocketAddr,
-        configure: impl FnOnce(&mut Config),
+        tweak: impl FnOnce(Builder) -> Builder,
     ) -> Self {
-        let mut config = Config::new(dir.path());
-        config.listen = listen;
-        config.debounce = Duration::from_millis(20);
-        configure(&mut config);
-        let running = app::start(config).await.unwrap_or_else(|e| panic!("{e}"));
-        let judge = NoViolations::new(running.registry.clone());
-        Self {
-            dir,
-            running,
-            judge,
-        }
+        let server = TestServer::builder()
+            .fixtures(dir.path())
+            .listen(listen)
+            .admin()
+            .configure(|config| config.debounce = Duration::from_millis(20));
+        let server = tweak(server)
+            .start()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let judge = NoViolations::new(server.registry().clone());
+        Self { dir, server, judge }
+    }
+
+    /// A temp copy of `fixtures/demo`, served with a large message limit (as the client tests
+    /// want it).
+    pub async fn demo() -> Self {
+        Self::demo_with(|server| server).await
+    }
+
+    /// [`Self::demo`], with `tweak` saying how the server starts (TLS, limits, ...).
+    pub async fn demo_with(tweak: impl FnOnce(Builder) -> Builder) -> Self {
+        Self::on(demo_copy(), "127.0.0.1:0".parse().unwrap(), tweak).await
+    }
+
+    /// The server over `dir` on `listen`: the address of one stopped earlier, to reconnect.
+    pub async fn on(
+        dir: TempDir,
+        listen: SocketAddr,
+        tweak: impl FnOnce(Builder) -> Builder,
+    ) -> Self {
+        Self::start_in(dir, listen, |server| {
+            tweak(server.max_message_bytes(DEMO_MAX_MESSAGE_BYTES))
+        })
+        .await
+    }
+
+    /// Stops the server completely (streams, listener, watcher), keeping its fixtures.
+    pub async fn stop(self) -> (TempDir, SocketAddr) {
+        let addr = self.server.addr();
+        self.server.shutdown().await.expect("clean shutdown");
+        (self.dir, addr)
+    }
+
+    /// Rewrites a fixture file by `edit` and waits until the server serves the result.
+    pub async fn edit_text(
+        &self,
+        file: &str,
+        edit: impl FnOnce(String) -> String,
+    ) -> Arc<Snapshot> {
+        let text = edit(std::fs::read_to_string(self.dir.path().join(file)).unwrap());
+        let written = self.server.write_fixture(file, &text, TIMEOUT).await;
+        written.unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// This test's clients break client rules on purpose.
@@ -63,24 +119,17 @@ impl FixtureServer {
         self.judge.allow();
     }
 
-    pub fn addr(&self) -> SocketAddr {
-        self.running.addr
-    }
-
-    pub fn snapshot(&self) -> Arc<Snapshot> {
-        self.running.snapshots.borrow().clone()
-    }
-
     /// Rewrites one file and waits until the server serves the result.
     pub async fn edit(&self, name: &str, resources: &[Value]) -> Arc<Snapshot> {
         let text = serde_json::to_string_pretty(resources).unwrap();
-        write_served(&self.running, &self.dir.path().join(name), &text).await
+        let written = self.server.write_fixture(name, &text, TIMEOUT).await;
+        written.unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Writes `text` to one file and waits until the reload is rejected.
     pub async fn break_file(&self, name: &str, text: &str) -> ReloadStatus {
         std::fs::write(self.dir.path().join(name), text).unwrap();
-        let mut reloads = self.running.reloads.clone();
+        let mut reloads = self.server.running().expect("fixtures").reloads.clone();
         let rejected = within("the bad edit to be rejected", async {
             reloads.wait_for(|r| !r.ok).await.map(|r| r.clone())
         });
@@ -89,9 +138,9 @@ impl FixtureServer {
 
     /// Stops everything and starts a new server on the same port and fixtures.
     pub async fn restart(self) -> Self {
-        let addr = self.addr();
-        self.running.shutdown().await.expect("clean shutdown");
-        Self::start_in(self.dir, addr, |_| {}).await
+        let addr = self.server.addr();
+        self.server.shutdown().await.expect("clean shutdown");
+        Self::start_in(self.dir, addr, |server| server).await
     }
 }
 

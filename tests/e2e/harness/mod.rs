@@ -1,5 +1,5 @@
-//! Reusable end-to-end harness: a real server on 127.0.0.1:0 fed from an in-memory snapshot
-//! source, real tonic ADS clients (SotW and Delta), resource builders, and waiting helpers.
+//! Reusable end-to-end harness: the testkit's server on 127.0.0.1:0 serving resources given in
+//! code, real tonic ADS clients (SotW and Delta), resource builders, and waiting helpers.
 //! Test areas `use crate::harness::*;`.
 //!
 //! Waiting rules: every receive has a timeout ([`TIMEOUT`]); [`QUIET`] is used only to assert
@@ -16,15 +16,10 @@ mod naive_server;
 mod resources;
 mod sse;
 
-use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
+use std::{future::Future, ops::Deref, time::Duration};
 
-use tokio::sync::watch;
-use xdsloop_server::{
-    Snapshot,
-    admin::registry::{Registry, StreamStatus},
-    app::{GrpcServer, serve},
-    transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
-};
+use xdsloop_server::admin::registry::{Registry, StreamStatus};
+pub use xdsloop_server::testkit::{Builder, TestServer, poll_until};
 pub use xdsloop_tests::NoViolations;
 
 pub use clients::*;
@@ -41,58 +36,37 @@ pub const TIMEOUT: Duration = Duration::from_secs(10);
 /// How long to watch for something that must NOT happen.
 pub const QUIET: Duration = Duration::from_millis(300);
 
-/// The gRPC server on an in-memory snapshot source.
-pub struct TestServer {
-    pub server: GrpcServer,
-    pub source: watch::Sender<Arc<Snapshot>>,
-    /// Checks, when the server drops, that its clients broke no client rule.
+/// The testkit's server on a set given in code, and the guard that fails the test when it
+/// drops if the server's clients broke a client rule.
+pub struct Judged {
+    pub server: TestServer,
     pub judge: NoViolations,
 }
 
-impl TestServer {
-    pub async fn start(snapshot: Snapshot) -> Self {
-        Self::start_with_limit(snapshot, DEFAULT_MAX_MESSAGE_BYTES).await
+impl Deref for Judged {
+    type Target = TestServer;
+    fn deref(&self) -> &TestServer {
+        &self.server
     }
+}
 
-    pub async fn start_with_limit(snapshot: Snapshot, max_message_bytes: usize) -> Self {
-        let (source, snapshots) = watch::channel(Arc::new(snapshot));
-        let listen: SocketAddr = "127.0.0.1:0".parse().unwrap();
-        let server = serve(listen, snapshots, max_message_bytes)
-            .await
-            .expect("server starts on a free port");
-        let judge = NoViolations::new(server.registry().clone());
-        Self {
-            server,
-            source,
-            judge,
-        }
-    }
-
+impl Judged {
     /// This test's clients break client rules on purpose.
     pub fn allow_violations(&mut self) {
         self.judge.allow();
     }
+}
 
-    pub fn addr(&self) -> SocketAddr {
-        self.server.addr()
-    }
+/// The testkit's server on `set`, on a free port.
+pub async fn serve(set: ResourceSet) -> Judged {
+    serve_with(TestServer::builder(), set).await
+}
 
-    pub fn registry(&self) -> &Registry {
-        self.server.registry()
-    }
-
-    /// Publishes a new snapshot, as a fixture reload would.
-    pub fn publish(&self, snapshot: Snapshot) {
-        self.source.send_replace(Arc::new(snapshot));
-    }
-
-    pub async fn sotw(&self, node: &str) -> SotwClient {
-        SotwClient::connect(self.addr(), node).await
-    }
-
-    pub async fn delta(&self, node: &str) -> DeltaClient {
-        DeltaClient::connect(self.addr(), node).await
-    }
+/// [`serve`], with `builder` saying how the server starts.
+pub async fn serve_with(builder: Builder, set: ResourceSet) -> Judged {
+    let server = set.serve_with(builder).await;
+    let judge = NoViolations::new(server.registry().clone());
+    Judged { server, judge }
 }
 
 /// Waits for `future` or fails the test after [`TIMEOUT`].
@@ -108,14 +82,9 @@ pub async fn registry_until(
     what: &str,
     check: impl Fn(&[StreamStatus]) -> bool,
 ) -> Vec<StreamStatus> {
-    within(what, async {
-        loop {
-            let streams = registry.streams();
-            if check(&streams) {
-                return streams;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
+    let found = poll_until(what, TIMEOUT, async || {
+        let streams = registry.streams();
+        check(&streams).then_some(streams)
+    });
+    found.await.unwrap_or_else(|e| panic!("{e}"))
 }

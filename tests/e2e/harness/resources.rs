@@ -1,10 +1,10 @@
-//! Real Envoy resources (encoded through the project's codec) and snapshot builders.
+//! Real Envoy resources (encoded through the project's codec) and the sets a test serves.
 
-use std::{collections::BTreeMap, sync::Arc, sync::LazyLock};
+use std::{collections::BTreeMap, sync::LazyLock};
 
 use serde_json::{Value, json};
 use xdsloop_proto::{Codec, Resource, type_url};
-use xdsloop_server::{Snapshot, TypeResources};
+use xdsloop_server::testkit::{Builder, Resources, TestServer};
 
 pub static CODEC: LazyLock<Codec> = LazyLock::new(Codec::envoy);
 
@@ -50,60 +50,46 @@ pub fn encode(value: &Value) -> Resource {
         .expect("test resources are valid")
 }
 
-/// Builds snapshots the way the fixture loader does: encoded resources by type, per-node
-/// overlays merged over the base.
+/// What a test server serves, given in code: resources for every node, and per-node overlays
+/// (a resource of the same type and name replaces the base one for that node).
 #[derive(Debug, Default, Clone)]
-pub struct SnapshotBuilder {
-    generation: u64,
-    base: BTreeMap<String, BTreeMap<String, Arc<Resource>>>,
-    overlays: BTreeMap<String, BTreeMap<String, BTreeMap<String, Arc<Resource>>>>,
+pub struct ResourceSet {
+    base: Vec<Resource>,
+    overlays: BTreeMap<String, Vec<Resource>>,
 }
 
-impl SnapshotBuilder {
-    pub fn new(generation: u64) -> Self {
-        Self {
-            generation,
-            ..Self::default()
-        }
-    }
-
+impl ResourceSet {
     /// Adds (or replaces) a resource for every node.
     pub fn with(mut self, resource: Value) -> Self {
         let r = encode(&resource);
-        let by_type = self.base.entry(r.type_url.clone()).or_default();
-        by_type.insert(r.name.clone(), Arc::new(r));
+        self.base
+            .retain(|b| (&b.type_url, &b.name) != (&r.type_url, &r.name));
+        self.base.push(r);
         self
     }
 
-    /// Adds (or replaces) a resource for one node only.
+    /// Adds a resource for one node only.
     pub fn for_node(mut self, node: &str, resource: Value) -> Self {
         let r = encode(&resource);
-        let types = self.overlays.entry(node.to_string()).or_default();
-        let by_type = types.entry(r.type_url.clone()).or_default();
-        by_type.insert(r.name.clone(), Arc::new(r));
+        self.overlays.entry(node.to_string()).or_default().push(r);
         self
     }
 
-    pub fn build(self) -> Snapshot {
-        let types = |m: BTreeMap<String, BTreeMap<String, Arc<Resource>>>| {
-            m.into_iter()
-                .map(|(url, rs)| (url, Arc::new(TypeResources::new(rs, None))))
-                .collect::<BTreeMap<_, _>>()
-        };
-        let mut overlays = BTreeMap::new();
-        for (node, node_types) in self.overlays {
-            let mut merged = BTreeMap::new();
-            for (url, rs) in node_types {
-                let mut all = self.base.get(&url).cloned().unwrap_or_default();
-                all.extend(rs);
-                merged.insert(url, all);
-            }
-            overlays.insert(node, types(merged));
+    /// The testkit's server on this set (and whatever else `builder` says).
+    pub async fn serve_with(self, builder: Builder) -> TestServer {
+        let mut builder = builder.resources(self.base);
+        for (node, resources) in self.overlays {
+            builder = builder.node_resources(&node, resources);
         }
-        Snapshot {
-            generation: self.generation,
-            base: types(self.base),
-            overlays,
-        }
+        builder.start().await.unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+/// The set every node gets, for [`TestServer::set_resources`] (a set published after the
+/// start has no overlays).
+impl From<ResourceSet> for Resources {
+    fn from(set: ResourceSet) -> Self {
+        assert!(set.overlays.is_empty(), "overlays are set at the start");
+        Resources::new(set.base)
     }
 }

@@ -6,7 +6,7 @@ use std::{path::PathBuf, time::Instant};
 
 use fastrand::Rng;
 use xdsloop_proto::{discovery::DiscoveryResponse, type_url::ENDPOINT};
-use xdsloop_server::app::{self, Config};
+use xdsloop_server::testkit::TestServer;
 
 use super::*;
 use crate::harness::{SotwClient, http_get, within};
@@ -183,11 +183,15 @@ async fn fuzzed_edits_never_stall_the_server() {
     let endpoints_text = String::from_utf8(std::fs::read(&endpoints).unwrap()).unwrap();
     assert!(endpoints_text.contains("port_value: 8081"));
 
-    let mut config = Config::new(dir.path());
-    config.listen = "127.0.0.1:0".parse().unwrap();
-    config.debounce = Duration::from_millis(5);
-    config.max_fixture_bytes = LIMIT;
-    let running = app::start(config).await.unwrap_or_else(|e| panic!("{e}"));
+    let server = TestServer::builder()
+        .fixtures(dir.path())
+        .admin()
+        .configure(|config| {
+            config.debounce = Duration::from_millis(5);
+            config.max_fixture_bytes = LIMIT;
+        });
+    let server = server.start().await.unwrap_or_else(|e| panic!("{e}"));
+    let running = server.running().unwrap();
     let admin = running.admin_addr.unwrap();
     let mut reloads = running.reloads.clone();
     let mut client = SotwClient::connect(running.addr, "fuzz").await;
@@ -224,5 +228,5 @@ async fn fuzzed_edits_never_stall_the_server() {
         rejected > MUTATIONS / 4 && accepted > 0,
         "{rejected} rejected, {accepted} accepted"
     );
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }

@@ -2,17 +2,16 @@
 //! that loses its directory. The reload loop never stalls, says what it is doing, and what it
 //! says is true.
 
-use std::time::Duration;
-
 use xdsloop_proto::type_url::CLUSTER;
 use xdsloop_server::{
     admin::status::{StatusDocument, remote},
-    app::{self, Config, Running},
+    app::Running,
     config::watch::Settings,
+    testkit::TestServer,
 };
 
 use super::*;
-use crate::harness::{SotwClient, http_get, names_in, within};
+use crate::harness::{SotwClient, TIMEOUT, http_get, names_in, poll_until};
 
 /// A valid cluster whose `alt_stat_name` is `bytes` long: decoding it takes a while.
 fn big_cluster_yaml(name: &str, bytes: usize) -> String {
@@ -28,11 +27,12 @@ fn big_cluster_yaml(name: &str, bytes: usize) -> String {
 const SLOW_TO_DECODE: usize = 6 * 1024 * 1024;
 
 /// The whole server (admin endpoint included) on `dir`.
-async fn serve(dir: &Path) -> Running {
-    let mut config = Config::new(dir);
-    config.listen = "127.0.0.1:0".parse().unwrap();
-    config.debounce = DEBOUNCE;
-    app::start(config).await.unwrap_or_else(|e| panic!("{e}"))
+async fn serve(dir: &Path) -> TestServer {
+    let server = TestServer::builder()
+        .fixtures(dir)
+        .admin()
+        .configure(|config| config.debounce = DEBOUNCE);
+    server.start().await.unwrap_or_else(|e| panic!("{e}"))
 }
 
 async fn status_until(
@@ -41,18 +41,15 @@ async fn status_until(
     check: impl Fn(&StatusDocument) -> bool,
 ) -> StatusDocument {
     let admin = running.admin_addr.unwrap().to_string();
-    within(what, async {
-        loop {
-            let doc = remote::fetch(&admin)
-                .await
-                .unwrap_or_else(|e| panic!("{e}"));
-            if check(&doc) {
-                return doc;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
+    let found = poll_until(what, TIMEOUT, async || {
+        let doc = remote::fetch(&admin).await.map_err(|e| e.to_string())?;
+        if check(&doc) {
+            Ok(doc)
+        } else {
+            Err(format!("{doc:#?}"))
         }
-    })
-    .await
+    });
+    found.await.unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Waits until a reload that started after `count` reloads has finished.
@@ -154,16 +151,12 @@ async fn edit_during_long_reload_is_loaded_after_it() {
 
 #[tokio::test]
 async fn zero_byte_save_keeps_previous_resources_for_clients() {
-    let (dir, watcher) = demo();
-    let mut reloads = watcher.reloads.clone();
-    let mut snapshots = watcher.snapshots.clone();
-    let server = xdsloop_server::app::serve(
-        "127.0.0.1:0".parse().unwrap(),
-        watcher.snapshots.clone(),
-        xdsloop_server::transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
-    )
-    .await
-    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture_set("demo"), dir.path());
+    let server = serve(dir.path()).await;
+    let running = server.running().unwrap();
+    let mut reloads = running.reloads.clone();
+    let mut snapshots = running.snapshots.clone();
     let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let first = client.subscribe(CLUSTER, &[]).await;
     assert_eq!(names_in(&first), ["api", "web"]);
@@ -196,7 +189,8 @@ async fn watcher_failure_is_reported_and_recovers() {
     let parent = base.path().join("parent");
     let live = parent.join("live");
     copy_dir(&fixture_set("demo"), &live);
-    let running = serve(&live).await;
+    let server = serve(&live).await;
+    let running = server.running().unwrap();
     let admin = running.admin_addr.unwrap();
     let mut reloads = running.reloads.clone();
     std::fs::remove_dir_all(&parent).unwrap();
@@ -204,7 +198,7 @@ async fn watcher_failure_is_reported_and_recovers() {
     let down = wait_reload(&mut reloads, "the watcher down", |r| !r.watcher.ok).await;
     let error = down.watcher.error.unwrap();
     assert!(error.contains(&live.display().to_string()), "{error}");
-    let doc = status_until(&running, "/status to show it", |d| !d.reload.watcher.ok).await;
+    let doc = status_until(running, "/status to show it", |d| !d.reload.watcher.ok).await;
     assert!(doc.reload.watcher.since.is_some());
     let health = http_get(admin, "/healthz").await;
     assert_eq!(health.status, 503, "{}", health.body);
@@ -228,5 +222,5 @@ async fn watcher_failure_is_reported_and_recovers() {
         ports(s, "web") == [9602]
     })
     .await;
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }

@@ -11,7 +11,7 @@ use std::net::{IpAddr, SocketAddr, UdpSocket};
 use tonic::transport::Channel;
 use xdsloop_proto::csds::ClientStatusRequest;
 use xdsloop_proto::envoy::envoy::service::status::v3::client_status_discovery_service_client::ClientStatusDiscoveryServiceClient;
-use xdsloop_server::admin::Placement;
+use xdsloop_server::{admin::Placement, testkit::TestServer};
 use xdsloop_tests::certs::Pki;
 
 use super::*;
@@ -32,25 +32,21 @@ async fn exposed(token: Option<&str>) -> Option<(Exposed, SocketAddr)> {
     };
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&demo_dir(), dir.path());
-    let mut config = Config::new(dir.path());
-    config.listen = "0.0.0.0:0".parse().unwrap();
-    config.admin_token = token.map(str::to_string);
-    let running = app::start(config).await.unwrap_or_else(|e| panic!("{e}"));
-    let remote = SocketAddr::new(ip, running.addr.port());
-    Some((
-        Exposed {
-            _dir: dir,
-            _running: running,
-        },
-        remote,
-    ))
+    let token = token.map(str::to_string);
+    let server = TestServer::builder()
+        .fixtures(dir.path())
+        .listen("0.0.0.0:0".parse().unwrap())
+        .admin()
+        .configure(move |config| config.admin_token = token.clone())
+        .start()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let remote = SocketAddr::new(ip, server.addr().port());
+    Some(((dir, server), remote))
 }
 
 /// Kept alive for the test's length: the fixtures and the server.
-struct Exposed {
-    _dir: TempDir,
-    _running: Running,
-}
+type Exposed = (TempDir, TestServer);
 
 #[tokio::test]
 async fn admin_remote_peer_without_token_gets_401_with_hint() {
@@ -107,9 +103,14 @@ async fn admin_remote_peer_cannot_put_a_scenario() {
 async fn admin_elsewhere_the_xds_port_names_the_admin_listener_for_every_method() {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&demo_dir(), dir.path());
-    let mut config = Config::new(dir.path());
-    config.admin = Placement::Listener("127.0.0.1:0".parse().unwrap());
-    let running = app::start(config).await.unwrap_or_else(|e| panic!("{e}"));
+    let admin_port = Placement::Listener("127.0.0.1:0".parse().unwrap());
+    let server = TestServer::builder()
+        .fixtures(dir.path())
+        .configure(move |config| config.admin = admin_port)
+        .start()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let running = server.running().unwrap();
     let admin = running.admin_addr.expect("an admin listener").to_string();
     let rules = "version: 1\nrules:\n  - match: { type: cds }\n    do: { drop: {} }\n";
     for (method, path) in [
@@ -167,7 +168,8 @@ async fn admin_verified_client_cert_allows() {
         c.admin = Placement::Listener("0.0.0.0:0".parse().unwrap());
     })
     .await;
-    let admin = SocketAddr::new(ip, served.running.admin_addr.unwrap().port()).to_string();
+    let admin =
+        SocketAddr::new(ip, served.running().unwrap().admin_addr.unwrap().port()).to_string();
     let mut anonymous = admin_access(&pki, None);
     anonymous.server_name = Some("localhost".into());
     let refused = remote::fetch_with(&admin, &anonymous).await.unwrap_err();
@@ -178,7 +180,7 @@ async fn admin_verified_client_cert_allows() {
     let doc = remote::fetch_with(&admin, &certified).await;
     assert!(doc.is_ok(), "{doc:?}");
     // Loopback needs neither.
-    let admin_loopback = served.running.admin_addr.unwrap().port();
+    let admin_loopback = served.running().unwrap().admin_addr.unwrap().port();
     let local = format!("127.0.0.1:{admin_loopback}");
     assert!(
         remote::fetch_with(&local, &admin_access(&pki, None))

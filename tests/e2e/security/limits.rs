@@ -11,20 +11,20 @@ use tokio::{
 };
 use tonic::codegen::http;
 use xdsloop_proto::services::ADS_SOTW_PATH;
-use xdsloop_server::admin::Placement;
+use xdsloop_server::{admin::Placement, testkit::TestServer};
 
 use super::*;
-use crate::harness::within;
+use crate::harness::{TIMEOUT, within};
 
 /// The demo, plaintext, with `tweak` applied to the config.
-async fn serve_plain(tweak: impl FnOnce(&mut Config)) -> (TempDir, Running) {
+async fn serve_plain(tweak: impl Fn(&mut Config) + Send + Sync + 'static) -> (TempDir, TestServer) {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&demo_dir(), dir.path());
-    let mut config = Config::new(dir.path());
-    config.listen = "127.0.0.1:0".parse().unwrap();
-    tweak(&mut config);
-    let running = app::start(config).await.unwrap_or_else(|e| panic!("{e}"));
-    (dir, running)
+    let server = TestServer::builder()
+        .fixtures(dir.path())
+        .admin()
+        .configure(tweak);
+    (dir, server.start().await.unwrap_or_else(|e| panic!("{e}")))
 }
 
 async fn h2_client(addr: SocketAddr) -> h2::client::SendRequest<Bytes> {
@@ -36,7 +36,8 @@ async fn h2_client(addr: SocketAddr) -> h2::client::SendRequest<Bytes> {
 
 #[tokio::test]
 async fn request_over_max_request_bytes_is_refused_before_buffering() {
-    let (_dir, running) = serve_plain(|_| {}).await;
+    let (_dir, server) = serve_plain(|_| {}).await;
+    let running = server.running().unwrap();
     let mut client = h2_client(running.addr).await.ready().await.unwrap();
     let request = http::Request::post(format!("http://{}{ADS_SOTW_PATH}", running.addr))
         .header("content-type", "application/grpc")
@@ -68,7 +69,7 @@ async fn request_over_max_request_bytes_is_refused_before_buffering() {
         "{message}"
     );
     drop(body);
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 /// grpc-message is percent-encoded.
@@ -88,7 +89,8 @@ fn percent_decoded(text: &str) -> String {
 
 #[tokio::test]
 async fn rest_body_over_limit_gets_413() {
-    let (_dir, running) = serve_plain(|c| c.limits.max_request_bytes = 1000).await;
+    let (_dir, server) = serve_plain(|c| c.limits.max_request_bytes = 1000).await;
+    let running = server.running().unwrap();
     let mut tcp = TcpStream::connect(running.addr).await.unwrap();
     let head = "POST /v3/discovery:clusters HTTP/1.1\r\nHost: x\r\n\
                 content-type: application/json\r\ncontent-length: 5000000\r\n\
@@ -111,35 +113,32 @@ async fn rest_body_over_limit_gets_413() {
         answer.contains("over the --max-request-bytes limit (1000)"),
         "{answer}"
     );
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 #[tokio::test]
 async fn streams_per_connection_limit_is_advertised() {
-    let (_dir, running) = serve_plain(|c| c.limits.max_streams_per_connection = 7).await;
+    let (_dir, server) = serve_plain(|c| c.limits.max_streams_per_connection = 7).await;
+    let running = server.running().unwrap();
     let mut client = h2_client(running.addr).await;
-    let advertised = within("the server's SETTINGS", async {
-        loop {
-            client = client.ready().await.unwrap();
-            let max = client.current_max_send_streams();
-            if max != usize::MAX {
-                return max;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-    })
-    .await;
+    let advertised = poll_until("the server's SETTINGS", TIMEOUT, async || {
+        client = client.clone().ready().await.unwrap();
+        let max = client.current_max_send_streams();
+        (max != usize::MAX).then_some(max)
+    });
+    let advertised = advertised.await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(advertised, 7);
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 #[tokio::test]
 async fn connections_over_limit_are_refused_and_counted() {
-    let (_dir, running) = serve_plain(|c| {
+    let (_dir, server) = serve_plain(|c| {
         c.limits.max_connections = 2;
         c.admin = Placement::Listener("127.0.0.1:0".parse().unwrap());
     })
     .await;
+    let running = server.running().unwrap();
     let admin = running.admin_addr.unwrap().to_string();
     let limits = |doc: &StatusDocument| doc.limits.clone().unwrap();
     let held = [
@@ -149,15 +148,17 @@ async fn connections_over_limit_are_refused_and_counted() {
     let wait = |what: &'static str,
                 done: fn(&xdsloop_server::admin::status::LimitsView) -> bool| {
         let admin = admin.clone();
-        within(what, async move {
-            loop {
+        async move {
+            let found = poll_until(what, TIMEOUT, async || {
                 let doc = remote::fetch(&admin).await.unwrap();
                 if done(&limits(&doc)) {
-                    return doc;
+                    Ok(doc)
+                } else {
+                    Err(format!("{doc:#?}"))
                 }
-                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-            }
-        })
+            });
+            found.await.unwrap_or_else(|e| panic!("{e}"))
+        }
     };
     wait("two open connections", |l| l.open_connections == 2).await;
     let mut third = TcpStream::connect(running.addr).await.unwrap();
@@ -171,7 +172,7 @@ async fn connections_over_limit_are_refused_and_counted() {
     assert_eq!(limits(&doc).max_connections, 2);
     drop(held);
     wait("the held ones closed", |l| l.open_connections == 0).await;
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 /// A Delta stream adds names with every request, each request under the size limit: the
@@ -179,7 +180,8 @@ async fn connections_over_limit_are_refused_and_counted() {
 /// stream ends.
 #[tokio::test]
 async fn delta_subscriptions_over_their_bound_end_only_that_stream() {
-    let (_dir, running) = serve_plain(|c| c.limits.max_request_bytes = 2000).await;
+    let (_dir, server) = serve_plain(|c| c.limits.max_request_bytes = 2000).await;
+    let running = server.running().unwrap();
     let mut greedy = crate::harness::DeltaClient::connect(running.addr, "greedy").await;
     let mut calm = crate::harness::DeltaClient::connect(running.addr, "calm").await;
     calm.change(xdsloop_proto::type_url::CLUSTER, &["*"], &[], "")
@@ -212,13 +214,14 @@ async fn delta_subscriptions_over_their_bound_end_only_that_stream() {
     calm.change(xdsloop_proto::type_url::ENDPOINT, &["*"], &[], "")
         .await;
     calm.recv().await;
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 /// A client turned away at the limit is told so, not "operation was canceled".
 #[tokio::test]
 async fn a_client_over_the_connection_limit_is_told_why() {
-    let (_dir, running) = serve_plain(|c| c.limits.max_connections = 1).await;
+    let (_dir, server) = serve_plain(|c| c.limits.max_connections = 1).await;
+    let running = server.running().unwrap();
     let _held = TcpStream::connect(running.addr).await.unwrap();
     let config = crate::client_support::config(running.addr, xdsloop_client::Source::Ads);
     let (client, mut reports) = crate::client_support::demo_client(config).await;
@@ -231,14 +234,15 @@ async fn a_client_over_the_connection_limit_is_told_why() {
         "{reason}"
     );
     client.stop().await;
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 /// A scenario nested far too deep is refused at once, at its place, before the YAML parser
 /// (whose cost grows with the square of the depth) sees it; so is a fixture.
 #[tokio::test]
 async fn yaml_nested_too_deep_is_refused_with_its_place() {
-    let (dir, running) = serve_plain(|_| {}).await;
+    let (dir, server) = serve_plain(|_| {}).await;
+    let running = server.running().unwrap();
     let deep = format!(
         "version: 1\nrules: {}{}\n",
         "[".repeat(20_000),
@@ -260,5 +264,5 @@ async fn yaml_nested_too_deep_is_refused_with_its_place() {
         error.contains("line 2, column 107: nested deeper than 100 levels"),
         "{error}"
     );
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }

@@ -8,7 +8,7 @@ mod rotation;
 mod secrets;
 mod tls;
 
-use std::{path::Path, sync::Arc, time::Duration};
+use std::{path::Path, sync::Arc};
 
 use tempfile::TempDir;
 use xdsloop_client::{
@@ -16,49 +16,36 @@ use xdsloop_client::{
 };
 use xdsloop_server::{
     admin::status::{StatusDocument, remote},
-    app::{self, Config, Running},
+    app::Config,
     net::tls::{self as server_tls, ALPN_HTTP1, TlsFiles},
+    testkit::poll_until,
 };
 use xdsloop_tests::{certs::Pki, copy_dir};
 
-use crate::client_support::{WAIT, config, demo_dir};
+use crate::client_support::{FixtureServer, WAIT, config, demo_dir};
 
 /// The demo fixtures served over TLS (mTLS with `mtls`), after `tweak` changes the config.
-pub async fn serve_tls(pki: &Pki, mtls: bool, tweak: impl FnOnce(&mut Config)) -> Served {
-    let dir = tempfile::tempdir().unwrap();
-    copy_dir(&demo_dir(), dir.path());
-    let mut config = Config::new(dir.path());
-    config.listen = "127.0.0.1:0".parse().unwrap();
-    config.debounce = Duration::from_millis(50);
-    config.tls = Some(TlsFiles {
+pub async fn serve_tls(
+    pki: &Pki,
+    mtls: bool,
+    tweak: impl Fn(&mut Config) + Send + Sync + 'static,
+) -> FixtureServer {
+    let files = TlsFiles {
         cert: pki.server_cert.clone(),
         key: pki.server_key.clone(),
         client_ca: mtls.then(|| pki.ca_file.clone()),
-    });
-    tweak(&mut config);
-    let running = app::start(config).await.unwrap_or_else(|e| panic!("{e}"));
-    Served { _dir: dir, running }
-}
-
-pub struct Served {
-    _dir: TempDir,
-    pub running: Running,
-}
-
-impl Served {
-    pub fn addr(&self) -> String {
-        self.running.addr.to_string()
-    }
+    };
+    FixtureServer::demo_with(|server| server.tls(files).configure(tweak)).await
 }
 
 /// A client config trusting `ca`, presenting `identity` (cert, key) if given.
 pub fn tls_client(
-    served: &Served,
+    served: &FixtureServer,
     source: Source,
     ca: &Path,
     identity: Option<(&Path, &Path)>,
 ) -> ClientConfig {
-    let mut config = config(served.running.addr, source);
+    let mut config = config(served.addr(), source);
     config.tls = Some(client_tls::load(ca, identity, None).unwrap());
     config
 }
@@ -75,22 +62,23 @@ pub fn admin_access(pki: &Pki, identity: Option<(&Path, &Path)>) -> remote::Remo
 /// `/status` over TLS once it satisfies `done` (with the client certificate: the xDS port of
 /// an mTLS server takes no connection without one).
 pub async fn status_where(
-    served: &Served,
+    served: &FixtureServer,
     pki: &Pki,
     what: &str,
     done: impl Fn(&StatusDocument) -> bool,
 ) -> StatusDocument {
     let identity = Some((pki.client_cert.as_path(), pki.client_key.as_path()));
     let access = admin_access(pki, identity);
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let doc = remote::fetch_with(&served.addr(), &access).await.unwrap();
+    let addr = served.addr().to_string();
+    let found = poll_until(what, WAIT, async || {
+        let doc = remote::fetch_with(&addr, &access).await.unwrap();
         if done(&doc) {
-            return doc;
+            Ok(doc)
+        } else {
+            Err(format!("{doc:#?}"))
         }
-        assert!(tokio::time::Instant::now() < deadline, "{what}: {doc:#?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    });
+    found.await.unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The reason of the next connection failure the client reports.

@@ -17,9 +17,9 @@ use xdsloop_tests::certs::Pki;
 use super::*;
 
 /// The certificate a new TLS connection to `served` is shown.
-async fn served_certificate(served: &Served, pki: &Pki) -> CertificateDer<'static> {
+async fn served_certificate(served: &FixtureServer, pki: &Pki) -> CertificateDer<'static> {
     let config: ClientConfig = server_tls::client_config(&pki.ca_file, None, &[b"h2"]).unwrap();
-    let tcp = TcpStream::connect(served.running.addr).await.unwrap();
+    let tcp = TcpStream::connect(served.addr()).await.unwrap();
     let name = ServerName::try_from("localhost").unwrap();
     let tls = TlsConnector::from(Arc::new(config))
         .connect(name, tcp)

@@ -11,6 +11,7 @@ use xdsloop_proto::envoy::envoy::service::status::v3::client_status_discovery_se
 use xdsloop_proto::redact::Secrets;
 use xdsloop_proto::type_url;
 use xdsloop_server::admin::registry::StreamStatus;
+use xdsloop_server::testkit::TestServer;
 use xdsloop_server::transport::record::Recording;
 
 use super::*;
@@ -32,29 +33,30 @@ fn secret_fixture() -> String {
 }
 
 /// The demo plus one SDS secret, plaintext, with `secrets` for `/snapshot`.
-async fn serve_with_secret(secrets: Secrets) -> (TempDir, Running) {
+async fn serve_with_secret(secrets: Secrets) -> (TempDir, TestServer) {
     serve_with_secret_and(secrets, |_| {}).await
 }
 
 /// [`serve_with_secret`], after `tweak` changes the config.
 async fn serve_with_secret_and(
     secrets: Secrets,
-    tweak: impl FnOnce(&mut Config),
-) -> (TempDir, Running) {
+    tweak: impl Fn(&mut Config) + Send + Sync + 'static,
+) -> (TempDir, TestServer) {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&demo_dir(), dir.path());
     std::fs::write(dir.path().join("secret.json"), secret_fixture()).unwrap();
-    let mut config = Config::new(dir.path());
-    config.listen = "127.0.0.1:0".parse().unwrap();
-    config.secrets = secrets;
-    tweak(&mut config);
-    let running = app::start(config).await.unwrap_or_else(|e| panic!("{e}"));
-    (dir, running)
+    let server = TestServer::builder()
+        .fixtures(dir.path())
+        .admin()
+        .configure(move |config| config.secrets = secrets)
+        .configure(tweak);
+    (dir, server.start().await.unwrap_or_else(|e| panic!("{e}")))
 }
 
 #[tokio::test]
 async fn redact_sds_private_key_and_password_in_snapshot() {
-    let (_dir, running) = serve_with_secret(Secrets::Hide).await;
+    let (_dir, server) = serve_with_secret(Secrets::Hide).await;
+    let running = server.running().unwrap();
     let raw = http_get(running.addr, "/snapshot?type=sds").await;
     assert_eq!(raw.status, 200, "{raw:?}");
     assert!(
@@ -68,16 +70,17 @@ async fn redact_sds_private_key_and_password_in_snapshot() {
     assert_eq!(cert["private_key"]["inline_string"], hidden.as_str());
     assert_eq!(cert["password"]["inline_string"], "[redacted, 7 bytes]");
     assert_eq!(cert["certificate_chain"]["filename"], "/etc/envoy/edge.pem");
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 #[tokio::test]
 async fn show_secrets_reveals() {
-    let (_dir, running) = serve_with_secret(Secrets::Show).await;
+    let (_dir, server) = serve_with_secret(Secrets::Show).await;
+    let running = server.running().unwrap();
     let doc = http_get(running.addr, "/snapshot?type=sds").await.json();
     let cert = &doc["types"][0]["resources"][0]["resource"]["tls_certificate"];
     assert_eq!(cert["private_key"]["inline_string"], KEY);
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 /// `xdsloop-client --dump` over SDS: hidden by default, shown with `--show-secrets`.
@@ -104,7 +107,8 @@ async fn dump(addr: &str, extra: &[&str]) -> String {
 
 #[tokio::test]
 async fn client_dump_redacts_secret() {
-    let (_dir, running) = serve_with_secret(Secrets::Hide).await;
+    let (_dir, server) = serve_with_secret(Secrets::Hide).await;
+    let running = server.running().unwrap();
     let addr = running.addr.to_string();
     let hidden = dump(&addr, &[]).await;
     assert!(
@@ -123,7 +127,7 @@ async fn client_dump_redacts_secret() {
         resource["tls_certificate"]["private_key"]["inline_string"],
         KEY
     );
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 /// The recorded text holds the key's marker, and neither the key nor the password.
@@ -148,12 +152,13 @@ async fn server_record_resources_redacts_secrets() {
         path: path.clone(),
         resources: true,
     };
-    let (_fixtures, running) =
-        serve_with_secret_and(Secrets::Hide, |c| c.record = Some(recording)).await;
+    let (_fixtures, server) =
+        serve_with_secret_and(Secrets::Hide, move |c| c.record = Some(recording.clone())).await;
+    let running = server.running().unwrap();
     // The client takes the real key (--show-secrets), so the wire is known to carry it.
     let shown = dump(&running.addr.to_string(), &["--show-secrets"]).await;
     assert!(shown.contains("PRIVATE KEY"), "{shown}");
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
     let recorded = std::fs::read_to_string(&path).unwrap();
     assert!(
         recorded.contains("edge-cert"),
@@ -165,7 +170,8 @@ async fn server_record_resources_redacts_secrets() {
 /// The client's transcript with resource bodies hides secret values too.
 #[tokio::test]
 async fn client_record_resources_redacts_secrets() {
-    let (_fixtures, running) = serve_with_secret(Secrets::Hide).await;
+    let (_fixtures, server) = serve_with_secret(Secrets::Hide).await;
+    let running = server.running().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("client.jsonl");
     let file = path.to_str().unwrap();
@@ -177,14 +183,15 @@ async fn client_record_resources_redacts_secrets() {
         "the SDS push is recorded:\n{recorded}"
     );
     assert_redacted(&recorded);
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 /// CSDS carries the resources a client holds: their secret values are hidden as in
 /// `/snapshot` (the client itself got the real key on the wire).
 #[tokio::test]
 async fn csds_redacts_secrets() {
-    let (_fixtures, running) = serve_with_secret(Secrets::Hide).await;
+    let (_fixtures, server) = serve_with_secret(Secrets::Hide).await;
+    let running = server.running().unwrap();
     let client = Client::start(config(running.addr, Source::Ads), std::future::pending()).unwrap();
     let sds = client
         .subscribe(type_url::SECRET, Interest::Wildcard)
@@ -228,7 +235,7 @@ async fn csds_redacts_secrets() {
     let marker = format!("[redacted, {} bytes]", KEY.len());
     assert!(contains(&shown, marker.as_bytes()), "{shown:?}");
     client.stop().await;
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {

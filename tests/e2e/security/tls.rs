@@ -19,7 +19,7 @@ async fn tls_client_syncs_over_tls() {
     let served = serve_tls(&pki, false, |_| {}).await;
     let config = tls_client(&served, Source::Ads, &pki.ca_file, None);
     let (client, _reports) = demo_client(config).await;
-    let snapshot = served.running.snapshots.borrow().clone();
+    let snapshot = served.snapshot();
     store_where(&client, |s| matches_snapshot(s, &snapshot, &Source::Ads)).await;
     let doc = status_where(&served, &pki, "one stream", |d| d.streams.len() == 1).await;
     let tls = doc.tls.expect("the status shows TLS");
@@ -39,7 +39,7 @@ async fn mtls_client_syncs_and_status_shows_its_identity() {
     let identity = Some((pki.client_cert.as_path(), pki.client_key.as_path()));
     let config = tls_client(&served, Source::AdsDelta, &pki.ca_file, identity);
     let (client, _reports) = demo_client(config).await;
-    let snapshot = served.running.snapshots.borrow().clone();
+    let snapshot = served.snapshot();
     store_where(&client, |s| {
         matches_snapshot(s, &snapshot, &Source::AdsDelta)
     })
@@ -60,7 +60,7 @@ async fn mtls_client_syncs_and_status_shows_its_identity() {
 async fn tls_plaintext_client_is_refused_on_both_sides() {
     let pki = Pki::new();
     let served = serve_tls(&pki, false, |_| {}).await;
-    let plain = crate::client_support::config(served.running.addr, Source::Ads);
+    let plain = crate::client_support::config(served.addr(), Source::Ads);
     let (client, mut reports) = demo_client(plain).await;
     let reason = failure(&mut reports).await;
     assert!(
@@ -142,7 +142,7 @@ async fn tls_untrusted_server_cert_is_refused_on_both_sides() {
 
 #[tokio::test]
 async fn tls_client_to_a_plaintext_server_is_told_so() {
-    let served = crate::client_support::Served::demo().await;
+    let served = crate::client_support::FixtureServer::demo().await;
     let pki = Pki::new();
     let mut config = crate::client_support::config(served.addr(), Source::Ads);
     config.tls = Some(client_tls::load(&pki.ca_file, None, None).unwrap());
@@ -160,11 +160,11 @@ async fn rest_source_over_tls() {
     let mut config = tls_client(&served, Source::Rest, &pki.ca_file, identity);
     config.refresh_delay = Duration::from_millis(50);
     let (client, _reports) = demo_client(config).await;
-    let snapshot = served.running.snapshots.borrow().clone();
+    let snapshot = served.snapshot();
     store_where(&client, |s| matches_snapshot(s, &snapshot, &Source::Rest)).await;
     client.stop().await;
     // Plaintext REST to the TLS port gets the server's answer, in words.
-    let plain = crate::client_support::config(served.running.addr, Source::Rest);
+    let plain = crate::client_support::config(served.addr(), Source::Rest);
     let (client, mut reports) = demo_client(plain).await;
     let reason = failure(&mut reports).await;
     assert!(
@@ -178,24 +178,19 @@ async fn rest_source_over_tls() {
 async fn fleet_over_mtls() {
     let pki = Pki::new();
     let served = serve_tls(&pki, true, |_| {}).await;
-    let mut config = FleetConfig::new(served.addr(), 20);
+    let mut config = FleetConfig::new(served.addr().to_string(), 20);
     config.connections = 2;
     let identity = Some((pki.client_cert.as_path(), pki.client_key.as_path()));
     config.tls = Some(client_tls::load(&pki.ca_file, identity, None).unwrap());
     let fleet = Fleet::start(config).unwrap();
-    let configured = async {
-        while fleet.progress().configured < 20 {
-            tokio::time::sleep(Duration::from_millis(20)).await;
+    let configured = poll_until("the fleet to configure 20 nodes", WAIT, async || {
+        let progress = fleet.progress();
+        match progress.configured < 20 {
+            true => Err(format!("{progress:?}, {:?}", fleet.report().last_error)),
+            false => Ok(()),
         }
-    };
-    tokio::time::timeout(crate::client_support::WAIT, configured)
-        .await
-        .unwrap_or_else(|_| {
-            panic!(
-                "the fleet never configured: {:?}",
-                fleet.report().last_error
-            )
-        });
+    });
+    configured.await.unwrap_or_else(|e| panic!("{e}"));
     let doc = status_where(&served, &pki, "20 streams", |d| d.streams.len() == 20).await;
     assert!(doc.streams.iter().all(|s| {
         s.identity
@@ -226,7 +221,7 @@ fn client_key_that_does_not_match_its_certificate_is_named_with_both_files() {
 async fn status_without_a_client_certificate_on_mtls_says_one_is_required() {
     let pki = Pki::new();
     let served = serve_tls(&pki, true, |_| {}).await;
-    let error = remote::fetch_with(&served.addr(), &admin_access(&pki, None))
+    let error = remote::fetch_with(&served.addr().to_string(), &admin_access(&pki, None))
         .await
         .unwrap_err()
         .to_string();

@@ -39,15 +39,16 @@ fn resource_names(type_json: &Value) -> Vec<&str> {
 
 #[tokio::test]
 async fn snapshot_serves_resources_as_json_by_node_and_type() {
-    let (dir, running) = serving().await;
+    let (dir, server) = serving().await;
+    let running = server.running().unwrap();
     let overlay = dir.path().join("nodes/node-9");
     std::fs::create_dir_all(&overlay).unwrap();
     write(
         &overlay.join("clusters.json"),
         &[cluster_with_timeout("a", 9)],
     );
-    let admin = admin_addr(&running);
-    status_until(&running, "the overlay to load", |d| {
+    let admin = admin_addr(running);
+    status_until(running, "the overlay to load", |d| {
         !d.snapshot.overlays.is_empty()
     })
     .await;
@@ -88,13 +89,14 @@ async fn snapshot_serves_resources_as_json_by_node_and_type() {
         .unwrap_err();
     assert!(unknown.to_string().contains("HTTP 400"), "{unknown}");
     assert_eq!(get_json(&admin, "/healthz").await["status"], "ok");
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 #[tokio::test]
 async fn status_command_prints_a_table_of_nodes_and_types_with_nack_reasons() {
-    let (_dir, running) = serving().await;
-    let (_good, version) = synced_client(&running, "good-node").await;
+    let (_dir, server) = serving().await;
+    let running = server.running().unwrap();
+    let (_good, version) = synced_client(running, "good-node").await;
     let mut bad = SotwClient::connect(running.addr, "bad-node").await;
     let lds = bad.subscribe(LISTENER, &[]).await;
     bad.send(DiscoveryRequest {
@@ -104,13 +106,13 @@ async fn status_command_prints_a_table_of_nodes_and_types_with_nack_reasons() {
         ..Default::default()
     })
     .await;
-    status_until(&running, "both clients answered", |d| {
+    status_until(running, "both clients answered", |d| {
         state(d, "good-node", CLUSTER) == Some(SyncState::Synced)
             && state(d, "bad-node", LISTENER) == Some(SyncState::Nacked)
     })
     .await;
 
-    let admin = admin_addr(&running);
+    let admin = admin_addr(running);
     let table = remote::command(&admin, remote::Output::Text).await.unwrap();
     let lines: Vec<&str> = table.lines().collect();
     assert!(
@@ -169,7 +171,7 @@ async fn status_command_prints_a_table_of_nodes_and_types_with_nack_reasons() {
     let doc: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(doc["schema"], "xdsloop.status.v1");
     assert_eq!(doc["streams"].as_array().unwrap().len(), 2);
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 #[tokio::test]
@@ -185,7 +187,8 @@ async fn status_command_names_the_server_it_cannot_reach() {
 
 #[tokio::test]
 async fn grpc_health_and_reflection_are_served_on_the_xds_port() {
-    let (_dir, running) = serving().await;
+    let (_dir, server) = serving().await;
+    let running = server.running().unwrap();
     let channel = Channel::from_shared(format!("http://{}", running.addr))
         .unwrap()
         .connect()
@@ -259,12 +262,13 @@ async fn grpc_health_and_reflection_are_served_on_the_xds_port() {
         descriptor.contains("envoy/service/discovery/v3/ads.proto"),
         "{descriptor}"
     );
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 #[tokio::test]
 async fn health_watchers_hear_not_serving_and_do_not_block_shutdown() {
-    let (_dir, running) = serving().await;
+    let (_dir, server) = serving().await;
+    let running = server.running().unwrap();
     let channel = Channel::from_shared(format!("http://{}", running.addr))
         .unwrap()
         .connect()
@@ -280,7 +284,7 @@ async fn health_watchers_hear_not_serving_and_do_not_block_shutdown() {
         .unwrap()
         .unwrap();
     assert_eq!(first.status(), ServingStatus::Serving);
-    let shutdown = tokio::spawn(running.shutdown());
+    let shutdown = tokio::spawn(server.shutdown());
     let next = within("NOT_SERVING", watch.message())
         .await
         .unwrap()

@@ -15,10 +15,11 @@ use crate::harness::*;
 /// `a` and `b`, a client synced on CDS) and removed again.
 #[tokio::test]
 async fn every_invalid_fixture_shows_in_status_and_the_last_good_stays_served() {
-    let (dir, running) = serving().await;
-    let (_watching, good_version) = synced_client(&running, "watching").await;
+    let (dir, server) = serving().await;
+    let running = server.running().unwrap();
+    let (_watching, good_version) = synced_client(running, "watching").await;
     let synced = |d: &StatusDocument| state(d, "watching", CLUSTER) == Some(SyncState::Synced);
-    let generation = status_until(&running, "the ACK", synced)
+    let generation = status_until(running, "the ACK", synced)
         .await
         .snapshot
         .generation;
@@ -26,7 +27,7 @@ async fn every_invalid_fixture_shows_in_status_and_the_last_good_stays_served() 
         let path = dir.path().join(invalid.file);
         std::fs::copy(invalid.source(), &path).unwrap();
 
-        let doc = status_until(&running, invalid.file, |d| !d.reload.ok).await;
+        let doc = status_until(running, invalid.file, |d| !d.reload.ok).await;
         assert_eq!(doc.reload.file.as_deref(), path.to_str());
         invalid.assert_rejection(&path, doc.reload.error.as_deref().unwrap());
         assert_eq!(doc.reload.generation, generation, "still the last good");
@@ -35,17 +36,17 @@ async fn every_invalid_fixture_shows_in_status_and_the_last_good_stays_served() 
             synced(&doc),
             "the client on the last good snapshot is still current"
         );
-        assert_last_good_is_served(&running, &good_version).await;
-        let raw = remote::get(&admin_addr(&running), "/status").await.unwrap();
+        assert_last_good_is_served(running, &good_version).await;
+        let raw = remote::get(&admin_addr(running), "/status").await.unwrap();
         for secret in SECRET_TEXT {
             assert!(!raw.contains(secret), "{}: {raw}", invalid.file);
         }
 
         std::fs::remove_file(&path).unwrap();
-        let doc = status_until(&running, "recovery", |d| d.reload.ok).await;
+        let doc = status_until(running, "recovery", |d| d.reload.ok).await;
         assert!(doc.reload.file.is_none() && doc.reload.error.is_none());
     }
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 async fn assert_last_good_is_served(running: &Running, good_version: &str) {

@@ -10,24 +10,26 @@ use xdsloop_tests::copy_dir;
 use super::*;
 
 /// The demo set, copied to a temp dir and served (admin routes on the xDS port).
-async fn serving_demo() -> (TempDir, Running) {
+async fn serving_demo() -> (TempDir, TestServer) {
     let dir = tempfile::tempdir().unwrap();
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo");
     copy_dir(&demo, dir.path());
-    let mut config = Config::new(dir.path());
-    config.listen = "127.0.0.1:0".parse().unwrap();
-    config.debounce = Duration::from_millis(20);
-    let running = app::start(config).await.unwrap_or_else(|e| panic!("{e}"));
-    (dir, running)
+    let server = TestServer::builder()
+        .fixtures(dir.path())
+        .admin()
+        .configure(|config| config.debounce = Duration::from_millis(20));
+    let server = server.start().await.unwrap_or_else(|e| panic!("{e}"));
+    (dir, server)
 }
 
 #[tokio::test]
 async fn status_synced_only_when_current_version_acked() {
-    let (dir, running) = serving_demo().await;
+    let (dir, server) = serving_demo().await;
+    let running = server.running().unwrap();
     let mut client = SotwClient::connect(running.addr, "node-1").await;
     let first = client.subscribe(LISTENER, &[]).await;
     client.ack(&first, &[]).await;
-    status_until(&running, "LDS SYNCED on v1", |d| {
+    status_until(running, "LDS SYNCED on v1", |d| {
         state(d, "node-1", LISTENER) == Some(SyncState::Synced)
     })
     .await;
@@ -36,7 +38,7 @@ async fn status_synced_only_when_current_version_acked() {
     let file = dir.path().join("listeners.yaml");
     let text = std::fs::read_to_string(&file).unwrap();
     write_served(
-        &running,
+        running,
         &file,
         &text.replace("version_info: v1", "version_info: v2"),
     )
@@ -44,20 +46,20 @@ async fn status_synced_only_when_current_version_acked() {
     let pushed = client.recv().await;
     assert_eq!(pushed.version_info, "v2");
     // The stream records a response before it sends it: no waiting needed.
-    let doc = status(&running).await;
+    let doc = status(running).await;
     let lds = type_of(&doc, "node-1", LISTENER).unwrap();
     assert_eq!(lds.snapshot_version, "v2");
     assert_eq!(lds.last_acked.as_ref().unwrap().version, "v1");
     assert_eq!(lds.state, SyncState::Pending, "v1 is ACKed, v2 is served");
 
     client.ack(&pushed, &[]).await;
-    let doc = status_until(&running, "LDS SYNCED on v2", |d| {
+    let doc = status_until(running, "LDS SYNCED on v2", |d| {
         state(d, "node-1", LISTENER) == Some(SyncState::Synced)
     })
     .await;
     let lds = type_of(&doc, "node-1", LISTENER).unwrap();
     assert_eq!(lds.last_acked.as_ref().unwrap().version, "v2");
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 /// A cluster with `size` bytes of metadata, so that a few responses fill a small HTTP/2 window.
@@ -92,23 +94,25 @@ async fn small_window_client(running: &Running, node: &str) -> SotwClient {
 /// A served directory and a client that ACKed the first CDS response and then stopped
 /// reading while twelve edits made 1 MiB responses: the window, the server's send buffer and
 /// its bounded queue fill after a few.
-async fn stuck_stream() -> (TempDir, Running, SotwClient) {
-    let (dir, running) = serving().await;
-    let mut client = small_window_client(&running, "stuck").await;
+async fn stuck_stream() -> (TempDir, TestServer, SotwClient) {
+    let (dir, server) = serving().await;
+    let running = server.running().unwrap();
+    let mut client = small_window_client(running, "stuck").await;
     let first = client.subscribe(CLUSTER, &[]).await;
     client.ack(&first, &[]).await;
     let file = dir.path().join("clusters.json");
     for fill in ('a'..='z').take(12) {
         let text = serde_json::to_string(&[big_cluster(fill, 1 << 20)]).unwrap();
-        write_served(&running, &file, &text).await;
+        write_served(running, &file, &text).await;
     }
-    (dir, running, client)
+    (dir, server, client)
 }
 
 #[tokio::test]
 async fn status_stale_when_client_stops_reading() {
-    let (_dir, running, client) = stuck_stream().await;
-    let doc = status_until(&running, "the stuck stream to show STALE", |d| {
+    let (_dir, server, client) = stuck_stream().await;
+    let running = server.running().unwrap();
+    let doc = status_until(running, "the stuck stream to show STALE", |d| {
         state(d, "stuck", CLUSTER) == Some(SyncState::Stale)
     })
     .await;
@@ -123,7 +127,7 @@ async fn status_stale_when_client_stops_reading() {
     assert_eq!(doc.totals.stale, 1);
     assert_eq!(doc.totals.pending, 0);
     drop(client);
-    running.shutdown().await.unwrap();
+    server.shutdown().await.unwrap();
 }
 
 /// A graceful shutdown waits for responses already handed to HTTP/2, which a client that
@@ -132,12 +136,14 @@ async fn status_stale_when_client_stops_reading() {
 /// the undelivered responses) for as long as the runtime does.
 #[tokio::test]
 async fn shutdown_does_not_wait_for_a_client_that_stopped_reading() {
-    let (_dir, running, mut client) = stuck_stream().await;
-    status_until(&running, "the stuck stream to show STALE", |d| {
-        state(d, "stuck", CLUSTER) == Some(SyncState::Stale)
-    })
+    let (_dir, server, mut client) = stuck_stream().await;
+    status_until(
+        server.running().unwrap(),
+        "the stuck stream to show STALE",
+        |d| state(d, "stuck", CLUSTER) == Some(SyncState::Stale),
+    )
     .await;
-    within("the server to shut down", running.shutdown())
+    within("the server to shut down", server.shutdown())
         .await
         .expect("shutdown succeeds");
     // Reading again, the client gets what was already in flight and then its connection's

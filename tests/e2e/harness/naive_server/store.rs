@@ -32,6 +32,8 @@ pub fn watch(dir: PathBuf, bug: Bug) -> (watch::Receiver<Arc<Set>>, JoinHandle<(
             std::future::pending::<()>().await;
         }
         let mut seen = content_hash(&dir);
+        // The naive server has no file watcher: it reloads by polling its directory, the
+        // simplest reload a real control plane might have.
         loop {
             tokio::time::sleep(POLL).await;
             let now = content_hash(&dir);
