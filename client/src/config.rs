@@ -155,6 +155,9 @@ pub const DEFAULT_NOT_FOUND_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// A user check run on every resource before it is accepted: `(type_url, name, bytes)`.
 /// `Err(reason)` rejects the response; the reason goes into the NACK's `error_detail`.
+/// How long a subscription's callbacks may take to decide an update.
+pub const DEFAULT_CALLBACK_TIMEOUT: Duration = Duration::from_secs(10);
+
 pub type Validator = Arc<dyn Fn(&str, &str, &[u8]) -> Result<(), String> + Send + Sync>;
 
 /// Whether the client reports every response it receives ([`crate::Report::Received`]), for
@@ -208,6 +211,11 @@ pub struct ClientConfig {
     /// Follow LDS → RDS and CDS → EDS references (C12).
     pub follow_deps: bool,
     pub validator: Option<Validator>,
+    /// How long the client waits for a subscription's callbacks to decide an update
+    /// ([`crate::SubscriptionCallbacks`]). Envoy calls `onConfigUpdate` synchronously and
+    /// waits as long as it takes; here callbacks run on a task of their own, and no answer
+    /// in time rejects the update (NACK): it was not applied.
+    pub callback_timeout: Duration,
     pub not_found_timeout: Duration,
     pub backoff: BackoffConfig,
     pub connect_timeout: Duration,
@@ -236,6 +244,7 @@ impl ClientConfig {
             request_timeout: Duration::from_secs(1),
             follow_deps: false,
             validator: None,
+            callback_timeout: DEFAULT_CALLBACK_TIMEOUT,
             not_found_timeout: DEFAULT_NOT_FOUND_TIMEOUT,
             backoff: BackoffConfig::default(),
             connect_timeout: Duration::from_secs(5),

@@ -58,6 +58,11 @@ pub use client::subscription::Subscription;
 /// Envoy's `SubscriptionBase<T>`: a [`Subscription`] whose updates arrive decoded as `T`
 /// ([`TypedEvent`]).
 pub use client::subscription::TypedSubscription;
+/// Envoy's `SubscriptionCallbacks`, deciding: `on_config_update` (Envoy's `onConfigUpdate`)
+/// returns `Ok` to apply and ACK an update, or a [`Rejection`] to NACK it and keep the last
+/// good config. Given to [`Client::subscribe_with`]; the typed form to
+/// [`Client::subscribe_typed_with`].
+pub use client::subscription::{SubscriptionCallbacks, TypedSubscriptionCallbacks};
 pub use config::{BackoffConfig, ClientConfig, Source, SourceKind, Validator, Variant};
 /// Envoy's `SubscriptionCallbacks`: `Event::Sotw` and `Event::Delta` are `onConfigUpdate`
 /// (State-of-the-World and Delta), `Event::Failed` is `onConfigUpdateFailed` with its
@@ -69,8 +74,9 @@ pub use core::event::Step;
 pub use core::event::{ConnectionReport, Failure, Report, UpdateReport, Verdict};
 /// Envoy's `GrpcMux` without I/O: type watches on one stream (or one per type), ACK/NACK,
 /// `pause`/`resume`. Feed it responses and the clock; it gives [`Outgoing`] requests and
-/// events. [`Client`] runs one for you.
-pub use core::mux::{Mux, MuxConfig};
+/// events, and [`Proposal`]s: updates held back until deciding subscriptions answer
+/// ([`Mux::decide`]). [`Client`] runs one for you.
+pub use core::mux::{Mux, MuxConfig, Proposal};
 /// A request the [`Mux`] wants on the wire (`DiscoveryRequest` or `DeltaDiscoveryRequest`).
 pub use core::request::Outgoing;
 /// Envoy's `SubscriptionBase<T>` decoding: a resource type with its type URL, and decoded
@@ -78,6 +84,10 @@ pub use core::request::Outgoing;
 pub use core::resource::{Typed, TypedEvent, XdsResource};
 /// What the client applied, per type, and what one update changed.
 pub use core::store::{Applied, Diff, Store};
+/// Why an update is rejected (NACKed): the reason a [`SubscriptionCallbacks`] returns (Envoy's
+/// `onConfigUpdate` failing), or the problems validation found. Its message is the NACK's
+/// `error_detail`.
+pub use core::validate::Rejection;
 /// What a watch wants (Envoy's `addWatch` resource names, or wildcard), and its id on the
 /// [`Mux`] (Envoy's `GrpcMux::addWatch` handle).
 pub use core::watch_map::{Interest, WatchId};

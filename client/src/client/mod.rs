@@ -18,7 +18,10 @@ use tokio::task::JoinHandle;
 use xdsloop_proto::csds::ClientConfig as CsdsConfig;
 
 use crate::client::session::Session;
-use crate::client::subscription::{Subscription, TypedSubscription};
+use crate::client::subscription::{
+    DecodeFirst, Subscription, SubscriptionCallbacks, TypedSubscription,
+    TypedSubscriptionCallbacks, run_callbacks,
+};
 use crate::config::ClientConfig;
 use crate::core::event::Report;
 use crate::core::mux::{Mux, MuxConfig};
@@ -27,7 +30,7 @@ use crate::core::store::Store;
 use crate::core::watch_map::Interest;
 use crate::error::ClientError;
 use crate::transport::Transport;
-use crate::transport::hub::{Command, Hub, NewWatch, stop_requested};
+use crate::transport::hub::{Command, Hub, NewWatch, Subscriber, stop_requested};
 
 /// Handles issue few commands; a small queue back-pressures them while the session is busy.
 const COMMAND_QUEUE: usize = 64;
@@ -91,6 +94,7 @@ impl Client {
             reports: reports.clone(),
             store: store_tx,
             stopping: stopping.clone(),
+            callback_timeout: config.callback_timeout,
         };
         let session = Session { hub, transport };
         // The caller's shutdown becomes the flag, watched even while the session waits on a
@@ -147,7 +151,7 @@ impl Client {
                 id,
                 type_url,
                 interest,
-                events: events_tx,
+                events: Subscriber::Events(events_tx),
             });
         }
         if !new.is_empty() {
@@ -157,6 +161,56 @@ impl Client {
                 .map_err(|_| ClientError::Stopped)?;
         }
         Ok(subscriptions)
+    }
+
+    /// Watches resources of `type_url` with callbacks that decide each update (Envoy's
+    /// `GrpcMux::addWatch` with `SubscriptionCallbacks`): the client applies and ACKs an
+    /// update only once `on_config_update` returns `Ok`; an `Err` NACKs it with its message
+    /// and the type keeps its last good config and version. With several deciding
+    /// subscriptions on a type, one rejection NACKs the update for all of them.
+    ///
+    /// The callbacks run on a blocking task of their own (they may take their time); an update
+    /// they do not decide within [`ClientConfig::callback_timeout`] is rejected. The returned
+    /// handle changes the interest and unsubscribes when dropped; its `recv` returns `None`
+    /// (the events go to the callbacks).
+    pub async fn subscribe_with(
+        &self,
+        type_url: &str,
+        interest: Interest,
+        callbacks: impl SubscriptionCallbacks,
+    ) -> Result<Subscription, ClientError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (calls_tx, calls) = mpsc::channel(EVENT_QUEUE);
+        // No queue: the callbacks get the events.
+        let (_, events) = mpsc::channel(1);
+        let subscription =
+            Subscription::new(id, type_url.to_string(), self.commands.clone(), events);
+        let watch = NewWatch {
+            id,
+            type_url: type_url.to_string(),
+            interest,
+            events: Subscriber::Callbacks(calls_tx),
+        };
+        self.commands
+            .send(Command::Watch(vec![watch]))
+            .await
+            .map_err(|_| ClientError::Stopped)?;
+        run_callbacks(callbacks, calls);
+        Ok(subscription)
+    }
+
+    /// [`Client::subscribe_with`] for resources of type `T`, decoded before the callbacks see
+    /// them (Envoy's `SubscriptionBase<T>`). An update that does not decode as `T` is
+    /// rejected (NACK) without calling them.
+    pub async fn subscribe_typed_with<T: XdsResource>(
+        &self,
+        interest: Interest,
+        callbacks: impl TypedSubscriptionCallbacks<T>,
+    ) -> Result<TypedSubscription<T>, ClientError> {
+        let inner = self
+            .subscribe_with(T::TYPE_URL, interest, DecodeFirst::new(callbacks))
+            .await?;
+        Ok(TypedSubscription::new(inner))
     }
 
     /// Watches resources of type `T`, decoded.

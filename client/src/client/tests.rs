@@ -34,6 +34,7 @@ pub(super) fn client_and_hub() -> (Client, Hub) {
         reports,
         store: store_tx,
         stopping,
+        callback_timeout: crate::config::DEFAULT_CALLBACK_TIMEOUT,
     };
     (client, hub)
 }

@@ -84,11 +84,68 @@ pub struct Output {
     pub requests: Vec<Outgoing>,
     /// Events for subscriptions.
     pub deliveries: Vec<(WatchId, Event)>,
+    /// Updates held back until the callbacks of the subscriptions asked answer; each wants
+    /// one [`Mux::decide`] before its ACK or NACK is built.
+    pub proposals: Vec<Proposal>,
     pub reports: Vec<Report>,
     /// The store changed (observers of the store should be told).
     pub store_changed: bool,
 }
 
+/// An update the mux holds back for the verdict of the subscriptions that decide (Envoy's
+/// `SubscriptionCallbacks::onConfigUpdate` and the status it returns). Nothing of it is applied
+/// or answered until [`Mux::decide`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Proposal {
+    pub type_url: String,
+    /// The response's version (SotW `version_info`, Delta `system_version_info`).
+    pub version: String,
+    /// What each deciding subscription would be told if the update is applied; every one of
+    /// them must accept it.
+    pub asks: Vec<(WatchId, Event)>,
+}
+
+/// A validated update not applied yet.
+#[derive(Debug)]
+struct Candidate {
+    version: String,
+    nonce: String,
+    at: SystemTime,
+    changes: Changes,
+}
+
+#[derive(Debug)]
+enum Changes {
+    Sotw {
+        resources: Vec<Decoded>,
+        heartbeats: Vec<Heartbeat>,
+    },
+    Delta {
+        added: Vec<Decoded>,
+        removed: Vec<String>,
+        heartbeats: Vec<Heartbeat>,
+    },
+}
+
+impl Changes {
+    /// The names the update sends (CSDS reports them NACKED if it is rejected).
+    fn names(&self) -> BTreeSet<String> {
+        let resources = match self {
+            Changes::Sotw { resources, .. } => resources,
+            Changes::Delta { added, .. } => added,
+        };
+        resources.iter().map(|r| r.name.clone()).collect()
+    }
+}
+
+/// An update waiting for [`Mux::decide`], and the subscriptions that were asked.
+#[derive(Debug)]
+struct Pending {
+    update: Candidate,
+    asked: Vec<WatchId>,
+}
+
+/// Envoy's `GrpcMux`, sans-I/O (see the module docs).
 pub struct Mux {
     config: MuxConfig,
     watches: WatchMap,
@@ -109,6 +166,10 @@ pub struct Mux {
     /// Types that received any response since the client started.
     answered: BTreeSet<String>,
     synced: bool,
+    /// Watches whose subscription decides its updates (it has callbacks).
+    deciding: BTreeSet<WatchId>,
+    /// Per type, the update waiting for its callbacks' verdict.
+    pending: BTreeMap<String, Pending>,
     out: Output,
 }
 
@@ -129,6 +190,8 @@ impl Mux {
             nacked: BTreeMap::new(),
             answered: BTreeSet::new(),
             synced: false,
+            deciding: BTreeSet::new(),
+            pending: BTreeMap::new(),
             out: Output::default(),
         }
     }
@@ -165,6 +228,20 @@ impl Mux {
         self.interest_changed(type_url, before, now);
     }
 
+    /// Starts a watch whose subscription decides each update before it is applied (Envoy's
+    /// `SubscriptionCallbacks`): an update it would be told of comes out as a [`Proposal`]
+    /// and waits for [`Mux::decide`].
+    pub fn add_deciding_watch(
+        &mut self,
+        id: WatchId,
+        type_url: &str,
+        interest: Interest,
+        now: Instant,
+    ) {
+        self.deciding.insert(id);
+        self.add_watch(id, type_url, interest, now);
+    }
+
     /// Changes what a watch wants; only names new to (or gone from) the whole type reach the wire.
     pub fn set_interest(&mut self, id: WatchId, interest: Interest, now: Instant) {
         let interest = interest.normalized();
@@ -186,6 +263,7 @@ impl Mux {
         };
         let before = self.watches.wanted(&type_url);
         self.watches.remove(id);
+        self.deciding.remove(&id);
         self.interest_changed(&type_url, before, now);
     }
 
@@ -375,27 +453,24 @@ impl Mux {
             }) => {
                 let wanted = self.watches.wanted(&type_url);
                 // Resources that were not asked for are ignored (C8).
-                let decoded: Vec<_> = decoded
+                let resources: Vec<_> = decoded
                     .into_iter()
                     .filter(|d| wanted.wants(&d.name))
                     .collect();
-                for resource in &decoded {
-                    self.not_found.received(&type_url, &resource.name);
-                }
-                let ttls = ttls(&decoded);
-                let kept = self.refresh(&type_url, &heartbeats, now);
-                let stamp = Stamp { version, nonce, at };
-                let full = type_url::full_state(&type_url);
-                let diff = self
-                    .store
-                    .apply_sotw(&type_url, stamp, decoded, full, &kept);
-                self.set_ttls(&type_url, ttls, &diff, now);
-                self.types
-                    .get_mut(&type_url)
-                    .expect("checked")
-                    .ack(nonce, version);
-                self.deliver_sotw_update(&type_url, &diff);
-                self.accepted(&type_url, version, nonce, diff, at);
+                let update = Candidate {
+                    version: version.clone(),
+                    nonce: nonce.clone(),
+                    at,
+                    changes: Changes::Sotw {
+                        resources,
+                        heartbeats,
+                    },
+                };
+                let Some(update) = self.propose(&type_url, update) else {
+                    // Held back until the callbacks answer (`Mux::decide`).
+                    return;
+                };
+                self.commit(&type_url, update, &[], now);
             }
         }
         self.finish_response(&type_url, now);
@@ -438,31 +513,173 @@ impl Mux {
                     .into_iter()
                     .filter(|d| wanted.wants(&d.name))
                     .collect();
-                for resource in &added {
-                    self.not_found.received(&type_url, &resource.name);
-                }
-                self.refresh(&type_url, &heartbeats, now);
-                let ttls = ttls(&added);
-                let stamp = Stamp { version, nonce, at };
-                let diff = self.store.apply_delta(&type_url, stamp, added, &removed);
-                self.set_ttls(&type_url, ttls, &diff, now);
-                self.types
-                    .get_mut(&type_url)
-                    .expect("checked")
-                    .ack(nonce, version);
-                // A removal of an explicitly wanted name means it does not exist, at once.
-                let missing: Vec<String> = removed
-                    .iter()
-                    .filter(|n| wanted.names.contains(*n))
-                    .filter(|n| self.not_found.mark_missing(&type_url, n))
-                    .cloned()
-                    .collect();
-                self.deliver_delta_update(&type_url, &diff);
-                self.accepted(&type_url, version, nonce, diff, at);
-                self.report_missing(&type_url, missing, at);
+                let update = Candidate {
+                    version: version.clone(),
+                    nonce: nonce.clone(),
+                    at,
+                    changes: Changes::Delta {
+                        added,
+                        removed,
+                        heartbeats,
+                    },
+                };
+                let Some(update) = self.propose(&type_url, update) else {
+                    // Held back until the callbacks answer (`Mux::decide`).
+                    return;
+                };
+                self.commit(&type_url, update, &[], now);
             }
         }
         self.finish_response(&type_url, now);
+    }
+
+    /// Envoy's `SubscriptionCallbacks::onConfigUpdate` returning: the callbacks' verdict on
+    /// the update of `type_url` held back in a [`Proposal`]. `Ok` applies it and ACKs;
+    /// `Err` NACKs it with the rejection's message, and the type keeps its last good config
+    /// and version (C5). The I/O loop answers before it feeds the next response; a verdict
+    /// for nothing held back (its stream closed meanwhile) is ignored.
+    pub fn decide(&mut self, type_url: &str, verdict: Result<(), Rejection>, now: Instant) {
+        let Some(Pending { update, asked }) = self.pending.remove(type_url) else {
+            return;
+        };
+        match verdict {
+            Ok(()) => self.commit(type_url, update, &asked, now),
+            Err(mut rejection) => {
+                if rejection.names.is_empty() {
+                    rejection.names = update.changes.names();
+                }
+                let (version, nonce) = (&update.version, &update.nonce);
+                self.rejected(type_url, version, nonce, &rejection, update.at);
+            }
+        }
+        self.finish_response(type_url, now);
+    }
+
+    /// Holds `update` back if a subscription of the type decides (it registered callbacks)
+    /// and would be told of it: queues a [`Proposal`] with what each such subscription would
+    /// get, and returns `None`. Otherwise gives the update back to be applied at once.
+    fn propose(&mut self, type_url: &str, update: Candidate) -> Option<Candidate> {
+        if let Some(stale) = self.pending.remove(type_url) {
+            // The loop fed a response before answering the last one: that one is not applied,
+            // and still gets its one reply (C4).
+            let why =
+                Rejection::new("superseded by a newer response before its callbacks answered");
+            let (version, nonce) = (&stale.update.version, &stale.update.nonce);
+            self.rejected(type_url, version, nonce, &why, stale.update.at);
+        }
+        let deciding = self
+            .watches
+            .subscribers(type_url)
+            .any(|(id, _, _)| self.deciding.contains(&id));
+        if !deciding {
+            return Some(update);
+        }
+        // What the subscriptions would be told, from a copy of the store with the update in.
+        let mut trial = self.store.clone();
+        let stamp = Stamp {
+            version: &update.version,
+            nonce: &update.nonce,
+            at: update.at,
+        };
+        let events = match &update.changes {
+            Changes::Sotw {
+                resources,
+                heartbeats,
+            } => {
+                let kept = self.current_heartbeats(type_url, heartbeats);
+                let full = type_url::full_state(type_url);
+                let resources = resources.clone();
+                let diff = trial.apply_sotw(type_url, stamp, resources, full, &kept);
+                sotw_events(&trial, &self.watches, type_url, &diff)
+            }
+            Changes::Delta { added, removed, .. } => {
+                let diff = trial.apply_delta(type_url, stamp, added.clone(), removed);
+                delta_events(&trial, &self.watches, type_url, &diff)
+            }
+        };
+        let asks: Vec<(WatchId, Event)> = events
+            .into_iter()
+            .filter(|(id, _)| self.deciding.contains(id))
+            .collect();
+        if asks.is_empty() {
+            return Some(update);
+        }
+        tracing::debug!(type_url, version = %update.version, "update held for its callbacks");
+        self.out.proposals.push(Proposal {
+            type_url: type_url.to_string(),
+            version: update.version.clone(),
+            asks: asks.clone(),
+        });
+        let asked = asks.into_iter().map(|(id, _)| id).collect();
+        self.pending
+            .insert(type_url.to_string(), Pending { update, asked });
+        None
+    }
+
+    /// Applies an accepted update: store, TTLs, ACK, events (except to the subscriptions in
+    /// `asked`, which saw it when they decided), the update report.
+    fn commit(&mut self, type_url: &str, update: Candidate, asked: &[WatchId], now: Instant) {
+        let Candidate {
+            version,
+            nonce,
+            at,
+            changes,
+        } = update;
+        let stamp = Stamp {
+            version: &version,
+            nonce: &nonce,
+            at,
+        };
+        let mut missing = Vec::new();
+        let (diff, events) = match changes {
+            Changes::Sotw {
+                resources,
+                heartbeats,
+            } => {
+                for resource in &resources {
+                    self.not_found.received(type_url, &resource.name);
+                }
+                let ttls = ttls(&resources);
+                let kept = self.refresh(type_url, &heartbeats, now);
+                let full = type_url::full_state(type_url);
+                let diff = self
+                    .store
+                    .apply_sotw(type_url, stamp, resources, full, &kept);
+                self.set_ttls(type_url, ttls, &diff, now);
+                let events = sotw_events(&self.store, &self.watches, type_url, &diff);
+                (diff, events)
+            }
+            Changes::Delta {
+                added,
+                removed,
+                heartbeats,
+            } => {
+                for resource in &added {
+                    self.not_found.received(type_url, &resource.name);
+                }
+                self.refresh(type_url, &heartbeats, now);
+                let ttls = ttls(&added);
+                let diff = self.store.apply_delta(type_url, stamp, added, &removed);
+                self.set_ttls(type_url, ttls, &diff, now);
+                // A removal of an explicitly wanted name means it does not exist, at once.
+                let wanted = self.watches.wanted(type_url);
+                missing = removed
+                    .iter()
+                    .filter(|n| wanted.names.contains(*n))
+                    .filter(|n| self.not_found.mark_missing(type_url, n))
+                    .cloned()
+                    .collect();
+                let events = delta_events(&self.store, &self.watches, type_url, &diff);
+                (diff, events)
+            }
+        };
+        self.types
+            .get_mut(type_url)
+            .expect("checked")
+            .ack(&nonce, &version);
+        self.deliver(events, asked);
+        self.accepted(type_url, &version, &nonce, diff, at);
+        self.report_missing(type_url, missing, at);
     }
 
     /// An update that could not even be read — a REST body that is not a DiscoveryResponse, a
@@ -694,69 +911,14 @@ impl Mux {
 // response, and the held resources a new watch gets at once (C15).
 
 impl Mux {
-    /// SotW: each subscription whose resources changed (or that has had nothing yet) gets
-    /// every held resource it wants.
-    fn deliver_sotw_update(&mut self, type_url: &str, diff: &Diff) {
-        let Some(store) = self.store.of_type(type_url) else {
-            return;
-        };
-        let subscribers: Vec<_> = self.watches.subscribers(type_url).collect();
-        let mut primed = Vec::new();
-        for (id, interest, was_primed) in subscribers {
-            if was_primed && !diff.touches(|n| interest.wants(n)) {
-                continue;
-            }
-            let resources = store.resources.values().filter(|r| interest.wants(&r.name));
-            let event = Event::Sotw {
-                type_url: type_url.to_string(),
-                version: store.version.clone(),
-                resources: resources.cloned().collect(),
-            };
-            self.out.deliveries.push((id, event));
-            primed.push(id);
-        }
-        for id in primed {
+    /// Hands `events` to their subscriptions, except those in `asked` (they saw the update
+    /// when they decided it); every one of them counts as primed.
+    fn deliver(&mut self, events: Vec<(WatchId, Event)>, asked: &[WatchId]) {
+        for (id, event) in events {
             self.watches.set_primed(id);
-        }
-    }
-
-    /// Delta: each subscription gets what changed among the names it wants.
-    fn deliver_delta_update(&mut self, type_url: &str, diff: &Diff) {
-        let Some(store) = self.store.of_type(type_url) else {
-            return;
-        };
-        let subscribers: Vec<_> = self.watches.subscribers(type_url).collect();
-        let mut primed = Vec::new();
-        for (id, interest, was_primed) in subscribers {
-            let changed = diff
-                .added
-                .iter()
-                .chain(&diff.updated)
-                .filter(|n| interest.wants(n));
-            let added: Vec<_> = changed
-                .filter_map(|n| store.resources.get(n))
-                .cloned()
-                .collect();
-            let removed: Vec<String> = diff
-                .removed
-                .iter()
-                .filter(|n| interest.wants(n))
-                .cloned()
-                .collect();
-            if was_primed && added.is_empty() && removed.is_empty() {
-                continue;
+            if !asked.contains(&id) {
+                self.out.deliveries.push((id, event));
             }
-            let event = Event::Delta {
-                type_url: type_url.to_string(),
-                system_version: store.version.clone(),
-                added,
-                removed,
-            };
-            self.out.deliveries.push((id, event));
-            primed.push(id);
-        }
-        for id in primed {
-            self.watches.set_primed(id);
         }
     }
 
@@ -795,6 +957,74 @@ impl Mux {
     }
 }
 
+/// SotW: each subscription whose resources changed (or that has had nothing yet) gets every
+/// resource of `store` it wants.
+fn sotw_events(
+    store: &Store,
+    watches: &WatchMap,
+    type_url: &str,
+    diff: &Diff,
+) -> Vec<(WatchId, Event)> {
+    let Some(store) = store.of_type(type_url) else {
+        return Vec::new();
+    };
+    let mut events = Vec::new();
+    for (id, interest, was_primed) in watches.subscribers(type_url) {
+        if was_primed && !diff.touches(|n| interest.wants(n)) {
+            continue;
+        }
+        let resources = store.resources.values().filter(|r| interest.wants(&r.name));
+        let event = Event::Sotw {
+            type_url: type_url.to_string(),
+            version: store.version.clone(),
+            resources: resources.cloned().collect(),
+        };
+        events.push((id, event));
+    }
+    events
+}
+
+/// Delta: each subscription gets what changed among the names it wants.
+fn delta_events(
+    store: &Store,
+    watches: &WatchMap,
+    type_url: &str,
+    diff: &Diff,
+) -> Vec<(WatchId, Event)> {
+    let Some(store) = store.of_type(type_url) else {
+        return Vec::new();
+    };
+    let mut events = Vec::new();
+    for (id, interest, was_primed) in watches.subscribers(type_url) {
+        let changed = diff
+            .added
+            .iter()
+            .chain(&diff.updated)
+            .filter(|n| interest.wants(n));
+        let added: Vec<_> = changed
+            .filter_map(|n| store.resources.get(n))
+            .cloned()
+            .collect();
+        let removed: Vec<String> = diff
+            .removed
+            .iter()
+            .filter(|n| interest.wants(n))
+            .cloned()
+            .collect();
+        if was_primed && added.is_empty() && removed.is_empty() {
+            continue;
+        }
+        let event = Event::Delta {
+            type_url: type_url.to_string(),
+            system_version: store.version.clone(),
+            added,
+            removed,
+        };
+        events.push((id, event));
+    }
+    events
+}
+
 // ------------------------------------------------------------------------------------------
 // TTLs on the client (C17): heartbeats refresh held resources without counting as an update,
 // and a resource whose TTL lapses is removed and reported `Expired`, like Envoy's TTL manager.
@@ -827,6 +1057,15 @@ impl Mux {
     /// Refreshes the TTLs of the heartbeats that name a held resource (Delta: at the version
     /// held); returns their names.
     fn refresh(&mut self, type_url: &str, beats: &[Heartbeat], now: Instant) -> Vec<String> {
+        let current = self.current_heartbeats(type_url, beats);
+        for beat in beats.iter().filter(|b| current.contains(&b.name)) {
+            self.expiry.refresh(type_url, &beat.name, beat.ttl, now);
+        }
+        current
+    }
+
+    /// The heartbeats that name a held resource (Delta: at the version held).
+    fn current_heartbeats(&self, type_url: &str, beats: &[Heartbeat]) -> Vec<String> {
         let held = self.store.held_versions(type_url);
         let mut refreshed = Vec::new();
         for beat in beats {
@@ -838,7 +1077,6 @@ impl Mux {
                 tracing::debug!(type_url, name = %beat.name, "heartbeat for a resource not held: ignored");
                 continue;
             }
-            self.expiry.refresh(type_url, &beat.name, beat.ttl, now);
             refreshed.push(beat.name.clone());
         }
         refreshed
@@ -893,10 +1131,11 @@ impl Mux {
                 removed: names.clone(),
                 ..Diff::default()
             };
-            match self.config.mode {
-                Variant::Sotw => self.deliver_sotw_update(&type_url, &diff),
-                Variant::Delta => self.deliver_delta_update(&type_url, &diff),
-            }
+            let events = match self.config.mode {
+                Variant::Sotw => sotw_events(&self.store, &self.watches, &type_url, &diff),
+                Variant::Delta => delta_events(&self.store, &self.watches, &type_url, &diff),
+            };
+            self.deliver(events, &[]);
             self.out.store_changed = true;
             self.out.reports.push(Report::Expired {
                 at,
@@ -970,6 +1209,8 @@ impl Mux {
         let types = self.types_on(stream);
         for type_url in &types {
             self.not_found.on_disconnect(type_url);
+            // Its nonce is dead with the stream: the new stream's first response replaces it.
+            self.pending.remove(type_url);
         }
         let ids: Vec<(WatchId, String)> = types
             .iter()

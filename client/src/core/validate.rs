@@ -54,6 +54,16 @@ pub struct Rejection {
 }
 
 impl Rejection {
+    /// A rejection of the whole update, for `message`: what a subscription's callbacks
+    /// return to NACK an update (Envoy's `onConfigUpdate` failing); the message becomes the
+    /// NACK's `error_detail`.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            problems: vec![message.into()],
+            names: BTreeSet::new(),
+        }
+    }
+
     pub fn message(&self) -> String {
         self.problems.join("; ")
     }
