@@ -466,7 +466,7 @@ impl Mux {
                         heartbeats,
                     },
                 };
-                let Some(update) = self.propose(&type_url, update) else {
+                let Some(update) = self.propose(&type_url, update, now) else {
                     // Held back until the callbacks answer (`Mux::decide`).
                     return;
                 };
@@ -523,7 +523,7 @@ impl Mux {
                         heartbeats,
                     },
                 };
-                let Some(update) = self.propose(&type_url, update) else {
+                let Some(update) = self.propose(&type_url, update, now) else {
                     // Held back until the callbacks answer (`Mux::decide`).
                     return;
                 };
@@ -558,7 +558,7 @@ impl Mux {
     /// Holds `update` back if a subscription of the type decides (it registered callbacks)
     /// and would be told of it: queues a [`Proposal`] with what each such subscription would
     /// get, and returns `None`. Otherwise gives the update back to be applied at once.
-    fn propose(&mut self, type_url: &str, update: Candidate) -> Option<Candidate> {
+    fn propose(&mut self, type_url: &str, update: Candidate, now: Instant) -> Option<Candidate> {
         if let Some(stale) = self.pending.remove(type_url) {
             // The loop fed a response before answering the last one: that one is not applied,
             // and still gets its one reply (C4).
@@ -566,6 +566,7 @@ impl Mux {
                 Rejection::new("superseded by a newer response before its callbacks answered");
             let (version, nonce) = (&stale.update.version, &stale.update.nonce);
             self.rejected(type_url, version, nonce, &why, stale.update.at);
+            self.flush(now);
         }
         let deciding = self
             .watches
