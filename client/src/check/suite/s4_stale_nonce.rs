@@ -8,7 +8,7 @@
 
 use xdsloop_proto::type_url::ENDPOINT;
 
-use super::s5::re_add;
+use super::s5_named_set::re_add;
 use super::{Ctx, OrFail, Step, fail, skip};
 use crate::check::report::Outcome;
 
