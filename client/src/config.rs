@@ -17,7 +17,7 @@ pub use xdsloop_proto::Variant;
 
 /// Default gRPC message limit for both directions: far above gRPC's 4 MiB so large
 /// snapshots work (C16, S13).
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 128 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_MESSAGE_BYTES: usize = 128 * 1024 * 1024;
 
 /// Where configuration comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,7 +48,8 @@ pub enum SourceKind {
 }
 
 /// The names `--source` accepts, in the order the README lists them.
-pub const SOURCE_NAMES: &[&str] = &["ads", "ads-delta", "grpc", "delta-grpc", "rest", "file"];
+pub(crate) const SOURCE_NAMES: &[&str] =
+    &["ads", "ads-delta", "grpc", "delta-grpc", "rest", "file"];
 
 impl SourceKind {
     pub fn mode(self) -> Variant {
@@ -151,12 +152,12 @@ impl std::fmt::Debug for ClientTls {
 }
 
 /// Envoy's and gRPC's default initial fetch timeout.
-pub const DEFAULT_NOT_FOUND_TIMEOUT: Duration = Duration::from_secs(15);
+pub(crate) const DEFAULT_NOT_FOUND_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// A user check run on every resource before it is accepted: `(type_url, name, bytes)`.
 /// `Err(reason)` rejects the response; the reason goes into the NACK's `error_detail`.
 /// How long a subscription's callbacks may take to decide an update.
-pub const DEFAULT_CALLBACK_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_CALLBACK_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub type Validator = Arc<dyn Fn(&str, &str, &[u8]) -> Result<(), String> + Send + Sync>;
 

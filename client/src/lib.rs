@@ -23,18 +23,19 @@
 //!
 //! [`error`] is the crate's one error type.
 #![doc = include_str!("../README.md")]
+#![warn(unreachable_pub, missing_docs)]
 
 #[cfg(feature = "check")]
 pub mod check;
 #[cfg(feature = "cli")]
 pub mod cli;
-pub mod client;
-pub mod config;
-pub mod core;
-pub mod error;
+mod client;
+mod config;
+mod core;
+mod error;
 #[cfg(feature = "fleet")]
 pub mod fleet;
-pub mod transport;
+mod transport;
 
 /// The wire crate itself (the fixture codec, `Resource`, discovery messages), for what the
 /// re-exports above leave out.
@@ -52,6 +53,9 @@ pub use client::Client;
 pub use client::Paused;
 /// Asks a running client what it holds, as CSDS reports it (Envoy's config dump of xDS).
 pub use client::StatusHandle;
+/// Serves what a running client holds over CSDS (Envoy's `ClientStatusDiscoveryService`), as
+/// `xdsloop-client --csds ADDR` does.
+pub use client::csds;
 /// Envoy's `Subscription`: one watch of a type (all of it, or named resources) on the client's
 /// stream; its [`Event`]s are what Envoy delivers to `SubscriptionCallbacks`.
 pub use client::subscription::Subscription;
@@ -63,6 +67,12 @@ pub use client::subscription::TypedSubscription;
 /// good config. Given to [`Client::subscribe_with`]; the typed form to
 /// [`Client::subscribe_typed_with`].
 pub use client::subscription::{SubscriptionCallbacks, TypedSubscriptionCallbacks};
+/// TLS toward the server (Envoy's `UpstreamTlsContext` of the xDS cluster): the CA and, for
+/// mTLS, the client's identity; [`load_tls`] reads it from PEM files.
+pub use config::ClientTls;
+/// Whether each response is reported as it arrives ([`Report::Received`]), with or without
+/// its resources' bodies.
+pub use config::ReceivedReports;
 pub use config::{BackoffConfig, ClientConfig, Source, SourceKind, Validator, Variant};
 /// Envoy's `SubscriptionCallbacks`: `Event::Sotw` and `Event::Delta` are `onConfigUpdate`
 /// (State-of-the-World and Delta), `Event::Failed` is `onConfigUpdateFailed` with its
@@ -96,6 +106,8 @@ pub use error::ClientError;
 /// that implements it (gRPC, Delta gRPC, ADS, ADS Delta, REST, file).
 pub use transport::Transport;
 pub use transport::backoff::Backoff;
+/// Reads a [`ClientTls`] from PEM files: the CA, and for mTLS the certificate and key.
+pub use transport::tls::load as load_tls;
 
 /// `docs/testkit.md`, compiled and run as a doc-test here rather than in xdsloop-server: its
 /// example tests this client against the server's test kit, and the client already depends on

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tonic::{Code, transport::Channel};
-use xdsloop_client::client::csds::{self as client_csds, CsdsServer};
+use xdsloop_client::csds::{self as client_csds, CsdsServer};
 use xdsloop_client::{Client, Report, Source, Verdict};
 use xdsloop_proto::csds::{
     ClientConfig, ClientResourceStatus, ClientStatusRequest, ClientStatusResponse, ConfigStatus,

@@ -5,7 +5,7 @@
 use std::{path::Path, sync::Arc};
 
 use tokio::sync::broadcast;
-use xdsloop_client::{ClientConfig, Report, Source, Validator, Verdict, core::store::Diff};
+use xdsloop_client::{ClientConfig, Diff, Report, Source, Validator, Verdict};
 use xdsloop_proto::type_url::ENDPOINT;
 use xdsloop_server::{
     app::{self, Running},

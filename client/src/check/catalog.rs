@@ -162,7 +162,7 @@ pub const CHECKS: &[Check] = &[
 
 /// The checks `only` selects, in run order: each entry is a check id or a rule (`S5`, `FX`).
 /// An empty list selects all.
-pub fn select(only: &[String]) -> Result<Vec<Check>, String> {
+pub(crate) fn select(only: &[String]) -> Result<Vec<Check>, String> {
     for wanted in only {
         if !CHECKS.iter().any(|c| matches(c, wanted)) {
             let ids: Vec<&str> = CHECKS.iter().map(|c| c.id).collect();

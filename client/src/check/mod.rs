@@ -21,7 +21,7 @@
 //! - [`report`]: outcomes, the text lines and summary, JSON, the exit code.
 //! - [`command`]: the subcommand's flags and output.
 
-pub mod catalog;
+pub(crate) mod catalog;
 pub mod command;
 mod describe;
 mod fixtures;

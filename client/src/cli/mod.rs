@@ -1,10 +1,10 @@
 //! The `xdsloop-client` command line: flags, the subscriptions they mean, and the print loop.
 
 pub mod explain;
-pub mod output;
+pub(crate) mod output;
 pub mod record;
-pub mod run;
-pub mod tls;
+pub(crate) mod run;
+pub(crate) mod tls;
 
 pub use run::run;
 

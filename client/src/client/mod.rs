@@ -5,8 +5,8 @@
 //! reports and the store. [`csds`] serves what it holds to CSDS tools (`--csds ADDR`).
 
 pub mod csds;
-pub mod session;
-pub mod subscription;
+pub(crate) mod session;
+pub(crate) mod subscription;
 
 use std::collections::HashMap;
 use std::future::Future;

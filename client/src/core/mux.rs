@@ -30,7 +30,7 @@ use crate::core::request::{Outgoing, TypeState, nack_detail};
 use crate::core::store::{Applied, Diff, Stamp, Store};
 use crate::core::stream::StreamEnd;
 use crate::core::stream::StreamIds;
-pub use crate::core::stream::StreamKey;
+pub(crate) use crate::core::stream::StreamKey;
 use crate::core::ttl::Expiry;
 use crate::core::validate::{self, Decoded, Heartbeat, Rejection, Validated};
 use crate::core::watch_map::{Interest, Wanted, WatchId, WatchMap};
@@ -407,7 +407,7 @@ impl Mux {
 // dependencies.
 
 /// The reply to a response of a type nobody subscribed to (C8): a NACK with this message.
-pub const UNWATCHED: &str = "no subscription for this type";
+pub(crate) const UNWATCHED: &str = "no subscription for this type";
 
 /// The TTL of each resource about to be applied.
 fn ttls(resources: &[Decoded]) -> Vec<(String, Option<Duration>)> {

@@ -45,18 +45,18 @@
 //! it; the `i`-th node of a shard uses that shard's connection `i % M`.
 
 pub mod command;
-pub mod decode;
-pub mod inspect;
-pub mod merge;
-pub mod names;
-pub mod node;
-pub mod node_task;
-pub mod outgoing;
+pub(crate) mod decode;
+pub(crate) mod inspect;
+pub(crate) mod merge;
+pub(crate) mod names;
+pub(crate) mod node;
+pub(crate) mod node_task;
+pub(crate) mod outgoing;
 pub mod report;
-pub mod samples;
-pub mod shard;
-pub mod streams;
-pub mod tally;
+pub(crate) mod samples;
+pub(crate) mod shard;
+pub(crate) mod streams;
+pub(crate) mod tally;
 #[cfg(test)]
 mod tests;
 

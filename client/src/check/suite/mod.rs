@@ -36,7 +36,7 @@ use super::probe::{Delta, Gone, Probe, Sotw, Target};
 use super::report::Outcome;
 
 /// Everything a check may use.
-pub struct Ctx {
+pub(super) struct Ctx {
     pub target: Target,
     pub codec: Codec,
     pub inv: Inventory,
@@ -58,32 +58,32 @@ pub struct Ctx {
 
 impl Ctx {
     /// A resource name that exists nowhere: `xdsloop-check-<run>-missing-<what>`.
-    pub fn missing(&self, what: &str) -> String {
+    pub(super) fn missing(&self, what: &str) -> String {
         format!("{PREFIX}{}-missing-{what}", self.run)
     }
 
-    pub fn sotw(&self) -> Probe<Sotw> {
+    pub(super) fn sotw(&self) -> Probe<Sotw> {
         Probe::open(&self.target)
     }
 
-    pub fn delta(&self) -> Probe<Delta> {
+    pub(super) fn delta(&self) -> Probe<Delta> {
         Probe::open(&self.target)
     }
 
-    pub fn names(&self, response: &DiscoveryResponse) -> Vec<String> {
+    pub(super) fn names(&self, response: &DiscoveryResponse) -> Vec<String> {
         describe::sotw_names(&self.codec, response)
     }
 
-    pub fn show(&self, response: &DiscoveryResponse) -> String {
+    pub(super) fn show(&self, response: &DiscoveryResponse) -> String {
         describe::sotw(&self.codec, response)
     }
 
-    pub fn show_all(&self, responses: &[DiscoveryResponse]) -> String {
+    pub(super) fn show_all(&self, responses: &[DiscoveryResponse]) -> String {
         describe::sotw_all(&self.codec, responses)
     }
 
     /// Subscribes on `probe`, waits for the answer and ACKs it.
-    pub async fn ask(
+    pub(super) async fn ask(
         &self,
         probe: &mut Probe<Sotw>,
         type_url: &str,
@@ -103,18 +103,18 @@ impl Ctx {
 }
 
 /// A check's steps: `Err` ends the check early with that outcome.
-pub type Step<T> = Result<T, Outcome>;
+pub(super) type Step<T> = Result<T, Outcome>;
 
-pub fn fail(text: impl Into<String>) -> Outcome {
+pub(super) fn fail(text: impl Into<String>) -> Outcome {
     Outcome::Fail(text.into())
 }
 
-pub fn skip(text: impl Into<String>) -> Outcome {
+pub(super) fn skip(text: impl Into<String>) -> Outcome {
     Outcome::Skip(text.into())
 }
 
 /// Turns a missing response into a FAIL that says what was asked.
-pub trait OrFail<T> {
+pub(super) trait OrFail<T> {
     fn or_fail(self, what: impl Display) -> Step<T>;
 }
 
@@ -126,7 +126,7 @@ impl<T> OrFail<T> for Result<T, Gone> {
 
 /// Runs one check; checks that edit fixtures SKIP without a `--fixtures` directory the
 /// server serves, Delta checks against a server that does not serve Delta.
-pub async fn run(check: Check, ctx: &mut Ctx) -> Outcome {
+pub(super) async fn run(check: Check, ctx: &mut Ctx) -> Outcome {
     if check.delta && ctx.no_delta.is_some() {
         return skip("Delta not served (see the NOTE)");
     }
