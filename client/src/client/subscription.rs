@@ -38,10 +38,12 @@ impl Subscription {
         }
     }
 
+    /// This watch's id on the mux (Envoy's watch handle).
     pub fn id(&self) -> WatchId {
         self.id
     }
 
+    /// The type URL it watches.
     pub fn type_url(&self) -> &str {
         &self.type_url
     }
@@ -93,10 +95,12 @@ impl<T: XdsResource> TypedSubscription<T> {
         Some(TypedEvent::decode(event))
     }
 
+    /// Changes what this subscription wants (Envoy's `updateResourceInterest`).
     pub async fn set_interest(&self, interest: Interest) -> Result<(), ClientError> {
         self.inner.set_interest(interest).await
     }
 
+    /// The untyped [`Subscription`] underneath.
     pub fn untyped(&self) -> &Subscription {
         &self.inner
     }

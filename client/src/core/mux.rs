@@ -38,15 +38,20 @@ use crate::core::watch_map::{Interest, Wanted, WatchId, WatchMap};
 /// How the mux behaves; fixed for the life of a client.
 #[derive(Clone)]
 pub struct MuxConfig {
+    /// SotW or Delta.
     pub mode: Variant,
     /// Which config source the wire is: decides whether every type shares one stream and
     /// labels the reports.
     pub source: SourceKind,
+    /// The node sent on the first request of every stream (C1).
     pub node: Node,
     /// Follow LDS → RDS and CDS → EDS references (C12).
     pub follow_deps: bool,
+    /// How long a requested name may go unanswered before it is reported missing (C14).
     pub not_found_timeout: Duration,
+    /// The client's own per-resource check (see [`crate::Validator`]).
     pub validator: Option<Validator>,
+    /// How resources are decoded and named.
     pub codec: Codec,
     /// Whether each response is reported as it arrives ([`Report::Received`]).
     pub received: ReceivedReports,
@@ -97,6 +102,7 @@ pub struct Output {
 /// or answered until [`Mux::decide`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Proposal {
+    /// The type URL of the update.
     pub type_url: String,
     /// The response's version (SotW `version_info`, Delta `system_version_info`).
     pub version: String,
@@ -174,6 +180,7 @@ pub struct Mux {
 }
 
 impl Mux {
+    /// A mux with no watches and no stream.
     pub fn new(config: MuxConfig) -> Self {
         let not_found = NotFound::new(config.not_found_timeout);
         Self {
@@ -196,14 +203,17 @@ impl Mux {
         }
     }
 
+    /// SotW or Delta.
     pub fn mode(&self) -> Variant {
         self.config.mode
     }
 
+    /// What it applied, per type.
     pub fn store(&self) -> &Store {
         &self.store
     }
 
+    /// Everything it wants done since the last call: requests, events, reports, proposals.
     pub fn take_output(&mut self) -> Output {
         std::mem::take(&mut self.out)
     }
@@ -257,6 +267,7 @@ impl Mux {
         self.interest_changed(&type_url, before, now);
     }
 
+    /// Ends a watch (Envoy's watch removal); names nobody wants any more leave the wire interest.
     pub fn remove_watch(&mut self, id: WatchId, now: Instant) {
         let Some(type_url) = self.watches.type_of(id).map(str::to_string) else {
             return;
@@ -272,6 +283,8 @@ impl Mux {
         *self.paused.entry(type_url.to_string()).or_default() += 1;
     }
 
+    /// Undoes one [`Mux::pause`] of the type; when none is left, what was held back goes out as one
+    /// request.
     pub fn resume(&mut self, type_url: &str, now: Instant) {
         if let Some(count) = self.paused.get_mut(type_url) {
             *count -= 1;

@@ -15,11 +15,14 @@ use xdsloop_transcript::Step;
 /// A request ready for the wire.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Outgoing {
+    /// A State-of-the-World `DiscoveryRequest`.
     Sotw(DiscoveryRequest),
+    /// A `DeltaDiscoveryRequest`.
     Delta(DeltaDiscoveryRequest),
 }
 
 impl Outgoing {
+    /// The request's type URL.
     pub fn type_url(&self) -> &str {
         match self {
             Self::Sotw(r) => &r.type_url,
@@ -27,6 +30,7 @@ impl Outgoing {
         }
     }
 
+    /// The nonce it answers (empty on a first request).
     pub fn response_nonce(&self) -> &str {
         match self {
             Self::Sotw(r) => &r.response_nonce,
@@ -43,6 +47,7 @@ impl Outgoing {
         detail.map(|s| s.message.as_str())
     }
 
+    /// Whether it carries the node (the first request of a stream, C1).
     pub fn has_node(&self) -> bool {
         match self {
             Self::Sotw(r) => r.node.is_some(),

@@ -48,6 +48,7 @@ pub(crate) struct Validated {
 /// Why a response was rejected: one line per problem found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Rejection {
+    /// One line per problem found.
     pub problems: Vec<String>,
     /// The names of the response's resources that could be read (CSDS reports them NACKED).
     pub names: BTreeSet<String>,
@@ -64,6 +65,7 @@ impl Rejection {
         }
     }
 
+    /// The problems joined with `; `: the NACK's `error_detail` message.
     pub fn message(&self) -> String {
         self.problems.join("; ")
     }

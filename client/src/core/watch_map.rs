@@ -19,10 +19,12 @@ pub enum Interest {
 }
 
 impl Interest {
+    /// Only these names.
     pub fn names<S: Into<String>>(names: impl IntoIterator<Item = S>) -> Self {
         Self::Names(names.into_iter().map(Into::into).collect())
     }
 
+    /// Whether `name` is wanted.
     pub fn wants(&self, name: &str) -> bool {
         match self {
             Self::Wildcard => true,

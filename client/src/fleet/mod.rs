@@ -85,12 +85,15 @@ pub const DEFAULT_CONNECTIONS: usize = 8;
 /// How to run a fleet.
 #[derive(Clone, Debug)]
 pub struct FleetConfig {
+    /// The server, `host:port` or a URI.
     pub server: String,
     /// The run's nodes, over all shards.
     pub nodes: usize,
     /// The part of the run's nodes this fleet simulates ([`Shard::WHOLE`]: all).
     pub shard: Shard,
+    /// Node ids are this prefix and a number.
     pub node_prefix: String,
+    /// SotW or Delta (ADS either way).
     pub mode: Variant,
     /// HTTP/2 connections the nodes share (`nodes` = one each).
     pub connections: usize,
@@ -98,7 +101,9 @@ pub struct FleetConfig {
     pub types: Vec<String>,
     /// `(type URL, name)`: every node NACKs responses holding that resource.
     pub nack: Vec<(String, String)>,
+    /// gRPC message limit, both directions.
     pub max_message_bytes: usize,
+    /// How long a connection attempt may take.
     pub connect_timeout: Duration,
     /// TLS (and mTLS) toward the server; `None`: plaintext.
     pub tls: Option<ClientTls>,
@@ -300,12 +305,17 @@ impl Fleet {
 /// The fleet's counters at one moment.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Progress {
+    /// Streams open now.
     pub streams_open: usize,
     /// Nodes that hold every type they asked for (at least once).
     pub configured: usize,
+    /// NACKs sent.
     pub nacks: u64,
+    /// Reconnections.
     pub reconnects: u64,
+    /// Responses received.
     pub responses: u64,
+    /// Bytes received.
     pub bytes: u64,
     /// `(type URL, version, nodes holding it, NACKs of it)`.
     pub versions: Vec<(String, String, usize, u64)>,
