@@ -2,26 +2,26 @@
 //!
 //! Layout, one layer per folder; a layer uses only the layers above it in this list
 //! (`tests/architecture` checks it):
-//! - [`config`]: the vocabulary every layer may use: [`ClientConfig`], [`Source`] and
+//! - `config`: the vocabulary every layer may use: [`ClientConfig`], [`Source`] and
 //!   [`SourceKind`], [`Variant`], [`BackoffConfig`], the default limits.
-//! - [`core`] (pure, sans-I/O): the mux (type watches on one stream, or one per type; ACK/NACK,
+//! - `core` (pure, sans-I/O): the mux (type watches on one stream, or one per type; ACK/NACK,
 //!   pause/resume), per-type request state, validation (C6), dependency following, not-found
 //!   timers, the [`Store`] of applied resources, stream numbers, and the [`Event`]s and
 //!   [`Report`]s it emits.
-//! - [`transport`]: I/O, the config sources (Envoy's subscription factory): gRPC streams (ADS
+//! - `transport`: I/O, the config sources (Envoy's subscription factory): gRPC streams (ADS
 //!   or one per type), REST polling, a watched file; and the hub they all drive the mux
 //!   through, with the reconnect [`Backoff`].
-//! - [`client`]: the [`Client`] handle, its session, and [`Subscription`] /
+//! - `client`: the [`Client`] handle, its session, and [`Subscription`] /
 //!   [`TypedSubscription`] handles.
 //! - [`cli`]: the CLI's flags, run loop, text and JSON output, log format, the `--explain`
 //!   narration and the `--record` transcript (`main.rs` only calls it).
 //! - [`fleet`]: `xdsloop-client fleet`, N cheap simulated nodes for load tests: a deliberate
 //!   second implementation of the client protocol (see its module docs for why, and what it
-//!   shares with [`core`]).
+//!   shares with `core`).
 //! - [`check`]: `xdsloop-client check`, a conformance suite that judges any ADS server over raw
 //!   streams (it must send what the library never does: stale nonces, garbage).
 //!
-//! [`error`] is the crate's one error type.
+//! `error` is the crate's one error type.
 #![doc = include_str!("../README.md")]
 #![warn(unreachable_pub, missing_docs)]
 

@@ -9,7 +9,7 @@
 //! (`probe`) instead of the mux, and decides nothing about the protocol outside the checks.
 //!
 //! Layout:
-//! - [`catalog`]: the checks, their rule, level and quoted spec sentence, in run order;
+//! - `catalog`: the checks, their rule, level and quoted spec sentence, in run order;
 //!   `--only` selection.
 //! - `probe`: raw SotW/Delta ADS streams, one connection each; `garbage`: a malformed message.
 //! - `preflight`: whether the server can be judged at all (else exit 2, with the reason),

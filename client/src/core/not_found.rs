@@ -104,12 +104,6 @@ impl NotFound {
         self.missing
             .contains(&(type_url.to_string(), name.to_string()))
     }
-
-    #[cfg(test)]
-    pub(crate) fn is_pending(&self, type_url: &str, name: &str) -> bool {
-        let key = (type_url.to_string(), name.to_string());
-        self.deadlines.contains_key(&key)
-    }
 }
 
 #[cfg(test)]

@@ -110,12 +110,6 @@ impl TypeState {
         self.dirty = true;
     }
 
-    /// Whether anything was put on the wire for this type on the current stream.
-    #[cfg(test)]
-    pub(crate) fn subscribed_on_stream(&self) -> bool {
-        self.sent.is_some()
-    }
-
     pub(crate) fn needs_request(&self) -> bool {
         self.dirty || self.reply.is_some()
     }

@@ -105,11 +105,6 @@ impl Node {
         }
     }
 
-    #[cfg(test)]
-    pub(crate) fn id(&self) -> &str {
-        &self.id
-    }
-
     /// The last accepted version of `type_url`.
     #[cfg(test)]
     pub(crate) fn version(&self, type_url: &str) -> Option<&str> {

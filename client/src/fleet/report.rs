@@ -140,7 +140,7 @@ pub struct FleetReport {
 }
 
 impl FleetReport {
-    /// The report of a running fleet: the summary of its [`RunReport`], plus the instants
+    /// The report of a running fleet: the summary of its `RunReport`, plus the instants
     /// in-process callers measure from.
     pub fn build(coverage: &Coverage, counts: &Counts) -> Self {
         let run = RunReport::from_counts(coverage, counts, Instant::now());
