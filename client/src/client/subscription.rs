@@ -48,7 +48,8 @@ impl Subscription {
         &self.type_url
     }
 
-    /// The next event; `None` once the client has stopped.
+    /// The next event; `None` once the client has stopped, and at once for a subscription
+    /// made with callbacks ([`crate::Client::subscribe_with`]): its events go to them.
     pub async fn recv(&mut self) -> Option<Event> {
         self.events.recv().await
     }
@@ -89,7 +90,8 @@ impl<T: XdsResource> TypedSubscription<T> {
         }
     }
 
-    /// The next event, decoded; `None` once the client has stopped.
+    /// The next event, decoded; `None` once the client has stopped, and at once for a
+    /// subscription made with callbacks ([`crate::Client::subscribe_typed_with`]).
     pub async fn recv(&mut self) -> Option<Result<TypedEvent<T>, ClientError>> {
         let event = self.inner.recv().await?;
         Some(TypedEvent::decode(event))
