@@ -4,6 +4,7 @@
 //! It depends on nothing else in the crate, so the protocol core and the transports can both
 //! use it without knowing each other.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -228,6 +229,13 @@ pub struct ClientConfig {
     pub node: Node,
     /// The config source: ADS, per-type gRPC, REST, a file (Envoy's `ConfigSource`).
     pub source: Source,
+    /// Types that come from another config source than [`ClientConfig::source`] (Envoy gives
+    /// each its own `ConfigSource`: `cds_config` over ADS, a cluster's `eds_config` over REST,
+    /// ...). Keys are type URLs or their aliases (`eds`). Each distinct source runs as a session
+    /// of its own under the one [`crate::Client`]: its own stream or polls, its own ACKs, one
+    /// store and one report stream for all. Dependency following (`follow_deps`) stays within
+    /// a source: a type whose dependent type comes from another source does not follow it.
+    pub type_sources: BTreeMap<String, Source>,
     /// REST: time between polls of a type (Envoy's `refresh_delay`).
     pub refresh_delay: Duration,
     /// REST: how long one poll may take (Envoy's `request_timeout`, default 1 s).
@@ -272,6 +280,7 @@ impl ClientConfig {
             tls: None,
             node,
             source: Source::Ads,
+            type_sources: BTreeMap::new(),
             refresh_delay: Duration::from_secs(1),
             request_timeout: Duration::from_secs(1),
             follow_deps: false,

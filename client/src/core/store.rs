@@ -143,6 +143,14 @@ impl Store {
             .collect()
     }
 
+    /// Takes in every type `other` holds (the stores of a client's sources hold disjoint
+    /// types).
+    pub(crate) fn absorb(&mut self, other: &Store) {
+        for (type_url, held) in &other.types {
+            self.types.insert(type_url.clone(), held.clone());
+        }
+    }
+
     /// Everything held of a type, with its version.
     pub fn of_type(&self, type_url: &str) -> Option<&TypeStore> {
         self.types.get(type_url)

@@ -89,6 +89,46 @@ impl Command {
     }
 }
 
+/// Where a session publishes what it applied: its part of the client's one store (a client
+/// with several config sources runs a session per source, each holding its own types).
+pub(crate) struct StoreOut {
+    part: usize,
+    parts: Arc<std::sync::Mutex<Vec<Arc<Store>>>>,
+    client: Arc<watch::Sender<Arc<Store>>>,
+}
+
+impl StoreOut {
+    /// The outlets of `sessions` sessions into one client store.
+    pub(crate) fn split(client: watch::Sender<Arc<Store>>, sessions: usize) -> Vec<StoreOut> {
+        let parts = Arc::new(std::sync::Mutex::new(vec![Arc::default(); sessions]));
+        let client = Arc::new(client);
+        (0..sessions)
+            .map(|part| StoreOut {
+                part,
+                parts: parts.clone(),
+                client: client.clone(),
+            })
+            .collect()
+    }
+
+    /// Publishes this session's store; the client's store is every session's together.
+    pub(crate) fn publish(&self, store: &Store) {
+        let mut parts = self.parts.lock().unwrap_or_else(|e| e.into_inner());
+        parts[self.part] = Arc::new(store.clone());
+        let whole = match &parts[..] {
+            [one] => one.clone(),
+            many => {
+                let mut whole = Store::default();
+                for part in many {
+                    whole.absorb(part);
+                }
+                Arc::new(whole)
+            }
+        };
+        self.client.send_replace(whole);
+    }
+}
+
 /// Where a transport puts the requests the mux produced.
 pub(crate) trait Wire {
     fn send(&mut self, request: Outgoing) -> impl Future<Output = ()> + Send;
@@ -107,7 +147,7 @@ pub(crate) struct Hub {
     pub commands: mpsc::Receiver<Command>,
     pub subscribers: HashMap<WatchId, Subscriber>,
     pub reports: broadcast::Sender<Report>,
-    pub store: watch::Sender<Arc<Store>>,
+    pub store: StoreOut,
     /// Becomes true when the client is stopped or dropped, or its shutdown future resolves.
     /// Handing an event to a subscription nobody reads waits for room in its queue; this lets
     /// that wait end, so stopping always completes.
@@ -207,7 +247,7 @@ impl Hub {
             }
             // The store first: whoever hears a report must find the store already updated.
             if output.store_changed {
-                self.store.send_replace(Arc::new(self.mux.store().clone()));
+                self.store.publish(self.mux.store());
             }
             for report in output.reports.drain(..) {
                 self.report(report);
