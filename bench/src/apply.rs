@@ -12,9 +12,8 @@ use prost::Message;
 use serde::Serialize;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::watch;
-use xdsloop_client::core::event::{Report, Verdict};
-use xdsloop_client::core::mux::{Mux, MuxConfig};
 use xdsloop_client::{Client, ClientConfig, Interest, Variant};
+use xdsloop_client::{Mux, MuxConfig, Report, Verdict};
 use xdsloop_proto::discovery::{Any, DiscoveryResponse, Node};
 use xdsloop_proto::envoy::envoy::config::core::v3::{
     Address, SocketAddress, address, socket_address::PortSpecifier,

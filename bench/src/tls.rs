@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use xdsloop_client::config::ClientTls;
+use xdsloop_client::ClientTls;
 
 /// The files a TLS run serves and trusts.
 pub struct Certs {
@@ -97,7 +97,7 @@ impl Certs {
 
     /// The fleet's side.
     pub fn client(&self) -> Result<ClientTls, String> {
-        xdsloop_client::transport::tls::load(&self.ca, None, None).map_err(|e| e.to_string())
+        xdsloop_client::load_tls(&self.ca, None, None).map_err(|e| e.to_string())
     }
 }
 

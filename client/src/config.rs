@@ -4,6 +4,7 @@
 //! It depends on nothing else in the crate, so the protocol core and the transports can both
 //! use it without knowing each other.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,7 +18,7 @@ pub use xdsloop_proto::Variant;
 
 /// Default gRPC message limit for both directions: far above gRPC's 4 MiB so large
 /// snapshots work (C16, S13).
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 128 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_MESSAGE_BYTES: usize = 128 * 1024 * 1024;
 
 /// Where configuration comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,18 +40,26 @@ pub enum Source {
 /// The kind of a [`Source`], without its data: what reports and output are labelled with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SourceKind {
+    /// ADS, State of the World.
     Ads,
+    /// ADS, Delta.
     AdsDelta,
+    /// One SotW stream per type.
     Grpc,
+    /// One Delta stream per type.
     DeltaGrpc,
+    /// REST-JSON polling.
     Rest,
+    /// A watched DiscoveryResponse file.
     File,
 }
 
 /// The names `--source` accepts, in the order the README lists them.
-pub const SOURCE_NAMES: &[&str] = &["ads", "ads-delta", "grpc", "delta-grpc", "rest", "file"];
+pub(crate) const SOURCE_NAMES: &[&str] =
+    &["ads", "ads-delta", "grpc", "delta-grpc", "rest", "file"];
 
 impl SourceKind {
+    /// SotW or Delta.
     pub fn mode(self) -> Variant {
         match self {
             Self::AdsDelta | Self::DeltaGrpc => Variant::Delta,
@@ -58,6 +67,7 @@ impl SourceKind {
         }
     }
 
+    /// The source's name on the command line and in reports (`ads`, `ads-delta`, ...).
     pub fn name(self) -> &'static str {
         match self {
             Self::Ads => "ads",
@@ -82,6 +92,7 @@ impl SourceKind {
 }
 
 impl Source {
+    /// The kind of this source, without its data.
     pub fn kind(&self) -> SourceKind {
         match self {
             Self::Ads => SourceKind::Ads,
@@ -93,10 +104,12 @@ impl Source {
         }
     }
 
+    /// SotW or Delta.
     pub fn mode(&self) -> Variant {
         self.kind().mode()
     }
 
+    /// The source's name on the command line and in reports (`ads`, `ads-delta`, ...).
     pub fn name(&self) -> &'static str {
         self.kind().name()
     }
@@ -125,10 +138,13 @@ impl Source {
 /// [`crate::transport::tls::load`]; files are read once, when the client starts.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ClientTls {
+    /// The CA certificates that verify the server, PEM.
     pub ca_pem: Vec<u8>,
     /// Where the CA came from, to name it in errors.
     pub ca_file: String,
+    /// The client's certificate and key, for mTLS.
     pub identity: Option<TlsIdentity>,
+    /// The name to verify the server's certificate against; `None`: the address's host.
     pub server_name: Option<String>,
 }
 
@@ -151,10 +167,16 @@ impl std::fmt::Debug for ClientTls {
 }
 
 /// Envoy's and gRPC's default initial fetch timeout.
-pub const DEFAULT_NOT_FOUND_TIMEOUT: Duration = Duration::from_secs(15);
+pub(crate) const DEFAULT_NOT_FOUND_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// A user check run on every resource before it is accepted: `(type_url, name, bytes)`.
 /// `Err(reason)` rejects the response; the reason goes into the NACK's `error_detail`.
+/// How long a subscription's callbacks may take to decide an update.
+pub(crate) const DEFAULT_CALLBACK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The client's own check of each resource: `(type_url, name, bytes)`, `Err(reason)` rejects the
+/// whole response (NACK). One for every type, set at start; [`crate::SubscriptionCallbacks`] decide
+/// per subscription and per update.
 pub type Validator = Arc<dyn Fn(&str, &str, &[u8]) -> Result<(), String> + Send + Sync>;
 
 /// Whether the client reports every response it receives ([`crate::Report::Received`]), for
@@ -162,6 +184,7 @@ pub type Validator = Arc<dyn Fn(&str, &str, &[u8]) -> Result<(), String> + Send 
 /// resource's name once more.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ReceivedReports {
+    /// No [`crate::Report::Received`].
     #[default]
     Off,
     /// Names and per-resource versions.
@@ -173,8 +196,11 @@ pub enum ReceivedReports {
 /// Reconnect backoff settings. Defaults follow Envoy: 500 ms doubling up to 30 s, ±20% jitter.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BackoffConfig {
+    /// The first delay.
     pub initial: Duration,
+    /// The longest delay.
     pub max: Duration,
+    /// Each delay is the last one times this (before jitter).
     pub multiplier: f64,
     /// Fraction of the delay randomised either way, so many clients don't reconnect in step.
     pub jitter: f64,
@@ -199,26 +225,48 @@ pub struct ClientConfig {
     pub server: String,
     /// TLS (and mTLS) toward the server; `None`: plaintext.
     pub tls: Option<ClientTls>,
+    /// The node this client is (Envoy's `Node`): sent on the first request of every stream.
     pub node: Node,
+    /// The config source: ADS, per-type gRPC, REST, a file (Envoy's `ConfigSource`).
     pub source: Source,
+    /// Types that come from another config source than [`ClientConfig::source`] (Envoy gives
+    /// each its own `ConfigSource`: `cds_config` over ADS, a cluster's `eds_config` over REST,
+    /// ...). Keys are type URLs or their aliases (`eds`). Each distinct source runs as a session
+    /// of its own under the one [`crate::Client`]: its own stream or polls, its own ACKs, one
+    /// store and one report stream for all. Dependency following (`follow_deps`) stays within
+    /// a source: a type whose dependent type comes from another source does not follow it.
+    pub type_sources: BTreeMap<String, Source>,
     /// REST: time between polls of a type (Envoy's `refresh_delay`).
     pub refresh_delay: Duration,
     /// REST: how long one poll may take (Envoy's `request_timeout`, default 1 s).
     pub request_timeout: Duration,
     /// Follow LDS → RDS and CDS → EDS references (C12).
     pub follow_deps: bool,
+    /// The client's own per-resource check, run before anything else (see [`Validator`]).
     pub validator: Option<Validator>,
+    /// How long the client waits for a subscription's callbacks to decide an update
+    /// ([`crate::SubscriptionCallbacks`]). Envoy calls `onConfigUpdate` synchronously and
+    /// waits as long as it takes; here callbacks run on a task of their own, and no answer
+    /// in time rejects the update (NACK): it was not applied.
+    pub callback_timeout: Duration,
+    /// How long a requested name may go unanswered before it is reported missing (Envoy's
+    /// `initial_fetch_timeout`; C14).
     pub not_found_timeout: Duration,
+    /// The reconnect backoff.
     pub backoff: BackoffConfig,
+    /// How long a connection attempt may take.
     pub connect_timeout: Duration,
     /// gRPC message limit, both directions (C16).
     pub max_message_bytes: usize,
+    /// How resources are decoded and named (Envoy's types by default).
     pub codec: Codec,
     /// Report every response received (see [`ReceivedReports`]).
     pub received_reports: ReceivedReports,
 }
 
 impl ClientConfig {
+    /// A client of `server` (`host:port` or a URI) as node `node_id`, over ADS (SotW), with the
+    /// defaults.
     pub fn new(server: impl Into<String>, node_id: impl Into<String>) -> Self {
         let node = Node {
             id: node_id.into(),
@@ -232,10 +280,12 @@ impl ClientConfig {
             tls: None,
             node,
             source: Source::Ads,
+            type_sources: BTreeMap::new(),
             refresh_delay: Duration::from_secs(1),
             request_timeout: Duration::from_secs(1),
             follow_deps: false,
             validator: None,
+            callback_timeout: DEFAULT_CALLBACK_TIMEOUT,
             not_found_timeout: DEFAULT_NOT_FOUND_TIMEOUT,
             backoff: BackoffConfig::default(),
             connect_timeout: Duration::from_secs(5),

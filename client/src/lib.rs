@@ -2,39 +2,40 @@
 //!
 //! Layout, one layer per folder; a layer uses only the layers above it in this list
 //! (`tests/architecture` checks it):
-//! - [`config`]: the vocabulary every layer may use: [`ClientConfig`], [`Source`] and
+//! - `config`: the vocabulary every layer may use: [`ClientConfig`], [`Source`] and
 //!   [`SourceKind`], [`Variant`], [`BackoffConfig`], the default limits.
-//! - [`core`] (pure, sans-I/O): the mux (type watches on one stream, or one per type; ACK/NACK,
+//! - `core` (pure, sans-I/O): the mux (type watches on one stream, or one per type; ACK/NACK,
 //!   pause/resume), per-type request state, validation (C6), dependency following, not-found
 //!   timers, the [`Store`] of applied resources, stream numbers, and the [`Event`]s and
 //!   [`Report`]s it emits.
-//! - [`transport`]: I/O, the config sources (Envoy's subscription factory): gRPC streams (ADS
+//! - `transport`: I/O, the config sources (Envoy's subscription factory): gRPC streams (ADS
 //!   or one per type), REST polling, a watched file; and the hub they all drive the mux
 //!   through, with the reconnect [`Backoff`].
-//! - [`client`]: the [`Client`] handle, its session, and [`Subscription`] /
+//! - `client`: the [`Client`] handle, its session, and [`Subscription`] /
 //!   [`TypedSubscription`] handles.
 //! - [`cli`]: the CLI's flags, run loop, text and JSON output, log format, the `--explain`
 //!   narration and the `--record` transcript (`main.rs` only calls it).
 //! - [`fleet`]: `xdsloop-client fleet`, N cheap simulated nodes for load tests: a deliberate
 //!   second implementation of the client protocol (see its module docs for why, and what it
-//!   shares with [`core`]).
+//!   shares with `core`).
 //! - [`check`]: `xdsloop-client check`, a conformance suite that judges any ADS server over raw
 //!   streams (it must send what the library never does: stale nonces, garbage).
 //!
-//! [`error`] is the crate's one error type.
+//! `error` is the crate's one error type.
 #![doc = include_str!("../README.md")]
+#![warn(unreachable_pub, missing_docs)]
 
 #[cfg(feature = "check")]
 pub mod check;
 #[cfg(feature = "cli")]
 pub mod cli;
-pub mod client;
-pub mod config;
-pub mod core;
-pub mod error;
+mod client;
+mod config;
+mod core;
+mod error;
 #[cfg(feature = "fleet")]
 pub mod fleet;
-pub mod transport;
+mod transport;
 
 /// The wire crate itself (the fixture codec, `Resource`, discovery messages), for what the
 /// re-exports above leave out.
@@ -52,12 +53,26 @@ pub use client::Client;
 pub use client::Paused;
 /// Asks a running client what it holds, as CSDS reports it (Envoy's config dump of xDS).
 pub use client::StatusHandle;
+/// Serves what a running client holds over CSDS (Envoy's `ClientStatusDiscoveryService`), as
+/// `xdsloop-client --csds ADDR` does.
+pub use client::csds;
 /// Envoy's `Subscription`: one watch of a type (all of it, or named resources) on the client's
 /// stream; its [`Event`]s are what Envoy delivers to `SubscriptionCallbacks`.
 pub use client::subscription::Subscription;
 /// Envoy's `SubscriptionBase<T>`: a [`Subscription`] whose updates arrive decoded as `T`
 /// ([`TypedEvent`]).
 pub use client::subscription::TypedSubscription;
+/// Envoy's `SubscriptionCallbacks`, deciding: `on_config_update` (Envoy's `onConfigUpdate`)
+/// returns `Ok` to apply and ACK an update, or a [`Rejection`] to NACK it and keep the last
+/// good config. Given to [`Client::subscribe_with`]; the typed form to
+/// [`Client::subscribe_typed_with`].
+pub use client::subscription::{SubscriptionCallbacks, TypedSubscriptionCallbacks};
+/// TLS toward the server (Envoy's `UpstreamTlsContext` of the xDS cluster): the CA and, for
+/// mTLS, the client's identity; [`load_tls`] reads it from PEM files.
+pub use config::ClientTls;
+/// Whether each response is reported as it arrives ([`Report::Received`]), with or without
+/// its resources' bodies.
+pub use config::ReceivedReports;
 pub use config::{BackoffConfig, ClientConfig, Source, SourceKind, Validator, Variant};
 /// Envoy's `SubscriptionCallbacks`: `Event::Sotw` and `Event::Delta` are `onConfigUpdate`
 /// (State-of-the-World and Delta), `Event::Failed` is `onConfigUpdateFailed` with its
@@ -69,8 +84,9 @@ pub use core::event::Step;
 pub use core::event::{ConnectionReport, Failure, Report, UpdateReport, Verdict};
 /// Envoy's `GrpcMux` without I/O: type watches on one stream (or one per type), ACK/NACK,
 /// `pause`/`resume`. Feed it responses and the clock; it gives [`Outgoing`] requests and
-/// events. [`Client`] runs one for you.
-pub use core::mux::{Mux, MuxConfig};
+/// events, and [`Proposal`]s: updates held back until deciding subscriptions answer
+/// ([`Mux::decide`]). [`Client`] runs one for you.
+pub use core::mux::{Mux, MuxConfig, Proposal};
 /// A request the [`Mux`] wants on the wire (`DiscoveryRequest` or `DeltaDiscoveryRequest`).
 pub use core::request::Outgoing;
 /// Envoy's `SubscriptionBase<T>` decoding: a resource type with its type URL, and decoded
@@ -78,6 +94,10 @@ pub use core::request::Outgoing;
 pub use core::resource::{Typed, TypedEvent, XdsResource};
 /// What the client applied, per type, and what one update changed.
 pub use core::store::{Applied, Diff, Store};
+/// Why an update is rejected (NACKed): the reason a [`SubscriptionCallbacks`] returns (Envoy's
+/// `onConfigUpdate` failing), or the problems validation found. Its message is the NACK's
+/// `error_detail`.
+pub use core::validate::Rejection;
 /// What a watch wants (Envoy's `addWatch` resource names, or wildcard), and its id on the
 /// [`Mux`] (Envoy's `GrpcMux::addWatch` handle).
 pub use core::watch_map::{Interest, WatchId};
@@ -86,6 +106,8 @@ pub use error::ClientError;
 /// that implements it (gRPC, Delta gRPC, ADS, ADS Delta, REST, file).
 pub use transport::Transport;
 pub use transport::backoff::Backoff;
+/// Reads a [`ClientTls`] from PEM files: the CA, and for mTLS the certificate and key.
+pub use transport::tls::load as load_tls;
 
 /// `docs/testkit.md`, compiled and run as a doc-test here rather than in xdsloop-server: its
 /// example tests this client against the server's test kit, and the client already depends on

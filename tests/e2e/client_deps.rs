@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use xdsloop_client::core::request::Outgoing;
+use xdsloop_client::Outgoing;
 use xdsloop_client::{Client, Event, Interest, Report, Source, Variant, Verdict};
 use xdsloop_proto::type_url::{CLUSTER, ENDPOINT};
 

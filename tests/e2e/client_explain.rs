@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
 use tokio::sync::broadcast;
+use xdsloop_client::ReceivedReports;
 use xdsloop_client::cli::explain::Explainer;
-use xdsloop_client::config::ReceivedReports;
 use xdsloop_client::{Client, Report, Source};
 use xdsloop_proto::type_url::CLUSTER;
 use xdsloop_transcript::{Lang, Step};

@@ -1,9 +1,8 @@
 //! A server restart on the same port is survived: the client backs off, reconnects,
 //! resubscribes and ends with the same applied versions (C10, C11, C13).
 
-use xdsloop_client::core::event::Step;
-use xdsloop_client::core::request::Outgoing;
 use xdsloop_client::{ConnectionReport, Report, Source};
+use xdsloop_client::{Outgoing, Step};
 use xdsloop_proto::type_url::CLUSTER;
 
 use crate::client_support::*;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use xdsloop_server::testkit::poll_until;
 
 use tonic::{Code, transport::Channel};
-use xdsloop_client::client::csds::{self as client_csds, CsdsServer};
+use xdsloop_client::csds::{self as client_csds, CsdsServer};
 use xdsloop_client::{Client, Report, Source, Verdict};
 use xdsloop_proto::csds::{
     ClientConfig, ClientResourceStatus, ClientStatusRequest, ClientStatusResponse, ConfigStatus,

@@ -6,7 +6,7 @@ use std::{path::Path, sync::Arc};
 use xdsloop_server::testkit::poll_until;
 
 use tokio::sync::broadcast;
-use xdsloop_client::{ClientConfig, Report, Source, Validator, Verdict, core::store::Diff};
+use xdsloop_client::{ClientConfig, Diff, Report, Source, Validator, Verdict};
 use xdsloop_proto::type_url::ENDPOINT;
 use xdsloop_server::{
     app, faults::scenario::Scenario, testkit::TestServer, transport::record::Recording,

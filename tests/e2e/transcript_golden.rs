@@ -16,7 +16,7 @@ use std::{
 };
 
 use tokio::sync::{broadcast, oneshot};
-use xdsloop_client::{Report, Source, Validator, cli::record::Recorder, config::ReceivedReports};
+use xdsloop_client::{ReceivedReports, Report, Source, Validator, cli::record::Recorder};
 use xdsloop_proto::type_url::ENDPOINT;
 use xdsloop_server::{testkit::TestServer, transport::record::Recording};
 use xdsloop_tests::copy_dir;

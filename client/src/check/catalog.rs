@@ -11,7 +11,9 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Level {
+    /// The spec says MUST: a failure fails the run.
     Must,
+    /// The spec says SHOULD: a failure is reported, and fails the run only with `--strict`.
     Should,
 }
 
@@ -27,9 +29,11 @@ impl fmt::Display for Level {
 /// One check of the suite.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Check {
+    /// The check's id, e.g. `S4.stale-nonce-ignored`.
     pub id: &'static str,
     /// The docs/protocol.md rule it proves.
     pub rule: &'static str,
+    /// MUST or SHOULD.
     pub level: Level,
     /// It edits fixture files, so it needs `--fixtures DIR` (a directory the server serves).
     pub edits: bool,
@@ -162,7 +166,7 @@ pub const CHECKS: &[Check] = &[
 
 /// The checks `only` selects, in run order: each entry is a check id or a rule (`S5`, `FX`).
 /// An empty list selects all.
-pub fn select(only: &[String]) -> Result<Vec<Check>, String> {
+pub(crate) fn select(only: &[String]) -> Result<Vec<Check>, String> {
     for wanted in only {
         if !CHECKS.iter().any(|c| matches(c, wanted)) {
             let ids: Vec<&str> = CHECKS.iter().map(|c| c.id).collect();

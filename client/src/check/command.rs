@@ -88,6 +88,7 @@ pub struct CheckArgs {
     /// stderr: `text` or `json` (one object per line).
     #[arg(long, value_enum, default_value = "text")]
     pub log_format: LogFormat,
+    /// TLS toward the server (`--tls-ca`, `--tls-cert`, `--tls-key`).
     #[command(flatten)]
     pub tls: TlsArgs,
 }

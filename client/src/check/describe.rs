@@ -9,7 +9,7 @@ use xdsloop_proto::type_url;
 const SHOWN: usize = 8;
 
 /// The resource names in a SotW response, decoded from each `Any` by its own type URL.
-pub fn sotw_names(codec: &Codec, response: &DiscoveryResponse) -> Vec<String> {
+pub(super) fn sotw_names(codec: &Codec, response: &DiscoveryResponse) -> Vec<String> {
     let resources = response.resources.iter();
     resources
         .map(|any| {
@@ -21,7 +21,7 @@ pub fn sotw_names(codec: &Codec, response: &DiscoveryResponse) -> Vec<String> {
 }
 
 /// The names a Delta response sends (resources with a body) and removes.
-pub fn delta_names(response: &DeltaDiscoveryResponse) -> (Vec<String>, Vec<String>) {
+pub(super) fn delta_names(response: &DeltaDiscoveryResponse) -> (Vec<String>, Vec<String>) {
     let sent = response.resources.iter().filter(|r| r.resource.is_some());
     let mut removed: Vec<String> = response.removed_resources.clone();
     // A Resource without a body is the other way the spec has to say "does not exist".
@@ -31,14 +31,14 @@ pub fn delta_names(response: &DeltaDiscoveryResponse) -> (Vec<String>, Vec<Strin
 }
 
 /// `cds v"v7" nonce "3-4" [web, api]`
-pub fn sotw(codec: &Codec, response: &DiscoveryResponse) -> String {
+pub(super) fn sotw(codec: &Codec, response: &DiscoveryResponse) -> String {
     let (short, version) = (short(&response.type_url), &response.version_info);
     let names = list(&sotw_names(codec, response));
     format!("{short} v{version:?} nonce {:?} {names}", response.nonce)
 }
 
 /// `eds nonce "3-4" +[a, b] -[x]`
-pub fn delta(response: &DeltaDiscoveryResponse) -> String {
+pub(super) fn delta(response: &DeltaDiscoveryResponse) -> String {
     let (sent, removed) = delta_names(response);
     let short = short(&response.type_url);
     let mut text = format!("{short} nonce {:?} +{}", response.nonce, list(&sent));
@@ -49,18 +49,18 @@ pub fn delta(response: &DeltaDiscoveryResponse) -> String {
 }
 
 /// Several SotW responses, `; `-separated.
-pub fn sotw_all(codec: &Codec, responses: &[DiscoveryResponse]) -> String {
+pub(super) fn sotw_all(codec: &Codec, responses: &[DiscoveryResponse]) -> String {
     let each: Vec<String> = responses.iter().map(|r| sotw(codec, r)).collect();
     each.join("; ")
 }
 
-pub fn delta_all(responses: &[DeltaDiscoveryResponse]) -> String {
+pub(super) fn delta_all(responses: &[DeltaDiscoveryResponse]) -> String {
     let each: Vec<String> = responses.iter().map(delta).collect();
     each.join("; ")
 }
 
 /// `[a, b, c]`, or the first few and how many more.
-pub fn list<S: AsRef<str>>(names: &[S]) -> String {
+pub(super) fn list<S: AsRef<str>>(names: &[S]) -> String {
     let shown: Vec<&str> = names.iter().take(SHOWN).map(AsRef::as_ref).collect();
     let more = names.len().saturating_sub(SHOWN);
     if more > 0 {
@@ -71,7 +71,7 @@ pub fn list<S: AsRef<str>>(names: &[S]) -> String {
 }
 
 /// `cds`, `eds`, … or the message name for a type without an alias.
-pub fn short(url: &str) -> &str {
+pub(super) fn short(url: &str) -> &str {
     type_url::short_name(url)
 }
 

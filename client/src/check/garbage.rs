@@ -13,7 +13,7 @@ use xdsloop_proto::services::ADS_SOTW_PATH;
 use super::probe::{Gone, Target};
 
 /// The message body: field 1 with wire type 7, which no protobuf decoder accepts.
-pub const MALFORMED: &[u8] = &[0x0f];
+pub(super) const MALFORMED: &[u8] = &[0x0f];
 
 /// Sends raw bytes; responses are counted, not decoded.
 #[derive(Clone, Copy, Debug, Default)]
@@ -53,7 +53,7 @@ impl Decoder for RawCodec {
 
 /// Opens StreamAggregatedResources on its own connection, sends [`MALFORMED`] and reports
 /// how the stream ended within `within` (`Gone::Silent`: it stayed open).
-pub async fn send_malformed(target: &Target, within: Duration) -> Gone {
+pub(super) async fn send_malformed(target: &Target, within: Duration) -> Gone {
     let mut grpc = tonic::client::Grpc::new(target.channel());
     let path = PathAndQuery::from_static(ADS_SOTW_PATH);
     let run = async {

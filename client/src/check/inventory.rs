@@ -15,7 +15,7 @@ use super::fixtures::PREFIX;
 use super::probe::{Probe, Sotw, Target};
 
 #[derive(Clone, Debug, Default)]
-pub struct Inventory {
+pub(super) struct Inventory {
     pub clusters: Vec<String>,
     pub listeners: Vec<String>,
     /// ClusterLoadAssignment names that exist (answered when asked for by name).
@@ -29,7 +29,7 @@ pub struct Inventory {
 impl Inventory {
     /// Asks the server on one SotW stream. Names the suite itself wrote (`xdsloop-check-*`,
     /// left by an earlier run until the server reloads) are not used.
-    pub async fn learn(target: &Target, codec: &Codec, within: Duration) -> Self {
+    pub(super) async fn learn(target: &Target, codec: &Codec, within: Duration) -> Self {
         let mut inv = Inventory::default();
         let mut probe = Probe::<Sotw>::open(target);
         let foreign = |n: &String| !n.starts_with(PREFIX);
@@ -61,7 +61,7 @@ impl Inventory {
     }
 
     /// The first `n` EDS names, or why there are fewer.
-    pub fn endpoints(&self, n: usize) -> Result<Vec<&str>, String> {
+    pub(super) fn endpoints(&self, n: usize) -> Result<Vec<&str>, String> {
         if self.endpoints.len() >= n {
             return Ok(self.endpoints.iter().take(n).map(String::as_str).collect());
         }
@@ -77,7 +77,7 @@ impl Inventory {
     }
 
     /// Why there are no clusters, or none.
-    pub fn need_clusters(&self) -> Result<(), String> {
+    pub(super) fn need_clusters(&self) -> Result<(), String> {
         if !self.clusters.is_empty() {
             return Ok(());
         }

@@ -9,7 +9,7 @@
 //! (`probe`) instead of the mux, and decides nothing about the protocol outside the checks.
 //!
 //! Layout:
-//! - [`catalog`]: the checks, their rule, level and quoted spec sentence, in run order;
+//! - `catalog`: the checks, their rule, level and quoted spec sentence, in run order;
 //!   `--only` selection.
 //! - `probe`: raw SotW/Delta ADS streams, one connection each; `garbage`: a malformed message.
 //! - `preflight`: whether the server can be judged at all (else exit 2, with the reason),
@@ -21,7 +21,7 @@
 //! - [`report`]: outcomes, the text lines and summary, JSON, the exit code.
 //! - [`command`]: the subcommand's flags and output.
 
-pub mod catalog;
+pub(crate) mod catalog;
 pub mod command;
 mod describe;
 mod fixtures;
@@ -61,15 +61,20 @@ pub struct CheckConfig {
     pub fixtures_subdir: PathBuf,
     /// Check ids or rules to run (empty: all).
     pub only: Vec<String>,
+    /// How long to wait for a response any conforming server sends at once.
     pub timeout: Duration,
+    /// How long to watch for something that must not arrive.
     pub quiet: Duration,
+    /// How long to wait for a fixture edit to be pushed.
     pub push_timeout: Duration,
     /// SHOULD failures fail the run too.
     pub strict: bool,
+    /// gRPC message limit, both directions.
     pub max_message_bytes: usize,
 }
 
 impl CheckConfig {
+    /// A suite run against `server` (`host:port` or a URI) with the default timeouts.
     pub fn new(server: impl Into<String>) -> Self {
         Self {
             server: server.into(),

@@ -26,7 +26,7 @@ use crate::transport::tls;
 /// Opens one SotW ADS stream and asks for wildcard CDS. An answer, a silence (judged by the
 /// checks) or a stream the server ends cleanly means the suite can talk to the server; an
 /// error before any response means it cannot, and says why in words.
-pub async fn reachable(target: &Target, within: Duration) -> Result<(), ClientError> {
+pub(super) async fn reachable(target: &Target, within: Duration) -> Result<(), ClientError> {
     target.connect().await?;
     let mut last = None;
     for _ in 0..ATTEMPTS {
@@ -92,7 +92,7 @@ async fn first_stream(target: &Target, within: Duration) -> Option<tonic::Status
 /// `None` when the server serves Delta ADS (it answered wildcard CDS, or stayed silent: the
 /// Delta checks judge that); why not, when it refused the call (UNIMPLEMENTED) or ended the
 /// stream at its first request.
-pub async fn delta_served(target: &Target, within: Duration) -> Option<String> {
+pub(super) async fn delta_served(target: &Target, within: Duration) -> Option<String> {
     let mut p = Probe::<Delta>::open(target);
     let gone = match p.change(CLUSTER, &[], &[]).await {
         Err(gone) => gone,
@@ -122,7 +122,7 @@ pub async fn delta_served(target: &Target, within: Duration) -> Option<String> {
 /// `None` when `dir` looks like what the server serves, or when that cannot be told (the
 /// server serves nothing); why not, when the server serves resources and none of them is
 /// named in a fixture file under `dir`.
-pub fn fixtures_served(dir: &Path, codec: &Codec, inv: &Inventory) -> Option<String> {
+pub(super) fn fixtures_served(dir: &Path, codec: &Codec, inv: &Inventory) -> Option<String> {
     let served: BTreeSet<&String> = inv
         .clusters
         .iter()

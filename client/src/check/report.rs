@@ -21,6 +21,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// `PASS`, `FAIL` or `SKIP`.
     pub fn label(&self) -> &'static str {
         match self {
             Outcome::Pass(_) => "PASS",
@@ -29,6 +30,7 @@ impl Outcome {
         }
     }
 
+    /// What the check found (the evidence, or why it was skipped).
     pub fn text(&self) -> &str {
         match self {
             Outcome::Pass(t) | Outcome::Fail(t) | Outcome::Skip(t) => t,
@@ -39,8 +41,11 @@ impl Outcome {
 /// One check and its outcome.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CheckResult {
+    /// The check that ran.
     pub check: Check,
+    /// Its verdict and evidence.
     pub outcome: Outcome,
+    /// How long it took.
     pub elapsed: Duration,
 }
 
@@ -118,9 +123,13 @@ struct SummaryJson {
 /// The whole run.
 #[derive(Clone, Debug, Default)]
 pub struct CheckReport {
+    /// The server judged.
     pub server: String,
+    /// The node id the suite's streams used.
     pub node_id: String,
+    /// Whether a SHOULD failure fails the run (`--strict`).
     pub strict: bool,
+    /// Every check run, in catalog order.
     pub results: Vec<CheckResult>,
     /// Set with `--fixtures`: whether the directory was put back as found.
     pub fixtures: Option<Restored>,
@@ -136,6 +145,7 @@ pub struct CheckReport {
 pub enum Event<'a> {
     /// A finding about the server as a whole, before the checks.
     Note(&'a str),
+    /// A check finished.
     Result(&'a CheckResult),
 }
 
@@ -147,9 +157,13 @@ pub fn note_line(note: &str) -> String {
 /// Counts and the exit code.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
+    /// Checks that passed.
     pub passed: usize,
+    /// MUST checks that failed.
     pub failed_must: usize,
+    /// SHOULD checks that failed.
     pub failed_should: usize,
+    /// Checks skipped (a prerequisite was missing).
     pub skipped: usize,
     /// 0: no MUST failure; 1: a MUST failure (or a SHOULD one with `--strict`); 2: the run
     /// was interrupted or the fixture directory could not be put back.
@@ -157,6 +171,7 @@ pub struct Summary {
 }
 
 impl CheckReport {
+    /// The counts of each outcome.
     pub fn summary(&self) -> Summary {
         let mut s = Summary::default();
         for r in &self.results {

@@ -61,6 +61,7 @@ impl Explainer {
         Self::in_lang(mode, Lang::En)
     }
 
+    /// A narrator for a session of `mode`, in `lang` (English or the lesson's Chinese).
     pub fn in_lang(mode: Variant, lang: Lang) -> Self {
         Self {
             mode,

@@ -1,10 +1,10 @@
 //! The `xdsloop-client` command line: flags, the subscriptions they mean, and the print loop.
 
 pub mod explain;
-pub mod output;
+pub(crate) mod output;
 pub mod record;
-pub mod run;
-pub mod tls;
+pub(crate) mod run;
+pub(crate) mod tls;
 
 pub use run::run;
 
@@ -47,6 +47,7 @@ pub struct Args {
     /// Server address (`host:port`, `http://host:port`, or `https://host:port` with --tls-ca).
     #[arg(long, default_value = "127.0.0.1:18000")]
     pub server: String,
+    /// TLS toward the server (`--tls-ca`, `--tls-cert`, `--tls-key`).
     #[command(flatten)]
     pub tls: TlsArgs,
     /// Show secret values (private keys, passwords, session ticket keys) in --dump; they are
@@ -136,7 +137,9 @@ pub struct Args {
 /// What to subscribe to.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Plan {
+    /// Follow LDS → RDS and CDS → EDS references (C12).
     pub follow_deps: bool,
+    /// The watches to start: each type with its names (or wildcard).
     pub watches: Vec<(String, Interest)>,
 }
 

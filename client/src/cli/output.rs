@@ -22,7 +22,7 @@ fn time(at: SystemTime) -> String {
 }
 
 /// The stdout line for a report, if it has one (updates, not-found and expiry).
-pub fn line(report: &Report, format: Format) -> Option<String> {
+pub(crate) fn line(report: &Report, format: Format) -> Option<String> {
     let (word, event, at, type_url, names) = match report {
         Report::Update(update) => {
             return Some(match format {
@@ -143,7 +143,7 @@ fn update_text(u: &UpdateReport) -> String {
 }
 
 /// How much connection news matters, as a log level (for `--log-format json`).
-pub fn connection_level(report: &ConnectionReport) -> tracing::Level {
+pub(crate) fn connection_level(report: &ConnectionReport) -> tracing::Level {
     match report {
         ConnectionReport::ConnectFailed { .. } | ConnectionReport::StreamClosed { .. } => {
             tracing::Level::WARN
@@ -153,7 +153,7 @@ pub fn connection_level(report: &ConnectionReport) -> tracing::Level {
 }
 
 /// The stderr line for connection news.
-pub fn connection_line(report: &ConnectionReport) -> String {
+pub(crate) fn connection_line(report: &ConnectionReport) -> String {
     match report {
         ConnectionReport::Connecting { server, attempt } => {
             format!("connecting to {server} (attempt {attempt})")
@@ -197,13 +197,13 @@ struct DumpResource {
 
 /// The applied resources as one document: `{"types": [...]}` (fields in the README).
 #[derive(serde::Serialize)]
-pub struct Dump {
+pub(crate) struct Dump {
     types: Vec<DumpType>,
 }
 
 /// The applied resources, ready to render.
 /// Secret values are hidden unless `secrets` says to show them.
-pub fn dump(store: &Store, codec: &Codec, secrets: Secrets) -> Dump {
+pub(crate) fn dump(store: &Store, codec: &Codec, secrets: Secrets) -> Dump {
     let mut types: Vec<(&str, &TypeStore)> = store.types().collect();
     types.sort_by_key(|(url, _)| (type_url::order(url), url.to_string()));
     let types: Vec<DumpType> = types
@@ -243,7 +243,7 @@ fn dump_resource(
 }
 
 /// Renders a dump in the chosen format (text means YAML).
-pub fn render_dump(value: &Dump, format: Format) -> Result<String, crate::ClientError> {
+pub(crate) fn render_dump(value: &Dump, format: Format) -> Result<String, crate::ClientError> {
     match format {
         Format::Json => serde_json::to_string_pretty(value)
             .map_err(|e| crate::ClientError::Output(e.to_string())),

@@ -27,6 +27,7 @@ use crate::core::request::Outgoing;
 use crate::core::stream::{StreamEnd, StreamInfo};
 use crate::error::ClientError;
 
+/// Writes `--record`'s transcript: one line per step of the loop, as reports arrive.
 pub struct Recorder {
     writer: LineWriter<File>,
     path: String,
@@ -90,6 +91,7 @@ impl Recorder {
         self.writer.next_flush()
     }
 
+    /// Writes out what is buffered if it has waited long enough.
     pub fn flush_if_due(&mut self) -> Result<(), ClientError> {
         let result = self.writer.flush_if_due(Instant::now());
         result.map(|_| ()).map_err(|e| self.error(e))

@@ -24,6 +24,7 @@ pub struct Csds {
 }
 
 impl Csds {
+    /// The CSDS service for the client behind `client`.
     pub fn new(client: StatusHandle) -> Self {
         Self { client }
     }

@@ -5,10 +5,10 @@
 //! reports and the store. [`csds`] serves what it holds to CSDS tools (`--csds ADDR`).
 
 pub mod csds;
-pub mod session;
-pub mod subscription;
+pub(crate) mod session;
+pub(crate) mod subscription;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,7 +18,10 @@ use tokio::task::JoinHandle;
 use xdsloop_proto::csds::ClientConfig as CsdsConfig;
 
 use crate::client::session::Session;
-use crate::client::subscription::{Subscription, TypedSubscription};
+use crate::client::subscription::{
+    DecodeFirst, Subscription, SubscriptionCallbacks, TypedSubscription,
+    TypedSubscriptionCallbacks, run_callbacks,
+};
 use crate::config::ClientConfig;
 use crate::core::event::Report;
 use crate::core::mux::{Mux, MuxConfig};
@@ -27,7 +30,7 @@ use crate::core::store::Store;
 use crate::core::watch_map::Interest;
 use crate::error::ClientError;
 use crate::transport::Transport;
-use crate::transport::hub::{Command, Hub, NewWatch, stop_requested};
+use crate::transport::hub::{Command, Hub, NewWatch, StoreOut, Subscriber, stop_requested};
 
 /// Handles issue few commands; a small queue back-pressures them while the session is busy.
 const COMMAND_QUEUE: usize = 64;
@@ -40,14 +43,17 @@ const REPORT_QUEUE: usize = 4096;
 
 /// A running client. Dropping it stops the session.
 pub struct Client {
-    commands: mpsc::Sender<Command>,
+    /// One session per config source in use: the first is `ClientConfig::source`'s.
+    sessions: Vec<mpsc::Sender<Command>>,
+    /// The types that come from another source, and the index of its session.
+    routes: BTreeMap<String, usize>,
     next_id: Arc<AtomicU64>,
     reports: broadcast::Sender<Report>,
     store: watch::Receiver<Arc<Store>>,
     /// Set to true to stop the session; the session's shutdown future sets it too, so every
     /// wait inside the session sees one flag.
     stop: Arc<watch::Sender<bool>>,
-    task: Option<JoinHandle<()>>,
+    tasks: Vec<JoinHandle<()>>,
 }
 
 impl Client {
@@ -58,8 +64,27 @@ impl Client {
         config: ClientConfig,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<Self, ClientError> {
-        let transport = Transport::new(&config)?;
-        Ok(Self::start_on(transport, config, shutdown))
+        let mut transports = vec![Transport::new(&config)?];
+        let mut sources = vec![config.source.clone()];
+        let mut routes = BTreeMap::new();
+        for (alias, source) in &config.type_sources {
+            let type_url = xdsloop_proto::type_url::resolve(alias)
+                .ok_or_else(|| ClientError::UnknownType(alias.clone()))?;
+            let session = match sources.iter().position(|s| s == source) {
+                Some(session) => session,
+                None => {
+                    let mut own = config.clone();
+                    own.source = source.clone();
+                    transports.push(Transport::new(&own)?);
+                    sources.push(source.clone());
+                    sources.len() - 1
+                }
+            };
+            if session != 0 {
+                routes.insert(type_url.to_string(), session);
+            }
+        }
+        Ok(Self::start_sessions(transports, routes, config, shutdown))
     }
 
     /// Starts the session task on a transport the factory already made (checked before
@@ -69,51 +94,86 @@ impl Client {
         config: ClientConfig,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Self {
-        let mux = Mux::new(MuxConfig {
-            mode: transport.kind().mode(),
-            source: transport.kind(),
-            node: config.node.clone(),
-            follow_deps: config.follow_deps,
-            not_found_timeout: config.not_found_timeout,
-            validator: config.validator.clone(),
-            codec: config.codec.clone(),
-            received: config.received_reports,
-        });
-        let (commands_tx, commands) = mpsc::channel(COMMAND_QUEUE);
+        Self::start_sessions(vec![transport], BTreeMap::new(), config, shutdown)
+    }
+
+    /// One session per transport, sharing the reports, the store and the stop flag.
+    fn start_sessions(
+        transports: Vec<Transport>,
+        routes: BTreeMap<String, usize>,
+        config: ClientConfig,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Self {
         let (reports, _) = broadcast::channel(REPORT_QUEUE);
         let (store_tx, store) = watch::channel(Arc::new(Store::default()));
         let (stop, stopping) = watch::channel(false);
         let stop = Arc::new(stop);
-        let hub = Hub {
-            mux,
-            commands,
-            subscribers: HashMap::new(),
-            reports: reports.clone(),
-            store: store_tx,
-            stopping: stopping.clone(),
-        };
-        let session = Session { hub, transport };
+        let outlets = StoreOut::split(store_tx, transports.len());
+        let mut sessions = Vec::new();
+        let mut tasks = Vec::new();
+        for (index, (transport, store)) in transports.into_iter().zip(outlets).enumerate() {
+            // A session follows a dependency only if the dependent type travels with it.
+            let elsewhere = |t: &str| routes.get(t).copied().unwrap_or(0) != index;
+            let split = [
+                xdsloop_proto::type_url::LISTENER,
+                xdsloop_proto::type_url::CLUSTER,
+            ]
+            .into_iter()
+            .filter(|parent| !elsewhere(parent))
+            .filter_map(crate::core::deps::child_of)
+            .any(elsewhere);
+            let mux = Mux::new(MuxConfig {
+                mode: transport.kind().mode(),
+                source: transport.kind(),
+                node: config.node.clone(),
+                follow_deps: config.follow_deps && !split,
+                not_found_timeout: config.not_found_timeout,
+                validator: config.validator.clone(),
+                codec: config.codec.clone(),
+                received: config.received_reports,
+            });
+            let (commands_tx, commands) = mpsc::channel(COMMAND_QUEUE);
+            let hub = Hub {
+                mux,
+                commands,
+                subscribers: HashMap::new(),
+                reports: reports.clone(),
+                store,
+                stopping: stopping.clone(),
+                callback_timeout: config.callback_timeout,
+            };
+            let session = Session { hub, transport };
+            let mut stopped = stopping.clone();
+            tasks.push(tokio::spawn(session.run(async move {
+                stop_requested(&mut stopped).await;
+            })));
+            sessions.push(commands_tx);
+        }
         // The caller's shutdown becomes the flag, watched even while the session waits on a
         // slow subscriber; this task ends with the session (its flag's receivers gone).
         let flag = stop.clone();
+        drop(stopping);
         tokio::spawn(async move {
             tokio::select! {
                 _ = shutdown => { flag.send_replace(true); }
                 _ = flag.closed() => {}
             }
         });
-        let mut stopped = stopping;
-        let task = tokio::spawn(session.run(async move {
-            stop_requested(&mut stopped).await;
-        }));
         Self {
-            commands: commands_tx,
+            sessions,
+            routes,
             next_id: Arc::new(AtomicU64::new(1)),
             reports,
             store,
             stop,
-            task: Some(task),
+            tasks,
         }
+    }
+
+    /// The session that carries `type_url`.
+    fn commands_for(&self, type_url: &str) -> &mpsc::Sender<Command> {
+        let session = self.routes.get(type_url).copied().unwrap_or(0);
+        &self.sessions[session]
     }
 
     /// Watches resources of `type_url` (a full type URL).
@@ -136,27 +196,78 @@ impl Client {
         &self,
         watches: impl IntoIterator<Item = (String, Interest)>,
     ) -> Result<Vec<Subscription>, ClientError> {
-        let mut new = Vec::new();
+        let mut new: BTreeMap<usize, Vec<NewWatch>> = BTreeMap::new();
         let mut subscriptions = Vec::new();
         for (type_url, interest) in watches {
             let id = self.next_id.fetch_add(1, Ordering::Relaxed);
             let (events_tx, events) = mpsc::channel(EVENT_QUEUE);
-            let commands = self.commands.clone();
+            let commands = self.commands_for(&type_url).clone();
             subscriptions.push(Subscription::new(id, type_url.clone(), commands, events));
-            new.push(NewWatch {
+            let session = self.routes.get(&type_url).copied().unwrap_or(0);
+            new.entry(session).or_default().push(NewWatch {
                 id,
                 type_url,
                 interest,
-                events: events_tx,
+                events: Subscriber::Events(events_tx),
             });
         }
-        if !new.is_empty() {
-            self.commands
-                .send(Command::Watch(new))
+        for (session, watches) in new {
+            self.sessions[session]
+                .send(Command::Watch(watches))
                 .await
                 .map_err(|_| ClientError::Stopped)?;
         }
         Ok(subscriptions)
+    }
+
+    /// Watches resources of `type_url` with callbacks that decide each update (Envoy's
+    /// `GrpcMux::addWatch` with `SubscriptionCallbacks`): the client applies and ACKs an
+    /// update only once `on_config_update` returns `Ok`; an `Err` NACKs it with its message
+    /// and the type keeps its last good config and version. With several deciding
+    /// subscriptions on a type, one rejection NACKs the update for all of them.
+    ///
+    /// The callbacks run on a blocking task of their own (they may take their time); an update
+    /// they do not decide within [`ClientConfig::callback_timeout`] is rejected. The returned
+    /// handle changes the interest and unsubscribes when dropped; its `recv` returns `None`
+    /// (the events go to the callbacks).
+    pub async fn subscribe_with(
+        &self,
+        type_url: &str,
+        interest: Interest,
+        callbacks: impl SubscriptionCallbacks,
+    ) -> Result<Subscription, ClientError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (calls_tx, calls) = mpsc::channel(EVENT_QUEUE);
+        // No queue: the callbacks get the events.
+        let (_, events) = mpsc::channel(1);
+        let commands = self.commands_for(type_url).clone();
+        let subscription = Subscription::new(id, type_url.to_string(), commands.clone(), events);
+        let watch = NewWatch {
+            id,
+            type_url: type_url.to_string(),
+            interest,
+            events: Subscriber::Callbacks(calls_tx),
+        };
+        commands
+            .send(Command::Watch(vec![watch]))
+            .await
+            .map_err(|_| ClientError::Stopped)?;
+        run_callbacks(callbacks, calls);
+        Ok(subscription)
+    }
+
+    /// [`Client::subscribe_with`] for resources of type `T`, decoded before the callbacks see
+    /// them (Envoy's `SubscriptionBase<T>`). An update that does not decode as `T` is
+    /// rejected (NACK) without calling them.
+    pub async fn subscribe_typed_with<T: XdsResource>(
+        &self,
+        interest: Interest,
+        callbacks: impl TypedSubscriptionCallbacks<T>,
+    ) -> Result<TypedSubscription<T>, ClientError> {
+        let inner = self
+            .subscribe_with(T::TYPE_URL, interest, DecodeFirst::new(callbacks))
+            .await?;
+        Ok(TypedSubscription::new(inner))
     }
 
     /// Watches resources of type `T`, decoded.
@@ -184,15 +295,16 @@ impl Client {
     /// request with the latest state. Pauses of one type nest. Used to batch interest changes,
     /// as Envoy does while it applies a CDS update before asking for EDS.
     pub async fn pause(&self, type_url: &str) -> Result<Paused, ClientError> {
+        let commands = self.commands_for(type_url).clone();
         let type_url = type_url.to_string();
-        self.commands
+        commands
             .send(Command::Pause {
                 type_url: type_url.clone(),
             })
             .await
             .map_err(|_| ClientError::Stopped)?;
         Ok(Paused {
-            commands: self.commands.clone(),
+            commands,
             type_url: Some(type_url),
         })
     }
@@ -200,14 +312,14 @@ impl Client {
     /// A handle that asks the session what it holds, as CSDS reports it (C18).
     pub fn status(&self) -> StatusHandle {
         StatusHandle {
-            commands: self.commands.clone(),
+            sessions: self.sessions.clone(),
         }
     }
 
     /// Stops the session and waits for it to end.
     pub async fn stop(mut self) {
         self.stop.send_replace(true);
-        if let Some(task) = self.task.take() {
+        for task in self.tasks.drain(..) {
             let _ = task.await;
         }
     }
@@ -216,19 +328,32 @@ impl Client {
 /// Asks a running client for its CSDS status. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct StatusHandle {
-    commands: mpsc::Sender<Command>,
+    sessions: Vec<mpsc::Sender<Command>>,
 }
 
 impl StatusHandle {
     /// What the client holds now; `contents` false leaves the resources themselves out.
+    /// With several config sources, one `ClientConfig` with every source's resources, its
+    /// `client_scope` naming them all.
     pub async fn client_config(&self, contents: bool) -> Result<CsdsConfig, ClientError> {
-        let (reply, answer) = oneshot::channel();
-        let command = Command::Status { contents, reply };
-        self.commands
-            .send(command)
-            .await
-            .map_err(|_| ClientError::Stopped)?;
-        answer.await.map_err(|_| ClientError::Stopped)
+        let mut whole: Option<CsdsConfig> = None;
+        for session in &self.sessions {
+            let (reply, answer) = oneshot::channel();
+            let command = Command::Status { contents, reply };
+            session
+                .send(command)
+                .await
+                .map_err(|_| ClientError::Stopped)?;
+            let part = answer.await.map_err(|_| ClientError::Stopped)?;
+            match &mut whole {
+                None => whole = Some(part),
+                Some(whole) => {
+                    whole.generic_xds_configs.extend(part.generic_xds_configs);
+                    whole.client_scope = format!("{},{}", whole.client_scope, part.client_scope);
+                }
+            }
+        }
+        whole.ok_or(ClientError::Stopped)
     }
 }
 

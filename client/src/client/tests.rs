@@ -10,6 +10,7 @@ use xdsloop_proto::{Codec, Format};
 
 use super::*;
 use crate::config::Variant;
+use crate::transport::hub::StoreOut;
 
 /// A client with no session task: its commands wait in `Hub::commands` for the test.
 pub(super) fn client_and_hub() -> (Client, Hub) {
@@ -20,20 +21,22 @@ pub(super) fn client_and_hub() -> (Client, Hub) {
     let (store_tx, store) = watch::channel(Arc::new(Store::default()));
     let (stop, stopping) = watch::channel(false);
     let client = Client {
-        commands: commands_tx,
+        sessions: vec![commands_tx],
+        routes: Default::default(),
         next_id: Arc::new(AtomicU64::new(1)),
         reports: reports.clone(),
         store,
         stop: Arc::new(stop),
-        task: None,
+        tasks: Vec::new(),
     };
     let hub = Hub {
         mux: Mux::new(config),
         commands,
         subscribers: HashMap::new(),
         reports,
-        store: store_tx,
+        store: StoreOut::split(store_tx, 1).remove(0),
         stopping,
+        callback_timeout: crate::config::DEFAULT_CALLBACK_TIMEOUT,
     };
     (client, hub)
 }

@@ -20,7 +20,7 @@ use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER, ROUTE};
 use xdsloop_proto::xdstp;
 
 /// The dependent type a parent type drives, if any: LDS → RDS, CDS → EDS.
-pub fn child_of(type_url: &str) -> Option<&'static str> {
+pub(crate) fn child_of(type_url: &str) -> Option<&'static str> {
     match type_url {
         LISTENER => Some(ROUTE),
         CLUSTER => Some(ENDPOINT),
@@ -31,7 +31,7 @@ pub fn child_of(type_url: &str) -> Option<&'static str> {
 /// The names the dependent type must subscribe for the given parent resources, `xdstp://`
 /// names normalised (C19). Resources that don't decode contribute nothing (they were
 /// validated on arrival).
-pub fn names_for<'a>(
+pub(crate) fn names_for<'a>(
     parent: &str,
     resources: impl IntoIterator<Item = &'a [u8]>,
 ) -> BTreeSet<String> {
@@ -62,7 +62,7 @@ pub fn names_for<'a>(
 
 /// RDS names of a listener: HTTP connection managers in its filter chains, its default filter
 /// chain, and its `api_listener` (proxyless gRPC clients use the latter).
-pub fn route_names(listener: &Listener) -> BTreeSet<String> {
+pub(crate) fn route_names(listener: &Listener) -> BTreeSet<String> {
     let chains = listener
         .filter_chains
         .iter()
@@ -99,7 +99,7 @@ fn chain_managers(chain: &FilterChain) -> impl Iterator<Item = &Any> {
 }
 
 /// The EDS name of a cluster of type EDS: `eds_cluster_config.service_name`, else its name.
-pub fn eds_name(cluster: &Cluster) -> Option<String> {
+pub(crate) fn eds_name(cluster: &Cluster) -> Option<String> {
     let eds = DiscoveryType::Eds as i32;
     if cluster.cluster_discovery_type != Some(ClusterDiscoveryType::Type(eds)) {
         return None;

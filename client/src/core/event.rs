@@ -17,23 +17,37 @@ use crate::core::stream::{StreamEnd, StreamInfo};
 pub enum Event {
     /// SotW: every held resource this subscription wants, and the type's version.
     Sotw {
+        /// The type URL.
         type_url: String,
+        /// The type's version (`version_info`).
         version: String,
+        /// Every held resource this subscription wants.
         resources: Vec<Applied>,
     },
     /// Delta: what changed for this subscription, with the system version.
     Delta {
+        /// The type URL.
         type_url: String,
+        /// The response's `system_version_info`.
         system_version: String,
+        /// Resources added or changed.
         added: Vec<Applied>,
+        /// Names removed.
         removed: Vec<String>,
     },
     /// An update could not be applied; the last good config stays.
-    Failed { type_url: String, reason: Failure },
+    Failed {
+        /// The type URL.
+        type_url: String,
+        /// Why (Envoy's `ConfigUpdateFailureReason`).
+        reason: Failure,
+    },
     /// Requested resources that don't exist: not received within the timeout, or (Delta)
     /// named in `removed_resources` without ever being held.
     Missing {
+        /// The type URL.
         type_url: String,
+        /// The names that do not exist.
         names: Vec<String>,
     },
 }
@@ -52,21 +66,28 @@ pub enum Failure {
 /// accepted version, as Envoy's REST client does).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
+    /// Accepted and applied.
     Ack,
+    /// Rejected with this message (the NACK's `error_detail`); nothing applied.
     Nack(String),
 }
 
 /// One response handled.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UpdateReport {
+    /// When it was handled.
     pub at: SystemTime,
+    /// SotW or Delta.
     pub mode: Variant,
     /// The config source the response came from.
     pub source: SourceKind,
+    /// The type URL.
     pub type_url: String,
     /// The response's version (`version_info`, or Delta's `system_version_info`).
     pub version: String,
+    /// The response's nonce, echoed in the ACK or NACK.
     pub nonce: String,
+    /// ACK or NACK.
     pub verdict: Verdict,
     /// What changed in the store (empty on a NACK: nothing was applied).
     pub diff: Diff,
@@ -75,26 +96,40 @@ pub struct UpdateReport {
 /// Connection lifecycle, for display.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ConnectionReport {
+    /// Connecting, the `attempt`th time since the last success.
     Connecting {
+        /// The server's address.
         server: String,
+        /// Attempts since the last success, from 1.
         attempt: u32,
     },
+    /// The connection is up.
     Connected {
+        /// The server's address.
         server: String,
     },
+    /// The connection could not be made.
     ConnectFailed {
+        /// The server's address.
         server: String,
+        /// Why, with its causes.
         reason: String,
     },
+    /// The stream ended.
     StreamClosed {
+        /// Why.
         reason: String,
     },
+    /// Waiting before the next attempt.
     BackingOff {
+        /// How long.
         delay: Duration,
+        /// The attempt that comes after.
         attempt: u32,
     },
     /// File source: watching this file (there is no server and no ACK channel).
     Watching {
+        /// The watched file.
         path: String,
     },
 }
@@ -102,22 +137,33 @@ pub enum ConnectionReport {
 /// Observed by anyone watching the whole client.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Report {
+    /// A response handled: applied and ACKed, or NACKed.
     Update(UpdateReport),
+    /// Requested names that do not exist (C14): not-found timer, or a Delta removal.
     NotFound {
+        /// When.
         at: SystemTime,
+        /// The type URL.
         type_url: String,
+        /// The names.
         names: Vec<String>,
     },
     /// Held resources whose TTL lapsed without a heartbeat (C17): removed from the store.
     Expired {
+        /// When.
         at: SystemTime,
+        /// The type URL.
         type_url: String,
+        /// The names removed.
         names: Vec<String>,
     },
     /// A response that only refreshed TTLs (C17): ACKed, nothing applied, not an update.
     Heartbeat {
+        /// When.
         at: SystemTime,
+        /// The type URL.
         type_url: String,
+        /// The resources whose TTL it refreshed.
         names: Vec<String>,
     },
     /// A request went on the wire.
@@ -129,9 +175,12 @@ pub enum Report {
     StreamOpened(StreamInfo),
     /// A stream ended; [`ConnectionReport`]s say what the client does about it.
     StreamClosed {
+        /// The stream.
         stream: StreamInfo,
+        /// How it ended.
         end: StreamEnd,
     },
+    /// Connection lifecycle (connecting, connected, backing off, ...).
     Connection(ConnectionReport),
     /// Every subscribed type has answered and every requested name is held or missing. It
     /// covers the watches registered at that moment: a later watch makes the client pending

@@ -14,14 +14,14 @@
 //! - [`stream`]: which stream a type travels on, stream numbers, how a stream ended.
 //! - [`event`]: what subscriptions and observers are told; [`resource`]: typed decoding.
 
-pub mod deps;
-pub mod event;
-pub mod mux;
-pub mod not_found;
-pub mod request;
-pub mod resource;
-pub mod store;
-pub mod stream;
-pub mod ttl;
-pub mod validate;
-pub mod watch_map;
+pub(crate) mod deps;
+pub(crate) mod event;
+pub(crate) mod mux;
+pub(crate) mod not_found;
+pub(crate) mod request;
+pub(crate) mod resource;
+pub(crate) mod store;
+pub(crate) mod stream;
+pub(crate) mod ttl;
+pub(crate) mod validate;
+pub(crate) mod watch_map;

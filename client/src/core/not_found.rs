@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 type Key = (String, String);
 
 #[derive(Debug)]
-pub struct NotFound {
+pub(crate) struct NotFound {
     timeout: Duration,
     deadlines: BTreeMap<Key, Instant>,
     /// Reported missing and not received since: not reported again.
@@ -19,7 +19,7 @@ pub struct NotFound {
 }
 
 impl NotFound {
-    pub fn new(timeout: Duration) -> Self {
+    pub(crate) fn new(timeout: Duration) -> Self {
         Self {
             timeout,
             deadlines: BTreeMap::new(),
@@ -29,7 +29,7 @@ impl NotFound {
     }
 
     /// A request subscribing `name` went out at `now`. The caller passes only names not held.
-    pub fn start(&mut self, type_url: &str, name: &str, now: Instant) {
+    pub(crate) fn start(&mut self, type_url: &str, name: &str, now: Instant) {
         let key = (type_url.to_string(), name.to_string());
         if self.missing.contains(&key) || self.rejected.contains(&key) {
             return;
@@ -38,7 +38,7 @@ impl NotFound {
     }
 
     /// The resource arrived: no timer, and a later absence may be reported again.
-    pub fn received(&mut self, type_url: &str, name: &str) {
+    pub(crate) fn received(&mut self, type_url: &str, name: &str) {
         let key = (type_url.to_string(), name.to_string());
         self.deadlines.remove(&key);
         self.missing.remove(&key);
@@ -46,13 +46,13 @@ impl NotFound {
     }
 
     /// Nobody wants the name any more.
-    pub fn forget(&mut self, type_url: &str, name: &str) {
+    pub(crate) fn forget(&mut self, type_url: &str, name: &str) {
         self.received(type_url, name);
     }
 
     /// The stream carrying `type_url` ended: its timers stop; they restart when the
     /// resubscription is sent.
-    pub fn on_disconnect(&mut self, type_url: &str) {
+    pub(crate) fn on_disconnect(&mut self, type_url: &str) {
         self.deadlines.retain(|(t, _), _| t != type_url);
         self.rejected.retain(|(t, _)| t != type_url);
     }
@@ -60,7 +60,7 @@ impl NotFound {
     /// An update of `type_url` was rejected: the server answered, so its timers stop (as
     /// Envoy's init-fetch timer does) and do not start again on this stream; a request for
     /// a new name starts one.
-    pub fn on_rejected(&mut self, type_url: &str) {
+    pub(crate) fn on_rejected(&mut self, type_url: &str) {
         let stopped: Vec<Key> = self
             .deadlines
             .keys()
@@ -75,14 +75,14 @@ impl NotFound {
 
     /// The server said the resource does not exist (Delta `removed_resources`). Returns whether
     /// this is news (not already reported).
-    pub fn mark_missing(&mut self, type_url: &str, name: &str) -> bool {
+    pub(crate) fn mark_missing(&mut self, type_url: &str, name: &str) -> bool {
         let key = (type_url.to_string(), name.to_string());
         self.deadlines.remove(&key);
         self.missing.insert(key)
     }
 
     /// Timers expired at `now`, as (type, name), now reported missing.
-    pub fn expired(&mut self, now: Instant) -> Vec<(String, String)> {
+    pub(crate) fn expired(&mut self, now: Instant) -> Vec<(String, String)> {
         let due: Vec<Key> = self
             .deadlines
             .iter()
@@ -96,18 +96,13 @@ impl NotFound {
         due
     }
 
-    pub fn next_deadline(&self) -> Option<Instant> {
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
         self.deadlines.values().min().copied()
     }
 
-    pub fn is_missing(&self, type_url: &str, name: &str) -> bool {
+    pub(crate) fn is_missing(&self, type_url: &str, name: &str) -> bool {
         self.missing
             .contains(&(type_url.to_string(), name.to_string()))
-    }
-
-    pub fn is_pending(&self, type_url: &str, name: &str) -> bool {
-        let key = (type_url.to_string(), name.to_string());
-        self.deadlines.contains_key(&key)
     }
 }
 

@@ -15,11 +15,14 @@ use xdsloop_transcript::Step;
 /// A request ready for the wire.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Outgoing {
+    /// A State-of-the-World `DiscoveryRequest`.
     Sotw(DiscoveryRequest),
+    /// A `DeltaDiscoveryRequest`.
     Delta(DeltaDiscoveryRequest),
 }
 
 impl Outgoing {
+    /// The request's type URL.
     pub fn type_url(&self) -> &str {
         match self {
             Self::Sotw(r) => &r.type_url,
@@ -27,6 +30,7 @@ impl Outgoing {
         }
     }
 
+    /// The nonce it answers (empty on a first request).
     pub fn response_nonce(&self) -> &str {
         match self {
             Self::Sotw(r) => &r.response_nonce,
@@ -43,6 +47,7 @@ impl Outgoing {
         detail.map(|s| s.message.as_str())
     }
 
+    /// Whether it carries the node (the first request of a stream, C1).
     pub fn has_node(&self) -> bool {
         match self {
             Self::Sotw(r) => r.node.is_some(),
@@ -60,7 +65,7 @@ struct Reply {
 
 /// One type's state: kept versions plus what this stream has been told.
 #[derive(Clone, Debug)]
-pub struct TypeState {
+pub(crate) struct TypeState {
     pub type_url: String,
     /// Last accepted version (SotW `version_info`, Delta `system_version_info`). Kept across
     /// reconnects (C11); a NACK repeats it (C5).
@@ -79,7 +84,7 @@ pub struct TypeState {
 }
 
 impl TypeState {
-    pub fn new(type_url: &str) -> Self {
+    pub(crate) fn new(type_url: &str) -> Self {
         Self {
             type_url: type_url.to_string(),
             version: String::new(),
@@ -93,7 +98,7 @@ impl TypeState {
     }
 
     /// A new stream: nonces and what the server was told are gone; versions stay (C11).
-    pub fn on_stream_start(&mut self) {
+    pub(crate) fn on_stream_start(&mut self) {
         self.nonce.clear();
         self.reply = None;
         self.sent = None;
@@ -101,23 +106,18 @@ impl TypeState {
         self.dirty = true;
     }
 
-    pub fn mark_dirty(&mut self) {
+    pub(crate) fn mark_dirty(&mut self) {
         self.dirty = true;
     }
 
-    /// Whether anything was put on the wire for this type on the current stream.
-    pub fn subscribed_on_stream(&self) -> bool {
-        self.sent.is_some()
-    }
-
-    pub fn needs_request(&self) -> bool {
+    pub(crate) fn needs_request(&self) -> bool {
         self.dirty || self.reply.is_some()
     }
 
     /// The step of the loop the next request takes, as the client means it: the reply a
     /// response is owed (ACK or NACK), else the first request on the stream (subscribe, or
     /// resubscribe when an earlier stream carried the type), else an interest change.
-    pub fn next_step(&self) -> Step {
+    pub(crate) fn next_step(&self) -> Step {
         match &self.reply {
             Some(Reply { error: Some(_), .. }) => Step::Nack,
             Some(Reply { error: None, .. }) => Step::Ack,
@@ -128,7 +128,7 @@ impl TypeState {
     }
 
     /// Accepts the response with `nonce`: the next request ACKs it.
-    pub fn ack(&mut self, nonce: &str, version: &str) {
+    pub(crate) fn ack(&mut self, nonce: &str, version: &str) {
         self.nonce = nonce.to_string();
         self.version = version.to_string();
         self.reply = Some(Reply {
@@ -139,7 +139,7 @@ impl TypeState {
 
     /// Rejects the response with `nonce`: the next request NACKs it with the last accepted
     /// version and a bounded error (C5).
-    pub fn nack(&mut self, nonce: &str, message: &str) {
+    pub(crate) fn nack(&mut self, nonce: &str, message: &str) {
         self.nonce = nonce.to_string();
         self.reply = Some(Reply {
             nonce: nonce.to_string(),
@@ -149,7 +149,11 @@ impl TypeState {
 
     /// The next SotW request, if one is owed: the full interest (C3), the last accepted version
     /// and the latest nonce.
-    pub fn build_sotw(&mut self, wanted: &Wanted, node: Option<Node>) -> Option<DiscoveryRequest> {
+    pub(crate) fn build_sotw(
+        &mut self,
+        wanted: &Wanted,
+        node: Option<Node>,
+    ) -> Option<DiscoveryRequest> {
         let reply = self.reply.take();
         self.dirty = false;
         let fresh = self.sent.is_none();
@@ -193,7 +197,7 @@ impl TypeState {
 
     /// The next Delta request, if one is owed. The first on a stream subscribes everything
     /// wanted and lists the held versions (C11); later ones carry only changes (C3).
-    pub fn build_delta(
+    pub(crate) fn build_delta(
         &mut self,
         wanted: &Wanted,
         held: &BTreeMap<String, String>,
@@ -264,7 +268,7 @@ fn wire_names(wanted: &Wanted) -> BTreeSet<String> {
 
 /// A NACK's `error_detail`: `INVALID_ARGUMENT` and the reason, bounded (C5). The fleet's
 /// nodes NACK with it too.
-pub fn nack_detail(message: &str) -> Status {
+pub(crate) fn nack_detail(message: &str) -> Status {
     Status {
         code: INVALID_ARGUMENT,
         message: bounded(message),
@@ -274,7 +278,7 @@ pub fn nack_detail(message: &str) -> Status {
 
 /// Truncates a NACK message to [`MAX_NACK_MESSAGE_BYTES`] on a character boundary, saying how
 /// much was cut.
-pub fn bounded(message: &str) -> String {
+pub(crate) fn bounded(message: &str) -> String {
     if message.len() <= MAX_NACK_MESSAGE_BYTES {
         return message.to_string();
     }

@@ -19,6 +19,7 @@ use crate::error::ClientError;
 
 /// A resource type that can be subscribed to with typed decoding.
 pub trait XdsResource: Message + Default + Sized + Send + 'static {
+    /// The type URL of `Self` (`type.googleapis.com/...`).
     const TYPE_URL: &'static str;
     /// The name xDS uses for the resource (`name`, or `cluster_name` for endpoints).
     fn name(&self) -> &str;
@@ -48,24 +49,36 @@ xds_resource!(TypedExtensionConfig, type_url::EXTENSION_CONFIG, name);
 /// A decoded resource with its applied metadata.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Typed<T> {
+    /// The resource's name.
     pub name: String,
+    /// Its version (Delta: the resource's own; SotW: the response's).
     pub version: String,
+    /// The resource, decoded.
     pub resource: T,
 }
 
 /// [`Event`] with the resources decoded as `T`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TypedEvent<T> {
+    /// [`Event::Sotw`], decoded.
     Sotw {
+        /// The type's version.
         version: String,
+        /// Every held resource the subscription wants.
         resources: Vec<Typed<T>>,
     },
+    /// [`Event::Delta`], decoded.
     Delta {
+        /// The response's `system_version_info`.
         system_version: String,
+        /// Resources added or changed.
         added: Vec<Typed<T>>,
+        /// Names removed.
         removed: Vec<String>,
     },
+    /// [`Event::Failed`]: the update was not applied.
     Failed(Failure),
+    /// [`Event::Missing`]: these names do not exist.
     Missing(Vec<String>),
 }
 

@@ -12,12 +12,15 @@ use crate::core::validate::Decoded;
 /// One applied resource.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Applied {
+    /// The resource's name.
     pub name: String,
     /// SotW: the response's `version_info`; Delta: the resource's own version.
     pub version: String,
     /// Nonce of the response that last changed it.
     pub nonce: String,
+    /// When it was applied.
     pub applied_at: SystemTime,
+    /// The resource's bytes as received (a protobuf message of its type).
     pub bytes: Bytes,
 }
 
@@ -36,16 +39,21 @@ pub struct TypeStore {
 /// What changed in one applied update.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Diff {
+    /// Names held now and not before.
     pub added: Vec<String>,
+    /// Names held before whose bytes changed.
     pub updated: Vec<String>,
+    /// Names no longer held.
     pub removed: Vec<String>,
 }
 
 impl Diff {
+    /// Whether nothing changed.
     pub fn is_empty(&self) -> bool {
         self.added.is_empty() && self.updated.is_empty() && self.removed.is_empty()
     }
 
+    /// Whether any changed name satisfies `wants`.
     pub fn touches(&self, wants: impl Fn(&str) -> bool) -> bool {
         let all = self.added.iter().chain(&self.updated).chain(&self.removed);
         all.into_iter().any(|n| wants(n))
@@ -135,14 +143,25 @@ impl Store {
             .collect()
     }
 
+    /// Takes in every type `other` holds (the stores of a client's sources hold disjoint
+    /// types).
+    pub(crate) fn absorb(&mut self, other: &Store) {
+        for (type_url, held) in &other.types {
+            self.types.insert(type_url.clone(), held.clone());
+        }
+    }
+
+    /// Everything held of a type, with its version.
     pub fn of_type(&self, type_url: &str) -> Option<&TypeStore> {
         self.types.get(type_url)
     }
 
+    /// One held resource.
     pub fn get(&self, type_url: &str, name: &str) -> Option<&Applied> {
         self.types.get(type_url)?.resources.get(name)
     }
 
+    /// Whether `name` of `type_url` is held.
     pub fn holds(&self, type_url: &str, name: &str) -> bool {
         self.get(type_url, name).is_some()
     }

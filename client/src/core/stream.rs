@@ -66,7 +66,7 @@ impl From<&str> for StreamEnd {
 
 /// Numbers the streams as they open and remembers which are open now.
 #[derive(Debug, Default)]
-pub struct StreamIds {
+pub(crate) struct StreamIds {
     last: u64,
     ordinals: BTreeMap<StreamKey, u32>,
     open: BTreeMap<StreamKey, StreamInfo>,
@@ -74,7 +74,7 @@ pub struct StreamIds {
 
 impl StreamIds {
     /// A stream with `key` opened (replacing one still recorded as open under that key).
-    pub fn open(&mut self, key: &StreamKey) -> StreamInfo {
+    pub(crate) fn open(&mut self, key: &StreamKey) -> StreamInfo {
         self.last += 1;
         let ordinal = self.ordinals.entry(key.clone()).or_default();
         *ordinal += 1;
@@ -88,16 +88,16 @@ impl StreamIds {
     }
 
     /// The stream with `key` closed; `None` if none was open.
-    pub fn close(&mut self, key: &StreamKey) -> Option<StreamInfo> {
+    pub(crate) fn close(&mut self, key: &StreamKey) -> Option<StreamInfo> {
         self.open.remove(key)
     }
 
-    pub fn is_open(&self, key: &StreamKey) -> bool {
+    pub(crate) fn is_open(&self, key: &StreamKey) -> bool {
         self.open.contains_key(key)
     }
 
     /// The number of the open stream with `key`; 0 when none is open.
-    pub fn id_of(&self, key: &StreamKey) -> u64 {
+    pub(crate) fn id_of(&self, key: &StreamKey) -> u64 {
         self.open.get(key).map_or(0, |info| info.id)
     }
 }

@@ -9,13 +9,13 @@ use std::time::{Duration, Instant};
 type Key = (String, String);
 
 #[derive(Debug, Default)]
-pub struct Expiry {
+pub(crate) struct Expiry {
     deadlines: BTreeMap<Key, Instant>,
 }
 
 impl Expiry {
     /// `name` was applied at `now` with `ttl` (`None` clears an earlier TTL).
-    pub fn set(&mut self, type_url: &str, name: &str, ttl: Option<Duration>, now: Instant) {
+    pub(crate) fn set(&mut self, type_url: &str, name: &str, ttl: Option<Duration>, now: Instant) {
         let key = (type_url.to_string(), name.to_string());
         match ttl {
             Some(ttl) => self.deadlines.insert(key, now + ttl),
@@ -25,20 +25,26 @@ impl Expiry {
 
     /// A heartbeat for a held `name` at `now`: a TTL restarts the clock; a heartbeat without
     /// one changes nothing (only resending the resource changes or removes a TTL).
-    pub fn refresh(&mut self, type_url: &str, name: &str, ttl: Option<Duration>, now: Instant) {
+    pub(crate) fn refresh(
+        &mut self,
+        type_url: &str,
+        name: &str,
+        ttl: Option<Duration>,
+        now: Instant,
+    ) {
         if ttl.is_some() {
             self.set(type_url, name, ttl, now);
         }
     }
 
     /// `name` is no longer held.
-    pub fn forget(&mut self, type_url: &str, name: &str) {
+    pub(crate) fn forget(&mut self, type_url: &str, name: &str) {
         self.deadlines
             .remove(&(type_url.to_string(), name.to_string()));
     }
 
     /// Resources whose TTL lapsed by `now`, as (type, name); their timers are gone.
-    pub fn expired(&mut self, now: Instant) -> Vec<(String, String)> {
+    pub(crate) fn expired(&mut self, now: Instant) -> Vec<(String, String)> {
         let due: Vec<Key> = self
             .deadlines
             .iter()
@@ -51,7 +57,7 @@ impl Expiry {
         due
     }
 
-    pub fn next_deadline(&self) -> Option<Instant> {
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
         self.deadlines.values().min().copied()
     }
 }

@@ -15,7 +15,7 @@ use xdsloop_proto::envoy::google::protobuf::Duration as ProtoDuration;
 use xdsloop_proto::wrapper::RESOURCE_WRAPPER;
 use xdsloop_proto::xdstp;
 
-pub use crate::config::Validator;
+pub(crate) use crate::config::Validator;
 
 /// A resource that passed validation.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,7 +31,7 @@ pub struct Decoded {
 /// A `Resource` wrapper without `resource`: a heartbeat if the client holds `name` (at
 /// `version`, for Delta), refreshing its TTL without an update (C17).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Heartbeat {
+pub(crate) struct Heartbeat {
     pub name: String,
     /// Delta: the version it refers to; empty for SotW (the response's version says it).
     pub version: String,
@@ -40,7 +40,7 @@ pub struct Heartbeat {
 
 /// A response's resources that passed validation, and its heartbeats.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Validated {
+pub(crate) struct Validated {
     pub resources: Vec<Decoded>,
     pub heartbeats: Vec<Heartbeat>,
 }
@@ -48,12 +48,24 @@ pub struct Validated {
 /// Why a response was rejected: one line per problem found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Rejection {
+    /// One line per problem found.
     pub problems: Vec<String>,
     /// The names of the response's resources that could be read (CSDS reports them NACKED).
     pub names: BTreeSet<String>,
 }
 
 impl Rejection {
+    /// A rejection of the whole update, for `message`: what a subscription's callbacks
+    /// return to NACK an update (Envoy's `onConfigUpdate` failing); the message becomes the
+    /// NACK's `error_detail`.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            problems: vec![message.into()],
+            names: BTreeSet::new(),
+        }
+    }
+
+    /// The problems joined with `; `: the NACK's `error_detail` message.
     pub fn message(&self) -> String {
         self.problems.join("; ")
     }
@@ -62,7 +74,7 @@ impl Rejection {
 /// Validates the resources of a SotW response of `type_url`. An `Any` may be a `Resource`
 /// wrapper (the client advertises `xds.config.resource-in-sotw`): with `resource`, the
 /// resource and its TTL; without, a heartbeat.
-pub fn sotw(
+pub(crate) fn sotw(
     codec: &Codec,
     type_url: &str,
     resources: Vec<Any>,
@@ -84,7 +96,7 @@ pub fn sotw(
 
 /// Validates a Delta response of `type_url`; returns the added resources (and heartbeats:
 /// resources without a body) and the removed names.
-pub fn delta(
+pub(crate) fn delta(
     codec: &Codec,
     type_url: &str,
     resources: Vec<WireResource>,

@@ -19,10 +19,12 @@ pub enum Interest {
 }
 
 impl Interest {
+    /// Only these names.
     pub fn names<S: Into<String>>(names: impl IntoIterator<Item = S>) -> Self {
         Self::Names(names.into_iter().map(Into::into).collect())
     }
 
+    /// Whether `name` is wanted.
     pub fn wants(&self, name: &str) -> bool {
         match self {
             Self::Wildcard => true,
@@ -73,12 +75,12 @@ struct Watch {
 
 /// All watches of a client, every type.
 #[derive(Debug, Default)]
-pub struct WatchMap {
+pub(crate) struct WatchMap {
     watches: BTreeMap<WatchId, Watch>,
 }
 
 impl WatchMap {
-    pub fn add(&mut self, id: WatchId, type_url: &str, interest: Interest, internal: bool) {
+    pub(crate) fn add(&mut self, id: WatchId, type_url: &str, interest: Interest, internal: bool) {
         let watch = Watch {
             type_url: type_url.to_string(),
             interest,
@@ -89,27 +91,27 @@ impl WatchMap {
     }
 
     /// Changes a watch's interest; returns its type, or `None` for an unknown watch.
-    pub fn set_interest(&mut self, id: WatchId, interest: Interest) -> Option<String> {
+    pub(crate) fn set_interest(&mut self, id: WatchId, interest: Interest) -> Option<String> {
         let watch = self.watches.get_mut(&id)?;
         watch.interest = interest;
         Some(watch.type_url.clone())
     }
 
     /// Removes a watch; returns its type, or `None` for an unknown watch.
-    pub fn remove(&mut self, id: WatchId) -> Option<String> {
+    pub(crate) fn remove(&mut self, id: WatchId) -> Option<String> {
         self.watches.remove(&id).map(|w| w.type_url)
     }
 
-    pub fn type_of(&self, id: WatchId) -> Option<&str> {
+    pub(crate) fn type_of(&self, id: WatchId) -> Option<&str> {
         self.watches.get(&id).map(|w| w.type_url.as_str())
     }
 
-    pub fn interest(&self, id: WatchId) -> Option<&Interest> {
+    pub(crate) fn interest(&self, id: WatchId) -> Option<&Interest> {
         self.watches.get(&id).map(|w| &w.interest)
     }
 
     /// The merged interest of every watch of `type_url`.
-    pub fn wanted(&self, type_url: &str) -> Wanted {
+    pub(crate) fn wanted(&self, type_url: &str) -> Wanted {
         let mut wanted = Wanted::default();
         for watch in self.watches.values().filter(|w| w.type_url == type_url) {
             match &watch.interest {
@@ -121,7 +123,7 @@ impl WatchMap {
     }
 
     /// Subscriber (non-internal) watches of a type: id, interest and whether primed.
-    pub fn subscribers<'a>(
+    pub(crate) fn subscribers<'a>(
         &'a self,
         type_url: &'a str,
     ) -> impl Iterator<Item = (WatchId, &'a Interest, bool)> + 'a {
@@ -131,13 +133,13 @@ impl WatchMap {
             .map(|(id, w)| (*id, &w.interest, w.primed))
     }
 
-    pub fn set_primed(&mut self, id: WatchId) {
+    pub(crate) fn set_primed(&mut self, id: WatchId) {
         if let Some(watch) = self.watches.get_mut(&id) {
             watch.primed = true;
         }
     }
 
-    pub fn is_internal(&self, id: WatchId) -> bool {
+    pub(crate) fn is_internal(&self, id: WatchId) -> bool {
         self.watches.get(&id).is_some_and(|w| w.internal)
     }
 }

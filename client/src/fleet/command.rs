@@ -48,11 +48,13 @@ use crate::error::ClientError;
                   client with `xdsloop-client --explain` or `--record FILE`."
 )]
 pub struct FleetArgs {
+    /// A subcommand (`merge`), or none for a run.
     #[command(subcommand)]
     pub command: Option<FleetCommand>,
     /// Server address (`host:port`, `http://host:port`, or `https://host:port` with --tls-ca).
     #[arg(long, default_value = "127.0.0.1:18000")]
     pub server: String,
+    /// TLS toward the server (`--tls-ca`, `--tls-cert`, `--tls-key`).
     #[command(flatten)]
     pub tls: TlsArgs,
     /// Number of simulated nodes in the whole run (over all shards with --shard).
@@ -108,8 +110,11 @@ pub struct FleetArgs {
     pub log_format: LogFormat,
 }
 
+/// What `xdsloop-client fleet` does besides a run.
 #[derive(Debug, Subcommand)]
 pub enum FleetCommand {
+    // Its help is `MergeArgs`' doc, which a doc comment here would replace.
+    #[allow(missing_docs)]
     Merge(MergeArgs),
 }
 
@@ -192,6 +197,7 @@ fn resolve(alias: &str) -> Result<String, ClientError> {
 }
 
 impl FleetArgs {
+    /// The fleet configuration these flags describe.
     pub fn config(&self) -> Result<FleetConfig, ClientError> {
         let mut config = FleetConfig::new(self.server.clone(), self.nodes);
         config.shard = self.shard.unwrap_or(Shard::WHOLE);

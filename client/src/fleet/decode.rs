@@ -13,7 +13,7 @@ use prost::encoding::decode_varint;
 
 /// `envoy.service.discovery.v3.DeltaDiscoveryResponse`, minus control plane and errors.
 #[derive(Clone, PartialEq, Message)]
-pub struct DeltaResponse {
+pub(crate) struct DeltaResponse {
     #[prost(string, tag = "1")]
     pub system_version_info: String,
     #[prost(message, repeated, tag = "2")]
@@ -30,7 +30,7 @@ pub struct DeltaResponse {
 
 /// `envoy.service.discovery.v3.Resource`: name, version and the resource itself.
 #[derive(Clone, PartialEq, Message)]
-pub struct DeltaResource {
+pub(crate) struct DeltaResource {
     #[prost(string, tag = "1")]
     pub version: String,
     #[prost(message, optional, tag = "2")]
@@ -42,7 +42,7 @@ pub struct DeltaResource {
 /// `google.protobuf.Any` with its value left encoded. The type URL is read as bytes (same wire
 /// type as a string) so no `String` is built per resource.
 #[derive(Clone, PartialEq, Message)]
-pub struct RawAny {
+pub(crate) struct RawAny {
     #[prost(bytes = "bytes", tag = "1")]
     pub type_url: Bytes,
     #[prost(bytes = "bytes", tag = "2")]
@@ -52,7 +52,7 @@ pub struct RawAny {
 /// `ResourceName` (Delta `removed_resource_names`): field 1 is the name. Read as bytes (same
 /// wire type as a string): a slice of the received buffer, no allocation.
 #[derive(Clone, PartialEq, Message)]
-pub struct Named {
+pub(crate) struct Named {
     #[prost(bytes = "bytes", tag = "1")]
     pub name: Bytes,
 }
@@ -62,7 +62,7 @@ const DISCOVERY_TYPE_EDS: u64 = 3;
 
 /// `envoy.config.cluster.v3.Cluster`, read in place: its name and the EDS name it needs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ClusterRef<'a> {
+pub(crate) struct ClusterRef<'a> {
     pub name: &'a str,
     /// The EDS name, if this is an EDS cluster: `eds_cluster_config.service_name`, or the
     /// cluster's name when that is empty.
@@ -70,7 +70,7 @@ pub struct ClusterRef<'a> {
 }
 
 impl<'a> ClusterRef<'a> {
-    pub fn parse(message: &'a [u8]) -> Result<Self, String> {
+    pub(crate) fn parse(message: &'a [u8]) -> Result<Self, String> {
         let text = |v: &'a [u8]| std::str::from_utf8(v).map_err(|e| format!("not UTF-8: {e}"));
         let (mut name, mut eds, mut service) = ("", false, "");
         fields(message, |tag, field| {
@@ -96,7 +96,7 @@ impl<'a> ClusterRef<'a> {
 
 /// `envoy.config.listener.v3.Listener`: the places an HTTP connection manager can be.
 #[derive(Clone, PartialEq, Message)]
-pub struct Listener {
+pub(crate) struct Listener {
     #[prost(string, tag = "1")]
     pub name: String,
     #[prost(message, repeated, tag = "3")]
@@ -108,42 +108,42 @@ pub struct Listener {
 }
 
 #[derive(Clone, PartialEq, Message)]
-pub struct FilterChain {
+pub(crate) struct FilterChain {
     #[prost(message, repeated, tag = "3")]
     pub filters: Vec<Filter>,
 }
 
 #[derive(Clone, PartialEq, Message)]
-pub struct Filter {
+pub(crate) struct Filter {
     #[prost(message, optional, tag = "4")]
     pub typed_config: Option<RawAny>,
 }
 
 #[derive(Clone, PartialEq, Message)]
-pub struct ApiListener {
+pub(crate) struct ApiListener {
     #[prost(message, optional, tag = "1")]
     pub api_listener: Option<RawAny>,
 }
 
 /// `HttpConnectionManager`: only its `rds` arm.
 #[derive(Clone, PartialEq, Message)]
-pub struct HttpConnectionManager {
+pub(crate) struct HttpConnectionManager {
     #[prost(message, optional, tag = "3")]
     pub rds: Option<Rds>,
 }
 
 #[derive(Clone, PartialEq, Message)]
-pub struct Rds {
+pub(crate) struct Rds {
     #[prost(string, tag = "2")]
     pub route_config_name: String,
 }
 
-pub const HCM_TYPE_URL: &str = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
+pub(crate) const HCM_TYPE_URL: &str = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
 
 impl Listener {
     /// RDS names of the listener's HTTP connection managers: filter chains, the default filter
     /// chain and the `api_listener` (proxyless gRPC). A manager that does not decode adds none.
-    pub fn route_names(&self) -> Vec<String> {
+    pub(crate) fn route_names(&self) -> Vec<String> {
         let chains = self.filter_chains.iter().chain(&self.default_filter_chain);
         let filters = chains.flat_map(|c| &c.filters);
         let managers = filters.filter_map(|f| f.typed_config.as_ref()).chain(
@@ -164,7 +164,7 @@ impl Listener {
 /// of 1,000 resources costs no allocation per resource (the prost structs above would take a
 /// reference-counted `Bytes` for each payload and type URL).
 #[derive(Debug, Default)]
-pub struct SotwView<'a> {
+pub(crate) struct SotwView<'a> {
     pub version_info: &'a str,
     pub type_url: &'a str,
     pub nonce: &'a str,
@@ -173,19 +173,19 @@ pub struct SotwView<'a> {
 
 /// `google.protobuf.Any`, in place.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct AnyRef<'a> {
+pub(crate) struct AnyRef<'a> {
     pub type_url: &'a [u8],
     pub value: &'a [u8],
 }
 
 impl<'a> SotwView<'a> {
-    pub fn parse(message: &'a [u8]) -> Result<Self, String> {
+    pub(crate) fn parse(message: &'a [u8]) -> Result<Self, String> {
         Self::parse_parts([message])
     }
 
     /// Parses a message given as consecutive parts. It fails when a field straddles two parts
     /// (every field must lie within one part); the caller then parses a contiguous copy.
-    pub fn parse_parts(parts: impl IntoIterator<Item = &'a [u8]>) -> Result<Self, String> {
+    pub(crate) fn parse_parts(parts: impl IntoIterator<Item = &'a [u8]>) -> Result<Self, String> {
         let mut view = SotwView::default();
         let text = |v: &'a [u8]| std::str::from_utf8(v).map_err(|e| format!("not UTF-8: {e}"));
         for part in parts {
@@ -224,7 +224,7 @@ impl<'a> AnyRef<'a> {
 
 /// Field 1 of a message, in place: the name of a `Listener`, `RouteConfiguration`,
 /// `ClusterLoadAssignment` (`cluster_name`) or `ResourceName`; empty when absent.
-pub fn name_in_place(message: &[u8]) -> Result<&[u8], String> {
+pub(crate) fn name_in_place(message: &[u8]) -> Result<&[u8], String> {
     let mut name: &[u8] = &[];
     fields(message, |tag, field| {
         if let (1, Field::Bytes(value)) = (tag, field) {

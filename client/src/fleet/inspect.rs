@@ -10,7 +10,7 @@ use super::decode::{ClusterRef, Listener, name_in_place};
 
 /// The role a type plays in Envoy-style subscription.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// CDS: wildcard; EDS clusters drive EDS names.
     Clusters,
     /// EDS: the names CDS asks for.
@@ -24,7 +24,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn of(url: &str) -> Self {
+    pub(crate) fn of(url: &str) -> Self {
         match url {
             type_url::CLUSTER => Self::Clusters,
             type_url::ENDPOINT => Self::Endpoints,
@@ -35,12 +35,12 @@ impl Kind {
     }
 
     /// Whether the type is subscribed by wildcard (otherwise by names a parent type yields).
-    pub fn is_wildcard(self) -> bool {
+    pub(crate) fn is_wildcard(self) -> bool {
         !matches!(self, Self::Endpoints | Self::Routes)
     }
 
     /// The dependent kind this kind drives.
-    pub fn child(self) -> Option<Kind> {
+    pub(crate) fn child(self) -> Option<Kind> {
         match self {
             Self::Clusters => Some(Self::Endpoints),
             Self::Listeners => Some(Self::Routes),
@@ -51,7 +51,7 @@ impl Kind {
 
 /// One resource as the fleet sees it.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Inspected<'a> {
+pub(crate) struct Inspected<'a> {
     /// `None` for [`Kind::Other`] (not decoded). A slice of the received message unless the
     /// resource was decoded to follow its dependents.
     pub name: Option<Cow<'a, [u8]>>,
@@ -61,7 +61,7 @@ pub struct Inspected<'a> {
 }
 
 /// Decodes the few fields `kind` needs. `follow`: also collect dependent names.
-pub fn inspect(kind: Kind, value: &[u8], follow: bool) -> Result<Inspected<'_>, String> {
+pub(crate) fn inspect(kind: Kind, value: &[u8], follow: bool) -> Result<Inspected<'_>, String> {
     let err = |e: prost::DecodeError| format!("cannot decode: {e}");
     let (name, children) = match kind {
         Kind::Clusters if follow => {

@@ -11,13 +11,13 @@ use super::samples::{NodeTimes, RunIdentity, RunReport, Totals, VersionSamples};
 use super::shard::Shard;
 
 /// A report and where it came from (a file name), for the messages.
-pub struct Named {
+pub(crate) struct Named {
     pub name: String,
     pub report: RunReport,
 }
 
 /// Merges the reports of every shard of one run.
-pub fn merge(reports: Vec<Named>) -> Result<RunReport, String> {
+pub(crate) fn merge(reports: Vec<Named>) -> Result<RunReport, String> {
     let Some(first) = reports.first() else {
         return Err("no reports to merge".into());
     };

@@ -2,19 +2,19 @@
 //! connections, with a report of who got which version and how fast.
 //!
 //! **A deliberate second implementation of the client protocol.** The library's client
-//! ([`crate::core::mux`] behind [`crate::Client`]) decodes every resource, keeps what it applied
+//! (`crate::core::mux` behind [`crate::Client`]) decodes every resource, keeps what it applied
 //! and delivers typed events: right for one client, too heavy for thousands of them in one
 //! process, where the load generator must cost less than the server it measures. So a fleet
-//! node is its own small sans-I/O state machine ([`node`]) that reads responses in place
-//! ([`decode`]: slices of the received HTTP/2 chunks, no message built), only as deep as
+//! node is its own small sans-I/O state machine (`node`) that reads responses in place
+//! (`decode`: slices of the received HTTP/2 chunks, no message built), only as deep as
 //! names, versions and the fields naming dependents; keeps names and versions, never
-//! resources; shares dependent-name lists fleet-wide ([`names`]); and sends pre-encoded
-//! requests on raw ADS streams ([`streams`], [`outgoing`]).
+//! resources; shares dependent-name lists fleet-wide (`names`); and sends pre-encoded
+//! requests on raw ADS streams (`streams`, `outgoing`).
 //!
-//! What it shares with the library: the vocabulary ([`crate::config`]: `Variant`, limits,
+//! What it shares with the library: the vocabulary (`crate::config`: `Variant`, limits,
 //! `BackoffConfig`), the request type ([`crate::core::request::Outgoing`]) and NACK detail
-//! ([`crate::core::request::nack_detail`]), the reconnect [`crate::transport::backoff`], which
-//! type's names another type drives ([`crate::core::deps::child_of`]), and the wire constants
+//! (`crate::core::request::nack_detail`), the reconnect `crate::transport::backoff`, which
+//! type's names another type drives (`crate::core::deps::child_of`), and the wire constants
 //! and ADS paths of `xdsloop_proto`. The tests in `fleet/tests.rs` give both implementations
 //! the same responses and require the same dependent names (C12) and the same ACK/NACK
 //! verdicts (C6).
@@ -28,35 +28,35 @@
 //! fleet crate would need this crate's vocabulary while this binary needs the fleet.
 //!
 //! Layout:
-//! - [`decode`]: just enough of the wire format, read in place (SotW responses, clusters) or
+//! - `decode`: just enough of the wire format, read in place (SotW responses, clusters) or
 //!   with prost messages that carry only the fields the fleet reads (Delta, listeners).
-//! - [`inspect`]: one resource → its name and the dependent names it needs.
-//! - [`names`]: the dependent-name lists, shared by the nodes that want the same ones.
-//! - [`node`]: one node's SotW/Delta state (sans-I/O): subscribe, ACK/NACK, follow CDS → EDS
-//!   and LDS → RDS; [`outgoing`]: its requests, name lists encoded once.
-//! - [`node_task`]: one node's stream loop with reconnects.
-//! - [`streams`]: shared connections and raw-bytes ADS streams.
-//! - [`tally`]: shared counts; [`report`]: percentiles, text, JSON, progress line.
-//! - [`shard`]: which of a run's nodes one process simulates; [`samples`]: the
-//!   machine-readable report with every raw sample; [`merge`]: shards' reports as one.
+//! - `inspect`: one resource → its name and the dependent names it needs.
+//! - `names`: the dependent-name lists, shared by the nodes that want the same ones.
+//! - `node`: one node's SotW/Delta state (sans-I/O): subscribe, ACK/NACK, follow CDS → EDS
+//!   and LDS → RDS; `outgoing`: its requests, name lists encoded once.
+//! - `node_task`: one node's stream loop with reconnects.
+//! - `streams`: shared connections and raw-bytes ADS streams.
+//! - `tally`: shared counts; [`report`]: percentiles, text, JSON, progress line.
+//! - `shard`: which of a run's nodes one process simulates; `samples`: the
+//!   machine-readable report with every raw sample; `merge`: shards' reports as one.
 //! - [`command`]: `xdsloop-client fleet ...` and `xdsloop-client fleet merge ...`.
 //!
 //! A node's ids are `<prefix>0 .. <prefix>(N-1)` over the whole run, whichever shard simulates
 //! it; the `i`-th node of a shard uses that shard's connection `i % M`.
 
 pub mod command;
-pub mod decode;
-pub mod inspect;
-pub mod merge;
-pub mod names;
-pub mod node;
-pub mod node_task;
-pub mod outgoing;
+pub(crate) mod decode;
+pub(crate) mod inspect;
+pub(crate) mod merge;
+pub(crate) mod names;
+pub(crate) mod node;
+pub(crate) mod node_task;
+pub(crate) mod outgoing;
 pub mod report;
-pub mod samples;
-pub mod shard;
-pub mod streams;
-pub mod tally;
+pub(crate) mod samples;
+pub(crate) mod shard;
+pub(crate) mod streams;
+pub(crate) mod tally;
 #[cfg(test)]
 mod tests;
 
@@ -85,12 +85,15 @@ pub const DEFAULT_CONNECTIONS: usize = 8;
 /// How to run a fleet.
 #[derive(Clone, Debug)]
 pub struct FleetConfig {
+    /// The server, `host:port` or a URI.
     pub server: String,
     /// The run's nodes, over all shards.
     pub nodes: usize,
-    /// The part of the run's nodes this fleet simulates ([`Shard::WHOLE`]: all).
+    /// The part of the run's nodes this fleet simulates (`Shard::WHOLE`: all).
     pub shard: Shard,
+    /// Node ids are this prefix and a number.
     pub node_prefix: String,
+    /// SotW or Delta (ADS either way).
     pub mode: Variant,
     /// HTTP/2 connections the nodes share (`nodes` = one each).
     pub connections: usize,
@@ -98,7 +101,9 @@ pub struct FleetConfig {
     pub types: Vec<String>,
     /// `(type URL, name)`: every node NACKs responses holding that resource.
     pub nack: Vec<(String, String)>,
+    /// gRPC message limit, both directions.
     pub max_message_bytes: usize,
+    /// How long a connection attempt may take.
     pub connect_timeout: Duration,
     /// TLS (and mTLS) toward the server; `None`: plaintext.
     pub tls: Option<ClientTls>,
@@ -300,12 +305,17 @@ impl Fleet {
 /// The fleet's counters at one moment.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Progress {
+    /// Streams open now.
     pub streams_open: usize,
     /// Nodes that hold every type they asked for (at least once).
     pub configured: usize,
+    /// NACKs sent.
     pub nacks: u64,
+    /// Reconnections.
     pub reconnects: u64,
+    /// Responses received.
     pub responses: u64,
+    /// Bytes received.
     pub bytes: u64,
     /// `(type URL, version, nodes holding it, NACKs of it)`.
     pub versions: Vec<(String, String, usize, u64)>,

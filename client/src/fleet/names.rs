@@ -17,38 +17,39 @@ use super::outgoing::encode_names;
 
 /// One sorted, deduplicated name list and its encoding as SotW `resource_names` entries.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct NameList {
+pub(crate) struct NameList {
     names: Box<[Box<str>]>,
     wire: Bytes,
 }
 
 /// A shared name list; nodes holding equal lists hold the same one.
-pub type Names = Arc<NameList>;
+pub(crate) type Names = Arc<NameList>;
 
 impl NameList {
-    pub fn iter(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &str> {
         self.names.iter().map(|n| &**n)
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.names.is_empty()
     }
 
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.names.len()
     }
 
-    pub fn contains(&self, name: &str) -> bool {
+    pub(crate) fn contains(&self, name: &str) -> bool {
         self.names.binary_search_by(|n| (**n).cmp(name)).is_ok()
     }
 
     /// The encoded `resource_names` entries, appended to every SotW request of the type.
-    pub fn wire(&self) -> &Bytes {
+    pub(crate) fn wire(&self) -> &Bytes {
         &self.wire
     }
 
     /// Names here that `other` lacks, in order.
-    pub fn missing_from(&self, other: &NameList) -> Vec<String> {
+    pub(crate) fn missing_from(&self, other: &NameList) -> Vec<String> {
         (self.iter().filter(|n| !other.contains(n)))
             .map(str::to_string)
             .collect()
@@ -62,7 +63,7 @@ impl NameList {
 /// The fleet's live name lists, by content. Holds them weakly: a list is freed when the last
 /// node lets go of it.
 #[derive(Debug, Default)]
-pub struct Interner {
+pub(crate) struct Interner {
     inner: Mutex<Lists>,
 }
 
@@ -78,7 +79,7 @@ struct Lists {
 
 impl Interner {
     /// The shared list equal to `names`, which must be sorted and free of duplicates.
-    pub fn intern(&self, names: &[&str]) -> Names {
+    pub(crate) fn intern(&self, names: &[&str]) -> Names {
         debug_assert!(names.windows(2).all(|w| w[0] < w[1]), "sorted and unique");
         let mut hasher = DefaultHasher::new();
         for name in names {
@@ -114,7 +115,8 @@ impl Interner {
     }
 
     /// Live lists (for tests).
-    pub fn live(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn live(&self) -> usize {
         let lists = self.inner.lock().expect("name interner poisoned");
         let weak = lists.by_hash.values().flatten();
         weak.filter(|w| w.strong_count() > 0).count()

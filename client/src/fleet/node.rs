@@ -25,7 +25,7 @@ const MAX_PARTS: usize = 16;
 
 /// What every node of a fleet does; shared by all of them.
 #[derive(Debug)]
-pub struct Rules {
+pub(crate) struct Rules {
     pub mode: Variant,
     /// Type URLs to subscribe, in the order their first requests go out.
     pub types: Vec<String>,
@@ -37,7 +37,7 @@ pub struct Rules {
 
 /// What handling one response produced.
 #[derive(Debug, Default, PartialEq)]
-pub struct Handled {
+pub(crate) struct Handled {
     /// The ACK or NACK first, then any dependent subscription change (C12).
     pub requests: Vec<FleetRequest>,
     /// `None` when the response was for a type this node never asked for (ignored, C8).
@@ -68,7 +68,7 @@ struct TypeState {
 
 /// One simulated node.
 #[derive(Debug)]
-pub struct Node {
+pub(crate) struct Node {
     id: String,
     rules: Arc<Rules>,
     types: Vec<TypeState>,
@@ -76,7 +76,7 @@ pub struct Node {
 }
 
 impl Node {
-    pub fn new(id: String, rules: Arc<Rules>) -> Self {
+    pub(crate) fn new(id: String, rules: Arc<Rules>) -> Self {
         let has = |kind: Kind| rules.types.iter().any(|t| Kind::of(t) == kind);
         let types = rules
             .types
@@ -105,18 +105,16 @@ impl Node {
         }
     }
 
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
     /// The last accepted version of `type_url`.
-    pub fn version(&self, type_url: &str) -> Option<&str> {
+    #[cfg(test)]
+    pub(crate) fn version(&self, type_url: &str) -> Option<&str> {
         let t = self.types.iter().find(|t| t.url == type_url)?;
         t.version.as_deref()
     }
 
     /// The names held for `type_url` (Delta; SotW nodes keep no per-resource state).
-    pub fn held(&self, type_url: &str) -> Vec<&str> {
+    #[cfg(test)]
+    pub(crate) fn held(&self, type_url: &str) -> Vec<&str> {
         let t = self.types.iter().find(|t| t.url == type_url);
         t.into_iter()
             .flat_map(|t| t.held.keys())
@@ -125,13 +123,13 @@ impl Node {
     }
 
     /// Every type this node asked for on the current stream has an accepted version.
-    pub fn configured(&self) -> bool {
+    pub(crate) fn configured(&self) -> bool {
         self.types.iter().all(|t| !t.active || t.version.is_some())
     }
 
     /// A new stream: nonces are cleared, versions kept, every type resubscribed in a fixed
     /// order (C11); the node goes on the first request (C1).
-    pub fn on_stream_start(&mut self) -> Vec<FleetRequest> {
+    pub(crate) fn on_stream_start(&mut self) -> Vec<FleetRequest> {
         self.node_sent = false;
         let mut requests = Vec::new();
         for i in 0..self.types.len() {
@@ -147,7 +145,7 @@ impl Node {
 
     /// Handles one encoded response (`DiscoveryResponse` or `DeltaDiscoveryResponse`, as the
     /// mode says). An undecodable message is answered by nobody: there is no nonce to echo.
-    pub fn on_response(&mut self, mut message: impl Buf) -> Result<Handled, String> {
+    pub(crate) fn on_response(&mut self, mut message: impl Buf) -> Result<Handled, String> {
         Ok(match self.rules.mode {
             Variant::Sotw => {
                 // In place when the message's chunks split it between fields (the usual case:
@@ -353,5 +351,5 @@ mod requests;
 #[cfg(test)]
 mod tests;
 
-pub use outcome::Outcome;
+pub(crate) use outcome::Outcome;
 use outcome::{accepted, apply_delta, delta_version, rejected};

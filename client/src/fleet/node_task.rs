@@ -30,7 +30,7 @@ const BACKOFF: BackoffConfig = BackoffConfig {
     jitter: 0.3,
 };
 
-pub struct NodeTask {
+pub(crate) struct NodeTask {
     pub index: usize,
     pub node: Node,
     pub channel: Channel,
@@ -44,7 +44,7 @@ pub struct NodeTask {
 
 impl NodeTask {
     /// Runs until `stop` turns true.
-    pub async fn run(mut self) {
+    pub(crate) async fn run(mut self) {
         let mut backoff = Backoff::new(BACKOFF);
         loop {
             self.tally.connecting(self.index);

@@ -12,20 +12,20 @@ use crate::core::request::Outgoing;
 /// One request: `message` (for SotW without its `resource_names`) and `names`, the encoded
 /// `resource_names` entries (empty for Delta).
 #[derive(Clone, Debug, PartialEq)]
-pub struct FleetRequest {
+pub(crate) struct FleetRequest {
     pub message: Outgoing,
     pub names: Bytes,
 }
 
 impl FleetRequest {
-    pub fn delta(message: xdsloop_proto::discovery::DeltaDiscoveryRequest) -> Self {
+    pub(crate) fn delta(message: xdsloop_proto::discovery::DeltaDiscoveryRequest) -> Self {
         Self {
             message: Outgoing::Delta(message),
             names: Bytes::new(),
         }
     }
 
-    pub fn encoded_len(&self) -> usize {
+    pub(crate) fn encoded_len(&self) -> usize {
         let message = match &self.message {
             Outgoing::Sotw(r) => r.encoded_len(),
             Outgoing::Delta(r) => r.encoded_len(),
@@ -35,7 +35,7 @@ impl FleetRequest {
 
     /// Writes the message: its own fields, then the names (protobuf lets a repeated field's
     /// entries come after the other fields).
-    pub fn encode(&self, buf: &mut impl BufMut) {
+    pub(crate) fn encode(&self, buf: &mut impl BufMut) {
         match &self.message {
             Outgoing::Sotw(r) => r.encode_raw(buf),
             Outgoing::Delta(r) => r.encode_raw(buf),
@@ -46,7 +46,7 @@ impl FleetRequest {
     /// The request as one length-prefixed gRPC message, ready for the wire. A node queues
     /// these (32 bytes a slot) rather than `FleetRequest`s (650 bytes a slot, allocated 32
     /// slots at a time per node).
-    pub fn frame(&self) -> Bytes {
+    pub(crate) fn frame(&self) -> Bytes {
         let len = self.encoded_len();
         let mut buf = BytesMut::with_capacity(5 + len);
         buf.put_u8(0);
@@ -56,7 +56,8 @@ impl FleetRequest {
     }
 
     /// The complete message, as a server decodes it.
-    pub fn to_outgoing(&self) -> Outgoing {
+    #[cfg(test)]
+    pub(crate) fn to_outgoing(&self) -> Outgoing {
         let mut buf = Vec::with_capacity(self.encoded_len());
         self.encode(&mut buf);
         match &self.message {
@@ -66,12 +67,13 @@ impl FleetRequest {
     }
 }
 
+#[cfg(test)]
 fn decode<M: Message + Default>(buf: &[u8]) -> M {
     M::decode(buf).expect("the fleet encodes valid requests")
 }
 
 /// The encoded `resource_names` entries (field 3) of `names`.
-pub fn encode_names<'a>(names: impl IntoIterator<Item = &'a str> + Clone) -> Bytes {
+pub(crate) fn encode_names<'a>(names: impl IntoIterator<Item = &'a str> + Clone) -> Bytes {
     const FIELD: u32 = 3;
     let entry = |n: &str| encoded_len_varint(n.len() as u64) + n.len();
     let len: usize = names.clone().into_iter().map(|n| 1 + entry(n)).sum();

@@ -13,9 +13,13 @@ use super::tally::{Arrival, Counts};
 /// Count and nearest-rank percentiles of a set of durations, in milliseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Stats {
+    /// How many samples.
     pub count: usize,
+    /// The median, in milliseconds.
     pub p50_ms: f64,
+    /// The 99th percentile, in milliseconds.
     pub p99_ms: f64,
+    /// The largest, in milliseconds.
     pub max_ms: f64,
 }
 
@@ -63,23 +67,31 @@ fn ms(value: f64) -> String {
 /// One (type, version) row.
 #[derive(Clone, Debug, Serialize)]
 pub struct VersionReport {
+    /// The type's short name (`cds`, ...).
     #[serde(rename = "type")]
     pub short_type: String,
+    /// The full type URL.
     pub type_url: String,
+    /// The version.
     pub version: String,
     /// Nodes that ACKed it.
     pub nodes: usize,
     /// Nodes holding it now.
     pub holding: usize,
+    /// Nodes that NACKed it.
     pub nacks: u64,
+    /// One NACK's message.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nack_error: Option<String>,
     /// Nodes for which it was their first version: connection attempt → ACK.
     pub first_config: Stats,
     /// Nodes that moved to it from an older version: first sighting on any node → ACK.
     pub converge: Stats,
+    /// Responses of it received.
     pub responses: u64,
+    /// Bytes of it received.
     pub bytes: u64,
+    /// When it was first seen.
     #[serde(skip)]
     pub first_seen: Option<Instant>,
     /// When each node that changed to it ACKed it, with the node's index (for callers measuring
@@ -96,27 +108,39 @@ pub struct FleetReport {
     /// Which part of a sharded run, e.g. `shard 1/4 of 10000 nodes`; absent for a whole run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shards: Option<String>,
+    /// `sotw` or `delta`.
     pub mode: String,
+    /// Nodes run.
     pub connections: usize,
+    /// How long the run took, in milliseconds.
     pub elapsed_ms: f64,
+    /// Streams open at the end.
     pub streams_open: usize,
     /// Nodes holding every type they asked for.
     pub configured: usize,
     /// Connection attempt → every type held, per node.
     pub first_config: Stats,
+    /// NACKs sent.
     pub nacks: u64,
+    /// Reconnections.
     pub reconnects: u64,
+    /// Streams that failed.
     pub stream_failures: u64,
+    /// Responses received.
     pub responses: u64,
+    /// Bytes received.
     pub bytes_received: u64,
+    /// Resources that could not be decoded.
     pub undecodable: u64,
+    /// The last error seen, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
+    /// Each version seen, per type.
     pub versions: Vec<VersionReport>,
 }
 
 impl FleetReport {
-    /// The report of a running fleet: the summary of its [`RunReport`], plus the instants
+    /// The report of a running fleet: the summary of its `RunReport`, plus the instants
     /// in-process callers measure from.
     pub fn build(coverage: &Coverage, counts: &Counts) -> Self {
         let run = RunReport::from_counts(coverage, counts, Instant::now());
@@ -200,6 +224,7 @@ impl FleetReport {
         self.version(type_url, version).map_or(0, |v| v.holding)
     }
 
+    /// The report as text, as the CLI prints it.
     pub fn text(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(
@@ -299,6 +324,7 @@ impl FleetReport {
     }
 }
 
+/// `bytes` as B, KiB, MiB or GiB.
 pub fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
     let mut value = bytes as f64;

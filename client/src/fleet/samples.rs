@@ -19,7 +19,7 @@ use super::shard::Shard;
 use super::tally::{Arrival, Counts, Origin, micros};
 
 /// The `format` every report starts with; a reader refuses others.
-pub const FORMAT: &str = "xdsloop-fleet-report/1";
+pub(crate) const FORMAT: &str = "xdsloop-fleet-report/1";
 
 /// What makes two shard reports parts of one run: the same nodes, types and server, asked the
 /// same way.

@@ -15,7 +15,7 @@ use tonic::Status;
 use tonic::body::Body;
 use tonic::codegen::{Service, http};
 use tonic::transport::Channel;
-pub use xdsloop_proto::grpc_frames::Chunks;
+pub(crate) use xdsloop_proto::grpc_frames::Chunks;
 use xdsloop_proto::grpc_frames::Messages;
 use xdsloop_proto::services::{ADS_DELTA_PATH, ADS_SOTW_PATH};
 
@@ -36,7 +36,7 @@ const MAX_FRAME: u32 = 1024 * 1024;
 
 /// `connections` lazily connected channels to `server`; each is one HTTP/2 connection that
 /// reconnects by itself.
-pub fn connect(
+pub(crate) fn connect(
     server: &str,
     connections: usize,
     connect_timeout: Duration,
@@ -54,7 +54,7 @@ pub fn connect(
 /// Opens one ADS stream on `channel`, sending the gRPC messages `requests` yields (see
 /// [`super::outgoing::FleetRequest::frame`]); responses are read
 /// with [`MessageReader`] (no per-stream receive buffer).
-pub async fn open(
+pub(crate) async fn open(
     mut channel: Channel,
     mode: Variant,
     max_message_bytes: usize,
@@ -81,7 +81,7 @@ pub async fn open(
 }
 
 /// Reads length-prefixed gRPC messages (uncompressed) and the final status from a response.
-pub struct MessageReader {
+pub(crate) struct MessageReader {
     body: Body,
     messages: Messages,
     /// How the stream ended, once its trailers (or the end of the body) arrived.
@@ -90,7 +90,10 @@ pub struct MessageReader {
 
 impl MessageReader {
     /// Checks the response head: an HTTP error or a trailers-only gRPC error is the `Err`.
-    pub fn new(response: http::Response<Body>, max_message_bytes: usize) -> Result<Self, Status> {
+    pub(crate) fn new(
+        response: http::Response<Body>,
+        max_message_bytes: usize,
+    ) -> Result<Self, Status> {
         let (head, body) = response.into_parts();
         if head.status != http::StatusCode::OK {
             return Err(Status::unknown(format!("HTTP status {}", head.status)));
@@ -108,7 +111,7 @@ impl MessageReader {
     }
 
     /// The next message; `Ok(None)` once the server ended the stream with status OK.
-    pub async fn message(&mut self) -> Result<Option<Chunks>, Status> {
+    pub(crate) async fn message(&mut self) -> Result<Option<Chunks>, Status> {
         loop {
             if let Some(message) = self.messages.next_message()? {
                 return Ok(Some(message));

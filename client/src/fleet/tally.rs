@@ -66,7 +66,7 @@ pub struct Counts {
 
 /// Shared by all node tasks of one fleet.
 #[derive(Debug)]
-pub struct Tally {
+pub(crate) struct Tally {
     /// When the fleet started, on both clocks: the origin of its reports.
     pub origin: Origin,
     counts: Mutex<Counts>,
@@ -75,7 +75,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn new(nodes: usize) -> Self {
+    pub(crate) fn new(nodes: usize) -> Self {
         let counts = Counts {
             started: vec![None; nodes],
             configured: vec![None; nodes],
@@ -88,12 +88,12 @@ impl Tally {
         }
     }
 
-    pub fn subscribe(&self) -> watch::Receiver<u64> {
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
         self.changes.subscribe()
     }
 
     /// Runs `f` on the counts (a consistent view).
-    pub fn read<T>(&self, f: impl FnOnce(&Counts) -> T) -> T {
+    pub(crate) fn read<T>(&self, f: impl FnOnce(&Counts) -> T) -> T {
         f(&self.counts.lock().expect("tally lock poisoned"))
     }
 
@@ -102,18 +102,18 @@ impl Tally {
         self.changes.send_modify(|n| *n += 1);
     }
 
-    pub fn connecting(&self, node: usize) {
+    pub(crate) fn connecting(&self, node: usize) {
         self.write(|c| {
             c.started[node].get_or_insert_with(Instant::now);
         });
     }
 
-    pub fn stream_opened(&self) {
+    pub(crate) fn stream_opened(&self) {
         self.write(|c| c.streams_open += 1);
     }
 
     /// A stream ended (`was_open`) or failed to open; the node will reconnect.
-    pub fn stream_ended(&self, was_open: bool, error: Option<String>) {
+    pub(crate) fn stream_ended(&self, was_open: bool, error: Option<String>) {
         self.write(|c| {
             if was_open {
                 c.streams_open -= 1;
@@ -128,11 +128,11 @@ impl Tally {
     }
 
     /// The node is shutting down with its stream open.
-    pub fn stream_closed(&self) {
+    pub(crate) fn stream_closed(&self) {
         self.write(|c| c.streams_open -= 1);
     }
 
-    pub fn undecodable(&self, bytes: usize, error: String) {
+    pub(crate) fn undecodable(&self, bytes: usize, error: String) {
         self.write(|c| {
             c.undecodable += 1;
             c.bytes += bytes as u64;
@@ -142,7 +142,13 @@ impl Tally {
 
     /// One handled response of `bytes` bytes. `configured`: the node now holds every type it
     /// asked for.
-    pub fn response(&self, node: usize, bytes: usize, outcome: Option<&Outcome>, configured: bool) {
+    pub(crate) fn response(
+        &self,
+        node: usize,
+        bytes: usize,
+        outcome: Option<&Outcome>,
+        configured: bool,
+    ) {
         let now = Instant::now();
         self.write(|c| {
             c.responses += 1;
@@ -217,6 +223,6 @@ impl Origin {
 }
 
 /// Whole microseconds (saturating).
-pub fn micros(d: Duration) -> u64 {
+pub(crate) fn micros(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }

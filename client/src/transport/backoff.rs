@@ -14,10 +14,12 @@ pub struct Backoff {
 }
 
 impl Backoff {
+    /// A backoff with a random jitter source.
     pub fn new(config: BackoffConfig) -> Self {
         Self::with_rng(config, fastrand::Rng::new())
     }
 
+    /// A backoff with the given jitter source (tests make it repeatable).
     pub fn with_rng(config: BackoffConfig, rng: fastrand::Rng) -> Self {
         Self {
             config,

@@ -28,7 +28,7 @@ const RESPONSE_MESSAGE: &str = "envoy.service.discovery.v3.DiscoveryResponse";
 
 /// Where REST requests go: `host:port` plus an optional path prefix, over TLS or not.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Base {
+pub(crate) struct Base {
     pub authority: String,
     pub prefix: String,
     pub tls: Option<RestTls>,
@@ -36,7 +36,7 @@ pub struct Base {
 
 /// TLS for REST polls: the configuration and the name the server's certificate must carry.
 #[derive(Clone)]
-pub struct RestTls {
+pub(crate) struct RestTls {
     config: Arc<ClientConfig>,
     name: ServerName<'static>,
     /// For [`tls::explain`]: the CA file's name.
@@ -59,12 +59,13 @@ impl Eq for RestTls {}
 
 impl Base {
     /// `host:port`, `http://host:port` or `http://host:port/prefix`, plaintext.
-    pub fn parse(server: &str) -> Result<Self, ClientError> {
+    #[cfg(test)]
+    pub(crate) fn parse(server: &str) -> Result<Self, ClientError> {
         Self::new(server, None)
     }
 
     /// `host:port[/prefix]`, with `http://` or (with `tls`) `https://`.
-    pub fn new(server: &str, tls: Option<&ClientTls>) -> Result<Self, ClientError> {
+    pub(crate) fn new(server: &str, tls: Option<&ClientTls>) -> Result<Self, ClientError> {
         let bad = |message: &str| ClientError::Address {
             address: server.to_string(),
             message: message.to_string(),
@@ -107,7 +108,7 @@ fn server_name(authority: &str, tls: &ClientTls) -> Result<ServerName<'static>, 
 
 /// What a poll got back.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Answer {
+pub(crate) enum Answer {
     /// 200: a DiscoveryResponse body.
     Body(Bytes),
     /// 304: nothing changed since the version the request carried (Envoy: no update).
@@ -116,7 +117,7 @@ pub enum Answer {
 
 /// `POST`s `body` to `path` and returns the answer; any other status, a connection failure or
 /// the timeout is an error (Envoy treats them all as a connection failure, retried later).
-pub async fn post(
+pub(crate) async fn post(
     base: &Base,
     path: &str,
     body: Vec<u8>,
@@ -209,7 +210,7 @@ async fn over(
 }
 
 /// A DiscoveryRequest as proto3 JSON with proto field names, as Envoy's REST client sends it.
-pub fn request_json(codec: &Codec, request: &DiscoveryRequest) -> Vec<u8> {
+pub(crate) fn request_json(codec: &Codec, request: &DiscoveryRequest) -> Vec<u8> {
     let desc = codec
         .pool()
         .get_message_by_name(REQUEST_MESSAGE)
@@ -227,7 +228,7 @@ pub fn request_json(codec: &Codec, request: &DiscoveryRequest) -> Vec<u8> {
 
 /// Parses a JSON DiscoveryResponse; resources are `Any`s with `@type`. Unknown fields are
 /// ignored, as Envoy does for dynamic config.
-pub fn response_from_json(codec: &Codec, body: &[u8]) -> Result<DiscoveryResponse, String> {
+pub(crate) fn response_from_json(codec: &Codec, body: &[u8]) -> Result<DiscoveryResponse, String> {
     let desc = codec
         .pool()
         .get_message_by_name(RESPONSE_MESSAGE)

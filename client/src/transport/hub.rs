@@ -6,16 +6,17 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::time::Instant;
 use xdsloop_proto::csds::ClientConfig;
 
 use crate::core::event::{Event, Report};
-use crate::core::mux::{Mux, Output};
+use crate::core::mux::{Mux, Output, Proposal};
 use crate::core::request::Outgoing;
 use crate::core::store::Store;
+use crate::core::validate::Rejection;
 use crate::core::watch_map::{Interest, WatchId};
 
 /// A watch to start, and where its events go.
@@ -23,7 +24,30 @@ pub(crate) struct NewWatch {
     pub id: WatchId,
     pub type_url: String,
     pub interest: Interest,
-    pub events: mpsc::Sender<Event>,
+    pub events: Subscriber,
+}
+
+/// Where a subscription's events go.
+pub(crate) enum Subscriber {
+    /// A queue its handle reads with `recv`; it hears of updates once they are applied.
+    Events(mpsc::Sender<Event>),
+    /// Its callbacks, run on a task of their own: they decide each update they are told of
+    /// before it is applied or answered.
+    Callbacks(mpsc::Sender<Call>),
+}
+
+/// One call of a subscription's callbacks; `verdict` is there when the update waits for it.
+pub(crate) struct Call {
+    pub event: Event,
+    pub verdict: Option<oneshot::Sender<Result<(), Rejection>>>,
+}
+
+/// What handing an event to a subscription came to.
+enum Handed {
+    Sent,
+    /// The subscription is gone (its handle or its callbacks' task ended).
+    Gone,
+    Stopping,
 }
 
 /// Requests from handles to the session.
@@ -65,6 +89,46 @@ impl Command {
     }
 }
 
+/// Where a session publishes what it applied: its part of the client's one store (a client
+/// with several config sources runs a session per source, each holding its own types).
+pub(crate) struct StoreOut {
+    part: usize,
+    parts: Arc<std::sync::Mutex<Vec<Arc<Store>>>>,
+    client: Arc<watch::Sender<Arc<Store>>>,
+}
+
+impl StoreOut {
+    /// The outlets of `sessions` sessions into one client store.
+    pub(crate) fn split(client: watch::Sender<Arc<Store>>, sessions: usize) -> Vec<StoreOut> {
+        let parts = Arc::new(std::sync::Mutex::new(vec![Arc::default(); sessions]));
+        let client = Arc::new(client);
+        (0..sessions)
+            .map(|part| StoreOut {
+                part,
+                parts: parts.clone(),
+                client: client.clone(),
+            })
+            .collect()
+    }
+
+    /// Publishes this session's store; the client's store is every session's together.
+    pub(crate) fn publish(&self, store: &Store) {
+        let mut parts = self.parts.lock().unwrap_or_else(|e| e.into_inner());
+        parts[self.part] = Arc::new(store.clone());
+        let whole = match &parts[..] {
+            [one] => one.clone(),
+            many => {
+                let mut whole = Store::default();
+                for part in many {
+                    whole.absorb(part);
+                }
+                Arc::new(whole)
+            }
+        };
+        self.client.send_replace(whole);
+    }
+}
+
 /// Where a transport puts the requests the mux produced.
 pub(crate) trait Wire {
     fn send(&mut self, request: Outgoing) -> impl Future<Output = ()> + Send;
@@ -81,13 +145,15 @@ impl Wire for Offline {
 pub(crate) struct Hub {
     pub mux: Mux,
     pub commands: mpsc::Receiver<Command>,
-    pub subscribers: HashMap<WatchId, mpsc::Sender<Event>>,
+    pub subscribers: HashMap<WatchId, Subscriber>,
     pub reports: broadcast::Sender<Report>,
-    pub store: watch::Sender<Arc<Store>>,
+    pub store: StoreOut,
     /// Becomes true when the client is stopped or dropped, or its shutdown future resolves.
     /// Handing an event to a subscription nobody reads waits for room in its queue; this lets
     /// that wait end, so stopping always completes.
     pub stopping: watch::Receiver<bool>,
+    /// How long callbacks may take to decide an update before it counts as rejected.
+    pub callback_timeout: Duration,
 }
 
 pub(crate) fn now() -> std::time::Instant {
@@ -112,9 +178,14 @@ impl Hub {
         match command {
             Command::Watch(watches) => {
                 for watch in watches {
-                    self.subscribers.insert(watch.id, watch.events);
-                    self.mux
-                        .add_watch(watch.id, &watch.type_url, watch.interest, at);
+                    let (id, type_url, interest) = (watch.id, &watch.type_url, watch.interest);
+                    match watch.events {
+                        Subscriber::Events(_) => self.mux.add_watch(id, type_url, interest, at),
+                        Subscriber::Callbacks(_) => {
+                            self.mux.add_deciding_watch(id, type_url, interest, at)
+                        }
+                    }
+                    self.subscribers.insert(id, watch.events);
                 }
             }
             Command::SetInterest { id, interest } => self.mux.set_interest(id, interest, at),
@@ -138,22 +209,35 @@ impl Hub {
     }
 
     /// Hands events to subscriptions first (waiting if one is slow: like Envoy's callbacks, an
-    /// update reaches its subscribers before it is ACKed), then the requests, the new store and
-    /// the reports.
+    /// update reaches its subscribers before it is ACKed), then asks the callbacks of each
+    /// held-back update for their verdict and gives it to the mux (so the ACK or NACK it
+    /// builds follows the verdict), then sends the requests, the new store and the reports.
     pub(crate) async fn dispatch(&mut self, mut output: Output, wire: &mut impl Wire) {
+        let mut gone = Vec::new();
         loop {
-            let mut gone = Vec::new();
             for (id, event) in output.deliveries.drain(..) {
-                let Some(subscriber) = self.subscribers.get(&id) else {
-                    continue;
-                };
-                let sent = tokio::select! {
-                    sent = subscriber.send(event) => sent.is_ok(),
-                    _ = stop_requested(&mut self.stopping) => return,
-                };
-                if !sent {
-                    gone.push(id);
+                match self.hand(id, event, None).await {
+                    Handed::Sent => {}
+                    Handed::Gone => gone.push(id),
+                    Handed::Stopping => return,
                 }
+            }
+            if !output.proposals.is_empty() {
+                for proposal in std::mem::take(&mut output.proposals) {
+                    let type_url = proposal.type_url.clone();
+                    let Some(verdict) = self.ask(proposal, &mut gone).await else {
+                        return;
+                    };
+                    self.mux.decide(&type_url, verdict, now());
+                }
+                // The verdicts' output (events, the ACK or NACK, reports) follows in order.
+                let more = self.mux.take_output();
+                output.deliveries.extend(more.deliveries);
+                output.proposals.extend(more.proposals);
+                output.requests.extend(more.requests);
+                output.reports.extend(more.reports);
+                output.store_changed |= more.store_changed;
+                continue;
             }
             for request in output.requests.drain(..) {
                 tokio::select! {
@@ -163,7 +247,7 @@ impl Hub {
             }
             // The store first: whoever hears a report must find the store already updated.
             if output.store_changed {
-                self.store.send_replace(Arc::new(self.mux.store().clone()));
+                self.store.publish(self.mux.store());
             }
             for report in output.reports.drain(..) {
                 self.report(report);
@@ -171,12 +255,85 @@ impl Hub {
             if gone.is_empty() {
                 return;
             }
-            for id in gone {
+            for id in gone.drain(..) {
                 self.subscribers.remove(&id);
                 self.mux.remove_watch(id, now());
             }
             output = self.mux.take_output();
         }
+    }
+
+    /// Hands an event to a subscription: its queue, or its callbacks (with `verdict` if the
+    /// update waits for their answer).
+    async fn hand(
+        &mut self,
+        id: WatchId,
+        event: Event,
+        verdict: Option<oneshot::Sender<Result<(), Rejection>>>,
+    ) -> Handed {
+        let sent = match self.subscribers.get(&id) {
+            None => return Handed::Sent,
+            Some(Subscriber::Events(queue)) => tokio::select! {
+                sent = queue.send(event) => sent.is_ok(),
+                _ = stop_requested(&mut self.stopping) => return Handed::Stopping,
+            },
+            Some(Subscriber::Callbacks(calls)) => tokio::select! {
+                sent = calls.send(Call { event, verdict }) => sent.is_ok(),
+                _ = stop_requested(&mut self.stopping) => return Handed::Stopping,
+            },
+        };
+        if sent { Handed::Sent } else { Handed::Gone }
+    }
+
+    /// Envoy's `onConfigUpdate` and the status it returns: asks every deciding subscription of
+    /// a held-back update and waits, at most `callback_timeout`, for all of them. Every
+    /// rejection's message goes into the one NACK; a subscription that does not answer in
+    /// time rejects the update too (it was not applied). `None`: the client is stopping.
+    async fn ask(
+        &mut self,
+        proposal: Proposal,
+        gone: &mut Vec<WatchId>,
+    ) -> Option<Result<(), Rejection>> {
+        let timeout = self.callback_timeout;
+        let deadline = Instant::now() + timeout;
+        let late = |id: WatchId| {
+            format!("the callbacks of subscription {id} did not answer within {timeout:?}")
+        };
+        let mut problems = Vec::new();
+        let mut answers = Vec::new();
+        for (id, event) in proposal.asks {
+            let (reply, answer) = oneshot::channel();
+            let hand = tokio::time::timeout_at(deadline, self.hand(id, event, Some(reply)));
+            match hand.await {
+                Ok(Handed::Sent) => answers.push((id, answer)),
+                Ok(Handed::Gone) => gone.push(id),
+                Ok(Handed::Stopping) => return None,
+                Err(_) => problems.push(late(id)),
+            }
+        }
+        for (id, answer) in answers {
+            let answer = tokio::select! {
+                answer = tokio::time::timeout_at(deadline, answer) => answer,
+                _ = stop_requested(&mut self.stopping) => return None,
+            };
+            match answer {
+                Ok(Ok(Ok(()))) => {}
+                Ok(Ok(Err(rejection))) => problems.extend(rejection.problems),
+                // Its task ended (the callbacks panicked, or the subscription is gone).
+                Ok(Err(_)) => problems.push(format!(
+                    "the callbacks of subscription {id} ended without answering"
+                )),
+                Err(_) => problems.push(late(id)),
+            }
+        }
+        if problems.is_empty() {
+            return Some(Ok(()));
+        }
+        tracing::warn!(type_url = %proposal.type_url, version = %proposal.version, ?problems, "update rejected by its callbacks");
+        Some(Err(Rejection {
+            problems,
+            ..Rejection::default()
+        }))
     }
 
     pub(crate) fn report(&self, report: Report) {

@@ -7,13 +7,13 @@
 //! - `rest`: `rest`, polling `POST /v3/discovery:<type>` with JSON ([`http`]);
 //! - `file`: `file`, a watched DiscoveryResponse file (`path_config_source`).
 
-pub mod backoff;
+pub(crate) mod backoff;
 mod file;
 mod grpc;
-pub mod http;
-pub mod hub;
+pub(crate) mod http;
+pub(crate) mod hub;
 mod rest;
-pub mod tls;
+pub(crate) mod tls;
 
 use std::future::Future;
 use std::time::Duration;
@@ -26,7 +26,7 @@ use crate::transport::hub::Hub;
 
 /// The gRPC endpoint for a server address (`host:port`, or a full `http://` or `https://`
 /// URI), over TLS with `tls`.
-pub fn endpoint(
+pub(crate) fn endpoint(
     server: &str,
     connect_timeout: Duration,
     tls: Option<&ClientTls>,
@@ -53,7 +53,7 @@ pub fn endpoint(
 /// The URI for `server`: `https://` with TLS, `http://` without. tonic applies a TLS
 /// configuration only to `https://` URIs and would silently connect an `http://` one in
 /// plaintext, so that combination is refused, as is `https://` without TLS.
-pub fn uri(server: &str, tls: bool) -> Result<String, ClientError> {
+pub(crate) fn uri(server: &str, tls: bool) -> Result<String, ClientError> {
     let scheme = server.split_once("://").map(|(scheme, _)| scheme);
     let wrong = |message: &str| ClientError::Address {
         address: server.to_string(),

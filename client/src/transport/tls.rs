@@ -98,7 +98,7 @@ pub fn load(
 }
 
 /// tonic's configuration for gRPC channels (it offers ALPN `h2`).
-pub fn grpc_config(tls: &ClientTls) -> ClientTlsConfig {
+pub(crate) fn grpc_config(tls: &ClientTls) -> ClientTlsConfig {
     let mut config = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(&tls.ca_pem));
     if let Some(identity) = &tls.identity {
         config = config.identity(Identity::from_pem(&identity.cert_pem, &identity.key_pem));
@@ -110,7 +110,7 @@ pub fn grpc_config(tls: &ClientTls) -> ClientTlsConfig {
 }
 
 /// rustls's configuration for REST polling (ALPN `http/1.1`).
-pub fn rest_config(tls: &ClientTls) -> Result<Arc<ClientConfig>, ClientError> {
+pub(crate) fn rest_config(tls: &ClientTls) -> Result<Arc<ClientConfig>, ClientError> {
     let bad = |message: String| ClientError::Tls(message);
     let mut roots = RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(&tls.ca_pem) {
@@ -142,7 +142,7 @@ pub fn rest_config(tls: &ClientTls) -> Result<Arc<ClientConfig>, ClientError> {
 }
 
 /// `plain` (an error's own text), led by the words of [`explain`] when it has some.
-pub fn describe(
+pub(crate) fn describe(
     error: &(dyn std::error::Error + 'static),
     tls: Option<&ClientTls>,
     plain: String,
@@ -159,7 +159,11 @@ pub fn describe(
 /// done before the server has checked the client's certificate: the server's alert can lose
 /// the race with the first stream, which then only learns that its connection went away
 /// (hyper: "operation was canceled"). Say what that most likely was.
-pub fn describe_open(status: &tonic::Status, tls: Option<&ClientTls>, plain: String) -> String {
+pub(crate) fn describe_open(
+    status: &tonic::Status,
+    tls: Option<&ClientTls>,
+    plain: String,
+) -> String {
     let cut_short = status.message().contains("operation was canceled");
     if tls.is_some() && cut_short && explain(status, tls).is_none() {
         return format!(
@@ -174,7 +178,7 @@ pub fn describe_open(status: &tonic::Status, tls: Option<&ClientTls>, plain: Str
 /// A connection or stream failure in words a person can act on, when it is about TLS (or
 /// about TLS missing on one side); `None` for anything else. `tls` is whether this client
 /// uses TLS.
-pub fn explain(
+pub(crate) fn explain(
     error: &(dyn std::error::Error + 'static),
     tls: Option<&ClientTls>,
 ) -> Option<String> {

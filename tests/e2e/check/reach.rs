@@ -7,7 +7,6 @@ use std::future::pending;
 use clap::Parser;
 use xdsloop_client::check::command::{self, CheckArgs};
 use xdsloop_client::check::{CheckConfig, Outcome};
-use xdsloop_client::transport::tls as client_tls;
 use xdsloop_tests::certs::Pki;
 
 use super::{fails, result, run};
@@ -20,7 +19,7 @@ async fn passes_over_tls(mtls: bool) {
     let served = serve_tls(&pki, mtls, |_| {}).await;
     let identity = mtls.then_some((pki.client_cert.as_path(), pki.client_key.as_path()));
     let mut config = CheckConfig::new(served.addr().to_string());
-    config.tls = Some(client_tls::load(&pki.ca_file, identity, None).unwrap());
+    config.tls = Some(xdsloop_client::load_tls(&pki.ca_file, identity, None).unwrap());
     let report = run(&config).await;
     assert!(fails(&report).is_empty(), "{}", fails(&report).join("\n"));
     assert_eq!(report.summary().exit, 0);

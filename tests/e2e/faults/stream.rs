@@ -1,9 +1,8 @@
 //! Faults that end or stall a stream: the client reconnects with backoff and resubscribes
 //! (C10, C11), keeping what it had (C13).
 
-use xdsloop_client::core::event::Step;
-use xdsloop_client::core::request::Outgoing;
 use xdsloop_client::{ConnectionReport, Report, Source};
+use xdsloop_client::{Outgoing, Step};
 use xdsloop_proto::type_url::CLUSTER;
 
 use super::*;

@@ -11,9 +11,7 @@ mod tls;
 use std::{path::Path, sync::Arc};
 
 use tempfile::TempDir;
-use xdsloop_client::{
-    ClientConfig, ConnectionReport, Report, Source, transport::tls as client_tls,
-};
+use xdsloop_client::{ClientConfig, ConnectionReport, Report, Source, load_tls};
 use xdsloop_server::{
     admin::status::{StatusDocument, remote},
     app::Config,
@@ -46,7 +44,7 @@ pub fn tls_client(
     identity: Option<(&Path, &Path)>,
 ) -> ClientConfig {
     let mut config = config(served.addr(), source);
-    config.tls = Some(client_tls::load(ca, identity, None).unwrap());
+    config.tls = Some(load_tls(ca, identity, None).unwrap());
     config
 }
 

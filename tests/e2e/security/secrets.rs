@@ -5,7 +5,7 @@
 use clap::Parser;
 use tonic::transport::Channel;
 use xdsloop_client::cli::{self, Args};
-use xdsloop_client::{Client, core::watch_map::Interest};
+use xdsloop_client::{Client, Interest};
 use xdsloop_proto::csds::ClientStatusRequest;
 use xdsloop_proto::envoy::envoy::service::status::v3::client_status_discovery_service_client::ClientStatusDiscoveryServiceClient;
 use xdsloop_proto::redact::Secrets;

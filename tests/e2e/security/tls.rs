@@ -6,7 +6,7 @@ use std::time::Duration;
 use xdsloop_client::{
     Source,
     fleet::{Fleet, FleetConfig},
-    transport::tls as client_tls,
+    load_tls,
 };
 use xdsloop_tests::certs::{CLIENT_CN, CLIENT_SPIFFE, Pki};
 
@@ -145,7 +145,7 @@ async fn tls_client_to_a_plaintext_server_is_told_so() {
     let served = crate::client_support::FixtureServer::demo().await;
     let pki = Pki::new();
     let mut config = crate::client_support::config(served.addr(), Source::Ads);
-    config.tls = Some(client_tls::load(&pki.ca_file, None, None).unwrap());
+    config.tls = Some(load_tls(&pki.ca_file, None, None).unwrap());
     let (client, mut reports) = demo_client(config).await;
     let reason = failure(&mut reports).await;
     assert!(reason.contains("the server did not answer TLS"), "{reason}");
@@ -181,7 +181,7 @@ async fn fleet_over_mtls() {
     let mut config = FleetConfig::new(served.addr().to_string(), 20);
     config.connections = 2;
     let identity = Some((pki.client_cert.as_path(), pki.client_key.as_path()));
-    config.tls = Some(client_tls::load(&pki.ca_file, identity, None).unwrap());
+    config.tls = Some(load_tls(&pki.ca_file, identity, None).unwrap());
     let fleet = Fleet::start(config).unwrap();
     let configured = poll_until("the fleet to configure 20 nodes", WAIT, async || {
         let progress = fleet.progress();
@@ -205,7 +205,7 @@ fn client_key_that_does_not_match_its_certificate_is_named_with_both_files() {
     let pki = Pki::new();
     // The rogue key belongs to another certificate.
     let identity = Some((pki.client_cert.as_path(), pki.rogue_key.as_path()));
-    let error = client_tls::load(&pki.ca_file, identity, None)
+    let error = load_tls(&pki.ca_file, identity, None)
         .unwrap_err()
         .to_string();
     let (key, cert) = (pki.rogue_key.display(), pki.client_cert.display());

@@ -34,7 +34,7 @@ const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Where the server is, how to reach it and who the suite says it is.
 #[derive(Clone, Debug)]
-pub struct Target {
+pub(super) struct Target {
     endpoint: Endpoint,
     /// For explaining a TLS failure in words.
     pub tls: Option<ClientTls>,
@@ -43,7 +43,7 @@ pub struct Target {
 }
 
 impl Target {
-    pub fn new(
+    pub(super) fn new(
         server: &str,
         node_id: &str,
         max_message_bytes: usize,
@@ -58,13 +58,13 @@ impl Target {
         })
     }
 
-    pub fn uri(&self) -> String {
+    pub(super) fn uri(&self) -> String {
         self.endpoint.uri().to_string()
     }
 
     /// Connects once (TCP, and the TLS handshake with TLS): a refused connection or a
     /// certificate either side rejects is an error before any check runs.
-    pub async fn connect(&self) -> Result<(), ClientError> {
+    pub(super) async fn connect(&self) -> Result<(), ClientError> {
         match self.endpoint.connect().await {
             Ok(_) => Ok(()),
             Err(e) => {
@@ -78,17 +78,17 @@ impl Target {
 
     /// A channel of its own: every probe stream gets its own HTTP/2 connection, so one
     /// stream's fate (a reset connection) never decides another check.
-    pub fn channel(&self) -> Channel {
+    pub(super) fn channel(&self) -> Channel {
         self.endpoint.connect_lazy()
     }
 
-    pub fn ads(&self) -> Ads<Channel> {
+    pub(super) fn ads(&self) -> Ads<Channel> {
         Ads::new(self.channel())
             .max_decoding_message_size(self.max_message_bytes)
             .max_encoding_message_size(self.max_message_bytes)
     }
 
-    pub fn node(&self) -> Node {
+    pub(super) fn node(&self) -> Node {
         Node {
             id: self.node_id.clone(),
             ..Default::default()
@@ -97,7 +97,7 @@ impl Target {
 }
 
 /// An error and its sources, `: `-joined.
-pub fn chain(error: &dyn std::error::Error) -> String {
+pub(super) fn chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(e) = source {
@@ -109,7 +109,7 @@ pub fn chain(error: &dyn std::error::Error) -> String {
 
 /// Why no response came.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Gone {
+pub(super) enum Gone {
     /// Nothing arrived in time.
     Silent(Duration),
     /// The server ended the stream (with this status, or cleanly).
@@ -130,13 +130,13 @@ impl fmt::Display for Gone {
 
 /// What arrived during a quiet window, and whether the stream ended in it.
 #[derive(Debug)]
-pub struct Quiet<R> {
+pub(super) struct Quiet<R> {
     pub got: Vec<R>,
     pub ended: Option<Gone>,
 }
 
 /// The two ADS methods.
-pub trait Variant: Sized + 'static {
+pub(super) trait Variant: Sized + 'static {
     type Request: Send + 'static;
     type Response: Send + 'static;
     fn set_node(request: &mut Self::Request, node: Node);
@@ -146,8 +146,8 @@ pub trait Variant: Sized + 'static {
     ) -> impl Future<Output = Result<Streaming<Self::Response>, Status>> + Send + 'static;
 }
 
-pub struct Sotw;
-pub struct Delta;
+pub(super) struct Sotw;
+pub(super) struct Delta;
 
 impl Variant for Sotw {
     type Request = DiscoveryRequest;
@@ -191,7 +191,7 @@ enum State<R> {
 }
 
 /// One ADS stream.
-pub struct Probe<V: Variant> {
+pub(super) struct Probe<V: Variant> {
     requests: mpsc::Sender<V::Request>,
     state: State<V::Response>,
     node: Option<Node>,
@@ -202,7 +202,7 @@ pub struct Probe<V: Variant> {
 }
 
 impl<V: Variant> Probe<V> {
-    pub fn open(target: &Target) -> Self {
+    pub(super) fn open(target: &Target) -> Self {
         let (requests, rx) = mpsc::channel(REQUEST_QUEUE);
         let call = V::call(target.ads(), ReceiverStream::new(rx));
         Self {
@@ -215,7 +215,7 @@ impl<V: Variant> Probe<V> {
     }
 
     /// Sends `request`; the node goes on the first one (C1).
-    pub async fn send(&mut self, mut request: V::Request) -> Result<(), Gone> {
+    pub(super) async fn send(&mut self, mut request: V::Request) -> Result<(), Gone> {
         if let Some(node) = self.node.take() {
             V::set_node(&mut request, node);
         }
@@ -241,14 +241,14 @@ impl<V: Variant> Probe<V> {
     }
 
     /// The next response, or why none came within `within`.
-    pub async fn recv(&mut self, within: Duration) -> Result<V::Response, Gone> {
+    pub(super) async fn recv(&mut self, within: Duration) -> Result<V::Response, Gone> {
         timeout(within, self.next())
             .await
             .unwrap_or(Err(Gone::Silent(within)))
     }
 
     /// Everything that arrives within `window` (a correct server often sends nothing).
-    pub async fn quiet(&mut self, window: Duration) -> Quiet<V::Response> {
+    pub(super) async fn quiet(&mut self, window: Duration) -> Quiet<V::Response> {
         let deadline = Instant::now() + window;
         let mut got = Vec::new();
         loop {
@@ -266,7 +266,7 @@ impl<V: Variant> Probe<V> {
     }
 
     /// Responses until one satisfies `wanted` (returned with those before it), within `within`.
-    pub async fn until(
+    pub(super) async fn until(
         &mut self,
         within: Duration,
         mut wanted: impl FnMut(&V::Response) -> bool,

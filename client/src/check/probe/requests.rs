@@ -12,12 +12,12 @@ use super::{Delta, Gone, Probe, Sotw};
 
 impl Probe<Sotw> {
     /// Requests `names` of `type_url` (empty: legacy wildcard), acknowledging nothing.
-    pub async fn subscribe(&mut self, type_url: &str, names: &[&str]) -> Result<(), Gone> {
+    pub(crate) async fn subscribe(&mut self, type_url: &str, names: &[&str]) -> Result<(), Gone> {
         self.request(type_url, names, "", "").await
     }
 
     /// A request with every field the suite scripts; the names become the type's interest.
-    pub async fn request(
+    pub(crate) async fn request(
         &mut self,
         type_url: &str,
         names: &[&str],
@@ -37,7 +37,7 @@ impl Probe<Sotw> {
     }
 
     /// ACKs `response` with the type's current interest.
-    pub async fn ack(&mut self, response: &DiscoveryResponse) -> Result<(), Gone> {
+    pub(crate) async fn ack(&mut self, response: &DiscoveryResponse) -> Result<(), Gone> {
         let names = self.interest_of(&response.type_url);
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         let (url, version, nonce) = (&response.type_url, &response.version_info, &response.nonce);
@@ -45,7 +45,11 @@ impl Probe<Sotw> {
     }
 
     /// NACKs `response`, reporting `accepted` as the last good version (S2).
-    pub async fn nack(&mut self, response: &DiscoveryResponse, accepted: &str) -> Result<(), Gone> {
+    pub(crate) async fn nack(
+        &mut self,
+        response: &DiscoveryResponse,
+        accepted: &str,
+    ) -> Result<(), Gone> {
         let names = self.interest_of(&response.type_url);
         self.send(DiscoveryRequest {
             version_info: accepted.to_string(),
@@ -66,7 +70,7 @@ impl Probe<Sotw> {
 impl Probe<Delta> {
     /// Subscribes and unsubscribes names of `type_url`; the first request of a type with
     /// nothing to subscribe is the legacy wildcard.
-    pub async fn change(
+    pub(crate) async fn change(
         &mut self,
         type_url: &str,
         subscribe: &[&str],
@@ -82,7 +86,7 @@ impl Probe<Delta> {
     }
 
     /// The first request of a reconnected stream: subscribe and declare held versions (S9).
-    pub async fn resume(
+    pub(crate) async fn resume(
         &mut self,
         type_url: &str,
         subscribe: &[&str],
@@ -97,7 +101,7 @@ impl Probe<Delta> {
         .await
     }
 
-    pub async fn ack(&mut self, response: &DeltaDiscoveryResponse) -> Result<(), Gone> {
+    pub(crate) async fn ack(&mut self, response: &DeltaDiscoveryResponse) -> Result<(), Gone> {
         self.send(DeltaDiscoveryRequest {
             type_url: response.type_url.clone(),
             response_nonce: response.nonce.clone(),

@@ -20,13 +20,13 @@ use crate::check::probe::{Gone, Probe, Sotw};
 use crate::check::report::Outcome;
 
 /// The name of the suite's resource `what` in this run.
-pub fn own(ctx: &Ctx, what: &str) -> String {
+pub(super) fn own(ctx: &Ctx, what: &str) -> String {
     let prefix = ctx.fixtures.as_ref().map(|f| f.names()).unwrap_or_default();
     format!("{prefix}{what}")
 }
 
 /// Writes the suite's file `stem`; a directory the suite cannot write to is a SKIP.
-pub fn write(ctx: &mut Ctx, stem: &str, resources: &[Value]) -> Step<()> {
+pub(super) fn write(ctx: &mut Ctx, stem: &str, resources: &[Value]) -> Step<()> {
     let fixtures = ctx
         .fixtures
         .as_mut()
@@ -34,7 +34,7 @@ pub fn write(ctx: &mut Ctx, stem: &str, resources: &[Value]) -> Step<()> {
     fixtures.write(stem, resources).map_err(skip)
 }
 
-pub fn remove(ctx: &mut Ctx, stem: &str) -> Step<()> {
+pub(super) fn remove(ctx: &mut Ctx, stem: &str) -> Step<()> {
     let fixtures = ctx
         .fixtures
         .as_mut()
@@ -43,7 +43,7 @@ pub fn remove(ctx: &mut Ctx, stem: &str) -> Step<()> {
 }
 
 /// The next CDS response satisfying `wanted` within `--push-timeout`, ACKed.
-pub async fn wait_cds(
+pub(super) async fn wait_cds(
     ctx: &Ctx,
     p: &mut Probe<Sotw>,
     wanted: impl FnMut(&DiscoveryResponse) -> bool,
@@ -66,7 +66,7 @@ pub async fn wait_cds(
 /// streams (the check's own may have ended, and with the file present a new one may fail
 /// too). Best effort, within `--push-timeout`: the outcome was decided before; this only
 /// keeps the next check from seeing the removal.
-pub async fn clean_up(ctx: &mut Ctx, stem: &str, name: &str) {
+pub(super) async fn clean_up(ctx: &mut Ctx, stem: &str, name: &str) {
     if remove(ctx, stem).is_err() {
         return;
     }
@@ -88,7 +88,7 @@ pub async fn clean_up(ctx: &mut Ctx, stem: &str, name: &str) {
 /// Pause between attempts of [`clean_up`].
 const RETRY: Duration = Duration::from_millis(100);
 
-pub async fn push_on_edit(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn push_on_edit(ctx: &mut Ctx) -> Step<Outcome> {
     let name = own(ctx, "push");
     let mut p = ctx.sotw();
     ctx.ask(&mut p, CLUSTER, &[]).await?;
@@ -124,7 +124,7 @@ async fn pushes_edits(ctx: &mut Ctx, p: &mut Probe<Sotw>, name: &str) -> Step<Ou
     )))
 }
 
-pub async fn nack_then_change(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn nack_then_change(ctx: &mut Ctx) -> Step<Outcome> {
     let name = own(ctx, "nack");
     let mut p = ctx.sotw();
     let accepted = ctx.ask(&mut p, CLUSTER, &[]).await?;
@@ -196,7 +196,7 @@ fn contents(ctx: &Ctx, response: &DiscoveryResponse) -> BTreeMap<String, Vec<u8>
         .collect()
 }
 
-pub async fn bad_edit_keeps_last_good(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn bad_edit_keeps_last_good(ctx: &mut Ctx) -> Step<Outcome> {
     let name = own(ctx, "bad");
     let mut p = ctx.sotw();
     ctx.ask(&mut p, CLUSTER, &[]).await?;

@@ -15,7 +15,7 @@ use crate::check::report::Outcome;
 
 /// Responses until every name in `names` was sent (or, with `removed`, removed), the last
 /// one ACKed; all of them returned.
-pub async fn wait_delta(
+pub(super) async fn wait_delta(
     ctx: &Ctx,
     p: &mut Probe<Delta>,
     names: &[&str],
@@ -41,7 +41,7 @@ pub async fn wait_delta(
     }
 }
 
-pub async fn delta_changes(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn delta_changes(ctx: &mut Ctx) -> Step<Outcome> {
     let (x, y) = (own(ctx, "delta-x"), own(ctx, "delta-y"));
     let mut p = ctx.delta();
     p.change(CLUSTER, &[], &[]).await.or_fail("delta cds")?;

@@ -9,18 +9,18 @@
 mod edit;
 mod edit_delta;
 mod resources;
-mod s1;
-mod s10;
-mod s11;
-mod s12;
-mod s13;
-mod s3;
-mod s4;
-mod s5;
-mod s6;
-mod s7;
-mod s8;
-mod s9;
+mod s10_delta_unsubscribe;
+mod s11_make_before_break;
+mod s12_isolation;
+mod s13_large_responses;
+mod s1_nonce_and_type_url;
+mod s3_no_resend;
+mod s4_stale_nonce;
+mod s5_named_set;
+mod s6_wildcard;
+mod s7_types_independent;
+mod s8_delta_fields;
+mod s9_initial_versions;
 
 use std::fmt::Display;
 use std::time::Duration;
@@ -36,7 +36,7 @@ use super::probe::{Delta, Gone, Probe, Sotw, Target};
 use super::report::Outcome;
 
 /// Everything a check may use.
-pub struct Ctx {
+pub(super) struct Ctx {
     pub target: Target,
     pub codec: Codec,
     pub inv: Inventory,
@@ -58,32 +58,32 @@ pub struct Ctx {
 
 impl Ctx {
     /// A resource name that exists nowhere: `xdsloop-check-<run>-missing-<what>`.
-    pub fn missing(&self, what: &str) -> String {
+    pub(super) fn missing(&self, what: &str) -> String {
         format!("{PREFIX}{}-missing-{what}", self.run)
     }
 
-    pub fn sotw(&self) -> Probe<Sotw> {
+    pub(super) fn sotw(&self) -> Probe<Sotw> {
         Probe::open(&self.target)
     }
 
-    pub fn delta(&self) -> Probe<Delta> {
+    pub(super) fn delta(&self) -> Probe<Delta> {
         Probe::open(&self.target)
     }
 
-    pub fn names(&self, response: &DiscoveryResponse) -> Vec<String> {
+    pub(super) fn names(&self, response: &DiscoveryResponse) -> Vec<String> {
         describe::sotw_names(&self.codec, response)
     }
 
-    pub fn show(&self, response: &DiscoveryResponse) -> String {
+    pub(super) fn show(&self, response: &DiscoveryResponse) -> String {
         describe::sotw(&self.codec, response)
     }
 
-    pub fn show_all(&self, responses: &[DiscoveryResponse]) -> String {
+    pub(super) fn show_all(&self, responses: &[DiscoveryResponse]) -> String {
         describe::sotw_all(&self.codec, responses)
     }
 
     /// Subscribes on `probe`, waits for the answer and ACKs it.
-    pub async fn ask(
+    pub(super) async fn ask(
         &self,
         probe: &mut Probe<Sotw>,
         type_url: &str,
@@ -103,18 +103,18 @@ impl Ctx {
 }
 
 /// A check's steps: `Err` ends the check early with that outcome.
-pub type Step<T> = Result<T, Outcome>;
+pub(super) type Step<T> = Result<T, Outcome>;
 
-pub fn fail(text: impl Into<String>) -> Outcome {
+pub(super) fn fail(text: impl Into<String>) -> Outcome {
     Outcome::Fail(text.into())
 }
 
-pub fn skip(text: impl Into<String>) -> Outcome {
+pub(super) fn skip(text: impl Into<String>) -> Outcome {
     Outcome::Skip(text.into())
 }
 
 /// Turns a missing response into a FAIL that says what was asked.
-pub trait OrFail<T> {
+pub(super) trait OrFail<T> {
     fn or_fail(self, what: impl Display) -> Step<T>;
 }
 
@@ -126,7 +126,7 @@ impl<T> OrFail<T> for Result<T, Gone> {
 
 /// Runs one check; checks that edit fixtures SKIP without a `--fixtures` directory the
 /// server serves, Delta checks against a server that does not serve Delta.
-pub async fn run(check: Check, ctx: &mut Ctx) -> Outcome {
+pub(super) async fn run(check: Check, ctx: &mut Ctx) -> Outcome {
     if check.delta && ctx.no_delta.is_some() {
         return skip("Delta not served (see the NOTE)");
     }
@@ -150,30 +150,30 @@ pub async fn run(check: Check, ctx: &mut Ctx) -> Outcome {
 
 async fn dispatch(id: &str, ctx: &mut Ctx) -> Step<Outcome> {
     match id {
-        "S1.nonce-fresh" => s1::nonce_fresh(ctx).await,
-        "S1.type-url" => s1::type_url(ctx).await,
-        "S3.no-resend-after-ack" => s3::no_resend_after_ack(ctx).await,
-        "S3.no-resend-after-nack" => s3::no_resend_after_nack(ctx).await,
-        "S4.stale-nonce-ignored" => s4::stale_nonce_ignored(ctx).await,
-        "S5.named-set" => s5::named_set(ctx).await,
-        "S5.re-added-sent" => s5::re_added_sent(ctx).await,
-        "S6.wildcard" => s6::wildcard(ctx).await,
-        "S6.empty-unsubscribes" => s6::empty_unsubscribes(ctx).await,
-        "S7.types-independent" => s7::types_independent(ctx).await,
-        "S8.delta-fields" => s8::delta_fields(ctx).await,
-        "S8.delta-only-new" => s8::delta_only_new(ctx).await,
-        "S8.delta-missing-removed" => s8::delta_missing_removed(ctx).await,
-        "S9.initial-versions" => s9::initial_versions(ctx).await,
-        "S9.resubscribe-answered" => s9::resubscribe_answered(ctx).await,
-        "S9.stale-version-sent" => s9::stale_version_sent(ctx).await,
-        "S12.unknown-type" => s12::unknown_type(ctx).await,
-        "S12.malformed-isolated" => s12::malformed_isolated(ctx).await,
-        "S13.large" => s13::large(ctx).await,
+        "S1.nonce-fresh" => s1_nonce_and_type_url::nonce_fresh(ctx).await,
+        "S1.type-url" => s1_nonce_and_type_url::type_url(ctx).await,
+        "S3.no-resend-after-ack" => s3_no_resend::no_resend_after_ack(ctx).await,
+        "S3.no-resend-after-nack" => s3_no_resend::no_resend_after_nack(ctx).await,
+        "S4.stale-nonce-ignored" => s4_stale_nonce::stale_nonce_ignored(ctx).await,
+        "S5.named-set" => s5_named_set::named_set(ctx).await,
+        "S5.re-added-sent" => s5_named_set::re_added_sent(ctx).await,
+        "S6.wildcard" => s6_wildcard::wildcard(ctx).await,
+        "S6.empty-unsubscribes" => s6_wildcard::empty_unsubscribes(ctx).await,
+        "S7.types-independent" => s7_types_independent::types_independent(ctx).await,
+        "S8.delta-fields" => s8_delta_fields::delta_fields(ctx).await,
+        "S8.delta-only-new" => s8_delta_fields::delta_only_new(ctx).await,
+        "S8.delta-missing-removed" => s8_delta_fields::delta_missing_removed(ctx).await,
+        "S9.initial-versions" => s9_initial_versions::initial_versions(ctx).await,
+        "S9.resubscribe-answered" => s9_initial_versions::resubscribe_answered(ctx).await,
+        "S9.stale-version-sent" => s9_initial_versions::stale_version_sent(ctx).await,
+        "S12.unknown-type" => s12_isolation::unknown_type(ctx).await,
+        "S12.malformed-isolated" => s12_isolation::malformed_isolated(ctx).await,
+        "S13.large" => s13_large_responses::large(ctx).await,
         "FX.push-on-edit" => edit::push_on_edit(ctx).await,
         "FX.nack-then-change" => edit::nack_then_change(ctx).await,
         "FX.bad-edit-keeps-last-good" => edit::bad_edit_keeps_last_good(ctx).await,
-        "S11.make-before-break" => s11::make_before_break(ctx).await,
-        "S10.delta-unsubscribe" => s10::delta_unsubscribe(ctx).await,
+        "S11.make-before-break" => s11_make_before_break::make_before_break(ctx).await,
+        "S10.delta-unsubscribe" => s10_delta_unsubscribe::delta_unsubscribe(ctx).await,
         "FX.delta-changes" => edit_delta::delta_changes(ctx).await,
         other => unreachable!("{other} is in the catalog but has no implementation"),
     }

@@ -7,7 +7,7 @@ use xdsloop_proto::discovery::DiscoveryResponse;
 use xdsloop_proto::type_url::{CLUSTER, ENDPOINT};
 
 /// An EDS cluster; a different `timeout_secs` is a content change.
-pub fn cluster(name: &str, timeout_secs: u32) -> Value {
+pub(super) fn cluster(name: &str, timeout_secs: u32) -> Value {
     json!({
         "@type": CLUSTER, "name": name, "type": "EDS",
         "connect_timeout": format!("{timeout_secs}s"),
@@ -16,7 +16,7 @@ pub fn cluster(name: &str, timeout_secs: u32) -> Value {
 }
 
 /// A cluster of about `bytes` encoded bytes (a long `alt_stat_name`), for S13.
-pub fn large_cluster(name: &str, bytes: usize) -> Value {
+pub(super) fn large_cluster(name: &str, bytes: usize) -> Value {
     json!({
         "@type": CLUSTER, "name": name, "type": "STATIC",
         "connect_timeout": "1s",
@@ -25,7 +25,7 @@ pub fn large_cluster(name: &str, bytes: usize) -> Value {
 }
 
 /// One endpoint on 127.0.0.1:`port`; a different port is a content change.
-pub fn endpoints(cluster: &str, port: u32) -> Value {
+pub(super) fn endpoints(cluster: &str, port: u32) -> Value {
     json!({
         "@type": ENDPOINT, "cluster_name": cluster,
         "endpoints": [{"lb_endpoints": [{"endpoint": {"address": {"socket_address":
@@ -34,7 +34,11 @@ pub fn endpoints(cluster: &str, port: u32) -> Value {
 }
 
 /// The encoded bytes of resource `name` in a SotW response, if it holds it.
-pub fn body<'r>(codec: &Codec, response: &'r DiscoveryResponse, name: &str) -> Option<&'r [u8]> {
+pub(super) fn body<'r>(
+    codec: &Codec,
+    response: &'r DiscoveryResponse,
+    name: &str,
+) -> Option<&'r [u8]> {
     let mut found = response.resources.iter().filter(|any| {
         codec
             .resource_name(&any.type_url, &any.value)

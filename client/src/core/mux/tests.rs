@@ -1,6 +1,7 @@
 //! The mux's state machine, driven by hand-made responses: shared builders here, tests by
 //! concept in the submodules.
 
+mod decide;
 mod deps;
 mod narration;
 mod per_type;

@@ -12,7 +12,7 @@ use crate::fleet::decode::DeltaResource;
 
 /// The verdict on one response, for the fleet's tally.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub type_url: String,
     /// The version the response carried (see the module docs for Delta).
     pub version: String,

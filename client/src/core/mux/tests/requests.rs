@@ -141,10 +141,7 @@ fn c8_unrequested_resources_are_ignored_and_unwatched_types_nacked() {
     let out = mux.take_output();
     let reply = sotw_requests(&out)[0];
     assert_eq!(reply.response_nonce, "n9");
-    assert_eq!(
-        reply.error_detail.as_ref().unwrap().message,
-        update::UNWATCHED
-    );
+    assert_eq!(reply.error_detail.as_ref().unwrap().message, UNWATCHED);
 }
 
 #[test]

@@ -5,7 +5,7 @@ use xdsloop_proto::type_url::{CLUSTER, LISTENER};
 use super::{Ctx, OrFail, Step, fail, skip};
 use crate::check::report::Outcome;
 
-pub async fn types_independent(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn types_independent(ctx: &mut Ctx) -> Step<Outcome> {
     ctx.inv.need_clusters().map_err(skip)?;
     if ctx.inv.listeners.is_empty() {
         return Err(skip("needs listeners: wildcard LDS gave none"));

@@ -99,7 +99,7 @@ fn last_nonce(seen: &[(&str, DiscoveryResponse)], url: &str) -> String {
     last.map(|(_, r)| r.nonce.clone()).unwrap_or_default()
 }
 
-pub async fn nonce_fresh(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn nonce_fresh(ctx: &mut Ctx) -> Step<Outcome> {
     let seen = session(ctx).await;
     let sotw = seen
         .sotw
@@ -143,7 +143,7 @@ fn judge_nonces<'a>(
     Ok(())
 }
 
-pub async fn type_url(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn type_url(ctx: &mut Ctx) -> Step<Outcome> {
     let seen = session(ctx).await;
     for (asked, r) in &seen.sotw {
         let anys = r.resources.iter().map(|a| a.type_url.as_str());

@@ -5,7 +5,7 @@ use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER};
 use super::{Ctx, Step, fail};
 use crate::check::report::Outcome;
 
-pub async fn no_resend_after_ack(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn no_resend_after_ack(ctx: &mut Ctx) -> Step<Outcome> {
     let mut p = ctx.sotw();
     let eds: Vec<&str> = ctx
         .inv
@@ -44,7 +44,7 @@ pub async fn no_resend_after_ack(ctx: &mut Ctx) -> Step<Outcome> {
     )))
 }
 
-pub async fn no_resend_after_nack(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn no_resend_after_nack(ctx: &mut Ctx) -> Step<Outcome> {
     let mut p = ctx.sotw();
     p.subscribe(CLUSTER, &[])
         .await

@@ -20,7 +20,7 @@ fn mb(bytes: usize) -> String {
     format!("{:.1} MB", bytes as f64 / 1e6)
 }
 
-pub async fn large(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn large(ctx: &mut Ctx) -> Step<Outcome> {
     if ctx.fixtures.is_none() {
         let bytes = ctx.inv.cds_bytes;
         if bytes > GRPC_DEFAULT {

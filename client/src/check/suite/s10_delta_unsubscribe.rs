@@ -12,7 +12,7 @@ use super::{Ctx, OrFail, Step, fail};
 use crate::check::describe;
 use crate::check::report::Outcome;
 
-pub async fn delta_unsubscribe(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn delta_unsubscribe(ctx: &mut Ctx) -> Step<Outcome> {
     let (x, y) = (own(ctx, "unsub-x"), own(ctx, "unsub-y"));
     write(ctx, "unsub", &[endpoints(&x, 10001), endpoints(&y, 10002)])?;
     let mut p = ctx.delta();

@@ -7,7 +7,7 @@ use super::{Ctx, OrFail, Step, fail, skip};
 use crate::check::describe;
 use crate::check::report::Outcome;
 
-pub async fn wildcard(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn wildcard(ctx: &mut Ctx) -> Step<Outcome> {
     ctx.inv.need_clusters().map_err(skip)?;
     let mut legacy = ctx.sotw();
     let mut star = ctx.sotw();
@@ -30,7 +30,7 @@ pub async fn wildcard(ctx: &mut Ctx) -> Step<Outcome> {
     )))
 }
 
-pub async fn empty_unsubscribes(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn empty_unsubscribes(ctx: &mut Ctx) -> Step<Outcome> {
     let names = ctx.inv.endpoints(1).map_err(skip)?;
     let a = names[0].to_string();
     let mut p = ctx.sotw();

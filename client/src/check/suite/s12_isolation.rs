@@ -13,9 +13,9 @@ use crate::check::probe::{Gone, Probe, Sotw};
 use crate::check::report::Outcome;
 
 /// A type URL no server knows.
-pub const UNKNOWN_TYPE: &str = "type.googleapis.com/xdsloop.check.Unknown";
+pub(super) const UNKNOWN_TYPE: &str = "type.googleapis.com/xdsloop.check.Unknown";
 
-pub async fn unknown_type(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn unknown_type(ctx: &mut Ctx) -> Step<Outcome> {
     ctx.inv.need_clusters().map_err(skip)?;
     let names = ctx.inv.endpoints(1).map_err(skip)?;
     let a = names[0].to_string();
@@ -34,7 +34,7 @@ pub async fn unknown_type(ctx: &mut Ctx) -> Step<Outcome> {
     )))
 }
 
-pub async fn malformed_isolated(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn malformed_isolated(ctx: &mut Ctx) -> Step<Outcome> {
     ctx.inv.need_clusters().map_err(skip)?;
     let names = ctx.inv.endpoints(1).map_err(skip)?;
     let a = names[0].to_string();

@@ -23,7 +23,7 @@ fn versions(response: &DeltaDiscoveryResponse) -> BTreeMap<String, String> {
     sent.map(|r| (r.name.clone(), r.version.clone())).collect()
 }
 
-pub async fn initial_versions(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn initial_versions(ctx: &mut Ctx) -> Step<Outcome> {
     let mut first = ctx.delta();
     first.change(CLUSTER, &[], &[]).await.or_fail("delta cds")?;
     let held_from = first
@@ -106,7 +106,7 @@ async fn answered(
     }
 }
 
-pub async fn resubscribe_answered(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn resubscribe_answered(ctx: &mut Ctx) -> Step<Outcome> {
     let names = ctx.inv.endpoints(1).map_err(skip)?;
     let a = names[0].to_string();
     let mut p = ctx.delta();
@@ -122,7 +122,7 @@ pub async fn resubscribe_answered(ctx: &mut Ctx) -> Step<Outcome> {
     )))
 }
 
-pub async fn stale_version_sent(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn stale_version_sent(ctx: &mut Ctx) -> Step<Outcome> {
     let names = ctx.inv.endpoints(1).map_err(skip)?;
     let a = names[0].to_string();
     let stale = format!("{PREFIX}{}-stale", ctx.run);

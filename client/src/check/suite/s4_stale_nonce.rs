@@ -8,11 +8,11 @@
 
 use xdsloop_proto::type_url::ENDPOINT;
 
-use super::s5::re_add;
+use super::s5_named_set::re_add;
 use super::{Ctx, OrFail, Step, fail, skip};
 use crate::check::report::Outcome;
 
-pub async fn stale_nonce_ignored(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn stale_nonce_ignored(ctx: &mut Ctx) -> Step<Outcome> {
     let names = ctx.inv.endpoints(1).map_err(skip)?;
     let a = names[0].to_string();
     // With a second real name the control must be answered; a made-up one may not be.

@@ -48,7 +48,7 @@ fn first(
     seen.iter().position(|r| r.type_url == url && holds(r))
 }
 
-pub async fn make_before_break(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn make_before_break(ctx: &mut Ctx) -> Step<Outcome> {
     let x = own(ctx, "mbb");
     let mut p = ctx.sotw();
     ctx.ask(&mut p, CLUSTER, &[]).await?;

@@ -8,7 +8,7 @@ use super::{Ctx, OrFail, Step, fail, skip};
 use crate::check::describe;
 use crate::check::report::Outcome;
 
-pub async fn delta_fields(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn delta_fields(ctx: &mut Ctx) -> Step<Outcome> {
     let mut p = ctx.delta();
     let mut seen: Vec<DeltaDiscoveryResponse> = Vec::new();
     p.change(CLUSTER, &[], &[]).await.or_fail("delta cds")?;
@@ -59,7 +59,7 @@ pub async fn delta_fields(ctx: &mut Ctx) -> Step<Outcome> {
     )))
 }
 
-pub async fn delta_only_new(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn delta_only_new(ctx: &mut Ctx) -> Step<Outcome> {
     let names = ctx.inv.endpoints(2).map_err(skip)?;
     let (a, b) = (names[0].to_string(), names[1].to_string());
     let mut p = ctx.delta();
@@ -107,7 +107,7 @@ pub async fn delta_only_new(ctx: &mut Ctx) -> Step<Outcome> {
     )))
 }
 
-pub async fn delta_missing_removed(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn delta_missing_removed(ctx: &mut Ctx) -> Step<Outcome> {
     let missing = ctx.missing("s8");
     let mut p = ctx.delta();
     p.change(ENDPOINT, &[&missing], &[])

@@ -12,7 +12,7 @@ use crate::check::describe;
 use crate::check::probe::{Probe, Sotw};
 use crate::check::report::Outcome;
 
-pub async fn named_set(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn named_set(ctx: &mut Ctx) -> Step<Outcome> {
     let names = ctx.inv.endpoints(2).map_err(skip)?;
     let (a, b) = (names[0].to_string(), names[1].to_string());
     let mut p = ctx.sotw();
@@ -55,7 +55,7 @@ pub async fn named_set(ctx: &mut Ctx) -> Step<Outcome> {
 /// On `p`, which holds EDS [`a`] from `first` (ACKed): narrows to [] (an empty response to
 /// that is as correct as none; it is ACKed), then asks for `a` again with the newest nonce
 /// received. Returns the answer holding `a` (ACKed) and the nonce the re-add carried.
-pub async fn re_add(
+pub(super) async fn re_add(
     ctx: &Ctx,
     p: &mut Probe<Sotw>,
     first: &DiscoveryResponse,
@@ -111,7 +111,7 @@ fn not_again(ctx: &Ctx, a: &str, nonce: &str, gone: &str, seen: &[DiscoveryRespo
     ))
 }
 
-pub async fn re_added_sent(ctx: &mut Ctx) -> Step<Outcome> {
+pub(super) async fn re_added_sent(ctx: &mut Ctx) -> Step<Outcome> {
     let names = ctx.inv.endpoints(1).map_err(skip)?;
     let a = names[0].to_string();
     let mut p = ctx.sotw();

@@ -1,0 +1,115 @@
+//! One client, a config source per type (Envoy gives each type its own `ConfigSource`):
+//! clusters over ADS and endpoints over REST polling, against the real server over loopback.
+
+use std::time::Duration;
+
+use xdsloop_client::envoy::envoy::config::cluster::v3::Cluster;
+use xdsloop_client::envoy::envoy::config::endpoint::v3::ClusterLoadAssignment;
+use xdsloop_client::type_url::{CLUSTER, ENDPOINT};
+use xdsloop_client::{Client, ClientConfig, Interest, Report, Source, SourceKind, Verdict};
+use xdsloop_server::testkit::{Resource, Resources, TestServer};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn resources(version: &str, names: &[&str]) -> Resources {
+    let mut set = Vec::new();
+    for name in names {
+        let cluster = Cluster {
+            name: name.to_string(),
+            ..Default::default()
+        };
+        let endpoints = ClusterLoadAssignment {
+            cluster_name: name.to_string(),
+            ..Default::default()
+        };
+        set.push(Resource::from_message(&cluster).unwrap());
+        set.push(Resource::from_message(&endpoints).unwrap());
+    }
+    Resources::new(set).version(version)
+}
+
+/// Waits for an applied update of `type_url` and says which source it came from.
+async fn update_source(
+    reports: &mut tokio::sync::broadcast::Receiver<Report>,
+    type_url: &str,
+) -> SourceKind {
+    loop {
+        let report = tokio::time::timeout(WAIT, reports.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if let Report::Update(update) = report
+            && update.type_url == type_url
+            && update.verdict == Verdict::Ack
+        {
+            return update.source;
+        }
+    }
+}
+
+#[tokio::test]
+async fn clusters_over_ads_and_endpoints_over_rest_in_one_client() {
+    let server = TestServer::builder()
+        .resources(resources("v1", &["web"]))
+        .start()
+        .await
+        .unwrap();
+    let mut config = ClientConfig::new(server.addr().to_string(), "mixed");
+    config.type_sources.insert("eds".into(), Source::Rest);
+    config.refresh_delay = Duration::from_millis(100);
+    let client = Client::start(config, std::future::pending()).unwrap();
+    let mut reports = client.reports();
+    let _clusters = client.subscribe(CLUSTER, Interest::Wildcard).await.unwrap();
+    let _endpoints = client
+        .subscribe(ENDPOINT, Interest::names(["web"]))
+        .await
+        .unwrap();
+
+    // CDS on the ADS stream: the server sees its ACK. EDS by REST: polls, no stream.
+    server.await_ack("mixed", "cds", None, WAIT).await.unwrap();
+    let (mut cds, mut eds) = (None, None);
+    while cds.is_none() || eds.is_none() {
+        let report = tokio::time::timeout(WAIT, reports.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if let Report::Update(update) = report {
+            match update.type_url.as_str() {
+                CLUSTER => cds = Some(update.source),
+                ENDPOINT => eds = Some(update.source),
+                _ => {}
+            }
+        }
+    }
+    assert_eq!((cds, eds), (Some(SourceKind::Ads), Some(SourceKind::Rest)));
+    let streams: Vec<String> = server
+        .requests("mixed")
+        .iter()
+        .map(|r| r.facts.type_url.to_string())
+        .collect();
+    assert!(
+        streams.iter().all(|t| t == CLUSTER),
+        "only CDS on the stream: {streams:?}"
+    );
+
+    // One store holds both; an edit reaches each type through its own source.
+    let store = client.store().borrow().clone();
+    assert!(store.holds(CLUSTER, "web") && store.holds(ENDPOINT, "web"));
+    server
+        .set_resources(None, resources("v2", &["web", "api"]))
+        .unwrap();
+    let _more = client
+        .subscribe(ENDPOINT, Interest::names(["api"]))
+        .await
+        .unwrap();
+    assert_eq!(
+        update_source(&mut reports, ENDPOINT).await,
+        SourceKind::Rest
+    );
+    let mut store = client.store();
+    let both = store.wait_for(|s| s.holds(CLUSTER, "api") && s.holds(ENDPOINT, "api"));
+    tokio::time::timeout(WAIT, both).await.unwrap().unwrap();
+    let status = client.status().client_config(false).await.unwrap();
+    assert_eq!(status.client_scope, "ads,rest");
+    tokio::time::timeout(WAIT, client.stop()).await.unwrap();
+}
