@@ -1,5 +1,11 @@
 //! xdsloop-server: a fixture-driven mock xDS control plane.
 //!
+//! The public API: [`app`] starts the server the `xdsloop-server` binary runs, [`testkit`] is
+//! the server in a Rust test of an xDS client, and the modules beside them name what their
+//! signatures carry: [`fixtures`] (the directory a server serves), [`scenario`] (fault rules),
+//! [`status`] (the `/status` document and the streams behind it) and [`tap`] (what happened
+//! on a stream, as events). Everything else is the crate's own.
+//!
 //! Layout, one layer per folder; a layer uses only the layers listed before it
 //! (`tests/architecture` checks it, and `docs/architecture.md` walks one fixture edit through
 //! them):
@@ -40,20 +46,22 @@
 //!
 //! [`error`] is the crate's one error type, usable from every layer.
 
-pub mod admin;
+#![warn(unreachable_pub, missing_docs)]
+
+mod admin;
 pub mod app;
-pub mod config;
-pub mod error;
-pub mod faults;
-pub mod judge;
-pub mod net;
-pub mod protocol;
-pub mod replay;
-pub mod snapshot;
-pub mod tap;
+mod config;
+mod error;
+mod faults;
+mod judge;
+mod net;
+mod protocol;
+mod replay;
+mod snapshot;
+mod tap;
 #[cfg(feature = "testkit")]
 pub mod testkit;
-pub mod transport;
+mod transport;
 
 #[cfg(test)]
 mod test_support;
@@ -74,3 +82,57 @@ pub use snapshot::{Snapshot, TypeResources};
 /// to its tests); the `testkit` feature.
 #[cfg(feature = "testkit")]
 pub use testkit::TestServer;
+
+pub use judge::{Mode as ConformanceMode, Violation};
+pub use protocol::subscription::Verdict;
+
+pub mod events {
+    //! What happened on a stream, as plain events ([`WireEvent`]): opened, each request and
+    //! response as the server decoded and judged it, faults, closed. The server's bus carries
+    //! them to whoever listens ([`Registry::bus`](crate::status::Registry)), and
+    //! [`to_line`] writes one as the transcript line `--record` would.
+    pub use crate::admin::lines::to_line;
+    pub use crate::admin::registry::bus::{Listener, Received};
+    pub use crate::protocol::facts::{
+        Capture, ErrorFacts, Listed, Names, RequestFacts, ResponseFacts, StatusFacts, TypeName,
+    };
+    pub use crate::tap::{CloseReason, Closed, FaultFacts, Opened, What, WireEvent};
+}
+
+pub mod fixtures {
+    //! A fixture directory as the server reads it: every `*.yaml`/`*.yml`/`*.json` file
+    //! under it, decoded into a [`Snapshot`](crate::Snapshot) (`docs/fixtures.md`), and the
+    //! watcher that reloads it on every edit.
+    pub use crate::config::fixtures::{DEFAULT_MAX_FILE_BYTES, FixtureError, Loader, load};
+    pub use crate::config::watch::{ReloadStatus, Settings, Watcher};
+}
+
+pub mod scenario {
+    //! Fault scenarios in code: the typed rules (the vocabulary of a scenario file,
+    //! `docs/scenarios.md`), the scenario in force on a running server, and the offline check
+    //! `xdsloop-server scenario check FILE` runs.
+    pub use crate::faults::scenario::check::check_file;
+    pub use crate::faults::scenario::outage::Outage;
+    pub use crate::faults::scenario::{
+        Action, Installed, Match, Origin, ParseError, Place, Requested, ResetScope, Rule, Scenario,
+        Scenarios, Service, Variant, When,
+    };
+}
+
+pub mod tls {
+    //! TLS on the xDS port: the files a server serves with ([`TlsFiles`], `--tls-cert`,
+    //! `--tls-key`, `--tls-client-ca`), and a client configuration that trusts a CA, for tests
+    //! and tools that talk to such a server.
+    pub use crate::net::tls::{ALPN_H2, ALPN_HTTP1, TlsFiles, client_config};
+}
+
+pub mod status {
+    //! What the server knows about its streams: the live [`Registry`] of open and recently
+    //! closed streams with their per-type state, the `/status` document built from it
+    //! (`docs/status.md`), and [`remote`], which reads that document from a running server.
+    pub use crate::admin::registry::{ClosedStream, Registry, StreamKind, StreamStatus, Variant};
+    pub use crate::admin::status::net::LimitsView;
+    pub use crate::admin::status::{
+        StatusDocument, StreamView, SyncState, TypeView, remote, sync_state, table,
+    };
+}

@@ -18,8 +18,8 @@ use xdsloop_proto::envoy::envoy::r#type::matcher::v3::{
     NodeMatcher, StringMatcher, string_matcher::MatchPattern,
 };
 use xdsloop_proto::type_url::{CLUSTER, ENDPOINT};
-use xdsloop_server::admin::Placement;
 use xdsloop_server::app;
+use xdsloop_server::app::Placement;
 
 use crate::client_nack::refuse_web_cluster_while;
 use crate::client_support::*;

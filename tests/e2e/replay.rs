@@ -8,9 +8,9 @@ use tokio::sync::broadcast;
 use xdsloop_client::{ClientConfig, Report, Source, Validator, Verdict, core::store::Diff};
 use xdsloop_proto::type_url::ENDPOINT;
 use xdsloop_server::{
+    app::Recording,
     app::{self, Running},
-    faults::scenario::Scenario,
-    transport::record::Recording,
+    scenario::Scenario,
 };
 use xdsloop_tests::copy_dir;
 

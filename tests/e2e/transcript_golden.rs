@@ -18,7 +18,7 @@ use std::{
 use tokio::sync::{broadcast, oneshot};
 use xdsloop_client::{Report, Source, Validator, cli::record::Recorder, config::ReceivedReports};
 use xdsloop_proto::type_url::ENDPOINT;
-use xdsloop_server::{app, transport::record::Recording};
+use xdsloop_server::{app, app::Recording};
 use xdsloop_tests::copy_dir;
 use xdsloop_transcript::{diff, read_file};
 

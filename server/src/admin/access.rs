@@ -24,7 +24,7 @@ use tracing::info;
 use crate::net::conn::PeerInfo;
 
 /// What a refused request is told.
-pub const HINT: &str = "the admin data is served to loopback peers, to requests with \
+pub(crate) const HINT: &str = "the admin data is served to loopback peers, to requests with \
                         `Authorization: Bearer <token>` (the server's --admin-token), and to \
                         connections with a verified client certificate (--tls-client-ca)";
 
@@ -149,7 +149,11 @@ fn bearer(value: &[u8]) -> Option<&[u8]> {
 
 /// axum middleware: the admin data for requests [`AdminAccess`] allows, 401 with the hint
 /// for the others.
-pub async fn require(State(access): State<AdminAccess>, request: Request, next: Next) -> Response {
+pub(crate) async fn require(
+    State(access): State<AdminAccess>,
+    request: Request,
+    next: Next,
+) -> Response {
     match access.check_request(request.extensions(), request.headers()) {
         Ok(_) => next.run(request).await,
         Err(denied) => {

@@ -49,7 +49,7 @@ use crate::{
 };
 
 /// The admin routes' paths (and the page's, [`page::ROUTES`]).
-pub const ROUTES: [&str; 5] = ["/status", "/snapshot", "/healthz", "/scenario", "/resync"];
+pub(crate) const ROUTES: [&str; 5] = ["/status", "/snapshot", "/healthz", "/scenario", "/resync"];
 
 /// Where the admin routes are served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -230,7 +230,7 @@ impl axum::extract::FromRef<Admin> for Scenarios {
 
 /// For the xDS port when the admin routes are elsewhere: they answer 404 with `reason` (where
 /// the admin is), rather than the xDS port's generic "no endpoint here".
-pub fn elsewhere(reason: String) -> Router {
+pub(crate) fn elsewhere(reason: String) -> Router {
     let reason = Arc::<str>::from(reason);
     let paths = ROUTES.iter().chain(page::ROUTES.iter());
     paths.fold(Router::new(), |router, path| {

@@ -5,15 +5,15 @@
 //! Field names are part of the interface (documented in `docs/status.md`); `schema` changes
 //! only if one is removed or changes meaning.
 
-pub mod events;
-pub mod net;
+pub(crate) mod events;
+pub(crate) mod net;
 pub mod remote;
 mod rfc3339;
-pub mod scenario;
+pub(crate) mod scenario;
 mod state;
 mod summary;
 pub mod table;
-pub mod violations;
+pub(crate) mod violations;
 
 use std::{collections::BTreeMap, time::SystemTime};
 
@@ -30,19 +30,16 @@ use crate::{
     replay::ReplayView,
 };
 use events::RecentEvent;
-pub use summary::{
-    InProgressView, OverlaySummary, ReloadSummary, SnapshotSummary, TypeSummary, WatcherView,
-};
-pub use summary::{reload_summary, snapshot_summary};
+pub(crate) use summary::{ReloadSummary, SnapshotSummary, TypeSummary};
+pub(crate) use summary::{reload_summary, snapshot_summary};
 use violations::ViolationsView;
 
-pub use self::net::{LimitsView, TlsStatusView};
-pub use self::state::{
-    Answer, SyncState, answer, served_version, sync_state, sync_state_with, view_hash,
-};
+pub(crate) use self::net::{LimitsView, TlsStatusView};
+pub(crate) use self::state::{Answer, answer, served_version, sync_state_with, view_hash};
+pub use self::state::{SyncState, sync_state};
 
 /// The document's schema name; see `docs/status.md`.
-pub const SCHEMA: &str = "xdsloop.status.v1";
+pub(crate) const SCHEMA: &str = "xdsloop.status.v1";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StatusDocument {
@@ -238,7 +235,7 @@ pub struct NackView {
 
 /// Copies of everything the document is built from.
 #[derive(Debug, Clone, Copy)]
-pub struct Inputs<'a> {
+pub(crate) struct Inputs<'a> {
     pub snapshot: &'a Snapshot,
     pub reload: &'a ReloadStatus,
     pub open: &'a [StreamStatus],
@@ -247,7 +244,7 @@ pub struct Inputs<'a> {
 }
 
 /// Builds the document; with `node`, only streams of that node id are listed.
-pub fn build(inputs: Inputs<'_>, node: Option<&str>) -> StatusDocument {
+pub(crate) fn build(inputs: Inputs<'_>, node: Option<&str>) -> StatusDocument {
     let wanted = |s: &StreamStatus| node.is_none_or(|n| s.node_id.as_deref() == Some(n));
     let snapshot = inputs.snapshot;
     let streams: Vec<StreamView> = inputs
@@ -297,7 +294,7 @@ fn totals(streams: &[StreamView]) -> Totals {
 }
 
 /// One stream as the document lists it.
-pub fn stream_view(
+pub(crate) fn stream_view(
     snapshot: &Snapshot,
     stream: &StreamStatus,
     disconnected_at: Option<SystemTime>,

@@ -31,7 +31,7 @@ pub struct HttpServer {
 
 /// Serves `routes` on the connections `listener` accepts, until `stop` turns true.
 /// `max_streams` is each connection's HTTP/2 `SETTINGS_MAX_CONCURRENT_STREAMS`.
-pub fn start(
+pub(crate) fn start(
     listener: TcpListener,
     routes: Routes,
     accept: Accept,

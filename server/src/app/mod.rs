@@ -11,9 +11,9 @@
 
 #[cfg(feature = "cli")]
 pub mod flags;
-pub mod listener;
-pub mod source;
-pub mod xds;
+pub(crate) mod listener;
+pub(crate) mod source;
+pub(crate) mod xds;
 
 use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 
@@ -27,20 +27,27 @@ pub use self::xds::{GrpcServer, serve, serve_in_process, serve_with_codec};
 use crate::{
     Error, Snapshot,
     admin::registry::{Registry, timeline},
-    admin::{self, Admin, AdminAccess, Placement},
+    admin::{self, Admin, AdminAccess},
     config::watch::{ReloadStatus, Settings, Watcher},
     faults::scenario::{self, Scenarios, watch::ScenarioWatcher},
     judge::Mode,
     net::{
-        Limits, Listening,
+        Listening,
         close::Closer,
         incoming::Accept,
         refusal::NetStats,
         rotation::{self, TlsView},
-        tls::{ClientCerts, TlsFiles},
+        tls::ClientCerts,
     },
+    transport::record::{self, Recorder},
+};
+/// What a [`Config`] and a [`Running`] server carry, under the names their fields use.
+pub use crate::{
+    admin::http::Placement,
+    admin::registry::timeline::DEFAULT_DEPTH as DEFAULT_TIMELINE_DEPTH,
+    net::{Limits, tls::TlsFiles},
     transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
-    transport::record::{self, Recorder, Recording},
+    transport::record::Recording,
 };
 
 /// Where `xdsloop-server` listens unless told otherwise (Envoy examples use 18000 for xDS).

@@ -153,7 +153,7 @@ pub async fn serve_in_process(
 }
 
 /// Binds `listen`, naming the address in the error.
-pub async fn listen_on(listen: SocketAddr) -> Result<TcpListener, Error> {
+pub(crate) async fn listen_on(listen: SocketAddr) -> Result<TcpListener, Error> {
     TcpListener::bind(listen)
         .await
         .map_err(|source| Error::Bind {
@@ -164,13 +164,13 @@ pub async fn listen_on(listen: SocketAddr) -> Result<TcpListener, Error> {
 
 /// What the xDS port serves besides xDS: the admin routes (or what answers in their place),
 /// on HTTP/1.1 and HTTP/2 alike, and CSDS when the admin is here.
-pub struct Http {
+pub(crate) struct Http {
     pub routes: axum::Router,
     pub csds: Option<Csds>,
 }
 
 /// A bound xDS port and how it serves.
-pub struct XdsPort {
+pub(crate) struct XdsPort {
     pub listener: TcpListener,
     /// The response limit (S13).
     pub max_message_bytes: usize,
@@ -185,7 +185,7 @@ pub struct XdsPort {
 
 impl XdsPort {
     /// Serves gRPC and REST-JSON here, plus `http`.
-    pub async fn serve(
+    pub(crate) async fn serve(
         self,
         snapshots: watch::Receiver<Arc<Snapshot>>,
         registry: Registry,

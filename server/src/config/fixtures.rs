@@ -27,8 +27,10 @@ use xdsloop_proto::{Codec, FixtureDoc, Format, Resource, type_url};
 
 use crate::snapshot::{Snapshot, TypeResources};
 
-pub use self::files::is_ignored;
-pub use self::read::{DEFAULT_MAX_FILE_BYTES, human_bytes};
+pub(crate) use self::files::is_ignored;
+pub use self::read::DEFAULT_MAX_FILE_BYTES;
+#[cfg(test)]
+use self::read::human_bytes;
 pub use crate::error::FixtureError;
 
 /// Loads every fixture under `dir` into a snapshot numbered `generation` (decoding every file).

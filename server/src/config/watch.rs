@@ -22,7 +22,7 @@
 //! - `supervise`: restarts a watcher that died (notify thread gone, directory and its parent
 //!   gone, a panic) with a fresh one and a full rescan, and reports it meanwhile.
 
-pub mod debounce;
+pub(crate) mod debounce;
 mod events;
 mod follow;
 mod reload;
@@ -39,7 +39,7 @@ use std::{
 use tokio::{sync::watch, task::JoinHandle};
 use xdsloop_proto::Codec;
 
-pub use self::events::touches_content;
+pub(crate) use self::events::touches_content;
 use self::{events::WatchedRoot, reload::Reloader};
 use crate::{Error, config::fixtures, snapshot::Snapshot};
 

@@ -73,7 +73,7 @@ enum Io {
 }
 
 /// An accepted connection, handed to the HTTP server.
-pub struct Conn {
+pub(crate) struct Conn {
     io: Io,
     info: PeerInfo,
     close: CloseSignal,
@@ -82,7 +82,7 @@ pub struct Conn {
 }
 
 impl Conn {
-    pub fn plain(
+    pub(crate) fn plain(
         tcp: TcpStream,
         info: PeerInfo,
         close: CloseSignal,
@@ -96,7 +96,7 @@ impl Conn {
         }
     }
 
-    pub fn tls(
+    pub(crate) fn tls(
         tls: TlsStream<TcpStream>,
         info: PeerInfo,
         close: CloseSignal,
@@ -110,7 +110,7 @@ impl Conn {
         }
     }
 
-    pub fn info(&self) -> &PeerInfo {
+    pub(crate) fn info(&self) -> &PeerInfo {
         &self.info
     }
 

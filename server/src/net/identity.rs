@@ -50,7 +50,7 @@ const COMMON_NAME: &[u8] = &[0x55, 0x04, 0x03];
 /// The common name in a `Name`'s content (a sequence of SETs of `{OID, value}` SEQUENCEs, the
 /// outer SEQUENCE already removed, as webpki hands it out). The value is any string type
 /// (UTF8String, PrintableString, IA5String, ...); a malformed name gives `None`.
-pub fn common_name(name: &[u8]) -> Option<String> {
+pub(crate) fn common_name(name: &[u8]) -> Option<String> {
     let mut rdns = name;
     while !rdns.is_empty() {
         let (tag, set, rest) = element(rdns)?;

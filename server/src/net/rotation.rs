@@ -41,7 +41,7 @@ pub struct TlsView {
 
 /// Loads `files` (an error is a start-up failure) and follows them from then on. The
 /// follower ends once every receiver is gone.
-pub fn follow(
+pub(crate) fn follow(
     files: TlsFiles,
     client_certs: ClientCerts,
     quiet: Duration,

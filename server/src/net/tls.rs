@@ -47,7 +47,7 @@ impl TlsFiles {
 
 /// Whether a listener asks clients for a certificate (only with a client CA).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ClientCerts {
+pub(crate) enum ClientCerts {
     /// mTLS: a client without a certificate signed by the client CA is refused.
     Required,
     /// Asked for and verified when sent (the admin listener: a token works too).
@@ -67,7 +67,7 @@ pub struct Loaded {
 }
 
 /// The ring crypto provider every configuration is built with.
-pub fn provider() -> Arc<CryptoProvider> {
+pub(crate) fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
@@ -80,7 +80,7 @@ fn read(flag: &str, path: &Path) -> Result<Vec<u8>, Error> {
 }
 
 /// The certificates in a PEM file; at least one.
-pub fn certificates(flag: &str, path: &Path) -> Result<Vec<CertificateDer<'static>>, Error> {
+pub(crate) fn certificates(flag: &str, path: &Path) -> Result<Vec<CertificateDer<'static>>, Error> {
     certificates_in(flag, path, &read(flag, path)?)
 }
 
@@ -99,7 +99,7 @@ fn certificates_in(
 }
 
 /// The private key in a PEM file. Errors never quote the file's content.
-pub fn private_key(flag: &str, path: &Path) -> Result<PrivateKeyDer<'static>, Error> {
+pub(crate) fn private_key(flag: &str, path: &Path) -> Result<PrivateKeyDer<'static>, Error> {
     private_key_in(flag, path, &read(flag, path)?)
 }
 
@@ -115,7 +115,7 @@ fn private_key_in(flag: &str, path: &Path, pem: &[u8]) -> Result<PrivateKeyDer<'
 }
 
 /// Trust anchors from a PEM CA file.
-pub fn roots(flag: &str, path: &Path) -> Result<RootCertStore, Error> {
+pub(crate) fn roots(flag: &str, path: &Path) -> Result<RootCertStore, Error> {
     roots_from(flag, path, certificates(flag, path)?)
 }
 
@@ -134,7 +134,7 @@ fn roots_from(
 }
 
 /// Reads `files` and builds the server configuration.
-pub fn load(files: &TlsFiles, client_certs: ClientCerts) -> Result<Loaded, Error> {
+pub(crate) fn load(files: &TlsFiles, client_certs: ClientCerts) -> Result<Loaded, Error> {
     let mut fingerprint = vec![
         read("--tls-cert", &files.cert)?,
         read("--tls-key", &files.key)?,

@@ -105,14 +105,14 @@ impl PerType for TypeState {
 
 /// One Delta stream (ADS or a per-type service).
 #[derive(Debug)]
-pub struct DeltaStream {
+pub(crate) struct DeltaStream {
     /// What every stream machine keeps: node, nonces, the types and their subscriptions.
     s: StreamState<TypeState>,
 }
 
 impl DeltaStream {
     /// Stream `id` (its nonces are `<id>-<n>`), serving `snapshot` until the next one.
-    pub fn new(id: u64, snapshot: Arc<Snapshot>) -> Self {
+    pub(crate) fn new(id: u64, snapshot: Arc<Snapshot>) -> Self {
         Self {
             s: StreamState::new(id, snapshot),
         }
@@ -350,7 +350,7 @@ impl DeltaStream {
 
     /// [`StreamMachine::on_request`], with the responses decoded into plain messages (for
     /// fetches and tests; streams send the shared entries as they are).
-    pub fn on_request_decoded(
+    pub(crate) fn on_request_decoded(
         &mut self,
         request: DeltaDiscoveryRequest,
         now: Now,
@@ -360,7 +360,7 @@ impl DeltaStream {
     }
 
     /// [`StreamMachine::on_snapshot`], with the responses decoded into plain messages.
-    pub fn on_snapshot_decoded(
+    pub(crate) fn on_snapshot_decoded(
         &mut self,
         snapshot: Arc<Snapshot>,
         now: Now,

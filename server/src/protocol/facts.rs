@@ -20,7 +20,7 @@ use crate::protocol::{
     wire::FaultMark,
 };
 
-pub const SUMMARY_ITEMS: usize = 8;
+pub(crate) const SUMMARY_ITEMS: usize = 8;
 
 /// How much of a message an event keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -166,7 +166,7 @@ impl Deref for TypeName {
 
 /// What the judge reads of a request, borrowed from it (nothing is copied to judge it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RequestView<'a> {
+pub(crate) struct RequestView<'a> {
     pub type_url: &'a str,
     /// SotW `version_info`; empty for Delta, whose requests carry none.
     pub version: &'a str,
@@ -181,7 +181,7 @@ pub struct RequestView<'a> {
 }
 
 /// A request type the tap can describe.
-pub trait TapRequest {
+pub(crate) trait TapRequest {
     /// The fields the judge reads, borrowed.
     fn view(&self) -> RequestView<'_>;
     /// The request's own facts; [`RequestFacts::settle`] adds the machine's verdict.
@@ -189,7 +189,7 @@ pub trait TapRequest {
 }
 
 /// A response type the tap can describe.
-pub trait TapResponse {
+pub(crate) trait TapResponse {
     fn type_url(&self) -> &str;
     fn nonce(&self) -> &str;
     fn facts(&self, capture: Capture) -> ResponseFacts;
@@ -215,7 +215,7 @@ impl RequestFacts {
     }
 }
 
-pub fn step_verdict(verdict: Verdict) -> StepVerdict {
+pub(crate) fn step_verdict(verdict: Verdict) -> StepVerdict {
     match verdict {
         Verdict::Initial => StepVerdict::Initial,
         Verdict::Ack => StepVerdict::Ack,
@@ -225,7 +225,7 @@ pub fn step_verdict(verdict: Verdict) -> StepVerdict {
     }
 }
 
-pub fn step_change(change: Change) -> Option<StepChange> {
+pub(crate) fn step_change(change: Change) -> Option<StepChange> {
     match change {
         Change::None => None,
         Change::Widened => Some(StepChange::Widened),

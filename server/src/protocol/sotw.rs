@@ -67,7 +67,7 @@ use crate::{
 };
 
 /// The `control_plane` every response carries, so clients can log who configured them.
-pub fn control_plane() -> ControlPlane {
+pub(crate) fn control_plane() -> ControlPlane {
     ControlPlane {
         identifier: concat!("xdsloop-server/", env!("CARGO_PKG_VERSION")).to_string(),
     }
@@ -116,14 +116,14 @@ impl PerType for TypeState {
 
 /// One SotW stream (ADS or a per-type service).
 #[derive(Debug)]
-pub struct SotwStream {
+pub(crate) struct SotwStream {
     /// What every stream machine keeps: node, nonces, the types and their subscriptions.
     s: StreamState<TypeState>,
 }
 
 impl SotwStream {
     /// Stream `id` (its nonces are `<id>-<n>`), serving `snapshot` until the next one.
-    pub fn new(id: u64, snapshot: Arc<Snapshot>) -> Self {
+    pub(crate) fn new(id: u64, snapshot: Arc<Snapshot>) -> Self {
         Self {
             s: StreamState::new(id, snapshot),
         }
@@ -341,7 +341,7 @@ impl SotwStream {
 
     /// [`StreamMachine::on_request`], with the responses decoded into plain messages (for
     /// fetches and tests; streams send the shared entries as they are).
-    pub fn on_request_decoded(
+    pub(crate) fn on_request_decoded(
         &mut self,
         request: DiscoveryRequest,
         now: Now,
@@ -351,7 +351,7 @@ impl SotwStream {
     }
 
     /// [`StreamMachine::on_snapshot`], with the responses decoded into plain messages.
-    pub fn on_snapshot_decoded(
+    pub(crate) fn on_snapshot_decoded(
         &mut self,
         snapshot: Arc<Snapshot>,
         now: Now,

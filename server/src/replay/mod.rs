@@ -14,7 +14,7 @@
 //! [`script`] reads the recording and checks it at start-up.
 
 mod flavor;
-pub mod script;
+pub(crate) mod script;
 mod stream;
 
 use std::sync::Mutex;
@@ -23,8 +23,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::replay::script::Script;
 
-pub use flavor::{Delta, Flavor, Sotw};
-pub use stream::ReplayStream;
+pub(crate) use flavor::{Delta, Flavor, Sotw};
+pub(crate) use stream::ReplayStream;
 
 /// The loaded recording and how far the replay got.
 #[derive(Debug)]

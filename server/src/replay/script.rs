@@ -24,7 +24,7 @@ use xdsloop_transcript::{
 
 use crate::Error;
 
-pub use xdsloop_transcript::line::Request as RecordedRequest;
+pub(crate) use xdsloop_transcript::line::Request as RecordedRequest;
 
 /// Everything a replay serves.
 #[derive(Debug, Clone)]
@@ -97,17 +97,17 @@ pub struct RecordedResponse {
 }
 
 /// The message every response without bodies gets.
-pub const NO_BODIES: &str = "response without resources; record with --record-resources";
+pub(crate) const NO_BODIES: &str = "response without resources; record with --record-resources";
 
 /// Reads and checks `path`; `codec` encodes the recorded bodies (the user's types need their
 /// `--descriptor-set`).
-pub fn load(path: &Path, codec: &Codec) -> Result<Script, Error> {
+pub(crate) fn load(path: &Path, codec: &Codec) -> Result<Script, Error> {
     let transcript = read_file(path).map_err(|e| Error::Replay(e.to_string()))?;
     from_transcript(&transcript, codec)
 }
 
 /// [`load`] of a transcript already read.
-pub fn from_transcript(transcript: &Transcript, codec: &Codec) -> Result<Script, Error> {
+pub(crate) fn from_transcript(transcript: &Transcript, codec: &Codec) -> Result<Script, Error> {
     let at = |line: usize, message: String| {
         Error::Replay(format!("{}: {message}", transcript.location(line)))
     };

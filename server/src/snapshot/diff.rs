@@ -27,7 +27,7 @@ pub struct Diff {
 /// predecessor alive (and, the allocation being kept by the `Weak`, its address is not reused
 /// while the slot names it).
 #[derive(Debug, Default)]
-pub struct DiffCache {
+pub(crate) struct DiffCache {
     slot: Mutex<Option<(Weak<TypeResources>, Arc<Diff>)>>,
 }
 

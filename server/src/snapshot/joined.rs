@@ -22,7 +22,7 @@ use super::TypeResources;
 const JOIN_AT_LEAST: usize = 4096;
 
 /// Resources a Delta response sends, in entry order, shared with every stream sending them.
-pub type Sent = Arc<[Arc<Resource>]>;
+pub(crate) type Sent = Arc<[Arc<Resource>]>;
 
 /// A joined list: the resources and their entries as one buffer, stamped with `url`.
 #[derive(Debug)]
@@ -34,7 +34,7 @@ struct Joined {
 
 /// Lives beside a `TypeResources`, so it is dropped with the snapshot it describes.
 #[derive(Debug, Default)]
-pub struct JoinedCache {
+pub(crate) struct JoinedCache {
     slot: Mutex<Option<Arc<Joined>>>,
 }
 

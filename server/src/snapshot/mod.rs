@@ -8,11 +8,11 @@
 //! keyed by interned name lists ([`names`]), large Delta responses' joined entries
 //! ([`joined`]) and what changed since the previous generation ([`diff`]). Pure: no I/O, no runtime.
 
-pub mod diff;
-pub mod entries;
-pub mod joined;
-pub mod names;
-pub mod views;
+pub(crate) mod diff;
+pub(crate) mod entries;
+pub(crate) mod joined;
+pub(crate) mod names;
+pub(crate) mod views;
 
 use std::{
     collections::{BTreeMap, BTreeSet},

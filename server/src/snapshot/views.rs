@@ -11,7 +11,7 @@ use xdsloop_proto::Resource;
 use super::{TypeResources, names::SharedNames};
 
 /// Resources picked for a view, in name order.
-pub type Picked = Arc<[Arc<Resource>]>;
+pub(crate) type Picked = Arc<[Arc<Resource>]>;
 
 /// What one subscription receives of one type, shared by the streams that ask the same.
 #[derive(Debug)]
@@ -96,19 +96,19 @@ impl TypeResources {
 /// for named views: streams with identical interest hit it; a stream asking for other names
 /// computes its view and takes the slot.
 #[derive(Debug, Default)]
-pub struct ViewCache {
+pub(crate) struct ViewCache {
     all: OnceLock<Arc<View>>,
     named: Mutex<Option<(SharedNames, Arc<View>)>>,
 }
 
 impl ViewCache {
     /// Every resource (a wildcard view).
-    pub fn all(&self, compute: impl FnOnce() -> View) -> Arc<View> {
+    pub(crate) fn all(&self, compute: impl FnOnce() -> View) -> Arc<View> {
         self.all.get_or_init(|| Arc::new(compute())).clone()
     }
 
     /// The view of `names`, from the slot if it holds the same names.
-    pub fn named(&self, names: &SharedNames, compute: impl FnOnce() -> View) -> Arc<View> {
+    pub(crate) fn named(&self, names: &SharedNames, compute: impl FnOnce() -> View) -> Arc<View> {
         let mut slot = self.named.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, view)) = slot.as_ref().filter(|(n, _)| n == names) {
             return view.clone();

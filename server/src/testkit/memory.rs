@@ -131,7 +131,11 @@ pub(super) struct Memory {
 impl Memory {
     /// Replaces the base set (`node` = `None`) or one node's overlay (an empty set removes
     /// it), and returns the snapshot to serve next.
-    pub fn set(&mut self, node: Option<&str>, resources: Resources) -> Result<Snapshot, KitError> {
+    pub(super) fn set(
+        &mut self,
+        node: Option<&str>,
+        resources: Resources,
+    ) -> Result<Snapshot, KitError> {
         resources.check(node)?;
         match node {
             None => self.base = resources,

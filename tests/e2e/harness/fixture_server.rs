@@ -8,7 +8,7 @@ use tempfile::TempDir;
 use xdsloop_server::{
     Snapshot,
     app::{self, Config, Running},
-    config::watch::ReloadStatus,
+    fixtures::ReloadStatus,
 };
 use xdsloop_tests::NoViolations;
 

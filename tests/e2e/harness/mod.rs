@@ -21,9 +21,9 @@ use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
 use tokio::sync::watch;
 use xdsloop_server::{
     Snapshot,
-    admin::registry::{Registry, StreamStatus},
+    app::DEFAULT_MAX_MESSAGE_BYTES,
     app::{GrpcServer, serve},
-    transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
+    status::{Registry, StreamStatus},
 };
 pub use xdsloop_tests::NoViolations;
 

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use xdsloop_proto::type_url::CLUSTER;
 use xdsloop_server::{
-    admin::status::{StatusDocument, remote},
     app::{self, Config, Running},
-    config::watch::Settings,
+    fixtures::Settings,
+    status::{StatusDocument, remote},
 };
 
 use super::*;
@@ -160,7 +160,7 @@ async fn zero_byte_save_keeps_previous_resources_for_clients() {
     let server = xdsloop_server::app::serve(
         "127.0.0.1:0".parse().unwrap(),
         watcher.snapshots.clone(),
-        xdsloop_server::transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
+        xdsloop_server::app::DEFAULT_MAX_MESSAGE_BYTES,
     )
     .await
     .unwrap();

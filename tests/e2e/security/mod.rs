@@ -15,9 +15,9 @@ use xdsloop_client::{
     ClientConfig, ConnectionReport, Report, Source, transport::tls as client_tls,
 };
 use xdsloop_server::{
-    admin::status::{StatusDocument, remote},
     app::{self, Config, Running},
-    net::tls::{self as server_tls, ALPN_HTTP1, TlsFiles},
+    status::{StatusDocument, remote},
+    tls::{self as server_tls, ALPN_HTTP1, TlsFiles},
 };
 use xdsloop_tests::{certs::Pki, copy_dir};
 

@@ -20,7 +20,7 @@ use crate::protocol::facts::Capture;
 
 /// Events a listener may fall behind before it loses some: a few seconds of a busy fleet's
 /// messages, so a recorder writing to a slow disk loses nothing in bursts.
-pub const CAPACITY: usize = 8192;
+pub(crate) const CAPACITY: usize = 8192;
 
 /// One server's event bus. Shared by the registry, so cheap to reach from every stream.
 #[derive(Debug)]

@@ -15,11 +15,11 @@
 //! - [`lineage`]: what each node's earlier streams had (subscribe vs resubscribe);
 //! - [`violations`]: what the conformance judge found on each stream.
 
-pub mod bus;
-pub mod lineage;
-pub mod stats;
-pub mod timeline;
-pub mod violations;
+pub(crate) mod bus;
+pub(crate) mod lineage;
+pub(crate) mod stats;
+pub(crate) mod timeline;
+pub(crate) mod violations;
 
 use std::{
     collections::{BTreeMap, BTreeSet, VecDeque},
@@ -70,7 +70,7 @@ pub struct ClosedStream {
 
 /// How many closed streams are remembered. Enough to see a client flap or a fleet's last few
 /// departures; bounded because a reconnect loop must not grow server memory.
-pub const RECENTLY_CLOSED: usize = 32;
+pub(crate) const RECENTLY_CLOSED: usize = 32;
 
 #[derive(Debug, Default)]
 struct Streams {

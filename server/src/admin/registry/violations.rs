@@ -10,7 +10,7 @@ use std::{
 use crate::judge::Violation;
 
 /// Violations kept in full per stream, newest last.
-pub const LAST_VIOLATIONS: usize = 8;
+pub(crate) const LAST_VIOLATIONS: usize = 8;
 
 /// One stream's violations.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -21,7 +21,7 @@ fn is_zero(n: &u64) -> bool {
 }
 
 /// The timeline as `/status` lists it, oldest first.
-pub fn recent(timeline: &Timeline) -> Vec<RecentEvent> {
+pub(crate) fn recent(timeline: &Timeline) -> Vec<RecentEvent> {
     let events = timeline.iter().map(|event| RecentEvent {
         line: lines::to_line(event, None),
         omitted: lines::omitted(event),

@@ -52,7 +52,7 @@ pub struct LimitsView {
     pub refused_connections: u64,
 }
 
-pub fn limits(listening: &Listening) -> LimitsView {
+pub(crate) fn limits(listening: &Listening) -> LimitsView {
     let limits = listening.limits;
     LimitsView {
         max_request_bytes: limits.max_request_bytes,
@@ -64,7 +64,7 @@ pub fn limits(listening: &Listening) -> LimitsView {
 }
 
 /// `None` for a plaintext listener.
-pub fn tls(listening: &Listening) -> Option<TlsStatusView> {
+pub(crate) fn tls(listening: &Listening) -> Option<TlsStatusView> {
     let view: TlsView = listening.tls.as_ref()?.borrow().clone();
     let display = |p: &std::path::Path| p.display().to_string();
     let failures = listening.stats.handshake_failures().into_iter();

@@ -74,7 +74,7 @@ pub struct FiringView {
 }
 
 /// The section as of now.
-pub fn view(scenarios: &Scenarios) -> ScenarioView {
+pub(crate) fn view(scenarios: &Scenarios) -> ScenarioView {
     let installed = scenarios.current();
     let error = scenarios.rejected().map(|r| r.error);
     let mut view = view_of(&installed, error);
@@ -109,7 +109,7 @@ fn outage_view(outages: &Outages) -> Option<OutageView> {
 }
 
 /// How long an outage lasts, for people.
-pub fn outage_length(view: &OutageView) -> Duration {
+pub(crate) fn outage_length(view: &OutageView) -> Duration {
     view.ends_at
         .duration_since(view.started_at)
         .unwrap_or_default()

@@ -104,7 +104,7 @@ impl From<&WatcherHealth> for WatcherView {
     }
 }
 
-pub fn snapshot_summary(snapshot: &Snapshot) -> SnapshotSummary {
+pub(crate) fn snapshot_summary(snapshot: &Snapshot) -> SnapshotSummary {
     let summarize = |types: &BTreeMap<String, Arc<TypeResources>>| {
         let mut list: Vec<TypeSummary> = types
             .iter()
@@ -133,7 +133,7 @@ pub fn snapshot_summary(snapshot: &Snapshot) -> SnapshotSummary {
     }
 }
 
-pub fn reload_summary(reload: &ReloadStatus) -> ReloadSummary {
+pub(crate) fn reload_summary(reload: &ReloadStatus) -> ReloadSummary {
     ReloadSummary {
         ok: reload.ok,
         generation: reload.generation,

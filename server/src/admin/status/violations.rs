@@ -27,7 +27,7 @@ pub struct ViolationView {
     pub message: String,
 }
 
-pub fn view(found: &Violations) -> ViolationsView {
+pub(crate) fn view(found: &Violations) -> ViolationsView {
     let by_check = found.by_check.iter();
     ViolationsView {
         count: found.count,
@@ -46,6 +46,6 @@ pub fn view(found: &Violations) -> ViolationsView {
 }
 
 /// Server-wide counts by check (`violations`).
-pub fn totals(by_check: &BTreeMap<&'static str, u64>) -> BTreeMap<String, u64> {
+pub(crate) fn totals(by_check: &BTreeMap<&'static str, u64>) -> BTreeMap<String, u64> {
     by_check.iter().map(|(c, n)| (c.to_string(), *n)).collect()
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use xdsloop_proto::type_url;
 
 /// Names in rules are globs; the machines apply them too (`flap`), so the matcher is the core's.
-pub use crate::protocol::mask::glob_matches;
+pub(crate) use crate::protocol::mask::glob_matches;
 
 /// The rules in force, in file order (several may fire on one response, in that order).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -227,15 +227,15 @@ impl Action {
 /// The largest `oversize.bytes`: the server's own `--max-message-bytes` default (64 MiB). A
 /// larger response shows a client nothing more (it is refused for size either way), and each
 /// stream would build it in memory.
-pub const MAX_OVERSIZE_BYTES: usize = 64 << 20;
+pub(crate) const MAX_OVERSIZE_BYTES: usize = 64 << 20;
 /// The longest `delay`, `hang.for` and `when.after`: a longer wait is indistinguishable from
 /// forever in a test run (`hang` without `for` is forever).
-pub const MAX_DURATION: Duration = Duration::from_secs(24 * 60 * 60);
+pub(crate) const MAX_DURATION: Duration = Duration::from_secs(24 * 60 * 60);
 /// The shortest `flap.period`: each turn is a push to every stream the rule applies to.
-pub const MIN_FLAP_PERIOD: Duration = Duration::from_millis(10);
+pub(crate) const MIN_FLAP_PERIOD: Duration = Duration::from_millis(10);
 /// The longest `close.message`: it travels in an HTTP/2 trailer (`grpc-message`), which
 /// clients bound (gRPC: 8 KiB of headers in all).
-pub const MAX_CLOSE_MESSAGE_BYTES: usize = 1024;
+pub(crate) const MAX_CLOSE_MESSAGE_BYTES: usize = 1024;
 
 impl Rule {
     /// What every rule must obey, however it was written; the error says what is wrong, for
@@ -492,7 +492,7 @@ impl Scenario {
 }
 
 /// gRPC status codes by the names the scenario file uses.
-pub const GRPC_CODES: [&str; 17] = [
+pub(crate) const GRPC_CODES: [&str; 17] = [
     "OK",
     "CANCELLED",
     "UNKNOWN",
@@ -513,7 +513,7 @@ pub const GRPC_CODES: [&str; 17] = [
 ];
 
 /// A gRPC code's name (`UNAVAILABLE`), for people.
-pub fn code_name(code: i32) -> &'static str {
+pub(crate) fn code_name(code: i32) -> &'static str {
     usize::try_from(code)
         .ok()
         .and_then(|i| GRPC_CODES.get(i))
@@ -522,7 +522,7 @@ pub fn code_name(code: i32) -> &'static str {
 }
 
 /// A type alias (`cds`), message name or full type URL, as its full type URL.
-pub fn resolve_type(text: &str) -> Result<String, String> {
+pub(crate) fn resolve_type(text: &str) -> Result<String, String> {
     type_url::resolve(text).ok_or_else(|| {
         format!("unknown type {text:?} (an alias such as cds, eds, lds, rds, or a type URL)")
     })

@@ -37,7 +37,7 @@ impl fmt::Display for ParseError {
 }
 
 /// Parses and checks a scenario file's text.
-pub fn parse(text: &str) -> Result<Scenario, ParseError> {
+pub(crate) fn parse(text: &str) -> Result<Scenario, ParseError> {
     // The YAML parser's cost grows with the square of the depth: refuse deep text first.
     yaml_depth::check(text, yaml_depth::MAX_DEPTH).map_err(|e| ParseError {
         line: e.line,
