@@ -21,9 +21,10 @@ use tokio::sync::watch;
 use tracing::{info, warn};
 use xdsloop_proto::{Codec, redact::Secrets};
 
-pub use self::listener::{HttpServer, SHUTDOWN_GRACE};
+pub(crate) use self::listener::HttpServer;
 use self::source::Source;
-pub use self::xds::{GrpcServer, serve, serve_in_process, serve_with_codec};
+pub(crate) use self::xds::serve_in_process;
+pub use self::xds::{GrpcServer, serve};
 use crate::{
     Error, Snapshot,
     admin::registry::{Registry, timeline},
@@ -342,7 +343,7 @@ fn log_listening(addr: SocketAddr, placement: Placement, admin: Option<SocketAdd
 }
 
 /// The Envoy API plus the user's descriptor sets, naming the first file that fails.
-pub fn codec(descriptor_sets: &[PathBuf]) -> Result<Codec, Error> {
+pub(crate) fn codec(descriptor_sets: &[PathBuf]) -> Result<Codec, Error> {
     let mut sets = Vec::with_capacity(descriptor_sets.len());
     let mut codec = Codec::envoy();
     for path in descriptor_sets {

@@ -76,7 +76,7 @@ pub async fn serve(
 
 /// [`serve`], writing REST-JSON resources with `codec` (the Envoy API plus the user's
 /// `--descriptor-set` types).
-pub async fn serve_with_codec(
+pub(crate) async fn serve_with_codec(
     listen: SocketAddr,
     snapshots: watch::Receiver<Arc<Snapshot>>,
     max_message_bytes: usize,
@@ -112,7 +112,7 @@ pub async fn serve_with_codec(
 /// follow `scenarios` from the first request (a scenario installed before this call is in
 /// force for the first client); with `admin`, the admin routes (`/scenario` included) and
 /// CSDS are served on the xDS port too; clients are judged as `conformance` says.
-pub async fn serve_in_process(
+pub(crate) async fn serve_in_process(
     listen: SocketAddr,
     snapshots: watch::Receiver<Arc<Snapshot>>,
     registry: Registry,

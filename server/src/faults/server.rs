@@ -111,10 +111,6 @@ impl ServerRules {
         &self.installed
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
-        self.indices.is_empty()
-    }
-
     /// Some rule waits for a request: streams must report theirs.
     pub(crate) fn wants_requests(&self) -> bool {
         self.indices

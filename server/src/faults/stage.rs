@@ -34,7 +34,6 @@ mod tests;
 pub(crate) struct StreamCtx<'a> {
     pub stream: u64,
     pub node: Option<&'a str>,
-    pub kind: StreamKind,
     /// Time since the stream opened.
     pub age: Duration,
     /// The moment the stage acts, for what it asks of the machine.

@@ -181,6 +181,7 @@ pub(crate) struct Judge {
 }
 
 impl Judge {
+    #[cfg(test)]
     /// A judge that checks nothing (`--conformance off`, tests of other parts).
     pub(crate) fn off() -> Self {
         Conformance::new(Mode::Off).judge(0, StreamKind::ADS_SOTW, None)

@@ -67,12 +67,9 @@ impl<V: Default> Book<V> {
         self.entries.remove(key).map(|(_, v)| v)
     }
 
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.entries.is_empty()
     }
 
     fn expire(&mut self, now: Instant) {

@@ -110,10 +110,6 @@ impl Conn {
         }
     }
 
-    pub(crate) fn info(&self) -> &PeerInfo {
-        &self.info
-    }
-
     /// Closed: after a reset, drop the socket with zero linger so the peer sees a TCP RST.
     fn closed<T>(&self, error: io::Error) -> Poll<io::Result<T>> {
         if self.close.is_reset() {

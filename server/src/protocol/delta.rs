@@ -348,6 +348,7 @@ impl DeltaStream {
         Some(self.respond(node, url, &resources, changes, now))
     }
 
+    #[cfg(test)]
     /// [`StreamMachine::on_request`], with the responses decoded into plain messages (for
     /// fetches and tests; streams send the shared entries as they are).
     pub(crate) fn on_request_decoded(
@@ -359,6 +360,7 @@ impl DeltaStream {
         out.iter().map(DeltaResponse::to_message).collect()
     }
 
+    #[cfg(test)]
     /// [`StreamMachine::on_snapshot`], with the responses decoded into plain messages.
     pub(crate) fn on_snapshot_decoded(
         &mut self,

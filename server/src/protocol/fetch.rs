@@ -41,6 +41,7 @@ pub(crate) enum Fetched<R = DiscoveryResponse> {
     NotModified { version: String },
 }
 
+#[cfg(test)]
 /// Answers `request` for `type_url` from `snapshot`, at `now`. `type_url` overrides the
 /// request's own (per-type services check it before calling).
 pub(crate) fn fetch(

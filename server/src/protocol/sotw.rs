@@ -339,6 +339,7 @@ impl SotwStream {
         Some(planned)
     }
 
+    #[cfg(test)]
     /// [`StreamMachine::on_request`], with the responses decoded into plain messages (for
     /// fetches and tests; streams send the shared entries as they are).
     pub(crate) fn on_request_decoded(
@@ -350,6 +351,7 @@ impl SotwStream {
         out.iter().map(SotwResponse::to_message).collect()
     }
 
+    #[cfg(test)]
     /// [`StreamMachine::on_snapshot`], with the responses decoded into plain messages.
     pub(crate) fn on_snapshot_decoded(
         &mut self,

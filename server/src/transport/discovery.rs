@@ -117,10 +117,6 @@ impl Discovery {
         self.max_request_bytes
     }
 
-    pub(crate) fn registry(&self) -> &Registry {
-        &self.registry
-    }
-
     /// Starts a SotW stream over `requests` and returns its responses.
     pub(crate) fn sotw<S>(
         &self,

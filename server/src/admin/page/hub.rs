@@ -49,6 +49,7 @@ impl Hub {
         receiver
     }
 
+    #[cfg(test)]
     /// Whether a model task runs (a page is open).
     pub(crate) fn is_running(&self) -> bool {
         self.running.lock().map(|r| r.is_some()).unwrap_or(false)

@@ -92,6 +92,7 @@ impl Page {
         }
     }
 
+    #[cfg(test)]
     /// Whether the grid's model task runs (a page is open).
     pub(crate) fn is_live(&self) -> bool {
         self.hub.is_running()

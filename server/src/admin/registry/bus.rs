@@ -79,7 +79,7 @@ impl Bus {
     }
 
     /// Hands `event` to every listener (none: it is dropped).
-    pub fn send(&self, event: Arc<WireEvent>) {
+    pub(crate) fn send(&self, event: Arc<WireEvent>) {
         let _ = self.sender.send(event);
     }
 }

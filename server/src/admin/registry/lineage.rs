@@ -44,12 +44,9 @@ impl Lineage {
         }
     }
 
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.types.len()
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.types.is_empty()
     }
 }
 

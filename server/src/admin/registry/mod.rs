@@ -123,7 +123,7 @@ impl Registry {
     }
 
     /// Registers a new stream; it stays listed until the returned guard is dropped.
-    pub fn open(
+    pub(crate) fn open(
         &self,
         kind: StreamKind,
         peer: Option<SocketAddr>,
@@ -160,7 +160,7 @@ impl Registry {
     }
 
     /// Every open stream as it is now, by stream id, without copying them.
-    pub fn shared_streams(&self) -> Vec<Arc<StreamStatus>> {
+    pub(crate) fn shared_streams(&self) -> Vec<Arc<StreamStatus>> {
         self.lock().open.values().cloned().collect()
     }
 
@@ -196,7 +196,7 @@ impl Registry {
 
     /// Adds what a stateless exchange did (a REST poll a scenario rule touched): it has no
     /// entry of its own to publish through.
-    pub fn count(&self, tally: Tally) {
+    pub(crate) fn count(&self, tally: Tally) {
         let mut streams = self.lock();
         streams.generation += 1;
         streams.counters.add(tally);
@@ -213,21 +213,21 @@ impl Registry {
     }
 
     /// Events kept per stream.
-    pub fn timeline_depth(&self) -> usize {
+    pub(crate) fn timeline_depth(&self) -> usize {
         self.depth
     }
 
     /// Registers the recorder's progress for `/status`; once per server.
-    pub fn attach_recorder(&self, stats: Arc<RecorderStats>) {
+    pub(crate) fn attach_recorder(&self, stats: Arc<RecorderStats>) {
         let _ = self.recorder.set(stats);
     }
 
-    pub fn recorder(&self) -> Option<&Arc<RecorderStats>> {
+    pub(crate) fn recorder(&self) -> Option<&Arc<RecorderStats>> {
         self.recorder.get()
     }
 
     /// Registers the replay (`--replay`) for `/status`; once per server.
-    pub fn attach_replay(&self, replay: Arc<Replay>) {
+    pub(crate) fn attach_replay(&self, replay: Arc<Replay>) {
         let _ = self.replay.set(replay);
     }
 
@@ -243,14 +243,14 @@ impl Registry {
 
 /// A stream's handle on its registry entry; dropping it removes the entry.
 #[derive(Debug)]
-pub struct StreamEntry {
+pub(crate) struct StreamEntry {
     registry: Registry,
     id: u64,
 }
 
 /// What a stream publishes each time it handled something.
 #[derive(Debug, Default)]
-pub struct Publish {
+pub(crate) struct Publish {
     /// New status of the types that changed.
     pub types: Vec<TypeStatus>,
     /// Events for its timeline, oldest first (drained).
@@ -262,16 +262,16 @@ pub struct Publish {
 }
 
 impl StreamEntry {
-    pub fn id(&self) -> u64 {
+    pub(crate) fn id(&self) -> u64 {
         self.id
     }
 
-    pub fn registry(&self) -> &Registry {
+    pub(crate) fn registry(&self) -> &Registry {
         &self.registry
     }
 
     /// Names the stream's node; returns the types that node's closed streams had.
-    pub fn set_node(&self, node_id: &str) -> Arc<BTreeSet<String>> {
+    pub(crate) fn set_node(&self, node_id: &str) -> Arc<BTreeSet<String>> {
         let mut streams = self.registry.lock();
         streams.generation += 1;
         if let Some(s) = streams.open.get_mut(&self.id) {
@@ -281,7 +281,7 @@ impl StreamEntry {
     }
 
     /// Replaces the status of the given types.
-    pub fn update(&self, types: impl IntoIterator<Item = TypeStatus>) {
+    pub(crate) fn update(&self, types: impl IntoIterator<Item = TypeStatus>) {
         self.publish(&mut Publish {
             types: types.into_iter().collect(),
             ..Publish::default()
@@ -290,7 +290,7 @@ impl StreamEntry {
 
     /// Stores `publish`'s status, timeline events and counts in one critical section, and
     /// leaves it empty for the next round.
-    pub fn publish(&self, publish: &mut Publish) {
+    pub(crate) fn publish(&self, publish: &mut Publish) {
         let depth = self.registry.depth;
         let mut streams = self.registry.lock();
         streams.generation += 1;

@@ -74,7 +74,7 @@ impl Counters {
 
 /// The transcript recorder's progress (`/status` `recorder`).
 #[derive(Debug)]
-pub struct RecorderStats {
+pub(crate) struct RecorderStats {
     pub path: PathBuf,
     /// Event lines written (the header not counted).
     lines: AtomicU64,
@@ -95,7 +95,7 @@ pub struct RecorderView {
 }
 
 impl RecorderStats {
-    pub fn new(path: PathBuf) -> Self {
+    pub(crate) fn new(path: PathBuf) -> Self {
         Self {
             path,
             lines: AtomicU64::new(0),
@@ -104,20 +104,20 @@ impl RecorderStats {
         }
     }
 
-    pub fn set_lines(&self, lines: u64) {
+    pub(crate) fn set_lines(&self, lines: u64) {
         self.lines.store(lines, Ordering::Relaxed);
     }
 
-    pub fn add_lost(&self, lost: u64) {
+    pub(crate) fn add_lost(&self, lost: u64) {
         self.lost.fetch_add(lost, Ordering::Relaxed);
     }
 
     /// Records why recording stopped (the first reason stays).
-    pub fn set_error(&self, error: String) {
+    pub(crate) fn set_error(&self, error: String) {
         let _ = self.error.set(error);
     }
 
-    pub fn view(&self) -> RecorderView {
+    pub(crate) fn view(&self) -> RecorderView {
         RecorderView {
             path: self.path.display().to_string(),
             lines: self.lines.load(Ordering::Relaxed),

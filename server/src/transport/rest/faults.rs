@@ -104,7 +104,6 @@ impl RestFaults {
         let ctx = StreamCtx {
             stream: FETCH_STREAM_ID,
             node: known,
-            kind: StreamKind::REST,
             age: entry.since.elapsed(),
             now: crate::transport::stream::now(),
         };

@@ -40,7 +40,6 @@ pub(crate) fn ctx<'a>(node: Option<&'a str>, kit: &StreamKit) -> StreamCtx<'a> {
     StreamCtx {
         stream: kit.tap.stream(),
         node,
-        kind: kit.kind,
         age: kit.opened.elapsed(),
         now: now(),
     }
