@@ -281,6 +281,7 @@ impl StreamEntry {
     }
 
     /// Replaces the status of the given types.
+    #[cfg(test)]
     pub(crate) fn update(&self, types: impl IntoIterator<Item = TypeStatus>) {
         self.publish(&mut Publish {
             types: types.into_iter().collect(),
