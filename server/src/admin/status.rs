@@ -41,13 +41,20 @@ pub use self::state::{SyncState, sync_state};
 /// The document's schema name; see `docs/status.md`.
 pub(crate) const SCHEMA: &str = "xdsloop.status.v1";
 
+/// The `/status` document: what the server serves and, per open and recently closed stream and
+/// type, where the client stands (`docs/status.md` describes each field).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StatusDocument {
+    /// [`SCHEMA`]: `xdsloop.status.v1`.
     pub schema: String,
+    /// When the server built the document.
     #[serde(with = "rfc3339")]
     pub generated_at: SystemTime,
+    /// The snapshot being served: its generation and its resources by type.
     pub snapshot: SnapshotSummary,
+    /// The latest fixture reload: its outcome and the one running now.
     pub reload: ReloadSummary,
+    /// Streams and nodes by state.
     pub totals: Totals,
     /// Totals since the server started.
     #[serde(default)]
@@ -88,9 +95,12 @@ pub struct Totals {
     pub stale: usize,
 }
 
+/// One stream in `/status`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StreamView {
+    /// The stream's id, as in transcripts and the log.
     pub id: u64,
+    /// The client's address, as text.
     pub peer: Option<String>,
     /// The verified client certificate's names (mTLS); `null` without one.
     #[serde(default)]
@@ -99,6 +109,7 @@ pub struct StreamView {
     pub node_id: Option<String>,
     /// `ads-sotw`, `ads-delta`, or `<service>-sotw` / `<service>-delta` for per-type services.
     pub transport: String,
+    /// When it opened.
     #[serde(with = "rfc3339")]
     pub connected_since: SystemTime,
     /// Only for recently closed streams.
@@ -125,20 +136,28 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// One type on one stream in `/status`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TypeView {
+    /// The full type URL.
     pub type_url: String,
+    /// The short name (`cds`, `eds`, ...), `type` in the JSON.
     #[serde(rename = "type")]
     pub alias: String,
+    /// Where the client stands for this type.
     pub state: SyncState,
+    /// Subscribed to every resource of the type (`*`, or SotW's empty list).
     pub wildcard: bool,
     /// Explicitly subscribed names (without `*`), sorted.
     pub names: Vec<String>,
     /// The version the current snapshot serves this node for this type (SotW: the
     /// `version_info` this stream would be sent now).
     pub snapshot_version: String,
+    /// The latest response sent for the type.
     pub last_sent: Option<SentView>,
+    /// The latest response the client accepted.
     pub last_acked: Option<AckedView>,
+    /// The latest response the client rejected, with its `error_detail`.
     pub last_nack: Option<NackView>,
     /// TTL'd resources the client holds and the heartbeats sent to keep them alive (S15);
     /// `null` when it holds none.

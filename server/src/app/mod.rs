@@ -66,6 +66,8 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Extra `FileDescriptorSet`s for user resource types.
     pub descriptor_sets: Vec<PathBuf>,
+    /// Quiet time after the last file event before a reload (`--debounce-ms`, see
+    /// [`DEFAULT_DEBOUNCE`]).
     pub debounce: Duration,
     /// Fixture files larger than this are rejected (`--max-fixture-bytes`).
     pub max_fixture_bytes: u64,
@@ -125,6 +127,7 @@ impl Config {
 
 /// The running server: fixture watcher plus gRPC server.
 pub struct Running {
+    /// The bound xDS address (port 0 in [`Config::listen`] resolved).
     pub addr: SocketAddr,
     /// The snapshot being served (changes on every good reload).
     pub snapshots: watch::Receiver<Arc<Snapshot>>,

@@ -49,6 +49,8 @@ use crate::{Error, config::fixtures, snapshot::Snapshot};
 pub struct ReloadStatus {
     /// The generation being served (after a rejection: the last good one).
     pub generation: u64,
+    /// Whether the latest reload was accepted (`false`: `error` says why, the last good snapshot is
+    /// still served).
     pub ok: bool,
     /// The file a rejection is about, if it is about one file.
     pub file: Option<PathBuf>,
@@ -69,6 +71,7 @@ pub struct ReloadStatus {
     pub resources: usize,
     /// The reload running now, if any.
     pub in_progress: Option<InProgress>,
+    /// Whether the directory is being watched, and how often the watcher restarted.
     pub watcher: WatcherHealth,
 }
 
@@ -114,6 +117,7 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// Settings with this debounce and the default file size limit.
     pub fn new(debounce: Duration) -> Self {
         Self {
             debounce,
@@ -125,7 +129,9 @@ impl Settings {
 /// A running fixture watcher. Dropping it (or [`Watcher::stop`]) stops watching; the receivers
 /// then see no further changes. Clone the receivers to hand them out.
 pub struct Watcher {
+    /// The snapshot being served, replaced on every good reload.
     pub snapshots: watch::Receiver<Arc<Snapshot>>,
+    /// The outcome of the latest reload.
     pub reloads: watch::Receiver<ReloadStatus>,
     task: JoinHandle<()>,
 }
@@ -163,6 +169,7 @@ impl Watcher {
         })
     }
 
+    /// Stops watching (as dropping it does).
     pub fn stop(self) {
         // Drop does the work.
     }

@@ -23,6 +23,7 @@ use crate::{Error, net::identity::PeerIdentity};
 
 /// ALPN protocols, most preferred first.
 pub const ALPN_H2: &[u8] = b"h2";
+/// HTTP/1.1 (REST-JSON and the admin routes), after [`ALPN_H2`].
 pub const ALPN_HTTP1: &[u8] = b"http/1.1";
 
 /// The files that make the server's TLS configuration.

@@ -45,9 +45,13 @@ impl Capture {
 /// A request, as it arrived and as the machine judged it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestFacts {
+    /// The request's type URL.
     pub type_url: TypeName,
+    /// ACK, NACK, stale or initial, from its nonce and `error_detail`.
     pub verdict: Verdict,
+    /// The first request for its type on this stream.
     pub first_for_type: bool,
+    /// Whether it widened or narrowed the interest in its type.
     pub change: Change,
     /// The node's earlier streams had this type: a first request for it is a resubscription.
     pub earlier_had_type: bool,
@@ -55,15 +59,20 @@ pub struct RequestFacts {
     pub version: Box<str>,
     /// `response_nonce`.
     pub nonce: Box<str>,
+    /// Its `error_detail`, on a NACK.
     pub error: Option<ErrorFacts>,
+    /// It carried a `node` (a stream's first request must; later ones may leave it out).
     pub has_node: bool,
+    /// The resource names it asked for.
     pub names: Names,
 }
 
 /// A request's `error_detail`: what makes it a NACK.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorFacts {
+    /// The gRPC status code.
     pub code: i32,
+    /// The client's reason, as it wrote it.
     pub message: Box<str>,
 }
 
@@ -74,8 +83,11 @@ pub enum Names {
     Sotw(Listed<Box<str>>),
     /// Delta: changes only, and on a first request the versions the client holds.
     Delta {
+        /// `resource_names_subscribe`.
         subscribe: Listed<Box<str>>,
+        /// `resource_names_unsubscribe`.
         unsubscribe: Listed<Box<str>>,
+        /// `initial_resource_versions`: (name, version) pairs.
         initial_versions: Listed<(Box<str>, Box<str>)>,
     },
 }
@@ -83,10 +95,13 @@ pub enum Names {
 /// A response as it went on the wire.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResponseFacts {
+    /// The response's type URL.
     pub type_url: TypeName,
+    /// SotW or Delta.
     pub variant: Variant,
     /// SotW `version_info`, Delta `system_version_info`.
     pub version: Box<str>,
+    /// The nonce a client echoes to ACK or NACK it.
     pub nonce: Box<str>,
     /// Name and version of each resource, in entry order.
     pub resources: Listed<(Box<str>, Box<str>)>,
@@ -105,14 +120,18 @@ pub struct ResponseFacts {
 /// A gRPC status by its numeric code (the transport names it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatusFacts {
+    /// The gRPC status code.
     pub code: i32,
+    /// The status message.
     pub message: Box<str>,
 }
 
 /// Some items of a list, and how many it had.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Listed<T> {
+    /// The items kept (all of them, or the first few: see [`Capture`]).
     pub items: Box<[T]>,
+    /// How many the list had.
     pub total: usize,
 }
 
@@ -143,11 +162,14 @@ impl<T: Clone> Listed<T> {
 /// A type URL without an allocation for the known xDS types.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TypeName {
+    /// One of the xDS types xdsloop knows (`type_url::ORDERED`).
     Known(&'static str),
+    /// Any other type URL.
     Other(Arc<str>),
 }
 
 impl TypeName {
+    /// The name for `url`, without an allocation if it is a known type.
     pub fn of(url: &str) -> Self {
         let known = type_url::ORDERED.iter().find(|(_, known)| *known == url);
         known.map_or_else(|| TypeName::Other(url.into()), |(_, u)| TypeName::Known(u))

@@ -39,6 +39,7 @@ pub enum VersionKind {
 pub struct TypeResources {
     /// The SotW `version_info` of this type, chosen as [`VersionKind`] says.
     pub version: String,
+    /// Where `version` comes from: the fixture's own `version_info`, or a hash of the content.
     pub version_kind: VersionKind,
     /// Hash over every resource's name and version. Streams decide "did this type change?" by
     /// this together with `version`: an explicit `version_info` may stay the same while the

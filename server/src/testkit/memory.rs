@@ -25,6 +25,7 @@ pub struct Resources {
 }
 
 impl Resources {
+    /// A set of these resources, each type at a version hashed from its content.
     pub fn new(items: impl IntoIterator<Item = Resource>) -> Self {
         Self {
             items: items.into_iter().map(Arc::new).collect(),

@@ -34,6 +34,7 @@ use crate::{
 /// What to record.
 #[derive(Debug, Clone)]
 pub struct Recording {
+    /// The transcript file to write.
     pub path: PathBuf,
     /// Each resource's proto3 JSON in every response line (`--record-resources`).
     pub resources: bool,

@@ -44,9 +44,11 @@ impl Default for Bus {
 /// What a listener gets next.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Received {
+    /// An event, in the order the server sent them.
     Event(Arc<WireEvent>),
     /// The listener fell behind and `lost` events are gone.
     Gap {
+        /// How many events were dropped.
         lost: u64,
     },
 }

@@ -43,13 +43,17 @@ use violations::Violations;
 /// One open stream.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StreamStatus {
+    /// The stream's id, unique for the server's lifetime (what `/status` and transcripts name).
     pub id: u64,
+    /// The client's address (`None` for an in-process stream).
     pub peer: Option<SocketAddr>,
     /// The verified client certificate's names (mTLS).
     pub identity: Option<Arc<PeerIdentity>>,
     /// From the first request's `node`; `None` until the first request arrives.
     pub node_id: Option<String>,
+    /// The variant and service it came through.
     pub kind: StreamKind,
+    /// When it opened.
     pub connected_since: SystemTime,
     /// By type URL.
     pub types: BTreeMap<String, TypeStatus>,
@@ -64,7 +68,9 @@ pub struct StreamStatus {
 /// A stream that ended, as it was when it ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClosedStream {
+    /// The stream as it was at its end.
     pub stream: StreamStatus,
+    /// When it ended.
     pub disconnected_at: SystemTime,
 }
 
@@ -106,6 +112,7 @@ impl Default for Registry {
 }
 
 impl Registry {
+    /// An empty registry, keeping each stream's last [`timeline::DEFAULT_DEPTH`] events.
     pub fn new() -> Self {
         Self::default()
     }
@@ -180,6 +187,7 @@ impl Registry {
         self.lock().open.len()
     }
 
+    /// No stream is open.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -231,6 +239,7 @@ impl Registry {
         let _ = self.replay.set(replay);
     }
 
+    /// The replay being served (`--replay`), if the server replays a recording.
     pub fn replay(&self) -> Option<&Arc<Replay>> {
         self.replay.get()
     }

@@ -42,11 +42,16 @@ pub struct HandshakeFailureView {
     pub reason: String,
 }
 
+/// The limits in force on the xDS port and how close the server is to them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LimitsView {
+    /// `--max-request-bytes`.
     pub max_request_bytes: usize,
+    /// `--max-streams-per-connection`.
     pub max_streams_per_connection: u32,
+    /// `--max-connections`.
     pub max_connections: usize,
+    /// Connections open now.
     pub open_connections: usize,
     /// Connections closed on arrival because `max_connections` were open.
     pub refused_connections: u64,

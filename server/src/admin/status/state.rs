@@ -32,6 +32,7 @@ pub enum SyncState {
 }
 
 impl SyncState {
+    /// The state as `/status` writes it: `SYNCED`, `PENDING`, ...
     pub fn as_str(self) -> &'static str {
         match self {
             SyncState::Synced => "SYNCED",

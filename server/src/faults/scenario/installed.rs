@@ -29,6 +29,7 @@ pub enum Origin {
 }
 
 impl Origin {
+    /// The origin as `/status` writes it: `none`, `file`, `api` or `code`.
     pub fn as_str(self) -> &'static str {
         match self {
             Origin::None => "none",
@@ -42,14 +43,17 @@ impl Origin {
 /// One installed scenario with its counters. Streams hold it while it is in force.
 #[derive(Debug)]
 pub struct Installed {
+    /// The rules.
     pub scenario: Scenario,
     /// One per rule, in rule order.
     pub counters: Box<[RuleCounters]>,
     /// 0 for the empty scenario a server starts with; +1 per installation.
     pub generation: u64,
+    /// Who installed it.
     pub origin: Origin,
     /// The file, for [`Origin::File`].
     pub path: Option<PathBuf>,
+    /// When it was installed.
     pub loaded_at: SystemTime,
     /// The YAML it came from, when it came as text.
     pub text: Option<String>,
@@ -68,6 +72,7 @@ impl Installed {
         }
     }
 
+    /// It has no rules: the server behaves.
     pub fn is_empty(&self) -> bool {
         self.scenario.rules.is_empty()
     }
@@ -189,6 +194,7 @@ impl Scenarios {
         self.tx.subscribe()
     }
 
+    /// The scenario in force now.
     pub fn current(&self) -> Arc<Installed> {
         self.tx.borrow().clone()
     }

@@ -12,6 +12,7 @@ pub(crate) use crate::protocol::mask::glob_matches;
 /// The rules in force, in file order (several may fire on one response, in that order).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Scenario {
+    /// The rules, in file order.
     pub rules: Vec<Rule>,
 }
 
@@ -20,12 +21,15 @@ pub struct Scenario {
 pub struct Rule {
     /// `[a-z0-9-]+`, unique in the scenario; the file default is `rule-<n>` (1-based).
     pub id: String,
+    /// Which streams it applies to (`match` in the file).
     pub selector: Match,
+    /// At what moment it fires.
     pub when: When,
     /// Firings server-wide, then the rule is spent; `None`: no limit.
     pub times: Option<u64>,
     /// Firings per stream; `None`: no limit.
     pub per_stream: Option<u64>,
+    /// What it does (`do` in the file).
     pub action: Action,
 }
 
@@ -47,7 +51,9 @@ impl Default for Rule {
 pub struct Match {
     /// A node id glob (`*` any run, `?` one character).
     pub node: Option<String>,
+    /// SotW or Delta.
     pub variant: Option<Variant>,
+    /// ADS, a per-type service, or REST.
     pub service: Option<Service>,
     /// A full type URL (the file takes aliases: `cds`, `eds` ...).
     pub type_url: Option<String>,
@@ -115,47 +121,88 @@ pub enum Action {
     /// Never send the response.
     Drop,
     /// End the stream with this gRPC status instead of the response.
-    Close { code: i32, message: String },
+    Close {
+        /// The gRPC status code (`14` is UNAVAILABLE).
+        code: i32,
+        /// The status message the client gets.
+        message: String,
+    },
     /// End the stream (RST_STREAM) or its whole connection without a status.
-    Reset { scope: ResetScope },
+    Reset {
+        /// The stream alone, or its whole connection.
+        scope: ResetScope,
+    },
     /// Stop reading and writing, for this long or until the client leaves.
-    Hang { duration: Option<Duration> },
+    Hang {
+        /// How long; `None`: until the client leaves.
+        duration: Option<Duration>,
+    },
     /// Send the response with the previous nonce of its type on the stream.
     StaleNonce,
     /// A foreign type URL on one resource (`Any.type_url`) or on the response itself.
-    WrongTypeUrl { place: Place, type_url: String },
+    WrongTypeUrl {
+        /// On one resource or on the response.
+        place: Place,
+        /// The foreign type URL sent.
+        type_url: String,
+    },
     /// The named resource (default: the first) twice in one response.
-    Duplicate { resource: Option<String> },
+    Duplicate {
+        /// The resource's name; `None`: the response's first.
+        resource: Option<String>,
+    },
     /// The named resource's (default: the first) bytes replaced by undecodable ones.
-    Corrupt { resource: Option<String> },
+    Corrupt {
+        /// The resource's name; `None`: the response's first.
+        resource: Option<String>,
+    },
     /// Pad the response with an unknown field up to at least this many bytes.
-    Oversize { bytes: usize },
+    Oversize {
+        /// The least size of the padded response, in bytes.
+        bytes: usize,
+    },
     /// Send a batch of responses dependents first (EDS before CDS, RDS before LDS).
     Reorder,
     /// Never mention these resources (globs) of the rule's type.
-    Withhold { names: Vec<String> },
+    Withhold {
+        /// Resource name globs (`*` any run, `?` one character).
+        names: Vec<String>,
+    },
     /// These resources are alternately gone and back, toggling every `period`.
     Flap {
+        /// Resource name globs (`*` any run, `?` one character).
         names: Vec<String>,
+        /// How long each phase (gone, back) lasts.
         period: Duration,
     },
     /// After every ACK (and NACK with `nacks`), send the same content again.
-    IgnoreAcks { nacks: bool },
+    IgnoreAcks {
+        /// NACKs too, not only ACKs.
+        nacks: bool,
+    },
     /// Server-wide: end every stream and close the xDS listener for this long (new
     /// connections are refused), then listen again.
-    Outage { duration: Duration },
+    Outage {
+        /// How long the listener stays closed.
+        duration: Duration,
+    },
 }
 
+/// What `reset` ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ResetScope {
+    /// The stream alone (RST_STREAM).
     Stream,
+    /// The whole connection, with every stream on it.
     Connection,
 }
 
 /// Where `wrong_type_url` puts the foreign type URL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Place {
+    /// On one resource (`Any.type_url`).
     Resource,
+    /// On the response's `type_url`.
     Response,
 }
 

@@ -14,11 +14,14 @@ use tokio::sync::watch;
 /// One outage: which rule, what set it off, and for how long.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outage {
+    /// The id of the rule that set it off.
     pub rule: String,
     /// What set it off, for people: `installed`, `after 5s`, `requested cds web by node n on
     /// stream 3`.
     pub trigger: String,
+    /// When the listener closed.
     pub started_at: SystemTime,
+    /// How long it stays closed.
     pub duration: Duration,
     /// When the listener opens again (monotonic, for the accept loop's timer).
     pub until: Instant,

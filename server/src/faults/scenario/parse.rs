@@ -20,7 +20,9 @@ use super::model::{
 pub struct ParseError {
     /// 1-based; 0 when the error has no place in the text.
     pub line: usize,
+    /// 1-based; 0 when the error has no place in the text.
     pub column: usize,
+    /// What is wrong, naming the rule (`rules[0] (id): ...`).
     pub message: String,
 }
 
