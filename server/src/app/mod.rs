@@ -4,10 +4,11 @@
 //! [`start`] is the whole server, with the admin routes on the xDS port unless
 //! [`Config::admin`] places them elsewhere; [`serve`] runs only the gRPC part (and REST-JSON) on
 //! any snapshot source (tests, benchmarks, simulated fleets). Both serve gRPC health checking
-//! and reflection next to ADS ([`crate::transport::introspection`]).
-//! - [`xds`]: the xDS port and its services;
-//! - [`listener`]: an HTTP server on our own accept loop ([`crate::net`]), and its shutdown;
-//! - [`flags`]: the TLS, admin access, secrets and limits flags and what they set.
+//! and reflection next to ADS (`transport/introspection.rs`).
+//! - `xds.rs`: the xDS port and its services;
+//! - `listener.rs`: an HTTP server on our own accept loop (`net/`), and its shutdown;
+//! - `flags` (the binary's, feature `cli`): the TLS, admin access, secrets and limits flags
+//!   and what they set.
 
 #[cfg(feature = "cli")]
 pub mod flags;

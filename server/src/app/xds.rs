@@ -54,7 +54,7 @@ impl GrpcServer {
     }
 
     /// Ends every stream, stops accepting, and waits for the server to finish (closing the
-    /// connections still open after [`listener::SHUTDOWN_GRACE`]).
+    /// connections still open after a grace of 2 s).
     pub async fn shutdown(self) -> Result<(), Error> {
         // Health watchers (load balancers, grpc_health_probe) hear it before streams end.
         self.health.not_serving().await;
@@ -65,7 +65,8 @@ impl GrpcServer {
 /// Binds `listen` (port 0 picks a free port) and serves ADS (SotW and Delta) and the per-type
 /// services from `snapshots`, with responses up to `max_message_bytes` (S13) and the default
 /// [`Limits`], REST-JSON on the same port, plus gRPC health checking and reflection.
-/// REST-JSON bodies use the Envoy API only; [`serve_with_codec`] adds user types.
+/// REST-JSON bodies use the Envoy API only ([`start`](super::start) adds the user's
+/// `--descriptor-set` types).
 pub async fn serve(
     listen: SocketAddr,
     snapshots: watch::Receiver<Arc<Snapshot>>,

@@ -33,8 +33,7 @@ pub(crate) fn at_info(open: usize) -> bool {
     open <= CHATTY_STREAMS
 }
 
-/// `tracing::info!` while few streams are open, `tracing::debug!` past [`CHATTY_STREAMS`].
-#[macro_export]
+/// `tracing::info!` while few streams are open, `tracing::debug!` past `CHATTY_STREAMS`.
 macro_rules! stream_line {
     ($($arg:tt)*) => {
         if $crate::protocol::chatter::per_stream_at_info() {
@@ -44,6 +43,7 @@ macro_rules! stream_line {
         }
     };
 }
+pub(crate) use stream_line;
 
 #[cfg(test)]
 mod tests {

@@ -229,7 +229,7 @@ impl StreamMachine for DeltaStream {
                 .as_ref()
                 .map(|s| s.version.clone());
             let nonce = s.nonces.next_nonce();
-            crate::stream_line!(stream = s.id, %node, r#type = %type_url::short_name(url), %nonce,
+            crate::protocol::chatter::stream_line!(stream = s.id, %node, r#type = %type_url::short_name(url), %nonce,
                 resources = entries.len(), "heartbeat");
             let head = DeltaDiscoveryResponse {
                 system_version_info: version.unwrap_or_default(),
@@ -383,7 +383,7 @@ impl DeltaStream {
         let nonce = s.nonces.next_nonce();
         let version = resources.version.as_str();
         let (sent, removed) = (changes.resources.len(), changes.removed.len());
-        crate::stream_line!(stream = s.id, %node, r#type = %type_url::short_name(url), %version, %nonce,
+        crate::protocol::chatter::stream_line!(stream = s.id, %node, r#type = %type_url::short_name(url), %version, %nonce,
             resources = sent, removed, "push");
         let state = s.types.get_mut(url).expect("responding to a known type");
         state
@@ -457,7 +457,7 @@ fn acknowledge(
             let version = version.unwrap_or_default();
             sub.ledger.record_ack(&version, at);
             heartbeats.on_answer();
-            crate::stream_line!(stream, %node, r#type = %short, %version, %nonce, "ACK");
+            crate::protocol::chatter::stream_line!(stream, %node, r#type = %short, %version, %nonce, "ACK");
         }
         Verdict::Nack => {
             let message = error.map(|e| e.message.as_str()).unwrap_or_default();
@@ -467,7 +467,7 @@ fn acknowledge(
                 error = nack.message, "NACK: not resending these versions until they change");
         }
         Verdict::Stale => {
-            crate::stream_line!(stream, %node, r#type = %short, %nonce, "stale nonce: ACK/NACK ignored, subscription changes applied");
+            crate::protocol::chatter::stream_line!(stream, %node, r#type = %short, %nonce, "stale nonce: ACK/NACK ignored, subscription changes applied");
         }
         Verdict::Initial | Verdict::Ignored => {}
     }

@@ -25,7 +25,7 @@ pub(crate) const SUMMARY_ITEMS: usize = 8;
 /// How much of a message an event keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Capture {
-    /// The first [`SUMMARY_ITEMS`] of each list and the counts (the ring).
+    /// The first 8 items of each list and the counts (the ring).
     Summary,
     /// Every name and version (a recorder, a test).
     Full,
@@ -273,7 +273,7 @@ impl Names {
 }
 
 impl RequestFacts {
-    /// The facts as a ring keeps them: lists cut to [`SUMMARY_ITEMS`].
+    /// The facts as a ring keeps them: lists cut to 8 items.
     pub fn summarized(&self) -> RequestFacts {
         RequestFacts {
             type_url: self.type_url.clone(),
@@ -287,7 +287,7 @@ impl RequestFacts {
 }
 
 impl ResponseFacts {
-    /// The facts as a ring keeps them: lists cut to [`SUMMARY_ITEMS`], no resource bodies.
+    /// The facts as a ring keeps them: lists cut to 8 items, no resource bodies.
     pub fn summarized(&self) -> ResponseFacts {
         ResponseFacts {
             type_url: self.type_url.clone(),

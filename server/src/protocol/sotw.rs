@@ -222,7 +222,7 @@ impl StreamMachine for SotwStream {
             }
             let entries: Vec<Bytes> = kept.iter().map(|r| sotw_heartbeat(r)).collect();
             let nonce = s.nonces.next_nonce();
-            crate::stream_line!(stream = s.id, node = s.node.as_deref().unwrap_or_default(),
+            crate::protocol::chatter::stream_line!(stream = s.id, node = s.node.as_deref().unwrap_or_default(),
                 r#type = %type_url::short_name(url), version = %sent.version, %nonce,
                 resources = entries.len(), "heartbeat");
             let head = DiscoveryResponse {
@@ -389,11 +389,11 @@ fn answer(
     let verdict = sub.ledger.classify(nonce, error.is_some());
     match verdict {
         Verdict::Stale => {
-            crate::stream_line!(stream, %node, r#type = %short, %nonce, "stale nonce: request ignored");
+            crate::protocol::chatter::stream_line!(stream, %node, r#type = %short, %nonce, "stale nonce: request ignored");
         }
         Verdict::Ack => {
             sub.ledger.record_ack(&request.version_info, at);
-            crate::stream_line!(stream, %node, r#type = %short, version = %request.version_info, %nonce, "ACK");
+            crate::protocol::chatter::stream_line!(stream, %node, r#type = %short, version = %request.version_info, %nonce, "ACK");
         }
         Verdict::Nack => {
             let message = error.map(|e| e.message.as_str()).unwrap_or_default();
@@ -468,7 +468,7 @@ fn respond(
         manifest,
     };
     let version = resources.version.as_str();
-    crate::stream_line!(stream, %node, r#type = %type_url::short_name(url), %version, %nonce,
+    crate::protocol::chatter::stream_line!(stream, %node, r#type = %type_url::short_name(url), %version, %nonce,
         resources = view.picked.len(), "push");
     state
         .sub

@@ -216,7 +216,7 @@ pub enum Verdict {
     /// The nonce is not the latest sent for this type: the client has not seen our newest
     /// response yet (S4).
     Stale,
-    /// Not classified: the request has no type URL. Never returned by [`Ledger::classify`].
+    /// Not classified: the request has no type URL. Never returned by the ledger's classification.
     Ignored,
 }
 

@@ -97,7 +97,7 @@ pub enum CloseReason {
 }
 
 impl WireEvent {
-    /// The event as a ring keeps it: lists cut to [`SUMMARY_ITEMS`], no resource bodies.
+    /// The event as a ring keeps it: lists cut to 8 items, no resource bodies.
     pub fn summarized(&self) -> WireEvent {
         let what = match &self.what {
             What::Request(r) => What::Request(Box::new(r.summarized())),

@@ -170,7 +170,7 @@ impl Discovery {
         let client = identity.as_ref().map(|i| i.summary());
         let tap = Tap::open(&self.registry, kind, addr, identity);
         let id = tap.stream();
-        crate::stream_line!(stream = id, transport = %kind, peer = ?addr,
+        crate::protocol::chatter::stream_line!(stream = id, transport = %kind, peer = ?addr,
             identity = client.as_deref(), "stream opened");
         // Mark the snapshot the machine starts from as seen on this stream's own receiver, so
         // a reload between here and the loop's first poll is still noticed.

@@ -177,7 +177,7 @@ impl Registry {
         shared.map(|s| StreamStatus::clone(&s))
     }
 
-    /// The last [`RECENTLY_CLOSED`] streams that ended, most recent first.
+    /// The last 32 streams that ended, most recent first.
     pub fn recently_closed(&self) -> Vec<ClosedStream> {
         self.lock().closed.iter().rev().cloned().collect()
     }
@@ -215,7 +215,7 @@ impl Registry {
         self.lock().violations.clone()
     }
 
-    /// Every stream's events from now on (see [`bus`]).
+    /// Every stream's events from now on: [`Bus::listen`] to hear them.
     pub fn bus(&self) -> &Arc<Bus> {
         &self.bus
     }

@@ -312,7 +312,7 @@ fn on_request<M: MachineHooks>(
     if !kit.tap.is_identified()
         && let Some(node) = machine.node_id()
     {
-        crate::stream_line!(stream = kit.tap.stream(), node, "node identified");
+        crate::protocol::chatter::stream_line!(stream = kit.tap.stream(), node, "node identified");
         kit.tap.identify(node);
         kit.faults.identify(kit.kind, node);
     }
@@ -394,7 +394,7 @@ fn finish<M: MachineHooks>(machine: M, mut kit: StreamKit, mut ending: Ending) {
         report_violations(&mut kit);
     }
     kit.tap.closed(ending.reason, ending.status);
-    crate::stream_line!(stream, "stream closed");
+    crate::protocol::chatter::stream_line!(stream, "stream closed");
 }
 
 /// tonic refuses to encode these and tells only the client; say it in the server log too.
