@@ -20,4 +20,5 @@ pub(crate) mod shared_status;
 pub(crate) mod status;
 
 pub(crate) use self::access::AdminAccess;
-pub(crate) use self::http::{Admin, Placement, elsewhere};
+pub use self::http::Placement;
+pub(crate) use self::http::{Admin, elsewhere};

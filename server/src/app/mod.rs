@@ -24,6 +24,7 @@ use xdsloop_proto::{Codec, redact::Secrets};
 
 pub(crate) use self::listener::HttpServer;
 use self::source::Source;
+#[cfg(feature = "testkit")]
 pub(crate) use self::xds::serve_in_process;
 pub use self::xds::{GrpcServer, serve};
 use crate::{
@@ -45,7 +46,7 @@ use crate::{
 };
 /// What a [`Config`] and a [`Running`] server carry, under the names their fields use.
 pub use crate::{
-    admin::http::Placement,
+    admin::Placement,
     admin::registry::timeline::DEFAULT_DEPTH as DEFAULT_TIMELINE_DEPTH,
     net::{Limits, tls::TlsFiles},
     transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,

@@ -9,7 +9,6 @@ use xdsloop_proto::{Codec, csds::CSDS_SERVICE, services::ADS_SERVICE};
 
 use crate::{
     Error, Snapshot,
-    admin::Admin,
     admin::csds::service::Csds,
     admin::registry::Registry,
     app::listener::{self, HttpServer},
@@ -113,6 +112,7 @@ pub(crate) async fn serve_with_codec(
 /// follow `scenarios` from the first request (a scenario installed before this call is in
 /// force for the first client); with `admin`, the admin routes (`/scenario` included) and
 /// CSDS are served on the xDS port too; clients are judged as `conformance` says.
+#[cfg(feature = "testkit")]
 pub(crate) async fn serve_in_process(
     listen: SocketAddr,
     snapshots: watch::Receiver<Arc<Snapshot>>,
@@ -125,8 +125,9 @@ pub(crate) async fn serve_in_process(
     let codec = Codec::envoy();
     let http = match admin {
         true => {
-            let state = Admin::new(registry.clone(), snapshots.clone(), None, codec.clone())
-                .with_scenarios(scenarios.clone());
+            let state =
+                crate::admin::Admin::new(registry.clone(), snapshots.clone(), None, codec.clone())
+                    .with_scenarios(scenarios.clone());
             Http {
                 csds: Some(state.csds()),
                 routes: state.router(),
