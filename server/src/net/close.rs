@@ -165,13 +165,13 @@ impl CloseSignal {
 /// Resets one connection (every stream on it) at once. Cheap to clone; a detached one (a
 /// connection that is not ours: tests, embedders) does nothing.
 #[derive(Debug, Clone, Default)]
-pub struct KillSwitch {
+pub(crate) struct KillSwitch {
     flag: Option<Arc<Flag>>,
 }
 
 impl KillSwitch {
     /// Fails the connection's reads and writes from now on, as a reset; `false` when detached.
-    pub fn reset(&self) -> bool {
+    pub(crate) fn reset(&self) -> bool {
         let Some(flag) = &self.flag else {
             return false;
         };

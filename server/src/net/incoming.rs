@@ -157,7 +157,6 @@ fn info(
 ) -> PeerInfo {
     PeerInfo {
         addr: peer,
-        tls: accept.tls.is_some(),
         identity: identity.map(Arc::new),
         budget: RequestBudget::new(accept.budget_bytes),
         kill: close.kill_switch(),

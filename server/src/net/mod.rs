@@ -57,7 +57,7 @@ impl Limits {
 
 /// What `/status` shows about a listener: limits, counters, TLS. Cheap to clone.
 #[derive(Debug, Clone)]
-pub struct Listening {
+pub(crate) struct Listening {
     pub limits: Limits,
     pub stats: NetStats,
     pub tls: Option<watch::Receiver<TlsView>>,

@@ -25,7 +25,7 @@ pub(crate) const RECENT_FAILURES: usize = 32;
 
 /// One connection refused during its TLS handshake.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HandshakeFailure {
+pub(crate) struct HandshakeFailure {
     pub peer: SocketAddr,
     pub at: SystemTime,
     pub reason: String,
@@ -33,7 +33,7 @@ pub struct HandshakeFailure {
 
 /// Connection counters and recent handshake failures of one listener. Cheap to clone.
 #[derive(Debug, Clone)]
-pub struct NetStats {
+pub(crate) struct NetStats {
     inner: Arc<Inner>,
 }
 
@@ -49,7 +49,7 @@ struct Inner {
 }
 
 impl NetStats {
-    pub fn new(max_connections: usize) -> Self {
+    pub(crate) fn new(max_connections: usize) -> Self {
         let max = max_connections.clamp(1, Semaphore::MAX_PERMITS);
         Self {
             inner: Arc::new(Inner {
@@ -67,12 +67,12 @@ impl NetStats {
     }
 
     /// Connections accepted and not yet closed (handshakes in progress included).
-    pub fn open_connections(&self) -> usize {
+    pub(crate) fn open_connections(&self) -> usize {
         self.inner.max_connections - self.inner.connections.available_permits()
     }
 
     /// Connections closed at once because `--max-connections` were open.
-    pub fn refused_connections(&self) -> u64 {
+    pub(crate) fn refused_connections(&self) -> u64 {
         self.inner.refused.load(Ordering::Relaxed)
     }
 
@@ -85,7 +85,7 @@ impl NetStats {
     }
 
     /// The last [`RECENT_FAILURES`] handshake failures, most recent first.
-    pub fn handshake_failures(&self) -> Vec<HandshakeFailure> {
+    pub(crate) fn handshake_failures(&self) -> Vec<HandshakeFailure> {
         let failures = self
             .inner
             .failures

@@ -30,7 +30,7 @@ use crate::{
 
 /// The configuration being served, and how following the files goes.
 #[derive(Debug, Clone)]
-pub struct TlsView {
+pub(crate) struct TlsView {
     pub files: TlsFiles,
     pub loaded: Arc<Loaded>,
     /// Why the latest attempt to read the files failed; `None` after a good one.

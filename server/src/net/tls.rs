@@ -57,7 +57,7 @@ pub(crate) enum ClientCerts {
 
 /// A server configuration and what it was made of.
 #[derive(Debug, Clone)]
-pub struct Loaded {
+pub(crate) struct Loaded {
     pub config: Arc<ServerConfig>,
     /// The names in the server's own certificate.
     pub cert: PeerIdentity,

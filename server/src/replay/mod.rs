@@ -70,13 +70,14 @@ pub struct Failure {
 }
 
 impl Replay {
+    #[cfg(test)]
     /// Responses go out as soon as their request arrived.
-    pub fn new(script: Script) -> Self {
+    pub(crate) fn new(script: Script) -> Self {
         Self::with_timing(script, false)
     }
 
     /// With `timed`, each response waits as long after its request as it did when recorded.
-    pub fn with_timing(script: Script, timed: bool) -> Self {
+    pub(crate) fn with_timing(script: Script, timed: bool) -> Self {
         let progress = Progress {
             bound: vec![false; script.streams.len()],
             ..Progress::default()
@@ -88,7 +89,7 @@ impl Replay {
         }
     }
 
-    pub fn script(&self) -> &Script {
+    pub(crate) fn script(&self) -> &Script {
         &self.script
     }
 

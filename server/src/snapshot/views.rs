@@ -15,7 +15,7 @@ pub(crate) type Picked = Arc<[Arc<Resource>]>;
 
 /// What one subscription receives of one type, shared by the streams that ask the same.
 #[derive(Debug)]
-pub struct View {
+pub(crate) struct View {
     pub picked: Picked,
     /// Changes whenever a picked resource's name or version does.
     pub hash: u64,
@@ -29,7 +29,7 @@ pub struct View {
 }
 
 impl View {
-    pub fn new(picked: Picked, hash: u64) -> Self {
+    pub(crate) fn new(picked: Picked, hash: u64) -> Self {
         let min_ttl = picked.iter().filter_map(|r| r.ttl).min();
         Self {
             min_ttl,
@@ -41,18 +41,18 @@ impl View {
     }
 
     /// Whether any picked resource has a TTL.
-    pub fn has_ttl(&self) -> bool {
+    pub(crate) fn has_ttl(&self) -> bool {
         self.min_ttl.is_some()
     }
 
     /// The smallest TTL among the picked resources.
-    pub fn min_ttl(&self) -> Option<std::time::Duration> {
+    pub(crate) fn min_ttl(&self) -> Option<std::time::Duration> {
         self.min_ttl
     }
 
     /// The encoded `resources` entries of this view as one shared buffer; with `wrap`, TTL'd
     /// resources wrapped (S14).
-    pub fn sotw_entries(&self, url: &str, all: &TypeResources, wrap: bool) -> Bytes {
+    pub(crate) fn sotw_entries(&self, url: &str, all: &TypeResources, wrap: bool) -> Bytes {
         let wrap = wrap && self.has_ttl();
         let encode = || {
             let picked = self.picked.iter().map(|r| r.as_ref());
@@ -75,7 +75,7 @@ impl TypeResources {
     /// The view of the resources among `names` (sorted), hashed by the formula of the content
     /// hash: shared by SotW streams that send it and Delta streams that hash what their client
     /// holds.
-    pub fn named_view(&self, names: &SharedNames) -> Arc<View> {
+    pub(crate) fn named_view(&self, names: &SharedNames) -> Arc<View> {
         self.views.named(names, || {
             let picked: Picked = names
                 .iter()

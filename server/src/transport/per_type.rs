@@ -31,7 +31,7 @@ use crate::{
 
 /// A request for another type than the service's.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WrongType {
+pub(crate) struct WrongType {
     pub api: PerTypeApi,
     pub requested: String,
 }

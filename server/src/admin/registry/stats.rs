@@ -34,7 +34,7 @@ pub struct Counters {
 
 /// What one stream did since it last published: added to [`Counters`] then reset.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tally {
+pub(crate) struct Tally {
     pub requests: u64,
     pub acks: u64,
     pub nacks: u64,
@@ -45,7 +45,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn request(&mut self, verdict: Verdict) {
+    pub(crate) fn request(&mut self, verdict: Verdict) {
         self.requests += 1;
         match verdict {
             Verdict::Ack => self.acks += 1,
@@ -55,13 +55,14 @@ impl Tally {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         *self == Tally::default()
     }
 }
 
 impl Counters {
-    pub fn add(&mut self, tally: Tally) {
+    pub(crate) fn add(&mut self, tally: Tally) {
         self.requests += tally.requests;
         self.acks += tally.acks;
         self.nacks += tally.nacks;

@@ -150,7 +150,7 @@ impl RuleCounters {
 
 /// The last scenario that could not be installed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rejected {
+pub(crate) struct Rejected {
     pub origin: Origin,
     pub at: SystemTime,
     /// `file:line:col: rules[2] (id): what is wrong`.
@@ -185,7 +185,7 @@ impl Scenarios {
 
     /// The server's outages on purpose: the one in progress, the last one, the signal the
     /// accept loop follows.
-    pub fn outages(&self) -> &Outages {
+    pub(crate) fn outages(&self) -> &Outages {
         &self.outages
     }
 
@@ -271,7 +271,7 @@ impl Scenarios {
     }
 
     /// The last refused scenario, until one is installed.
-    pub fn rejected(&self) -> Option<Rejected> {
+    pub(crate) fn rejected(&self) -> Option<Rejected> {
         self.rejected
             .lock()
             .unwrap_or_else(|e| e.into_inner())

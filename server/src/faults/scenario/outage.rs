@@ -40,7 +40,7 @@ struct Log {
 
 /// The outage log and the signal the accept loop waits on. Cheap to clone.
 #[derive(Debug, Clone)]
-pub struct Outages {
+pub(crate) struct Outages {
     log: Arc<Mutex<Log>>,
     /// `Some(until)` while an outage is in progress.
     signal: Arc<watch::Sender<Option<Instant>>>,
@@ -62,7 +62,7 @@ impl Outages {
     }
 
     /// Starts `outage`; `false` (and nothing changes) while another is in progress.
-    pub fn begin(&self, outage: Outage) -> bool {
+    pub(crate) fn begin(&self, outage: Outage) -> bool {
         let until = outage.until;
         {
             let mut log = self.lock();
@@ -77,14 +77,14 @@ impl Outages {
     }
 
     /// The accept loop closed `connections` when the outage began.
-    pub fn closed(&self, connections: usize) {
+    pub(crate) fn closed(&self, connections: usize) {
         if let Some(current) = &mut self.lock().current {
             current.connections_closed = connections;
         }
     }
 
     /// The listener is bound again: the outage in progress is over.
-    pub fn end(&self) {
+    pub(crate) fn end(&self) {
         {
             let mut log = self.lock();
             if let Some(mut done) = log.current.take() {
@@ -96,26 +96,26 @@ impl Outages {
     }
 
     /// The outage in progress, if one.
-    pub fn current(&self) -> Option<Outage> {
+    pub(crate) fn current(&self) -> Option<Outage> {
         self.lock().current.clone()
     }
 
     /// The last outage that is over, if one.
-    pub fn last(&self) -> Option<Outage> {
+    pub(crate) fn last(&self) -> Option<Outage> {
         self.lock().last.clone()
     }
 
     /// Outages since the server started.
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.lock().count
     }
 
-    pub fn is_active(&self) -> bool {
+    pub(crate) fn is_active(&self) -> bool {
         self.signal.borrow().is_some()
     }
 
     /// `Some(until)` while an outage is in progress, then every change.
-    pub fn subscribe(&self) -> watch::Receiver<Option<Instant>> {
+    pub(crate) fn subscribe(&self) -> watch::Receiver<Option<Instant>> {
         self.signal.subscribe()
     }
 }
