@@ -43,8 +43,8 @@ pub fn load(dir: &Path, codec: &Codec, generation: u64) -> Result<Snapshot, Fixt
 /// file, not the directory. Everything across files (duplicates, versions, overlays) is worked
 /// out on every load, as [`load`] does.
 ///
-/// A load has two steps, so that a caller can tell what a slow one is doing: [`Loader::read`]
-/// (list and read the files: cheap, bounded by the per-file size limit) and [`Loader::decode`].
+/// Inside, a load has two steps, so that the watcher can tell what a slow one is doing: read
+/// (list and read the files: cheap, bounded by the per-file size limit), then decode.
 #[derive(Debug)]
 pub struct Loader {
     /// Each file's bytes at its last successful decode, and the documents decoded from them.
