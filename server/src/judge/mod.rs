@@ -54,7 +54,7 @@ pub struct Violation {
 
 impl Violation {
     /// `check` is `<rule>.<name>`.
-    pub fn new(check: &'static str, type_url: Option<&str>, message: String) -> Self {
+    pub(crate) fn new(check: &'static str, type_url: Option<&str>, message: String) -> Self {
         let rule = check.split_once('.').map_or(check, |(rule, _)| rule);
         Self {
             rule,

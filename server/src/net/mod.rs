@@ -50,7 +50,7 @@ impl Default for Limits {
 impl Limits {
     /// The unfinished-request bytes one connection's streams share: two whole requests, so
     /// one stream's large request never starves another stream's.
-    pub fn budget_bytes(&self) -> usize {
+    pub(crate) fn budget_bytes(&self) -> usize {
         self.max_request_bytes.saturating_mul(2)
     }
 }

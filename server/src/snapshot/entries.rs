@@ -49,7 +49,7 @@ impl Eq for EntryCache {}
 impl TypeResources {
     /// The SotW `resources` entries of `picked`, stamped with `url`; with `wrap`, TTL'd
     /// resources wrapped in `Resource` with their TTL (S14).
-    pub fn sotw_entries<'a>(
+    pub(crate) fn sotw_entries<'a>(
         &self,
         url: &str,
         picked: impl IntoIterator<Item = &'a Resource>,
@@ -62,7 +62,7 @@ impl TypeResources {
     }
 
     /// The Delta `resources` entries of `picked` (name, version, `Any` stamped with `url`).
-    pub fn delta_entries<'a>(
+    pub(crate) fn delta_entries<'a>(
         &self,
         url: &str,
         picked: impl IntoIterator<Item = &'a Resource>,

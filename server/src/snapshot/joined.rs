@@ -41,7 +41,7 @@ pub(crate) struct JoinedCache {
 impl TypeResources {
     /// The Delta `resources` entries of `picked` (stamped with `url`) and `picked` as a shared
     /// list. A large response is one buffer, shared with every stream sending the same list.
-    pub fn delta_sent(&self, url: &str, picked: Vec<Arc<Resource>>) -> (Vec<Bytes>, Sent) {
+    pub(crate) fn delta_sent(&self, url: &str, picked: Vec<Arc<Resource>>) -> (Vec<Bytes>, Sent) {
         let entries = self.delta_entries(url, picked.iter().map(AsRef::as_ref));
         if entries.iter().map(Bytes::len).sum::<usize>() < JOIN_AT_LEAST {
             return (entries, picked.into());

@@ -77,7 +77,7 @@ impl TypeResources {
     /// Builds a type's resource set from resources and the `version_info` of the document each
     /// came from (`None`: the document set none). A later entry replaces an earlier one of the
     /// same name, as an overlay replaces base resources.
-    pub fn from_documents<'a>(
+    pub(crate) fn from_documents<'a>(
         entries: impl IntoIterator<Item = (Arc<Resource>, Option<&'a str>)>,
     ) -> Self {
         let mut resources = BTreeMap::new();
@@ -135,7 +135,11 @@ impl TypeResources {
     /// a version of its own, `<version>-<label>-<8 hex digits of the names left out>`: one
     /// version never stands for two contents, and the same cut of the same set is always the
     /// same version.
-    pub fn without(&self, gone: impl Fn(&str) -> bool, label: &str) -> Option<TypeResources> {
+    pub(crate) fn without(
+        &self,
+        gone: impl Fn(&str) -> bool,
+        label: &str,
+    ) -> Option<TypeResources> {
         let (removed, kept): (BTreeMap<_, _>, BTreeMap<_, _>) = self
             .resources
             .iter()

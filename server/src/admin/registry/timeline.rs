@@ -21,7 +21,11 @@ pub struct Timeline {
 
 impl Timeline {
     /// Appends `events`, keeping the newest `depth`.
-    pub fn extend(&mut self, depth: usize, events: impl IntoIterator<Item = Arc<WireEvent>>) {
+    pub(crate) fn extend(
+        &mut self,
+        depth: usize,
+        events: impl IntoIterator<Item = Arc<WireEvent>>,
+    ) {
         for event in events {
             if self.events.len() == depth {
                 self.events.pop_front();

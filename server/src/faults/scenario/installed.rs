@@ -98,7 +98,7 @@ pub struct Firing {
 
 impl RuleCounters {
     /// Takes one firing if fewer than `limit` were taken server-wide (`None`: no limit).
-    pub fn try_take(&self, limit: Option<u64>) -> bool {
+    pub(crate) fn try_take(&self, limit: Option<u64>) -> bool {
         match limit {
             None => {
                 self.fired.fetch_add(1, Ordering::Relaxed);
@@ -114,24 +114,24 @@ impl RuleCounters {
     }
 
     /// The rule's firings are all taken.
-    pub fn is_spent(&self, limit: Option<u64>) -> bool {
+    pub(crate) fn is_spent(&self, limit: Option<u64>) -> bool {
         limit.is_some_and(|limit| self.fired.load(Ordering::Relaxed) >= limit)
     }
 
     /// Returns a firing [`Self::try_take`] took that did not happen after all (a `flap`
     /// removal with nothing to tell the stream).
-    pub fn give_back(&self) {
+    pub(crate) fn give_back(&self) {
         let _ = self
             .fired
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
     }
 
     /// A firing that had nothing to act on (e.g. `stale_nonce` before any nonce).
-    pub fn skipped(&self) {
+    pub(crate) fn skipped(&self) {
         self.skipped.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub fn record(&self, firing: Firing) {
+    pub(crate) fn record(&self, firing: Firing) {
         *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(firing);
     }
 
@@ -213,7 +213,7 @@ impl Scenarios {
     }
 
     /// [`Self::set`] for the file watcher and the admin routes, which say where it came from.
-    pub fn install(
+    pub(crate) fn install(
         &self,
         scenario: Scenario,
         origin: Origin,
@@ -262,7 +262,7 @@ impl Scenarios {
     }
 
     /// Keeps `error` for `/status`; the scenario in force stays.
-    pub fn reject(&self, origin: Origin, error: String) {
+    pub(crate) fn reject(&self, origin: Origin, error: String) {
         *self.rejected.lock().unwrap_or_else(|e| e.into_inner()) = Some(Rejected {
             origin,
             at: SystemTime::now(),
