@@ -48,7 +48,10 @@
 //!
 //! [`Error`] (`error.rs`) is the crate's one error type, usable from every layer.
 
-#![warn(unreachable_pub, missing_docs)]
+// The public API is what a user needs, on purpose: nothing public by accident
+// (`unreachable_pub`), every public item documented, and every type a public signature carries
+// nameable from outside (re-exported below), so no user meets a type they cannot import.
+#![warn(unreachable_pub, missing_docs, unnameable_types)]
 
 mod admin;
 pub mod app;
@@ -98,6 +101,8 @@ pub mod events {
     pub use crate::protocol::facts::{
         Capture, ErrorFacts, Listed, Names, RequestFacts, ResponseFacts, StatusFacts, TypeName,
     };
+    pub use crate::protocol::subscription::Change;
+    pub use crate::protocol::wire::FaultMark;
     pub use crate::tap::{CloseReason, Closed, FaultFacts, Opened, What, WireEvent};
 }
 
@@ -106,7 +111,7 @@ pub mod fixtures {
     //! under it, decoded into a [`Snapshot`](crate::Snapshot) (`docs/fixtures.md`), and the
     //! watcher that reloads it on every edit.
     pub use crate::config::fixtures::{DEFAULT_MAX_FILE_BYTES, FixtureError, Loader, load};
-    pub use crate::config::watch::{ReloadStatus, Settings, Watcher};
+    pub use crate::config::watch::{InProgress, ReloadStatus, Settings, Watcher, WatcherHealth};
 }
 
 pub mod scenario {
@@ -114,6 +119,7 @@ pub mod scenario {
     //! `docs/scenarios.md`), the scenario in force on a running server, and the offline check
     //! `xdsloop-server scenario check FILE` runs.
     pub use crate::faults::scenario::check::check_file;
+    pub use crate::faults::scenario::installed::{Firing, RuleCounters};
     pub use crate::faults::scenario::outage::Outage;
     pub use crate::faults::scenario::{
         Action, Installed, Match, Origin, ParseError, Place, Requested, ResetScope, Rule, Scenario,
@@ -132,9 +138,28 @@ pub mod status {
     //! What the server knows about its streams: the live [`Registry`] of open and recently
     //! closed streams with their per-type state, the `/status` document built from it
     //! (`docs/status.md`), and [`remote`], which reads that document from a running server.
+    pub use crate::admin::registry::stats::{Counters, RecorderView};
+    pub use crate::admin::registry::timeline::Timeline;
+    pub use crate::admin::registry::violations::Violations;
     pub use crate::admin::registry::{ClosedStream, Registry, StreamKind, StreamStatus, Variant};
-    pub use crate::admin::status::net::LimitsView;
-    pub use crate::admin::status::{
-        StatusDocument, StreamView, SyncState, TypeView, remote, sync_state, table,
+    pub use crate::admin::status::events::RecentEvent;
+    pub use crate::admin::status::net::{
+        CertView, HandshakeFailureView, LimitsView, TlsStatusView,
     };
+    pub use crate::admin::status::scenario::{FiringView, OutageView, RuleView, ScenarioView};
+    pub use crate::admin::status::violations::{ViolationView, ViolationsView};
+    pub use crate::admin::status::{
+        AckedView, FaultMarkView, FaultView, HeartbeatView, HeldView, InProgressView, NackView,
+        OverlaySummary, ReloadSummary, SentView, SnapshotSummary, StatusDocument, StreamView,
+        SyncState, Totals, TypeSummary, TypeView, WatcherView, WithheldView, remote, sync_state,
+        table,
+    };
+    pub use crate::net::identity::PeerIdentity;
+    pub use crate::protocol::subscription::{
+        Acked, Exchange, HeldBack, Nacked, Sent, TypeStatus, Withheld,
+    };
+    pub use crate::protocol::ttl::HeartbeatStatus;
+    pub use crate::protocol::wire::Touched;
+    pub use crate::replay::{Failure as ReplayFailure, Replay, ReplayView};
+    pub use crate::snapshot::names::SharedNames;
 }

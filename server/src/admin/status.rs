@@ -30,7 +30,9 @@ use crate::{
     replay::ReplayView,
 };
 use events::RecentEvent;
-pub(crate) use summary::{ReloadSummary, SnapshotSummary, TypeSummary};
+pub use summary::{
+    InProgressView, OverlaySummary, ReloadSummary, SnapshotSummary, TypeSummary, WatcherView,
+};
 pub(crate) use summary::{reload_summary, snapshot_summary};
 use violations::ViolationsView;
 
@@ -88,10 +90,15 @@ pub struct StatusDocument {
 /// Counts over open streams; states count (stream, type) pairs.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Totals {
+    /// Streams open now.
     pub open_streams: usize,
+    /// (stream, type) pairs in `SYNCED`.
     pub synced: usize,
+    /// (stream, type) pairs in `PENDING`.
     pub pending: usize,
+    /// (stream, type) pairs in `NACKED`.
     pub nacked: usize,
+    /// (stream, type) pairs in `STALE`.
     pub stale: usize,
 }
 
@@ -171,21 +178,28 @@ pub struct TypeView {
     pub withheld: Option<WithheldView>,
 }
 
+/// The heartbeats of one type's TTL'd resources (`TypeView::heartbeats`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HeartbeatView {
     /// Resources with a TTL in the last push.
     pub ttl_resources: usize,
+    /// Heartbeats sent.
     pub sent: u64,
+    /// When the latest went out; `null` before the first.
     #[serde(with = "rfc3339::option")]
     pub last_at: Option<SystemTime>,
 }
 
+/// The latest response sent for a type.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SentView {
+    /// Its `version_info` (Delta: `system_version_info`).
     pub version: String,
+    /// Its nonce.
     pub nonce: String,
     /// Resources in the response (Delta: changed ones, not counting removals).
     pub resources: usize,
+    /// When it was sent.
     #[serde(with = "rfc3339")]
     pub at: SystemTime,
     /// The scenario rule that changed, delayed or withheld it on its way out.
@@ -199,8 +213,10 @@ pub struct SentView {
 /// A response a `delay` holds back, since when and until when.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HeldView {
+    /// When the `delay` took it.
     #[serde(with = "rfc3339")]
     pub since: SystemTime,
+    /// When it goes out.
     #[serde(with = "rfc3339")]
     pub until: SystemTime,
 }
@@ -208,7 +224,9 @@ pub struct HeldView {
 /// Resources a `withhold` rule left out of the latest response, and the rule.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WithheldView {
+    /// The rule's id.
     pub rule: String,
+    /// The names left out.
     pub names: Vec<String>,
     /// Since when the client has been kept waiting for them (the first response of this
     /// stream that left them out).
@@ -221,33 +239,46 @@ pub struct WithheldView {
 /// Which scenario rule did what.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FaultMarkView {
+    /// The rule's id.
     pub rule: String,
+    /// Its action, as the scenario file names it (`delay`, `withhold`, ...).
     pub action: String,
 }
 
+/// The latest fault that fired on a type without a response to carry its mark.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FaultView {
+    /// The rule's id.
     pub rule: String,
+    /// Its action, as the scenario file names it (`close`, `reset`, ...).
     pub action: String,
+    /// When it fired.
     #[serde(with = "rfc3339")]
     pub at: SystemTime,
 }
 
+/// The latest response a client accepted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AckedView {
+    /// Its version.
     pub version: String,
+    /// Its nonce, as the client echoed it.
     pub nonce: String,
+    /// When the ACK arrived.
     #[serde(with = "rfc3339")]
     pub at: SystemTime,
 }
 
+/// The latest response a client rejected.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NackView {
     /// The version the client rejected.
     pub version: String,
+    /// Its nonce, as the client echoed it.
     pub nonce: String,
     /// The client's `error_detail.message`, verbatim (bounded to 4 KiB).
     pub message: String,
+    /// When the NACK arrived.
     #[serde(with = "rfc3339")]
     pub at: SystemTime,
 }

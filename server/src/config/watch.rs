@@ -78,6 +78,7 @@ pub struct ReloadStatus {
 /// A reload that has started and not finished.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct InProgress {
+    /// When it started.
     pub since: SystemTime,
     /// The files being decoded (changed since the last good load); empty while the directory
     /// is still being read.
@@ -87,6 +88,7 @@ pub struct InProgress {
 /// Whether file changes are being followed.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct WatcherHealth {
+    /// Whether the watcher is running (`false`: edits are not picked up while it restarts).
     pub ok: bool,
     /// Why the watcher is down (it is being restarted).
     pub error: Option<String>,

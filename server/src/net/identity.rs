@@ -9,9 +9,11 @@ use tokio_rustls::rustls::pki_types::CertificateDer;
 /// The identity a verified client certificate (or the server's own) presents.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PeerIdentity {
+    /// The subject's common name.
     pub subject_cn: Option<String>,
     /// URI SANs, e.g. `spiffe://example.org/ns/default/sa/envoy`.
     pub uri_sans: Vec<String>,
+    /// DNS SANs.
     pub dns_sans: Vec<String>,
     /// The serial number in hex, which tells two certificates with the same names apart.
     pub serial: String,

@@ -149,10 +149,13 @@ impl Interest {
 /// A response as recorded for `/status`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Sent {
+    /// Its `version_info` (Delta: `system_version_info`).
     pub version: String,
+    /// Its nonce.
     pub nonce: String,
     /// Resources in the response (Delta: changed resources, not counting removals).
     pub resources: usize,
+    /// When it was sent (or, while held back, decided).
     pub at: SystemTime,
     /// The scenario rule that changed, delayed or withheld this response on its way out.
     pub fault: Option<FaultMark>,
@@ -165,15 +168,19 @@ pub struct Sent {
 /// A response a `delay` holds back: decided at `since`, on the wire at `until`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct HeldBack {
+    /// When the `delay` took it.
     pub since: SystemTime,
+    /// When it goes out.
     pub until: SystemTime,
 }
 
 /// What a `withhold` rule left out of a response: the client was never told of these.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Withheld {
+    /// The rule's id.
     #[serde(serialize_with = "arc_str")]
     pub rule: Arc<str>,
+    /// The names left out.
     pub names: Vec<String>,
     /// Since when the client has been kept waiting for them: the first response of the
     /// stream's unbroken run of responses that left these names out (its not-found timer
@@ -189,17 +196,24 @@ fn arc_str<S: serde::Serializer>(text: &Arc<str>, s: S) -> Result<S::Ok, S::Erro
 /// The last ACK: the client applied `version` (sent with `nonce`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Acked {
+    /// The version applied.
     pub version: String,
+    /// The nonce the client echoed.
     pub nonce: String,
+    /// When the ACK arrived.
     pub at: SystemTime,
 }
 
 /// The last NACK: the client rejected `version` (sent with `nonce`) with `message`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Nacked {
+    /// The version rejected.
     pub version: String,
+    /// The nonce the client echoed.
     pub nonce: String,
+    /// The client's `error_detail.message`.
     pub message: String,
+    /// When the NACK arrived.
     pub at: SystemTime,
 }
 
@@ -224,9 +238,11 @@ pub enum Verdict {
 /// loop's observers (the tap, the judge, the counters) and nothing else.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Exchange {
+    /// ACK, NACK, stale or initial.
     pub verdict: Verdict,
     /// The first request for its type on this stream.
     pub first_for_type: bool,
+    /// Whether it widened or narrowed the interest in its type.
     pub change: Change,
 }
 
@@ -244,6 +260,7 @@ impl Default for Exchange {
 /// Whether a request changed the interest in its type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Change {
+    /// The interest stayed as it was.
     None,
     /// Something is wanted that was not before: a new name, or the wildcard.
     Widened,
@@ -253,7 +270,7 @@ pub enum Change {
 
 impl Change {
     /// From the interest's revision before and after the request, and whether it widened.
-    pub fn of(widened: bool, revision_before: u64, revision_after: u64) -> Self {
+    pub(crate) fn of(widened: bool, revision_before: u64, revision_after: u64) -> Self {
         match (widened, revision_before == revision_after) {
             (true, _) => Change::Widened,
             (false, true) => Change::None,
@@ -439,12 +456,17 @@ fn bounded(message: &str) -> String {
 /// One type's subscription on one stream, as `/status` shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TypeStatus {
+    /// The full type URL.
     pub type_url: String,
+    /// Subscribed to every resource of the type (`*`, or SotW's empty list).
     pub wildcard: bool,
     /// Explicitly subscribed names (without `*`).
     pub names: SharedNames,
+    /// The latest response sent.
     pub last_sent: Option<Sent>,
+    /// The latest response the client accepted.
     pub last_acked: Option<Acked>,
+    /// The latest response the client rejected.
     pub last_nack: Option<Nacked>,
     /// The last response of this type a scenario rule touched.
     pub last_fault: Option<Touched>,

@@ -49,7 +49,9 @@ impl Features {
 pub struct HeartbeatStatus {
     /// TTL'd resources the client holds from the last push.
     pub ttl_resources: usize,
+    /// Heartbeats sent.
     pub sent: u64,
+    /// When the latest went out.
     pub last_at: Option<SystemTime>,
 }
 

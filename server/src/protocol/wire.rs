@@ -54,8 +54,10 @@ pub(crate) enum WireFate {
 /// The fault a response met, as the ledger keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Touched {
+    /// The rule and its action.
     #[serde(flatten)]
     pub mark: FaultMark,
+    /// When it acted.
     pub at: SystemTime,
 }
 

@@ -47,16 +47,20 @@ struct Progress {
 /// `/status` `replay`: how far the replay got.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReplayView {
+    /// The recording served (`--replay FILE`).
     pub file: String,
     /// Recorded streams, and how many of them a client's stream replays (or replayed).
     pub streams: usize,
+    /// Recorded streams a client's stream was bound to.
     pub bound: usize,
     /// Requests in the recording, and how many arrived as recorded.
     pub requests: usize,
+    /// Requests that arrived as recorded.
     pub matched: usize,
     /// Streams ended because a request was not the recorded one (or no recorded stream was
     /// left for them), and the first of them: where the client first strayed.
     pub failures: usize,
+    /// The first failure.
     pub error: Option<Failure>,
 }
 
@@ -66,6 +70,7 @@ pub struct Failure {
     /// The recording's line of the request that was expected (none when no recorded stream
     /// could be bound).
     pub line: Option<usize>,
+    /// What the client was told (the FAILED_PRECONDITION message).
     pub message: String,
 }
 
@@ -93,10 +98,12 @@ impl Replay {
         &self.script
     }
 
+    /// Responses wait as long after their request as they did when recorded (`--replay-timing`).
     pub fn timed(&self) -> bool {
         self.timed
     }
 
+    /// How far the replay got, as `/status` shows it.
     pub fn view(&self) -> ReplayView {
         let progress = self.progress();
         ReplayView {

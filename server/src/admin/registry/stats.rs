@@ -19,12 +19,17 @@ use crate::protocol::subscription::Verdict;
 /// Totals since the server started (`/status` `counters`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counters {
+    /// Streams opened (all transports).
     pub streams_opened: u64,
+    /// Requests received.
     pub requests: u64,
+    /// Requests that ACKed a response.
     pub acks: u64,
+    /// Requests that NACKed a response.
     pub nacks: u64,
     /// Requests ignored for a stale nonce (S4).
     pub stale: u64,
+    /// Responses sent.
     pub responses: u64,
     /// Conformance violations found (`docs/protocol.md` C rules).
     pub violations: u64,
@@ -85,11 +90,14 @@ pub(crate) struct RecorderStats {
     error: OnceLock<String>,
 }
 
-/// A copy of [`RecorderStats`].
+/// The transcript recorder's progress (`/status` `recorder`, with `--record`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecorderView {
+    /// The transcript file (`--record`).
     pub path: String,
+    /// Lines written.
     pub lines: u64,
+    /// Events the recorder fell behind on and never wrote.
     pub lost: u64,
     /// Why recording stopped early; `null` while it records.
     pub error: Option<String>,

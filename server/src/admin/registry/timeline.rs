@@ -41,10 +41,12 @@ impl Timeline {
         self.events.iter()
     }
 
+    /// How many events it keeps now.
     pub fn len(&self) -> usize {
         self.events.len()
     }
 
+    /// It keeps none.
     pub fn is_empty(&self) -> bool {
         self.events.is_empty()
     }

@@ -89,10 +89,15 @@ pub struct RuleCounters {
 /// One firing of a rule, for `/status`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Firing {
+    /// When it fired.
     pub at: SystemTime,
+    /// On which stream.
     pub stream: u64,
+    /// The stream's node, once known.
     pub node: Option<String>,
+    /// The type of the response it touched.
     pub type_url: Option<String>,
+    /// The nonce of the response it touched.
     pub nonce: Option<String>,
 }
 
@@ -135,14 +140,18 @@ impl RuleCounters {
         *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(firing);
     }
 
+    /// Times it fired.
     pub fn fired(&self) -> u64 {
         self.fired.load(Ordering::Relaxed)
     }
 
+    /// Times it had nothing to act on (`stale_nonce` before any nonce, a resource not in the
+    /// response).
     pub fn skipped_count(&self) -> u64 {
         self.skipped.load(Ordering::Relaxed)
     }
 
+    /// Its latest firing.
     pub fn last(&self) -> Option<Firing> {
         self.last.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
