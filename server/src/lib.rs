@@ -94,7 +94,7 @@ pub use protocol::subscription::Verdict;
 pub mod events {
     //! What happened on a stream, as plain events ([`WireEvent`]): opened, each request and
     //! response as the server decoded and judged it, faults, closed. The server's bus carries
-    //! them to whoever listens ([`Registry::bus`](crate::status::Registry)), and
+    //! them to whoever listens ([`Registry::bus`](crate::status::Registry::bus)), and
     //! [`to_line`] writes one as the transcript line `--record` would.
     pub use crate::admin::lines::to_line;
     pub use crate::admin::registry::bus::{Bus, Listener, Received};
