@@ -31,7 +31,7 @@ pub fn median(mut values: Vec<f64>) -> f64 {
 /// every file (the first load, or a loader that kept nothing); `one_file` is the server's reload
 /// after one file changed (its [`Loader`] decodes only that file, then checks the whole set).
 ///
-/// [`Loader`]: xdsloop_server::config::fixtures::Loader
+/// [`Loader`]: xdsloop_server::fixtures::Loader
 pub fn reload_10k(endpoints: usize, runs: usize) -> Result<(f64, f64), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let mut set =
@@ -45,7 +45,7 @@ pub fn reload_10k(endpoints: usize, runs: usize) -> Result<(f64, f64), String> {
     let (mut full, mut one_file) = (Vec::new(), Vec::new());
     // Run 0 is unmeasured: it warms the page cache, as a long-running server's reloads would be.
     for run in 0..=runs {
-        let mut loader = xdsloop_server::config::fixtures::Loader::default();
+        let mut loader = xdsloop_server::fixtures::Loader::default();
         let start = Instant::now();
         check(loader.load(dir.path(), &codec, 1))?;
         let took = start.elapsed();

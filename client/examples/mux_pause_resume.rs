@@ -16,7 +16,7 @@ use xdsloop_client::envoy::envoy::config::cluster::v3::Cluster;
 use xdsloop_client::envoy::envoy::config::listener::v3::Listener;
 use xdsloop_client::type_url::{CLUSTER, LISTENER};
 use xdsloop_client::{Client, ClientConfig, Event, Interest, Subscription};
-use xdsloop_server::protocol::facts::Names;
+use xdsloop_server::events::Names;
 use xdsloop_server::testkit::{Resource, TestServer};
 
 const WAIT: Duration = Duration::from_secs(10);

@@ -10,23 +10,40 @@ use xdsloop_proto::secret;
 /// stale nonces, rejected reloads) are values, not errors.
 #[derive(Debug, Error)]
 pub enum Error {
+    /// The fixture directory cannot be read.
     #[error("fixture directory {}: {message}", path.display())]
-    FixtureDir { path: PathBuf, message: String },
+    FixtureDir {
+        /// The directory.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
     /// The fixtures were rejected at start-up (later rejections are `ReloadStatus` values).
     #[error("invalid fixtures: {0}")]
     Fixture(#[from] FixtureError),
+    /// A `--descriptor-set` file cannot be read or is not a valid `FileDescriptorSet`.
     #[error("--descriptor-set {}: {message}", path.display())]
-    DescriptorSet { path: PathBuf, message: String },
+    DescriptorSet {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// An address cannot be bound (in use, not local, no permission).
     #[error("cannot listen on {addr}: {source}")]
     Bind {
+        /// The address asked for.
         addr: String,
+        /// Why the operating system refused.
         source: std::io::Error,
     },
     /// A TLS file is missing or does not hold what its flag needs.
     #[error("TLS: {0}")]
     Tls(String),
+    /// The fixture watcher could not start (it needs a Tokio runtime).
     #[error("file watcher: {0}")]
     Watch(String),
+    /// The gRPC server (or its reflection service) failed.
     #[error("gRPC server: {0}")]
     Transport(String),
     /// The admin HTTP server failed, or `status` could not read a server's `/status`.
@@ -37,7 +54,12 @@ pub enum Error {
     Scenario(String),
     /// `--record FILE` cannot be written.
     #[error("--record {}: {message}", path.display())]
-    Record { path: PathBuf, message: String },
+    Record {
+        /// The transcript file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
     /// `--replay FILE` cannot be replayed: `FILE[:LINE]: what is wrong`.
     #[error("--replay {0}")]
     Replay(String),
@@ -48,7 +70,9 @@ pub enum Error {
 /// field path for content), or the other file involved (duplicates).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FixtureError {
+    /// The file at fault; `None` for the directory itself.
     pub file: Option<PathBuf>,
+    /// What is wrong, located inside `file`.
     pub message: String,
 }
 

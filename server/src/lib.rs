@@ -1,59 +1,72 @@
 //! xdsloop-server: a fixture-driven mock xDS control plane.
 //!
+//! The public API: [`app`] starts the server the `xdsloop-server` binary runs, and [`testkit`]
+//! is the server in a Rust test of an xDS client. The modules beside them name what their
+//! signatures carry: [`fixtures`] (the directory a server serves), [`scenario`] (fault rules),
+//! [`status`] (the `/status` document and the streams behind it), [`events`] (what happened on
+//! a stream) and [`tls`]; at the root, the [`Snapshot`] served, the judge's
+//! [`ConformanceMode`] and [`Violation`], a request's [`Verdict`], and Envoy's API ([`envoy`],
+//! [`type_url`]). Everything else is the crate's own; the layout below is for its readers.
+//!
 //! Layout, one layer per folder; a layer uses only the layers listed before it
 //! (`tests/architecture` checks it, and `docs/architecture.md` walks one fixture edit through
 //! them):
-//! - [`snapshot`] (pure): the immutable [`Snapshot`] every stream serves from, and what is
+//! - `snapshot/` (pure): the immutable [`Snapshot`] every stream serves from, and what is
 //!   derived from it once per fixture generation and shared by all streams (encoded response
-//!   entries, views). It is the seam: [`config`] writes snapshots into a `watch` channel,
+//!   entries, views). It is the seam: `config/` writes snapshots into a `watch` channel,
 //!   streams read them; neither side knows the other.
-//! - [`config`]: fixture directory → `Snapshot` (errors name file, line and field), and the
+//! - `config/`: fixture directory → `Snapshot` (errors name file, line and field), and the
 //!   watcher that reloads it on every edit, shows its progress, and is restarted if it dies.
-//! - [`protocol`] (pure, sans-I/O): the core. The SotW and Delta stream state machines, the
+//! - `protocol/` (pure, sans-I/O): the core. The SotW and Delta stream state machines, the
 //!   subscription ledger (ACK/NACK), nonces, make-before-break ordering, TTL schedules,
 //!   stateless fetches, and the requests and responses they take and give. It uses no room.
 //!
 //! Each feature around the core has a room of its own; a room uses the core and the layers
 //! below it, not another room (but the tap, whose events carry the judge's violations):
-//! - [`judge`] (pure): the conformance judge, checking each client against the C rules of
+//! - `judge/` (pure): the conformance judge, checking each client against the C rules of
 //!   `docs/protocol.md` as its stream runs (`--conformance`, `--strict`).
-//! - [`tap`] (pure): what happened on a stream as plain events, for whoever observes it.
-//! - [`faults`]: the fault stage between the machines and the wire and the server-wide rules
-//!   (pure), and [`faults::scenario`]: the rules' model and YAML, the scenario in force, the
+//! - `tap/` (pure): what happened on a stream as plain events, for whoever observes it.
+//! - `faults/`: the fault stage between the machines and the wire and the server-wide rules
+//!   (pure), and `faults/scenario/`: the rules' model and YAML, the scenario in force, the
 //!   `--scenario` file (`docs/scenarios.md`).
-//! - [`replay`]: `--replay FILE`, a recorded server side served again by a machine of its own
+//! - `replay/`: `--replay FILE`, a recorded server side served again by a machine of its own
 //!   (pure), from the recording loaded and checked at start.
 //!
 //! Above them:
-//! - [`net`]: the connections below HTTP: the accept loop, TLS and mTLS with certificate
+//! - `net/`: the connections below HTTP: the accept loop, TLS and mTLS with certificate
 //!   rotation, the peer's identity, connection limits and the per-connection request budget,
 //!   closing connections at shutdown.
-//! - [`admin`]: the registry of open streams (each with its last few events), the server's
+//! - `admin/`: the registry of open streams (each with its last few events), the server's
 //!   event bus and counters, the `/status` document and table, and the admin routes that serve
 //!   them (on the xDS port unless `--admin` gives them a listener); events as transcript lines.
-//! - [`transport`]: I/O — the async loop around each state machine and its tap, gRPC request
+//! - `transport/`: I/O — the async loop around each state machine and its tap, gRPC request
 //!   and response bodies, ADS, the per-type services, REST-JSON, health and reflection, and the
 //!   transcript recorder fed by the bus.
 //! - [`app`]: wiring: bind, start the watcher and the servers, shut down cleanly.
 //! - [`testkit`]: the server in a Rust test: resources given in code, awaits for a node's ACKs
 //!   and NACKs, the requests it sent.
 //!
-//! [`error`] is the crate's one error type, usable from every layer.
+//! [`Error`] (`error.rs`) is the crate's one error type, usable from every layer.
 
-pub mod admin;
+// The public API is what a user needs, on purpose: nothing public by accident
+// (`unreachable_pub`), every public item documented, and every type a public signature carries
+// nameable from outside (re-exported below), so no user meets a type they cannot import.
+#![warn(unreachable_pub, missing_docs, unnameable_types)]
+
+mod admin;
 pub mod app;
-pub mod config;
-pub mod error;
-pub mod faults;
-pub mod judge;
-pub mod net;
-pub mod protocol;
-pub mod replay;
-pub mod snapshot;
-pub mod tap;
+mod config;
+mod error;
+mod faults;
+mod judge;
+mod net;
+mod protocol;
+mod replay;
+mod snapshot;
+mod tap;
 #[cfg(feature = "testkit")]
 pub mod testkit;
-pub mod transport;
+mod transport;
 
 #[cfg(test)]
 mod test_support;
@@ -69,8 +82,84 @@ pub use xdsloop_proto::envoy;
 pub use xdsloop_proto::type_url;
 
 pub use error::Error;
-pub use snapshot::{Snapshot, TypeResources};
+pub use snapshot::{Snapshot, TypeResources, VersionKind};
 /// The server in a Rust test of an xDS client (what grpc-go's in-process management server is
 /// to its tests); the `testkit` feature.
 #[cfg(feature = "testkit")]
 pub use testkit::TestServer;
+
+pub use judge::{Mode as ConformanceMode, Violation};
+pub use protocol::subscription::Verdict;
+
+pub mod events {
+    //! What happened on a stream, as plain events ([`WireEvent`]): opened, each request and
+    //! response as the server decoded and judged it, faults, closed. The server's bus carries
+    //! them to whoever listens ([`Registry::bus`](crate::status::Registry::bus)), and
+    //! [`to_line`] writes one as the transcript line `--record` would.
+    pub use crate::admin::lines::to_line;
+    pub use crate::admin::registry::bus::{Bus, Listener, Received};
+    pub use crate::protocol::facts::{
+        Capture, ErrorFacts, Listed, Names, RequestFacts, ResponseFacts, StatusFacts, TypeName,
+    };
+    pub use crate::protocol::subscription::Change;
+    pub use crate::protocol::wire::FaultMark;
+    pub use crate::tap::{CloseReason, Closed, FaultFacts, Opened, What, WireEvent};
+}
+
+pub mod fixtures {
+    //! A fixture directory as the server reads it: every `*.yaml`/`*.yml`/`*.json` file
+    //! under it, decoded into a [`Snapshot`](crate::Snapshot) (`docs/fixtures.md`), and the
+    //! watcher that reloads it on every edit.
+    pub use crate::config::fixtures::{DEFAULT_MAX_FILE_BYTES, FixtureError, Loader, load};
+    pub use crate::config::watch::{InProgress, ReloadStatus, Settings, Watcher, WatcherHealth};
+}
+
+pub mod scenario {
+    //! Fault scenarios in code: the typed rules (the vocabulary of a scenario file,
+    //! `docs/scenarios.md`), the scenario in force on a running server, and the offline check
+    //! `xdsloop-server scenario check FILE` runs.
+    pub use crate::faults::scenario::check::check_file;
+    pub use crate::faults::scenario::installed::{Firing, RuleCounters};
+    pub use crate::faults::scenario::outage::Outage;
+    pub use crate::faults::scenario::{
+        Action, Installed, Match, Origin, ParseError, Place, Requested, ResetScope, Rule, Scenario,
+        Scenarios, Service, Variant, When,
+    };
+}
+
+pub mod tls {
+    //! TLS on the xDS port: the files a server serves with ([`TlsFiles`], `--tls-cert`,
+    //! `--tls-key`, `--tls-client-ca`), and a client configuration that trusts a CA, for tests
+    //! and tools that talk to such a server.
+    pub use crate::net::tls::{ALPN_H2, ALPN_HTTP1, TlsFiles, client_config};
+}
+
+pub mod status {
+    //! What the server knows about its streams: the live [`Registry`] of open and recently
+    //! closed streams with their per-type state, the `/status` document built from it
+    //! (`docs/status.md`), and [`remote`], which reads that document from a running server.
+    pub use crate::admin::registry::stats::{Counters, RecorderView};
+    pub use crate::admin::registry::timeline::Timeline;
+    pub use crate::admin::registry::violations::Violations;
+    pub use crate::admin::registry::{ClosedStream, Registry, StreamKind, StreamStatus, Variant};
+    pub use crate::admin::status::events::RecentEvent;
+    pub use crate::admin::status::net::{
+        CertView, HandshakeFailureView, LimitsView, TlsStatusView,
+    };
+    pub use crate::admin::status::scenario::{FiringView, OutageView, RuleView, ScenarioView};
+    pub use crate::admin::status::violations::{ViolationView, ViolationsView};
+    pub use crate::admin::status::{
+        AckedView, FaultMarkView, FaultView, HeartbeatView, HeldView, InProgressView, NackView,
+        OverlaySummary, ReloadSummary, SentView, SnapshotSummary, StatusDocument, StreamView,
+        SyncState, Totals, TypeSummary, TypeView, WatcherView, WithheldView, remote, sync_state,
+        table,
+    };
+    pub use crate::net::identity::PeerIdentity;
+    pub use crate::protocol::subscription::{
+        Acked, Exchange, HeldBack, Nacked, Sent, TypeStatus, Withheld,
+    };
+    pub use crate::protocol::ttl::HeartbeatStatus;
+    pub use crate::protocol::wire::Touched;
+    pub use crate::replay::{Failure as ReplayFailure, Replay, ReplayView};
+    pub use crate::snapshot::names::SharedNames;
+}

@@ -7,17 +7,16 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use tracing::info;
 use xdsloop_log::LogFormat;
 use xdsloop_server::{
-    admin::Placement,
-    admin::registry::timeline,
-    admin::status::remote::{self, Output},
+    ConformanceMode,
+    app::DEFAULT_MAX_MESSAGE_BYTES,
+    app::Placement,
+    app::Recording,
     app::{
         self, Config, DEFAULT_LISTEN,
         flags::{RemoteArgs, SecurityArgs},
     },
-    config::fixtures,
-    judge::Mode,
-    transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
-    transport::record::Recording,
+    fixtures,
+    status::remote::{self, Output},
 };
 
 #[global_allocator]
@@ -176,7 +175,7 @@ struct ServeArgs {
     /// Events each stream keeps for /status (its `recent` list: the last requests, responses
     /// and how it ended, also for recently closed streams); 0 keeps none. Always 0 with
     /// `--admin off`.
-    #[arg(long, value_name = "N", default_value_t = timeline::DEFAULT_DEPTH)]
+    #[arg(long, value_name = "N", default_value_t = app::DEFAULT_TIMELINE_DEPTH)]
     timeline_depth: usize,
     /// Write a transcript to FILE: one JSON line per stream opened or closed and per request
     /// and response on every stream (names, versions, nonces, ACK/NACK, error_detail), as
@@ -249,7 +248,7 @@ fn main() -> ExitCode {
             xdsloop_transcript::cli::main(args, |e| fail(format, "xdsloop-server transcript", e))
         }
         Some(Command::Scenario(ScenarioCommand::Check { file })) => {
-            match xdsloop_server::faults::scenario::check::check_file(&file) {
+            match xdsloop_server::scenario::check_file(&file) {
                 Ok(summary) => {
                     print!("{summary}");
                     ExitCode::SUCCESS
@@ -319,9 +318,9 @@ async fn run(cli: ServeArgs, format: LogFormat) -> ExitCode {
     config.replay = cli.replay;
     config.replay_timing = cli.replay_timing;
     config.conformance = match (cli.conformance, cli.strict) {
-        (Judging::Off, _) => Mode::Off,
-        (Judging::On, true) => Mode::Strict,
-        (Judging::On, false) => Mode::Report,
+        (Judging::Off, _) => ConformanceMode::Off,
+        (Judging::On, true) => ConformanceMode::Strict,
+        (Judging::On, false) => ConformanceMode::Report,
     };
     cli.security.apply(&mut config);
     let tls = config.tls.is_some();

@@ -10,7 +10,7 @@ use xdsloop_proto::{
 
 use crate::{Snapshot, TypeResources};
 
-pub fn resource(type_url: &str, name: &str, version: &str) -> Arc<Resource> {
+pub(crate) fn resource(type_url: &str, name: &str, version: &str) -> Arc<Resource> {
     Arc::new(Resource {
         type_url: type_url.to_string(),
         name: name.to_string(),
@@ -21,7 +21,7 @@ pub fn resource(type_url: &str, name: &str, version: &str) -> Arc<Resource> {
 }
 
 /// One type's resources from `(name, version)` pairs.
-pub fn type_resources(
+pub(crate) fn type_resources(
     type_url: &str,
     resources: &[(&str, &str)],
     explicit_version: Option<&str>,
@@ -34,7 +34,7 @@ pub fn type_resources(
 }
 
 /// A snapshot with base resources only, by type.
-pub fn snapshot(generation: u64, types: &[(&str, &[(&str, &str)])]) -> Arc<Snapshot> {
+pub(crate) fn snapshot(generation: u64, types: &[(&str, &[(&str, &str)])]) -> Arc<Snapshot> {
     Arc::new(Snapshot {
         generation,
         base: types
@@ -45,11 +45,11 @@ pub fn snapshot(generation: u64, types: &[(&str, &[(&str, &str)])]) -> Arc<Snaps
     })
 }
 
-pub fn names(list: &[&str]) -> Vec<String> {
+pub(crate) fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
 
-pub fn node(id: &str) -> Option<Node> {
+pub(crate) fn node(id: &str) -> Option<Node> {
     Some(Node {
         id: id.to_string(),
         ..Default::default()
@@ -57,7 +57,7 @@ pub fn node(id: &str) -> Option<Node> {
 }
 
 /// A SotW request; `nonce`/`version` empty for an initial one.
-pub fn sotw(
+pub(crate) fn sotw(
     type_url: &str,
     resource_names: &[&str],
     version: &str,
@@ -73,7 +73,7 @@ pub fn sotw(
     }
 }
 
-pub fn error(message: &str) -> Option<Status> {
+pub(crate) fn error(message: &str) -> Option<Status> {
     Some(Status {
         code: 3,
         message: message.to_string(),
@@ -82,7 +82,7 @@ pub fn error(message: &str) -> Option<Status> {
 }
 
 /// A SotW request with every field a client sets, names in request order (one not ASCII).
-pub fn full_request() -> DiscoveryRequest {
+pub(crate) fn full_request() -> DiscoveryRequest {
     DiscoveryRequest {
         version_info: "v1".into(),
         node: node("n"),

@@ -19,8 +19,8 @@ use xdsloop_proto::{
     type_url::{CLUSTER, ENDPOINT, LISTENER, ROUTE},
 };
 use xdsloop_server::{
-    admin::status::{StatusDocument, remote, table},
     app::{self, Config},
+    status::{StatusDocument, remote, table},
 };
 use xdsloop_tests::copy_dir;
 

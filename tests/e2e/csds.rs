@@ -19,7 +19,7 @@ use xdsloop_proto::envoy::envoy::r#type::matcher::v3::{
     NodeMatcher, StringMatcher, string_matcher::MatchPattern,
 };
 use xdsloop_proto::type_url::{CLUSTER, ENDPOINT};
-use xdsloop_server::admin::Placement;
+use xdsloop_server::app::Placement;
 use xdsloop_server::testkit::TestServer;
 
 use crate::client_nack::refuse_web_cluster_while;

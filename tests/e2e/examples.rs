@@ -230,7 +230,7 @@ fn s18_federation_bootstrap_resolves_greeter_through_an_xdstp_listener_of_the_gr
 fn fixture_resources(relative: &str) -> Vec<serde_json::Value> {
     let codec = Codec::envoy();
     let dir = repo().join(relative);
-    let snapshot = xdsloop_server::config::fixtures::load(&dir, &codec, 1)
+    let snapshot = xdsloop_server::fixtures::load(&dir, &codec, 1)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let resources = snapshot.base.values().flat_map(|t| t.resources.values());
     resources

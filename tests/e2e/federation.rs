@@ -6,8 +6,8 @@ use std::path::Path;
 
 use xdsloop_client::{Client, Interest, Source};
 use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER, ROUTE};
-use xdsloop_server::admin::status::SyncState;
-use xdsloop_server::admin::status::sync_state;
+use xdsloop_server::status::SyncState;
+use xdsloop_server::status::sync_state;
 use xdsloop_server::testkit::TestServer;
 
 use crate::client_support::*;

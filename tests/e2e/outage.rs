@@ -10,7 +10,7 @@ use tokio::net::TcpStream;
 use xdsloop_client::{Client, ClientConfig, Interest, Source};
 use xdsloop_proto::type_url::CLUSTER;
 use xdsloop_server::{
-    faults::scenario::{Action, Requested, Rule, Scenario, When},
+    scenario::{Action, Requested, Rule, Scenario, When},
     testkit::TestServer,
 };
 

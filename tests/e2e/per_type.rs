@@ -29,7 +29,7 @@ use xdsloop_proto::{
         VIRTUAL_HOST,
     },
 };
-use xdsloop_server::admin::registry::Variant;
+use xdsloop_server::status::Variant;
 
 use crate::harness::*;
 

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use xdsloop_proto::type_url::CLUSTER;
-use xdsloop_server::transport::record::Recording;
+use xdsloop_server::app::Recording;
 use xdsloop_transcript::{
     Step,
     line::{Side, What},

@@ -18,7 +18,7 @@ use tokio::sync::watch;
 use xdsloop_proto::{Codec, type_url};
 use xdsloop_server::{
     Snapshot,
-    config::watch::{ReloadStatus, Watcher},
+    fixtures::{ReloadStatus, Watcher},
 };
 use xdsloop_tests::copy_dir;
 

@@ -8,9 +8,7 @@ use xdsloop_server::testkit::poll_until;
 use tokio::sync::broadcast;
 use xdsloop_client::{ClientConfig, Diff, Report, Source, Validator, Verdict};
 use xdsloop_proto::type_url::ENDPOINT;
-use xdsloop_server::{
-    app, faults::scenario::Scenario, testkit::TestServer, transport::record::Recording,
-};
+use xdsloop_server::{app, app::Recording, scenario::Scenario, testkit::TestServer};
 use xdsloop_tests::copy_dir;
 
 use crate::client_support::{config, demo_client, demo_dir, report};

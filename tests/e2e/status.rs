@@ -14,8 +14,8 @@ use xdsloop_proto::{
     type_url::{CLUSTER, LISTENER},
 };
 use xdsloop_server::{
-    admin::status::{StatusDocument, StreamView, SyncState, TypeView, remote},
     app::Running,
+    status::{StatusDocument, StreamView, SyncState, TypeView, remote},
     testkit::TestServer,
 };
 

@@ -3,7 +3,7 @@
 mod malformed;
 
 use xdsloop_proto::{discovery::DiscoveryRequest, type_url::CLUSTER};
-use xdsloop_server::admin::registry::{StreamKind, Variant};
+use xdsloop_server::status::{StreamKind, Variant};
 
 use crate::harness::*;
 

@@ -7,18 +7,14 @@ use xdsloop_proto::{
     discovery::DeltaDiscoveryRequest,
     type_url::{CLUSTER, short_name},
 };
-use xdsloop_server::{
-    admin::lines,
-    protocol::facts::Names,
-    tap::{What, WireEvent},
-};
+use xdsloop_server::events::{Names, What, WireEvent, to_line};
 use xdsloop_transcript::{Step, line::What as Line};
 
 use crate::harness::*;
 
 /// One line per event: `step type nonce [names]`, what a person reads in a transcript.
 fn describe(event: &WireEvent) -> String {
-    let line = lines::to_line(event, None);
+    let line = to_line(event, None);
     let step = line.step().map_or("-", Step::label);
     match &line.what {
         Line::Open(open) => format!("{step} {}", open.transport),
@@ -37,7 +33,7 @@ fn describe_all(events: &[Arc<WireEvent>]) -> Vec<String> {
 }
 
 fn is_step(step: Step) -> impl Fn(&WireEvent) -> bool {
-    move |event| lines::to_line(event, None).step() == Some(step)
+    move |event| to_line(event, None).step() == Some(step)
 }
 
 #[tokio::test]

@@ -8,9 +8,8 @@ use bytes::Bytes;
 use xdsloop_client::{Client, ClientConfig, Interest, Source};
 use xdsloop_proto::{Resource, envoy::envoy::config::cluster::v3::Cluster, type_url::CLUSTER};
 use xdsloop_server::{
-    admin::Placement,
-    judge::Mode,
-    protocol::subscription::Verdict,
+    ConformanceMode, Verdict,
+    app::Placement,
     testkit::{KitError, Resources, TestServer, WaitError},
 };
 
@@ -351,7 +350,7 @@ async fn testkit_admin_serves_status_on_the_xds_port_only_when_asked() {
 async fn testkit_await_violation_reports_what_the_judge_found_and_strict_ends_the_stream() {
     let server = TestServer::builder()
         .resources([cluster("web", "a")])
-        .conformance(Mode::Strict)
+        .conformance(ConformanceMode::Strict)
         .start()
         .await
         .unwrap();

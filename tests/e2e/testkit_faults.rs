@@ -8,8 +8,8 @@ use std::time::Duration;
 use xdsloop_client::{Client, ClientConfig, Interest, Source};
 use xdsloop_proto::type_url::CLUSTER;
 use xdsloop_server::{
-    faults::scenario::{Action, Match, Rule, Scenario, When},
-    protocol::facts::{Names, RequestFacts},
+    events::{Names, RequestFacts},
+    scenario::{Action, Match, Rule, Scenario, When},
     testkit::{KitError, TestServer},
 };
 

@@ -18,7 +18,7 @@ use std::{
 use tokio::sync::{broadcast, oneshot};
 use xdsloop_client::{ReceivedReports, Report, Source, Validator, cli::record::Recorder};
 use xdsloop_proto::type_url::ENDPOINT;
-use xdsloop_server::{testkit::TestServer, transport::record::Recording};
+use xdsloop_server::{app::Recording, testkit::TestServer};
 use xdsloop_tests::copy_dir;
 use xdsloop_transcript::{diff, read_file};
 

@@ -174,9 +174,7 @@ async fn c17_reconnect_mid_ttl_keeps_the_timer_and_refreshes() {
 
 #[tokio::test]
 async fn s15_the_tap_shows_heartbeats_as_their_own_step_and_their_acks() {
-    use xdsloop_server::admin::lines;
-    use xdsloop_server::protocol::facts::Capture;
-    use xdsloop_server::tap::{What, WireEvent};
+    use xdsloop_server::events::{Capture, What, WireEvent, to_line};
     use xdsloop_transcript::{Step, line::What as Line};
 
     let files = [(
@@ -188,7 +186,7 @@ async fn s15_the_tap_shows_heartbeats_as_their_own_step_and_their_acks() {
         // Bodies asked for: a heartbeat still has none to give.
         let mut events = Events::listen_with(server.registry(), Capture::Bodies);
         let (client, _reports) = client(&server, source.clone()).await;
-        let line = |event: &WireEvent| lines::to_line(event, None);
+        let line = |event: &WireEvent| to_line(event, None);
         let beat = loop {
             let event = events.next().await;
             if line(&event).step() == Some(Step::Heartbeat) {
@@ -218,7 +216,7 @@ async fn s15_the_tap_shows_heartbeats_as_their_own_step_and_their_acks() {
 
 #[tokio::test]
 async fn s15_a_heartbeat_lost_to_a_drop_fault_is_followed_by_the_next_and_the_resource_stays() {
-    use xdsloop_server::faults::scenario::Scenario;
+    use xdsloop_server::scenario::Scenario;
 
     // Heartbeats every second: the one after the lost heartbeat comes a second before expiry,
     // a margin no scheduling stall of a busy test machine eats.

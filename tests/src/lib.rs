@@ -27,12 +27,12 @@ pub fn copy_dir(from: &Path, to: &Path) {
 /// [`NoViolations::allow`].
 #[derive(Debug)]
 pub struct NoViolations {
-    registry: xdsloop_server::admin::registry::Registry,
+    registry: xdsloop_server::status::Registry,
     allowed: bool,
 }
 
 impl NoViolations {
-    pub fn new(registry: xdsloop_server::admin::registry::Registry) -> Self {
+    pub fn new(registry: xdsloop_server::status::Registry) -> Self {
         Self {
             registry,
             allowed: false,

@@ -24,13 +24,13 @@ use tracing::info;
 use crate::net::conn::PeerInfo;
 
 /// What a refused request is told.
-pub const HINT: &str = "the admin data is served to loopback peers, to requests with \
+pub(crate) const HINT: &str = "the admin data is served to loopback peers, to requests with \
                         `Authorization: Bearer <token>` (the server's --admin-token), and to \
                         connections with a verified client certificate (--tls-client-ca)";
 
 /// The admin access rule. Cheap to clone; never prints the token.
 #[derive(Clone, Default)]
-pub struct AdminAccess {
+pub(crate) struct AdminAccess {
     token: Option<Arc<str>>,
 }
 
@@ -45,7 +45,7 @@ impl fmt::Debug for AdminAccess {
 
 /// Why a request may read the admin data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Allowed {
+pub(crate) enum Allowed {
     Loopback,
     Token,
     ClientCertificate,
@@ -53,7 +53,7 @@ pub enum Allowed {
 
 /// Why it may not.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Denied {
+pub(crate) struct Denied {
     pub reason: String,
 }
 
@@ -71,7 +71,7 @@ impl From<Denied> for tonic::Status {
 
 impl AdminAccess {
     /// `token`: the bearer token that opens the admin data to any peer (`--admin-token`).
-    pub fn new(token: Option<String>) -> Self {
+    pub(crate) fn new(token: Option<String>) -> Self {
         let token = token.filter(|t| !t.is_empty()).map(Arc::from);
         Self { token }
     }
@@ -79,7 +79,7 @@ impl AdminAccess {
     /// The rule, for a peer (`None` when the connection did not come through
     /// [`crate::net::incoming`]: nothing is known about it) and the request's
     /// `Authorization` header.
-    pub fn check(
+    pub(crate) fn check(
         &self,
         peer: Option<&PeerInfo>,
         authorization: Option<&HeaderValue>,
@@ -113,14 +113,17 @@ impl AdminAccess {
 
     /// [`AdminAccess::check`] on a gRPC request (an admin service on the xDS port: CSDS);
     /// refused with `UNAUTHENTICATED` and the same hint.
-    pub fn check_grpc<T>(&self, request: &tonic::Request<T>) -> Result<Allowed, tonic::Status> {
+    pub(crate) fn check_grpc<T>(
+        &self,
+        request: &tonic::Request<T>,
+    ) -> Result<Allowed, tonic::Status> {
         let headers = request.metadata().clone().into_headers();
         self.check_request(request.extensions(), &headers)
             .map_err(tonic::Status::from)
     }
 
     /// [`AdminAccess::check`] on a request's extensions and headers.
-    pub fn check_request(
+    pub(crate) fn check_request(
         &self,
         extensions: &axum::http::Extensions,
         headers: &HeaderMap,
@@ -149,7 +152,11 @@ fn bearer(value: &[u8]) -> Option<&[u8]> {
 
 /// axum middleware: the admin data for requests [`AdminAccess`] allows, 401 with the hint
 /// for the others.
-pub async fn require(State(access): State<AdminAccess>, request: Request, next: Next) -> Response {
+pub(crate) async fn require(
+    State(access): State<AdminAccess>,
+    request: Request,
+    next: Next,
+) -> Response {
     match access.check_request(request.extensions(), request.headers()) {
         Ok(_) => next.run(request).await,
         Err(denied) => {
@@ -171,7 +178,6 @@ mod tests {
         PeerInfo {
             addr: addr.parse::<SocketAddr>().unwrap(),
             identity: cert.then(|| Arc::new(PeerIdentity::default())),
-            tls: cert,
             budget: RequestBudget::unlimited(),
             kill: Default::default(),
         }

@@ -41,7 +41,7 @@ use crate::{
 };
 
 /// The answer to `request` about `streams`, or why it cannot be given.
-pub fn build(
+pub(crate) fn build(
     snapshot: &Snapshot,
     streams: &[StreamStatus],
     request: &ClientStatusRequest,
@@ -187,7 +187,7 @@ impl Ledger<'_> {
 /// Hides the secret values in the resources `response` carries (`xds_config`, a NACKed
 /// `failed_configuration`), as `/snapshot` does. A resource the codec cannot decode stays as it
 /// is: the server encoded every resource it serves with that codec.
-pub fn hide_secrets(response: &mut ClientStatusResponse, codec: &Codec) {
+pub(crate) fn hide_secrets(response: &mut ClientStatusResponse, codec: &Codec) {
     for config in &mut response.config {
         for entry in &mut config.generic_xds_configs {
             let failed = entry.error_state.as_mut();
@@ -208,7 +208,7 @@ fn any(resource: &Resource) -> Any {
     }
 }
 
-pub mod service;
+pub(crate) mod service;
 
 #[cfg(test)]
 mod tests;

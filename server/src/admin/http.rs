@@ -49,7 +49,7 @@ use crate::{
 };
 
 /// The admin routes' paths (and the page's, [`page::ROUTES`]).
-pub const ROUTES: [&str; 5] = ["/status", "/snapshot", "/healthz", "/scenario", "/resync"];
+pub(crate) const ROUTES: [&str; 5] = ["/status", "/snapshot", "/healthz", "/scenario", "/resync"];
 
 /// Where the admin routes are served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -65,7 +65,7 @@ pub enum Placement {
 
 /// What the admin handlers read. Cheap to clone.
 #[derive(Debug, Clone)]
-pub struct Admin {
+pub(crate) struct Admin {
     registry: Registry,
     snapshots: watch::Receiver<Arc<Snapshot>>,
     /// `None` when snapshots come from code rather than a fixture watcher: every "reload" is
@@ -83,7 +83,7 @@ pub struct Admin {
 }
 
 impl Admin {
-    pub fn new(
+    pub(crate) fn new(
         registry: Registry,
         snapshots: watch::Receiver<Arc<Snapshot>>,
         reloads: Option<watch::Receiver<ReloadStatus>>,
@@ -111,7 +111,7 @@ impl Admin {
 
     /// Serves and changes `scenarios` (`/scenario`, the `scenario` section of `/status`)
     /// rather than a scenario of its own that no stream follows.
-    pub fn with_scenarios(mut self, scenarios: Scenarios) -> Self {
+    pub(crate) fn with_scenarios(mut self, scenarios: Scenarios) -> Self {
         self.page = Page::new(Sources {
             registry: self.registry.clone(),
             snapshots: self.snapshots.clone(),
@@ -122,29 +122,25 @@ impl Admin {
         self
     }
 
-    pub fn scenarios(&self) -> &Scenarios {
-        &self.scenarios
-    }
-
     /// Who may read `/status` and `/snapshot` (default: loopback peers only).
-    pub fn with_access(mut self, access: AdminAccess) -> Self {
+    pub(crate) fn with_access(mut self, access: AdminAccess) -> Self {
         self.access = access;
         self
     }
 
     /// Whether `/snapshot` shows secret values (`--show-secrets`).
-    pub fn with_secrets(mut self, secrets: Secrets) -> Self {
+    pub(crate) fn with_secrets(mut self, secrets: Secrets) -> Self {
         self.secrets = secrets;
         self
     }
 
-    pub fn with_listening(mut self, listening: Listening) -> Self {
+    pub(crate) fn with_listening(mut self, listening: Listening) -> Self {
         self.listening = Some(listening);
         self
     }
 
     /// The `/status` document as of now.
-    pub fn status(&self, node: Option<&str>) -> status::StatusDocument {
+    pub(crate) fn status(&self, node: Option<&str>) -> status::StatusDocument {
         let (open, closed) = (self.registry.streams(), self.registry.recently_closed());
         self.status_of(&open, &closed, node)
     }
@@ -192,7 +188,7 @@ impl Admin {
     /// CSDS on the same data. It shows what `/status` shows, so it is served where the admin
     /// routes are (on the xDS port, or beside them on an `--admin` listener), under the same
     /// access rule, with secret values hidden as `/snapshot` hides them.
-    pub fn csds(&self) -> Csds {
+    pub(crate) fn csds(&self) -> Csds {
         Csds::new(self.registry.clone(), self.snapshots.clone())
             .with_access(self.access.clone())
             .with_display(self.codec.clone(), self.secrets)
@@ -200,7 +196,7 @@ impl Admin {
 
     /// The admin routes; `/healthz` answers everyone, the others only whom the access rule
     /// allows.
-    pub fn router(self) -> Router {
+    pub(crate) fn router(self) -> Router {
         let guard = middleware::from_fn_with_state(self.access.clone(), access::require);
         let data = Router::new()
             .route("/status", get(get_status))
@@ -230,7 +226,7 @@ impl axum::extract::FromRef<Admin> for Scenarios {
 
 /// For the xDS port when the admin routes are elsewhere: they answer 404 with `reason` (where
 /// the admin is), rather than the xDS port's generic "no endpoint here".
-pub fn elsewhere(reason: String) -> Router {
+pub(crate) fn elsewhere(reason: String) -> Router {
     let reason = Arc::<str>::from(reason);
     let paths = ROUTES.iter().chain(page::ROUTES.iter());
     paths.fold(Router::new(), |router, path| {

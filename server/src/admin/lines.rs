@@ -65,7 +65,7 @@ pub fn to_line(event: &WireEvent, bodies: Option<&Codec>) -> Event {
 
 /// How many names, resources or removals the event's lists leave out (a summary keeps the
 /// first few of each).
-pub fn omitted(event: &WireEvent) -> u64 {
+pub(crate) fn omitted(event: &WireEvent) -> u64 {
     let missing = |total: usize, kept: usize| (total - kept) as u64;
     let listed = |l: &Listed<Box<str>>| missing(l.total, l.items.len());
     match &event.what {

@@ -8,16 +8,17 @@
 //! bounded, however many poll; [`push_log`] puts one line per push in the log when the
 //! per-stream lines are too many to read.
 
-pub mod access;
-pub mod csds;
-pub mod http;
-pub mod lines;
-pub mod page;
-pub mod push_log;
-pub mod registry;
-pub mod scenario;
-pub mod shared_status;
-pub mod status;
+pub(crate) mod access;
+pub(crate) mod csds;
+pub(crate) mod http;
+pub(crate) mod lines;
+pub(crate) mod page;
+pub(crate) mod push_log;
+pub(crate) mod registry;
+pub(crate) mod scenario;
+pub(crate) mod shared_status;
+pub(crate) mod status;
 
-pub use self::access::AdminAccess;
-pub use self::http::{Admin, Placement, ROUTES, elsewhere};
+pub(crate) use self::access::AdminAccess;
+pub use self::http::Placement;
+pub(crate) use self::http::{Admin, elsewhere};

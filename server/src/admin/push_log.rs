@@ -24,13 +24,13 @@ use crate::{
 };
 
 /// How often the streams are tallied while a push settles.
-pub const POLL: Duration = Duration::from_millis(50);
+pub(crate) const POLL: Duration = Duration::from_millis(50);
 /// How long a push may take to settle before the line says what is still waiting.
-pub const SETTLE: Duration = Duration::from_secs(30);
+pub(crate) const SETTLE: Duration = Duration::from_secs(30);
 
 /// Streams by their worst type.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tally {
+pub(crate) struct Tally {
     pub streams: usize,
     pub acked: usize,
     pub nacked: usize,
@@ -38,7 +38,7 @@ pub struct Tally {
 }
 
 /// How the streams stand on `snapshot`.
-pub fn tally<S: Borrow<StreamStatus>>(streams: &[S], snapshot: &Snapshot) -> Tally {
+pub(crate) fn tally<S: Borrow<StreamStatus>>(streams: &[S], snapshot: &Snapshot) -> Tally {
     let mut tally = Tally {
         streams: streams.len(),
         ..Tally::default()
@@ -66,7 +66,7 @@ pub fn tally<S: Borrow<StreamStatus>>(streams: &[S], snapshot: &Snapshot) -> Tal
 
 /// Why a tally is the last one of its push.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum End {
+pub(crate) enum End {
     /// No stream waits any more.
     Settled,
     /// [`SETTLE`] passed.
@@ -76,7 +76,7 @@ pub enum End {
 }
 
 /// The line for generation `generation`.
-pub fn line(generation: u64, tally: Tally, took: Duration, end: End) -> String {
+pub(crate) fn line(generation: u64, tally: Tally, took: Duration, end: End) -> String {
     let ms = took.as_millis();
     let streams = thousands(tally.streams);
     let (acked, nacked, waiting) = (
@@ -117,7 +117,10 @@ fn thousands(n: usize) -> String {
 }
 
 /// Follows `snapshots` until their sender is gone.
-pub fn spawn(registry: Registry, snapshots: watch::Receiver<Arc<Snapshot>>) -> JoinHandle<()> {
+pub(crate) fn spawn(
+    registry: Registry,
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+) -> JoinHandle<()> {
     tokio::spawn(run(registry, snapshots))
 }
 

@@ -18,13 +18,13 @@ use crate::{
     faults::scenario::{Origin, Scenario, Scenarios},
 };
 
-pub async fn get_scenario(State(scenarios): State<Scenarios>) -> Response {
+pub(crate) async fn get_scenario(State(scenarios): State<Scenarios>) -> Response {
     let mut body = serde_json::to_value(view(&scenarios)).unwrap_or_default();
     body["text"] = json!(scenarios.current().text);
     Json(body).into_response()
 }
 
-pub async fn put_scenario(State(scenarios): State<Scenarios>, body: String) -> Response {
+pub(crate) async fn put_scenario(State(scenarios): State<Scenarios>, body: String) -> Response {
     let scenario = match Scenario::from_yaml(&body) {
         Ok(scenario) => scenario,
         Err(e) => {
@@ -48,7 +48,7 @@ pub async fn put_scenario(State(scenarios): State<Scenarios>, body: String) -> R
     }
 }
 
-pub async fn delete_scenario(State(scenarios): State<Scenarios>) -> Response {
+pub(crate) async fn delete_scenario(State(scenarios): State<Scenarios>) -> Response {
     scenarios.clear();
     info!("scenario removed through DELETE /scenario; streams resync");
     Json(view(&scenarios)).into_response()
@@ -56,7 +56,7 @@ pub async fn delete_scenario(State(scenarios): State<Scenarios>) -> Response {
 
 /// `POST /resync`: every stream a fault left NACKED, PENDING or short gets the current
 /// snapshot again; the scenario in force stays (`DELETE /scenario` removes it and resyncs).
-pub async fn post_resync(State(scenarios): State<Scenarios>) -> Response {
+pub(crate) async fn post_resync(State(scenarios): State<Scenarios>) -> Response {
     scenarios.resync();
     info!("resync asked through POST /resync");
     let body = json!({

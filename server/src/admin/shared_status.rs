@@ -32,7 +32,7 @@ const MAX_REST: Duration = Duration::from_millis(500);
 
 /// What a build of the streams part depends on: the registry's and the snapshot's generations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Stamp {
+pub(crate) struct Stamp {
     pub registry: u64,
     pub snapshot: u64,
 }
@@ -57,13 +57,13 @@ struct Built {
 
 /// The shared build. Cheap to clone.
 #[derive(Debug, Clone, Default)]
-pub struct SharedStatus {
+pub(crate) struct SharedStatus {
     last: Arc<Mutex<Option<Built>>>,
 }
 
 /// Where the `/status` document one request got came from, for the tests and the bench.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DocumentOrigin {
+pub(crate) enum DocumentOrigin {
     /// From a build another request made.
     Shared,
     /// From a build of its own (which later requests may share).
@@ -74,7 +74,7 @@ impl SharedStatus {
     /// The whole document as JSON. `stamp` says what is current now, `head` builds the small
     /// parts (the document without streams); `build` builds the whole document (on a blocking
     /// thread).
-    pub async fn document(
+    pub(crate) async fn document(
         &self,
         stamp: Stamp,
         head: StatusDocument,
@@ -109,7 +109,7 @@ impl SharedStatus {
     }
 
     /// Builds something else (one node's document) under the same one-at-a-time rule.
-    pub async fn alone<T: Send + 'static>(
+    pub(crate) async fn alone<T: Send + 'static>(
         &self,
         build: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, String> {
@@ -137,7 +137,7 @@ async fn rest_after(last: Option<&Built>) {
 }
 
 /// The document without its streams (what [`same_head`] compares).
-pub fn headless(mut document: StatusDocument) -> StatusDocument {
+pub(crate) fn headless(mut document: StatusDocument) -> StatusDocument {
     document.streams = Vec::new();
     document.recently_closed = Vec::new();
     document

@@ -5,15 +5,15 @@
 //! Field names are part of the interface (documented in `docs/status.md`); `schema` changes
 //! only if one is removed or changes meaning.
 
-pub mod events;
-pub mod net;
+pub(crate) mod events;
+pub(crate) mod net;
 pub mod remote;
 mod rfc3339;
-pub mod scenario;
+pub(crate) mod scenario;
 mod state;
 mod summary;
 pub mod table;
-pub mod violations;
+pub(crate) mod violations;
 
 use std::{collections::BTreeMap, time::SystemTime};
 
@@ -33,24 +33,30 @@ use events::RecentEvent;
 pub use summary::{
     InProgressView, OverlaySummary, ReloadSummary, SnapshotSummary, TypeSummary, WatcherView,
 };
-pub use summary::{reload_summary, snapshot_summary};
+pub(crate) use summary::{reload_summary, snapshot_summary};
 use violations::ViolationsView;
 
-pub use self::net::{LimitsView, TlsStatusView};
-pub use self::state::{
-    Answer, SyncState, answer, served_version, sync_state, sync_state_with, view_hash,
-};
+pub(crate) use self::net::{LimitsView, TlsStatusView};
+pub(crate) use self::state::{Answer, answer, served_version, sync_state_with, view_hash};
+pub use self::state::{SyncState, sync_state};
 
 /// The document's schema name; see `docs/status.md`.
-pub const SCHEMA: &str = "xdsloop.status.v1";
+pub(crate) const SCHEMA: &str = "xdsloop.status.v1";
 
+/// The `/status` document: what the server serves and, per open and recently closed stream and
+/// type, where the client stands (`docs/status.md` describes each field).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StatusDocument {
+    /// [`SCHEMA`]: `xdsloop.status.v1`.
     pub schema: String,
+    /// When the server built the document.
     #[serde(with = "rfc3339")]
     pub generated_at: SystemTime,
+    /// The snapshot being served: its generation and its resources by type.
     pub snapshot: SnapshotSummary,
+    /// The latest fixture reload: its outcome and the one running now.
     pub reload: ReloadSummary,
+    /// Streams and nodes by state.
     pub totals: Totals,
     /// Totals since the server started.
     #[serde(default)]
@@ -84,16 +90,24 @@ pub struct StatusDocument {
 /// Counts over open streams; states count (stream, type) pairs.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Totals {
+    /// Streams open now.
     pub open_streams: usize,
+    /// (stream, type) pairs in `SYNCED`.
     pub synced: usize,
+    /// (stream, type) pairs in `PENDING`.
     pub pending: usize,
+    /// (stream, type) pairs in `NACKED`.
     pub nacked: usize,
+    /// (stream, type) pairs in `STALE`.
     pub stale: usize,
 }
 
+/// One stream in `/status`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StreamView {
+    /// The stream's id, as in transcripts and the log.
     pub id: u64,
+    /// The client's address, as text.
     pub peer: Option<String>,
     /// The verified client certificate's names (mTLS); `null` without one.
     #[serde(default)]
@@ -102,6 +116,7 @@ pub struct StreamView {
     pub node_id: Option<String>,
     /// `ads-sotw`, `ads-delta`, or `<service>-sotw` / `<service>-delta` for per-type services.
     pub transport: String,
+    /// When it opened.
     #[serde(with = "rfc3339")]
     pub connected_since: SystemTime,
     /// Only for recently closed streams.
@@ -128,20 +143,28 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// One type on one stream in `/status`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TypeView {
+    /// The full type URL.
     pub type_url: String,
+    /// The short name (`cds`, `eds`, ...), `type` in the JSON.
     #[serde(rename = "type")]
     pub alias: String,
+    /// Where the client stands for this type.
     pub state: SyncState,
+    /// Subscribed to every resource of the type (`*`, or SotW's empty list).
     pub wildcard: bool,
     /// Explicitly subscribed names (without `*`), sorted.
     pub names: Vec<String>,
     /// The version the current snapshot serves this node for this type (SotW: the
     /// `version_info` this stream would be sent now).
     pub snapshot_version: String,
+    /// The latest response sent for the type.
     pub last_sent: Option<SentView>,
+    /// The latest response the client accepted.
     pub last_acked: Option<AckedView>,
+    /// The latest response the client rejected, with its `error_detail`.
     pub last_nack: Option<NackView>,
     /// TTL'd resources the client holds and the heartbeats sent to keep them alive (S15);
     /// `null` when it holds none.
@@ -155,21 +178,28 @@ pub struct TypeView {
     pub withheld: Option<WithheldView>,
 }
 
+/// The heartbeats of one type's TTL'd resources (`TypeView::heartbeats`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HeartbeatView {
     /// Resources with a TTL in the last push.
     pub ttl_resources: usize,
+    /// Heartbeats sent.
     pub sent: u64,
+    /// When the latest went out; `null` before the first.
     #[serde(with = "rfc3339::option")]
     pub last_at: Option<SystemTime>,
 }
 
+/// The latest response sent for a type.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SentView {
+    /// Its `version_info` (Delta: `system_version_info`).
     pub version: String,
+    /// Its nonce.
     pub nonce: String,
     /// Resources in the response (Delta: changed ones, not counting removals).
     pub resources: usize,
+    /// When it was sent.
     #[serde(with = "rfc3339")]
     pub at: SystemTime,
     /// The scenario rule that changed, delayed or withheld it on its way out.
@@ -183,8 +213,10 @@ pub struct SentView {
 /// A response a `delay` holds back, since when and until when.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HeldView {
+    /// When the `delay` took it.
     #[serde(with = "rfc3339")]
     pub since: SystemTime,
+    /// When it goes out.
     #[serde(with = "rfc3339")]
     pub until: SystemTime,
 }
@@ -192,7 +224,9 @@ pub struct HeldView {
 /// Resources a `withhold` rule left out of the latest response, and the rule.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WithheldView {
+    /// The rule's id.
     pub rule: String,
+    /// The names left out.
     pub names: Vec<String>,
     /// Since when the client has been kept waiting for them (the first response of this
     /// stream that left them out).
@@ -205,40 +239,53 @@ pub struct WithheldView {
 /// Which scenario rule did what.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FaultMarkView {
+    /// The rule's id.
     pub rule: String,
+    /// Its action, as the scenario file names it (`delay`, `withhold`, ...).
     pub action: String,
 }
 
+/// The latest fault that fired on a type without a response to carry its mark.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FaultView {
+    /// The rule's id.
     pub rule: String,
+    /// Its action, as the scenario file names it (`close`, `reset`, ...).
     pub action: String,
+    /// When it fired.
     #[serde(with = "rfc3339")]
     pub at: SystemTime,
 }
 
+/// The latest response a client accepted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AckedView {
+    /// Its version.
     pub version: String,
+    /// Its nonce, as the client echoed it.
     pub nonce: String,
+    /// When the ACK arrived.
     #[serde(with = "rfc3339")]
     pub at: SystemTime,
 }
 
+/// The latest response a client rejected.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NackView {
     /// The version the client rejected.
     pub version: String,
+    /// Its nonce, as the client echoed it.
     pub nonce: String,
     /// The client's `error_detail.message`, verbatim (bounded to 4 KiB).
     pub message: String,
+    /// When the NACK arrived.
     #[serde(with = "rfc3339")]
     pub at: SystemTime,
 }
 
 /// Copies of everything the document is built from.
 #[derive(Debug, Clone, Copy)]
-pub struct Inputs<'a> {
+pub(crate) struct Inputs<'a> {
     pub snapshot: &'a Snapshot,
     pub reload: &'a ReloadStatus,
     pub open: &'a [StreamStatus],
@@ -247,7 +294,7 @@ pub struct Inputs<'a> {
 }
 
 /// Builds the document; with `node`, only streams of that node id are listed.
-pub fn build(inputs: Inputs<'_>, node: Option<&str>) -> StatusDocument {
+pub(crate) fn build(inputs: Inputs<'_>, node: Option<&str>) -> StatusDocument {
     let wanted = |s: &StreamStatus| node.is_none_or(|n| s.node_id.as_deref() == Some(n));
     let snapshot = inputs.snapshot;
     let streams: Vec<StreamView> = inputs
@@ -297,7 +344,7 @@ fn totals(streams: &[StreamView]) -> Totals {
 }
 
 /// One stream as the document lists it.
-pub fn stream_view(
+pub(crate) fn stream_view(
     snapshot: &Snapshot,
     stream: &StreamStatus,
     disconnected_at: Option<SystemTime>,

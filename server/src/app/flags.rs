@@ -125,6 +125,8 @@ pub struct RemoteArgs {
 }
 
 impl RemoteArgs {
+    /// How to reach the admin routes these flags describe: the CA to trust, the client certificate
+    /// and the bearer token; an unreadable file is an error naming its flag.
     pub fn access(&self) -> Result<RemoteAccess, Error> {
         let identity = self.tls_cert.as_deref().zip(self.tls_key.as_deref());
         let tls = match &self.tls_ca {

@@ -17,12 +17,12 @@ use crate::{
 };
 
 /// How long a shutdown waits for connections to take their last responses before closing them.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+pub(crate) const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// A running HTTP server. Dropping it starts a graceful stop without waiting for it;
 /// [`HttpServer::shutdown`] waits, and closes what is left after [`SHUTDOWN_GRACE`].
 #[derive(Debug)]
-pub struct HttpServer {
+pub(crate) struct HttpServer {
     addr: SocketAddr,
     stop: watch::Sender<bool>,
     task: Option<JoinHandle<Result<(), tonic::transport::Error>>>,
@@ -31,7 +31,7 @@ pub struct HttpServer {
 
 /// Serves `routes` on the connections `listener` accepts, until `stop` turns true.
 /// `max_streams` is each connection's HTTP/2 `SETTINGS_MAX_CONCURRENT_STREAMS`.
-pub fn start(
+pub(crate) fn start(
     listener: TcpListener,
     routes: Routes,
     accept: Accept,
@@ -65,7 +65,7 @@ pub fn start(
 }
 
 impl HttpServer {
-    pub fn addr(&self) -> SocketAddr {
+    pub(crate) fn addr(&self) -> SocketAddr {
         self.addr
     }
 
@@ -73,7 +73,7 @@ impl HttpServer {
     /// [`SHUTDOWN_GRACE`] the ones still open are closed (a client that stopped reading would
     /// hold a graceful shutdown up forever, and its connection's task would outlive the
     /// server in a longer-lived runtime).
-    pub async fn shutdown(mut self) -> Result<(), Error> {
+    pub(crate) async fn shutdown(mut self) -> Result<(), Error> {
         let _ = self.stop.send(true);
         let Some(mut task) = self.task.take() else {
             return Ok(());

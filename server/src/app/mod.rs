@@ -4,16 +4,17 @@
 //! [`start`] is the whole server, with the admin routes on the xDS port unless
 //! [`Config::admin`] places them elsewhere; [`serve`] runs only the gRPC part (and REST-JSON) on
 //! any snapshot source (tests, benchmarks, simulated fleets). Both serve gRPC health checking
-//! and reflection next to ADS ([`crate::transport::introspection`]).
-//! - [`xds`]: the xDS port and its services;
-//! - [`listener`]: an HTTP server on our own accept loop ([`crate::net`]), and its shutdown;
-//! - [`flags`]: the TLS, admin access, secrets and limits flags and what they set.
+//! and reflection next to ADS (`transport/introspection.rs`).
+//! - `xds.rs`: the xDS port and its services;
+//! - `listener.rs`: an HTTP server on our own accept loop (`net/`), and its shutdown;
+//! - `flags` (the binary's, feature `cli`): the TLS, admin access, secrets and limits flags
+//!   and what they set.
 
 #[cfg(feature = "cli")]
 pub mod flags;
-pub mod listener;
-pub mod source;
-pub mod xds;
+pub(crate) mod listener;
+pub(crate) mod source;
+pub(crate) mod xds;
 
 use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 
@@ -21,26 +22,35 @@ use tokio::sync::watch;
 use tracing::{info, warn};
 use xdsloop_proto::{Codec, redact::Secrets};
 
-pub use self::listener::{HttpServer, SHUTDOWN_GRACE};
+pub(crate) use self::listener::HttpServer;
 use self::source::Source;
-pub use self::xds::{GrpcServer, serve, serve_in_process, serve_with_codec};
+#[cfg(feature = "testkit")]
+pub(crate) use self::xds::serve_in_process;
+pub use self::xds::{GrpcServer, serve};
 use crate::{
     Error, Snapshot,
     admin::registry::{Registry, timeline},
-    admin::{self, Admin, AdminAccess, Placement},
+    admin::{self, Admin, AdminAccess},
     config::watch::{ReloadStatus, Settings, Watcher},
     faults::scenario::{self, Scenarios, watch::ScenarioWatcher},
     judge::Mode,
     net::{
-        Limits, Listening,
+        Listening,
         close::Closer,
         incoming::Accept,
         refusal::NetStats,
         rotation::{self, TlsView},
-        tls::{ClientCerts, TlsFiles},
+        tls::ClientCerts,
     },
+    transport::record::{self, Recorder},
+};
+/// What a [`Config`] and a [`Running`] server carry, under the names their fields use.
+pub use crate::{
+    admin::Placement,
+    admin::registry::timeline::DEFAULT_DEPTH as DEFAULT_TIMELINE_DEPTH,
+    net::{Limits, tls::TlsFiles},
     transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
-    transport::record::{self, Recorder, Recording},
+    transport::record::Recording,
 };
 
 /// Where `xdsloop-server` listens unless told otherwise (Envoy examples use 18000 for xDS).
@@ -58,6 +68,8 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Extra `FileDescriptorSet`s for user resource types.
     pub descriptor_sets: Vec<PathBuf>,
+    /// Quiet time after the last file event before a reload (`--debounce-ms`, see
+    /// [`DEFAULT_DEBOUNCE`]).
     pub debounce: Duration,
     /// Fixture files larger than this are rejected (`--max-fixture-bytes`).
     pub max_fixture_bytes: u64,
@@ -117,6 +129,7 @@ impl Config {
 
 /// The running server: fixture watcher plus gRPC server.
 pub struct Running {
+    /// The bound xDS address (port 0 in [`Config::listen`] resolved).
     pub addr: SocketAddr,
     /// The snapshot being served (changes on every good reload).
     pub snapshots: watch::Receiver<Arc<Snapshot>>,
@@ -335,7 +348,7 @@ fn log_listening(addr: SocketAddr, placement: Placement, admin: Option<SocketAdd
 }
 
 /// The Envoy API plus the user's descriptor sets, naming the first file that fails.
-pub fn codec(descriptor_sets: &[PathBuf]) -> Result<Codec, Error> {
+pub(crate) fn codec(descriptor_sets: &[PathBuf]) -> Result<Codec, Error> {
     let mut sets = Vec::with_capacity(descriptor_sets.len());
     let mut codec = Codec::envoy();
     for path in descriptor_sets {

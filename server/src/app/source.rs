@@ -17,7 +17,7 @@ use crate::{
 
 /// Where the snapshots come from: the watched fixture directory, or, when replaying, nowhere
 /// (an empty snapshot: the streams serve the recording).
-pub struct Source {
+pub(crate) struct Source {
     pub snapshots: watch::Receiver<Arc<Snapshot>>,
     pub reloads: watch::Receiver<ReloadStatus>,
     pub watcher: Option<Watcher>,
@@ -25,7 +25,7 @@ pub struct Source {
 }
 
 impl Source {
-    pub fn start(config: &Config, codec: &Codec, settings: Settings) -> Result<Self, Error> {
+    pub(crate) fn start(config: &Config, codec: &Codec, settings: Settings) -> Result<Self, Error> {
         let Some(path) = &config.replay else {
             let watcher = Watcher::start_with(config.fixtures.clone(), codec.clone(), settings)?;
             return Ok(Self {

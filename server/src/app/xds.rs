@@ -9,7 +9,6 @@ use xdsloop_proto::{Codec, csds::CSDS_SERVICE, services::ADS_SERVICE};
 
 use crate::{
     Error, Snapshot,
-    admin::Admin,
     admin::csds::service::Csds,
     admin::registry::Registry,
     app::listener::{self, HttpServer},
@@ -54,7 +53,7 @@ impl GrpcServer {
     }
 
     /// Ends every stream, stops accepting, and waits for the server to finish (closing the
-    /// connections still open after [`listener::SHUTDOWN_GRACE`]).
+    /// connections still open after a grace of 2 s).
     pub async fn shutdown(self) -> Result<(), Error> {
         // Health watchers (load balancers, grpc_health_probe) hear it before streams end.
         self.health.not_serving().await;
@@ -65,7 +64,8 @@ impl GrpcServer {
 /// Binds `listen` (port 0 picks a free port) and serves ADS (SotW and Delta) and the per-type
 /// services from `snapshots`, with responses up to `max_message_bytes` (S13) and the default
 /// [`Limits`], REST-JSON on the same port, plus gRPC health checking and reflection.
-/// REST-JSON bodies use the Envoy API only; [`serve_with_codec`] adds user types.
+/// REST-JSON bodies use the Envoy API only ([`start`](super::start) adds the user's
+/// `--descriptor-set` types).
 pub async fn serve(
     listen: SocketAddr,
     snapshots: watch::Receiver<Arc<Snapshot>>,
@@ -76,7 +76,7 @@ pub async fn serve(
 
 /// [`serve`], writing REST-JSON resources with `codec` (the Envoy API plus the user's
 /// `--descriptor-set` types).
-pub async fn serve_with_codec(
+pub(crate) async fn serve_with_codec(
     listen: SocketAddr,
     snapshots: watch::Receiver<Arc<Snapshot>>,
     max_message_bytes: usize,
@@ -112,7 +112,8 @@ pub async fn serve_with_codec(
 /// follow `scenarios` from the first request (a scenario installed before this call is in
 /// force for the first client); with `admin`, the admin routes (`/scenario` included) and
 /// CSDS are served on the xDS port too; clients are judged as `conformance` says.
-pub async fn serve_in_process(
+#[cfg(feature = "testkit")]
+pub(crate) async fn serve_in_process(
     listen: SocketAddr,
     snapshots: watch::Receiver<Arc<Snapshot>>,
     registry: Registry,
@@ -124,8 +125,9 @@ pub async fn serve_in_process(
     let codec = Codec::envoy();
     let http = match admin {
         true => {
-            let state = Admin::new(registry.clone(), snapshots.clone(), None, codec.clone())
-                .with_scenarios(scenarios.clone());
+            let state =
+                crate::admin::Admin::new(registry.clone(), snapshots.clone(), None, codec.clone())
+                    .with_scenarios(scenarios.clone());
             Http {
                 csds: Some(state.csds()),
                 routes: state.router(),
@@ -153,7 +155,7 @@ pub async fn serve_in_process(
 }
 
 /// Binds `listen`, naming the address in the error.
-pub async fn listen_on(listen: SocketAddr) -> Result<TcpListener, Error> {
+pub(crate) async fn listen_on(listen: SocketAddr) -> Result<TcpListener, Error> {
     TcpListener::bind(listen)
         .await
         .map_err(|source| Error::Bind {
@@ -164,13 +166,13 @@ pub async fn listen_on(listen: SocketAddr) -> Result<TcpListener, Error> {
 
 /// What the xDS port serves besides xDS: the admin routes (or what answers in their place),
 /// on HTTP/1.1 and HTTP/2 alike, and CSDS when the admin is here.
-pub struct Http {
+pub(crate) struct Http {
     pub routes: axum::Router,
     pub csds: Option<Csds>,
 }
 
 /// A bound xDS port and how it serves.
-pub struct XdsPort {
+pub(crate) struct XdsPort {
     pub listener: TcpListener,
     /// The response limit (S13).
     pub max_message_bytes: usize,
@@ -185,7 +187,7 @@ pub struct XdsPort {
 
 impl XdsPort {
     /// Serves gRPC and REST-JSON here, plus `http`.
-    pub async fn serve(
+    pub(crate) async fn serve(
         self,
         snapshots: watch::Receiver<Arc<Snapshot>>,
         registry: Registry,

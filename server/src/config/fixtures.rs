@@ -27,8 +27,10 @@ use xdsloop_proto::{Codec, FixtureDoc, Format, Resource, type_url};
 
 use crate::snapshot::{Snapshot, TypeResources};
 
-pub use self::files::is_ignored;
-pub use self::read::{DEFAULT_MAX_FILE_BYTES, human_bytes};
+pub(crate) use self::files::is_ignored;
+pub use self::read::DEFAULT_MAX_FILE_BYTES;
+#[cfg(test)]
+use self::read::human_bytes;
 pub use crate::error::FixtureError;
 
 /// Loads every fixture under `dir` into a snapshot numbered `generation` (decoding every file).
@@ -41,8 +43,8 @@ pub fn load(dir: &Path, codec: &Codec, generation: u64) -> Result<Snapshot, Fixt
 /// file, not the directory. Everything across files (duplicates, versions, overlays) is worked
 /// out on every load, as [`load`] does.
 ///
-/// A load has two steps, so that a caller can tell what a slow one is doing: [`Loader::read`]
-/// (list and read the files: cheap, bounded by the per-file size limit) and [`Loader::decode`].
+/// Inside, a load has two steps, so that the watcher can tell what a slow one is doing: read
+/// (list and read the files: cheap, bounded by the per-file size limit), then decode.
 #[derive(Debug)]
 pub struct Loader {
     /// Each file's bytes at its last successful decode, and the documents decoded from them.
@@ -77,7 +79,7 @@ impl Loader {
     }
 
     /// Lists and reads the fixture files under `dir`, and finds which ones need decoding.
-    pub fn read(&self, dir: &Path) -> Result<FileSet, FixtureError> {
+    pub(crate) fn read(&self, dir: &Path) -> Result<FileSet, FixtureError> {
         let mut files = Vec::new();
         for file in files::collect(dir)? {
             let bytes = read::read(&file.path, self.max_file_bytes)?;
@@ -108,7 +110,7 @@ impl Loader {
 
     /// Decodes the files of `files` that changed and builds the snapshot numbered `generation`.
     /// Only a good load changes what the loader remembers.
-    pub fn decode(
+    pub(crate) fn decode(
         &mut self,
         files: FileSet,
         codec: &Codec,
@@ -148,7 +150,7 @@ impl Loader {
 /// The fixture files of one load with their bytes, between [`Loader::read`] and
 /// [`Loader::decode`].
 #[derive(Debug)]
-pub struct FileSet {
+pub(crate) struct FileSet {
     files: Vec<ReadFile>,
 }
 
@@ -163,7 +165,7 @@ struct ReadFile {
 
 /// A zero-byte fixture file, treated as not written yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EmptyFile {
+pub(crate) struct EmptyFile {
     pub path: PathBuf,
     /// True: its resources from the last good load stay served. False: it had none (a new
     /// file, or at start-up), so it adds nothing.
@@ -172,13 +174,13 @@ pub struct EmptyFile {
 
 impl FileSet {
     /// The files whose bytes changed since the last good load: what [`Loader::decode`] parses.
-    pub fn to_decode(&self) -> Vec<PathBuf> {
+    pub(crate) fn to_decode(&self) -> Vec<PathBuf> {
         let changed = self.files.iter().filter(|read| read.docs.is_none());
         changed.map(|read| read.file.path.clone()).collect()
     }
 
     /// The zero-byte files.
-    pub fn empty(&self) -> impl Iterator<Item = &EmptyFile> {
+    pub(crate) fn empty(&self) -> impl Iterator<Item = &EmptyFile> {
         self.files.iter().filter_map(|read| read.empty.as_ref())
     }
 }

@@ -3,5 +3,5 @@
 //! publishes the result ([`watch`]). The only output is a `tokio::sync::watch` of
 //! `Arc<Snapshot>` (and one of the last reload's outcome): this layer never sees a stream.
 
-pub mod fixtures;
-pub mod watch;
+pub(crate) mod fixtures;
+pub(crate) mod watch;

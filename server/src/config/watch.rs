@@ -22,7 +22,7 @@
 //! - `supervise`: restarts a watcher that died (notify thread gone, directory and its parent
 //!   gone, a panic) with a fresh one and a full rescan, and reports it meanwhile.
 
-pub mod debounce;
+pub(crate) mod debounce;
 mod events;
 mod follow;
 mod reload;
@@ -39,7 +39,7 @@ use std::{
 use tokio::{sync::watch, task::JoinHandle};
 use xdsloop_proto::Codec;
 
-pub use self::events::touches_content;
+pub(crate) use self::events::touches_content;
 use self::{events::WatchedRoot, reload::Reloader};
 use crate::{Error, config::fixtures, snapshot::Snapshot};
 
@@ -49,6 +49,8 @@ use crate::{Error, config::fixtures, snapshot::Snapshot};
 pub struct ReloadStatus {
     /// The generation being served (after a rejection: the last good one).
     pub generation: u64,
+    /// Whether the latest reload was accepted (`false`: `error` says why, the last good snapshot is
+    /// still served).
     pub ok: bool,
     /// The file a rejection is about, if it is about one file.
     pub file: Option<PathBuf>,
@@ -69,12 +71,14 @@ pub struct ReloadStatus {
     pub resources: usize,
     /// The reload running now, if any.
     pub in_progress: Option<InProgress>,
+    /// Whether the directory is being watched, and how often the watcher restarted.
     pub watcher: WatcherHealth,
 }
 
 /// A reload that has started and not finished.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct InProgress {
+    /// When it started.
     pub since: SystemTime,
     /// The files being decoded (changed since the last good load); empty while the directory
     /// is still being read.
@@ -84,6 +88,7 @@ pub struct InProgress {
 /// Whether file changes are being followed.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct WatcherHealth {
+    /// Whether the watcher is running (`false`: edits are not picked up while it restarts).
     pub ok: bool,
     /// Why the watcher is down (it is being restarted).
     pub error: Option<String>,
@@ -114,6 +119,7 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// Settings with this debounce and the default file size limit.
     pub fn new(debounce: Duration) -> Self {
         Self {
             debounce,
@@ -125,7 +131,9 @@ impl Settings {
 /// A running fixture watcher. Dropping it (or [`Watcher::stop`]) stops watching; the receivers
 /// then see no further changes. Clone the receivers to hand them out.
 pub struct Watcher {
+    /// The snapshot being served, replaced on every good reload.
     pub snapshots: watch::Receiver<Arc<Snapshot>>,
+    /// The outcome of the latest reload.
     pub reloads: watch::Receiver<ReloadStatus>,
     task: JoinHandle<()>,
 }
@@ -163,6 +171,7 @@ impl Watcher {
         })
     }
 
+    /// Stops watching (as dropping it does).
     pub fn stop(self) {
         // Drop does the work.
     }

@@ -18,7 +18,7 @@
 //! transport passes the time in ([`stage::StreamCtx`]). The scenario's store, outages and file
 //! watcher are this room's edge to the running server.
 
-pub mod scenario;
-pub mod select;
-pub mod server;
-pub mod stage;
+pub(crate) mod scenario;
+pub(crate) mod select;
+pub(crate) mod server;
+pub(crate) mod stage;

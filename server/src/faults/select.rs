@@ -9,7 +9,7 @@ use crate::{
 };
 
 /// Whether `rule`'s selectors (all but the type) hold for a stream of `kind` from `node`.
-pub fn selects_stream(selector: &Match, kind: StreamKind, node: Option<&str>) -> bool {
+pub(crate) fn selects_stream(selector: &Match, kind: StreamKind, node: Option<&str>) -> bool {
     let variant = match selector.variant {
         None => true,
         Some(Variant::Sotw) => kind.variant == kind::Variant::Sotw,
@@ -33,7 +33,7 @@ pub fn selects_stream(selector: &Match, kind: StreamKind, node: Option<&str>) ->
 /// Whether `rule` can act on streams of `kind`: on REST polls, only the one-shot actions
 /// without `after_ack` (a rule without `service` applies to streams and polls alike, and on
 /// polls only where it makes sense).
-pub fn acts_on(rule: &Rule, kind: StreamKind) -> bool {
+pub(crate) fn acts_on(rule: &Rule, kind: StreamKind) -> bool {
     // Server-wide rules are no stream's: `faults::server` keeps them.
     if rule.action.is_server_wide() || rule.when.requested.is_some() {
         return false;
@@ -42,18 +42,18 @@ pub fn acts_on(rule: &Rule, kind: StreamKind) -> bool {
 }
 
 /// Whether the rule is about `type_url` (a rule without a type is about every type).
-pub fn selects_type(selector: &Match, type_url: &str) -> bool {
+pub(crate) fn selects_type(selector: &Match, type_url: &str) -> bool {
     selector.type_url.as_deref().is_none_or(|t| t == type_url)
 }
 
 /// A stream-ending action that fires by itself at a stream age (`when: { after: D }` only).
-pub fn is_timed(rule: &Rule) -> bool {
+pub(crate) fn is_timed(rule: &Rule) -> bool {
     rule.action.is_stream_level() && rule.when.after.is_some() && rule.when.is_only_time()
 }
 
 /// Acts on single responses (as opposed to batches, exchanges or a timer); `withhold` leaves
 /// its resources out of each response of its type.
-pub fn is_per_response(rule: &Rule) -> bool {
+pub(crate) fn is_per_response(rule: &Rule) -> bool {
     !is_timed(rule)
         && !matches!(
             rule.action,
@@ -63,7 +63,7 @@ pub fn is_per_response(rule: &Rule) -> bool {
 
 /// What is known of one response when its moment is judged.
 #[derive(Debug, Clone, Copy)]
-pub struct Moment<'a> {
+pub(crate) struct Moment<'a> {
     /// 1-based count of responses of its type on the stream (of batches, for `reorder`).
     pub n: u64,
     pub version: &'a str,
@@ -73,7 +73,7 @@ pub struct Moment<'a> {
 }
 
 /// Whether `when` holds at `moment`.
-pub fn at_moment(when: &When, moment: Moment<'_>) -> bool {
+pub(crate) fn at_moment(when: &When, moment: Moment<'_>) -> bool {
     let count = match (when.nth, when.every) {
         (Some(nth), Some(every)) => moment.n >= nth && (moment.n - nth).is_multiple_of(every),
         (Some(nth), None) => moment.n == nth,

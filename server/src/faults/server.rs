@@ -26,7 +26,7 @@ use xdsloop_proto::type_url;
 
 /// A request as the server-wide rules see it.
 #[derive(Debug, Clone, Copy)]
-pub struct Asked<'a> {
+pub(crate) struct Asked<'a> {
     /// When it came (the caller's clock).
     pub at: SystemTime,
     pub stream: u64,
@@ -42,13 +42,13 @@ pub struct Asked<'a> {
 /// Whether a request with these names subscribes to everything of its type: `*`, or (the
 /// legacy form) no names on a stream's first request of LDS or CDS. `first` is SotW's
 /// any-request-without-names or Delta's first request of the type.
-pub fn is_wildcard(type_url: &str, names: &[&str], first: bool) -> bool {
+pub(crate) fn is_wildcard(type_url: &str, names: &[&str], first: bool) -> bool {
     names.contains(&"*") || (names.is_empty() && first && type_url::full_state(type_url))
 }
 
 /// What set a server-wide rule off.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Trigger {
+pub(crate) enum Trigger {
     /// The scenario was installed (a rule without `when`).
     Installed,
     /// `when.after` passed since the installation.
@@ -64,7 +64,7 @@ pub enum Trigger {
 
 impl Trigger {
     /// For people: the log, `/status`, the transcript.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Trigger::Installed => "installed".into(),
             Trigger::After(after) => format!("{} after the installation", humanize(*after)),
@@ -88,14 +88,14 @@ fn humanize(d: Duration) -> String {
 
 /// The server-wide rules of one installation.
 #[derive(Debug, Clone)]
-pub struct ServerRules {
+pub(crate) struct ServerRules {
     installed: Arc<Installed>,
     /// Indices of the server-wide rules in the scenario.
     indices: Vec<usize>,
 }
 
 impl ServerRules {
-    pub fn of(installed: Arc<Installed>) -> Self {
+    pub(crate) fn of(installed: Arc<Installed>) -> Self {
         let indices = installed
             .scenario
             .rules
@@ -107,27 +107,23 @@ impl ServerRules {
         Self { installed, indices }
     }
 
-    pub fn installed(&self) -> &Arc<Installed> {
+    pub(crate) fn installed(&self) -> &Arc<Installed> {
         &self.installed
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.indices.is_empty()
-    }
-
     /// Some rule waits for a request: streams must report theirs.
-    pub fn wants_requests(&self) -> bool {
+    pub(crate) fn wants_requests(&self) -> bool {
         self.indices
             .iter()
             .any(|&i| self.rule(i).when.requested.is_some())
     }
 
-    pub fn rule(&self, index: usize) -> &Rule {
+    pub(crate) fn rule(&self, index: usize) -> &Rule {
         &self.installed.scenario.rules[index]
     }
 
     /// The rules that fire by time, with how long after the installation (zero: at it).
-    pub fn timed(&self) -> Vec<(usize, Duration)> {
+    pub(crate) fn timed(&self) -> Vec<(usize, Duration)> {
         self.indices
             .iter()
             .filter(|&&i| self.rule(i).when.requested.is_none())
@@ -136,7 +132,7 @@ impl ServerRules {
     }
 
     /// Takes rule `index`'s one firing and records it; `false` if it already fired.
-    pub fn take(&self, index: usize, firing: Firing) -> bool {
+    pub(crate) fn take(&self, index: usize, firing: Firing) -> bool {
         let counters = &self.installed.counters[index];
         if !counters.try_take(Some(1)) {
             return false;
@@ -147,7 +143,7 @@ impl ServerRules {
 
     /// The `when.requested` rules `asked` sets off, each with what set it off; each is taken
     /// (no later request sets it off again).
-    pub fn on_request(&self, asked: &Asked<'_>) -> Vec<(usize, Trigger)> {
+    pub(crate) fn on_request(&self, asked: &Asked<'_>) -> Vec<(usize, Trigger)> {
         let mut fired = Vec::new();
         for &i in &self.indices {
             let rule = self.rule(i);
@@ -192,7 +188,7 @@ impl ServerRules {
 }
 
 /// A rule the server as a whole carries out, not a stream's fault stage.
-pub fn is_server_wide(rule: &Rule) -> bool {
+pub(crate) fn is_server_wide(rule: &Rule) -> bool {
     rule.action.is_server_wide() || rule.when.requested.is_some()
 }
 

@@ -31,10 +31,9 @@ mod tests;
 
 /// What the stage knows of a stream (no clock: time comes in as the stream's age).
 #[derive(Debug, Clone, Copy)]
-pub struct StreamCtx<'a> {
+pub(crate) struct StreamCtx<'a> {
     pub stream: u64,
     pub node: Option<&'a str>,
-    pub kind: StreamKind,
     /// Time since the stream opened.
     pub age: Duration,
     /// The moment the stage acts, for what it asks of the machine.
@@ -43,7 +42,7 @@ pub struct StreamCtx<'a> {
 
 /// How a rule ends a stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StreamEnd {
+pub(crate) enum StreamEnd {
     /// A gRPC status (`code`, `message`) in the trailers.
     Close { code: i32, message: String },
     /// RST_STREAM, no status.
@@ -54,14 +53,14 @@ pub enum StreamEnd {
 
 /// The response a stream-level step replaced or held, if one.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
+pub(crate) struct Target {
     pub type_url: String,
     pub nonce: String,
 }
 
 /// One thing to do on the wire.
 #[derive(Debug)]
-pub enum WireStep<R> {
+pub(crate) enum WireStep<R> {
     /// Send `response`; `mark` names the rule that changed it, if one did, and `fate` (with
     /// the nonce it was planned with) is what the machine is told.
     Send {
@@ -93,7 +92,7 @@ pub enum WireStep<R> {
 
 /// What to do with one batch.
 #[derive(Debug)]
-pub enum Plan<R> {
+pub(crate) enum Plan<R> {
     /// Send every response as it is, in order.
     AsIs(Vec<R>),
     /// Carry out these steps in order.
@@ -116,7 +115,7 @@ struct Active {
 
 /// One stream's fault stage: the scenario rules that match the stream.
 #[derive(Debug, Default)]
-pub struct FaultStage {
+pub(crate) struct FaultStage {
     installed: Option<Arc<Installed>>,
     active: Vec<Active>,
     /// Responses of each type planned so far, and the last nonce that went on the wire.
@@ -133,13 +132,13 @@ pub struct FaultStage {
 }
 
 impl FaultStage {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Follows `installed` from now on (per-stream counts of rules start again). Every
     /// `flap` cycle starts again too: [`Self::on_flap`] then shows what the old ones hid.
-    pub fn load(&mut self, installed: Arc<Installed>, kind: StreamKind, node: Option<&str>) {
+    pub(crate) fn load(&mut self, installed: Arc<Installed>, kind: StreamKind, node: Option<&str>) {
         self.installed = (!installed.is_empty()).then_some(installed);
         // Rules are matched by index: the new scenario's rule 0 is not the old one's.
         self.active.clear();
@@ -148,7 +147,7 @@ impl FaultStage {
 
     /// Whether `installed` is the scenario this stage follows already (the empty one when it
     /// follows none): it was sent again to ask for a resync, not to change the rules.
-    pub fn follows(&self, installed: &Arc<Installed>) -> bool {
+    pub(crate) fn follows(&self, installed: &Arc<Installed>) -> bool {
         match &self.installed {
             Some(ours) => Arc::ptr_eq(ours, installed),
             None => installed.is_empty(),
@@ -157,7 +156,7 @@ impl FaultStage {
 
     /// The types a `withhold` left resources out of that no rule in force withholds any
     /// more: their resources are owed to the client, as a `flap`'s are when it goes.
-    pub fn released(&mut self) -> Vec<String> {
+    pub(crate) fn released(&mut self) -> Vec<String> {
         let still = |stage: &Self, url: &str| {
             stage.active.iter().any(|a| {
                 let (rule, _) = stage.rule(a.index);
@@ -178,7 +177,7 @@ impl FaultStage {
     }
 
     /// The stream's node is known: rules with a node glob may now apply.
-    pub fn identify(&mut self, kind: StreamKind, node: &str) {
+    pub(crate) fn identify(&mut self, kind: StreamKind, node: &str) {
         self.select(kind, Some(node));
     }
 
@@ -210,7 +209,7 @@ impl FaultStage {
     }
 
     /// No rule applies to the stream: every plan is [`Plan::AsIs`].
-    pub fn is_idle(&self) -> bool {
+    pub(crate) fn is_idle(&self) -> bool {
         self.active.is_empty()
     }
 
@@ -262,7 +261,7 @@ impl FaultStage {
 
     /// The stream age at which a timed rule (`close`/`reset`/`hang` with `when: { after }`
     /// only) fires next, or a `flap` turns, if one is waiting.
-    pub fn deadline(&self) -> Option<Duration> {
+    pub(crate) fn deadline(&self) -> Option<Duration> {
         let timed = self
             .active
             .iter()
@@ -276,7 +275,7 @@ impl FaultStage {
     }
 
     /// The stream is `ctx.age` old: the timed rules due fire.
-    pub fn on_timer<R>(&mut self, ctx: &StreamCtx<'_>) -> Vec<WireStep<R>> {
+    pub(crate) fn on_timer<R>(&mut self, ctx: &StreamCtx<'_>) -> Vec<WireStep<R>> {
         let mut steps = Vec::new();
         for a in 0..self.active.len() {
             let (rule, _) = self.rule(self.active[a].index);
@@ -296,7 +295,7 @@ impl FaultStage {
     }
 
     /// The plan for one batch, in the order the machine returned it.
-    pub fn plan<R: TapResponse + WireResponse>(
+    pub(crate) fn plan<R: TapResponse + WireResponse>(
         &mut self,
         ctx: &StreamCtx<'_>,
         out: Vec<R>,
@@ -372,7 +371,7 @@ impl FaultStage {
     /// After the machine handled a request of `type_url` as `exchange` says: arms the
     /// `after_ack` rules whose version the client ACKed, and returns the resends
     /// `ignore_acks` asks of `machine`.
-    pub fn after_exchange<M: MachineHooks>(
+    pub(crate) fn after_exchange<M: MachineHooks>(
         &mut self,
         ctx: &StreamCtx<'_>,
         type_url: &str,

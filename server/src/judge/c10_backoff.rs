@@ -15,12 +15,12 @@ use super::{
 };
 
 /// Opens after unserved streams that make a loop.
-pub const BACKOFF_OPENS: usize = 6;
+pub(crate) const BACKOFF_OPENS: usize = 6;
 /// Within this long.
-pub const BACKOFF_WINDOW: Duration = Duration::from_secs(2);
+pub(crate) const BACKOFF_WINDOW: Duration = Duration::from_secs(2);
 
 /// A stream of `key` named its node at `now`.
-pub fn opened(book: &mut NodeBook, key: Key, now: Instant) -> Option<Violation> {
+pub(crate) fn opened(book: &mut NodeBook, key: Key, now: Instant) -> Option<Violation> {
     let (node, ip, service) = (key.0.clone(), key.1.clone(), key.2);
     let opens = book.opens.touch(key, now);
     if !opens.last_unserved {
@@ -51,7 +51,7 @@ pub fn opened(book: &mut NodeBook, key: Key, now: Instant) -> Option<Violation> 
 }
 
 /// A stream of `key` closed after sending `responses` responses.
-pub fn closed(book: &mut NodeBook, key: Key, responses: u64, now: Instant) {
+pub(crate) fn closed(book: &mut NodeBook, key: Key, responses: u64, now: Instant) {
     book.opens.touch(key, now).last_unserved = responses == 0;
 }
 

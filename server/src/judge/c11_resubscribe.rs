@@ -21,11 +21,11 @@ use super::{
 use crate::protocol::held::Held;
 
 /// How long a reconnected client has to resubscribe what it held.
-pub const RESUBSCRIBE_WITHIN: Duration = Duration::from_secs(5);
+pub(crate) const RESUBSCRIBE_WITHIN: Duration = Duration::from_secs(5);
 
 /// What the previous stream left; checked against the new stream's first requests.
 #[derive(Debug)]
-pub struct Resubscribe {
+pub(crate) struct Resubscribe {
     last: LastStream,
     deadline: Instant,
     /// C11.types was judged (types asked for again leave `last` as they arrive).
@@ -33,7 +33,7 @@ pub struct Resubscribe {
 }
 
 impl Resubscribe {
-    pub fn new(last: LastStream, now: Instant) -> Self {
+    pub(crate) fn new(last: LastStream, now: Instant) -> Self {
         Self {
             last,
             deadline: now + RESUBSCRIBE_WITHIN,
@@ -43,7 +43,7 @@ impl Resubscribe {
 
     /// The new stream's first request for `url` declares `version` (SotW) or `initial`
     /// (Delta).
-    pub fn first_request(
+    pub(crate) fn first_request(
         &mut self,
         url: &str,
         version: &str,
@@ -70,7 +70,7 @@ impl Resubscribe {
 
     /// Past the deadline (or at the stream's end, `force`): the types held and not asked for
     /// again. Reported once.
-    pub fn check(&mut self, now: Instant, force: bool) -> Option<Violation> {
+    pub(crate) fn check(&mut self, now: Instant, force: bool) -> Option<Violation> {
         if self.done || (!force && now < self.deadline) {
             return None;
         }
@@ -138,7 +138,7 @@ fn versions(
 }
 
 /// What a closing stream leaves for the next one on its connection.
-pub fn last_stream(stream: u64, held: Held) -> LastStream {
+pub(crate) fn last_stream(stream: u64, held: Held) -> LastStream {
     let types = held.types.into_iter().map(|(url, t)| {
         let acked = t.last_acked.filter(|_| t.acked);
         let known = (acked.is_some() && t.delta_known.len() <= MAX_KNOWN).then(|| {

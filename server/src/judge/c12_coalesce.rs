@@ -28,7 +28,7 @@ use super::Violation;
 use crate::protocol::subscription::Change;
 
 /// Widening dependent requests allowed per parent response.
-pub const COALESCE_REQUESTS: u32 = 2;
+pub(crate) const COALESCE_REQUESTS: u32 = 2;
 
 /// The two parent → dependent pairs: clusters name their endpoints, listeners their routes.
 const PAIRS: [(&str, &str); 2] = [
@@ -38,7 +38,7 @@ const PAIRS: [(&str, &str); 2] = [
 
 /// Per pair: widening dependent requests since the parent's latest response.
 #[derive(Debug, Default)]
-pub struct Coalesce {
+pub(crate) struct Coalesce {
     pairs: [Pair; 2],
 }
 
@@ -56,7 +56,7 @@ struct Pair {
 impl Coalesce {
     /// A response of `url` went out with the nonce `<stream>-<n>` (`n`: `None` for a nonce
     /// of another form); `faulted`: a scenario rule changed it.
-    pub fn on_response(&mut self, url: &str, n: Option<u64>, faulted: bool) {
+    pub(crate) fn on_response(&mut self, url: &str, n: Option<u64>, faulted: bool) {
         if let Some(i) = PAIRS.iter().position(|(parent, _)| *parent == url) {
             self.pairs[i] = Pair {
                 started: true,
@@ -70,7 +70,7 @@ impl Coalesce {
     /// carries the nonce of the latest response of its type; `first`: the type's first
     /// request on the stream; `known`: the highest `n` of a nonce the client has echoed on
     /// the stream so far, this request's included (it had every response up to that one).
-    pub fn on_request(
+    pub(crate) fn on_request(
         &mut self,
         url: &str,
         change: Change,

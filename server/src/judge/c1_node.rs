@@ -7,13 +7,13 @@ use super::Violation;
 
 /// C1's state: whether the stream's first request was seen.
 #[derive(Debug, Default)]
-pub struct FirstRequest {
+pub(crate) struct FirstRequest {
     seen: bool,
 }
 
 impl FirstRequest {
     /// A request arrived; a violation if it is the stream's first and names no node.
-    pub fn on_request(&mut self, type_url: &str, has_node: bool) -> Option<Violation> {
+    pub(crate) fn on_request(&mut self, type_url: &str, has_node: bool) -> Option<Violation> {
         if std::mem::replace(&mut self.seen, true) || has_node {
             return None;
         }

@@ -9,13 +9,13 @@ use std::time::{Duration, Instant};
 use super::Violation;
 
 /// Requests of one type allowed in a window without a response of that type.
-pub const STORM_REQUESTS: u32 = 20;
+pub(crate) const STORM_REQUESTS: u32 = 20;
 /// The window.
-pub const STORM_WINDOW: Duration = Duration::from_secs(1);
+pub(crate) const STORM_WINDOW: Duration = Duration::from_secs(1);
 
 /// One type's requests since its last response (or since the window began).
 #[derive(Debug, Default)]
-pub struct Storm {
+pub(crate) struct Storm {
     since: Option<Instant>,
     count: u32,
     reported: bool,
@@ -23,7 +23,7 @@ pub struct Storm {
 
 impl Storm {
     /// A request of `type_url` arrived at `now`.
-    pub fn on_request(&mut self, type_url: &str, now: Instant) -> Option<Violation> {
+    pub(crate) fn on_request(&mut self, type_url: &str, now: Instant) -> Option<Violation> {
         let fresh = self
             .since
             .is_none_or(|since| now.saturating_duration_since(since) > STORM_WINDOW);
@@ -50,7 +50,7 @@ impl Storm {
     }
 
     /// A response of the type went out: the client has something to answer again.
-    pub fn on_response(&mut self) {
+    pub(crate) fn on_response(&mut self) {
         *self = Storm::default();
     }
 }

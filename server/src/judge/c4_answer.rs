@@ -11,7 +11,7 @@ use super::{Violation, c5_nack::shown};
 use crate::protocol::subscription::Ledger;
 
 /// Our nonces are `<stream>-<n>` ([`crate::protocol::nonce::NonceSource`]).
-pub fn parse(nonce: &str) -> Option<(u64, u64)> {
+pub(crate) fn parse(nonce: &str) -> Option<(u64, u64)> {
     let (stream, n) = nonce.split_once('-')?;
     Some((stream.parse().ok()?, n.parse().ok()?))
 }
@@ -20,7 +20,7 @@ pub fn parse(nonce: &str) -> Option<(u64, u64)> {
 /// an earlier stream, issued later than any response of this type went on the wire
 /// (`highest`, 0 for none: pushes, resends and heartbeats alike), or for a type this stream
 /// never answered.
-pub fn nonce(
+pub(crate) fn nonce(
     stream: u64,
     type_url: &str,
     nonce: &str,
@@ -78,7 +78,7 @@ pub fn nonce(
 /// way out is not judged. Returns the violation to report if the machine confirms the request
 /// was a plain ACK that changed no interest (a request that changes the interest carries the
 /// latest nonce with the last *accepted* version, which may be older).
-pub fn ack_version(
+pub(crate) fn ack_version(
     type_url: &str,
     version: &str,
     nonce: &str,

@@ -9,7 +9,7 @@ use crate::protocol::facts::RequestView;
 use crate::protocol::subscription::Ledger;
 
 /// `error_detail` with code 0 (OK) or an empty message.
-pub fn fields(request: &RequestView<'_>) -> Option<Violation> {
+pub(crate) fn fields(request: &RequestView<'_>) -> Option<Violation> {
     let (code, message) = request.error?;
     if code != 0 && !message.trim().is_empty() {
         return None;
@@ -35,7 +35,7 @@ pub fn fields(request: &RequestView<'_>) -> Option<Violation> {
 /// client accepted on this stream: `accepted`, what its latest request without an error said
 /// (an ACK, also one that arrived after a newer push, or its first request), else "". C4
 /// checks that an ACK carries the version it was sent.
-pub fn version(
+pub(crate) fn version(
     request: &RequestView<'_>,
     ledger: Option<&Ledger>,
     accepted: Option<&str>,
@@ -61,7 +61,7 @@ pub fn version(
 }
 
 /// A nonce for a sentence: `""` when empty.
-pub fn shown(nonce: &str) -> String {
+pub(crate) fn shown(nonce: &str) -> String {
     if nonce.is_empty() {
         "\"\"".to_string()
     } else {

@@ -14,14 +14,14 @@
 //! - `C12.coalesce`, `C12.before-ack` in [`c12_coalesce`];
 //! - `C20.storm` in [`c20_storm`].
 
-pub mod c10_backoff;
-pub mod c11_resubscribe;
-pub mod c12_coalesce;
-pub mod c1_node;
-pub mod c20_storm;
-pub mod c4_answer;
-pub mod c5_nack;
-pub mod nodes;
+pub(crate) mod c10_backoff;
+pub(crate) mod c11_resubscribe;
+pub(crate) mod c12_coalesce;
+pub(crate) mod c1_node;
+pub(crate) mod c20_storm;
+pub(crate) mod c4_answer;
+pub(crate) mod c5_nack;
+pub(crate) mod nodes;
 
 use std::{
     sync::{Arc, Mutex, MutexGuard},
@@ -54,7 +54,7 @@ pub struct Violation {
 
 impl Violation {
     /// `check` is `<rule>.<name>`.
-    pub fn new(check: &'static str, type_url: Option<&str>, message: String) -> Self {
+    pub(crate) fn new(check: &'static str, type_url: Option<&str>, message: String) -> Self {
         let rule = check.split_once('.').map_or(check, |(rule, _)| rule);
         Self {
             rule,
@@ -85,13 +85,13 @@ pub enum Mode {
 
 /// The server's judging: its mode and the node book every stream shares. Cheap to clone.
 #[derive(Debug, Clone, Default)]
-pub struct Conformance {
+pub(crate) struct Conformance {
     pub mode: Mode,
     book: Arc<Mutex<NodeBook>>,
 }
 
 impl Conformance {
-    pub fn new(mode: Mode) -> Self {
+    pub(crate) fn new(mode: Mode) -> Self {
         Self {
             mode,
             book: Arc::default(),
@@ -99,7 +99,7 @@ impl Conformance {
     }
 
     /// A judge for a new stream.
-    pub fn judge(&self, stream: u64, kind: StreamKind, peer: Option<Peer>) -> Judge {
+    pub(crate) fn judge(&self, stream: u64, kind: StreamKind, peer: Option<Peer>) -> Judge {
         Judge {
             mode: self.mode,
             stream,
@@ -151,7 +151,7 @@ impl TypeJudge {
 
 /// One stream's judge.
 #[derive(Debug)]
-pub struct Judge {
+pub(crate) struct Judge {
     mode: Mode,
     stream: u64,
     kind: StreamKind,
@@ -181,8 +181,9 @@ pub struct Judge {
 }
 
 impl Judge {
+    #[cfg(test)]
     /// A judge that checks nothing (`--conformance off`, tests of other parts).
-    pub fn off() -> Self {
+    pub(crate) fn off() -> Self {
         Conformance::new(Mode::Off).judge(0, StreamKind::ADS_SOTW, None)
     }
 
@@ -208,7 +209,7 @@ impl Judge {
 
     /// Before the machine handles `request`: `ledger` is the type's wire history so far and
     /// `issued` how many nonces the stream has handed out.
-    pub fn before(
+    pub(crate) fn before(
         &mut self,
         request: &RequestView<'_>,
         ledger: Option<&Ledger>,
@@ -276,7 +277,7 @@ impl Judge {
     }
 
     /// After the machine handled the request, with what it decided.
-    pub fn after(&mut self, exchange: Exchange) {
+    pub(crate) fn after(&mut self, exchange: Exchange) {
         let ack = self.ack.take();
         let Some(index) = self.current.take() else {
             return;
@@ -296,7 +297,7 @@ impl Judge {
     }
 
     /// A response went on the wire with `nonce`; `faulted`: a scenario rule changed it.
-    pub fn on_response(&mut self, type_url: &str, nonce: &str, faulted: bool, now: Instant) {
+    pub(crate) fn on_response(&mut self, type_url: &str, nonce: &str, faulted: bool, now: Instant) {
         if !self.on() {
             return;
         }
@@ -327,14 +328,14 @@ impl Judge {
 
     /// Whether [`Self::closed`] needs what the client held (building it moves the machine's
     /// maps, so the loop asks first).
-    pub fn wants_held(&self) -> bool {
+    pub(crate) fn wants_held(&self) -> bool {
         self.on() && self.node.is_some()
     }
 
     /// The stream ended at `now` with the client holding `held`: left for the node's next
     /// stream on this connection. `cut`: the server ended it (a scenario fault, a strict
     /// judge), so its reconnect is not counted against the client's backoff.
-    pub fn closed(&mut self, held: Held, cut: bool, now: Instant) {
+    pub(crate) fn closed(&mut self, held: Held, cut: bool, now: Instant) {
         self.deadline(now, true);
         let (Some(node), Some(peer)) = (self.node.clone(), self.peer.clone()) else {
             return;
@@ -349,12 +350,12 @@ impl Judge {
     }
 
     /// The violations found since the last call, oldest first.
-    pub fn take_violations(&mut self) -> Vec<Violation> {
+    pub(crate) fn take_violations(&mut self) -> Vec<Violation> {
         std::mem::take(&mut self.found)
     }
 
     /// Strict: the violation the stream must end for.
-    pub fn failure(&self) -> Option<&Violation> {
+    pub(crate) fn failure(&self) -> Option<&Violation> {
         self.failed.as_ref()
     }
 

@@ -13,15 +13,15 @@ use std::{
 };
 
 /// Keys remembered per table.
-pub const MAX_ENTRIES: usize = 10_000;
+pub(crate) const MAX_ENTRIES: usize = 10_000;
 /// How long an entry is kept after it was last touched.
-pub const EXPIRY: Duration = Duration::from_secs(600);
+pub(crate) const EXPIRY: Duration = Duration::from_secs(600);
 /// Delta resources remembered per type for C11; a type holding more is not judged by version.
-pub const MAX_KNOWN: usize = 10_000;
+pub(crate) const MAX_KNOWN: usize = 10_000;
 
 /// Where a stream came from, as text (the transport knows the socket).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Peer {
+pub(crate) struct Peer {
     /// `ip:port`: one connection, so one client process.
     pub addr: Box<str>,
     /// The IP alone: every connection of one host.
@@ -29,11 +29,11 @@ pub struct Peer {
 }
 
 /// (node, peer address or IP, service).
-pub type Key = (String, Box<str>, &'static str);
+pub(crate) type Key = (String, Box<str>, &'static str);
 
 /// A bounded map with insertion-order eviction and expiry.
 #[derive(Debug)]
-pub struct Book<V> {
+pub(crate) struct Book<V> {
     entries: HashMap<Key, (Instant, V)>,
     order: VecDeque<Key>,
 }
@@ -49,7 +49,7 @@ impl<V> Default for Book<V> {
 
 impl<V: Default> Book<V> {
     /// The entry for `key`, created empty if new, marked as touched at `now`.
-    pub fn touch(&mut self, key: Key, now: Instant) -> &mut V {
+    pub(crate) fn touch(&mut self, key: Key, now: Instant) -> &mut V {
         self.expire(now);
         if !self.entries.contains_key(&key) {
             self.order.push_back(key.clone());
@@ -63,16 +63,13 @@ impl<V: Default> Book<V> {
     }
 
     /// Removes and returns the entry for `key`.
-    pub fn take(&mut self, key: &Key) -> Option<V> {
+    pub(crate) fn take(&mut self, key: &Key) -> Option<V> {
         self.entries.remove(key).map(|(_, v)| v)
     }
 
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
     }
 
     fn expire(&mut self, now: Instant) {
@@ -92,7 +89,7 @@ impl<V: Default> Book<V> {
 
 /// C10: a key's recent opens that followed a stream that got no response.
 #[derive(Debug, Default)]
-pub struct Opens {
+pub(crate) struct Opens {
     /// The key's last stream closed without a response.
     pub last_unserved: bool,
     /// When the recent failing opens happened, oldest first.
@@ -101,7 +98,7 @@ pub struct Opens {
 
 /// C11: what a connection's last stream left its client holding.
 #[derive(Debug, Default)]
-pub struct LastStream {
+pub(crate) struct LastStream {
     pub stream: u64,
     /// By type URL.
     pub types: BTreeMap<String, HeldType>,
@@ -109,7 +106,7 @@ pub struct LastStream {
 
 /// One type the client held when its stream closed.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct HeldType {
+pub(crate) struct HeldType {
     /// The client still wanted something of it.
     pub wanted: bool,
     /// The last response was ACKed, with this version (SotW `version_info`).
@@ -120,7 +117,7 @@ pub struct HeldType {
 
 /// Everything the judge remembers across streams.
 #[derive(Debug, Default)]
-pub struct NodeBook {
+pub(crate) struct NodeBook {
     /// By (node, peer IP, service).
     pub opens: Book<Opens>,
     /// By (node, peer address, service).

@@ -25,7 +25,7 @@ use std::{
 
 /// Closes the connections it handed out a [`CloseSignal`]. Cheap to clone.
 #[derive(Debug, Clone, Default)]
-pub struct Closer {
+pub(crate) struct Closer {
     inner: Arc<Mutex<Registered>>,
 }
 
@@ -59,12 +59,12 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Closer {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// A signal for one new connection; already closed if [`Closer::close`] ran.
-    pub fn signal(&self) -> CloseSignal {
+    pub(crate) fn signal(&self) -> CloseSignal {
         let mut registered = lock(&self.inner);
         let flag = Arc::new(Flag::default());
         if registered.closed {
@@ -82,7 +82,7 @@ impl Closer {
 
     /// Makes every registered connection's reads and writes fail from now on, and wakes its
     /// task so it notices.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         let flags: Vec<Arc<Flag>> = {
             let mut registered = lock(&self.inner);
             registered.closed = true;
@@ -96,7 +96,7 @@ impl Closer {
     /// Makes the connections registered now fail, as [`Closer::close`] does, but not the ones
     /// that come later (an outage on purpose: the server serves again after it). Returns how
     /// many it closed.
-    pub fn close_open(&self) -> usize {
+    pub(crate) fn close_open(&self) -> usize {
         let flags: Vec<Arc<Flag>> = lock(&self.inner).open.values().cloned().collect();
         for flag in &flags {
             flag.close();
@@ -105,14 +105,14 @@ impl Closer {
     }
 
     /// Connections still registered (open, or not yet dropped).
-    pub fn open(&self) -> usize {
+    pub(crate) fn open(&self) -> usize {
         lock(&self.inner).open.len()
     }
 }
 
 /// One connection's view of its [`Closer`]; dropping it unregisters the connection.
 #[derive(Debug)]
-pub struct CloseSignal {
+pub(crate) struct CloseSignal {
     closer: Closer,
     id: u64,
     flag: Arc<Flag>,
@@ -120,19 +120,19 @@ pub struct CloseSignal {
 
 impl CloseSignal {
     /// This connection's own kill switch, for the streams it carries.
-    pub fn kill_switch(&self) -> KillSwitch {
+    pub(crate) fn kill_switch(&self) -> KillSwitch {
         KillSwitch {
             flag: Some(self.flag.clone()),
         }
     }
 
     /// Whether the connection was closed by its [`KillSwitch`].
-    pub fn is_reset(&self) -> bool {
+    pub(crate) fn is_reset(&self) -> bool {
         self.flag.reset.load(Ordering::Acquire)
     }
 
     /// The error every read and write returns once closed.
-    pub fn check(&self) -> io::Result<()> {
+    pub(crate) fn check(&self) -> io::Result<()> {
         if self.is_reset() {
             return Err(io::Error::new(
                 io::ErrorKind::ConnectionReset,
@@ -150,7 +150,7 @@ impl CloseSignal {
 
     /// Called when the socket returned `Pending`: wake this task on close too. Checks again
     /// after registering, so a close in between is not missed.
-    pub fn register(&self, cx: &Context<'_>) -> io::Result<()> {
+    pub(crate) fn register(&self, cx: &Context<'_>) -> io::Result<()> {
         {
             let mut waker = lock(&self.flag.waker);
             match &*waker {
@@ -165,13 +165,13 @@ impl CloseSignal {
 /// Resets one connection (every stream on it) at once. Cheap to clone; a detached one (a
 /// connection that is not ours: tests, embedders) does nothing.
 #[derive(Debug, Clone, Default)]
-pub struct KillSwitch {
+pub(crate) struct KillSwitch {
     flag: Option<Arc<Flag>>,
 }
 
 impl KillSwitch {
     /// Fails the connection's reads and writes from now on, as a reset; `false` when detached.
-    pub fn reset(&self) -> bool {
+    pub(crate) fn reset(&self) -> bool {
         let Some(flag) = &self.flag else {
             return false;
         };

@@ -25,12 +25,10 @@ use crate::net::{
 
 /// Who a request came from. tonic puts it into every request's extensions.
 #[derive(Debug, Clone)]
-pub struct PeerInfo {
+pub(crate) struct PeerInfo {
     pub addr: SocketAddr,
     /// The verified client certificate's identity (mTLS); `None` without one.
     pub identity: Option<Arc<PeerIdentity>>,
-    /// Whether the connection is TLS.
-    pub tls: bool,
     /// Shared by the connection's streams for their unfinished requests.
     pub budget: RequestBudget,
     /// Resets this connection (`reset: { scope: connection }`).
@@ -41,28 +39,29 @@ pub struct PeerInfo {
 /// reserves a whole request once its length prefix has arrived and reads no further until the
 /// reservation is granted, so one connection cannot pin `streams × --max-request-bytes`.
 #[derive(Debug, Clone)]
-pub struct RequestBudget {
+pub(crate) struct RequestBudget {
     semaphore: Arc<Semaphore>,
 }
 
 impl RequestBudget {
-    pub fn new(bytes: usize) -> Self {
+    pub(crate) fn new(bytes: usize) -> Self {
         Self {
             semaphore: Arc::new(Semaphore::new(bytes.min(Semaphore::MAX_PERMITS))),
         }
     }
 
+    #[cfg(test)]
     /// A budget no request ever waits for (connections that are not ours: tests, embedders).
-    pub fn unlimited() -> Self {
+    pub(crate) fn unlimited() -> Self {
         Self::new(Semaphore::MAX_PERMITS)
     }
 
-    pub fn semaphore(&self) -> Arc<Semaphore> {
+    pub(crate) fn semaphore(&self) -> Arc<Semaphore> {
         self.semaphore.clone()
     }
 
     /// Bytes not reserved right now.
-    pub fn available(&self) -> usize {
+    pub(crate) fn available(&self) -> usize {
         self.semaphore.available_permits()
     }
 }
@@ -73,7 +72,7 @@ enum Io {
 }
 
 /// An accepted connection, handed to the HTTP server.
-pub struct Conn {
+pub(crate) struct Conn {
     io: Io,
     info: PeerInfo,
     close: CloseSignal,
@@ -82,7 +81,7 @@ pub struct Conn {
 }
 
 impl Conn {
-    pub fn plain(
+    pub(crate) fn plain(
         tcp: TcpStream,
         info: PeerInfo,
         close: CloseSignal,
@@ -96,7 +95,7 @@ impl Conn {
         }
     }
 
-    pub fn tls(
+    pub(crate) fn tls(
         tls: TlsStream<TcpStream>,
         info: PeerInfo,
         close: CloseSignal,
@@ -108,10 +107,6 @@ impl Conn {
             close,
             _permit: permit,
         }
-    }
-
-    pub fn info(&self) -> &PeerInfo {
-        &self.info
     }
 
     /// Closed: after a reset, drop the socket with zero linger so the peer sees a TCP RST.

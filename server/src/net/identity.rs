@@ -9,9 +9,11 @@ use tokio_rustls::rustls::pki_types::CertificateDer;
 /// The identity a verified client certificate (or the server's own) presents.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PeerIdentity {
+    /// The subject's common name.
     pub subject_cn: Option<String>,
     /// URI SANs, e.g. `spiffe://example.org/ns/default/sa/envoy`.
     pub uri_sans: Vec<String>,
+    /// DNS SANs.
     pub dns_sans: Vec<String>,
     /// The serial number in hex, which tells two certificates with the same names apart.
     pub serial: String,
@@ -50,7 +52,7 @@ const COMMON_NAME: &[u8] = &[0x55, 0x04, 0x03];
 /// The common name in a `Name`'s content (a sequence of SETs of `{OID, value}` SEQUENCEs, the
 /// outer SEQUENCE already removed, as webpki hands it out). The value is any string type
 /// (UTF8String, PrintableString, IA5String, ...); a malformed name gives `None`.
-pub fn common_name(name: &[u8]) -> Option<String> {
+pub(crate) fn common_name(name: &[u8]) -> Option<String> {
     let mut rdns = name;
     while !rdns.is_empty() {
         let (tag, set, rest) = element(rdns)?;

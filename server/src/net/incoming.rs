@@ -27,7 +27,7 @@ use crate::net::{
 };
 
 /// How long a client may take to finish its TLS handshake.
-pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Accepted connections waiting for the HTTP server: it takes them as fast as they come, so
 /// a few are enough; the bound keeps a stalled server from accepting without limit.
@@ -35,7 +35,7 @@ const READY_CAPACITY: usize = 64;
 
 /// What the accept loop needs besides the listener.
 #[derive(Debug, Clone)]
-pub struct Accept {
+pub(crate) struct Accept {
     pub stats: NetStats,
     /// `None`: plaintext.
     pub tls: Option<watch::Receiver<TlsView>>,
@@ -47,7 +47,10 @@ pub struct Accept {
 }
 
 /// Starts accepting on `listener`; the connections come out of the returned stream.
-pub fn incoming(listener: TcpListener, accept: Accept) -> ReceiverStream<std::io::Result<Conn>> {
+pub(crate) fn incoming(
+    listener: TcpListener,
+    accept: Accept,
+) -> ReceiverStream<std::io::Result<Conn>> {
     let (tx, rx) = mpsc::channel(READY_CAPACITY);
     tokio::spawn(accept_loop(listener, accept, tx));
     ReceiverStream::new(rx)
@@ -154,7 +157,6 @@ fn info(
 ) -> PeerInfo {
     PeerInfo {
         addr: peer,
-        tls: accept.tls.is_some(),
         identity: identity.map(Arc::new),
         budget: RequestBudget::new(accept.budget_bytes),
         kill: close.kill_switch(),

@@ -7,24 +7,24 @@
 //! Both listeners (the xDS port and a separate admin listener) accept through here, so the
 //! admin access rule and `/status` see the same [`conn::PeerInfo`] for every request.
 
-pub mod close;
-pub mod conn;
-pub mod identity;
-pub mod incoming;
-pub mod outage;
-pub mod refusal;
-pub mod rotation;
-pub mod tls;
+pub(crate) mod close;
+pub(crate) mod conn;
+pub(crate) mod identity;
+pub(crate) mod incoming;
+pub(crate) mod outage;
+pub(crate) mod refusal;
+pub(crate) mod rotation;
+pub(crate) mod tls;
 
 use tokio::sync::watch;
 
 use self::{refusal::NetStats, rotation::TlsView};
 
 /// gRPC's usual request limit; an xDS request is a node and a list of names.
-pub const DEFAULT_MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
 /// Above what the fleet puts on one connection (N = 32,000 nodes on 8 connections).
-pub const DEFAULT_MAX_STREAMS_PER_CONNECTION: u32 = 4096;
-pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+pub(crate) const DEFAULT_MAX_STREAMS_PER_CONNECTION: u32 = 4096;
+pub(crate) const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 
 /// What one client may cost (docs/security.md adds it up).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,14 +50,14 @@ impl Default for Limits {
 impl Limits {
     /// The unfinished-request bytes one connection's streams share: two whole requests, so
     /// one stream's large request never starves another stream's.
-    pub fn budget_bytes(&self) -> usize {
+    pub(crate) fn budget_bytes(&self) -> usize {
         self.max_request_bytes.saturating_mul(2)
     }
 }
 
 /// What `/status` shows about a listener: limits, counters, TLS. Cheap to clone.
 #[derive(Debug, Clone)]
-pub struct Listening {
+pub(crate) struct Listening {
     pub limits: Limits,
     pub stats: NetStats,
     pub tls: Option<watch::Receiver<TlsView>>,

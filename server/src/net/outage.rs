@@ -17,7 +17,7 @@ const REBIND_RETRY: Duration = Duration::from_millis(100);
 /// Closes `listener` and the connections `closer` holds, waits until `until`, binds the same
 /// address again and tells `outages` it is over. `None` if it could not be bound again
 /// before `stopped` resolved (the server is stopping).
-pub async fn sit_out(
+pub(crate) async fn sit_out(
     listener: TcpListener,
     closer: &Closer,
     outages: &Outages,

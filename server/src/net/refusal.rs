@@ -21,11 +21,11 @@ use tokio::{
 use tokio_rustls::rustls::{self, CertificateError};
 
 /// How many handshake failures `/status` remembers.
-pub const RECENT_FAILURES: usize = 32;
+pub(crate) const RECENT_FAILURES: usize = 32;
 
 /// One connection refused during its TLS handshake.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HandshakeFailure {
+pub(crate) struct HandshakeFailure {
     pub peer: SocketAddr,
     pub at: SystemTime,
     pub reason: String,
@@ -33,7 +33,7 @@ pub struct HandshakeFailure {
 
 /// Connection counters and recent handshake failures of one listener. Cheap to clone.
 #[derive(Debug, Clone)]
-pub struct NetStats {
+pub(crate) struct NetStats {
     inner: Arc<Inner>,
 }
 
@@ -49,7 +49,7 @@ struct Inner {
 }
 
 impl NetStats {
-    pub fn new(max_connections: usize) -> Self {
+    pub(crate) fn new(max_connections: usize) -> Self {
         let max = max_connections.clamp(1, Semaphore::MAX_PERMITS);
         Self {
             inner: Arc::new(Inner {
@@ -67,12 +67,12 @@ impl NetStats {
     }
 
     /// Connections accepted and not yet closed (handshakes in progress included).
-    pub fn open_connections(&self) -> usize {
+    pub(crate) fn open_connections(&self) -> usize {
         self.inner.max_connections - self.inner.connections.available_permits()
     }
 
     /// Connections closed at once because `--max-connections` were open.
-    pub fn refused_connections(&self) -> u64 {
+    pub(crate) fn refused_connections(&self) -> u64 {
         self.inner.refused.load(Ordering::Relaxed)
     }
 
@@ -85,7 +85,7 @@ impl NetStats {
     }
 
     /// The last [`RECENT_FAILURES`] handshake failures, most recent first.
-    pub fn handshake_failures(&self) -> Vec<HandshakeFailure> {
+    pub(crate) fn handshake_failures(&self) -> Vec<HandshakeFailure> {
         let failures = self
             .inner
             .failures
@@ -113,7 +113,7 @@ impl NetStats {
 }
 
 /// A TLS accept error in words a person can act on.
-pub fn handshake_reason(error: &io::Error) -> String {
+pub(crate) fn handshake_reason(error: &io::Error) -> String {
     let tls = error
         .get_ref()
         .and_then(|inner| inner.downcast_ref::<rustls::Error>());
@@ -144,7 +144,7 @@ pub fn handshake_reason(error: &io::Error) -> String {
 }
 
 /// A certificate outside its validity, with the dates in RFC 3339 (rustls says UNIX seconds).
-pub fn dates(error: &CertificateError) -> Option<String> {
+pub(crate) fn dates(error: &CertificateError) -> Option<String> {
     let at = |t: rustls::pki_types::UnixTime| {
         let time = SystemTime::UNIX_EPOCH + Duration::from_secs(t.as_secs());
         humantime::format_rfc3339_seconds(time).to_string()
@@ -169,7 +169,7 @@ const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0";
 
 /// What a client that did not start with a TLS record gets: an answer in its own protocol
 /// saying this port speaks TLS, then the connection closed. Returns the reason to record.
-pub async fn refuse_plaintext(mut tcp: TcpStream, head: &[u8]) -> String {
+pub(crate) async fn refuse_plaintext(mut tcp: TcpStream, head: &[u8]) -> String {
     let (answer, reason) = if head.starts_with(&H2_PREFACE[..head.len().min(H2_PREFACE.len())]) {
         let reason = "plaintext HTTP/2 (gRPC without TLS) on a TLS port: the client needs TLS \
                       (xdsloop-client --tls-ca FILE)";
@@ -310,12 +310,12 @@ const ANSWERED_REFUSALS: usize = 64;
 
 /// How a connection refused at `--max-connections` is told, in its protocol: what the
 /// client shows (xdsloop-client finds it by this beginning).
-pub const CROWDED: &str = "xdsloop refused this connection:";
+pub(crate) const CROWDED: &str = "xdsloop refused this connection:";
 
 /// Tells a client turned away at `--max-connections` why, in its own protocol (an HTTP/2
 /// GOAWAY with ENHANCE_YOUR_CALM and the reason as its debug text, or an HTTP/1.1 503), then
 /// closes. A TLS client is closed without a word: answering would mean a handshake.
-pub fn refuse_crowded(tcp: TcpStream, stats: &NetStats) {
+pub(crate) fn refuse_crowded(tcp: TcpStream, stats: &NetStats) {
     let Ok(permit) = stats.inner.answering.clone().try_acquire_owned() else {
         return;
     };

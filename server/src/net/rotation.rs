@@ -30,7 +30,7 @@ use crate::{
 
 /// The configuration being served, and how following the files goes.
 #[derive(Debug, Clone)]
-pub struct TlsView {
+pub(crate) struct TlsView {
     pub files: TlsFiles,
     pub loaded: Arc<Loaded>,
     /// Why the latest attempt to read the files failed; `None` after a good one.
@@ -41,7 +41,7 @@ pub struct TlsView {
 
 /// Loads `files` (an error is a start-up failure) and follows them from then on. The
 /// follower ends once every receiver is gone.
-pub fn follow(
+pub(crate) fn follow(
     files: TlsFiles,
     client_certs: ClientCerts,
     quiet: Duration,

@@ -23,6 +23,7 @@ use crate::{Error, net::identity::PeerIdentity};
 
 /// ALPN protocols, most preferred first.
 pub const ALPN_H2: &[u8] = b"h2";
+/// HTTP/1.1 (REST-JSON and the admin routes), after [`ALPN_H2`].
 pub const ALPN_HTTP1: &[u8] = b"http/1.1";
 
 /// The files that make the server's TLS configuration.
@@ -47,7 +48,7 @@ impl TlsFiles {
 
 /// Whether a listener asks clients for a certificate (only with a client CA).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ClientCerts {
+pub(crate) enum ClientCerts {
     /// mTLS: a client without a certificate signed by the client CA is refused.
     Required,
     /// Asked for and verified when sent (the admin listener: a token works too).
@@ -56,7 +57,7 @@ pub enum ClientCerts {
 
 /// A server configuration and what it was made of.
 #[derive(Debug, Clone)]
-pub struct Loaded {
+pub(crate) struct Loaded {
     pub config: Arc<ServerConfig>,
     /// The names in the server's own certificate.
     pub cert: PeerIdentity,
@@ -67,7 +68,7 @@ pub struct Loaded {
 }
 
 /// The ring crypto provider every configuration is built with.
-pub fn provider() -> Arc<CryptoProvider> {
+pub(crate) fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
@@ -80,7 +81,7 @@ fn read(flag: &str, path: &Path) -> Result<Vec<u8>, Error> {
 }
 
 /// The certificates in a PEM file; at least one.
-pub fn certificates(flag: &str, path: &Path) -> Result<Vec<CertificateDer<'static>>, Error> {
+pub(crate) fn certificates(flag: &str, path: &Path) -> Result<Vec<CertificateDer<'static>>, Error> {
     certificates_in(flag, path, &read(flag, path)?)
 }
 
@@ -99,7 +100,7 @@ fn certificates_in(
 }
 
 /// The private key in a PEM file. Errors never quote the file's content.
-pub fn private_key(flag: &str, path: &Path) -> Result<PrivateKeyDer<'static>, Error> {
+pub(crate) fn private_key(flag: &str, path: &Path) -> Result<PrivateKeyDer<'static>, Error> {
     private_key_in(flag, path, &read(flag, path)?)
 }
 
@@ -115,7 +116,7 @@ fn private_key_in(flag: &str, path: &Path, pem: &[u8]) -> Result<PrivateKeyDer<'
 }
 
 /// Trust anchors from a PEM CA file.
-pub fn roots(flag: &str, path: &Path) -> Result<RootCertStore, Error> {
+pub(crate) fn roots(flag: &str, path: &Path) -> Result<RootCertStore, Error> {
     roots_from(flag, path, certificates(flag, path)?)
 }
 
@@ -134,7 +135,7 @@ fn roots_from(
 }
 
 /// Reads `files` and builds the server configuration.
-pub fn load(files: &TlsFiles, client_certs: ClientCerts) -> Result<Loaded, Error> {
+pub(crate) fn load(files: &TlsFiles, client_certs: ClientCerts) -> Result<Loaded, Error> {
     let mut fingerprint = vec![
         read("--tls-cert", &files.cert)?,
         read("--tls-key", &files.key)?,

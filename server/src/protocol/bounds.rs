@@ -13,13 +13,13 @@ use std::collections::HashMap;
 use crate::protocol::subscription::TypeStatus;
 
 /// Distinct type URLs one stream may subscribe to.
-pub const MAX_TYPES_PER_STREAM: usize = 256;
+pub(crate) const MAX_TYPES_PER_STREAM: usize = 256;
 /// How many full requests' worth of names one stream may hold, all types together.
-pub const REQUESTS_WORTH: usize = 4;
+pub(crate) const REQUESTS_WORTH: usize = 4;
 
 /// A stream's subscription size, updated from the status its machine reports.
 #[derive(Debug)]
-pub struct SubscriptionBounds {
+pub(crate) struct SubscriptionBounds {
     max_bytes: usize,
     /// Name bytes per type URL.
     per_type: HashMap<String, usize>,
@@ -28,7 +28,7 @@ pub struct SubscriptionBounds {
 
 impl SubscriptionBounds {
     /// For a server whose requests are at most `max_request_bytes`.
-    pub fn new(max_request_bytes: usize) -> Self {
+    pub(crate) fn new(max_request_bytes: usize) -> Self {
         Self {
             max_bytes: max_request_bytes.saturating_mul(REQUESTS_WORTH),
             per_type: HashMap::new(),
@@ -38,7 +38,7 @@ impl SubscriptionBounds {
 
     /// Accounts the types whose state changed; the reason the stream must end, once it holds
     /// more than the bound.
-    pub fn check(&mut self, changed: &[TypeStatus]) -> Result<(), String> {
+    pub(crate) fn check(&mut self, changed: &[TypeStatus]) -> Result<(), String> {
         for status in changed {
             let bytes: usize = status.names.iter().map(String::len).sum();
             let before = self.per_type.insert(status.type_url.clone(), bytes);

@@ -9,32 +9,31 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Up to this many open streams, their lines are at INFO.
-pub const CHATTY_STREAMS: usize = 32;
+pub(crate) const CHATTY_STREAMS: usize = 32;
 
 static OPEN: AtomicUsize = AtomicUsize::new(0);
 
 /// A stream opened.
-pub fn opened() {
+pub(crate) fn opened() {
     OPEN.fetch_add(1, Ordering::Relaxed);
 }
 
 /// A stream closed.
-pub fn closed() {
+pub(crate) fn closed() {
     let _ = OPEN.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
 }
 
 /// Whether per-stream lines go out at INFO now.
-pub fn per_stream_at_info() -> bool {
+pub(crate) fn per_stream_at_info() -> bool {
     at_info(OPEN.load(Ordering::Relaxed))
 }
 
 /// Whether per-stream lines go out at INFO with `open` streams open.
-pub fn at_info(open: usize) -> bool {
+pub(crate) fn at_info(open: usize) -> bool {
     open <= CHATTY_STREAMS
 }
 
-/// `tracing::info!` while few streams are open, `tracing::debug!` past [`CHATTY_STREAMS`].
-#[macro_export]
+/// `tracing::info!` while few streams are open, `tracing::debug!` past `CHATTY_STREAMS`.
 macro_rules! stream_line {
     ($($arg:tt)*) => {
         if $crate::protocol::chatter::per_stream_at_info() {
@@ -44,6 +43,7 @@ macro_rules! stream_line {
         }
     };
 }
+pub(crate) use stream_line;
 
 #[cfg(test)]
 mod tests {

@@ -105,14 +105,14 @@ impl PerType for TypeState {
 
 /// One Delta stream (ADS or a per-type service).
 #[derive(Debug)]
-pub struct DeltaStream {
+pub(crate) struct DeltaStream {
     /// What every stream machine keeps: node, nonces, the types and their subscriptions.
     s: StreamState<TypeState>,
 }
 
 impl DeltaStream {
     /// Stream `id` (its nonces are `<id>-<n>`), serving `snapshot` until the next one.
-    pub fn new(id: u64, snapshot: Arc<Snapshot>) -> Self {
+    pub(crate) fn new(id: u64, snapshot: Arc<Snapshot>) -> Self {
         Self {
             s: StreamState::new(id, snapshot),
         }
@@ -229,7 +229,7 @@ impl StreamMachine for DeltaStream {
                 .as_ref()
                 .map(|s| s.version.clone());
             let nonce = s.nonces.next_nonce();
-            crate::stream_line!(stream = s.id, %node, r#type = %type_url::short_name(url), %nonce,
+            crate::protocol::chatter::stream_line!(stream = s.id, %node, r#type = %type_url::short_name(url), %nonce,
                 resources = entries.len(), "heartbeat");
             let head = DeltaDiscoveryResponse {
                 system_version_info: version.unwrap_or_default(),
@@ -348,9 +348,10 @@ impl DeltaStream {
         Some(self.respond(node, url, &resources, changes, now))
     }
 
+    #[cfg(test)]
     /// [`StreamMachine::on_request`], with the responses decoded into plain messages (for
     /// fetches and tests; streams send the shared entries as they are).
-    pub fn on_request_decoded(
+    pub(crate) fn on_request_decoded(
         &mut self,
         request: DeltaDiscoveryRequest,
         now: Now,
@@ -359,8 +360,9 @@ impl DeltaStream {
         out.iter().map(DeltaResponse::to_message).collect()
     }
 
+    #[cfg(test)]
     /// [`StreamMachine::on_snapshot`], with the responses decoded into plain messages.
-    pub fn on_snapshot_decoded(
+    pub(crate) fn on_snapshot_decoded(
         &mut self,
         snapshot: Arc<Snapshot>,
         now: Now,
@@ -381,7 +383,7 @@ impl DeltaStream {
         let nonce = s.nonces.next_nonce();
         let version = resources.version.as_str();
         let (sent, removed) = (changes.resources.len(), changes.removed.len());
-        crate::stream_line!(stream = s.id, %node, r#type = %type_url::short_name(url), %version, %nonce,
+        crate::protocol::chatter::stream_line!(stream = s.id, %node, r#type = %type_url::short_name(url), %version, %nonce,
             resources = sent, removed, "push");
         let state = s.types.get_mut(url).expect("responding to a known type");
         state
@@ -455,7 +457,7 @@ fn acknowledge(
             let version = version.unwrap_or_default();
             sub.ledger.record_ack(&version, at);
             heartbeats.on_answer();
-            crate::stream_line!(stream, %node, r#type = %short, %version, %nonce, "ACK");
+            crate::protocol::chatter::stream_line!(stream, %node, r#type = %short, %version, %nonce, "ACK");
         }
         Verdict::Nack => {
             let message = error.map(|e| e.message.as_str()).unwrap_or_default();
@@ -465,7 +467,7 @@ fn acknowledge(
                 error = nack.message, "NACK: not resending these versions until they change");
         }
         Verdict::Stale => {
-            crate::stream_line!(stream, %node, r#type = %short, %nonce, "stale nonce: ACK/NACK ignored, subscription changes applied");
+            crate::protocol::chatter::stream_line!(stream, %node, r#type = %short, %nonce, "stale nonce: ACK/NACK ignored, subscription changes applied");
         }
         Verdict::Initial | Verdict::Ignored => {}
     }

@@ -20,12 +20,12 @@ use crate::protocol::{
     wire::FaultMark,
 };
 
-pub const SUMMARY_ITEMS: usize = 8;
+pub(crate) const SUMMARY_ITEMS: usize = 8;
 
 /// How much of a message an event keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Capture {
-    /// The first [`SUMMARY_ITEMS`] of each list and the counts (the ring).
+    /// The first 8 items of each list and the counts (the ring).
     Summary,
     /// Every name and version (a recorder, a test).
     Full,
@@ -45,9 +45,13 @@ impl Capture {
 /// A request, as it arrived and as the machine judged it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestFacts {
+    /// The request's type URL.
     pub type_url: TypeName,
+    /// ACK, NACK, stale or initial, from its nonce and `error_detail`.
     pub verdict: Verdict,
+    /// The first request for its type on this stream.
     pub first_for_type: bool,
+    /// Whether it widened or narrowed the interest in its type.
     pub change: Change,
     /// The node's earlier streams had this type: a first request for it is a resubscription.
     pub earlier_had_type: bool,
@@ -55,15 +59,20 @@ pub struct RequestFacts {
     pub version: Box<str>,
     /// `response_nonce`.
     pub nonce: Box<str>,
+    /// Its `error_detail`, on a NACK.
     pub error: Option<ErrorFacts>,
+    /// It carried a `node` (a stream's first request must; later ones may leave it out).
     pub has_node: bool,
+    /// The resource names it asked for.
     pub names: Names,
 }
 
 /// A request's `error_detail`: what makes it a NACK.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorFacts {
+    /// The gRPC status code.
     pub code: i32,
+    /// The client's reason, as it wrote it.
     pub message: Box<str>,
 }
 
@@ -74,8 +83,11 @@ pub enum Names {
     Sotw(Listed<Box<str>>),
     /// Delta: changes only, and on a first request the versions the client holds.
     Delta {
+        /// `resource_names_subscribe`.
         subscribe: Listed<Box<str>>,
+        /// `resource_names_unsubscribe`.
         unsubscribe: Listed<Box<str>>,
+        /// `initial_resource_versions`: (name, version) pairs.
         initial_versions: Listed<(Box<str>, Box<str>)>,
     },
 }
@@ -83,10 +95,13 @@ pub enum Names {
 /// A response as it went on the wire.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResponseFacts {
+    /// The response's type URL.
     pub type_url: TypeName,
+    /// SotW or Delta.
     pub variant: Variant,
     /// SotW `version_info`, Delta `system_version_info`.
     pub version: Box<str>,
+    /// The nonce a client echoes to ACK or NACK it.
     pub nonce: Box<str>,
     /// Name and version of each resource, in entry order.
     pub resources: Listed<(Box<str>, Box<str>)>,
@@ -105,14 +120,18 @@ pub struct ResponseFacts {
 /// A gRPC status by its numeric code (the transport names it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatusFacts {
+    /// The gRPC status code.
     pub code: i32,
+    /// The status message.
     pub message: Box<str>,
 }
 
 /// Some items of a list, and how many it had.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Listed<T> {
+    /// The items kept (all of them, or the first few: see [`Capture`]).
     pub items: Box<[T]>,
+    /// How many the list had.
     pub total: usize,
 }
 
@@ -143,11 +162,14 @@ impl<T: Clone> Listed<T> {
 /// A type URL without an allocation for the known xDS types.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TypeName {
+    /// One of the xDS types xdsloop knows (`type_url::ORDERED`).
     Known(&'static str),
+    /// Any other type URL.
     Other(Arc<str>),
 }
 
 impl TypeName {
+    /// The name for `url`, without an allocation if it is a known type.
     pub fn of(url: &str) -> Self {
         let known = type_url::ORDERED.iter().find(|(_, known)| *known == url);
         known.map_or_else(|| TypeName::Other(url.into()), |(_, u)| TypeName::Known(u))
@@ -166,7 +188,7 @@ impl Deref for TypeName {
 
 /// What the judge reads of a request, borrowed from it (nothing is copied to judge it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RequestView<'a> {
+pub(crate) struct RequestView<'a> {
     pub type_url: &'a str,
     /// SotW `version_info`; empty for Delta, whose requests carry none.
     pub version: &'a str,
@@ -181,7 +203,7 @@ pub struct RequestView<'a> {
 }
 
 /// A request type the tap can describe.
-pub trait TapRequest {
+pub(crate) trait TapRequest {
     /// The fields the judge reads, borrowed.
     fn view(&self) -> RequestView<'_>;
     /// The request's own facts; [`RequestFacts::settle`] adds the machine's verdict.
@@ -189,7 +211,7 @@ pub trait TapRequest {
 }
 
 /// A response type the tap can describe.
-pub trait TapResponse {
+pub(crate) trait TapResponse {
     fn type_url(&self) -> &str;
     fn nonce(&self) -> &str;
     fn facts(&self, capture: Capture) -> ResponseFacts;
@@ -215,7 +237,7 @@ impl RequestFacts {
     }
 }
 
-pub fn step_verdict(verdict: Verdict) -> StepVerdict {
+pub(crate) fn step_verdict(verdict: Verdict) -> StepVerdict {
     match verdict {
         Verdict::Initial => StepVerdict::Initial,
         Verdict::Ack => StepVerdict::Ack,
@@ -225,7 +247,7 @@ pub fn step_verdict(verdict: Verdict) -> StepVerdict {
     }
 }
 
-pub fn step_change(change: Change) -> Option<StepChange> {
+pub(crate) fn step_change(change: Change) -> Option<StepChange> {
     match change {
         Change::None => None,
         Change::Widened => Some(StepChange::Widened),
@@ -251,7 +273,7 @@ impl Names {
 }
 
 impl RequestFacts {
-    /// The facts as a ring keeps them: lists cut to [`SUMMARY_ITEMS`].
+    /// The facts as a ring keeps them: lists cut to 8 items.
     pub fn summarized(&self) -> RequestFacts {
         RequestFacts {
             type_url: self.type_url.clone(),
@@ -265,7 +287,7 @@ impl RequestFacts {
 }
 
 impl ResponseFacts {
-    /// The facts as a ring keeps them: lists cut to [`SUMMARY_ITEMS`], no resource bodies.
+    /// The facts as a ring keeps them: lists cut to 8 items, no resource bodies.
     pub fn summarized(&self) -> ResponseFacts {
         ResponseFacts {
             type_url: self.type_url.clone(),

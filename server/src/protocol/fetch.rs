@@ -29,21 +29,22 @@ use crate::{
 
 /// Nonces of fetch responses are `0-1`: stream ids start at 1, so they never match a stream's.
 /// REST-JSON makes the nonce optional (there is one request in flight at a time).
-pub const FETCH_STREAM_ID: u64 = 0;
+pub(crate) const FETCH_STREAM_ID: u64 = 0;
 
 /// The answer to one fetch: the response decoded ([`fetch`]), or as a stream would send it
 /// ([`fetch_wire`], for the fault stage).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Fetched<R = DiscoveryResponse> {
+pub(crate) enum Fetched<R = DiscoveryResponse> {
     /// What a SotW stream would send for this request right now.
     Response(R),
     /// The client already holds `version` (REST: 304 Not Modified).
     NotModified { version: String },
 }
 
+#[cfg(test)]
 /// Answers `request` for `type_url` from `snapshot`, at `now`. `type_url` overrides the
 /// request's own (per-type services check it before calling).
-pub fn fetch(
+pub(crate) fn fetch(
     snapshot: Arc<Snapshot>,
     type_url: &str,
     request: DiscoveryRequest,
@@ -56,7 +57,7 @@ pub fn fetch(
 }
 
 /// [`fetch`], with the response as the SotW machine returns it (shared entries, manifest).
-pub fn fetch_wire(
+pub(crate) fn fetch_wire(
     snapshot: Arc<Snapshot>,
     type_url: &str,
     mut request: DiscoveryRequest,

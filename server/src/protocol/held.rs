@@ -8,14 +8,14 @@ use crate::protocol::subscription::Interest;
 /// What the client holds of every type when its stream ends: what a well-behaved client
 /// declares when it comes back (C11).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Held {
+pub(crate) struct Held {
     /// By type URL.
     pub types: BTreeMap<String, TypeHeld>,
 }
 
 /// One type at the end of a stream.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TypeHeld {
+pub(crate) struct TypeHeld {
     pub interest: Interest,
     /// The version the client last ACKed (SotW: its `version_info`; Delta: the response's
     /// `system_version_info`).

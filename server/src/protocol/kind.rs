@@ -12,15 +12,19 @@ pub use xdsloop_proto::Variant;
 /// service's name such as `clusters` or `endpoints`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub struct StreamKind {
+    /// SotW or Delta.
     pub variant: Variant,
+    /// `ads`, `rest`, or a per-type service's short name (`clusters`, `endpoints`, ...).
     pub service: &'static str,
 }
 
 impl StreamKind {
+    /// An ADS stream, State of the World.
     pub const ADS_SOTW: StreamKind = StreamKind {
         variant: Variant::Sotw,
         service: "ads",
     };
+    /// An ADS stream, Delta (incremental).
     pub const ADS_DELTA: StreamKind = StreamKind {
         variant: Variant::Delta,
         service: "ads",
@@ -32,6 +36,7 @@ impl StreamKind {
         service: "rest",
     };
 
+    /// REST-JSON polls, not a gRPC stream.
     pub fn is_rest(self) -> bool {
         self.service == Self::REST.service
     }

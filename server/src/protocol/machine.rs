@@ -26,7 +26,7 @@ use crate::{
 };
 
 /// A sans-I/O stream state machine (SotW or Delta): the protocol the stream loop runs.
-pub trait StreamMachine: Send + 'static {
+pub(crate) trait StreamMachine: Send + 'static {
     type Request: TapRequest + Send + 'static;
     type Response: TapResponse + WireResponse + Send + 'static;
     /// Handles one client request; returns the responses to send, in order.
@@ -48,7 +48,7 @@ pub trait StreamMachine: Send + 'static {
 
 /// What the stream loop's observers (tap, conformance judge) and fault stage ask of a machine
 /// besides the protocol.
-pub trait MachineHooks: StreamMachine {
+pub(crate) trait MachineHooks: StreamMachine {
     /// What the last [`StreamMachine::on_request`] decided.
     fn exchange(&self) -> Exchange;
     /// The wire history of one type, as it stands (read before a request is handled).

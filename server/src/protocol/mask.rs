@@ -23,14 +23,14 @@ struct Mask {
 
 /// The names hidden from one stream, per type URL.
 #[derive(Debug, Default)]
-pub struct Masks {
+pub(crate) struct Masks {
     types: BTreeMap<String, Mask>,
 }
 
 impl Masks {
     /// Hides the names `globs` pick from `type_url` (empty: nothing hidden); false when that
     /// was already so.
-    pub fn set(&mut self, type_url: &str, globs: Vec<String>) -> bool {
+    pub(crate) fn set(&mut self, type_url: &str, globs: Vec<String>) -> bool {
         let now = self.types.get(type_url).map_or(&[][..], |m| &m.globs);
         if now == globs.as_slice() {
             return false;
@@ -45,7 +45,11 @@ impl Masks {
     }
 
     /// `resources` of `type_url` as this stream is to see them.
-    pub fn apply(&mut self, type_url: &str, resources: Arc<TypeResources>) -> Arc<TypeResources> {
+    pub(crate) fn apply(
+        &mut self,
+        type_url: &str,
+        resources: Arc<TypeResources>,
+    ) -> Arc<TypeResources> {
         let Some(mask) = self.types.get_mut(type_url) else {
             return resources;
         };
@@ -64,7 +68,7 @@ impl Masks {
 }
 
 /// `*` matches any run of characters, `?` one character; everything else itself.
-pub fn glob_matches(pattern: &str, text: &str) -> bool {
+pub(crate) fn glob_matches(pattern: &str, text: &str) -> bool {
     let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
     let (mut pi, mut ti) = (0, 0);
     // The last `*` seen and where in `text` it started matching, to backtrack to.

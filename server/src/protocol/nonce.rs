@@ -5,25 +5,25 @@
 
 /// Hands out `"<stream id>-<counter>"` nonces for one stream.
 #[derive(Debug, Clone)]
-pub struct NonceSource {
+pub(crate) struct NonceSource {
     stream_id: u64,
     next: u64,
 }
 
 impl NonceSource {
-    pub fn new(stream_id: u64) -> Self {
+    pub(crate) fn new(stream_id: u64) -> Self {
         Self { stream_id, next: 1 }
     }
 
     /// A nonce never returned before by this source.
-    pub fn next_nonce(&mut self) -> String {
+    pub(crate) fn next_nonce(&mut self) -> String {
         let nonce = format!("{}-{}", self.stream_id, self.next);
         self.next += 1;
         nonce
     }
 
     /// How many nonces this source has handed out.
-    pub fn issued(&self) -> u64 {
+    pub(crate) fn issued(&self) -> u64 {
         self.next - 1
     }
 }

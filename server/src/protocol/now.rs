@@ -9,7 +9,7 @@ use std::{
 
 /// The moment an event is handled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Now {
+pub(crate) struct Now {
     /// On the monotonic clock: when heartbeats and recorded delays are due.
     pub at: Instant,
     /// On the wall clock: the timestamps `/status` shows (sent, ACKed, faulted at).

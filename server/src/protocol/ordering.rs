@@ -11,7 +11,7 @@ use xdsloop_proto::type_url;
 
 /// One response waiting to be ordered.
 #[derive(Debug)]
-pub struct Planned<T> {
+pub(crate) struct Planned<T> {
     pub type_url: String,
     /// Nothing in the response is new or changed: it only takes resources away.
     pub removal_only: bool,
@@ -19,7 +19,7 @@ pub struct Planned<T> {
 }
 
 /// Orders one update's responses make-before-break.
-pub fn make_before_break<T>(mut planned: Vec<Planned<T>>) -> Vec<T> {
+pub(crate) fn make_before_break<T>(mut planned: Vec<Planned<T>>) -> Vec<T> {
     planned.sort_by_key(|p| {
         let order = type_url::order(&p.type_url);
         if p.removal_only {

@@ -23,7 +23,7 @@ const RESOURCE_NAMES: u32 = 3;
 /// A SotW request: `head` is the request without its `resource_names`, which stay in the
 /// received bytes until [`Self::names`] reads them.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct SotwRequest {
+pub(crate) struct SotwRequest {
     pub head: DiscoveryRequest,
     /// The encoded message the names are in.
     message: Bytes,
@@ -34,7 +34,7 @@ pub struct SotwRequest {
 impl SotwRequest {
     /// Decodes one encoded `DiscoveryRequest`, failing as prost would (bad wire format, a
     /// name that is not UTF-8).
-    pub fn decode(message: Bytes) -> Result<Self, String> {
+    pub(crate) fn decode(message: Bytes) -> Result<Self, String> {
         let mut names = Vec::new();
         let mut rest = Vec::new();
         let mut at = message.as_ref();
@@ -74,7 +74,7 @@ impl SotwRequest {
 
     /// The requested names, in request order, `xdstp://` names normalised (S18: a name is
     /// matched whatever the order of its context parameters). Other names are not copied.
-    pub fn names(&self) -> Vec<Cow<'_, str>> {
+    pub(crate) fn names(&self) -> Vec<Cow<'_, str>> {
         let name = |&(start, len): &(u32, u32)| {
             let bytes = &self.message[start as usize..(start + len) as usize];
             xdstp::normalize(std::str::from_utf8(bytes).expect("checked when decoded"))
@@ -104,7 +104,7 @@ impl From<DiscoveryRequest> for SotwRequest {
 }
 
 /// A request type a stream can carry.
-pub trait Inbound: Sized + Send + 'static {
+pub(crate) trait Inbound: Sized + Send + 'static {
     fn decode(message: Bytes) -> Result<Self, String>;
 }
 
@@ -122,7 +122,7 @@ impl Inbound for DeltaDiscoveryRequest {
 
 /// S18: the names a Delta request subscribes, unsubscribes and declares held, with `xdstp://`
 /// names normalised as the snapshot's are.
-pub fn normalize_delta(request: &mut DeltaDiscoveryRequest) {
+pub(crate) fn normalize_delta(request: &mut DeltaDiscoveryRequest) {
     let names = request.resource_names_subscribe.iter_mut();
     names
         .chain(request.resource_names_unsubscribe.iter_mut())

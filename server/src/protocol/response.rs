@@ -21,7 +21,7 @@ mod edit;
 /// A response: the stream's own fields in `head` (its repeated resources field left empty)
 /// and the resource entries, each already encoded as one element of that repeated field.
 #[derive(Debug, Clone, Default)]
-pub struct Outbound<M> {
+pub(crate) struct Outbound<M> {
     pub head: M,
     pub entries: Vec<Bytes>,
     /// Which resources the entries hold, for observers; dropped with the response once it is
@@ -31,7 +31,7 @@ pub struct Outbound<M> {
 
 /// The resources in a response, in entry order, as shared pointers (no copies).
 #[derive(Debug, Clone, Default)]
-pub enum Manifest {
+pub(crate) enum Manifest {
     /// Built in memory without one (tests).
     #[default]
     Unknown,
@@ -48,7 +48,7 @@ pub enum Manifest {
 
 impl Manifest {
     /// The resources, in entry order (empty when unknown).
-    pub fn resources(&self) -> &[Arc<Resource>] {
+    pub(crate) fn resources(&self) -> &[Arc<Resource>] {
         match self {
             Manifest::Unknown => &[],
             Manifest::Sotw(view) => &view.picked,
@@ -58,13 +58,13 @@ impl Manifest {
         }
     }
 
-    pub fn is_heartbeat(&self) -> bool {
+    pub(crate) fn is_heartbeat(&self) -> bool {
         matches!(self, Manifest::Heartbeat(_))
     }
 
     /// The resources the entries carry as one shared list (a pointer copy); a heartbeat
     /// carries none.
-    pub fn shared(&self) -> Option<Arc<[Arc<Resource>]>> {
+    pub(crate) fn shared(&self) -> Option<Arc<[Arc<Resource>]>> {
         match self {
             Manifest::Unknown | Manifest::Heartbeat(_) => None,
             Manifest::Sotw(view) => Some(view.picked.clone()),
@@ -73,17 +73,17 @@ impl Manifest {
     }
 }
 
-pub type SotwResponse = Outbound<DiscoveryResponse>;
-pub type DeltaResponse = Outbound<DeltaDiscoveryResponse>;
+pub(crate) type SotwResponse = Outbound<DiscoveryResponse>;
+pub(crate) type DeltaResponse = Outbound<DeltaDiscoveryResponse>;
 
 impl<M: Message + Default> Outbound<M> {
-    pub fn encoded_len(&self) -> usize {
+    pub(crate) fn encoded_len(&self) -> usize {
         self.head.encoded_len() + self.entries.iter().map(Bytes::len).sum::<usize>()
     }
 
     /// Writes the message: the head's fields, then the shared entries. `buf` must grow as
     /// needed (a `Vec` or `BytesMut` does).
-    pub fn encode(&self, buf: &mut impl BufMut) {
+    pub(crate) fn encode(&self, buf: &mut impl BufMut) {
         self.head.encode_raw(buf);
         for entry in &self.entries {
             buf.put_slice(entry);
@@ -92,7 +92,7 @@ impl<M: Message + Default> Outbound<M> {
 
     /// The plain message, decoded from the wire bytes: for unary answers (Fetch, REST), the
     /// per-type services, and tests. Our own encoding of a valid message cannot fail to decode.
-    pub fn to_message(&self) -> M {
+    pub(crate) fn to_message(&self) -> M {
         let mut buf = Vec::with_capacity(self.encoded_len());
         self.encode(&mut buf);
         M::decode(buf.as_slice()).expect("the encoder writes valid protobuf")

@@ -67,7 +67,7 @@ use crate::{
 };
 
 /// The `control_plane` every response carries, so clients can log who configured them.
-pub fn control_plane() -> ControlPlane {
+pub(crate) fn control_plane() -> ControlPlane {
     ControlPlane {
         identifier: concat!("xdsloop-server/", env!("CARGO_PKG_VERSION")).to_string(),
     }
@@ -116,14 +116,14 @@ impl PerType for TypeState {
 
 /// One SotW stream (ADS or a per-type service).
 #[derive(Debug)]
-pub struct SotwStream {
+pub(crate) struct SotwStream {
     /// What every stream machine keeps: node, nonces, the types and their subscriptions.
     s: StreamState<TypeState>,
 }
 
 impl SotwStream {
     /// Stream `id` (its nonces are `<id>-<n>`), serving `snapshot` until the next one.
-    pub fn new(id: u64, snapshot: Arc<Snapshot>) -> Self {
+    pub(crate) fn new(id: u64, snapshot: Arc<Snapshot>) -> Self {
         Self {
             s: StreamState::new(id, snapshot),
         }
@@ -222,7 +222,7 @@ impl StreamMachine for SotwStream {
             }
             let entries: Vec<Bytes> = kept.iter().map(|r| sotw_heartbeat(r)).collect();
             let nonce = s.nonces.next_nonce();
-            crate::stream_line!(stream = s.id, node = s.node.as_deref().unwrap_or_default(),
+            crate::protocol::chatter::stream_line!(stream = s.id, node = s.node.as_deref().unwrap_or_default(),
                 r#type = %type_url::short_name(url), version = %sent.version, %nonce,
                 resources = entries.len(), "heartbeat");
             let head = DiscoveryResponse {
@@ -339,9 +339,10 @@ impl SotwStream {
         Some(planned)
     }
 
+    #[cfg(test)]
     /// [`StreamMachine::on_request`], with the responses decoded into plain messages (for
     /// fetches and tests; streams send the shared entries as they are).
-    pub fn on_request_decoded(
+    pub(crate) fn on_request_decoded(
         &mut self,
         request: DiscoveryRequest,
         now: Now,
@@ -350,8 +351,9 @@ impl SotwStream {
         out.iter().map(SotwResponse::to_message).collect()
     }
 
+    #[cfg(test)]
     /// [`StreamMachine::on_snapshot`], with the responses decoded into plain messages.
-    pub fn on_snapshot_decoded(
+    pub(crate) fn on_snapshot_decoded(
         &mut self,
         snapshot: Arc<Snapshot>,
         now: Now,
@@ -387,11 +389,11 @@ fn answer(
     let verdict = sub.ledger.classify(nonce, error.is_some());
     match verdict {
         Verdict::Stale => {
-            crate::stream_line!(stream, %node, r#type = %short, %nonce, "stale nonce: request ignored");
+            crate::protocol::chatter::stream_line!(stream, %node, r#type = %short, %nonce, "stale nonce: request ignored");
         }
         Verdict::Ack => {
             sub.ledger.record_ack(&request.version_info, at);
-            crate::stream_line!(stream, %node, r#type = %short, version = %request.version_info, %nonce, "ACK");
+            crate::protocol::chatter::stream_line!(stream, %node, r#type = %short, version = %request.version_info, %nonce, "ACK");
         }
         Verdict::Nack => {
             let message = error.map(|e| e.message.as_str()).unwrap_or_default();
@@ -466,7 +468,7 @@ fn respond(
         manifest,
     };
     let version = resources.version.as_str();
-    crate::stream_line!(stream, %node, r#type = %type_url::short_name(url), %version, %nonce,
+    crate::protocol::chatter::stream_line!(stream, %node, r#type = %type_url::short_name(url), %version, %nonce,
         resources = view.picked.len(), "push");
     state
         .sub

@@ -8,16 +8,16 @@ use std::{collections::BTreeSet, sync::Arc, time::SystemTime};
 use serde::Serialize;
 
 use crate::protocol::wire::{FaultMark, Touched, WireFate};
-pub use crate::snapshot::names::SharedNames;
+pub(crate) use crate::snapshot::names::SharedNames;
 
 use crate::protocol::ttl::HeartbeatStatus;
 
-pub use xdsloop_proto::discovery::WILDCARD;
+pub(crate) use xdsloop_proto::discovery::WILDCARD;
 use xdsloop_proto::discovery::{MAX_NACK_MESSAGE_BYTES, truncated};
 
 /// Which resources of one type a stream wants.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Interest {
+pub(crate) struct Interest {
     wildcard: bool,
     /// Sorted, shared with other streams asking for the same names and with `/status`.
     names: SharedNames,
@@ -30,27 +30,27 @@ pub struct Interest {
 }
 
 impl Interest {
-    pub fn is_wildcard(&self) -> bool {
+    pub(crate) fn is_wildcard(&self) -> bool {
         self.wildcard
     }
 
     /// Explicitly named resources (without `*`), sorted.
-    pub fn names(&self) -> &[String] {
+    pub(crate) fn names(&self) -> &[String] {
         &self.names
     }
 
     /// Whether `name` is explicitly named.
-    pub fn names_contain(&self, name: &str) -> bool {
+    pub(crate) fn names_contain(&self, name: &str) -> bool {
         self.names.has(name)
     }
 
     /// The explicit names as a shared list (cheap to clone).
-    pub fn shared_names(&self) -> SharedNames {
+    pub(crate) fn shared_names(&self) -> SharedNames {
         self.names.clone()
     }
 
     /// Changes with every change of the wildcard flag or the names.
-    pub fn revision(&self) -> u64 {
+    pub(crate) fn revision(&self) -> u64 {
         self.revision
     }
 
@@ -68,19 +68,19 @@ impl Interest {
         }
     }
 
-    pub fn contains(&self, name: &str) -> bool {
+    pub(crate) fn contains(&self, name: &str) -> bool {
         self.wildcard || self.names.has(name)
     }
 
     /// Interested in nothing at all (explicitly unsubscribed from everything).
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         !self.wildcard && self.names.is_empty()
     }
 
     /// SotW: every request carries the complete set of names. Returns whether the interest
     /// widened (wildcard switched on, or a name not asked for before), which the server must
     /// answer even if it sent those resources before (S5).
-    pub fn replace<S: AsRef<str>>(&mut self, requested: &[S]) -> bool {
+    pub(crate) fn replace<S: AsRef<str>>(&mut self, requested: &[S]) -> bool {
         let was_wildcard = self.wildcard;
         if requested.is_empty() {
             // Legacy wildcard persists through the empty-named ACKs that follow it; once the
@@ -109,7 +109,12 @@ impl Interest {
 
     /// Delta: requests carry changes only. A first request that subscribes nothing is the
     /// legacy wildcard, equivalent to subscribing to `*`.
-    pub fn apply_delta(&mut self, first: bool, subscribe: &[String], unsubscribe: &[String]) {
+    pub(crate) fn apply_delta(
+        &mut self,
+        first: bool,
+        subscribe: &[String],
+        unsubscribe: &[String],
+    ) {
         if first && subscribe.is_empty() {
             self.set_wildcard(true);
         }
@@ -144,10 +149,13 @@ impl Interest {
 /// A response as recorded for `/status`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Sent {
+    /// Its `version_info` (Delta: `system_version_info`).
     pub version: String,
+    /// Its nonce.
     pub nonce: String,
     /// Resources in the response (Delta: changed resources, not counting removals).
     pub resources: usize,
+    /// When it was sent (or, while held back, decided).
     pub at: SystemTime,
     /// The scenario rule that changed, delayed or withheld this response on its way out.
     pub fault: Option<FaultMark>,
@@ -160,15 +168,19 @@ pub struct Sent {
 /// A response a `delay` holds back: decided at `since`, on the wire at `until`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct HeldBack {
+    /// When the `delay` took it.
     pub since: SystemTime,
+    /// When it goes out.
     pub until: SystemTime,
 }
 
 /// What a `withhold` rule left out of a response: the client was never told of these.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Withheld {
+    /// The rule's id.
     #[serde(serialize_with = "arc_str")]
     pub rule: Arc<str>,
+    /// The names left out.
     pub names: Vec<String>,
     /// Since when the client has been kept waiting for them: the first response of the
     /// stream's unbroken run of responses that left these names out (its not-found timer
@@ -184,17 +196,24 @@ fn arc_str<S: serde::Serializer>(text: &Arc<str>, s: S) -> Result<S::Ok, S::Erro
 /// The last ACK: the client applied `version` (sent with `nonce`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Acked {
+    /// The version applied.
     pub version: String,
+    /// The nonce the client echoed.
     pub nonce: String,
+    /// When the ACK arrived.
     pub at: SystemTime,
 }
 
 /// The last NACK: the client rejected `version` (sent with `nonce`) with `message`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Nacked {
+    /// The version rejected.
     pub version: String,
+    /// The nonce the client echoed.
     pub nonce: String,
+    /// The client's `error_detail.message`.
     pub message: String,
+    /// When the NACK arrived.
     pub at: SystemTime,
 }
 
@@ -211,7 +230,7 @@ pub enum Verdict {
     /// The nonce is not the latest sent for this type: the client has not seen our newest
     /// response yet (S4).
     Stale,
-    /// Not classified: the request has no type URL. Never returned by [`Ledger::classify`].
+    /// Not classified: the request has no type URL. Never returned by the ledger's classification.
     Ignored,
 }
 
@@ -219,9 +238,11 @@ pub enum Verdict {
 /// loop's observers (the tap, the judge, the counters) and nothing else.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Exchange {
+    /// ACK, NACK, stale or initial.
     pub verdict: Verdict,
     /// The first request for its type on this stream.
     pub first_for_type: bool,
+    /// Whether it widened or narrowed the interest in its type.
     pub change: Change,
 }
 
@@ -239,6 +260,7 @@ impl Default for Exchange {
 /// Whether a request changed the interest in its type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Change {
+    /// The interest stayed as it was.
     None,
     /// Something is wanted that was not before: a new name, or the wildcard.
     Widened,
@@ -248,7 +270,7 @@ pub enum Change {
 
 impl Change {
     /// From the interest's revision before and after the request, and whether it widened.
-    pub fn of(widened: bool, revision_before: u64, revision_after: u64) -> Self {
+    pub(crate) fn of(widened: bool, revision_before: u64, revision_after: u64) -> Self {
         match (widened, revision_before == revision_after) {
             (true, _) => Change::Widened,
             (false, true) => Change::None,
@@ -259,7 +281,7 @@ impl Change {
 
 /// The wire history of one type on one stream.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Ledger {
+pub(crate) struct Ledger {
     pub last_sent: Option<Sent>,
     /// The response before `last_sent`, in case that one never goes on the wire after all
     /// ([`Ledger::withdraw`]).
@@ -274,7 +296,7 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    pub fn classify(&self, response_nonce: &str, has_error: bool) -> Verdict {
+    pub(crate) fn classify(&self, response_nonce: &str, has_error: bool) -> Verdict {
         match &self.last_sent {
             // A nonce on a type we never answered on this stream can only come from an
             // earlier stream; treat it as a fresh subscription rather than ignore it forever.
@@ -287,7 +309,13 @@ impl Ledger {
     }
 
     /// A response went out at `at` with `version` and `nonce`, holding `resources`.
-    pub fn record_sent(&mut self, version: &str, nonce: &str, resources: usize, at: SystemTime) {
+    pub(crate) fn record_sent(
+        &mut self,
+        version: &str,
+        nonce: &str,
+        resources: usize,
+        at: SystemTime,
+    ) {
         self.withheld_before = self.last_sent.as_ref().and_then(|s| s.withheld.clone());
         self.previous_sent = self.last_sent.take();
         self.last_sent = Some(Sent {
@@ -304,7 +332,7 @@ impl Ledger {
     /// The response planned with `planned_nonce` never went on the wire (the stream ended
     /// before it, or it went under another type): the one before it is the latest again.
     /// Returns it, if it was the latest.
-    pub fn withdraw(&mut self, planned_nonce: &str) -> Option<Sent> {
+    pub(crate) fn withdraw(&mut self, planned_nonce: &str) -> Option<Sent> {
         if self.last_sent.as_ref()?.nonce != planned_nonce {
             return None;
         }
@@ -314,7 +342,7 @@ impl Ledger {
     }
 
     /// `sent`, planned for another type, went on the wire as this type's response at `at`.
-    pub fn adopt(&mut self, mut sent: Sent, mark: FaultMark, at: SystemTime) {
+    pub(crate) fn adopt(&mut self, mut sent: Sent, mark: FaultMark, at: SystemTime) {
         sent.fault = Some(mark.clone());
         self.previous_sent = self.last_sent.replace(sent);
         self.last_fault = Some(Touched { mark, at });
@@ -324,7 +352,7 @@ impl Ledger {
     /// ACK it, or a fault touched this type since the client's last ACK (a response withdrawn
     /// after it was decided), or a `withhold` left something out of it. A resync sends such
     /// a type again.
-    pub fn unsettled(&self) -> bool {
+    pub(crate) fn unsettled(&self) -> bool {
         let Some(sent) = &self.last_sent else {
             return false;
         };
@@ -339,7 +367,7 @@ impl Ledger {
     /// Corrects the record of the response planned with `planned_nonce` to what went on the
     /// wire. A reused nonce becomes the one the client will echo, so its answer counts.
     /// Returns false when that response is no longer the latest (nothing to correct).
-    pub fn note_wire(
+    pub(crate) fn note_wire(
         &mut self,
         planned_nonce: &str,
         mark: FaultMark,
@@ -381,7 +409,7 @@ impl Ledger {
     }
 
     /// Whether the latest response was answered with an ACK.
-    pub fn acked_latest(&self) -> bool {
+    pub(crate) fn acked_latest(&self) -> bool {
         match (&self.last_sent, &self.last_acked) {
             (Some(sent), Some(acked)) => sent.nonce == acked.nonce,
             _ => false,
@@ -390,7 +418,7 @@ impl Ledger {
 
     /// Records an ACK of the latest response, received at `at`; `version` is what the client
     /// says it applied.
-    pub fn record_ack(&mut self, version: &str, at: SystemTime) {
+    pub(crate) fn record_ack(&mut self, version: &str, at: SystemTime) {
         let nonce = self.last_sent.as_ref().map(|s| s.nonce.clone());
         self.last_acked = Some(Acked {
             version: version.to_string(),
@@ -401,7 +429,7 @@ impl Ledger {
 
     /// Records a NACK of the latest response, received at `at`: the rejected version is the
     /// one we sent.
-    pub fn record_nack(&mut self, message: &str, at: SystemTime) -> &Nacked {
+    pub(crate) fn record_nack(&mut self, message: &str, at: SystemTime) -> &Nacked {
         let (version, nonce) = self
             .last_sent
             .as_ref()
@@ -428,12 +456,17 @@ fn bounded(message: &str) -> String {
 /// One type's subscription on one stream, as `/status` shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TypeStatus {
+    /// The full type URL.
     pub type_url: String,
+    /// Subscribed to every resource of the type (`*`, or SotW's empty list).
     pub wildcard: bool,
     /// Explicitly subscribed names (without `*`).
     pub names: SharedNames,
+    /// The latest response sent.
     pub last_sent: Option<Sent>,
+    /// The latest response the client accepted.
     pub last_acked: Option<Acked>,
+    /// The latest response the client rejected.
     pub last_nack: Option<Nacked>,
     /// The last response of this type a scenario rule touched.
     pub last_fault: Option<Touched>,
@@ -452,7 +485,7 @@ pub struct TypeStatus {
 
 /// One type's state on one stream.
 #[derive(Debug, Clone, Default)]
-pub struct Subscription {
+pub(crate) struct Subscription {
     pub interest: Interest,
     pub ledger: Ledger,
 }
@@ -460,7 +493,7 @@ pub struct Subscription {
 impl Subscription {
     /// The `/status` view of this subscription; `held_hash` is what the client holds (see
     /// [`TypeStatus::held_hash`]).
-    pub fn status(&self, type_url: &str, held_hash: Option<u64>) -> TypeStatus {
+    pub(crate) fn status(&self, type_url: &str, held_hash: Option<u64>) -> TypeStatus {
         TypeStatus {
             type_url: type_url.to_string(),
             wildcard: self.interest.is_wildcard(),

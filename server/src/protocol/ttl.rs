@@ -22,17 +22,19 @@ use std::{
 use serde::Serialize;
 use xdsloop_proto::discovery::Node;
 
-pub use xdsloop_proto::discovery::{RESOURCE_IN_SOTW, SUPPORTS_RESOURCE_TTL as SUPPORTS_TTL};
+pub(crate) use xdsloop_proto::discovery::{
+    RESOURCE_IN_SOTW, SUPPORTS_RESOURCE_TTL as SUPPORTS_TTL,
+};
 
 /// What a client said it can take (its node's `client_features`, on the first request).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Features {
+pub(crate) struct Features {
     pub resource_in_sotw: bool,
     pub ttl: bool,
 }
 
 impl Features {
-    pub fn of(node: Option<&Node>) -> Self {
+    pub(crate) fn of(node: Option<&Node>) -> Self {
         let has =
             |feature: &str| node.is_some_and(|n| n.client_features.iter().any(|f| f == feature));
         Self {
@@ -47,7 +49,9 @@ impl Features {
 pub struct HeartbeatStatus {
     /// TTL'd resources the client holds from the last push.
     pub ttl_resources: usize,
+    /// Heartbeats sent.
     pub sent: u64,
+    /// When the latest went out.
     pub last_at: Option<SystemTime>,
 }
 
@@ -55,7 +59,7 @@ pub struct HeartbeatStatus {
 /// smallest TTL. One heartbeat lost on the way (a `drop` fault, a slow link) then leaves the
 /// next arriving with a third of the TTL to spare; at half the TTL it would arrive just as
 /// the client's copy expires and race its timer.
-pub fn period(ttl: Duration) -> Duration {
+pub(crate) fn period(ttl: Duration) -> Duration {
     ttl / 3
 }
 
@@ -65,7 +69,7 @@ const HEARTBEAT_NONCES: usize = 3;
 
 /// One type's heartbeat schedule on one stream.
 #[derive(Debug, Default)]
-pub struct Heartbeats {
+pub(crate) struct Heartbeats {
     /// The smallest TTL the client holds (from the last push), and how many TTL'd resources.
     ttl: Option<Duration>,
     ttl_resources: usize,
@@ -82,7 +86,7 @@ pub struct Heartbeats {
 impl Heartbeats {
     /// A push went out leaving the client holding `ttl_resources` TTL'd resources, the
     /// shortest living `ttl` (`None`: nothing to keep alive, or the client takes no heartbeats).
-    pub fn on_push(&mut self, ttl: Option<Duration>, ttl_resources: usize) {
+    pub(crate) fn on_push(&mut self, ttl: Option<Duration>, ttl_resources: usize) {
         self.ttl = ttl;
         self.ttl_resources = ttl_resources;
         self.in_flight = true;
@@ -92,27 +96,27 @@ impl Heartbeats {
 
     /// The client holds no TTL'd resource any more, though no push said so (the last one left
     /// the fixtures and is left to expire, S16): nothing to keep alive.
-    pub fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         self.ttl = None;
         self.ttl_resources = 0;
         self.due = None;
     }
 
     /// The latest response (push or heartbeat) was answered.
-    pub fn on_answer(&mut self) {
+    pub(crate) fn on_answer(&mut self) {
         self.in_flight = false;
     }
 
     /// Whether `nonce` is one of the heartbeats' sent since the last push (its answer is not a
     /// push's ACK or NACK, and not stale).
-    pub fn answers_heartbeat(&self, nonce: &str) -> bool {
+    pub(crate) fn answers_heartbeat(&self, nonce: &str) -> bool {
         !nonce.is_empty() && self.nonces.iter().any(|n| n == nonce)
     }
 
     /// Whether a heartbeat is due at `now`. A type with no push in flight and TTL'd resources
     /// held is scheduled here, a [`period`] from `now`, unless a heartbeat sent
     /// already scheduled the next.
-    pub fn due(&mut self, now: Instant) -> bool {
+    pub(crate) fn due(&mut self, now: Instant) -> bool {
         let Some(ttl) = self.ttl.filter(|_| !self.in_flight) else {
             self.due = None;
             return false;
@@ -129,7 +133,7 @@ impl Heartbeats {
     /// A heartbeat with `nonce` went out at `now` (`at` on the wall clock). The next is due a
     /// [`period`] later whether or not this one is answered: a heartbeat lost on the way
     /// must not let the client's copy expire.
-    pub fn on_sent(&mut self, nonce: String, now: Instant, at: SystemTime) {
+    pub(crate) fn on_sent(&mut self, nonce: String, now: Instant, at: SystemTime) {
         if self.nonces.len() == HEARTBEAT_NONCES {
             self.nonces.pop_front();
         }
@@ -139,12 +143,12 @@ impl Heartbeats {
         self.last_at = Some(at);
     }
 
-    pub fn next_deadline(&self) -> Option<Instant> {
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
         self.due
     }
 
     /// `None` for a type that holds no TTL'd resource and never had a heartbeat.
-    pub fn status(&self) -> Option<HeartbeatStatus> {
+    pub(crate) fn status(&self) -> Option<HeartbeatStatus> {
         (self.ttl_resources > 0 || self.sent > 0).then_some(HeartbeatStatus {
             ttl_resources: self.ttl_resources,
             sent: self.sent,

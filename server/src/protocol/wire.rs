@@ -28,7 +28,7 @@ fn text<S: Serializer>(text: &Arc<str>, s: S) -> Result<S::Ok, S::Error> {
 
 /// What became of a planned response.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WireFate {
+pub(crate) enum WireFate {
     /// Sent with `nonce` on it (differs from the planned nonce only when one was reused).
     Sent { nonce: String },
     /// Never sent: the client will answer an older nonce, if any.
@@ -54,14 +54,16 @@ pub enum WireFate {
 /// The fault a response met, as the ledger keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Touched {
+    /// The rule and its action.
     #[serde(flatten)]
     pub mark: FaultMark,
+    /// When it acted.
     pub at: SystemTime,
 }
 
 /// A change the fault stage makes to a response (indexes are entry order: the manifest's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Edit<'a> {
+pub(crate) enum Edit<'a> {
     /// The resource's bytes become undecodable (`Any.value` = a key of wire type 7).
     Corrupt(usize),
     /// The resource twice, side by side.
@@ -77,7 +79,7 @@ pub enum Edit<'a> {
 }
 
 /// What the fault stage needs of a response beyond its type URL and nonce.
-pub trait WireResponse {
+pub(crate) trait WireResponse {
     /// `version_info` (Delta: `system_version_info`).
     fn version(&self) -> &str;
     /// Bytes of the resource entries (close to the message's encoded size).

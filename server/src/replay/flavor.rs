@@ -18,7 +18,7 @@ use crate::{
 };
 
 /// SotW or Delta, for [`super::ReplayStream`].
-pub trait Flavor: Send + 'static {
+pub(crate) trait Flavor: Send + 'static {
     type Request: TapRequest + Send + 'static;
     type Response: TapResponse + WireResponse + Send + 'static;
     /// The node id the request names, if it carries a node.
@@ -31,11 +31,11 @@ pub trait Flavor: Send + 'static {
 
 /// State of the World.
 #[derive(Debug)]
-pub struct Sotw;
+pub(crate) struct Sotw;
 
 /// Delta (incremental).
 #[derive(Debug)]
-pub struct Delta;
+pub(crate) struct Delta;
 
 impl Flavor for Sotw {
     type Request = SotwRequest;

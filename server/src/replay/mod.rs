@@ -14,7 +14,7 @@
 //! [`script`] reads the recording and checks it at start-up.
 
 mod flavor;
-pub mod script;
+pub(crate) mod script;
 mod stream;
 
 use std::sync::Mutex;
@@ -23,8 +23,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::replay::script::Script;
 
-pub use flavor::{Delta, Flavor, Sotw};
-pub use stream::ReplayStream;
+pub(crate) use flavor::{Delta, Flavor, Sotw};
+pub(crate) use stream::ReplayStream;
 
 /// The loaded recording and how far the replay got.
 #[derive(Debug)]
@@ -47,16 +47,20 @@ struct Progress {
 /// `/status` `replay`: how far the replay got.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReplayView {
+    /// The recording served (`--replay FILE`).
     pub file: String,
     /// Recorded streams, and how many of them a client's stream replays (or replayed).
     pub streams: usize,
+    /// Recorded streams a client's stream was bound to.
     pub bound: usize,
     /// Requests in the recording, and how many arrived as recorded.
     pub requests: usize,
+    /// Requests that arrived as recorded.
     pub matched: usize,
     /// Streams ended because a request was not the recorded one (or no recorded stream was
     /// left for them), and the first of them: where the client first strayed.
     pub failures: usize,
+    /// The first failure.
     pub error: Option<Failure>,
 }
 
@@ -66,17 +70,19 @@ pub struct Failure {
     /// The recording's line of the request that was expected (none when no recorded stream
     /// could be bound).
     pub line: Option<usize>,
+    /// What the client was told (the FAILED_PRECONDITION message).
     pub message: String,
 }
 
 impl Replay {
+    #[cfg(test)]
     /// Responses go out as soon as their request arrived.
-    pub fn new(script: Script) -> Self {
+    pub(crate) fn new(script: Script) -> Self {
         Self::with_timing(script, false)
     }
 
     /// With `timed`, each response waits as long after its request as it did when recorded.
-    pub fn with_timing(script: Script, timed: bool) -> Self {
+    pub(crate) fn with_timing(script: Script, timed: bool) -> Self {
         let progress = Progress {
             bound: vec![false; script.streams.len()],
             ..Progress::default()
@@ -88,14 +94,16 @@ impl Replay {
         }
     }
 
-    pub fn script(&self) -> &Script {
+    pub(crate) fn script(&self) -> &Script {
         &self.script
     }
 
+    /// Responses wait as long after their request as they did when recorded (`--replay-timing`).
     pub fn timed(&self) -> bool {
         self.timed
     }
 
+    /// How far the replay got, as `/status` shows it.
     pub fn view(&self) -> ReplayView {
         let progress = self.progress();
         ReplayView {

@@ -24,11 +24,11 @@ use xdsloop_transcript::{
 
 use crate::Error;
 
-pub use xdsloop_transcript::line::Request as RecordedRequest;
+pub(crate) use xdsloop_transcript::line::Request as RecordedRequest;
 
 /// Everything a replay serves.
 #[derive(Debug, Clone)]
-pub struct Script {
+pub(crate) struct Script {
     /// The recording's path, as given: messages name `FILE:LINE`.
     pub file: String,
     /// The recorded streams that received at least one request, in the order they opened.
@@ -39,7 +39,7 @@ pub struct Script {
 
 /// One recorded stream.
 #[derive(Debug, Clone)]
-pub struct RecordedStream {
+pub(crate) struct RecordedStream {
     /// Its id in the recording (`s3` in `transcript print`).
     pub id: u64,
     pub node: String,
@@ -55,7 +55,7 @@ pub struct RecordedStream {
 
 /// How the recorded server ended a stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordedEnd {
+pub(crate) struct RecordedEnd {
     pub line: usize,
     /// The gRPC code's number.
     pub code: i32,
@@ -64,14 +64,14 @@ pub struct RecordedEnd {
 
 impl RecordedStream {
     /// How many requests it received.
-    pub fn requests(&self) -> usize {
+    pub(crate) fn requests(&self) -> usize {
         self.types.values().map(Vec::len).sum()
     }
 }
 
 /// One recorded request and the responses that followed it.
 #[derive(Debug, Clone)]
-pub struct Turn {
+pub(crate) struct Turn {
     /// Its line in the file.
     pub line: usize,
     /// When the recorded server saw it.
@@ -82,7 +82,9 @@ pub struct Turn {
 
 /// A recorded response, ready to encode again: its nonce kept, so the client echoes it.
 #[derive(Debug, Clone)]
-pub struct RecordedResponse {
+pub(crate) struct RecordedResponse {
+    /// The recording's line it came from; only the reading's tests look at it.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub line: usize,
     pub type_url: String,
     /// SotW `version_info`, or Delta `system_version_info`.
@@ -97,17 +99,17 @@ pub struct RecordedResponse {
 }
 
 /// The message every response without bodies gets.
-pub const NO_BODIES: &str = "response without resources; record with --record-resources";
+pub(crate) const NO_BODIES: &str = "response without resources; record with --record-resources";
 
 /// Reads and checks `path`; `codec` encodes the recorded bodies (the user's types need their
 /// `--descriptor-set`).
-pub fn load(path: &Path, codec: &Codec) -> Result<Script, Error> {
+pub(crate) fn load(path: &Path, codec: &Codec) -> Result<Script, Error> {
     let transcript = read_file(path).map_err(|e| Error::Replay(e.to_string()))?;
     from_transcript(&transcript, codec)
 }
 
 /// [`load`] of a transcript already read.
-pub fn from_transcript(transcript: &Transcript, codec: &Codec) -> Result<Script, Error> {
+pub(crate) fn from_transcript(transcript: &Transcript, codec: &Codec) -> Result<Script, Error> {
     let at = |line: usize, message: String| {
         Error::Replay(format!("{}: {message}", transcript.location(line)))
     };

@@ -36,7 +36,7 @@ use crate::{
 const FAILED_PRECONDITION: i32 = 9;
 
 /// A stream serving a recorded stream again (see [`super`]).
-pub struct ReplayStream<F: Flavor> {
+pub(crate) struct ReplayStream<F: Flavor> {
     replay: Arc<Replay>,
     /// `ads-sotw`, `clusters-delta`, …: recorded streams of another transport never bind.
     transport: String,
@@ -66,7 +66,7 @@ pub struct ReplayStream<F: Flavor> {
 }
 
 impl<F: Flavor> ReplayStream<F> {
-    pub fn new(replay: Arc<Replay>, kind: StreamKind) -> Self {
+    pub(crate) fn new(replay: Arc<Replay>, kind: StreamKind) -> Self {
         Self {
             replay,
             transport: kind.to_string(),

@@ -13,7 +13,7 @@ use super::TypeResources;
 
 /// How `new` differs from `old`, both sorted by name.
 #[derive(Debug, Default)]
-pub struct Diff {
+pub(crate) struct Diff {
     /// Resources new in `new`, or at another version there.
     pub upserted: Vec<Arc<Resource>>,
     /// Names in `old` that `new` does not have.
@@ -27,13 +27,13 @@ pub struct Diff {
 /// predecessor alive (and, the allocation being kept by the `Weak`, its address is not reused
 /// while the slot names it).
 #[derive(Debug, Default)]
-pub struct DiffCache {
+pub(crate) struct DiffCache {
     slot: Mutex<Option<(Weak<TypeResources>, Arc<Diff>)>>,
 }
 
 impl TypeResources {
     /// What changed from `old` to these resources.
-    pub fn diff_from(&self, old: &Arc<TypeResources>) -> Arc<Diff> {
+    pub(crate) fn diff_from(&self, old: &Arc<TypeResources>) -> Arc<Diff> {
         if std::ptr::eq(self, Arc::as_ptr(old)) {
             // The common request (an ACK): nothing changed, and the slot stays for the pushes.
             return Arc::default();

@@ -31,7 +31,7 @@ use super::TypeResources;
 /// The `Any` carries the type URL it was built for (S1); a caller asking for another type URL
 /// (never the case for snapshot lookups, which are by type URL) gets fresh entries.
 #[derive(Debug, Clone, Default)]
-pub struct EntryCache {
+pub(crate) struct EntryCache {
     sotw: OnceLock<(String, BTreeMap<String, Bytes>)>,
     /// SotW entries with TTL'd resources wrapped (the others as in `sotw`).
     sotw_wrapped: OnceLock<(String, BTreeMap<String, Bytes>)>,
@@ -49,7 +49,7 @@ impl Eq for EntryCache {}
 impl TypeResources {
     /// The SotW `resources` entries of `picked`, stamped with `url`; with `wrap`, TTL'd
     /// resources wrapped in `Resource` with their TTL (S14).
-    pub fn sotw_entries<'a>(
+    pub(crate) fn sotw_entries<'a>(
         &self,
         url: &str,
         picked: impl IntoIterator<Item = &'a Resource>,
@@ -62,7 +62,7 @@ impl TypeResources {
     }
 
     /// The Delta `resources` entries of `picked` (name, version, `Any` stamped with `url`).
-    pub fn delta_entries<'a>(
+    pub(crate) fn delta_entries<'a>(
         &self,
         url: &str,
         picked: impl IntoIterator<Item = &'a Resource>,
@@ -105,7 +105,7 @@ fn any(url: &str, resource: &Resource) -> Any {
 
 /// A message whose only field is one element of the repeated field encodes as exactly that
 /// element (tag, length, value): prost writes nothing for default fields.
-pub fn sotw_entry(url: &str, resource: &Resource) -> Bytes {
+pub(crate) fn sotw_entry(url: &str, resource: &Resource) -> Bytes {
     let one = DiscoveryResponse {
         resources: vec![any(url, resource)],
         ..Default::default()
@@ -114,7 +114,7 @@ pub fn sotw_entry(url: &str, resource: &Resource) -> Bytes {
 }
 
 /// One Delta `resources` entry (name, version, `Any` stamped with `url`).
-pub fn delta_entry(url: &str, resource: &Resource) -> Bytes {
+pub(crate) fn delta_entry(url: &str, resource: &Resource) -> Bytes {
     let one = DeltaDiscoveryResponse {
         resources: vec![WireResource {
             name: resource.name.clone(),
@@ -145,7 +145,7 @@ fn wrapped_entry(url: &str, resource: &Resource) -> Bytes {
 }
 
 /// S15: a SotW heartbeat entry, the wrapper without `resource` (with the TTL, if any).
-pub fn sotw_heartbeat(resource: &Resource) -> Bytes {
+pub(crate) fn sotw_heartbeat(resource: &Resource) -> Bytes {
     sotw_any(WireResource {
         name: resource.name.clone(),
         ttl: resource.ttl.map(duration),
@@ -154,7 +154,7 @@ pub fn sotw_heartbeat(resource: &Resource) -> Bytes {
 }
 
 /// S15: a Delta heartbeat entry: name, the version the client holds, TTL, no `resource`.
-pub fn delta_heartbeat(resource: &Resource) -> Bytes {
+pub(crate) fn delta_heartbeat(resource: &Resource) -> Bytes {
     let one = DeltaDiscoveryResponse {
         resources: vec![WireResource {
             name: resource.name.clone(),

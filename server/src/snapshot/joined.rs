@@ -22,7 +22,7 @@ use super::TypeResources;
 const JOIN_AT_LEAST: usize = 4096;
 
 /// Resources a Delta response sends, in entry order, shared with every stream sending them.
-pub type Sent = Arc<[Arc<Resource>]>;
+pub(crate) type Sent = Arc<[Arc<Resource>]>;
 
 /// A joined list: the resources and their entries as one buffer, stamped with `url`.
 #[derive(Debug)]
@@ -34,14 +34,14 @@ struct Joined {
 
 /// Lives beside a `TypeResources`, so it is dropped with the snapshot it describes.
 #[derive(Debug, Default)]
-pub struct JoinedCache {
+pub(crate) struct JoinedCache {
     slot: Mutex<Option<Arc<Joined>>>,
 }
 
 impl TypeResources {
     /// The Delta `resources` entries of `picked` (stamped with `url`) and `picked` as a shared
     /// list. A large response is one buffer, shared with every stream sending the same list.
-    pub fn delta_sent(&self, url: &str, picked: Vec<Arc<Resource>>) -> (Vec<Bytes>, Sent) {
+    pub(crate) fn delta_sent(&self, url: &str, picked: Vec<Arc<Resource>>) -> (Vec<Bytes>, Sent) {
         let entries = self.delta_entries(url, picked.iter().map(AsRef::as_ref));
         if entries.iter().map(Bytes::len).sum::<usize>() < JOIN_AT_LEAST {
             return (entries, picked.into());

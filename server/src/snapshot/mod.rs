@@ -8,11 +8,11 @@
 //! keyed by interned name lists ([`names`]), large Delta responses' joined entries
 //! ([`joined`]) and what changed since the previous generation ([`diff`]). Pure: no I/O, no runtime.
 
-pub mod diff;
-pub mod entries;
-pub mod joined;
-pub mod names;
-pub mod views;
+pub(crate) mod diff;
+pub(crate) mod entries;
+pub(crate) mod joined;
+pub(crate) mod names;
+pub(crate) mod views;
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -39,6 +39,7 @@ pub enum VersionKind {
 pub struct TypeResources {
     /// The SotW `version_info` of this type, chosen as [`VersionKind`] says.
     pub version: String,
+    /// Where `version` comes from: the fixture's own `version_info`, or a hash of the content.
     pub version_kind: VersionKind,
     /// Hash over every resource's name and version. Streams decide "did this type change?" by
     /// this together with `version`: an explicit `version_info` may stay the same while the
@@ -76,7 +77,7 @@ impl TypeResources {
     /// Builds a type's resource set from resources and the `version_info` of the document each
     /// came from (`None`: the document set none). A later entry replaces an earlier one of the
     /// same name, as an overlay replaces base resources.
-    pub fn from_documents<'a>(
+    pub(crate) fn from_documents<'a>(
         entries: impl IntoIterator<Item = (Arc<Resource>, Option<&'a str>)>,
     ) -> Self {
         let mut resources = BTreeMap::new();
@@ -134,7 +135,11 @@ impl TypeResources {
     /// a version of its own, `<version>-<label>-<8 hex digits of the names left out>`: one
     /// version never stands for two contents, and the same cut of the same set is always the
     /// same version.
-    pub fn without(&self, gone: impl Fn(&str) -> bool, label: &str) -> Option<TypeResources> {
+    pub(crate) fn without(
+        &self,
+        gone: impl Fn(&str) -> bool,
+        label: &str,
+    ) -> Option<TypeResources> {
         let (removed, kept): (BTreeMap<_, _>, BTreeMap<_, _>) = self
             .resources
             .iter()

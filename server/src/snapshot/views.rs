@@ -11,11 +11,11 @@ use xdsloop_proto::Resource;
 use super::{TypeResources, names::SharedNames};
 
 /// Resources picked for a view, in name order.
-pub type Picked = Arc<[Arc<Resource>]>;
+pub(crate) type Picked = Arc<[Arc<Resource>]>;
 
 /// What one subscription receives of one type, shared by the streams that ask the same.
 #[derive(Debug)]
-pub struct View {
+pub(crate) struct View {
     pub picked: Picked,
     /// Changes whenever a picked resource's name or version does.
     pub hash: u64,
@@ -29,7 +29,7 @@ pub struct View {
 }
 
 impl View {
-    pub fn new(picked: Picked, hash: u64) -> Self {
+    pub(crate) fn new(picked: Picked, hash: u64) -> Self {
         let min_ttl = picked.iter().filter_map(|r| r.ttl).min();
         Self {
             min_ttl,
@@ -41,18 +41,18 @@ impl View {
     }
 
     /// Whether any picked resource has a TTL.
-    pub fn has_ttl(&self) -> bool {
+    pub(crate) fn has_ttl(&self) -> bool {
         self.min_ttl.is_some()
     }
 
     /// The smallest TTL among the picked resources.
-    pub fn min_ttl(&self) -> Option<std::time::Duration> {
+    pub(crate) fn min_ttl(&self) -> Option<std::time::Duration> {
         self.min_ttl
     }
 
     /// The encoded `resources` entries of this view as one shared buffer; with `wrap`, TTL'd
     /// resources wrapped (S14).
-    pub fn sotw_entries(&self, url: &str, all: &TypeResources, wrap: bool) -> Bytes {
+    pub(crate) fn sotw_entries(&self, url: &str, all: &TypeResources, wrap: bool) -> Bytes {
         let wrap = wrap && self.has_ttl();
         let encode = || {
             let picked = self.picked.iter().map(|r| r.as_ref());
@@ -75,7 +75,7 @@ impl TypeResources {
     /// The view of the resources among `names` (sorted), hashed by the formula of the content
     /// hash: shared by SotW streams that send it and Delta streams that hash what their client
     /// holds.
-    pub fn named_view(&self, names: &SharedNames) -> Arc<View> {
+    pub(crate) fn named_view(&self, names: &SharedNames) -> Arc<View> {
         self.views.named(names, || {
             let picked: Picked = names
                 .iter()
@@ -96,19 +96,19 @@ impl TypeResources {
 /// for named views: streams with identical interest hit it; a stream asking for other names
 /// computes its view and takes the slot.
 #[derive(Debug, Default)]
-pub struct ViewCache {
+pub(crate) struct ViewCache {
     all: OnceLock<Arc<View>>,
     named: Mutex<Option<(SharedNames, Arc<View>)>>,
 }
 
 impl ViewCache {
     /// Every resource (a wildcard view).
-    pub fn all(&self, compute: impl FnOnce() -> View) -> Arc<View> {
+    pub(crate) fn all(&self, compute: impl FnOnce() -> View) -> Arc<View> {
         self.all.get_or_init(|| Arc::new(compute())).clone()
     }
 
     /// The view of `names`, from the slot if it holds the same names.
-    pub fn named(&self, names: &SharedNames, compute: impl FnOnce() -> View) -> Arc<View> {
+    pub(crate) fn named(&self, names: &SharedNames, compute: impl FnOnce() -> View) -> Arc<View> {
         let mut slot = self.named.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, view)) = slot.as_ref().filter(|(n, _)| n == names) {
             return view.clone();

@@ -21,6 +21,7 @@ use crate::{
 /// One thing that happened on a stream.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WireEvent {
+    /// When it happened.
     pub at: SystemTime,
     /// The stream's id (0: a stateless fetch).
     pub stream: u64,
@@ -28,23 +29,31 @@ pub struct WireEvent {
     pub seq: u32,
     /// Once the stream's first request named it.
     pub node: Option<Arc<str>>,
+    /// What happened.
     pub what: What,
 }
 
+/// What a [`WireEvent`] reports.
 #[derive(Debug, Clone, PartialEq)]
 pub enum What {
+    /// The stream opened.
     Opened(Opened),
+    /// A request arrived (after the machine judged it).
     Request(Box<RequestFacts>),
+    /// A response went on the wire (after the fault stage).
     Response(Box<ResponseFacts>),
     /// A fault that has no response to carry its mark (stream-level, or a dropped response).
     Fault(Box<FaultFacts>),
+    /// The conformance judge found the client breaking a rule.
     Violation(Arc<Violation>),
+    /// The stream ended.
     Closed(Closed),
 }
 
 /// A stream opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Opened {
+    /// The variant and service it came through.
     pub kind: StreamKind,
     /// The client's address, as text.
     pub peer: Option<Box<str>>,
@@ -53,8 +62,11 @@ pub struct Opened {
 /// A fault that fired without a response line to carry it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FaultFacts {
+    /// The rule that fired and its action.
     pub mark: FaultMark,
+    /// The type it fired on, if it fired on one.
     pub type_url: Option<TypeName>,
+    /// The nonce of the response it concerns, if any.
     pub nonce: Option<Box<str>>,
     /// Parameters or outcome, for people (`2s`, `skipped: no earlier nonce`).
     pub detail: Option<Box<str>>,
@@ -63,11 +75,13 @@ pub struct FaultFacts {
 /// The stream ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Closed {
+    /// Who ended it.
     pub reason: CloseReason,
     /// The gRPC status the server ended it with, if it sent one.
     pub status: Option<StatusFacts>,
 }
 
+/// Why a stream ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CloseReason {
     /// The client ended its side or went away.
@@ -83,7 +97,7 @@ pub enum CloseReason {
 }
 
 impl WireEvent {
-    /// The event as a ring keeps it: lists cut to [`SUMMARY_ITEMS`], no resource bodies.
+    /// The event as a ring keeps it: lists cut to 8 items, no resource bodies.
     pub fn summarized(&self) -> WireEvent {
         let what = match &self.what {
             What::Request(r) => What::Request(Box::new(r.summarized())),

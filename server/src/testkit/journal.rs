@@ -26,6 +26,7 @@ pub const MAX_EVENTS: usize = 100_000;
 /// What the journal holds.
 #[derive(Debug, Default)]
 pub struct Kept {
+    /// Every event since the server started, oldest first (at most [`MAX_EVENTS`]).
     pub events: Vec<Arc<WireEvent>>,
     /// Events the journal never got: it fell behind the bus, or was full.
     pub lost: u64,
@@ -52,6 +53,8 @@ struct State {
     kept: Kept,
 }
 
+/// Every event of a test server's streams, read from its bus from the moment it started: what the
+/// awaits and [`super::TestServer::requests`] look through.
 #[derive(Debug)]
 pub struct Journal {
     state: Mutex<State>,

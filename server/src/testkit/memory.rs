@@ -25,6 +25,7 @@ pub struct Resources {
 }
 
 impl Resources {
+    /// A set of these resources, each type at a version hashed from its content.
     pub fn new(items: impl IntoIterator<Item = Resource>) -> Self {
         Self {
             items: items.into_iter().map(Arc::new).collect(),
@@ -131,7 +132,11 @@ pub(super) struct Memory {
 impl Memory {
     /// Replaces the base set (`node` = `None`) or one node's overlay (an empty set removes
     /// it), and returns the snapshot to serve next.
-    pub fn set(&mut self, node: Option<&str>, resources: Resources) -> Result<Snapshot, KitError> {
+    pub(super) fn set(
+        &mut self,
+        node: Option<&str>,
+        resources: Resources,
+    ) -> Result<Snapshot, KitError> {
         resources.check(node)?;
         match node {
             None => self.base = resources,

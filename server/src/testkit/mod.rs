@@ -64,15 +64,20 @@ pub use xdsloop_proto::Resource;
 /// Why a test server could not start or change what it serves.
 #[derive(Debug, thiserror::Error)]
 pub enum KitError {
+    /// The server could not start (bind, fixtures): the server's own error.
     #[error(transparent)]
     Server(#[from] crate::Error),
     #[error("{}: two {type_url} resources named {name:?} in one set", match node {
         Some(node) => format!("node {node}"),
         None => "base".to_string(),
     })]
+    /// Two resources of one type with one name in one set.
     Duplicate {
+        /// The node the set is for; `None`: the base set every node gets.
         node: Option<String>,
+        /// The type URL.
         type_url: String,
+        /// The name given twice.
         name: String,
     },
     #[error(
@@ -80,7 +85,9 @@ pub enum KitError {
          serves",
         .0.display()
     )]
+    /// Resources given in code to a server that serves a fixture directory (the directory).
     ServesFixtures(PathBuf),
+    /// The builder was given both resources and a fixture directory.
     #[error("a test server serves either resources given in code or a fixture directory, not both")]
     TwoSources,
     /// [`Builder::configure`] or [`Builder::tls`] on a server of resources given in code.
@@ -136,14 +143,18 @@ enum Backing {
 /// A request of one node, as the server received and judged it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request {
+    /// The stream it came on.
     pub stream: u64,
+    /// When the server received it.
     pub at: SystemTime,
+    /// What it said, as the server judged it: type, ACK/NACK verdict, nonce, names.
     pub facts: RequestFacts,
 }
 
 /// The requests of one node so far, oldest first.
 #[derive(Debug, Clone, Default)]
 pub struct Requests {
+    /// The requests.
     pub list: Vec<Request>,
     /// The server lost track of some events (see [`journal::MAX_EVENTS`]): requests may be
     /// missing.

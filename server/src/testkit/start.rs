@@ -130,7 +130,8 @@ impl Builder {
         self.configure(move |config| config.tls = Some(files.clone()))
     }
 
-    /// Starts the server; it listens once this returns.
+    /// Starts the server, on a free port unless [`Builder::listen`] gave one, serving what the
+    /// builder was given (resources and a fixture directory together are [`KitError::TwoSources`]).
     pub async fn start(self) -> Result<TestServer, KitError> {
         let has_resources = self.base.is_some() || !self.overlays.is_empty();
         match self.fixtures.clone() {

@@ -34,25 +34,34 @@ pub struct Mark(pub(super) usize);
 /// The client accepted a response (its request echoed the nonce, without `error_detail`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ack {
+    /// The stream the ACK came on.
     pub stream: u64,
+    /// The type URL.
     pub type_url: String,
     /// The version of the response it accepted.
     pub version: String,
+    /// The nonce the client echoed.
     pub nonce: String,
+    /// When the server received the ACK.
     pub at: SystemTime,
 }
 
 /// The client rejected a response.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Nack {
+    /// The stream the NACK came on.
     pub stream: u64,
+    /// The type URL.
     pub type_url: String,
     /// The version of the response it rejected.
     pub version: String,
+    /// The nonce the client echoed.
     pub nonce: String,
     /// Its `error_detail`.
     pub code: i32,
+    /// The client's reason (`error_detail.message`).
     pub message: String,
+    /// When the server received the NACK.
     pub at: SystemTime,
 }
 
@@ -62,9 +71,11 @@ pub enum WaitError {
     /// The message says what was awaited and what the node did instead.
     #[error("{message}")]
     Timeout {
+        /// How long the await waited.
         waited: Duration,
         /// The type's state on the node's latest stream, if it ever asked for the type.
         last: Option<Box<TypeStatus>>,
+        /// What was awaited and what the node did instead.
         message: String,
     },
     /// A [`super::poll_until`] condition did not hold in time; the message names what was

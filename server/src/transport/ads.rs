@@ -26,13 +26,13 @@ pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 /// ADS as a tonic route. Cheap to clone.
 #[derive(Debug, Clone)]
-pub struct Ads {
+pub(crate) struct Ads {
     discovery: Discovery,
 }
 
 impl Ads {
     /// The message limits are `discovery`'s (S13).
-    pub fn new(discovery: Discovery) -> Self {
+    pub(crate) fn new(discovery: Discovery) -> Self {
         Self { discovery }
     }
 }

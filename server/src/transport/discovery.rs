@@ -33,12 +33,12 @@ use crate::{
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Responses as a gRPC server stream.
-pub type ResponseStream<T> = ReceiverStream<Result<T, Status>>;
+pub(crate) type ResponseStream<T> = ReceiverStream<Result<T, Status>>;
 
 /// What every stream needs: the snapshots to serve, the registry to report to, and the signal
 /// that ends all streams when the server stops. Cheap to clone.
 #[derive(Debug, Clone)]
-pub struct Discovery {
+pub(crate) struct Discovery {
     snapshots: watch::Receiver<Arc<Snapshot>>,
     registry: Registry,
     shutdown: watch::Receiver<bool>,
@@ -54,7 +54,7 @@ pub struct Discovery {
 
 impl Discovery {
     /// `shutdown` turning true (or its sender dropping) ends every open stream.
-    pub fn new(
+    pub(crate) fn new(
         snapshots: watch::Receiver<Arc<Snapshot>>,
         registry: Registry,
         shutdown: watch::Receiver<bool>,
@@ -73,56 +73,52 @@ impl Discovery {
     }
 
     /// The server-wide rules (`outage`, `when.requested`) every stream reports to.
-    pub fn with_server_faults(mut self, server_faults: ServerFaults) -> Self {
+    pub(crate) fn with_server_faults(mut self, server_faults: ServerFaults) -> Self {
         self.server_faults = server_faults;
         self
     }
 
     /// How every stream's client is judged (`--conformance`, `--strict`).
-    pub fn with_conformance(mut self, mode: Mode) -> Self {
+    pub(crate) fn with_conformance(mut self, mode: Mode) -> Self {
         self.conformance = Conformance::new(mode);
         self
     }
 
     /// Serves `replay` on every stream (SotW and Delta, ADS and per-type) instead of the
     /// snapshots.
-    pub fn with_replay(mut self, replay: Option<Arc<Replay>>) -> Self {
+    pub(crate) fn with_replay(mut self, replay: Option<Arc<Replay>>) -> Self {
         self.replay = replay;
         self
     }
 
     /// The largest response sent (S13); streams log responses that will not fit.
-    pub fn with_max_message_bytes(mut self, max_message_bytes: usize) -> Self {
+    pub(crate) fn with_max_message_bytes(mut self, max_message_bytes: usize) -> Self {
         self.max_message_bytes = max_message_bytes;
         self
     }
 
     /// The fault scenario streams follow (none by default).
-    pub fn with_scenarios(mut self, scenarios: watch::Receiver<Arc<Installed>>) -> Self {
+    pub(crate) fn with_scenarios(mut self, scenarios: watch::Receiver<Arc<Installed>>) -> Self {
         self.scenarios = scenarios;
         self
     }
 
     /// The largest request accepted.
-    pub fn with_max_request_bytes(mut self, max_request_bytes: usize) -> Self {
+    pub(crate) fn with_max_request_bytes(mut self, max_request_bytes: usize) -> Self {
         self.max_request_bytes = max_request_bytes;
         self
     }
 
-    pub fn max_message_bytes(&self) -> usize {
+    pub(crate) fn max_message_bytes(&self) -> usize {
         self.max_message_bytes
     }
 
-    pub fn max_request_bytes(&self) -> usize {
+    pub(crate) fn max_request_bytes(&self) -> usize {
         self.max_request_bytes
     }
 
-    pub fn registry(&self) -> &Registry {
-        &self.registry
-    }
-
     /// Starts a SotW stream over `requests` and returns its responses.
-    pub fn sotw<S>(
+    pub(crate) fn sotw<S>(
         &self,
         kind: StreamKind,
         peer: Option<PeerInfo>,
@@ -140,7 +136,7 @@ impl Discovery {
     }
 
     /// Starts a Delta stream over `requests` and returns its responses.
-    pub fn delta<S>(
+    pub(crate) fn delta<S>(
         &self,
         kind: StreamKind,
         peer: Option<PeerInfo>,
@@ -174,7 +170,7 @@ impl Discovery {
         let client = identity.as_ref().map(|i| i.summary());
         let tap = Tap::open(&self.registry, kind, addr, identity);
         let id = tap.stream();
-        crate::stream_line!(stream = id, transport = %kind, peer = ?addr,
+        crate::protocol::chatter::stream_line!(stream = id, transport = %kind, peer = ?addr,
             identity = client.as_deref(), "stream opened");
         // Mark the snapshot the machine starts from as seen on this stream's own receiver, so
         // a reload between here and the loop's first poll is still noticed.

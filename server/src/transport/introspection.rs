@@ -11,15 +11,15 @@ use tonic_reflection::server as reflection;
 
 use crate::Error;
 
-pub const HEALTH_SERVICE: &str = "grpc.health.v1.Health";
-pub const REFLECTION_V1: &str = "grpc.reflection.v1.ServerReflection";
-pub const REFLECTION_V1ALPHA: &str = "grpc.reflection.v1alpha.ServerReflection";
+pub(crate) const HEALTH_SERVICE: &str = "grpc.health.v1.Health";
+pub(crate) const REFLECTION_V1: &str = "grpc.reflection.v1.ServerReflection";
+pub(crate) const REFLECTION_V1ALPHA: &str = "grpc.reflection.v1alpha.ServerReflection";
 
 /// Adds health checking and reflection to `routes`, for a server that serves `xds_services`
 /// (fully-qualified gRPC service names, e.g.
 /// `envoy.service.discovery.v3.AggregatedDiscoveryService`). The returned handle reports
 /// shutdown.
-pub async fn add_to(
+pub(crate) async fn add_to(
     routes: &mut RoutesBuilder,
     xds_services: &[&str],
 ) -> Result<ServingReporter, Error> {
@@ -43,7 +43,7 @@ pub async fn add_to(
 
 /// Turns health to `NOT_SERVING` so balancers stop sending new clients before streams end.
 #[derive(Debug, Clone)]
-pub struct ServingReporter {
+pub(crate) struct ServingReporter {
     reporter: HealthReporter,
     services: Vec<String>,
 }
@@ -51,7 +51,7 @@ pub struct ServingReporter {
 impl ServingReporter {
     /// Reports `NOT_SERVING` to checks and watchers, then ends every health `Watch` stream:
     /// graceful shutdown waits for open streams, and a watch never ends by itself.
-    pub async fn not_serving(&self) {
+    pub(crate) async fn not_serving(&self) {
         let mut reporter = self.reporter.clone();
         let names = std::iter::once("").chain(self.services.iter().map(String::as_str));
         let names: Vec<&str> = names.collect();

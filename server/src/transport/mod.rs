@@ -14,14 +14,14 @@
 //! - [`record`]: the transcript recorder (`--record`), fed by the registry's event bus.
 //! - [`outage`]: the server-wide fault rules carried out (`outage`, `when.requested`).
 
-pub mod ads;
-pub mod discovery;
-pub mod introspection;
-pub mod outage;
-pub mod per_type;
-pub mod record;
-pub mod request_body;
+pub(crate) mod ads;
+pub(crate) mod discovery;
+pub(crate) mod introspection;
+pub(crate) mod outage;
+pub(crate) mod per_type;
+pub(crate) mod record;
+pub(crate) mod request_body;
 mod response_body;
-pub mod rest;
-pub mod stream;
-pub mod unary;
+pub(crate) mod rest;
+pub(crate) mod stream;
+pub(crate) mod unary;

@@ -40,11 +40,11 @@ use crate::{
 
 /// An outage due at the installation begins this much after it, so the answer to the
 /// `PUT /scenario` that installed it (on the xDS port, by default) leaves first.
-pub const ANSWER_FIRST: Duration = Duration::from_millis(100);
+pub(crate) const ANSWER_FIRST: Duration = Duration::from_millis(100);
 
 /// What one request asked for, as the server-wide rules read it.
 #[derive(Debug)]
-pub struct Asking {
+pub(crate) struct Asking {
     at: SystemTime,
     node: Option<String>,
     type_url: String,
@@ -56,7 +56,7 @@ pub struct Asking {
 /// The server's server-wide rules and what carries them out. Cheap to clone; the default is
 /// detached (no rules, nothing happens): for streams run outside a server.
 #[derive(Debug, Clone, Default)]
-pub struct ServerFaults {
+pub(crate) struct ServerFaults {
     inner: Option<Arc<Inner>>,
 }
 
@@ -73,7 +73,7 @@ struct Inner {
 
 impl ServerFaults {
     /// Follows `scenarios` until `stopped` turns true or nobody can change them any more.
-    pub fn start(
+    pub(crate) fn start(
         scenarios: &Scenarios,
         registry: Registry,
         stopped: watch::Receiver<bool>,
@@ -93,7 +93,7 @@ impl ServerFaults {
     }
 
     /// Some rule waits for a request: [`Self::asked`] is worth calling (one atomic load).
-    pub fn wants_requests(&self) -> bool {
+    pub(crate) fn wants_requests(&self) -> bool {
         self.inner
             .as_ref()
             .is_some_and(|i| i.wants_requests.load(Ordering::Relaxed))
@@ -101,7 +101,7 @@ impl ServerFaults {
 
     /// What `request` asks for, kept for [`Self::asked`] (the request itself goes to the
     /// machine first); `None` while no rule waits for a request.
-    pub fn note<R: TapRequest>(&self, node: Option<&str>, request: &R) -> Option<Asking> {
+    pub(crate) fn note<R: TapRequest>(&self, node: Option<&str>, request: &R) -> Option<Asking> {
         if !self.wants_requests() {
             return None;
         }
@@ -122,7 +122,7 @@ impl ServerFaults {
 
     /// A stream's request asked for `asking`; `true` when that set off an outage: the stream
     /// must send nothing in answer (the listener and its connection are going away).
-    pub fn asked(&self, stream: u64, kind: StreamKind, asking: Asking) -> bool {
+    pub(crate) fn asked(&self, stream: u64, kind: StreamKind, asking: Asking) -> bool {
         let Some(inner) = &self.inner else {
             return false;
         };
@@ -145,7 +145,7 @@ impl ServerFaults {
     }
 
     /// An outage is in progress: streams ending now end by it.
-    pub fn in_outage(&self) -> bool {
+    pub(crate) fn in_outage(&self) -> bool {
         self.inner.as_ref().is_some_and(|i| i.outages.is_active())
     }
 }

@@ -31,7 +31,7 @@ use crate::{
 
 /// A request for another type than the service's.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WrongType {
+pub(crate) struct WrongType {
     pub api: PerTypeApi,
     pub requested: String,
 }
@@ -54,7 +54,7 @@ impl From<WrongType> for Status {
 }
 
 /// The requests that carry a type URL.
-pub trait Typed {
+pub(crate) trait Typed {
     fn type_url_mut(&mut self) -> &mut String;
 }
 
@@ -77,7 +77,7 @@ impl Typed for DeltaDiscoveryRequest {
 }
 
 /// Fills in an omitted type URL with `api`'s; rejects a different one.
-pub fn claim<R: Typed>(api: PerTypeApi, mut request: R) -> Result<R, WrongType> {
+pub(crate) fn claim<R: Typed>(api: PerTypeApi, mut request: R) -> Result<R, WrongType> {
     let url = request.type_url_mut();
     if url.is_empty() {
         *url = api.type_url.to_string();
@@ -97,13 +97,13 @@ fn kind(api: PerTypeApi, variant: Variant) -> StreamKind {
 
 /// What every per-type service serves from. Cheap to clone.
 #[derive(Debug, Clone)]
-pub struct PerType {
+pub(crate) struct PerType {
     discovery: Discovery,
     fetcher: Fetcher,
 }
 
 impl PerType {
-    pub fn new(discovery: Discovery, fetcher: Fetcher) -> Self {
+    pub(crate) fn new(discovery: Discovery, fetcher: Fetcher) -> Self {
         Self { discovery, fetcher }
     }
 
@@ -154,7 +154,7 @@ impl PerType {
 }
 
 mod routes;
-pub use routes::add_to;
+pub(crate) use routes::add_to;
 
 #[cfg(test)]
 mod tests {

@@ -34,6 +34,7 @@ use crate::{
 /// What to record.
 #[derive(Debug, Clone)]
 pub struct Recording {
+    /// The transcript file to write.
     pub path: PathBuf,
     /// Each resource's proto3 JSON in every response line (`--record-resources`).
     pub resources: bool,
@@ -41,13 +42,17 @@ pub struct Recording {
 
 /// A running recorder. [`Recorder::finish`] writes what is left and closes the file.
 #[derive(Debug)]
-pub struct Recorder {
+pub(crate) struct Recorder {
     stop: watch::Sender<bool>,
     thread: Option<JoinHandle<()>>,
 }
 
 /// Creates the file (an error names it), starts listening on `registry`'s bus and writing.
-pub fn start(registry: &Registry, recording: &Recording, codec: Codec) -> Result<Recorder, Error> {
+pub(crate) fn start(
+    registry: &Registry,
+    recording: &Recording,
+    codec: Codec,
+) -> Result<Recorder, Error> {
     let tool = concat!("xdsloop-server ", env!("CARGO_PKG_VERSION"));
     let header = Header::new(Side::Server, tool, SystemTime::now(), recording.resources);
     let writer = LineWriter::create(&recording.path, &header).map_err(|e| Error::Record {
@@ -91,7 +96,7 @@ pub fn start(registry: &Registry, recording: &Recording, codec: Codec) -> Result
 
 impl Recorder {
     /// Writes the events already on the bus, flushes and closes the file.
-    pub async fn finish(mut self) {
+    pub(crate) async fn finish(mut self) {
         let _ = self.stop.send(true);
         if let Some(thread) = self.thread.take() {
             let _ = tokio::task::spawn_blocking(move || thread.join()).await;

@@ -26,7 +26,7 @@ use crate::{net::conn::RequestBudget, protocol::request::Inbound};
 /// the connection's other streams hold the budget, this stream ends with `RESOURCE_EXHAUSTED`
 /// rather than waiting (a stream left waiting would leave its data in HTTP/2's connection
 /// window, and the streams holding the budget could then never finish theirs).
-pub struct Requests<Req> {
+pub(crate) struct Requests<Req> {
     body: Body,
     messages: Messages,
     max_request_bytes: usize,
@@ -40,7 +40,7 @@ pub struct Requests<Req> {
 impl<Req> Requests<Req> {
     /// Requests of at most `max_request_bytes`; unfinished ones reserved from `budget` (the
     /// connection's, if the connection came from [`crate::net::incoming`]).
-    pub fn new(body: Body, max_request_bytes: usize, budget: Option<RequestBudget>) -> Self {
+    pub(crate) fn new(body: Body, max_request_bytes: usize, budget: Option<RequestBudget>) -> Self {
         Self {
             body,
             messages: Messages::new(max_request_bytes, "request"),

@@ -36,7 +36,7 @@ const SHARE_AT_LEAST: usize = 4096;
 
 /// The body of one streaming response: gRPC messages from `responses`, then the trailers
 /// carrying the stream's final status.
-pub struct ResponseBody<M> {
+pub(super) struct ResponseBody<M> {
     responses: ResponseStream<Outbound<M>>,
     /// Chunks of the message being sent, in order.
     pending: VecDeque<Bytes>,
@@ -45,7 +45,7 @@ pub struct ResponseBody<M> {
 }
 
 impl<M> ResponseBody<M> {
-    pub fn new(responses: ResponseStream<Outbound<M>>, max_message_bytes: usize) -> Self {
+    pub(super) fn new(responses: ResponseStream<Outbound<M>>, max_message_bytes: usize) -> Self {
         Self {
             responses,
             pending: VecDeque::new(),
@@ -142,14 +142,14 @@ impl<M: Message + Default + Send + 'static> http_body::Body for ResponseBody<M> 
 
 /// A streaming call's two message limits.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(super) struct Limits {
     pub request: usize,
     /// S13: far above gRPC's 4 MiB default.
     pub response: usize,
 }
 
 impl Limits {
-    pub fn of(discovery: &Discovery) -> Self {
+    pub(super) fn of(discovery: &Discovery) -> Self {
         Self {
             request: discovery.max_request_bytes(),
             response: discovery.max_message_bytes(),
@@ -160,7 +160,7 @@ impl Limits {
 /// Serves one streaming xDS call: reads the requests off the request body ([`Requests`], with
 /// the connection's budget when it came through [`crate::net::incoming`]), starts the stream
 /// with `start`, and answers with its responses as a [`ResponseBody`].
-pub fn serve<Req, M>(
+pub(super) fn serve<Req, M>(
     request: http::Request<Body>,
     limits: Limits,
     start: impl FnOnce(Option<PeerInfo>, Requests<Req>) -> ResponseStream<Outbound<M>>,

@@ -16,8 +16,8 @@
 //! a changed response in JSON, and the HTTP status a `close` rule answers with).
 
 mod act;
-pub mod faults;
-pub mod json;
+pub(crate) mod faults;
+pub(crate) mod json;
 
 use axum::extract::rejection::BytesRejection;
 use axum::{
@@ -51,7 +51,7 @@ const RESPONSE: &str = "envoy.service.discovery.v3.DiscoveryResponse";
 /// What the REST handlers need: fetches and the descriptor pool that turns JSON into
 /// messages and back (the pool includes `--descriptor-set` types, so their `Any`s print).
 #[derive(Debug, Clone)]
-pub struct Rest {
+pub(crate) struct Rest {
     fetcher: Fetcher,
     codec: Codec,
     request: MessageDescriptor,
@@ -63,7 +63,7 @@ pub struct Rest {
 
 impl Rest {
     /// Request bodies are limited to `max_request_bytes`.
-    pub fn new(fetcher: Fetcher, codec: &Codec, max_request_bytes: usize) -> Self {
+    pub(crate) fn new(fetcher: Fetcher, codec: &Codec, max_request_bytes: usize) -> Self {
         let message = |name: &str| {
             codec
                 .pool()
@@ -81,13 +81,13 @@ impl Rest {
     }
 
     /// Polls follow the scenario rules of `faults`.
-    pub fn with_faults(mut self, faults: RestFaults) -> Self {
+    pub(crate) fn with_faults(mut self, faults: RestFaults) -> Self {
         self.faults = Some(faults);
         self
     }
 
     /// One route per API with a Fetch method.
-    pub fn router(self) -> Router {
+    pub(crate) fn router(self) -> Router {
         let mut router = Router::new();
         let limit = self.max_request_bytes;
         for api in PER_TYPE_APIS {
@@ -226,7 +226,7 @@ async fn declared_length(State(limit): State<usize>, request: Request, next: Nex
 /// the `grpc` services on one router. A request no route matches gets gRPC's `UNIMPLEMENTED`
 /// when it is gRPC, and a 404 listing the REST paths otherwise (an HTTP client should not read
 /// an empty 200 with gRPC trailers).
-pub fn with_grpc(grpc: Routes, http: Router) -> Routes {
+pub(crate) fn with_grpc(grpc: Routes, http: Router) -> Routes {
     let router = grpc.into_axum_router().merge(http);
     router.fallback(unmatched).into()
 }

@@ -17,17 +17,17 @@ use crate::{
 
 /// Fetches against the newest snapshot. Cheap to clone.
 #[derive(Debug, Clone)]
-pub struct Fetcher {
+pub(crate) struct Fetcher {
     snapshots: watch::Receiver<Arc<Snapshot>>,
 }
 
 impl Fetcher {
-    pub fn new(snapshots: watch::Receiver<Arc<Snapshot>>) -> Self {
+    pub(crate) fn new(snapshots: watch::Receiver<Arc<Snapshot>>) -> Self {
         Self { snapshots }
     }
 
     /// Answers one fetch; `via` names the transport in the log (`grpc`, `rest`).
-    pub fn fetch(&self, via: &str, type_url: &str, request: DiscoveryRequest) -> Fetched {
+    pub(crate) fn fetch(&self, via: &str, type_url: &str, request: DiscoveryRequest) -> Fetched {
         match self.fetch_wire(via, type_url, request) {
             Fetched::Response(response) => Fetched::Response(response.to_message()),
             Fetched::NotModified { version } => Fetched::NotModified { version },
@@ -35,7 +35,7 @@ impl Fetcher {
     }
 
     /// [`Self::fetch`], with the response as a stream would send it (for the fault stage).
-    pub fn fetch_wire(
+    pub(crate) fn fetch_wire(
         &self,
         via: &str,
         type_url: &str,

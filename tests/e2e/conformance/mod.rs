@@ -19,7 +19,7 @@ use xdsloop_proto::{
     },
     envoy::envoy::service::discovery::v3::aggregated_discovery_service_client::AggregatedDiscoveryServiceClient,
 };
-use xdsloop_server::{admin::registry::Registry, judge::Violation};
+use xdsloop_server::{Violation, status::Registry};
 
 use crate::harness::*;
 

@@ -4,8 +4,8 @@
 
 use xdsloop_proto::type_url::CLUSTER;
 use xdsloop_server::{
-    admin::status::remote::{self, Output},
-    transport::record::Recording,
+    app::Recording,
+    status::remote::{self, Output},
 };
 use xdsloop_transcript::{line::What, read_file};
 

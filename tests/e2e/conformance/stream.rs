@@ -4,7 +4,7 @@ use xdsloop_proto::{
     discovery::{DeltaDiscoveryRequest, DiscoveryRequest},
     type_url::{CLUSTER, ENDPOINT},
 };
-use xdsloop_server::judge::Mode;
+use xdsloop_server::ConformanceMode;
 
 use super::*;
 
@@ -227,7 +227,7 @@ async fn c20_storm_requests_without_a_response_in_between_are_reported() {
 }
 
 /// A raw server with the given judging, clusters only.
-async fn fixture_server(mode: Mode) -> FixtureServer {
+async fn fixture_server(mode: ConformanceMode) -> FixtureServer {
     let files = [("clusters.json", vec![cluster("alpha")])];
     let mut server = FixtureServer::start_with(&files, |server| server.conformance(mode)).await;
     server.allow_violations();
@@ -236,7 +236,7 @@ async fn fixture_server(mode: Mode) -> FixtureServer {
 
 #[tokio::test]
 async fn strict_ends_the_stream_with_failed_precondition_naming_the_rule() {
-    let server = fixture_server(Mode::Strict).await;
+    let server = fixture_server(ConformanceMode::Strict).await;
     let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let first = client.subscribe(CLUSTER, &[]).await;
     client.nack(&first, &[], &first.version_info).await;
@@ -257,7 +257,7 @@ async fn strict_ends_the_stream_with_failed_precondition_naming_the_rule() {
 /// that request asked for goes out: `/status` must not list that response.
 #[tokio::test]
 async fn strict_end_at_the_first_request_leaves_no_response_that_never_went_out() {
-    let server = fixture_server(Mode::Strict).await;
+    let server = fixture_server(ConformanceMode::Strict).await;
     let mut client = SotwClient::connect(server.addr(), "node-1").await;
     client.request(CLUSTER, &[], "", "made-up").await;
     let status = within("the stream to end", client.try_recv())
@@ -278,7 +278,7 @@ async fn strict_end_at_the_first_request_leaves_no_response_that_never_went_out(
 
 #[tokio::test]
 async fn conformance_off_judges_nothing() {
-    let server = fixture_server(Mode::Off).await;
+    let server = fixture_server(ConformanceMode::Off).await;
     let mut client = SotwClient::connect(server.addr(), "node-1").await;
     let first = client.subscribe(CLUSTER, &[]).await;
     client.nack(&first, &[], &first.version_info).await;

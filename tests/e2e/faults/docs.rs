@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
-use xdsloop_server::faults::scenario::Scenario;
+use xdsloop_server::scenario::Scenario;
 use xdsloop_transcript::cli::{self, Args};
 
 fn root() -> PathBuf {

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use xdsloop_server::faults::scenario::{Action, Scenario};
+use xdsloop_server::scenario::{Action, Scenario};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

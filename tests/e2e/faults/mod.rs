@@ -14,8 +14,8 @@ mod withheld;
 
 use xdsloop_client::{ClientConfig, Report, Source};
 use xdsloop_server::{
-    admin::registry::StreamStatus,
-    faults::scenario::{Scenario, Scenarios},
+    scenario::{Scenario, Scenarios},
+    status::StreamStatus,
     testkit::poll_until,
 };
 

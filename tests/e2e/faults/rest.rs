@@ -8,9 +8,9 @@ use std::time::Duration;
 use xdsloop_client::{ConnectionReport, Report, Source, Verdict};
 use xdsloop_proto::type_url::CLUSTER;
 use xdsloop_server::{
-    admin::{lines::to_line, registry::bus::Received},
-    protocol::facts::Capture,
-    tap::What,
+    events::Capture,
+    events::What,
+    events::{Received, to_line},
 };
 
 use super::*;

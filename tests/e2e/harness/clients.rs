@@ -12,7 +12,7 @@ use xdsloop_proto::{
     },
     envoy::envoy::service::discovery::v3::aggregated_discovery_service_client::AggregatedDiscoveryServiceClient,
 };
-use xdsloop_server::transport::discovery::DEFAULT_MAX_MESSAGE_BYTES;
+use xdsloop_server::app::DEFAULT_MAX_MESSAGE_BYTES;
 
 use super::{CODEC, QUIET, within};
 

@@ -6,12 +6,10 @@
 use std::sync::Arc;
 
 use xdsloop_server::{
-    admin::registry::{
-        Registry,
-        bus::{Listener, Received},
-    },
-    protocol::facts::Capture,
-    tap::{What, WireEvent},
+    events::Capture,
+    events::{Listener, Received},
+    events::{What, WireEvent},
+    status::Registry,
 };
 
 use super::within;

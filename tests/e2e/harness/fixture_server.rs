@@ -9,7 +9,7 @@ use tempfile::TempDir;
 use xdsloop_server::{
     Snapshot,
     app::Running,
-    config::watch::ReloadStatus,
+    fixtures::ReloadStatus,
     testkit::{Builder, TestServer},
 };
 use xdsloop_tests::NoViolations;

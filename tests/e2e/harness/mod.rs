@@ -18,7 +18,7 @@ mod sse;
 
 use std::{future::Future, ops::Deref, time::Duration};
 
-use xdsloop_server::admin::registry::{Registry, StreamStatus};
+use xdsloop_server::status::{Registry, StreamStatus};
 pub use xdsloop_server::testkit::{Builder, TestServer, poll_until};
 pub use xdsloop_tests::NoViolations;
 

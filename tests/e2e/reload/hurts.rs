@@ -4,9 +4,9 @@
 
 use xdsloop_proto::type_url::CLUSTER;
 use xdsloop_server::{
-    admin::status::{StatusDocument, remote},
     app::Running,
-    config::watch::Settings,
+    fixtures::Settings,
+    status::{StatusDocument, remote},
     testkit::TestServer,
 };
 

@@ -11,7 +11,7 @@ use std::net::{IpAddr, SocketAddr, UdpSocket};
 use tonic::transport::Channel;
 use xdsloop_proto::csds::ClientStatusRequest;
 use xdsloop_proto::envoy::envoy::service::status::v3::client_status_discovery_service_client::ClientStatusDiscoveryServiceClient;
-use xdsloop_server::{admin::Placement, testkit::TestServer};
+use xdsloop_server::{app::Placement, testkit::TestServer};
 use xdsloop_tests::certs::Pki;
 
 use super::*;

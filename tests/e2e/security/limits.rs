@@ -11,7 +11,7 @@ use tokio::{
 };
 use tonic::codegen::http;
 use xdsloop_proto::services::ADS_SOTW_PATH;
-use xdsloop_server::{admin::Placement, testkit::TestServer};
+use xdsloop_server::{app::Placement, testkit::TestServer};
 
 use super::*;
 use crate::harness::{TIMEOUT, within};
@@ -145,8 +145,7 @@ async fn connections_over_limit_are_refused_and_counted() {
         TcpStream::connect(running.addr).await.unwrap(),
         TcpStream::connect(running.addr).await.unwrap(),
     ];
-    let wait = |what: &'static str,
-                done: fn(&xdsloop_server::admin::status::LimitsView) -> bool| {
+    let wait = |what: &'static str, done: fn(&xdsloop_server::status::LimitsView) -> bool| {
         let admin = admin.clone();
         async move {
             let found = poll_until(what, TIMEOUT, async || {

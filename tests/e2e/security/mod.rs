@@ -13,10 +13,10 @@ use std::{path::Path, sync::Arc};
 use tempfile::TempDir;
 use xdsloop_client::{ClientConfig, ConnectionReport, Report, Source, load_tls};
 use xdsloop_server::{
-    admin::status::{StatusDocument, remote},
     app::Config,
-    net::tls::{self as server_tls, ALPN_HTTP1, TlsFiles},
+    status::{StatusDocument, remote},
     testkit::poll_until,
+    tls::{self as server_tls, ALPN_HTTP1, TlsFiles},
 };
 use xdsloop_tests::{certs::Pki, copy_dir};
 

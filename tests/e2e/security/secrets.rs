@@ -10,9 +10,9 @@ use xdsloop_proto::csds::ClientStatusRequest;
 use xdsloop_proto::envoy::envoy::service::status::v3::client_status_discovery_service_client::ClientStatusDiscoveryServiceClient;
 use xdsloop_proto::redact::Secrets;
 use xdsloop_proto::type_url;
-use xdsloop_server::admin::registry::StreamStatus;
+use xdsloop_server::app::Recording;
+use xdsloop_server::status::StreamStatus;
 use xdsloop_server::testkit::TestServer;
-use xdsloop_server::transport::record::Recording;
 
 use super::*;
 use crate::harness::http_get;

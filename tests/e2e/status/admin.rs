@@ -15,7 +15,7 @@ use xdsloop_proto::{
     discovery::DiscoveryRequest,
     type_url::{CLUSTER, LISTENER},
 };
-use xdsloop_server::admin::status::{SyncState, remote};
+use xdsloop_server::status::{SyncState, remote};
 
 use super::{admin_addr, serving, state, status_until, synced_client, write};
 use crate::harness::*;

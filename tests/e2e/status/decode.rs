@@ -4,8 +4,8 @@
 
 use xdsloop_proto::type_url::CLUSTER;
 use xdsloop_server::{
-    admin::status::{SyncState, remote},
     app::Running,
+    status::{SyncState, remote},
 };
 
 use super::{StatusDocument, admin_addr, serving, state, status_until, synced_client};

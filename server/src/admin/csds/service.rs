@@ -28,7 +28,7 @@ use crate::{
 
 /// CSDS on the registry and the snapshots. Cheap to clone.
 #[derive(Debug, Clone)]
-pub struct Csds {
+pub(crate) struct Csds {
     registry: Registry,
     snapshots: watch::Receiver<Arc<Snapshot>>,
     access: AdminAccess,
@@ -41,7 +41,7 @@ impl Csds {
     /// Answering loopback peers and verified client certificates only, until
     /// [`Csds::with_access`] gives it the server's rule (its `--admin-token`); secret values
     /// in the resources it shows hidden, as the Envoy API's codec knows them.
-    pub fn new(registry: Registry, snapshots: watch::Receiver<Arc<Snapshot>>) -> Self {
+    pub(crate) fn new(registry: Registry, snapshots: watch::Receiver<Arc<Snapshot>>) -> Self {
         Self {
             registry,
             snapshots,
@@ -53,25 +53,25 @@ impl Csds {
 
     /// Shows resources as `/snapshot` does: decoded with `codec` (the user's types too),
     /// secret values shown only with [`Secrets::Show`] (`--show-secrets`).
-    pub fn with_display(mut self, codec: Codec, secrets: Secrets) -> Self {
+    pub(crate) fn with_display(mut self, codec: Codec, secrets: Secrets) -> Self {
         self.codec = codec;
         self.secrets = secrets;
         self
     }
 
     /// Answers whom `access` allows, as the admin routes do.
-    pub fn with_access(mut self, access: AdminAccess) -> Self {
+    pub(crate) fn with_access(mut self, access: AdminAccess) -> Self {
         self.access = access;
         self
     }
 
     /// The tonic service, to add to a server's gRPC routes.
-    pub fn service(self) -> ClientStatusDiscoveryServiceServer<Self> {
+    pub(crate) fn service(self) -> ClientStatusDiscoveryServiceServer<Self> {
         ClientStatusDiscoveryServiceServer::new(self)
     }
 
     /// The service alone as axum routes (with the gRPC fallback: merge other routes into it).
-    pub fn router(self) -> axum::Router {
+    pub(crate) fn router(self) -> axum::Router {
         tonic::service::Routes::new(self.service()).into_axum_router()
     }
 

@@ -19,11 +19,11 @@ use crate::admin::{
 use crate::replay::ReplayView;
 
 /// The most rows an event carries: beyond that the page asks for a filter.
-pub const MAX_ROWS: usize = 500;
+pub(crate) const MAX_ROWS: usize = 500;
 
 /// `?node=GLOB&types=cds,eds`.
 #[derive(Debug, Clone, Default, Deserialize)]
-pub struct Filter {
+pub(crate) struct Filter {
     /// Node ids matching this glob (`*` any run, `?` one character); all when absent.
     pub node: Option<String>,
     /// Comma-separated type aliases; all when absent.
@@ -60,7 +60,7 @@ impl Filter {
 }
 
 /// `*` matches any run of characters, `?` one; everything else itself.
-pub fn glob_match(glob: &[u8], text: &[u8]) -> bool {
+pub(crate) fn glob_match(glob: &[u8], text: &[u8]) -> bool {
     match (glob.split_first(), text.split_first()) {
         (None, None) => true,
         (Some((b'*', rest)), _) => {
@@ -74,7 +74,7 @@ pub fn glob_match(glob: &[u8], text: &[u8]) -> bool {
 
 /// One event's body.
 #[derive(Debug, Serialize)]
-pub struct GridEvent<'a> {
+pub(crate) struct GridEvent<'a> {
     pub generation: u64,
     /// Every row (`grid`) or the rows that changed (`diff`).
     #[serde(serialize_with = "shared_rows")]
@@ -99,14 +99,14 @@ fn shared_rows<S: serde::Serializer>(rows: &[Arc<Row>], s: S) -> Result<S::Ok, S
 
 /// What one connection last sent, to diff against.
 #[derive(Debug, Default)]
-pub struct Connection {
+pub(crate) struct Connection {
     filter: Filter,
     sent: HashMap<String, Arc<Row>>,
     started: bool,
 }
 
 impl Connection {
-    pub fn new(filter: Filter) -> Self {
+    pub(crate) fn new(filter: Filter) -> Self {
         Self {
             filter,
             ..Self::default()
@@ -114,7 +114,7 @@ impl Connection {
     }
 
     /// The next event's name and body for `model`, and remembers it as sent.
-    pub fn next<'m>(&mut self, model: &'m PageModel) -> (&'static str, GridEvent<'m>) {
+    pub(crate) fn next<'m>(&mut self, model: &'m PageModel) -> (&'static str, GridEvent<'m>) {
         let shown: Vec<Arc<Row>> = model
             .rows
             .values()
@@ -159,7 +159,7 @@ impl Connection {
 
 /// The SSE stream of one page: the grid now, then a diff whenever the model moved and the
 /// browser has read the previous event.
-pub fn events(
+pub(crate) fn events(
     models: watch::Receiver<Arc<PageModel>>,
     filter: Filter,
 ) -> impl Stream<Item = Result<Event, Infallible>> {

@@ -16,11 +16,11 @@ use super::{Sources, model::PageModel};
 
 /// The fastest the grid moves: four times a second is live to a reader and, with 1,000
 /// streams, a few milliseconds of CPU a second.
-pub const TICK: Duration = Duration::from_millis(250);
+pub(crate) const TICK: Duration = Duration::from_millis(250);
 
 /// Starts the model task with the first page and stops it after the last. Cheap to clone.
 #[derive(Debug, Clone, Default)]
-pub struct Hub {
+pub(crate) struct Hub {
     running: Arc<Mutex<Option<watch::Sender<Arc<PageModel>>>>>,
 }
 
@@ -37,7 +37,7 @@ struct Stamp {
 
 impl Hub {
     /// The latest model and its updates; starts the task if no page was open.
-    pub fn subscribe(&self, sources: &Sources) -> watch::Receiver<Arc<PageModel>> {
+    pub(crate) fn subscribe(&self, sources: &Sources) -> watch::Receiver<Arc<PageModel>> {
         let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(sender) = running.as_ref() {
             return sender.subscribe();
@@ -49,8 +49,9 @@ impl Hub {
         receiver
     }
 
+    #[cfg(test)]
     /// Whether a model task runs (a page is open).
-    pub fn is_running(&self) -> bool {
+    pub(crate) fn is_running(&self) -> bool {
         self.running.lock().map(|r| r.is_some()).unwrap_or(false)
     }
 }

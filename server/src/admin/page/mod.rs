@@ -11,10 +11,10 @@
 //! Everything here reads copies (the registry's stream list, the newest snapshot and reload)
 //! or listens on the bus; the xDS streams never wait for a page.
 
-pub mod grid;
-pub mod hub;
-pub mod model;
-pub mod streams;
+pub(crate) mod grid;
+pub(crate) mod hub;
+pub(crate) mod model;
+pub(crate) mod streams;
 
 use std::sync::{Arc, LazyLock};
 
@@ -39,12 +39,12 @@ use crate::{
 };
 
 /// The page: HTML, CSS and JavaScript in one file, with a `/*TERMS*/` placeholder.
-pub const PAGE: &str = include_str!("page.html");
+pub(crate) const PAGE: &str = include_str!("page.html");
 
 /// The page as served: [`PAGE`] with the loop's words in both languages
 /// ([`xdsloop_transcript::terms::page_table`]) in place of its placeholder, so the page names
 /// steps and states exactly as `xdsloop-client --explain --lang` does.
-pub fn page_html() -> &'static str {
+pub(crate) fn page_html() -> &'static str {
     static HTML: LazyLock<String> = LazyLock::new(|| {
         let table = xdsloop_transcript::terms::page_table().to_string();
         // Inside <script>: no `</` may end the element early.
@@ -54,11 +54,11 @@ pub fn page_html() -> &'static str {
 }
 
 /// The page's paths.
-pub const ROUTES: [&str; 4] = ["/", "/events", "/streams/{id}", "/streams/{id}/events"];
+pub(crate) const ROUTES: [&str; 4] = ["/", "/events", "/streams/{id}", "/streams/{id}/events"];
 
 /// What the page reads. Cheap to clone.
 #[derive(Debug, Clone)]
-pub struct Sources {
+pub(crate) struct Sources {
     pub registry: Registry,
     pub snapshots: watch::Receiver<Arc<Snapshot>>,
     /// `None` when snapshots come from code: every reload is then the current snapshot.
@@ -79,25 +79,26 @@ impl Sources {
 
 /// The page's routes and the grid's model task. Cheap to clone.
 #[derive(Debug, Clone)]
-pub struct Page {
+pub(crate) struct Page {
     sources: Sources,
     hub: hub::Hub,
 }
 
 impl Page {
-    pub fn new(sources: Sources) -> Self {
+    pub(crate) fn new(sources: Sources) -> Self {
         Self {
             sources,
             hub: hub::Hub::default(),
         }
     }
 
+    #[cfg(test)]
     /// Whether the grid's model task runs (a page is open).
-    pub fn is_live(&self) -> bool {
+    pub(crate) fn is_live(&self) -> bool {
         self.hub.is_running()
     }
 
-    pub fn router(self) -> Router {
+    pub(crate) fn router(self) -> Router {
         Router::new()
             .route("/", get(index))
             .route("/events", get(grid_events))

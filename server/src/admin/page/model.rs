@@ -26,7 +26,7 @@ use crate::{
 /// One build of the grid. Rows are shared with the connections that sent them, so a
 /// connection compares what it sent with what is new without copying either.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct PageModel {
+pub(crate) struct PageModel {
     /// Moves on every rebuild.
     pub generation: u64,
     /// By node id (`""`: streams that did not name a node yet).
@@ -49,7 +49,7 @@ pub struct PageModel {
 
 /// Counts over open streams; states count (stream, type) pairs.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct PageTotals {
+pub(crate) struct PageTotals {
     pub nodes: usize,
     pub streams: usize,
     pub synced: usize,
@@ -60,7 +60,7 @@ pub struct PageTotals {
 
 /// One node.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Row {
+pub(crate) struct Row {
     pub node: String,
     /// The node's open streams, by id.
     pub streams: Vec<StreamRef>,
@@ -71,14 +71,14 @@ pub struct Row {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct StreamRef {
+pub(crate) struct StreamRef {
     pub id: u64,
     pub transport: String,
 }
 
 /// One node and type, over the node's streams.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Cell {
+pub(crate) struct Cell {
     #[serde(rename = "type")]
     pub alias: String,
     pub state: SyncState,
@@ -106,7 +106,7 @@ fn rank(state: SyncState) -> u8 {
 
 /// Builds generation `generation` of the grid from `streams` (copies, or the registry's shared
 /// states).
-pub fn build<S: Borrow<StreamStatus>>(
+pub(crate) fn build<S: Borrow<StreamStatus>>(
     generation: u64,
     streams: &[S],
     snapshot: &Snapshot,

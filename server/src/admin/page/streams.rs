@@ -26,7 +26,7 @@ use crate::{
 };
 
 /// The stream, open or recently closed, as `/status` shows it (`None`: unknown or forgotten).
-pub fn view(sources: &Sources, id: u64) -> Option<StreamView> {
+pub(crate) fn view(sources: &Sources, id: u64) -> Option<StreamView> {
     let (stream, closed_at) = find(sources, id)?;
     let snapshot = sources.snapshots.borrow().clone();
     Some(status::stream_view(&snapshot, &stream, closed_at))
@@ -45,7 +45,7 @@ fn find(sources: &Sources, id: u64) -> Option<(StreamStatus, Option<SystemTime>)
 
 /// An event as the page shows it: its transcript line, plus the loop step's title and the
 /// Envoy call (the labels `xdsloop-client --explain` prints).
-pub fn page_event(event: &WireEvent) -> Value {
+pub(crate) fn page_event(event: &WireEvent) -> Value {
     let line = lines::to_line(event, None);
     let step = match &line.what {
         Line::Open(_) => Some(Step::Established),
@@ -74,13 +74,13 @@ struct Follow {
 }
 
 /// The SSE stream of one stream's conversation.
-pub fn events(sources: Sources, id: u64) -> impl Stream<Item = Result<Event, Infallible>> {
+pub(crate) fn events(sources: Sources, id: u64) -> impl Stream<Item = Result<Event, Infallible>> {
     conversation(sources, id).map(|(name, value)| Ok(json_event(name, &value)))
 }
 
 /// One stream's conversation as (event name, JSON) pairs: `event`s from the ring, a `head`,
 /// then live `event`s each followed by a `head`; a `gap` when this reader fell behind the bus.
-pub fn conversation(sources: Sources, id: u64) -> impl Stream<Item = (&'static str, Value)> {
+pub(crate) fn conversation(sources: Sources, id: u64) -> impl Stream<Item = (&'static str, Value)> {
     // Listen before reading the ring, so nothing falls between the two.
     let listener = sources.registry.bus().listen(Capture::Full);
     let mut follow = Follow {

@@ -20,7 +20,7 @@ use crate::protocol::facts::Capture;
 
 /// Events a listener may fall behind before it loses some: a few seconds of a busy fleet's
 /// messages, so a recorder writing to a slow disk loses nothing in bursts.
-pub const CAPACITY: usize = 8192;
+pub(crate) const CAPACITY: usize = 8192;
 
 /// One server's event bus. Shared by the registry, so cheap to reach from every stream.
 #[derive(Debug)]
@@ -44,9 +44,11 @@ impl Default for Bus {
 /// What a listener gets next.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Received {
+    /// An event, in the order the server sent them.
     Event(Arc<WireEvent>),
     /// The listener fell behind and `lost` events are gone.
     Gap {
+        /// How many events were dropped.
         lost: u64,
     },
 }
@@ -79,7 +81,7 @@ impl Bus {
     }
 
     /// Hands `event` to every listener (none: it is dropped).
-    pub fn send(&self, event: Arc<WireEvent>) {
+    pub(crate) fn send(&self, event: Arc<WireEvent>) {
         let _ = self.sender.send(event);
     }
 }

@@ -11,11 +11,11 @@ use std::{
 };
 
 /// Node ids remembered.
-pub const MAX_NODES: usize = 10_000;
+pub(crate) const MAX_NODES: usize = 10_000;
 
 /// Types a node's streams have had, by node id.
 #[derive(Debug, Default)]
-pub struct Lineage {
+pub(crate) struct Lineage {
     types: HashMap<String, Arc<BTreeSet<String>>>,
     /// Node ids, oldest first.
     order: VecDeque<String>,
@@ -23,12 +23,12 @@ pub struct Lineage {
 
 impl Lineage {
     /// The types the node's closed streams had (shared, not copied).
-    pub fn earlier_types(&self, node: &str) -> Arc<BTreeSet<String>> {
+    pub(crate) fn earlier_types(&self, node: &str) -> Arc<BTreeSet<String>> {
         self.types.get(node).cloned().unwrap_or_default()
     }
 
     /// A stream of `node` that had `types` closed.
-    pub fn closed<'a>(&mut self, node: &str, types: impl IntoIterator<Item = &'a String>) {
+    pub(crate) fn closed<'a>(&mut self, node: &str, types: impl IntoIterator<Item = &'a String>) {
         if !self.types.contains_key(node) {
             if self.order.len() == MAX_NODES
                 && let Some(oldest) = self.order.pop_front()
@@ -44,12 +44,9 @@ impl Lineage {
         }
     }
 
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.types.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.types.is_empty()
     }
 }
 

@@ -15,11 +15,11 @@
 //! - [`lineage`]: what each node's earlier streams had (subscribe vs resubscribe);
 //! - [`violations`]: what the conformance judge found on each stream.
 
-pub mod bus;
-pub mod lineage;
-pub mod stats;
-pub mod timeline;
-pub mod violations;
+pub(crate) mod bus;
+pub(crate) mod lineage;
+pub(crate) mod stats;
+pub(crate) mod timeline;
+pub(crate) mod violations;
 
 use std::{
     collections::{BTreeMap, BTreeSet, VecDeque},
@@ -43,13 +43,17 @@ use violations::Violations;
 /// One open stream.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StreamStatus {
+    /// The stream's id, unique for the server's lifetime (what `/status` and transcripts name).
     pub id: u64,
+    /// The client's address (`None` for an in-process stream).
     pub peer: Option<SocketAddr>,
     /// The verified client certificate's names (mTLS).
     pub identity: Option<Arc<PeerIdentity>>,
     /// From the first request's `node`; `None` until the first request arrives.
     pub node_id: Option<String>,
+    /// The variant and service it came through.
     pub kind: StreamKind,
+    /// When it opened.
     pub connected_since: SystemTime,
     /// By type URL.
     pub types: BTreeMap<String, TypeStatus>,
@@ -64,13 +68,15 @@ pub struct StreamStatus {
 /// A stream that ended, as it was when it ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClosedStream {
+    /// The stream as it was at its end.
     pub stream: StreamStatus,
+    /// When it ended.
     pub disconnected_at: SystemTime,
 }
 
 /// How many closed streams are remembered. Enough to see a client flap or a fleet's last few
 /// departures; bounded because a reconnect loop must not grow server memory.
-pub const RECENTLY_CLOSED: usize = 32;
+pub(crate) const RECENTLY_CLOSED: usize = 32;
 
 #[derive(Debug, Default)]
 struct Streams {
@@ -106,6 +112,7 @@ impl Default for Registry {
 }
 
 impl Registry {
+    /// An empty registry, keeping each stream's last [`timeline::DEFAULT_DEPTH`] events.
     pub fn new() -> Self {
         Self::default()
     }
@@ -123,7 +130,7 @@ impl Registry {
     }
 
     /// Registers a new stream; it stays listed until the returned guard is dropped.
-    pub fn open(
+    pub(crate) fn open(
         &self,
         kind: StreamKind,
         peer: Option<SocketAddr>,
@@ -160,7 +167,7 @@ impl Registry {
     }
 
     /// Every open stream as it is now, by stream id, without copying them.
-    pub fn shared_streams(&self) -> Vec<Arc<StreamStatus>> {
+    pub(crate) fn shared_streams(&self) -> Vec<Arc<StreamStatus>> {
         self.lock().open.values().cloned().collect()
     }
 
@@ -170,7 +177,7 @@ impl Registry {
         shared.map(|s| StreamStatus::clone(&s))
     }
 
-    /// The last [`RECENTLY_CLOSED`] streams that ended, most recent first.
+    /// The last 32 streams that ended, most recent first.
     pub fn recently_closed(&self) -> Vec<ClosedStream> {
         self.lock().closed.iter().rev().cloned().collect()
     }
@@ -180,6 +187,7 @@ impl Registry {
         self.lock().open.len()
     }
 
+    /// No stream is open.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -196,7 +204,7 @@ impl Registry {
 
     /// Adds what a stateless exchange did (a REST poll a scenario rule touched): it has no
     /// entry of its own to publish through.
-    pub fn count(&self, tally: Tally) {
+    pub(crate) fn count(&self, tally: Tally) {
         let mut streams = self.lock();
         streams.generation += 1;
         streams.counters.add(tally);
@@ -207,30 +215,31 @@ impl Registry {
         self.lock().violations.clone()
     }
 
-    /// Every stream's events from now on (see [`bus`]).
+    /// Every stream's events from now on: [`Bus::listen`] to hear them.
     pub fn bus(&self) -> &Arc<Bus> {
         &self.bus
     }
 
     /// Events kept per stream.
-    pub fn timeline_depth(&self) -> usize {
+    pub(crate) fn timeline_depth(&self) -> usize {
         self.depth
     }
 
     /// Registers the recorder's progress for `/status`; once per server.
-    pub fn attach_recorder(&self, stats: Arc<RecorderStats>) {
+    pub(crate) fn attach_recorder(&self, stats: Arc<RecorderStats>) {
         let _ = self.recorder.set(stats);
     }
 
-    pub fn recorder(&self) -> Option<&Arc<RecorderStats>> {
+    pub(crate) fn recorder(&self) -> Option<&Arc<RecorderStats>> {
         self.recorder.get()
     }
 
     /// Registers the replay (`--replay`) for `/status`; once per server.
-    pub fn attach_replay(&self, replay: Arc<Replay>) {
+    pub(crate) fn attach_replay(&self, replay: Arc<Replay>) {
         let _ = self.replay.set(replay);
     }
 
+    /// The replay being served (`--replay`), if the server replays a recording.
     pub fn replay(&self) -> Option<&Arc<Replay>> {
         self.replay.get()
     }
@@ -243,14 +252,14 @@ impl Registry {
 
 /// A stream's handle on its registry entry; dropping it removes the entry.
 #[derive(Debug)]
-pub struct StreamEntry {
+pub(crate) struct StreamEntry {
     registry: Registry,
     id: u64,
 }
 
 /// What a stream publishes each time it handled something.
 #[derive(Debug, Default)]
-pub struct Publish {
+pub(crate) struct Publish {
     /// New status of the types that changed.
     pub types: Vec<TypeStatus>,
     /// Events for its timeline, oldest first (drained).
@@ -262,16 +271,16 @@ pub struct Publish {
 }
 
 impl StreamEntry {
-    pub fn id(&self) -> u64 {
+    pub(crate) fn id(&self) -> u64 {
         self.id
     }
 
-    pub fn registry(&self) -> &Registry {
+    pub(crate) fn registry(&self) -> &Registry {
         &self.registry
     }
 
     /// Names the stream's node; returns the types that node's closed streams had.
-    pub fn set_node(&self, node_id: &str) -> Arc<BTreeSet<String>> {
+    pub(crate) fn set_node(&self, node_id: &str) -> Arc<BTreeSet<String>> {
         let mut streams = self.registry.lock();
         streams.generation += 1;
         if let Some(s) = streams.open.get_mut(&self.id) {
@@ -281,7 +290,8 @@ impl StreamEntry {
     }
 
     /// Replaces the status of the given types.
-    pub fn update(&self, types: impl IntoIterator<Item = TypeStatus>) {
+    #[cfg(test)]
+    pub(crate) fn update(&self, types: impl IntoIterator<Item = TypeStatus>) {
         self.publish(&mut Publish {
             types: types.into_iter().collect(),
             ..Publish::default()
@@ -290,7 +300,7 @@ impl StreamEntry {
 
     /// Stores `publish`'s status, timeline events and counts in one critical section, and
     /// leaves it empty for the next round.
-    pub fn publish(&self, publish: &mut Publish) {
+    pub(crate) fn publish(&self, publish: &mut Publish) {
         let depth = self.registry.depth;
         let mut streams = self.registry.lock();
         streams.generation += 1;

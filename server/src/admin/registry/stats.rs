@@ -19,12 +19,17 @@ use crate::protocol::subscription::Verdict;
 /// Totals since the server started (`/status` `counters`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counters {
+    /// Streams opened (all transports).
     pub streams_opened: u64,
+    /// Requests received.
     pub requests: u64,
+    /// Requests that ACKed a response.
     pub acks: u64,
+    /// Requests that NACKed a response.
     pub nacks: u64,
     /// Requests ignored for a stale nonce (S4).
     pub stale: u64,
+    /// Responses sent.
     pub responses: u64,
     /// Conformance violations found (`docs/protocol.md` C rules).
     pub violations: u64,
@@ -34,7 +39,7 @@ pub struct Counters {
 
 /// What one stream did since it last published: added to [`Counters`] then reset.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tally {
+pub(crate) struct Tally {
     pub requests: u64,
     pub acks: u64,
     pub nacks: u64,
@@ -45,7 +50,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn request(&mut self, verdict: Verdict) {
+    pub(crate) fn request(&mut self, verdict: Verdict) {
         self.requests += 1;
         match verdict {
             Verdict::Ack => self.acks += 1,
@@ -55,13 +60,14 @@ impl Tally {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         *self == Tally::default()
     }
 }
 
 impl Counters {
-    pub fn add(&mut self, tally: Tally) {
+    pub(crate) fn add(&mut self, tally: Tally) {
         self.requests += tally.requests;
         self.acks += tally.acks;
         self.nacks += tally.nacks;
@@ -74,7 +80,7 @@ impl Counters {
 
 /// The transcript recorder's progress (`/status` `recorder`).
 #[derive(Debug)]
-pub struct RecorderStats {
+pub(crate) struct RecorderStats {
     pub path: PathBuf,
     /// Event lines written (the header not counted).
     lines: AtomicU64,
@@ -84,18 +90,21 @@ pub struct RecorderStats {
     error: OnceLock<String>,
 }
 
-/// A copy of [`RecorderStats`].
+/// The transcript recorder's progress (`/status` `recorder`, with `--record`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecorderView {
+    /// The transcript file (`--record`).
     pub path: String,
+    /// Lines written.
     pub lines: u64,
+    /// Events the recorder fell behind on and never wrote.
     pub lost: u64,
     /// Why recording stopped early; `null` while it records.
     pub error: Option<String>,
 }
 
 impl RecorderStats {
-    pub fn new(path: PathBuf) -> Self {
+    pub(crate) fn new(path: PathBuf) -> Self {
         Self {
             path,
             lines: AtomicU64::new(0),
@@ -104,20 +113,20 @@ impl RecorderStats {
         }
     }
 
-    pub fn set_lines(&self, lines: u64) {
+    pub(crate) fn set_lines(&self, lines: u64) {
         self.lines.store(lines, Ordering::Relaxed);
     }
 
-    pub fn add_lost(&self, lost: u64) {
+    pub(crate) fn add_lost(&self, lost: u64) {
         self.lost.fetch_add(lost, Ordering::Relaxed);
     }
 
     /// Records why recording stopped (the first reason stays).
-    pub fn set_error(&self, error: String) {
+    pub(crate) fn set_error(&self, error: String) {
         let _ = self.error.set(error);
     }
 
-    pub fn view(&self) -> RecorderView {
+    pub(crate) fn view(&self) -> RecorderView {
         RecorderView {
             path: self.path.display().to_string(),
             lines: self.lines.load(Ordering::Relaxed),

@@ -21,7 +21,11 @@ pub struct Timeline {
 
 impl Timeline {
     /// Appends `events`, keeping the newest `depth`.
-    pub fn extend(&mut self, depth: usize, events: impl IntoIterator<Item = Arc<WireEvent>>) {
+    pub(crate) fn extend(
+        &mut self,
+        depth: usize,
+        events: impl IntoIterator<Item = Arc<WireEvent>>,
+    ) {
         for event in events {
             if self.events.len() == depth {
                 self.events.pop_front();
@@ -37,10 +41,12 @@ impl Timeline {
         self.events.iter()
     }
 
+    /// How many events it keeps now.
     pub fn len(&self) -> usize {
         self.events.len()
     }
 
+    /// It keeps none.
     pub fn is_empty(&self) -> bool {
         self.events.is_empty()
     }

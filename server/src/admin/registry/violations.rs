@@ -10,20 +10,21 @@ use std::{
 use crate::judge::Violation;
 
 /// Violations kept in full per stream, newest last.
-pub const LAST_VIOLATIONS: usize = 8;
+pub(crate) const LAST_VIOLATIONS: usize = 8;
 
 /// One stream's violations.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Violations {
+    /// How many it found.
     pub count: u64,
     /// By check (`C5.nack-version`).
     pub by_check: BTreeMap<&'static str, u64>,
-    /// The last [`LAST_VIOLATIONS`], oldest first.
+    /// The last 8, oldest first.
     pub last: VecDeque<Arc<Violation>>,
 }
 
 impl Violations {
-    pub fn add(&mut self, violation: Arc<Violation>) {
+    pub(crate) fn add(&mut self, violation: Arc<Violation>) {
         self.count += 1;
         *self.by_check.entry(violation.check).or_default() += 1;
         if self.last.len() == LAST_VIOLATIONS {
@@ -32,6 +33,7 @@ impl Violations {
         self.last.push_back(violation);
     }
 
+    /// The judge found nothing on the stream.
     pub fn is_empty(&self) -> bool {
         self.count == 0
     }

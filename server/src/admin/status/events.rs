@@ -10,8 +10,10 @@ use crate::admin::{lines, registry::timeline::Timeline};
 /// names or resources the summary left out of its lists.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecentEvent {
+    /// The transcript line.
     #[serde(flatten)]
     pub line: Event,
+    /// Names or resources cut from its lists (absent when none were).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub omitted: u64,
 }
@@ -21,7 +23,7 @@ fn is_zero(n: &u64) -> bool {
 }
 
 /// The timeline as `/status` lists it, oldest first.
-pub fn recent(timeline: &Timeline) -> Vec<RecentEvent> {
+pub(crate) fn recent(timeline: &Timeline) -> Vec<RecentEvent> {
     let events = timeline.iter().map(|event| RecentEvent {
         line: lines::to_line(event, None),
         omitted: lines::omitted(event),

@@ -8,10 +8,12 @@ use serde::{Deserialize, Serialize};
 use super::rfc3339;
 use crate::net::{Listening, identity::PeerIdentity, rotation::TlsView};
 
+/// TLS on the xDS port (`/status` `tls`; absent without TLS).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TlsStatusView {
     /// `required` (mTLS: `--tls-client-ca`) or `off`.
     pub client_auth: String,
+    /// The certificate being served.
     pub cert: CertView,
     /// Why the latest reading of the TLS files failed (the previous certificate is still
     /// served); `null` after a good one.
@@ -22,37 +24,51 @@ pub struct TlsStatusView {
     pub handshake_failures: Vec<HandshakeFailureView>,
 }
 
+/// A served certificate and where it was read from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CertView {
+    /// `--tls-cert`.
     pub file: String,
+    /// `--tls-key`.
     pub key_file: String,
+    /// `--tls-client-ca`, with mTLS.
     pub client_ca_file: Option<String>,
     /// The served certificate's names and serial.
     #[serde(flatten)]
     pub identity: PeerIdentity,
+    /// When it was read.
     #[serde(with = "rfc3339")]
     pub loaded_at: SystemTime,
 }
 
+/// A TLS handshake the server refused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HandshakeFailureView {
+    /// The client's address.
     pub peer: String,
+    /// When.
     #[serde(with = "rfc3339")]
     pub at: SystemTime,
+    /// Why, in words (an untrusted client certificate, no certificate, ...).
     pub reason: String,
 }
 
+/// The limits in force on the xDS port and how close the server is to them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LimitsView {
+    /// `--max-request-bytes`.
     pub max_request_bytes: usize,
+    /// `--max-streams-per-connection`.
     pub max_streams_per_connection: u32,
+    /// `--max-connections`.
     pub max_connections: usize,
+    /// Connections open now.
     pub open_connections: usize,
     /// Connections closed on arrival because `max_connections` were open.
     pub refused_connections: u64,
 }
 
-pub fn limits(listening: &Listening) -> LimitsView {
+pub(crate) fn limits(listening: &Listening) -> LimitsView {
     let limits = listening.limits;
     LimitsView {
         max_request_bytes: limits.max_request_bytes,
@@ -64,7 +80,7 @@ pub fn limits(listening: &Listening) -> LimitsView {
 }
 
 /// `None` for a plaintext listener.
-pub fn tls(listening: &Listening) -> Option<TlsStatusView> {
+pub(crate) fn tls(listening: &Listening) -> Option<TlsStatusView> {
     let view: TlsView = listening.tls.as_ref()?.borrow().clone();
     let display = |p: &std::path::Path| p.display().to_string();
     let failures = listening.stats.handshake_failures().into_iter();

@@ -13,17 +13,21 @@ use crate::faults::scenario::{
     outage::{Outage, Outages},
 };
 
+/// The scenario in force (`/status` `scenario`, also `GET /scenario`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScenarioView {
     /// `none`, `file`, `api` or `code`.
     pub source: String,
+    /// The file, when it came from `--scenario FILE`.
     pub path: Option<String>,
     /// +1 per installation; 0: none ever installed.
     pub generation: u64,
+    /// When it was installed.
     #[serde(with = "rfc3339")]
     pub loaded_at: SystemTime,
     /// Why the last scenario given was refused (the one shown stays in force).
     pub error: Option<String>,
+    /// Its rules, in file order, with how often each fired.
     pub rules: Vec<RuleView>,
     /// The outage in progress, else the last one (`null`: none yet).
     #[serde(default)]
@@ -35,46 +39,61 @@ pub struct ScenarioView {
 pub struct OutageView {
     /// In progress: new connections are refused until `ends_at`.
     pub active: bool,
+    /// The id of the rule that set it off.
     pub rule: String,
     /// What set it off: `installed`, `5s after the installation`, `requested: cds web by
     /// node n on stream 3`.
     pub trigger: String,
+    /// When the listener closed.
     #[serde(with = "rfc3339")]
     pub started_at: SystemTime,
+    /// When it opens again.
     #[serde(with = "rfc3339")]
     pub ends_at: SystemTime,
     /// When the listener was bound again.
     #[serde(with = "rfc3339::option")]
     pub ended_at: Option<SystemTime>,
+    /// Connections it closed.
     pub connections_closed: usize,
     /// Outages since the server started.
     pub count: u64,
 }
 
+/// One rule of the scenario in force and its counters.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RuleView {
+    /// The rule's id.
     pub id: String,
+    /// Its action, as the scenario file names it.
     pub action: String,
+    /// Times it fired.
     pub fired: u64,
     /// Firings that had nothing to act on (`stale_nonce` before any nonce, a resource not in
     /// the response).
     pub skipped: u64,
+    /// Its latest firing.
     pub last: Option<FiringView>,
 }
 
+/// Where and when a rule fired.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FiringView {
+    /// When.
     #[serde(with = "rfc3339")]
     pub at: SystemTime,
+    /// On which stream.
     pub stream: u64,
+    /// The stream's node, once known.
     pub node: Option<String>,
+    /// The type's short name (`cds`, ...), `type` in the JSON.
     #[serde(rename = "type")]
     pub alias: Option<String>,
+    /// The nonce of the response it touched.
     pub nonce: Option<String>,
 }
 
 /// The section as of now.
-pub fn view(scenarios: &Scenarios) -> ScenarioView {
+pub(crate) fn view(scenarios: &Scenarios) -> ScenarioView {
     let installed = scenarios.current();
     let error = scenarios.rejected().map(|r| r.error);
     let mut view = view_of(&installed, error);
@@ -109,7 +128,7 @@ fn outage_view(outages: &Outages) -> Option<OutageView> {
 }
 
 /// How long an outage lasts, for people.
-pub fn outage_length(view: &OutageView) -> Duration {
+pub(crate) fn outage_length(view: &OutageView) -> Duration {
     view.ends_at
         .duration_since(view.started_at)
         .unwrap_or_default()

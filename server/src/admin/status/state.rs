@@ -32,6 +32,7 @@ pub enum SyncState {
 }
 
 impl SyncState {
+    /// The state as `/status` writes it: `SYNCED`, `PENDING`, ...
     pub fn as_str(self) -> &'static str {
         match self {
             SyncState::Synced => "SYNCED",
@@ -44,14 +45,14 @@ impl SyncState {
 
 /// How the latest response on a type was answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Answer {
+pub(crate) enum Answer {
     None,
     Ack,
     Nack,
 }
 
 /// How `status`'s latest response was answered.
-pub fn answer(status: &TypeStatus) -> Answer {
+pub(crate) fn answer(status: &TypeStatus) -> Answer {
     let Some(sent) = &status.last_sent else {
         return Answer::None;
     };
@@ -79,7 +80,7 @@ pub fn sync_state(
 
 /// [`sync_state`], with the [`view_hash`] computed by `hash` (only if needed), so a caller
 /// that judges many streams with the same subscription computes it once.
-pub fn sync_state_with(
+pub(crate) fn sync_state_with(
     status: &TypeStatus,
     current: Option<&TypeResources>,
     variant: Variant,
@@ -127,7 +128,7 @@ pub fn sync_state_with(
 }
 
 /// The SotW `version_info` the snapshot would send this node now.
-pub fn served_version(current: Option<&TypeResources>) -> String {
+pub(crate) fn served_version(current: Option<&TypeResources>) -> String {
     match current {
         Some(resources) => resources.version.clone(),
         // A type without fixtures is served empty, versioned like any empty set.
@@ -138,7 +139,7 @@ pub fn served_version(current: Option<&TypeResources>) -> String {
 /// Hash of the resources `status`'s subscription receives from `resources`: all of them for a
 /// wildcard, else the named ones that exist. Same formula as `TypeResources::content_hash`
 /// (name and version of each resource, by name), which the stream machines also use.
-pub fn view_hash(status: &TypeStatus, resources: Option<&TypeResources>) -> u64 {
+pub(crate) fn view_hash(status: &TypeStatus, resources: Option<&TypeResources>) -> u64 {
     let Some(resources) = resources else {
         return version::fnv1a(&[]);
     };

@@ -11,8 +11,10 @@ use crate::{
     config::watch::{ReloadStatus, WatcherHealth},
 };
 
+/// The snapshot being served (`/status` `snapshot`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SnapshotSummary {
+    /// Its fixture generation (1 for the first load).
     pub generation: u64,
     /// Resources in the base set plus every overlay.
     pub resources: usize,
@@ -22,29 +24,39 @@ pub struct SnapshotSummary {
     pub overlays: Vec<OverlaySummary>,
 }
 
+/// One type of a snapshot.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TypeSummary {
+    /// The full type URL.
     pub type_url: String,
     /// Short alias (`cds`, `eds`, ...) or the message name.
     #[serde(rename = "type")]
     pub alias: String,
+    /// Its SotW `version_info`.
     pub version: String,
+    /// How many resources.
     pub resources: usize,
 }
 
+/// One node's overlay (`nodes/<node-id>/`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OverlaySummary {
+    /// The node it is served to.
     pub node_id: String,
+    /// The types it changes, merged with the base.
     pub types: Vec<TypeSummary>,
 }
 
+/// The latest fixture reload (`/status` `reload`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReloadSummary {
+    /// Whether it was accepted.
     pub ok: bool,
     /// The generation being served (after a rejection: the last good one).
     pub generation: u64,
     /// The rejected file, when the rejection is about one file.
     pub file: Option<String>,
+    /// Why it was rejected: `"<file>: <line or resource and field>: <problem>"`.
     pub error: Option<String>,
     /// When the latest reload finished.
     #[serde(with = "rfc3339")]
@@ -64,8 +76,10 @@ pub struct ReloadSummary {
     pub watcher: WatcherView,
 }
 
+/// A reload that has started and not finished.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InProgressView {
+    /// When it started.
     #[serde(with = "rfc3339")]
     pub since: SystemTime,
     /// The files being decoded (changed since the last good load); empty while the directory
@@ -78,6 +92,7 @@ pub struct InProgressView {
 pub struct WatcherView {
     /// False while the watcher is down and being restarted: edits are not picked up.
     pub ok: bool,
+    /// Why it went down.
     pub error: Option<String>,
     /// When it went down.
     #[serde(with = "rfc3339::option")]
@@ -104,7 +119,7 @@ impl From<&WatcherHealth> for WatcherView {
     }
 }
 
-pub fn snapshot_summary(snapshot: &Snapshot) -> SnapshotSummary {
+pub(crate) fn snapshot_summary(snapshot: &Snapshot) -> SnapshotSummary {
     let summarize = |types: &BTreeMap<String, Arc<TypeResources>>| {
         let mut list: Vec<TypeSummary> = types
             .iter()
@@ -133,7 +148,7 @@ pub fn snapshot_summary(snapshot: &Snapshot) -> SnapshotSummary {
     }
 }
 
-pub fn reload_summary(reload: &ReloadStatus) -> ReloadSummary {
+pub(crate) fn reload_summary(reload: &ReloadStatus) -> ReloadSummary {
     ReloadSummary {
         ok: reload.ok,
         generation: reload.generation,

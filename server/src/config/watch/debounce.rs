@@ -20,11 +20,11 @@ use std::{
 
 /// The settle window after a burst whose files are all complete (or the quiet period, if
 /// that is shorter).
-pub const SETTLE: Duration = Duration::from_millis(10);
+pub(crate) const SETTLE: Duration = Duration::from_millis(10);
 
 /// What one file event says about the file it names.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// Created or written to: more may come until it is closed.
     Writing(PathBuf),
     /// Closed after writing, or renamed into place: complete.
@@ -39,7 +39,7 @@ pub enum Step {
 }
 
 #[derive(Debug, Clone)]
-pub struct Debounce {
+pub(crate) struct Debounce {
     quiet: Duration,
     settle: Duration,
     max_delay: Duration,
@@ -57,7 +57,7 @@ struct Burst {
 }
 
 impl Debounce {
-    pub fn new(quiet: Duration) -> Self {
+    pub(crate) fn new(quiet: Duration) -> Self {
         Self {
             quiet,
             settle: SETTLE.min(quiet),
@@ -66,7 +66,7 @@ impl Debounce {
         }
     }
 
-    pub fn on_event(&mut self, now: Instant, step: Step) {
+    pub(crate) fn on_event(&mut self, now: Instant, step: Step) {
         let burst = self.burst.get_or_insert_with(|| Burst {
             first: now,
             last: now,
@@ -87,7 +87,7 @@ impl Debounce {
     }
 
     /// When to reload, if an event is pending.
-    pub fn deadline(&self) -> Option<Instant> {
+    pub(crate) fn deadline(&self) -> Option<Instant> {
         let burst = self.burst.as_ref()?;
         let complete = !burst.unknown && burst.unfinished.is_empty();
         let wait = if complete { self.settle } else { self.quiet };
@@ -95,7 +95,7 @@ impl Debounce {
     }
 
     /// The reload is starting: events from now on belong to the next burst.
-    pub fn fire(&mut self) {
+    pub(crate) fn fire(&mut self) {
         self.burst = None;
     }
 }

@@ -30,7 +30,7 @@ const QUEUED_STEPS: usize = 1024;
 
 /// What one notify event means for the fixture directory at `root`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Signal {
+pub(super) enum Signal {
     /// Not about the fixtures.
     Ignore,
     /// Something below the directory changed: reload it.
@@ -40,7 +40,7 @@ pub enum Signal {
     Rewatch,
 }
 
-pub fn classify(root: &Path, event: &notify::Result<Event>) -> Signal {
+pub(super) fn classify(root: &Path, event: &notify::Result<Event>) -> Signal {
     let event = match event {
         Ok(event) => event,
         Err(_) => return Signal::Rewatch,
@@ -74,7 +74,7 @@ pub fn classify(root: &Path, event: &notify::Result<Event>) -> Signal {
 /// closes; a reload's own reads cause them, so reacting would reload forever. A close after
 /// writing is a real change. inotify cannot tell atime updates from chmod, and reading a file
 /// may update its atime: content changes come with their own events.
-pub fn touches_content(event: &Event) -> bool {
+pub(crate) fn touches_content(event: &Event) -> bool {
     match event.kind {
         EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
         EventKind::Access(_) => false,
@@ -85,7 +85,7 @@ pub fn touches_content(event: &Event) -> bool {
 
 /// What a relevant event (not [`Signal::Ignore`]) says about each file it names, for the
 /// debounce: whether the file is complete.
-pub fn steps(root: &Path, signal: Signal, event: &notify::Result<Event>) -> Vec<Step> {
+pub(super) fn steps(root: &Path, signal: Signal, event: &notify::Result<Event>) -> Vec<Step> {
     let event = match event {
         Ok(event) if signal == Signal::Reload && !event.paths.is_empty() => event,
         _ => return vec![Step::Unknown],
@@ -133,7 +133,7 @@ fn read_by_loader(root: &Path, path: &Path) -> bool {
 }
 
 /// The notify watcher and what it watches. Dropping it stops the notify thread.
-pub struct WatchedRoot {
+pub(super) struct WatchedRoot {
     root: PathBuf,
     notifier: RecommendedWatcher,
     rewatch: Arc<AtomicBool>,
@@ -146,13 +146,13 @@ pub struct WatchedRoot {
 
 impl WatchedRoot {
     /// The channel for [`Self::start`].
-    pub fn channel() -> (mpsc::Sender<Step>, mpsc::Receiver<Step>) {
+    pub(super) fn channel() -> (mpsc::Sender<Step>, mpsc::Receiver<Step>) {
         mpsc::channel(QUEUED_STEPS)
     }
 
     /// Watches `root` (absolute) and its parent; every relevant event becomes one [`Step`]
     /// per file it names on `signals` (made by [`Self::channel`]).
-    pub fn start(root: PathBuf, signals: mpsc::Sender<Step>) -> Result<Self, notify::Error> {
+    pub(super) fn start(root: PathBuf, signals: mpsc::Sender<Step>) -> Result<Self, notify::Error> {
         let rewatch = Arc::new(AtomicBool::new(false));
         let dropped = Arc::new(AtomicBool::new(false));
         let handler = {
@@ -198,7 +198,7 @@ impl WatchedRoot {
     }
 
     /// Whether steps were dropped since the last call (the queue was full).
-    pub fn take_dropped(&self) -> bool {
+    pub(super) fn take_dropped(&self) -> bool {
         self.dropped.swap(false, Ordering::SeqCst)
     }
 
@@ -206,7 +206,7 @@ impl WatchedRoot {
     /// happened (one `stat`); re-watching walks the directory tree, which only happens after
     /// the directory itself was swapped. Err: this watcher cannot follow the directory any
     /// more, and says why.
-    pub fn refresh(&mut self) -> Result<(), String> {
+    pub(super) fn refresh(&mut self) -> Result<(), String> {
         let flagged = self.rewatch.swap(false, Ordering::SeqCst);
         let now = identity(&self.root);
         if now.is_none() {

@@ -18,7 +18,7 @@ type Running<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 
 /// Follows the directory until this watcher cannot any more; returns why (the supervisor then
 /// starts a new one).
-pub async fn follow(
+pub(super) async fn follow(
     reloader: &Reloader,
     mut watched: WatchedRoot,
     mut signals: mpsc::Receiver<Step>,

@@ -30,7 +30,7 @@ const LOGGED_FILES: usize = 5;
 /// Reads and decodes the fixture directory into the snapshot numbered `generation`, telling
 /// `decoding` which files it is about to decode. Runs on a blocking thread, one load at a time.
 /// The server's is [`Fixtures`]; tests put in one that holds a reload open as long as they need.
-pub trait Load: Send + Sync + 'static {
+pub(super) trait Load: Send + Sync + 'static {
     fn load(
         &self,
         generation: u64,
@@ -40,7 +40,7 @@ pub trait Load: Send + Sync + 'static {
 
 /// The fixture directory, how to load it, and the two output channels. Shared by the
 /// supervisor and every watcher it starts; reloads run one at a time.
-pub struct Reloader {
+pub(super) struct Reloader {
     /// As the user gave it: file names in errors and `/status` start with it.
     pub dir: PathBuf,
     /// Absolute, for notify.
@@ -52,13 +52,18 @@ pub struct Reloader {
 
 impl Reloader {
     /// Loads `dir` for the first time (on this thread): invalid fixtures are an Err.
-    pub fn start(dir: PathBuf, root: PathBuf, codec: Codec, max: u64) -> Result<Self, Error> {
+    pub(super) fn start(
+        dir: PathBuf,
+        root: PathBuf,
+        codec: Codec,
+        max: u64,
+    ) -> Result<Self, Error> {
         let fixtures = Fixtures::new(dir.clone(), codec, max);
         Self::new(dir, root, Arc::new(fixtures))
     }
 
     /// [`Self::start`] with another way to load.
-    pub fn new(dir: PathBuf, root: PathBuf, load: Arc<dyn Load>) -> Result<Self, Error> {
+    pub(super) fn new(dir: PathBuf, root: PathBuf, load: Arc<dyn Load>) -> Result<Self, Error> {
         let started = Instant::now();
         let snapshot = load.load(1, &mut |_| {})?;
         log_loaded(&snapshot, "fixtures loaded");
@@ -74,7 +79,7 @@ impl Reloader {
 
     /// Reloads the directory and publishes the outcome. While it runs, `/status` shows it in
     /// progress with the files being decoded, and the log says so once it gets slow.
-    pub async fn reload(&self) {
+    pub(super) async fn reload(&self) {
         let (since, started) = (SystemTime::now(), Instant::now());
         self.reloads.send_modify(|s| {
             s.in_progress = Some(InProgress {
@@ -179,7 +184,7 @@ impl Reloader {
 
 /// The fixture directory read with one [`Loader`] for the server's life, so that a reload
 /// decodes only the files that changed.
-pub struct Fixtures {
+pub(super) struct Fixtures {
     dir: PathBuf,
     codec: Codec,
     state: Mutex<LoaderState>,
@@ -194,7 +199,7 @@ struct LoaderState {
 }
 
 impl Fixtures {
-    pub fn new(dir: PathBuf, codec: Codec, max_file_bytes: u64) -> Self {
+    pub(super) fn new(dir: PathBuf, codec: Codec, max_file_bytes: u64) -> Self {
         let state = LoaderState {
             loader: Loader::new(max_file_bytes),
             empty: BTreeSet::new(),
@@ -252,7 +257,7 @@ fn loader_failed(e: tokio::task::JoinError) -> FixtureError {
 }
 
 /// The message a panic was raised with.
-pub fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+pub(super) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     match payload.downcast::<String>() {
         Ok(message) => *message,
         Err(payload) => match payload.downcast::<&'static str>() {
@@ -286,7 +291,7 @@ fn same_content(a: &Snapshot, b: &Snapshot) -> bool {
 }
 
 /// One info line per successful load: generation, and per type its version and size.
-pub fn log_loaded(snapshot: &Snapshot, message: &str) {
+pub(super) fn log_loaded(snapshot: &Snapshot, message: &str) {
     let mut types: Vec<_> = snapshot.base.iter().collect();
     types.sort_by_key(|(url, _)| (type_url::order(url), url.as_str()));
     let versions = types

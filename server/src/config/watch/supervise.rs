@@ -25,10 +25,10 @@ const FIRST_RETRY: Duration = Duration::from_millis(250);
 const MAX_RETRY: Duration = Duration::from_secs(2);
 
 /// A watcher set up by [`super::Watcher::start_with`], handed to the first run.
-pub type Watched = (WatchedRoot, mpsc::Receiver<Step>);
+pub(super) type Watched = (WatchedRoot, mpsc::Receiver<Step>);
 
 /// Follows the directory for as long as the task runs: with `first`, then with new watchers.
-pub async fn run(reloader: Arc<Reloader>, first: Watched, debounce: Duration) {
+pub(super) async fn run(reloader: Arc<Reloader>, first: Watched, debounce: Duration) {
     let reloads = reloader.reloads.clone();
     let mut first = Some(first);
     supervise(&reloads, move || {
@@ -71,7 +71,7 @@ pub(super) async fn watcher(
 /// Runs what `start` returns as a task; whenever it ends (it returns why) or panics, reports
 /// the failure and starts it again after a backoff. Ends only when this future is dropped
 /// (which drops the running task too).
-pub async fn supervise<F, Fut>(reloads: &watch::Sender<ReloadStatus>, mut start: F)
+pub(super) async fn supervise<F, Fut>(reloads: &watch::Sender<ReloadStatus>, mut start: F)
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = String> + Send + 'static,

@@ -29,6 +29,7 @@ pub enum Origin {
 }
 
 impl Origin {
+    /// The origin as `/status` writes it: `none`, `file`, `api` or `code`.
     pub fn as_str(self) -> &'static str {
         match self {
             Origin::None => "none",
@@ -42,14 +43,17 @@ impl Origin {
 /// One installed scenario with its counters. Streams hold it while it is in force.
 #[derive(Debug)]
 pub struct Installed {
+    /// The rules.
     pub scenario: Scenario,
     /// One per rule, in rule order.
     pub counters: Box<[RuleCounters]>,
     /// 0 for the empty scenario a server starts with; +1 per installation.
     pub generation: u64,
+    /// Who installed it.
     pub origin: Origin,
     /// The file, for [`Origin::File`].
     pub path: Option<PathBuf>,
+    /// When it was installed.
     pub loaded_at: SystemTime,
     /// The YAML it came from, when it came as text.
     pub text: Option<String>,
@@ -68,6 +72,7 @@ impl Installed {
         }
     }
 
+    /// It has no rules: the server behaves.
     pub fn is_empty(&self) -> bool {
         self.scenario.rules.is_empty()
     }
@@ -84,16 +89,21 @@ pub struct RuleCounters {
 /// One firing of a rule, for `/status`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Firing {
+    /// When it fired.
     pub at: SystemTime,
+    /// On which stream.
     pub stream: u64,
+    /// The stream's node, once known.
     pub node: Option<String>,
+    /// The type of the response it touched.
     pub type_url: Option<String>,
+    /// The nonce of the response it touched.
     pub nonce: Option<String>,
 }
 
 impl RuleCounters {
     /// Takes one firing if fewer than `limit` were taken server-wide (`None`: no limit).
-    pub fn try_take(&self, limit: Option<u64>) -> bool {
+    pub(crate) fn try_take(&self, limit: Option<u64>) -> bool {
         match limit {
             None => {
                 self.fired.fetch_add(1, Ordering::Relaxed);
@@ -109,35 +119,39 @@ impl RuleCounters {
     }
 
     /// The rule's firings are all taken.
-    pub fn is_spent(&self, limit: Option<u64>) -> bool {
+    pub(crate) fn is_spent(&self, limit: Option<u64>) -> bool {
         limit.is_some_and(|limit| self.fired.load(Ordering::Relaxed) >= limit)
     }
 
     /// Returns a firing [`Self::try_take`] took that did not happen after all (a `flap`
     /// removal with nothing to tell the stream).
-    pub fn give_back(&self) {
+    pub(crate) fn give_back(&self) {
         let _ = self
             .fired
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
     }
 
     /// A firing that had nothing to act on (e.g. `stale_nonce` before any nonce).
-    pub fn skipped(&self) {
+    pub(crate) fn skipped(&self) {
         self.skipped.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub fn record(&self, firing: Firing) {
+    pub(crate) fn record(&self, firing: Firing) {
         *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(firing);
     }
 
+    /// Times it fired.
     pub fn fired(&self) -> u64 {
         self.fired.load(Ordering::Relaxed)
     }
 
+    /// Times it had nothing to act on (`stale_nonce` before any nonce, a resource not in the
+    /// response).
     pub fn skipped_count(&self) -> u64 {
         self.skipped.load(Ordering::Relaxed)
     }
 
+    /// Its latest firing.
     pub fn last(&self) -> Option<Firing> {
         self.last.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
@@ -145,7 +159,7 @@ impl RuleCounters {
 
 /// The last scenario that could not be installed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rejected {
+pub(crate) struct Rejected {
     pub origin: Origin,
     pub at: SystemTime,
     /// `file:line:col: rules[2] (id): what is wrong`.
@@ -180,7 +194,7 @@ impl Scenarios {
 
     /// The server's outages on purpose: the one in progress, the last one, the signal the
     /// accept loop follows.
-    pub fn outages(&self) -> &Outages {
+    pub(crate) fn outages(&self) -> &Outages {
         &self.outages
     }
 
@@ -189,6 +203,7 @@ impl Scenarios {
         self.tx.subscribe()
     }
 
+    /// The scenario in force now.
     pub fn current(&self) -> Arc<Installed> {
         self.tx.borrow().clone()
     }
@@ -207,7 +222,7 @@ impl Scenarios {
     }
 
     /// [`Self::set`] for the file watcher and the admin routes, which say where it came from.
-    pub fn install(
+    pub(crate) fn install(
         &self,
         scenario: Scenario,
         origin: Origin,
@@ -256,7 +271,7 @@ impl Scenarios {
     }
 
     /// Keeps `error` for `/status`; the scenario in force stays.
-    pub fn reject(&self, origin: Origin, error: String) {
+    pub(crate) fn reject(&self, origin: Origin, error: String) {
         *self.rejected.lock().unwrap_or_else(|e| e.into_inner()) = Some(Rejected {
             origin,
             at: SystemTime::now(),
@@ -265,7 +280,7 @@ impl Scenarios {
     }
 
     /// The last refused scenario, until one is installed.
-    pub fn rejected(&self) -> Option<Rejected> {
+    pub(crate) fn rejected(&self) -> Option<Rejected> {
         self.rejected
             .lock()
             .unwrap_or_else(|e| e.into_inner())

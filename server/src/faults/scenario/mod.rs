@@ -11,12 +11,12 @@
 //! - [`outage`]: the server-wide outages the rules set off, as data the accept loop follows
 //!   and `/status` shows.
 
-pub mod check;
-pub mod installed;
-pub mod model;
-pub mod outage;
-pub mod parse;
-pub mod watch;
+pub(crate) mod check;
+pub(crate) mod installed;
+pub(crate) mod model;
+pub(crate) mod outage;
+pub(crate) mod parse;
+pub(crate) mod watch;
 
 #[cfg(test)]
 mod tests;

@@ -7,11 +7,12 @@ use std::time::Duration;
 use xdsloop_proto::type_url;
 
 /// Names in rules are globs; the machines apply them too (`flap`), so the matcher is the core's.
-pub use crate::protocol::mask::glob_matches;
+pub(crate) use crate::protocol::mask::glob_matches;
 
 /// The rules in force, in file order (several may fire on one response, in that order).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Scenario {
+    /// The rules, in file order.
     pub rules: Vec<Rule>,
 }
 
@@ -20,12 +21,15 @@ pub struct Scenario {
 pub struct Rule {
     /// `[a-z0-9-]+`, unique in the scenario; the file default is `rule-<n>` (1-based).
     pub id: String,
+    /// Which streams it applies to (`match` in the file).
     pub selector: Match,
+    /// At what moment it fires.
     pub when: When,
     /// Firings server-wide, then the rule is spent; `None`: no limit.
     pub times: Option<u64>,
     /// Firings per stream; `None`: no limit.
     pub per_stream: Option<u64>,
+    /// What it does (`do` in the file).
     pub action: Action,
 }
 
@@ -47,7 +51,9 @@ impl Default for Rule {
 pub struct Match {
     /// A node id glob (`*` any run, `?` one character).
     pub node: Option<String>,
+    /// SotW or Delta.
     pub variant: Option<Variant>,
+    /// ADS, a per-type service, or REST.
     pub service: Option<Service>,
     /// A full type URL (the file takes aliases: `cds`, `eds` ...).
     pub type_url: Option<String>,
@@ -115,47 +121,88 @@ pub enum Action {
     /// Never send the response.
     Drop,
     /// End the stream with this gRPC status instead of the response.
-    Close { code: i32, message: String },
+    Close {
+        /// The gRPC status code (`14` is UNAVAILABLE).
+        code: i32,
+        /// The status message the client gets.
+        message: String,
+    },
     /// End the stream (RST_STREAM) or its whole connection without a status.
-    Reset { scope: ResetScope },
+    Reset {
+        /// The stream alone, or its whole connection.
+        scope: ResetScope,
+    },
     /// Stop reading and writing, for this long or until the client leaves.
-    Hang { duration: Option<Duration> },
+    Hang {
+        /// How long; `None`: until the client leaves.
+        duration: Option<Duration>,
+    },
     /// Send the response with the previous nonce of its type on the stream.
     StaleNonce,
     /// A foreign type URL on one resource (`Any.type_url`) or on the response itself.
-    WrongTypeUrl { place: Place, type_url: String },
+    WrongTypeUrl {
+        /// On one resource or on the response.
+        place: Place,
+        /// The foreign type URL sent.
+        type_url: String,
+    },
     /// The named resource (default: the first) twice in one response.
-    Duplicate { resource: Option<String> },
+    Duplicate {
+        /// The resource's name; `None`: the response's first.
+        resource: Option<String>,
+    },
     /// The named resource's (default: the first) bytes replaced by undecodable ones.
-    Corrupt { resource: Option<String> },
+    Corrupt {
+        /// The resource's name; `None`: the response's first.
+        resource: Option<String>,
+    },
     /// Pad the response with an unknown field up to at least this many bytes.
-    Oversize { bytes: usize },
+    Oversize {
+        /// The least size of the padded response, in bytes.
+        bytes: usize,
+    },
     /// Send a batch of responses dependents first (EDS before CDS, RDS before LDS).
     Reorder,
     /// Never mention these resources (globs) of the rule's type.
-    Withhold { names: Vec<String> },
+    Withhold {
+        /// Resource name globs (`*` any run, `?` one character).
+        names: Vec<String>,
+    },
     /// These resources are alternately gone and back, toggling every `period`.
     Flap {
+        /// Resource name globs (`*` any run, `?` one character).
         names: Vec<String>,
+        /// How long each phase (gone, back) lasts.
         period: Duration,
     },
     /// After every ACK (and NACK with `nacks`), send the same content again.
-    IgnoreAcks { nacks: bool },
+    IgnoreAcks {
+        /// NACKs too, not only ACKs.
+        nacks: bool,
+    },
     /// Server-wide: end every stream and close the xDS listener for this long (new
     /// connections are refused), then listen again.
-    Outage { duration: Duration },
+    Outage {
+        /// How long the listener stays closed.
+        duration: Duration,
+    },
 }
 
+/// What `reset` ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ResetScope {
+    /// The stream alone (RST_STREAM).
     Stream,
+    /// The whole connection, with every stream on it.
     Connection,
 }
 
 /// Where `wrong_type_url` puts the foreign type URL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Place {
+    /// On one resource (`Any.type_url`).
     Resource,
+    /// On the response's `type_url`.
     Response,
 }
 
@@ -227,15 +274,15 @@ impl Action {
 /// The largest `oversize.bytes`: the server's own `--max-message-bytes` default (64 MiB). A
 /// larger response shows a client nothing more (it is refused for size either way), and each
 /// stream would build it in memory.
-pub const MAX_OVERSIZE_BYTES: usize = 64 << 20;
+pub(crate) const MAX_OVERSIZE_BYTES: usize = 64 << 20;
 /// The longest `delay`, `hang.for` and `when.after`: a longer wait is indistinguishable from
 /// forever in a test run (`hang` without `for` is forever).
-pub const MAX_DURATION: Duration = Duration::from_secs(24 * 60 * 60);
+pub(crate) const MAX_DURATION: Duration = Duration::from_secs(24 * 60 * 60);
 /// The shortest `flap.period`: each turn is a push to every stream the rule applies to.
-pub const MIN_FLAP_PERIOD: Duration = Duration::from_millis(10);
+pub(crate) const MIN_FLAP_PERIOD: Duration = Duration::from_millis(10);
 /// The longest `close.message`: it travels in an HTTP/2 trailer (`grpc-message`), which
 /// clients bound (gRPC: 8 KiB of headers in all).
-pub const MAX_CLOSE_MESSAGE_BYTES: usize = 1024;
+pub(crate) const MAX_CLOSE_MESSAGE_BYTES: usize = 1024;
 
 impl Rule {
     /// What every rule must obey, however it was written; the error says what is wrong, for
@@ -492,7 +539,7 @@ impl Scenario {
 }
 
 /// gRPC status codes by the names the scenario file uses.
-pub const GRPC_CODES: [&str; 17] = [
+pub(crate) const GRPC_CODES: [&str; 17] = [
     "OK",
     "CANCELLED",
     "UNKNOWN",
@@ -513,7 +560,7 @@ pub const GRPC_CODES: [&str; 17] = [
 ];
 
 /// A gRPC code's name (`UNAVAILABLE`), for people.
-pub fn code_name(code: i32) -> &'static str {
+pub(crate) fn code_name(code: i32) -> &'static str {
     usize::try_from(code)
         .ok()
         .and_then(|i| GRPC_CODES.get(i))
@@ -522,7 +569,7 @@ pub fn code_name(code: i32) -> &'static str {
 }
 
 /// A type alias (`cds`), message name or full type URL, as its full type URL.
-pub fn resolve_type(text: &str) -> Result<String, String> {
+pub(crate) fn resolve_type(text: &str) -> Result<String, String> {
     type_url::resolve(text).ok_or_else(|| {
         format!("unknown type {text:?} (an alias such as cds, eds, lds, rds, or a type URL)")
     })

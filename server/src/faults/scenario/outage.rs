@@ -14,11 +14,14 @@ use tokio::sync::watch;
 /// One outage: which rule, what set it off, and for how long.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outage {
+    /// The id of the rule that set it off.
     pub rule: String,
     /// What set it off, for people: `installed`, `after 5s`, `requested cds web by node n on
     /// stream 3`.
     pub trigger: String,
+    /// When the listener closed.
     pub started_at: SystemTime,
+    /// How long it stays closed.
     pub duration: Duration,
     /// When the listener opens again (monotonic, for the accept loop's timer).
     pub until: Instant,
@@ -37,7 +40,7 @@ struct Log {
 
 /// The outage log and the signal the accept loop waits on. Cheap to clone.
 #[derive(Debug, Clone)]
-pub struct Outages {
+pub(crate) struct Outages {
     log: Arc<Mutex<Log>>,
     /// `Some(until)` while an outage is in progress.
     signal: Arc<watch::Sender<Option<Instant>>>,
@@ -59,7 +62,7 @@ impl Outages {
     }
 
     /// Starts `outage`; `false` (and nothing changes) while another is in progress.
-    pub fn begin(&self, outage: Outage) -> bool {
+    pub(crate) fn begin(&self, outage: Outage) -> bool {
         let until = outage.until;
         {
             let mut log = self.lock();
@@ -74,14 +77,14 @@ impl Outages {
     }
 
     /// The accept loop closed `connections` when the outage began.
-    pub fn closed(&self, connections: usize) {
+    pub(crate) fn closed(&self, connections: usize) {
         if let Some(current) = &mut self.lock().current {
             current.connections_closed = connections;
         }
     }
 
     /// The listener is bound again: the outage in progress is over.
-    pub fn end(&self) {
+    pub(crate) fn end(&self) {
         {
             let mut log = self.lock();
             if let Some(mut done) = log.current.take() {
@@ -93,26 +96,26 @@ impl Outages {
     }
 
     /// The outage in progress, if one.
-    pub fn current(&self) -> Option<Outage> {
+    pub(crate) fn current(&self) -> Option<Outage> {
         self.lock().current.clone()
     }
 
     /// The last outage that is over, if one.
-    pub fn last(&self) -> Option<Outage> {
+    pub(crate) fn last(&self) -> Option<Outage> {
         self.lock().last.clone()
     }
 
     /// Outages since the server started.
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.lock().count
     }
 
-    pub fn is_active(&self) -> bool {
+    pub(crate) fn is_active(&self) -> bool {
         self.signal.borrow().is_some()
     }
 
     /// `Some(until)` while an outage is in progress, then every change.
-    pub fn subscribe(&self) -> watch::Receiver<Option<Instant>> {
+    pub(crate) fn subscribe(&self) -> watch::Receiver<Option<Instant>> {
         self.signal.subscribe()
     }
 }

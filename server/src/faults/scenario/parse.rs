@@ -20,7 +20,9 @@ use super::model::{
 pub struct ParseError {
     /// 1-based; 0 when the error has no place in the text.
     pub line: usize,
+    /// 1-based; 0 when the error has no place in the text.
     pub column: usize,
+    /// What is wrong, naming the rule (`rules[0] (id): ...`).
     pub message: String,
 }
 
@@ -37,7 +39,7 @@ impl fmt::Display for ParseError {
 }
 
 /// Parses and checks a scenario file's text.
-pub fn parse(text: &str) -> Result<Scenario, ParseError> {
+pub(crate) fn parse(text: &str) -> Result<Scenario, ParseError> {
     // The YAML parser's cost grows with the square of the depth: refuse deep text first.
     yaml_depth::check(text, yaml_depth::MAX_DEPTH).map_err(|e| ParseError {
         line: e.line,

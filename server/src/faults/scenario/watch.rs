@@ -25,7 +25,7 @@ use crate::config::watch::{
 
 /// Follows one scenario file until dropped.
 #[derive(Debug)]
-pub struct ScenarioWatcher {
+pub(crate) struct ScenarioWatcher {
     _notify: RecommendedWatcher,
     task: JoinHandle<()>,
 }
@@ -38,7 +38,7 @@ impl Drop for ScenarioWatcher {
 
 /// Reads and checks the scenario at `path` and its text, or says why it cannot
 /// (`path:line:col: ...`).
-pub fn read(path: &Path) -> Result<(Scenario, String), String> {
+pub(crate) fn read(path: &Path) -> Result<(Scenario, String), String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("{}: cannot read the scenario: {e}", path.display()))?;
     let scenario = Scenario::from_yaml(&text).map_err(|e| located(path, &e))?;
@@ -46,7 +46,7 @@ pub fn read(path: &Path) -> Result<(Scenario, String), String> {
 }
 
 /// Reads `path` into `scenarios`, or says why it cannot (`path:line:col: ...`).
-pub fn load(scenarios: &Scenarios, path: &Path) -> Result<(), String> {
+pub(crate) fn load(scenarios: &Scenarios, path: &Path) -> Result<(), String> {
     let (scenario, text) = read(path)?;
     let rules = scenario.rules.len();
     let installed = scenarios
@@ -62,7 +62,7 @@ fn located(path: &Path, error: &super::ParseError) -> String {
 }
 
 /// Loads `path` (an error if it is unreadable or invalid) and reloads it after every change.
-pub fn start(
+pub(crate) fn start(
     scenarios: Scenarios,
     path: PathBuf,
     quiet: Duration,

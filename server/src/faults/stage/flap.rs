@@ -44,7 +44,7 @@ impl FaultStage {
     /// The stream is `ctx.age` old: the `flap` rules due turn, and the types whose hidden
     /// names changed (a rule turned, or was removed with the scenario) are served again;
     /// returns the responses that tell the client, each marked with its rule.
-    pub fn on_flap<M: MachineHooks>(
+    pub(crate) fn on_flap<M: MachineHooks>(
         &mut self,
         ctx: &StreamCtx<'_>,
         machine: &mut M,

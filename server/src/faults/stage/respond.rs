@@ -14,7 +14,11 @@ use crate::{
 };
 
 /// The step a stream-level action takes.
-pub fn stream_step<R>(action: &Action, mark: FaultMark, target: Option<Target>) -> WireStep<R> {
+pub(super) fn stream_step<R>(
+    action: &Action,
+    mark: FaultMark,
+    target: Option<Target>,
+) -> WireStep<R> {
     let end = match action {
         Action::Hang { duration } => {
             return WireStep::Hang {
@@ -38,7 +42,7 @@ pub fn stream_step<R>(action: &Action, mark: FaultMark, target: Option<Target>) 
 }
 
 /// Plans `response` into `steps`; `Break` when the stream ends here.
-pub fn plan_one<R: TapResponse + WireResponse>(
+pub(super) fn plan_one<R: TapResponse + WireResponse>(
     stage: &mut FaultStage,
     ctx: &StreamCtx<'_>,
     mut response: R,

@@ -33,7 +33,6 @@ fn ctx(age: Duration) -> StreamCtx<'static> {
     StreamCtx {
         stream: 1,
         node: Some("edge-1"),
-        kind: StreamKind::ADS_SOTW,
         age,
         now: crate::protocol::now::tests::now(),
     }

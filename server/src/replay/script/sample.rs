@@ -11,17 +11,17 @@ use crate::Error;
 
 const T: &str = "2026-03-02T09:30:00.000000Z";
 
-pub fn header(side: &str, resources: bool) -> Value {
+pub(crate) fn header(side: &str, resources: bool) -> Value {
     json!({"schema": "xdsloop.transcript.v1", "kind": "header", "side": side,
            "tool": "test", "started": T, "resources": resources})
 }
 
-pub fn open(stream: u64, transport: &str) -> Value {
+pub(crate) fn open(stream: u64, transport: &str) -> Value {
     json!({"t": T, "stream": stream, "seq": 1, "kind": "open", "transport": transport})
 }
 
 /// A SotW request of `node` (`ty`: `cds`, `eds`), `step` also its verdict unless `nack`.
-pub fn request(
+pub(crate) fn request(
     stream: u64,
     node: &str,
     ty: &str,
@@ -44,7 +44,7 @@ pub fn request(
 }
 
 /// A Delta request: `subscribe` names, no unsubscriptions.
-pub fn delta_request(
+pub(crate) fn delta_request(
     stream: u64,
     node: &str,
     step: &str,
@@ -65,7 +65,7 @@ fn body(ty: &str, name: &str) -> Value {
 }
 
 /// A SotW response with each resource's body.
-pub fn response(
+pub(crate) fn response(
     stream: u64,
     node: &str,
     ty: &str,
@@ -82,7 +82,7 @@ pub fn response(
 }
 
 /// A Delta CDS response with each resource's body.
-pub fn delta_response(stream: u64, node: &str, nonce: &str, names: &[&str]) -> Value {
+pub(crate) fn delta_response(stream: u64, node: &str, nonce: &str, names: &[&str]) -> Value {
     let mut line = response(stream, node, "cds", "", nonce, names);
     let object = line.as_object_mut().unwrap();
     object.remove("version");
@@ -92,7 +92,7 @@ pub fn delta_response(stream: u64, node: &str, nonce: &str, names: &[&str]) -> V
 }
 
 /// One ADS SotW stream (s3) of `edge-1`: CDS pushed and ACKed, EDS pushed and NACKed.
-pub fn sotw_lines() -> Vec<Value> {
+pub(crate) fn sotw_lines() -> Vec<Value> {
     let n = "edge-1";
     vec![
         header("server", true),
@@ -106,13 +106,13 @@ pub fn sotw_lines() -> Vec<Value> {
     ]
 }
 
-pub fn text(lines: &[Value]) -> String {
+pub(crate) fn text(lines: &[Value]) -> String {
     let lines: Vec<String> = lines.iter().map(Value::to_string).collect();
     lines.join("\n") + "\n"
 }
 
 /// The script of `lines`, read as `rec.jsonl`.
-pub fn script(lines: &[Value]) -> Result<Script, Error> {
+pub(crate) fn script(lines: &[Value]) -> Result<Script, Error> {
     let read = xdsloop_transcript::read::read("rec.jsonl", text(lines).as_bytes());
     let transcript = read.map_err(|e| Error::Replay(e.to_string()))?;
     from_transcript(&transcript, &Codec::envoy())

@@ -53,7 +53,7 @@ impl Method {
 
 /// The gRPC service of `PER_TYPE_APIS[I]`. Cheap to clone.
 #[derive(Debug, Clone)]
-pub struct Route<const I: usize> {
+pub(super) struct Route<const I: usize> {
     per_type: PerType,
 }
 
@@ -111,7 +111,7 @@ impl UnaryService<DiscoveryRequest> for Fetch {
 
 /// Adds every per-type service to `routes`, with the message limits of `per_type`'s discovery
 /// (S13); returns their gRPC service names (for health checks and reflection).
-pub fn add_to(routes: &mut RoutesBuilder, per_type: PerType) -> Vec<&'static str> {
+pub(crate) fn add_to(routes: &mut RoutesBuilder, per_type: PerType) -> Vec<&'static str> {
     fn route<const I: usize>(per_type: &PerType) -> Route<I> {
         Route {
             per_type: per_type.clone(),

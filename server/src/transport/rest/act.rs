@@ -17,11 +17,11 @@ use crate::{
 };
 
 /// The header naming the rule that changed an answer or answered instead.
-pub const FAULT_HEADER: &str = "x-xdsloop-fault";
+pub(super) const FAULT_HEADER: &str = "x-xdsloop-fault";
 
 /// Carries out `steps` for a poll of `api` by `node`; without a response to send, the answer
 /// is 304 Not Modified.
-pub async fn carry_out(
+pub(super) async fn carry_out(
     rest: &Rest,
     faults: &RestFaults,
     api: PerTypeApi,

@@ -40,7 +40,7 @@ const MAX_NODES: usize = 65_536;
 
 /// What the rules do to one poll.
 #[derive(Debug)]
-pub enum Planned {
+pub(crate) enum Planned {
     /// No rule applies: the answer as it is (`None`: 304 Not Modified).
     AsIs(Option<SotwResponse>),
     /// Carry these out in order; without a `Send` the answer is 304.
@@ -49,7 +49,7 @@ pub enum Planned {
 
 /// The fault stages of REST polls, one per node, and where their firings are shown.
 #[derive(Debug, Clone)]
-pub struct RestFaults {
+pub(crate) struct RestFaults {
     scenarios: Scenarios,
     registry: Registry,
     nodes: Arc<Mutex<Nodes>>,
@@ -71,7 +71,7 @@ struct NodeStage {
 }
 
 impl RestFaults {
-    pub fn new(scenarios: Scenarios, registry: Registry) -> Self {
+    pub(crate) fn new(scenarios: Scenarios, registry: Registry) -> Self {
         Self {
             scenarios,
             registry,
@@ -83,7 +83,7 @@ impl RestFaults {
     /// Plans one poll of `node` (empty: the request named none) answered with `response`.
     /// Timed rules (`close` or `hang` with only `after`) that are due fire on it, even on a
     /// 304.
-    pub fn plan(&self, node: &str, response: Option<SotwResponse>) -> Planned {
+    pub(crate) fn plan(&self, node: &str, response: Option<SotwResponse>) -> Planned {
         let installed = self.scenarios.current();
         if installed.is_empty() {
             return Planned::AsIs(response);
@@ -104,7 +104,6 @@ impl RestFaults {
         let ctx = StreamCtx {
             stream: FETCH_STREAM_ID,
             node: known,
-            kind: StreamKind::REST,
             age: entry.since.elapsed(),
             now: crate::transport::stream::now(),
         };
@@ -124,7 +123,13 @@ impl RestFaults {
     }
 
     /// A rule changed `response` on its way out (`detail` says how).
-    pub fn changed(&self, node: &str, response: &SotwResponse, mark: &FaultMark, detail: &str) {
+    pub(crate) fn changed(
+        &self,
+        node: &str,
+        response: &SotwResponse,
+        mark: &FaultMark,
+        detail: &str,
+    ) {
         let at = (response.type_url(), response.nonce());
         log(node, mark, Some(at), detail);
         self.count();
@@ -136,7 +141,13 @@ impl RestFaults {
     }
 
     /// A rule fired with no response to carry it (a hang, an HTTP error instead of one).
-    pub fn fired(&self, node: &str, mark: FaultMark, target: Option<&Target>, detail: String) {
+    pub(crate) fn fired(
+        &self,
+        node: &str,
+        mark: FaultMark,
+        target: Option<&Target>,
+        detail: String,
+    ) {
         let at = target.map(|t| (t.type_url.as_str(), t.nonce.as_str()));
         log(node, &mark, at, &detail);
         self.count();

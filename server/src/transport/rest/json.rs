@@ -25,7 +25,7 @@ const CORRUPT_NAME: u8 = 0x0f;
 /// `response` as JSON: `real_type` is the type its resources are (the path's). A response an
 /// `oversize` rule padded (its unknown field is dropped on decoding) gets a body at least as
 /// large as the padded protobuf.
-pub fn changed(
+pub(crate) fn changed(
     codec: &Codec,
     descriptor: &MessageDescriptor,
     response: &SotwResponse,
@@ -84,7 +84,7 @@ fn serialize(message: &DynamicMessage) -> Result<Value, String> {
 
 /// The HTTP status a `close` rule's gRPC code becomes on REST: the mapping `google.rpc.Code`
 /// documents (and gRPC-HTTP gateways use).
-pub fn http_status(code: i32) -> StatusCode {
+pub(crate) fn http_status(code: i32) -> StatusCode {
     let status = match code {
         1 => 499,          // CANCELLED: client closed request
         3 | 9 | 11 => 400, // INVALID_ARGUMENT, FAILED_PRECONDITION, OUT_OF_RANGE

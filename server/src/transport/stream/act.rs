@@ -26,33 +26,32 @@ type Responses<T> = mpsc::Sender<Result<T, Status>>;
 const RESET: &[u8] = b"xdsloop: reset the stream";
 
 /// What the response body sends to reset the stream rather than close it.
-pub fn reset_status() -> Status {
+pub(crate) fn reset_status() -> Status {
     Status::with_details(Code::Internal, "reset by a scenario rule", RESET.into())
 }
 
 /// Whether `status` is [`reset_status`].
-pub fn is_reset(status: &Status) -> bool {
+pub(crate) fn is_reset(status: &Status) -> bool {
     status.details() == RESET
 }
 
 /// The stream as the fault stage sees it now.
-pub fn ctx<'a>(node: Option<&'a str>, kit: &StreamKit) -> StreamCtx<'a> {
+pub(crate) fn ctx<'a>(node: Option<&'a str>, kit: &StreamKit) -> StreamCtx<'a> {
     StreamCtx {
         stream: kit.tap.stream(),
         node,
-        kind: kit.kind,
         age: kit.opened.elapsed(),
         now: now(),
     }
 }
 
 /// When the next timed rule is due, if one waits.
-pub fn timer_deadline(kit: &StreamKit) -> Option<Instant> {
+pub(crate) fn timer_deadline(kit: &StreamKit) -> Option<Instant> {
     kit.faults.deadline().map(|age| kit.opened + age)
 }
 
 /// Resolves at `deadline` (never without one).
-pub async fn fault_timer(deadline: Option<Instant>) {
+pub(crate) async fn fault_timer(deadline: Option<Instant>) {
     match deadline {
         Some(at) => tokio::time::sleep_until(at.into()).await,
         None => std::future::pending().await,
@@ -61,7 +60,7 @@ pub async fn fault_timer(deadline: Option<Instant>) {
 
 /// Fires the timed rules that are due; returns the responses the `flap`s that turned owe
 /// the client, to be sent like any other.
-pub async fn on_timer<M: MachineHooks>(
+pub(crate) async fn on_timer<M: MachineHooks>(
     machine: &mut M,
     kit: &mut StreamKit,
     responses: &Responses<M::Response>,
@@ -75,7 +74,7 @@ pub async fn on_timer<M: MachineHooks>(
 }
 
 /// The `flap`s due turn (and what a removed one hid comes back): the responses that say so.
-pub fn on_flap<M: MachineHooks>(machine: &mut M, kit: &mut StreamKit) -> Vec<M::Response> {
+pub(crate) fn on_flap<M: MachineHooks>(machine: &mut M, kit: &mut StreamKit) -> Vec<M::Response> {
     let node = machine.node_id().map(str::to_owned);
     let ctx = ctx(node.as_deref(), kit);
     kit.faults.on_flap(&ctx, machine)
@@ -83,7 +82,7 @@ pub fn on_flap<M: MachineHooks>(machine: &mut M, kit: &mut StreamKit) -> Vec<M::
 
 /// Sends one batch as planned; `Err` says why the stream must end (the client went away, the
 /// server is stopping, a rule ended it).
-pub async fn send<M: MachineHooks>(
+pub(crate) async fn send<M: MachineHooks>(
     machine: &mut M,
     kit: &mut StreamKit,
     responses: &Responses<M::Response>,
@@ -286,7 +285,7 @@ async fn end_stream<T>(end: StreamEnd, kit: &StreamKit, responses: &Responses<T>
 }
 
 /// A stream end, for people (log lines, `fault` events).
-pub fn end_text(end: &StreamEnd) -> String {
+pub(crate) fn end_text(end: &StreamEnd) -> String {
     match end {
         StreamEnd::Close { code, message } => format!(
             "closed with {} {message:?}",
@@ -298,7 +297,7 @@ pub fn end_text(end: &StreamEnd) -> String {
 }
 
 /// What became of a response, for people.
-pub fn fate_text(fate: &WireFate) -> String {
+pub(crate) fn fate_text(fate: &WireFate) -> String {
     match fate {
         WireFate::Sent { nonce } => format!("sent with nonce {nonce}"),
         WireFate::Dropped => "dropped".into(),

@@ -10,7 +10,7 @@ use crate::protocol::facts::StatusFacts;
 use crate::tap::CloseReason;
 
 /// Hands what the judge found to the log, the counters and the tap.
-pub fn report_violations(kit: &mut StreamKit) {
+pub(super) fn report_violations(kit: &mut StreamKit) {
     for violation in kit.judge.take_violations() {
         warn!(stream = kit.tap.stream(), node = kit.tap.node(), rule = violation.rule,
             check = violation.check, message = %violation.message, "conformance violation");
@@ -19,7 +19,7 @@ pub fn report_violations(kit: &mut StreamKit) {
 }
 
 /// A strict judge found a violation: the stream ends with FAILED_PRECONDITION naming it.
-pub fn strict_ending<T>(
+pub(super) fn strict_ending<T>(
     kit: &StreamKit,
     responses: &mpsc::Sender<Result<T, Status>>,
 ) -> Option<Ending> {

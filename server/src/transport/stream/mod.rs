@@ -11,9 +11,9 @@
 //!
 //! Whatever happens here affects this stream only (S12).
 
-pub mod act;
+pub(crate) mod act;
 mod judge;
-pub mod tap;
+pub(crate) mod tap;
 
 use std::{sync::Arc, time::SystemTime};
 
@@ -47,11 +47,11 @@ use tap::Tap;
 /// one response per type, and responses can be many MiB each: a small bound caps the memory a
 /// slow client pins, while the loop waits the watch channel keeps only the newest snapshot
 /// (latest wins, never a queue of stale ones).
-pub const OUTBOUND_CAPACITY: usize = 4;
+pub(crate) const OUTBOUND_CAPACITY: usize = 4;
 
 /// What a stream loop listens to besides its requests.
 #[derive(Debug, Clone)]
-pub struct Feeds {
+pub(crate) struct Feeds {
     /// Its current value is the snapshot the machine was built from, already marked seen.
     pub snapshots: watch::Receiver<Arc<Snapshot>>,
     /// Turns true when the server stops.
@@ -66,7 +66,7 @@ pub struct Feeds {
 
 /// The seams around one stream's machine.
 #[derive(Debug)]
-pub struct StreamKit {
+pub(crate) struct StreamKit {
     pub kind: StreamKind,
     pub tap: Tap,
     pub judge: Judge,
@@ -84,7 +84,7 @@ pub struct StreamKit {
 /// Why the loop stopped, and the status the client was sent, if one: the transcript records
 /// it, so a replay ends the stream the same way.
 #[derive(Debug)]
-pub struct Ending {
+pub(crate) struct Ending {
     pub reason: CloseReason,
     pub status: Option<StatusFacts>,
 }
@@ -106,7 +106,7 @@ impl From<CloseReason> for Ending {
 
 /// The moment an event is handled, read once for the machine, which reads no clock. The
 /// monotonic part is tokio's, so paused-time tests move heartbeats along.
-pub fn now() -> Now {
+pub(crate) fn now() -> Now {
     Now {
         at: Instant::now().into_std(),
         wall: SystemTime::now(),
@@ -115,7 +115,7 @@ pub fn now() -> Now {
 
 /// Runs one stream until the client goes away, the request stream ends or fails, or the server
 /// stops.
-pub async fn run<M, S>(
+pub(crate) async fn run<M, S>(
     mut machine: M,
     mut requests: S,
     feeds: Feeds,
@@ -312,7 +312,7 @@ fn on_request<M: MachineHooks>(
     if !kit.tap.is_identified()
         && let Some(node) = machine.node_id()
     {
-        crate::stream_line!(stream = kit.tap.stream(), node, "node identified");
+        crate::protocol::chatter::stream_line!(stream = kit.tap.stream(), node, "node identified");
         kit.tap.identify(node);
         kit.faults.identify(kit.kind, node);
     }
@@ -394,7 +394,7 @@ fn finish<M: MachineHooks>(machine: M, mut kit: StreamKit, mut ending: Ending) {
         report_violations(&mut kit);
     }
     kit.tap.closed(ending.reason, ending.status);
-    crate::stream_line!(stream, "stream closed");
+    crate::protocol::chatter::stream_line!(stream, "stream closed");
 }
 
 /// tonic refuses to encode these and tells only the client; say it in the server log too.

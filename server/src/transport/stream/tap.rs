@@ -19,7 +19,7 @@ use crate::{
 
 /// A stream's tap; owns the stream's registry entry (dropping it lists the stream as closed).
 #[derive(Debug)]
-pub struct Tap {
+pub(crate) struct Tap {
     entry: StreamEntry,
     /// Timelines are on.
     ring: bool,
@@ -32,7 +32,7 @@ pub struct Tap {
 
 impl Tap {
     /// Registers a new stream and tells whoever listens that it opened.
-    pub fn open(
+    pub(crate) fn open(
         registry: &Registry,
         kind: StreamKind,
         peer: Option<SocketAddr>,
@@ -55,12 +55,12 @@ impl Tap {
         tap
     }
 
-    pub fn stream(&self) -> u64 {
+    pub(crate) fn stream(&self) -> u64 {
         self.entry.id()
     }
 
     /// How much to capture of the next message, or `None`: build nothing.
-    pub fn capture(&self) -> Option<Capture> {
+    pub(crate) fn capture(&self) -> Option<Capture> {
         match self.entry.registry().bus().capture() {
             Some(capture) => Some(capture),
             None => self.ring.then_some(Capture::Summary),
@@ -68,7 +68,7 @@ impl Tap {
     }
 
     /// The stream's node, from its first request on.
-    pub fn identify(&mut self, node: &str) {
+    pub(crate) fn identify(&mut self, node: &str) {
         if self.node.is_none() {
             self.earlier = self.entry.set_node(node);
             self.node = Some(Arc::from(node));
@@ -76,16 +76,16 @@ impl Tap {
     }
 
     /// The stream's node, once identified.
-    pub fn node(&self) -> Option<&str> {
+    pub(crate) fn node(&self) -> Option<&str> {
         self.node.as_deref()
     }
 
-    pub fn is_identified(&self) -> bool {
+    pub(crate) fn is_identified(&self) -> bool {
         self.node.is_some()
     }
 
     /// A request was handled as `exchange` says; `facts` were taken if someone listens.
-    pub fn request(&mut self, facts: Option<(RequestFacts, Capture)>, exchange: Exchange) {
+    pub(crate) fn request(&mut self, facts: Option<(RequestFacts, Capture)>, exchange: Exchange) {
         self.publish.tally.request(exchange.verdict);
         if let Some((mut facts, capture)) = facts {
             let earlier = self.earlier.contains(&*facts.type_url);
@@ -96,7 +96,11 @@ impl Tap {
 
     /// A response goes on the wire, changed by the rule `mark` names, if any (with whether
     /// that firing was counted already, [`Self::fault_counted`]).
-    pub fn response<R: TapResponse>(&mut self, response: &R, mark: Option<(&FaultMark, bool)>) {
+    pub(crate) fn response<R: TapResponse>(
+        &mut self,
+        response: &R,
+        mark: Option<(&FaultMark, bool)>,
+    ) {
         self.publish.tally.responses += 1;
         if mark.is_some_and(|(_, counted)| !counted) {
             self.publish.tally.faults += 1;
@@ -109,7 +113,7 @@ impl Tap {
     }
 
     /// A fault fired with no response to carry its mark (a drop, a hang, the stream's end).
-    pub fn fault(&mut self, facts: FaultFacts) {
+    pub(crate) fn fault(&mut self, facts: FaultFacts) {
         self.publish.tally.faults += 1;
         if let Some(capture) = self.capture() {
             self.emit(What::Fault(Box::new(facts)), capture);
@@ -118,12 +122,12 @@ impl Tap {
 
     /// A fault fired whose response goes out later (a `delay`): counted now, carried by
     /// that response's event when it is sent.
-    pub fn fault_counted(&mut self) {
+    pub(crate) fn fault_counted(&mut self) {
         self.publish.tally.faults += 1;
     }
 
     /// The judge found `violation`.
-    pub fn violation(&mut self, violation: Violation) {
+    pub(crate) fn violation(&mut self, violation: Violation) {
         self.publish.tally.violations += 1;
         let violation = Arc::new(violation);
         self.publish.violations.push(violation.clone());
@@ -134,14 +138,14 @@ impl Tap {
 
     /// Publishes the status of the types that changed, the events since the last publish and
     /// the counts, in one critical section.
-    pub fn publish(&mut self, types: Vec<TypeStatus>) {
+    pub(crate) fn publish(&mut self, types: Vec<TypeStatus>) {
         self.publish.types = types;
         self.entry.publish(&mut self.publish);
     }
 
     /// Publishes the events of responses just sent, if any were built. Counts alone wait for
     /// the stream's next publish: while nobody observes, sending costs no second lock.
-    pub fn flush(&mut self) {
+    pub(crate) fn flush(&mut self) {
         if !self.publish.events.is_empty() || !self.publish.violations.is_empty() {
             self.entry.publish(&mut self.publish);
         }
@@ -149,7 +153,7 @@ impl Tap {
 
     /// The stream ended: the last event and the last counts, then the entry moves to the
     /// recently closed.
-    pub fn closed(mut self, reason: CloseReason, status: Option<StatusFacts>) {
+    pub(crate) fn closed(mut self, reason: CloseReason, status: Option<StatusFacts>) {
         if let Some(capture) = self.capture() {
             self.emit(What::Closed(Closed { reason, status }), capture);
         }

@@ -19,11 +19,10 @@ use crate::{
 
 const WEB_EVERY_2S: &str = "version: 1\nrules:\n- id: blink\n  match: {type: cds}\n  do: {flap: {names: [web], period: 2s}}\n";
 
-fn ctx(secs: u64, kind: StreamKind) -> StreamCtx<'static> {
+fn ctx(secs: u64) -> StreamCtx<'static> {
     StreamCtx {
         stream: 1,
         node: Some("node-1"),
-        kind,
         age: Duration::from_secs(secs),
         now: crate::protocol::now::tests::now(),
     }
@@ -77,7 +76,7 @@ fn sotw_turn(
     stream: &mut SotwStream,
     secs: u64,
 ) -> Option<(DiscoveryResponse, Option<FaultMark>)> {
-    let ctx = ctx(secs, StreamKind::ADS_SOTW);
+    let ctx = ctx(secs);
     let out: Vec<SotwResponse> = stage.on_flap(&ctx, stream);
     let mut sent = planned(stage, &ctx, out);
     assert!(sent.len() <= 1, "one response per turn");
@@ -195,7 +194,7 @@ fn delta_turn(
     stream: &mut DeltaStream,
     secs: u64,
 ) -> Option<(DeltaDiscoveryResponse, Option<FaultMark>)> {
-    let ctx = ctx(secs, StreamKind::ADS_DELTA);
+    let ctx = ctx(secs);
     let out: Vec<DeltaResponse> = stage.on_flap(&ctx, stream);
     let mut sent = planned(stage, &ctx, out);
     sent.pop().map(|(r, mark)| (r.to_message(), mark))
