@@ -67,6 +67,7 @@ fn architecture_walk_names_functions_that_exist() {
         "README.md",
         "client/README.md",
         "docs/performance.md",
+        "docs/running.md",
         "docs/tutorial.md",
         "docs/lab-day12.md",
         "docs/zh/lab-day12.md",
