@@ -106,6 +106,8 @@ pub struct Proposal {
     pub type_url: String,
     /// The response's version (SotW `version_info`, Delta `system_version_info`).
     pub version: String,
+    /// The response's nonce: [`Mux::decide`] applies a verdict only to the update it names.
+    pub nonce: String,
     /// What each deciding subscription would be told if the update is applied; every one of
     /// them must accept it.
     pub asks: Vec<(WatchId, Event)>,
@@ -549,9 +551,24 @@ impl Mux {
     /// Envoy's `SubscriptionCallbacks::onConfigUpdate` returning: the callbacks' verdict on
     /// the update of `type_url` held back in a [`Proposal`]. `Ok` applies it and ACKs;
     /// `Err` NACKs it with the rejection's message, and the type keeps its last good config
-    /// and version (C5). The I/O loop answers before it feeds the next response; a verdict
-    /// for nothing held back (its stream closed meanwhile) is ignored.
-    pub fn decide(&mut self, type_url: &str, verdict: Result<(), Rejection>, now: Instant) {
+    /// and version (C5). `nonce` is the [`Proposal`]'s: a verdict for an update no longer held
+    /// back (its stream closed meanwhile, or a newer response superseded it) is ignored, so it
+    /// can never decide another update of the type.
+    pub fn decide(
+        &mut self,
+        type_url: &str,
+        nonce: &str,
+        verdict: Result<(), Rejection>,
+        now: Instant,
+    ) {
+        if self.pending.get(type_url).map(|p| p.update.nonce.as_str()) != Some(nonce) {
+            tracing::debug!(
+                type_url,
+                nonce,
+                "verdict for an update no longer held: ignored"
+            );
+            return;
+        }
         let Some(Pending { update, asked }) = self.pending.remove(type_url) else {
             return;
         };
@@ -578,6 +595,10 @@ impl Mux {
             let why =
                 Rejection::new("superseded by a newer response before its callbacks answered");
             let (version, nonce) = (&stale.update.version, &stale.update.nonce);
+            // Its proposal is void: no verdict is asked for an update already answered.
+            self.out
+                .proposals
+                .retain(|p| !(p.type_url == type_url && &p.nonce == nonce));
             self.rejected(type_url, version, nonce, &why, stale.update.at);
             self.flush(now);
         }
@@ -622,6 +643,7 @@ impl Mux {
         self.out.proposals.push(Proposal {
             type_url: type_url.to_string(),
             version: update.version.clone(),
+            nonce: update.nonce.clone(),
             asks: asks.clone(),
         });
         let asked = asks.into_iter().map(|(id, _)| id).collect();
