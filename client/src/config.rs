@@ -234,7 +234,8 @@ pub struct ClientConfig {
     /// ...). Keys are type URLs or their aliases (`eds`). Each distinct source runs as a session
     /// of its own under the one [`crate::Client`]: its own stream or polls, its own ACKs, one
     /// store and one report stream for all. Dependency following (`follow_deps`) stays within
-    /// a source: a type whose dependent type comes from another source does not follow it.
+    /// a source: a type whose dependent type comes from another source does not follow it, and
+    /// only that pair stops (EDS over REST: CDS no longer drives EDS, LDS still drives RDS).
     pub type_sources: BTreeMap<String, Source>,
     /// REST: time between polls of a type (Envoy's `refresh_delay`).
     pub refresh_delay: Duration,

@@ -112,21 +112,24 @@ impl Client {
         let mut sessions = Vec::new();
         let mut tasks = Vec::new();
         for (index, (transport, store)) in transports.into_iter().zip(outlets).enumerate() {
-            // A session follows a dependency only if the dependent type travels with it.
+            // A session follows a dependency only if the dependent type travels with it; the
+            // pairs split across sources stop, every other pair keeps following.
             let elsewhere = |t: &str| routes.get(t).copied().unwrap_or(0) != index;
-            let split = [
+            let unfollowed = [
                 xdsloop_proto::type_url::LISTENER,
                 xdsloop_proto::type_url::CLUSTER,
             ]
             .into_iter()
             .filter(|parent| !elsewhere(parent))
             .filter_map(crate::core::deps::child_of)
-            .any(elsewhere);
+            .filter(|child| elsewhere(child))
+            .collect();
             let mux = Mux::new(MuxConfig {
                 mode: transport.kind().mode(),
                 source: transport.kind(),
                 node: config.node.clone(),
-                follow_deps: config.follow_deps && !split,
+                follow_deps: config.follow_deps,
+                unfollowed,
                 not_found_timeout: config.not_found_timeout,
                 validator: config.validator.clone(),
                 codec: config.codec.clone(),

@@ -47,6 +47,9 @@ pub struct MuxConfig {
     pub node: Node,
     /// Follow LDS → RDS and CDS → EDS references (C12).
     pub follow_deps: bool,
+    /// Dependent types not followed even with `follow_deps`: they travel on another config
+    /// source, so this mux's parent updates must not subscribe them here.
+    pub unfollowed: BTreeSet<&'static str>,
     /// How long a requested name may go unanswered before it is reported missing (C14).
     pub not_found_timeout: Duration,
     /// The client's own per-resource check (see [`crate::Validator`]).
@@ -74,6 +77,7 @@ impl MuxConfig {
             source,
             node,
             follow_deps: false,
+            unfollowed: BTreeSet::new(),
             not_found_timeout: crate::config::DEFAULT_NOT_FOUND_TIMEOUT,
             validator: None,
             codec: Codec::envoy(),
@@ -887,6 +891,9 @@ impl Mux {
             return None;
         }
         let child = deps::child_of(type_url)?;
+        if self.config.unfollowed.contains(child) {
+            return None;
+        }
         self.pause(child);
         let held = self.store.of_type(type_url);
         let bytes = held
