@@ -6,7 +6,9 @@ use std::time::Duration;
 use xdsloop_client::envoy::envoy::config::cluster::v3::Cluster;
 use xdsloop_client::envoy::envoy::config::endpoint::v3::ClusterLoadAssignment;
 use xdsloop_client::type_url::{CLUSTER, ENDPOINT, LISTENER, ROUTE};
-use xdsloop_client::{Client, ClientConfig, Interest, Report, Source, SourceKind, Verdict};
+use xdsloop_client::{
+    Client, ClientConfig, Interest, Report, Source, SourceKind, Transport, Verdict,
+};
 use xdsloop_server::testkit::{Chain, Resource, Resources, TestServer};
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -160,4 +162,19 @@ async fn endpoints_over_rest_stop_only_cds_following_and_listeners_still_drive_r
         "EDS is not followed onto the ADS stream: {on_stream:?}"
     );
     tokio::time::timeout(WAIT, client.stop()).await.unwrap();
+}
+
+#[tokio::test]
+async fn start_on_one_transport_refuses_types_with_a_source_of_their_own() {
+    let mut config = ClientConfig::new("127.0.0.1:18000", "one");
+    config.type_sources.insert("eds".into(), Source::Rest);
+    let transport = Transport::new(&config).unwrap();
+    let Err(error) = Client::start_on(transport, config, std::future::pending()) else {
+        panic!("start_on ran a client that would ignore type_sources");
+    };
+    let message = error.to_string();
+    assert!(
+        message.contains("type_sources: eds") && message.contains("Client::start"),
+        "{message}"
+    );
 }

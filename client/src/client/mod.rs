@@ -88,13 +88,28 @@ impl Client {
     }
 
     /// Starts the session task on a transport the factory already made (checked before
-    /// anything runs); the transport's source wins over `config.source`.
+    /// anything runs); the transport's source wins over `config.source`. One transport is one
+    /// source: a `config.type_sources` that is not empty is an error ([`Client::start`] runs
+    /// a session per source).
     pub fn start_on(
         transport: Transport,
         config: ClientConfig,
         shutdown: impl Future<Output = ()> + Send + 'static,
-    ) -> Self {
-        Self::start_sessions(vec![transport], BTreeMap::new(), config, shutdown)
+    ) -> Result<Self, ClientError> {
+        if !config.type_sources.is_empty() {
+            let types: Vec<&str> = config.type_sources.keys().map(String::as_str).collect();
+            return Err(ClientError::Argument(format!(
+                "Client::start_on runs one transport, so it cannot give types a source of \
+                 their own (type_sources: {}); use Client::start",
+                types.join(", ")
+            )));
+        }
+        Ok(Self::start_sessions(
+            vec![transport],
+            BTreeMap::new(),
+            config,
+            shutdown,
+        ))
     }
 
     /// One session per transport, sharing the reports, the store and the stop flag.
