@@ -169,8 +169,6 @@ impl std::fmt::Debug for ClientTls {
 /// Envoy's and gRPC's default initial fetch timeout.
 pub(crate) const DEFAULT_NOT_FOUND_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// A user check run on every resource before it is accepted: `(type_url, name, bytes)`.
-/// `Err(reason)` rejects the response; the reason goes into the NACK's `error_detail`.
 /// How long a subscription's callbacks may take to decide an update.
 pub(crate) const DEFAULT_CALLBACK_TIMEOUT: Duration = Duration::from_secs(10);
 
