@@ -60,7 +60,7 @@ pub(crate) const SOURCE_NAMES: &[&str] =
 
 impl SourceKind {
     /// SotW or Delta.
-    pub fn mode(self) -> Variant {
+    pub fn variant(self) -> Variant {
         match self {
             Self::AdsDelta | Self::DeltaGrpc => Variant::Delta,
             Self::Ads | Self::Grpc | Self::Rest | Self::File => Variant::Sotw,
@@ -105,8 +105,8 @@ impl Source {
     }
 
     /// SotW or Delta.
-    pub fn mode(&self) -> Variant {
-        self.kind().mode()
+    pub fn variant(&self) -> Variant {
+        self.kind().variant()
     }
 
     /// The source's name on the command line and in reports (`ads`, `ads-delta`, ...).
@@ -315,8 +315,8 @@ mod tests {
 
     #[test]
     fn kinds_decide_mode_streams_and_ack_channel() {
-        assert_eq!(Source::DeltaGrpc.mode(), Variant::Delta);
-        assert_eq!(Source::Rest.mode(), Variant::Sotw);
+        assert_eq!(Source::DeltaGrpc.variant(), Variant::Delta);
+        assert_eq!(Source::Rest.variant(), Variant::Sotw);
         assert!(Source::Grpc.kind().per_type_streams());
         assert!(!Source::Ads.kind().per_type_streams());
         assert!(!Source::File("x".into()).kind().has_ack_channel());

@@ -140,7 +140,7 @@ impl Client {
             .filter(|child| elsewhere(child))
             .collect();
             let mux = Mux::new(MuxConfig {
-                mode: transport.kind().mode(),
+                variant: transport.kind().variant(),
                 source: transport.kind(),
                 node: config.node.clone(),
                 follow_deps: config.follow_deps,

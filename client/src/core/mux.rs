@@ -39,7 +39,7 @@ use crate::core::watch_map::{Interest, Wanted, WatchId, WatchMap};
 #[derive(Clone)]
 pub struct MuxConfig {
     /// SotW or Delta.
-    pub mode: Variant,
+    pub variant: Variant,
     /// Which config source the wire is: decides whether every type shares one stream and
     /// labels the reports.
     pub source: SourceKind,
@@ -73,7 +73,7 @@ impl MuxConfig {
     /// A mux for a config source; the protocol flavour follows from it.
     pub fn for_source(source: SourceKind, node: Node) -> Self {
         Self {
-            mode: source.mode(),
+            variant: source.variant(),
             source,
             node,
             follow_deps: false,
@@ -210,8 +210,8 @@ impl Mux {
     }
 
     /// SotW or Delta.
-    pub fn mode(&self) -> Variant {
-        self.config.mode
+    pub fn variant(&self) -> Variant {
+        self.config.variant
     }
 
     /// What it applied, per type.
@@ -372,7 +372,7 @@ impl Mux {
             return;
         }
         let step = state.next_step();
-        let request = match self.config.mode {
+        let request = match self.config.variant {
             Variant::Sotw => state.build_sotw(&wanted, node).map(Outgoing::Sotw),
             Variant::Delta => state.build_delta(&wanted, &held, node).map(Outgoing::Delta),
         };
@@ -818,7 +818,7 @@ impl Mux {
         self.answered.insert(type_url.to_string());
         self.out.reports.push(Report::Update(UpdateReport {
             at,
-            mode: self.config.mode,
+            mode: self.config.variant,
             source: self.config.source,
             type_url: type_url.to_string(),
             version: version.to_string(),
@@ -848,7 +848,7 @@ impl Mux {
         self.out.store_changed = true;
         self.out.reports.push(Report::Update(UpdateReport {
             at,
-            mode: self.config.mode,
+            mode: self.config.variant,
             source: self.config.source,
             type_url: type_url.to_string(),
             version: version.to_string(),
@@ -928,7 +928,7 @@ impl Mux {
         let node = (!self.node_sent.contains(&stream)).then(|| self.config.node.clone());
         self.node_sent.insert(stream.clone());
         let error_detail = Some(nack_detail(UNWATCHED));
-        let request = match self.config.mode {
+        let request = match self.config.variant {
             Variant::Sotw => Outgoing::Sotw(DiscoveryRequest {
                 node,
                 type_url: type_url.to_string(),
@@ -982,7 +982,7 @@ impl Mux {
             .cloned()
             .collect();
         let type_url = type_url.to_string();
-        let event = match self.config.mode {
+        let event = match self.config.variant {
             Variant::Sotw => Event::Sotw {
                 type_url,
                 version: store.version.clone(),
@@ -1112,7 +1112,7 @@ impl Mux {
         let held = self.store.held_versions(type_url);
         let mut refreshed = Vec::new();
         for beat in beats {
-            let current = match self.config.mode {
+            let current = match self.config.variant {
                 Variant::Sotw => held.contains_key(&beat.name),
                 Variant::Delta => held.get(&beat.name) == Some(&beat.version),
             };
@@ -1174,7 +1174,7 @@ impl Mux {
                 removed: names.clone(),
                 ..Diff::default()
             };
-            let events = match self.config.mode {
+            let events = match self.config.variant {
                 Variant::Sotw => sotw_events(&self.store, &self.watches, &type_url, &diff),
                 Variant::Delta => delta_events(&self.store, &self.watches, &type_url, &diff),
             };
