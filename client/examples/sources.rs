@@ -86,7 +86,7 @@ async fn file() -> Result<(), Box<dyn Error>> {
 fn start(config: ClientConfig) -> Result<Client, Box<dyn Error>> {
     let transport = Transport::new(&config)?;
     println!("{:?} transport made", transport.kind());
-    Ok(Client::start_on(transport, config, std::future::pending()))
+    Ok(Client::start_on(transport, config, std::future::pending())?)
 }
 
 /// Waits for an update (SotW or Delta) and checks the clusters it leaves the client with.

@@ -60,7 +60,7 @@ pub(crate) const SOURCE_NAMES: &[&str] =
 
 impl SourceKind {
     /// SotW or Delta.
-    pub fn mode(self) -> Variant {
+    pub fn variant(self) -> Variant {
         match self {
             Self::AdsDelta | Self::DeltaGrpc => Variant::Delta,
             Self::Ads | Self::Grpc | Self::Rest | Self::File => Variant::Sotw,
@@ -105,8 +105,8 @@ impl Source {
     }
 
     /// SotW or Delta.
-    pub fn mode(&self) -> Variant {
-        self.kind().mode()
+    pub fn variant(&self) -> Variant {
+        self.kind().variant()
     }
 
     /// The source's name on the command line and in reports (`ads`, `ads-delta`, ...).
@@ -169,8 +169,6 @@ impl std::fmt::Debug for ClientTls {
 /// Envoy's and gRPC's default initial fetch timeout.
 pub(crate) const DEFAULT_NOT_FOUND_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// A user check run on every resource before it is accepted: `(type_url, name, bytes)`.
-/// `Err(reason)` rejects the response; the reason goes into the NACK's `error_detail`.
 /// How long a subscription's callbacks may take to decide an update.
 pub(crate) const DEFAULT_CALLBACK_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -234,7 +232,8 @@ pub struct ClientConfig {
     /// ...). Keys are type URLs or their aliases (`eds`). Each distinct source runs as a session
     /// of its own under the one [`crate::Client`]: its own stream or polls, its own ACKs, one
     /// store and one report stream for all. Dependency following (`follow_deps`) stays within
-    /// a source: a type whose dependent type comes from another source does not follow it.
+    /// a source: a type whose dependent type comes from another source does not follow it, and
+    /// only that pair stops (EDS over REST: CDS no longer drives EDS, LDS still drives RDS).
     pub type_sources: BTreeMap<String, Source>,
     /// REST: time between polls of a type (Envoy's `refresh_delay`).
     pub refresh_delay: Duration,
@@ -316,8 +315,8 @@ mod tests {
 
     #[test]
     fn kinds_decide_mode_streams_and_ack_channel() {
-        assert_eq!(Source::DeltaGrpc.mode(), Variant::Delta);
-        assert_eq!(Source::Rest.mode(), Variant::Sotw);
+        assert_eq!(Source::DeltaGrpc.variant(), Variant::Delta);
+        assert_eq!(Source::Rest.variant(), Variant::Sotw);
         assert!(Source::Grpc.kind().per_type_streams());
         assert!(!Source::Ads.kind().per_type_streams());
         assert!(!Source::File("x".into()).kind().has_ack_channel());

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use xdsloop_client::envoy::envoy::config::cluster::v3::Cluster;
 use xdsloop_client::type_url::CLUSTER;
-use xdsloop_client::{Client, ClientConfig, Event, Interest, Rejection, Source, Store, TypedEvent};
+use xdsloop_client::{
+    Client, ClientConfig, Event, Interest, Rejection, Report, Source, Store, TypedEvent,
+};
 use xdsloop_server::testkit::{Resource, Resources, TestServer};
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -232,4 +234,61 @@ async fn callbacks_that_never_answer_reject_the_update_and_stop_still_completes(
         .await
         .expect("stop completes while the callbacks hang");
     drop(release);
+}
+
+#[tokio::test]
+async fn rest_polls_at_an_accepted_version_report_no_further_update() {
+    // An explicit fixture version: the server answers every poll in full (no 304).
+    let server = TestServer::builder()
+        .resources(set("v1", &["web"]))
+        .start()
+        .await
+        .unwrap();
+    let mut config = ClientConfig::new(server.addr().to_string(), "rest");
+    config.source = Source::Rest;
+    config.refresh_delay = Duration::from_millis(50);
+    let client = Client::start(config, std::future::pending()).unwrap();
+    let mut reports = client.reports();
+    let polls = Arc::new(Mutex::new(0usize));
+    let seen = polls.clone();
+    let accept_all = move |_: &Event| -> Result<(), Rejection> {
+        *seen.lock().unwrap() += 1;
+        Ok(())
+    };
+    let _clusters = client
+        .subscribe_with(CLUSTER, Interest::Wildcard, accept_all)
+        .await
+        .unwrap();
+    loop {
+        let report = tokio::time::timeout(WAIT, reports.recv()).await.unwrap();
+        if let Report::Update(update) = report.unwrap()
+            && update.type_url == CLUSTER
+        {
+            assert_eq!(update.version, "v1");
+            break;
+        }
+    }
+    // Twenty more polls' worth of time, every one answered with v1 again.
+    let mut updates = Vec::new();
+    let quiet = tokio::time::sleep(Duration::from_secs(1));
+    tokio::pin!(quiet);
+    loop {
+        tokio::select! {
+            _ = &mut quiet => break,
+            report = reports.recv() => {
+                if let Report::Update(update) = report.unwrap()
+                    && update.type_url == CLUSTER
+                {
+                    updates.push(update.version);
+                }
+            }
+        }
+    }
+    assert_eq!(
+        updates,
+        Vec::<String>::new(),
+        "the accepted v1 is not handed to the mux again"
+    );
+    assert_eq!(*polls.lock().unwrap(), 1, "the callbacks decided once");
+    client.stop().await;
 }

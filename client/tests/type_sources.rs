@@ -5,9 +5,11 @@ use std::time::Duration;
 
 use xdsloop_client::envoy::envoy::config::cluster::v3::Cluster;
 use xdsloop_client::envoy::envoy::config::endpoint::v3::ClusterLoadAssignment;
-use xdsloop_client::type_url::{CLUSTER, ENDPOINT};
-use xdsloop_client::{Client, ClientConfig, Interest, Report, Source, SourceKind, Verdict};
-use xdsloop_server::testkit::{Resource, Resources, TestServer};
+use xdsloop_client::type_url::{CLUSTER, ENDPOINT, LISTENER, ROUTE};
+use xdsloop_client::{
+    Client, ClientConfig, Interest, Report, Source, SourceKind, Transport, Verdict,
+};
+use xdsloop_server::testkit::{Chain, Resource, Resources, TestServer};
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -112,4 +114,67 @@ async fn clusters_over_ads_and_endpoints_over_rest_in_one_client() {
     let status = client.status().client_config(false).await.unwrap();
     assert_eq!(status.client_scope, "ads,rest");
     tokio::time::timeout(WAIT, client.stop()).await.unwrap();
+}
+
+#[tokio::test]
+async fn endpoints_over_rest_stop_only_cds_following_and_listeners_still_drive_routes() {
+    let web = Chain::new("web").endpoint(([127, 0, 0, 1], 8080).into());
+    let server = TestServer::builder()
+        .resources(Resources::new(web.resources()).version("v1"))
+        .start()
+        .await
+        .unwrap();
+    let mut config = ClientConfig::new(server.addr().to_string(), "split");
+    config.type_sources.insert("eds".into(), Source::Rest);
+    config.refresh_delay = Duration::from_millis(100);
+    config.follow_deps = true;
+    let client = Client::start(config, std::future::pending()).unwrap();
+    // Nobody subscribes routes: the listener's RDS name must bring them (LDS → RDS on ADS).
+    let _listeners = client
+        .subscribe(LISTENER, Interest::Wildcard)
+        .await
+        .unwrap();
+    let _clusters = client.subscribe(CLUSTER, Interest::Wildcard).await.unwrap();
+    let _endpoints = client
+        .subscribe(ENDPOINT, Interest::names(["web"]))
+        .await
+        .unwrap();
+
+    let mut store = client.store();
+    let all = store.wait_for(|s| {
+        s.holds(LISTENER, "web") && s.holds(ROUTE, "web") && s.holds(ENDPOINT, "web")
+    });
+    tokio::time::timeout(WAIT, all)
+        .await
+        .expect("the route configuration is followed from the listener")
+        .unwrap();
+    let on_stream: Vec<String> = server
+        .requests("split")
+        .iter()
+        .map(|r| r.facts.type_url.to_string())
+        .collect();
+    assert!(
+        on_stream.iter().any(|t| t == ROUTE),
+        "RDS on ADS: {on_stream:?}"
+    );
+    assert!(
+        on_stream.iter().all(|t| t != ENDPOINT),
+        "EDS is not followed onto the ADS stream: {on_stream:?}"
+    );
+    tokio::time::timeout(WAIT, client.stop()).await.unwrap();
+}
+
+#[tokio::test]
+async fn start_on_one_transport_refuses_types_with_a_source_of_their_own() {
+    let mut config = ClientConfig::new("127.0.0.1:18000", "one");
+    config.type_sources.insert("eds".into(), Source::Rest);
+    let transport = Transport::new(&config).unwrap();
+    let Err(error) = Client::start_on(transport, config, std::future::pending()) else {
+        panic!("start_on ran a client that would ignore type_sources");
+    };
+    let message = error.to_string();
+    assert!(
+        message.contains("type_sources: eds") && message.contains("Client::start"),
+        "{message}"
+    );
 }

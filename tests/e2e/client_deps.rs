@@ -128,7 +128,7 @@ async fn interest_changes_later(source: Source) {
         .unwrap();
     let second: Vec<String> = names_of(next(&mut endpoints).await);
     // SotW delivers the whole wanted set, Delta what was added.
-    let expected: &[&str] = match source.mode() {
+    let expected: &[&str] = match source.variant() {
         Variant::Sotw => &["api", "web"],
         Variant::Delta => &["api"],
     };

@@ -74,7 +74,7 @@ async fn synced_with(
     config.validator = refuse.map(refuse_web_cluster_while);
     let (client, reports) = demo_client(config).await;
     let mut narration = Narration {
-        explainer: Explainer::in_lang(source.mode(), lang),
+        explainer: Explainer::in_lang(source.variant(), lang),
         reports,
         lines: Vec::new(),
     };

@@ -118,7 +118,7 @@ pub fn matches_snapshot(store: &Store, snapshot: &Snapshot, source: &Source) -> 
                 return false;
             };
             let same_names = held.resources.keys().eq(served.resources.keys());
-            let same_versions = match source.mode() {
+            let same_versions = match source.variant() {
                 Variant::Sotw => held.version == served.version,
                 Variant::Delta => served.resources.iter().all(|(name, r)| {
                     held.resources

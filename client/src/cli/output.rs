@@ -290,7 +290,7 @@ mod tests {
     fn update(source: SourceKind, verdict: Verdict) -> UpdateReport {
         UpdateReport {
             at: SystemTime::UNIX_EPOCH,
-            mode: source.mode(),
+            mode: source.variant(),
             source,
             type_url: type_url::CLUSTER.into(),
             version: "v1".into(),

@@ -54,7 +54,7 @@ impl Recorder {
             writer,
             path: path.display().to_string(),
             node: config.node.id.clone(),
-            mode: config.source.mode(),
+            mode: config.source.variant(),
             peer: config.server.clone(),
             bodies: bodies.then(|| config.codec.clone()),
             seq: HashMap::new(),

@@ -164,7 +164,7 @@ impl View {
             lines: (!args.dump && !args.explain).then_some(args.output),
             explain: args
                 .explain
-                .then(|| Explainer::in_lang(config.source.mode(), args.lang)),
+                .then(|| Explainer::in_lang(config.source.variant(), args.lang)),
             recorder,
         })
     }

@@ -88,13 +88,28 @@ impl Client {
     }
 
     /// Starts the session task on a transport the factory already made (checked before
-    /// anything runs); the transport's source wins over `config.source`.
+    /// anything runs); the transport's source wins over `config.source`. One transport is one
+    /// source: a `config.type_sources` that is not empty is an error ([`Client::start`] runs
+    /// a session per source).
     pub fn start_on(
         transport: Transport,
         config: ClientConfig,
         shutdown: impl Future<Output = ()> + Send + 'static,
-    ) -> Self {
-        Self::start_sessions(vec![transport], BTreeMap::new(), config, shutdown)
+    ) -> Result<Self, ClientError> {
+        if !config.type_sources.is_empty() {
+            let types: Vec<&str> = config.type_sources.keys().map(String::as_str).collect();
+            return Err(ClientError::Argument(format!(
+                "Client::start_on runs one transport, so it cannot give types a source of \
+                 their own (type_sources: {}); use Client::start",
+                types.join(", ")
+            )));
+        }
+        Ok(Self::start_sessions(
+            vec![transport],
+            BTreeMap::new(),
+            config,
+            shutdown,
+        ))
     }
 
     /// One session per transport, sharing the reports, the store and the stop flag.
@@ -112,21 +127,24 @@ impl Client {
         let mut sessions = Vec::new();
         let mut tasks = Vec::new();
         for (index, (transport, store)) in transports.into_iter().zip(outlets).enumerate() {
-            // A session follows a dependency only if the dependent type travels with it.
+            // A session follows a dependency only if the dependent type travels with it; the
+            // pairs split across sources stop, every other pair keeps following.
             let elsewhere = |t: &str| routes.get(t).copied().unwrap_or(0) != index;
-            let split = [
+            let unfollowed = [
                 xdsloop_proto::type_url::LISTENER,
                 xdsloop_proto::type_url::CLUSTER,
             ]
             .into_iter()
             .filter(|parent| !elsewhere(parent))
             .filter_map(crate::core::deps::child_of)
-            .any(elsewhere);
+            .filter(|child| elsewhere(child))
+            .collect();
             let mux = Mux::new(MuxConfig {
-                mode: transport.kind().mode(),
+                variant: transport.kind().variant(),
                 source: transport.kind(),
                 node: config.node.clone(),
-                follow_deps: config.follow_deps && !split,
+                follow_deps: config.follow_deps,
+                unfollowed,
                 not_found_timeout: config.not_found_timeout,
                 validator: config.validator.clone(),
                 codec: config.codec.clone(),

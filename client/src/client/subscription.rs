@@ -16,6 +16,7 @@ use crate::transport::hub::{Call, Command};
 ///
 /// Events must be consumed: like Envoy's callbacks, an update is delivered before it is ACKed,
 /// so a subscription that is never read eventually holds the client up.
+#[must_use = "dropping a Subscription unsubscribes at once"]
 pub struct Subscription {
     id: WatchId,
     type_url: String,
@@ -76,7 +77,8 @@ impl Drop for Subscription {
     }
 }
 
-/// A [`Subscription`] whose resources are decoded as `T`.
+/// A [`Subscription`] whose resources are decoded as `T`. Dropping it unsubscribes.
+#[must_use = "dropping a TypedSubscription unsubscribes at once"]
 pub struct TypedSubscription<T> {
     inner: Subscription,
     _type: PhantomData<fn() -> T>,
@@ -117,6 +119,17 @@ impl<T: XdsResource> TypedSubscription<T> {
 /// request's `error_detail`. The next good update is applied and ACKed as usual.
 ///
 /// A closure `FnMut(&Event) -> Result<(), Rejection>` is callbacks that only decide updates.
+///
+/// # Where they run, and what they must not do
+///
+/// The callbacks run on a blocking thread of their own (`tokio::task::spawn_blocking`), so
+/// they may block or take long without stalling the runtime. But the session that received
+/// the update waits for their verdict before it answers the server or handles anything else:
+/// they must not wait on the client itself (a [`crate::StatusHandle`] query, a
+/// `subscribe`, `stop`, another subscription's events), which would wait on that session in
+/// turn. Such a wait ends only when [`crate::ClientConfig::callback_timeout`] passes, and the
+/// update is then rejected (NACK) as unanswered. Callbacks that never return keep their
+/// thread forever, and the runtime's shutdown waits for that thread (its blocking pool does).
 pub trait SubscriptionCallbacks: Send + 'static {
     /// Envoy's `onConfigUpdate`: an [`Event::Sotw`] or [`Event::Delta`] with what the
     /// subscription would hold (SotW) or what changed (Delta). `Err` rejects the whole update.
@@ -145,6 +158,11 @@ where
 ///
 /// A closure `FnMut(&TypedEvent<T>) -> Result<(), Rejection>` is callbacks that only decide
 /// updates.
+///
+/// They run as [`SubscriptionCallbacks`] do: on a blocking thread, with the session waiting
+/// for their verdict (until [`crate::ClientConfig::callback_timeout`], then NACK). They must
+/// not wait on the client itself (e.g. a [`crate::StatusHandle`] query), and callbacks that
+/// never return keep their thread, and the runtime's shutdown, waiting.
 pub trait TypedSubscriptionCallbacks<T>: Send + 'static {
     /// Envoy's `onConfigUpdate`, decoded: [`TypedEvent::Sotw`] or [`TypedEvent::Delta`].
     /// `Err` rejects the whole update (NACK).

@@ -39,7 +39,7 @@ use crate::core::watch_map::{Interest, Wanted, WatchId, WatchMap};
 #[derive(Clone)]
 pub struct MuxConfig {
     /// SotW or Delta.
-    pub mode: Variant,
+    pub variant: Variant,
     /// Which config source the wire is: decides whether every type shares one stream and
     /// labels the reports.
     pub source: SourceKind,
@@ -47,6 +47,9 @@ pub struct MuxConfig {
     pub node: Node,
     /// Follow LDS → RDS and CDS → EDS references (C12).
     pub follow_deps: bool,
+    /// Dependent types not followed even with `follow_deps`: they travel on another config
+    /// source, so this mux's parent updates must not subscribe them here.
+    pub unfollowed: BTreeSet<&'static str>,
     /// How long a requested name may go unanswered before it is reported missing (C14).
     pub not_found_timeout: Duration,
     /// The client's own per-resource check (see [`crate::Validator`]).
@@ -70,10 +73,11 @@ impl MuxConfig {
     /// A mux for a config source; the protocol flavour follows from it.
     pub fn for_source(source: SourceKind, node: Node) -> Self {
         Self {
-            mode: source.mode(),
+            variant: source.variant(),
             source,
             node,
             follow_deps: false,
+            unfollowed: BTreeSet::new(),
             not_found_timeout: crate::config::DEFAULT_NOT_FOUND_TIMEOUT,
             validator: None,
             codec: Codec::envoy(),
@@ -106,6 +110,8 @@ pub struct Proposal {
     pub type_url: String,
     /// The response's version (SotW `version_info`, Delta `system_version_info`).
     pub version: String,
+    /// The response's nonce: [`Mux::decide`] applies a verdict only to the update it names.
+    pub nonce: String,
     /// What each deciding subscription would be told if the update is applied; every one of
     /// them must accept it.
     pub asks: Vec<(WatchId, Event)>,
@@ -204,8 +210,8 @@ impl Mux {
     }
 
     /// SotW or Delta.
-    pub fn mode(&self) -> Variant {
-        self.config.mode
+    pub fn variant(&self) -> Variant {
+        self.config.variant
     }
 
     /// What it applied, per type.
@@ -366,7 +372,7 @@ impl Mux {
             return;
         }
         let step = state.next_step();
-        let request = match self.config.mode {
+        let request = match self.config.variant {
             Variant::Sotw => state.build_sotw(&wanted, node).map(Outgoing::Sotw),
             Variant::Delta => state.build_delta(&wanted, &held, node).map(Outgoing::Delta),
         };
@@ -549,9 +555,24 @@ impl Mux {
     /// Envoy's `SubscriptionCallbacks::onConfigUpdate` returning: the callbacks' verdict on
     /// the update of `type_url` held back in a [`Proposal`]. `Ok` applies it and ACKs;
     /// `Err` NACKs it with the rejection's message, and the type keeps its last good config
-    /// and version (C5). The I/O loop answers before it feeds the next response; a verdict
-    /// for nothing held back (its stream closed meanwhile) is ignored.
-    pub fn decide(&mut self, type_url: &str, verdict: Result<(), Rejection>, now: Instant) {
+    /// and version (C5). `nonce` is the [`Proposal`]'s: a verdict for an update no longer held
+    /// back (its stream closed meanwhile, or a newer response superseded it) is ignored, so it
+    /// can never decide another update of the type.
+    pub fn decide(
+        &mut self,
+        type_url: &str,
+        nonce: &str,
+        verdict: Result<(), Rejection>,
+        now: Instant,
+    ) {
+        if self.pending.get(type_url).map(|p| p.update.nonce.as_str()) != Some(nonce) {
+            tracing::debug!(
+                type_url,
+                nonce,
+                "verdict for an update no longer held: ignored"
+            );
+            return;
+        }
         let Some(Pending { update, asked }) = self.pending.remove(type_url) else {
             return;
         };
@@ -578,6 +599,10 @@ impl Mux {
             let why =
                 Rejection::new("superseded by a newer response before its callbacks answered");
             let (version, nonce) = (&stale.update.version, &stale.update.nonce);
+            // Its proposal is void: no verdict is asked for an update already answered.
+            self.out
+                .proposals
+                .retain(|p| !(p.type_url == type_url && &p.nonce == nonce));
             self.rejected(type_url, version, nonce, &why, stale.update.at);
             self.flush(now);
         }
@@ -622,6 +647,7 @@ impl Mux {
         self.out.proposals.push(Proposal {
             type_url: type_url.to_string(),
             version: update.version.clone(),
+            nonce: update.nonce.clone(),
             asks: asks.clone(),
         });
         let asked = asks.into_iter().map(|(id, _)| id).collect();
@@ -792,7 +818,7 @@ impl Mux {
         self.answered.insert(type_url.to_string());
         self.out.reports.push(Report::Update(UpdateReport {
             at,
-            mode: self.config.mode,
+            mode: self.config.variant,
             source: self.config.source,
             type_url: type_url.to_string(),
             version: version.to_string(),
@@ -822,7 +848,7 @@ impl Mux {
         self.out.store_changed = true;
         self.out.reports.push(Report::Update(UpdateReport {
             at,
-            mode: self.config.mode,
+            mode: self.config.variant,
             source: self.config.source,
             type_url: type_url.to_string(),
             version: version.to_string(),
@@ -865,6 +891,9 @@ impl Mux {
             return None;
         }
         let child = deps::child_of(type_url)?;
+        if self.config.unfollowed.contains(child) {
+            return None;
+        }
         self.pause(child);
         let held = self.store.of_type(type_url);
         let bytes = held
@@ -899,7 +928,7 @@ impl Mux {
         let node = (!self.node_sent.contains(&stream)).then(|| self.config.node.clone());
         self.node_sent.insert(stream.clone());
         let error_detail = Some(nack_detail(UNWATCHED));
-        let request = match self.config.mode {
+        let request = match self.config.variant {
             Variant::Sotw => Outgoing::Sotw(DiscoveryRequest {
                 node,
                 type_url: type_url.to_string(),
@@ -953,7 +982,7 @@ impl Mux {
             .cloned()
             .collect();
         let type_url = type_url.to_string();
-        let event = match self.config.mode {
+        let event = match self.config.variant {
             Variant::Sotw => Event::Sotw {
                 type_url,
                 version: store.version.clone(),
@@ -1083,7 +1112,7 @@ impl Mux {
         let held = self.store.held_versions(type_url);
         let mut refreshed = Vec::new();
         for beat in beats {
-            let current = match self.config.mode {
+            let current = match self.config.variant {
                 Variant::Sotw => held.contains_key(&beat.name),
                 Variant::Delta => held.get(&beat.name) == Some(&beat.version),
             };
@@ -1145,7 +1174,7 @@ impl Mux {
                 removed: names.clone(),
                 ..Diff::default()
             };
-            let events = match self.config.mode {
+            let events = match self.config.variant {
                 Variant::Sotw => sotw_events(&self.store, &self.watches, &type_url, &diff),
                 Variant::Delta => delta_events(&self.store, &self.watches, &type_url, &diff),
             };

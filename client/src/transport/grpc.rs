@@ -66,7 +66,7 @@ impl GrpcTransport {
             endpoint: super::endpoint(&config.server, config.connect_timeout, config.tls.as_ref())?,
             tls: config.tls.clone(),
             server: config.server.clone(),
-            mode: config.source.mode(),
+            mode: config.source.variant(),
             per_type: config.source.kind().per_type_streams(),
             max_message_bytes: config.max_message_bytes,
             backoff: Backoff::new(config.backoff),

@@ -224,11 +224,11 @@ impl Hub {
             }
             if !output.proposals.is_empty() {
                 for proposal in std::mem::take(&mut output.proposals) {
-                    let type_url = proposal.type_url.clone();
+                    let (type_url, nonce) = (proposal.type_url.clone(), proposal.nonce.clone());
                     let Some(verdict) = self.ask(proposal, &mut gone).await else {
                         return;
                     };
-                    self.mux.decide(&type_url, verdict, now());
+                    self.mux.decide(&type_url, &nonce, verdict, now());
                 }
                 // The verdicts' output (events, the ACK or NACK, reports) follows in order.
                 let more = self.mux.take_output();

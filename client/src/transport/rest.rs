@@ -28,7 +28,7 @@ use xdsloop_proto::services::per_type_api;
 
 use super::http::{self, Answer, Base};
 use crate::config::ClientConfig;
-use crate::core::event::{ConnectionReport, Report, Verdict};
+use crate::core::event::{ConnectionReport, Report};
 use crate::core::request::Outgoing;
 use crate::error::ClientError;
 use crate::transport::hub::{Hub, Wire, now};
@@ -278,16 +278,19 @@ impl Polls {
         let (version, resources) = (response.version_info.clone(), response.resources.clone());
         hub.mux.on_sotw_response(response, now(), SystemTime::now());
         let output = hub.mux.take_output();
-        let accepted = output.reports.iter().any(|r| {
-            matches!(r, Report::Update(u) if u.type_url == type_url && u.verdict == Verdict::Ack)
-        });
+        // Only after dispatch is the answer decided: callbacks give their verdict there. The
+        // reply the mux built for it (sent here, kept in `latest`) says which it was.
+        hub.dispatch(output, self).await;
+        let accepted = self
+            .latest
+            .get(&type_url)
+            .is_some_and(|reply| reply.error_detail.is_none() && reply.version_info == version);
         let handled = Handled {
             version,
             resources,
             accepted,
         };
         self.last.insert(type_url, handled);
-        hub.dispatch(output, self).await;
     }
 
     fn next_due(&self) -> Option<Instant> {

@@ -69,7 +69,7 @@ fn a_sotw_update_waits_for_its_callbacks_before_anything_is_applied_or_answered(
         "only the deciding watch"
     );
 
-    mux.decide(CLUSTER, Ok(()), now);
+    mux.decide(CLUSTER, "n1", Ok(()), now);
     let out = mux.take_output();
     assert_eq!(acks(&out), vec![(CLUSTER, "v1", "n1")]);
     assert_eq!(nack_message(&out.requests[0]), None);
@@ -83,13 +83,14 @@ fn a_rejected_sotw_update_is_nacked_with_the_reason_and_the_last_good_config_sta
     let mut mux = watched(Variant::Sotw);
     let now = t0();
     respond(&mut mux, now, CLUSTER, "v1", "n1", vec![eds_cluster("a")]);
-    mux.decide(CLUSTER, Ok(()), now);
+    mux.decide(CLUSTER, "n1", Ok(()), now);
     mux.take_output();
 
     let update = vec![eds_cluster("a"), eds_cluster("bad")];
     respond(&mut mux, now, CLUSTER, "v2", "n2", update);
     assert_eq!(mux.take_output().proposals.len(), 1);
-    mux.decide(CLUSTER, Err(Rejection::new("cluster bad is refused")), now);
+    let refused = Err(Rejection::new("cluster bad is refused"));
+    mux.decide(CLUSTER, "n2", refused, now);
     let out = mux.take_output();
     assert_eq!(acks(&out), vec![(CLUSTER, "v1", "n2")], "NACK: old version");
     assert_eq!(
@@ -104,7 +105,7 @@ fn a_rejected_sotw_update_is_nacked_with_the_reason_and_the_last_good_config_sta
     assert_eq!(out.deliveries.len(), 2, "both watches hear of it");
 
     respond(&mut mux, now, CLUSTER, "v3", "n3", vec![eds_cluster("c")]);
-    mux.decide(CLUSTER, Ok(()), now);
+    mux.decide(CLUSTER, "n3", Ok(()), now);
     let out = mux.take_output();
     assert_eq!(
         acks(&out),
@@ -161,7 +162,7 @@ fn a_delta_update_is_acked_or_nacked_as_its_callbacks_decide() {
         .map(|(id, e)| (*id, names(e)))
         .collect();
     assert_eq!(asked, vec![(1, vec!["a".to_string()])]);
-    mux.decide(CLUSTER, Ok(()), now);
+    mux.decide(CLUSTER, "n1", Ok(()), now);
     let out = mux.take_output();
     assert_eq!(delta_nonces(&out), vec![("n1", None)]);
     assert_eq!(held(&mux), (Some("s1".into()), vec!["a".into()]));
@@ -176,7 +177,7 @@ fn a_delta_update_is_acked_or_nacked_as_its_callbacks_decide() {
         &vec!["a".to_string()],
         "the callbacks see the removal too"
     );
-    mux.decide(CLUSTER, Err(Rejection::new("no")), now);
+    mux.decide(CLUSTER, "n2", Err(Rejection::new("no")), now);
     let out = mux.take_output();
     assert_eq!(delta_nonces(&out), vec![("n2", Some("no"))]);
     assert_eq!(
@@ -186,7 +187,7 @@ fn a_delta_update_is_acked_or_nacked_as_its_callbacks_decide() {
     );
 
     mux.on_delta_response(delta("s3", "n3", &["b"], &[]), now, at);
-    mux.decide(CLUSTER, Ok(()), now);
+    mux.decide(CLUSTER, "n3", Ok(()), now);
     let out = mux.take_output();
     assert_eq!(delta_nonces(&out), vec![("n3", None)]);
     assert_eq!(
@@ -216,7 +217,7 @@ fn a_verdict_after_its_stream_closed_is_ignored() {
     mux.on_stream_end("reset");
     mux.on_stream_start(now);
     mux.take_output();
-    mux.decide(CLUSTER, Ok(()), now);
+    mux.decide(CLUSTER, "n1", Ok(()), now);
     let out = mux.take_output();
     assert!(
         out.requests.is_empty(),
@@ -243,6 +244,47 @@ fn a_response_before_the_last_verdict_gets_that_one_its_nack() {
             .unwrap()
             .contains("superseded")
     );
-    mux.decide(CLUSTER, Ok(()), now);
+    mux.decide(CLUSTER, "n2", Ok(()), now);
+    assert_eq!(acks(&mux.take_output()), vec![(CLUSTER, "v2", "n2")]);
+}
+
+/// The callbacks of the test below: they refuse v1 and accept v2.
+fn verdict_on(proposal: &Proposal) -> Result<(), Rejection> {
+    match proposal.version.as_str() {
+        "v1" => Err(Rejection::new("v1 refused")),
+        _ => Ok(()),
+    }
+}
+
+#[test]
+fn two_proposals_answered_in_order_only_the_second_verdict_decides_the_second_update() {
+    let mut mux = watched(Variant::Sotw);
+    let now = t0();
+    respond(&mut mux, now, CLUSTER, "v1", "n1", vec![eds_cluster("a")]);
+    respond(&mut mux, now, CLUSTER, "v2", "n2", vec![eds_cluster("b")]);
+    let mut out = mux.take_output();
+    assert_eq!(acks(&out), vec![(CLUSTER, "", "n1")], "v1 superseded");
+    // Answered in order, as the hub does.
+    for proposal in std::mem::take(&mut out.proposals) {
+        let verdict = verdict_on(&proposal);
+        mux.decide(&proposal.type_url, &proposal.nonce, verdict, now);
+    }
+    let out = mux.take_output();
+    assert_eq!(acks(&out), vec![(CLUSTER, "v2", "n2")]);
+    assert_eq!(nack_message(&out.requests[0]), None, "v2 is accepted");
+    assert_eq!(held(&mux), (Some("v2".into()), vec!["b".into()]));
+}
+
+#[test]
+fn a_verdict_naming_another_nonce_leaves_the_held_update_waiting() {
+    let mut mux = watched(Variant::Sotw);
+    let now = t0();
+    respond(&mut mux, now, CLUSTER, "v1", "n1", vec![eds_cluster("a")]);
+    respond(&mut mux, now, CLUSTER, "v2", "n2", vec![eds_cluster("b")]);
+    mux.take_output();
+    mux.decide(CLUSTER, "n1", Err(Rejection::new("late")), now);
+    assert!(mux.take_output().requests.is_empty(), "n2 still waits");
+    assert_eq!(held(&mux), (None, vec![]));
+    mux.decide(CLUSTER, "n2", Ok(()), now);
     assert_eq!(acks(&mux.take_output()), vec![(CLUSTER, "v2", "n2")]);
 }
