@@ -28,41 +28,61 @@ pub const IO_CRATES: &[&str] = &[
 /// Parts of std that do I/O.
 pub const IO_STD: &[&str] = &["fs", "net", "process"];
 
-/// Every I/O path the non-test code of `text` names, as `line: path`.
+/// Every I/O path the non-test code of `text` names, as `use path` or `line N: path`.
 pub fn io_uses(text: &str) -> Vec<String> {
-    let code = without_tests(&code_only(text));
-    let mut found = Vec::new();
     let io = |path: &[&str]| match path {
         [first, ..] if IO_CRATES.contains(first) => true,
         ["std" | "core", second, ..] => IO_STD.contains(second),
         _ => false,
     };
-    let statements = use_statements(&code);
+    let paths = named_paths(&without_tests(&code_only(text)));
+    let found = paths.into_iter().filter_map(|named| {
+        let path: Vec<&str> = named.path.iter().map(String::as_str).collect();
+        let path = path.strip_prefix(&[""]).unwrap_or(&path);
+        io(path).then(|| match named.written {
+            None => format!("use {}", path.join("::")),
+            Some(word) => format!("line {}: {word}", named.line),
+        })
+    });
+    found.collect()
+}
+
+/// A path the code names: a leaf of a `use` statement (`written` is `None`) or a path written
+/// out in the rest of the code (`tokio::spawn(..)`, `#[tokio::main]`, `::tonic::Status`), with
+/// the line it is on.
+struct NamedPath {
+    line: usize,
+    path: Vec<String>,
+    written: Option<String>,
+}
+
+/// Every path `code` names: the `use` statements' leaves first, then the paths written out
+/// elsewhere (the statements blanked, so line numbers hold).
+fn named_paths(code: &str) -> Vec<NamedPath> {
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    let statements = use_statements(code);
+    let mut found = Vec::new();
     for statement in &statements {
         for leaf in &statement.leaves {
-            let path: Vec<&str> = leaf.path.iter().map(String::as_str).collect();
-            if io(&path) {
-                found.push(format!("use {}", path.join("::")));
-            }
+            found.push(NamedPath {
+                line: line_of(statement.span.start),
+                path: leaf.path.clone(),
+                written: None,
+            });
         }
     }
-    // Paths written out in code: `tokio::spawn(..)`, `#[tokio::main]`, `std::fs::read(..)`.
-    let mut rest = code.clone();
+    let mut rest = code.to_string();
     for statement in &statements {
         blank_keeping_lines(&mut rest, statement.span.clone());
     }
     for (number, line) in rest.lines().enumerate() {
         let words = line.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'));
         for word in words.filter(|w| w.contains("::")) {
-            let path: Vec<&str> = word.split("::").collect();
-            let path = if path.first() == Some(&"") {
-                &path[1..]
-            } else {
-                &path[..]
-            };
-            if io(path) {
-                found.push(format!("line {}: {word}", number + 1));
-            }
+            found.push(NamedPath {
+                line: number + 1,
+                path: word.split("::").map(str::to_string).collect(),
+                written: Some(word.to_string()),
+            });
         }
     }
     found
@@ -94,8 +114,6 @@ pub const CLOCK_PATHS: &[&[&str]] = &[&["chrono"], &["tokio", "time"]];
 /// `.elapsed()`, which reads the clock to measure from an instant.
 pub fn clock_reads(text: &str) -> Vec<(usize, String)> {
     let code = without_tests(&code_only(text));
-    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
-    let mut found = Vec::new();
     let clock = |path: &[&str]| {
         let path = match path.first() {
             Some(&"" | &"std" | &"core") => &path[1..],
@@ -106,30 +124,17 @@ pub fn clock_reads(text: &str) -> Vec<(usize, String)> {
                 .windows(2)
                 .any(|w| CLOCK_READS.iter().any(|r| r[..] == *w))
     };
-    for statement in use_statements(&code) {
-        for leaf in &statement.leaves {
-            let path: Vec<&str> = leaf.path.iter().map(String::as_str).collect();
-            if clock(&path) {
-                found.push((
-                    line_of(statement.span.start),
-                    format!("use {}", path.join("::")),
-                ));
-            }
+    let mut found = Vec::new();
+    for named in named_paths(&code) {
+        let path: Vec<&str> = named.path.iter().map(String::as_str).collect();
+        if clock(&path) {
+            let what = named
+                .written
+                .unwrap_or_else(|| format!("use {}", path.join("::")));
+            found.push((named.line, what));
         }
     }
-    let statements = use_statements(&code);
-    let mut rest = code.clone();
-    for statement in &statements {
-        blank_keeping_lines(&mut rest, statement.span.clone());
-    }
-    for (number, line) in rest.lines().enumerate() {
-        let words = line.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'));
-        for word in words.filter(|w| w.contains("::")) {
-            let path: Vec<&str> = word.split("::").collect();
-            if clock(&path) {
-                found.push((number + 1, word.to_string()));
-            }
-        }
+    for (number, line) in code.lines().enumerate() {
         if line.contains(".elapsed()") {
             found.push((number + 1, ".elapsed()".to_string()));
         }
