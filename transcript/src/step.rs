@@ -7,6 +7,7 @@
 //! (its five steps 「建、订、发、用、认」); [`crate::terms`] holds the rest of that vocabulary.
 
 use serde::{Deserialize, Serialize};
+use xdsloop_proto::Variant;
 
 /// One step of the loop *stream → subscribe → push → apply → ACK/NACK*.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -42,8 +43,12 @@ pub struct StepInfo {
     pub title: &'static str,
     /// What makes the server see this step.
     pub trigger: &'static str,
-    /// The Envoy client code that takes this step (`—` when no client call does).
+    /// The Envoy client code that takes this step (`—` when no client call does), told as a
+    /// State-of-the-World stream takes it.
     pub envoy: &'static str,
+    /// The same on a Delta stream, where that differs: a Delta request carries no
+    /// `version_info`, so an ACK or NACK names only the nonce it answers.
+    pub envoy_delta: Option<&'static str>,
     /// The same step in the lesson's words: `title` and `envoy` in Chinese.
     pub zh: Words,
 }
@@ -53,6 +58,9 @@ pub struct StepInfo {
 pub struct Words {
     pub title: &'static str,
     pub envoy: &'static str,
+    /// The Envoy call on a Delta stream, where it differs (see [`StepInfo::envoy_delta`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub envoy_delta: Option<&'static str>,
 }
 
 /// Every step in loop order.
@@ -62,9 +70,11 @@ pub const STEPS: [StepInfo; 10] = [
         title: "stream established",
         trigger: "a stream opens",
         envoy: "establishNewStream → onStreamEstablished (clears nonces, queues every type)",
+        envoy_delta: None,
         zh: Words {
             title: "建流",
             envoy: "establishNewStream → onStreamEstablished（清空 nonce，为每个类型排队请求）",
+            envoy_delta: None,
         },
     },
     StepInfo {
@@ -72,9 +82,11 @@ pub const STEPS: [StepInfo; 10] = [
         title: "subscribe",
         trigger: "first request for a type the node's previous stream did not have",
         envoy: "queueDiscoveryRequest → sendDiscoveryRequest",
+        envoy_delta: None,
         zh: Words {
             title: "订阅",
             envoy: "queueDiscoveryRequest → sendDiscoveryRequest",
+            envoy_delta: None,
         },
     },
     StepInfo {
@@ -82,9 +94,11 @@ pub const STEPS: [StepInfo; 10] = [
         title: "resubscribe after reconnect",
         trigger: "first request for a type the node's previous stream had",
         envoy: "onStreamEstablished → sendDiscoveryRequest",
+        envoy_delta: None,
         zh: Words {
             title: "重连 · 重新订阅",
             envoy: "onStreamEstablished 重新订阅所有类型 → sendDiscoveryRequest",
+            envoy_delta: None,
         },
     },
     StepInfo {
@@ -92,9 +106,11 @@ pub const STEPS: [StepInfo; 10] = [
         title: "update subscription",
         trigger: "a later request that widens or narrows the interest",
         envoy: "updateWatchInterest → sendDiscoveryRequest",
+        envoy_delta: None,
         zh: Words {
             title: "订阅 · 改变关注",
             envoy: "updateWatchInterest → sendDiscoveryRequest",
+            envoy_delta: None,
         },
     },
     StepInfo {
@@ -102,9 +118,11 @@ pub const STEPS: [StepInfo; 10] = [
         title: "push",
         trigger: "a response is sent",
         envoy: "onDiscoveryResponse",
+        envoy_delta: None,
         zh: Words {
             title: "下发",
             envoy: "onDiscoveryResponse",
+            envoy_delta: None,
         },
     },
     StepInfo {
@@ -112,9 +130,11 @@ pub const STEPS: [StepInfo; 10] = [
         title: "heartbeat",
         trigger: "a response of TTL'd resources without their bodies (S15)",
         envoy: "onDiscoveryResponse (a heartbeat only refreshes the TTL: no onConfigUpdate)",
+        envoy_delta: None,
         zh: Words {
             title: "下发 · 心跳",
             envoy: "onDiscoveryResponse（心跳只续 TTL，不调 onConfigUpdate）",
+            envoy_delta: None,
         },
     },
     StepInfo {
@@ -122,9 +142,11 @@ pub const STEPS: [StepInfo; 10] = [
         title: "apply + ACK",
         trigger: "a request answering the latest response, no error_detail",
         envoy: "onConfigUpdate → sendDiscoveryRequest (version = the new one)",
+        envoy_delta: Some("onConfigUpdate → sendDiscoveryRequest (response_nonce = the response's nonce)"),
         zh: Words {
             title: "确认 (ACK)",
             envoy: "onConfigUpdate 成功 → sendDiscoveryRequest（version = 新版本，nonce = 下发的 nonce）",
+            envoy_delta: Some("onConfigUpdate 成功 → sendDiscoveryRequest（response_nonce = 下发的 nonce）"),
         },
     },
     StepInfo {
@@ -132,9 +154,11 @@ pub const STEPS: [StepInfo; 10] = [
         title: "reject + NACK",
         trigger: "a request answering the latest response with error_detail",
         envoy: "onConfigUpdateFailed(UpdateRejected) → sendDiscoveryRequest with error_detail",
+        envoy_delta: None,
         zh: Words {
             title: "拒绝 (NACK, 保留旧配置)",
             envoy: "onConfigUpdateFailed(UpdateRejected) → sendDiscoveryRequest（带 error_detail，version 仍是旧版本）",
+            envoy_delta: Some("onConfigUpdateFailed(UpdateRejected) → sendDiscoveryRequest（带 error_detail，response_nonce = 下发的 nonce）"),
         },
     },
     StepInfo {
@@ -142,9 +166,11 @@ pub const STEPS: [StepInfo; 10] = [
         title: "ignored (stale nonce)",
         trigger: "a request whose nonce is not the latest for its type (S4), or without a type",
         envoy: "—",
+        envoy_delta: None,
         zh: Words {
             title: "忽略（过期 nonce）",
             envoy: "—",
+            envoy_delta: None,
         },
     },
     StepInfo {
@@ -153,9 +179,11 @@ pub const STEPS: [StepInfo; 10] = [
         trigger: "the stream ends (client gone, status, reset, shutdown)",
         envoy: "onRemoteClose → onEstablishmentFailure → \
                 onConfigUpdateFailed(ConnectionFailure), retry with backoff",
+        envoy_delta: None,
         zh: Words {
             title: "断线",
             envoy: "onRemoteClose → onEstablishmentFailure → onConfigUpdateFailed(ConnectionFailure)，退避后重连",
+            envoy_delta: None,
         },
     },
 ];
@@ -231,8 +259,18 @@ impl Step {
         self.info().title
     }
 
+    /// The Envoy call that takes this step on a State-of-the-World stream.
     pub fn envoy_call(self) -> &'static str {
         self.info().envoy
+    }
+
+    /// The Envoy call that takes this step on a stream of `variant`.
+    pub fn envoy_call_on(self, variant: Variant) -> &'static str {
+        let info = self.info();
+        match variant {
+            Variant::Delta => info.envoy_delta.unwrap_or(info.envoy),
+            Variant::Sotw => info.envoy,
+        }
     }
 }
 
@@ -276,6 +314,26 @@ mod tests {
             "Delta: a stale nonce does not cancel an interest change"
         );
         assert_eq!(Step::of_request(Ignored, true, false, None), Step::Ignored);
+    }
+
+    #[test]
+    fn delta_acks_and_nacks_name_no_version() {
+        // A DeltaDiscoveryRequest has no version_info: the words must not say it carries one.
+        for info in STEPS {
+            let delta = [
+                info.step.envoy_call_on(Variant::Delta),
+                info.zh.envoy_delta.unwrap_or(info.zh.envoy),
+            ];
+            for words in delta {
+                assert!(
+                    !words.contains("version") || words.contains("system_version"),
+                    "{:?} on Delta says {words:?}",
+                    info.step
+                );
+                assert!(!words.contains("版本"), "{:?} on Delta says {words:?}", info.step);
+            }
+        }
+        assert!(Step::Ack.envoy_call_on(Variant::Sotw).contains("version = the new one"));
     }
 
     #[test]

@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::step::{STEPS, Step};
+use xdsloop_proto::Variant;
 
 /// The language of what people read. The server's log stays English whatever the page shows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
@@ -228,12 +229,13 @@ impl Lang {
         }
     }
 
-    /// The Envoy client call that takes a step, told in this language.
-    pub fn envoy_call(self, step: Step) -> &'static str {
+    /// The Envoy client call that takes a step on a stream of `variant`, told in this language.
+    pub fn envoy_call(self, step: Step, variant: Variant) -> &'static str {
         let info = step.info();
-        match self {
-            Lang::En => info.envoy,
-            Lang::Zh => info.zh.envoy,
+        match (self, variant) {
+            (Lang::En, _) => step.envoy_call_on(variant),
+            (Lang::Zh, Variant::Delta) => info.zh.envoy_delta.unwrap_or(info.zh.envoy),
+            (Lang::Zh, Variant::Sotw) => info.zh.envoy,
         }
     }
 
@@ -260,8 +262,8 @@ impl Lang {
 }
 
 /// What the live page needs of the table, per language: every step by its transcript label
-/// (`{"ack": {"title", "envoy"}}`) and every state by its token (`{"SYNCED": {"name",
-/// "means"}}`).
+/// (`{"ack": {"title", "envoy", "envoy_delta"}}`, `envoy_delta` only where a Delta stream's
+/// call reads differently) and every state by its token (`{"SYNCED": {"name", "means"}}`).
 pub fn page_table() -> Value {
     let mut table = Map::new();
     for lang in [Lang::En, Lang::Zh] {
@@ -269,7 +271,14 @@ pub fn page_table() -> Value {
             .iter()
             .map(|info| {
                 let step = info.step;
-                let words = json!({ "title": lang.title(step), "envoy": lang.envoy_call(step) });
+                let (sotw, delta) = (
+                    lang.envoy_call(step, Variant::Sotw),
+                    lang.envoy_call(step, Variant::Delta),
+                );
+                let mut words = json!({ "title": lang.title(step), "envoy": sotw });
+                if delta != sotw {
+                    words["envoy_delta"] = json!(delta);
+                }
                 (step.label().to_string(), words)
             })
             .collect();

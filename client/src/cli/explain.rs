@@ -85,12 +85,12 @@ impl Explainer {
                 if lang == Lang::Zh && info.ordinal > 1 {
                     title = format!("{} · {title}", lang.term(Term::Reconnect));
                 }
-                let envoy = lang.envoy_call(Step::Established);
+                let envoy = lang.envoy_call(Step::Established, self.mode);
                 Some(stream_line(&clock, info, "·", &title, &details, envoy))
             }
             Report::StreamClosed { stream, end } => {
                 self.closed = Some(end.reason.clone());
-                let (title, envoy) = (lang.title(Step::Closed), lang.envoy_call(Step::Closed));
+                let (title, envoy) = (lang.title(Step::Closed), lang.envoy_call(Step::Closed, self.mode));
                 Some(stream_line(&clock, stream, "·", title, &end.reason, envoy))
             }
             Report::Sent(sent) => Some(self.sent(&clock, sent)),
@@ -242,7 +242,7 @@ impl Explainer {
             _ => {}
         }
         let kind = type_url::short_name(type_url);
-        let (title, envoy) = (lang.title(sent.step), lang.envoy_call(sent.step));
+        let (title, envoy) = (lang.title(sent.step), lang.envoy_call(sent.step, self.mode));
         line(clock, sent.stream, kind, "→", title, &details, envoy)
     }
 }
@@ -343,7 +343,7 @@ fn pushed(clock: &str, received: &ReceivedReport, lang: Lang) -> String {
         true => Step::Heartbeat,
         false => Step::Push,
     };
-    let (title, envoy) = (lang.title(step), lang.envoy_call(step));
+    let (title, envoy) = (lang.title(step), lang.envoy_call(step, received.mode));
     line(clock, received.stream, kind, "←", title, &details, envoy)
 }
 

@@ -174,7 +174,19 @@ impl StreamMachine for DeltaStream {
             .map(String::as_str)
             .collect();
         s.changed.insert(url.clone());
-        let changes = reconcile(&url, state, &resources, &force);
+        let mut changes = reconcile(&url, state, &resources, &force);
+        // The one unsubscription the spec wants answered: a name named beside the wildcard.
+        // If it exists the wildcard covers it and `reconcile` sent it again; if not, the
+        // client cannot tell whether to keep it, so it is reported removed.
+        let wildcard = state.sub.interest.is_wildcard();
+        let dropped = unsubscribe
+            .iter()
+            .filter(|n| wildcard && *n != WILDCARD && before.names_contain(n));
+        for name in dropped {
+            if !resources.resources.contains_key(name) {
+                changes.removed.insert(name.clone());
+            }
+        }
         if !first && changes.resources.is_empty() && changes.removed.is_empty() {
             return Vec::new();
         }
@@ -415,13 +427,14 @@ impl DeltaStream {
     }
 }
 
-/// How a request's subscription changes moved the interest from `before` to `after`.
+/// How a request's subscription changes moved the interest from `before` to `after`: a name
+/// is new unless it was named before (the wildcard covering it does not make it asked for).
 fn change(before: &Interest, after: &Interest, subscribe: &[String]) -> Change {
     let new = |name: &String| {
         if name == WILDCARD {
             !before.is_wildcard()
         } else {
-            !before.contains(name)
+            !before.names_contain(name)
         }
     };
     let widened = (after.is_wildcard() && !before.is_wildcard()) || subscribe.iter().any(new);

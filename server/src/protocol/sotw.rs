@@ -80,7 +80,8 @@ struct TypeState {
     heartbeats: Heartbeats,
     /// Whether "TTL not sent" was logged for this type (once is enough).
     warned_unwrapped: bool,
-    /// Hash of the resources in the last response: what the client holds, or rejected.
+    /// What the client holds, or rejected, of the last response: its view's hash for a
+    /// wildcard, its stamp for named resources ([`held_key`]).
     sent_hash: Option<u64>,
     /// The type's resources at the last response, to tell removal-only updates apart (S11).
     /// Shared with the snapshot, so keeping it costs a pointer.
@@ -173,7 +174,8 @@ impl StreamMachine for SotwStream {
             // A plain ACK leaves the interest as it was, and the hash with it.
             let narrowed = change == Change::Narrowed;
             if let Some(from) = state.sent_from.as_ref().filter(|_| narrowed) {
-                state.sent_hash = Some(view(&state.sub.interest, from).hash);
+                let interest = &state.sub.interest;
+                state.sent_hash = Some(held_key(interest, &view(interest, from)));
             }
             return Vec::new();
         }
@@ -329,8 +331,15 @@ impl SotwStream {
         if state.sub.interest.is_empty() {
             return None;
         }
-        let hash = view(&state.sub.interest, &resources).hash;
-        if state.was_sent(&resources.version, hash) {
+        let interest = &state.sub.interest;
+        let key = held_key(interest, &view(interest, &resources));
+        // A wildcard is sent the type's whole set under the type's version: a new version is
+        // news. Named resources are news only when they themselves changed.
+        let unchanged = match interest.is_wildcard() {
+            true => state.was_sent(&resources.version, key),
+            false => state.sent_hash == Some(key),
+        };
+        if unchanged {
             return None;
         }
         let who = (s.id, node, s.features, now.wall);
@@ -374,6 +383,16 @@ fn view(interest: &Interest, resources: &TypeResources) -> Arc<View> {
             .all(|| View::new(all(), resources.content_hash));
     }
     resources.named_view(&interest.shared_names())
+}
+
+/// What a client of `interest` holds after being sent `view`, as compared on the next
+/// snapshot and by `/status`: the content hash for a wildcard (its version is the type's),
+/// the stamp for named resources (their own content and `version_info`s).
+fn held_key(interest: &Interest, view: &View) -> u64 {
+    match interest.is_wildcard() {
+        true => view.hash,
+        false => view.stamp,
+    }
 }
 
 /// Records what the request, received at `at`, says about our latest response (S2, S4) and
@@ -474,7 +493,7 @@ fn respond(
         .sub
         .ledger
         .record_sent(version, &nonce, view.picked.len(), at);
-    state.sent_hash = Some(view.hash);
+    state.sent_hash = Some(held_key(&state.sub.interest, &view));
     state.sent_from = Some(resources.clone());
     // Heartbeats need both features: they are wrappers.
     let beats = features.ttl && wrap;

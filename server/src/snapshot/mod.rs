@@ -57,6 +57,9 @@ pub struct TypeResources {
     pub(crate) diffs: diff::DiffCache,
     /// Whether any resource has a TTL (S14): most types have none and skip that work.
     has_ttl: bool,
+    /// Under [`VersionKind::Combined`], the `version_info` of the document each resource came
+    /// from (empty otherwise: one version, or none, stands for every resource).
+    documents: BTreeMap<String, String>,
 }
 
 impl TypeResources {
@@ -103,7 +106,13 @@ impl TypeResources {
             .collect();
         let version = version::short(spread(version::fnv1a(&parts)));
         let content_hash = content_hash(&resources);
-        Self::with_version(resources, content_hash, version, VersionKind::Combined)
+        let mut combined =
+            Self::with_version(resources, content_hash, version, VersionKind::Combined);
+        combined.documents = documents
+            .into_iter()
+            .map(|(name, version)| (name, version.to_string()))
+            .collect();
+        combined
     }
 
     fn with_version(
@@ -123,7 +132,41 @@ impl TypeResources {
             joined: Default::default(),
             diffs: Default::default(),
             has_ttl,
+            documents: BTreeMap::new(),
         }
+    }
+
+    /// The `version_info` that stands for `name`: its document's under
+    /// [`VersionKind::Combined`], the type's explicit one, or `None` (versions by content).
+    fn document_version(&self, name: &str) -> Option<&str> {
+        match self.version_kind {
+            VersionKind::Combined => self.documents.get(name).map(String::as_str),
+            VersionKind::Explicit => Some(&self.version),
+            VersionKind::Content => None,
+        }
+    }
+
+    /// What a SotW subscription to `names` holds of this set, as one number: each named
+    /// resource that exists with its content version and the `version_info` standing for it.
+    /// Equal stamps mean a response to those names would say nothing new ("only send updates
+    /// ... when the resources in the DiscoveryResponse have changed"), whatever else changed.
+    pub fn named_stamp<'n>(&self, names: impl IntoIterator<Item = &'n str>) -> u64 {
+        let mut names: Vec<&str> = names.into_iter().collect();
+        names.sort_unstable();
+        names.dedup();
+        let picked = names.iter().filter_map(|n| self.resources.get(*n));
+        self.stamp_of(picked)
+    }
+
+    /// [`Self::named_stamp`] of resources already picked (in name order).
+    pub(crate) fn stamp_of<'r>(&self, picked: impl Iterator<Item = &'r Arc<Resource>>) -> u64 {
+        let parts: Vec<&[u8]> = picked
+            .flat_map(|r| {
+                let document = self.document_version(&r.name).unwrap_or_default();
+                [r.name.as_bytes(), r.version.as_bytes(), document.as_bytes()]
+            })
+            .collect();
+        version::fnv1a(&parts)
     }
 
     /// Whether any resource of the type has a TTL.

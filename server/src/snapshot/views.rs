@@ -19,6 +19,9 @@ pub(crate) struct View {
     pub picked: Picked,
     /// Changes whenever a picked resource's name or version does.
     pub hash: u64,
+    /// For a named view, [`TypeResources::named_stamp`] of its names: also changes when the
+    /// `version_info` standing for a picked resource is bumped. For the wildcard view, `hash`.
+    pub stamp: u64,
     /// The SotW `resources` field of `picked`, encoded on first use: one buffer sent by every
     /// stream with this view, with the type URL it was built for.
     sotw: OnceLock<(String, Bytes)>,
@@ -30,11 +33,16 @@ pub(crate) struct View {
 
 impl View {
     pub(crate) fn new(picked: Picked, hash: u64) -> Self {
+        Self::stamped(picked, hash, hash)
+    }
+
+    pub(crate) fn stamped(picked: Picked, hash: u64, stamp: u64) -> Self {
         let min_ttl = picked.iter().filter_map(|r| r.ttl).min();
         Self {
             min_ttl,
             picked,
             hash,
+            stamp,
             sotw: OnceLock::new(),
             sotw_wrapped: OnceLock::new(),
         }
@@ -87,7 +95,8 @@ impl TypeResources {
                 .flat_map(|r| [r.name.as_bytes(), r.version.as_bytes()])
                 .collect();
             let hash = xdsloop_proto::version::fnv1a(&parts);
-            View::new(picked, hash)
+            let stamp = self.stamp_of(picked.iter());
+            View::stamped(picked, hash, stamp)
         })
     }
 }

@@ -235,6 +235,36 @@ fn a_delta_nack_names_system_versions() {
         "{}",
         lines[1]
     );
+    // A DeltaDiscoveryRequest carries no version_info: the Envoy call must not say it does.
+    assert!(
+        lines[0].ends_with("sendDiscoveryRequest (response_nonce = the response's nonce)"),
+        "{}",
+        lines[0]
+    );
+    assert!(!lines[0].contains("version = "), "{}", lines[0]);
+    let mut zh = Explainer::in_lang(Variant::Delta, Lang::Zh);
+    let lines = narrate(
+        &mut zh,
+        &[
+            update("s1", "1-1", Verdict::Ack, &["web"]),
+            delta("1-1", None),
+            update("s2", "1-2", Verdict::Nack("bad".into()), &[]),
+            delta("1-2", Some("bad")),
+        ],
+    );
+    let (ack, nack) = (&lines[1], &lines[3]);
+    assert!(
+        ack.ends_with("onConfigUpdate 成功 → sendDiscoveryRequest（response_nonce = 下发的 nonce）"),
+        "{ack}"
+    );
+    assert!(
+        nack.ends_with("sendDiscoveryRequest（带 error_detail，response_nonce = 下发的 nonce）"),
+        "{nack}"
+    );
+    for line in [ack, nack] {
+        let envoy = line.split("Envoy:").nth(1).unwrap();
+        assert!(!envoy.contains("版本") && !envoy.contains("version"), "{line}");
+    }
 }
 
 #[test]

@@ -197,7 +197,7 @@ fn add_stream<'a>(
             *hashes
                 .0
                 .entry(key)
-                .or_insert_with(|| view_hash(status, current))
+                .or_insert_with(|| view_hash(status, current, stream.kind.variant))
         };
         let state = sync_state_with(status, current, stream.kind.variant, hash);
         let totals = &mut model.totals;

@@ -12,7 +12,8 @@ use std::{collections::VecDeque, convert::Infallible, sync::Arc, time::SystemTim
 use axum::response::sse::Event;
 use futures::{Stream, StreamExt, stream};
 use serde_json::{Value, json};
-use xdsloop_transcript::{Step, line::What as Line};
+use xdsloop_proto::Variant;
+use xdsloop_transcript::{Step, line::RequestBody, line::What as Line};
 
 use super::Sources;
 use crate::{
@@ -54,11 +55,16 @@ pub(crate) fn page_event(event: &WireEvent) -> Value {
         Line::Close(_) => Some(Step::Closed),
         _ => None,
     };
+    // A Delta request carries no version: its ACK and NACK are told without one.
+    let variant = match &line.what {
+        Line::Request(r) if matches!(r.body, RequestBody::Delta { .. }) => Variant::Delta,
+        _ => Variant::Sotw,
+    };
     let mut value = serde_json::to_value(&line).unwrap_or(Value::Null);
     if let (Some(step), Some(map)) = (step, value.as_object_mut()) {
         map.insert("step".into(), json!(step.label()));
         map.insert("title".into(), json!(step.title()));
-        map.insert("envoy".into(), json!(step.envoy_call()));
+        map.insert("envoy".into(), json!(step.envoy_call_on(variant)));
     }
     value
 }

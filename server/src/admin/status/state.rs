@@ -75,7 +75,7 @@ pub fn sync_state(
     current: Option<&TypeResources>,
     variant: Variant,
 ) -> SyncState {
-    sync_state_with(status, current, variant, || view_hash(status, current))
+    sync_state_with(status, current, variant, || view_hash(status, current, variant))
 }
 
 /// [`sync_state`], with the [`view_hash`] computed by `hash` (only if needed), so a caller
@@ -111,6 +111,9 @@ pub(crate) fn sync_state_with(
             // named interest is not a wildcard), so the type's version moving does not leave
             // it behind: what it holds (nothing) is what it would get.
             Variant::Sotw if !status.wildcard && status.names.is_empty() => true,
+            // Named resources are pushed only when they change (their stamp, compared as the
+            // content is, covers their own version_infos), not when the type's version moves.
+            Variant::Sotw if !status.wildcard => true,
             Variant::Sotw => match current {
                 Some(resources) => sent.version == resources.version,
                 None => sent.version == served_version(None),
@@ -139,12 +142,20 @@ pub(crate) fn served_version(current: Option<&TypeResources>) -> String {
 /// Hash of the resources `status`'s subscription receives from `resources`: all of them for a
 /// wildcard, else the named ones that exist. Same formula as `TypeResources::content_hash`
 /// (name and version of each resource, by name), which the stream machines also use.
-pub(crate) fn view_hash(status: &TypeStatus, resources: Option<&TypeResources>) -> u64 {
+pub(crate) fn view_hash(
+    status: &TypeStatus,
+    resources: Option<&TypeResources>,
+    variant: Variant,
+) -> u64 {
     let Some(resources) = resources else {
         return version::fnv1a(&[]);
     };
     if status.wildcard {
         return resources.content_hash;
+    }
+    if variant == Variant::Sotw {
+        // What the SotW machine keeps for named resources (see its `held_key`).
+        return resources.named_stamp(status.names.iter().map(String::as_str));
     }
     let mut names: Vec<&str> = status.names.iter().map(String::as_str).collect();
     names.sort_unstable();
@@ -217,7 +228,7 @@ mod tests {
             withheld: None,
             held: None,
         });
-        status.held_hash = Some(view_hash(status, Some(of)));
+        status.held_hash = Some(view_hash(status, Some(of), Variant::Sotw));
     }
 
     fn ack(status: &mut TypeStatus) {
@@ -239,11 +250,19 @@ mod tests {
     #[test]
     fn view_hash_matches_the_content_hash_of_the_same_resources() {
         let all = resources(&[("a", "1"), ("b", "2"), ("c", "3")]);
-        assert_eq!(view_hash(&status(true, &[]), Some(&all)), all.content_hash);
-        let picked = view_hash(&status(false, &["c", "a", "missing"]), Some(&all));
+        for variant in [Variant::Sotw, Variant::Delta] {
+            let wildcard = view_hash(&status(true, &[]), Some(&all), variant);
+            assert_eq!(wildcard, all.content_hash);
+        }
+        let named = status(false, &["c", "a", "missing"]);
+        let picked = view_hash(&named, Some(&all), Variant::Delta);
         assert_eq!(picked, resources(&[("a", "1"), ("c", "3")]).content_hash);
+        // SotW names: the stamp, which also covers the version_info standing for them.
+        let stamped = view_hash(&named, Some(&all), Variant::Sotw);
+        assert_eq!(stamped, all.named_stamp(["a", "c"]));
+        assert_ne!(stamped, versioned(&[("a", "1"), ("b", "2"), ("c", "3")], "v2").named_stamp(["a", "c"]));
         let empty = TypeResources::new(BTreeMap::new(), None);
-        assert_eq!(view_hash(&status(true, &[]), None), empty.content_hash);
+        assert_eq!(view_hash(&status(true, &[]), None, Variant::Sotw), empty.content_hash);
         assert_eq!(served_version(None), empty.version);
     }
 
@@ -328,7 +347,7 @@ mod tests {
         // The client drops its last name (`resource_names: []` after naming some): it now
         // holds nothing of the type, and nothing will be pushed to it.
         s.names = Default::default();
-        s.held_hash = Some(view_hash(&s, Some(&v1)));
+        s.held_hash = Some(view_hash(&s, Some(&v1), Variant::Sotw));
         assert_eq!(sotw_state(&s, &v1), SyncState::Synced);
         let changed = versioned(&[("a", "2")], "v2");
         assert_eq!(

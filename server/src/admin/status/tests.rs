@@ -138,9 +138,16 @@ fn status_synced_only_when_current_version_acked() {
         state_of(&document(&registry, &v1, None), ENDPOINT),
         SyncState::Synced
     );
-    // Another resource changed: the type's (content-hash) version moved, so the client is not
-    // on the version it would be served now until that is pushed and ACKed.
-    let v2 = snapshot(2, &[(ENDPOINT, &[("a", "1"), ("b", "2")])]);
+    // Another resource changed: the type's version moved, but what this client asked for did
+    // not, so nothing is owed to it and it is still in sync.
+    let other = snapshot(2, &[(ENDPOINT, &[("a", "1"), ("b", "2")])]);
+    assert_eq!(
+        state_of(&document(&registry, &other, None), ENDPOINT),
+        SyncState::Synced
+    );
+    assert!(stream.push(other).is_empty());
+    // Its own resource changed: it is behind until that is pushed and ACKed.
+    let v2 = snapshot(3, &[(ENDPOINT, &[("a", "2"), ("b", "2")])]);
     assert_eq!(
         state_of(&document(&registry, &v2, None), ENDPOINT),
         SyncState::Stale

@@ -191,6 +191,37 @@ fn s10_unsubscribing_a_name_a_wildcard_still_covers_sends_it_again() {
 }
 
 #[test]
+fn unsubscribing_a_missing_name_under_a_wildcard_reports_it_removed() {
+    // delta-unsubscribe.3: with "*" and a specific name, unsubscribing the name "must send a
+    // response that includes the specific resource in either the removed_resources field (if
+    // it is not included in the wildcard) or in the resources field".
+    let mut stream = DeltaStream::new(1, clusters(1, &[("a", "1")]));
+    let first = stream
+        .on_request_decoded(request(CDS, &["*", "ghost"], &[], ""), now())
+        .remove(0);
+    assert_eq!(first.removed_resources, ["ghost"]);
+    let answer = stream.on_request_decoded(request(CDS, &[], &["ghost"], &first.nonce), now());
+    assert_eq!(answer.len(), 1, "the unsubscription must be answered");
+    assert_eq!(answer[0].removed_resources, ["ghost"]);
+    assert!(answer[0].resources.is_empty());
+    // A phantom unsubscription (a name never subscribed) needs no answer.
+    let phantom = stream.on_request_decoded(request(CDS, &[], &["never"], &answer[0].nonce), now());
+    assert!(phantom.is_empty(), "{phantom:?}");
+}
+
+#[test]
+fn adding_a_name_under_a_wildcard_is_a_widening() {
+    let mut stream = DeltaStream::new(1, clusters(1, &[("a", "1")]));
+    let first = stream
+        .on_request_decoded(request(CDS, &["*"], &[], ""), now())
+        .remove(0);
+    stream.on_request_decoded(request(CDS, &["a"], &[], &first.nonce), now());
+    assert_eq!(stream.exchange().change, Change::Widened);
+    stream.on_request_decoded(request(CDS, &[], &["a"], ""), now());
+    assert_eq!(stream.exchange().change, Change::Narrowed);
+}
+
+#[test]
 fn s4_interest_changes_count_even_with_a_stale_nonce() {
     let mut stream = DeltaStream::new(1, snapshot(1, &[(EDS, &[("a", "1"), ("b", "1")])]));
     let first = stream

@@ -1,6 +1,6 @@
 use super::*;
 use crate::protocol::now::tests::now;
-use crate::test_support::{error, node, snapshot, sotw, type_resources};
+use crate::test_support::{error, node, resource, snapshot, sotw, type_resources};
 use xdsloop_proto::type_url::{CLUSTER as CDS, ENDPOINT as EDS, LISTENER as LDS, ROUTE as RDS};
 
 /// `name@version` of each resource in a response (the test resources' bytes).
@@ -194,8 +194,7 @@ fn s5_named_subscription_gets_existing_names_and_added_names_are_resent() {
     assert_eq!(held(&answer), ["c1@1", "c2@1"]);
     let narrowed = sotw(EDS, &["c2"], &answer.version_info, &answer.nonce);
     assert!(stream.on_request_decoded(narrowed, now()).is_empty());
-    // A change to a resource this stream did not ask for is a new version of the type: the
-    // stream gets it, with the resources it asked for.
+    // A change to a resource this stream did not ask for is no change of what it holds.
     let unrelated = snapshot(
         2,
         &[
@@ -203,9 +202,7 @@ fn s5_named_subscription_gets_existing_names_and_added_names_are_resent() {
             (CDS, &[("c1", "1"), ("c2", "1")]),
         ],
     );
-    let pushed = stream.on_snapshot_decoded(unrelated.clone(), now());
-    assert_eq!(held(&pushed[0]), ["c2@1"]);
-    assert_eq!(pushed[0].version_info, unrelated.base[EDS].version);
+    assert!(stream.on_snapshot_decoded(unrelated, now()).is_empty());
     // Named LDS/CDS: the named ones that exist.
     let cds = stream.on_request_decoded(sotw(CDS, &["c2", "nope"], "", ""), now());
     assert_eq!(held(&cds[0]), ["c2@1"]);
@@ -360,3 +357,53 @@ fn s18_request_names_match_whatever_the_order_of_context_params() {
 }
 
 mod machine_hooks;
+
+#[test]
+fn a_named_subscription_is_pushed_only_when_its_own_resources_change() {
+    // "The management server should only send updates to the Envoy client when the resources
+    // in the DiscoveryResponse have changed" (resource-update.1): the response to [c1] holds
+    // c1 alone, so an edit of c2 changes nothing in it.
+    for url in [EDS, CDS] {
+        let mut stream = SotwStream::new(1, snapshot(1, &[(url, &[("c1", "1"), ("c2", "1")])]));
+        let first = subscribed(&mut stream, url, &["c1"]);
+        let other = snapshot(2, &[(url, &[("c1", "1"), ("c2", "2")])]);
+        assert!(
+            stream.on_snapshot_decoded(other, now()).is_empty(),
+            "{url}: c2 changed, [c1] was pushed again"
+        );
+        let own = snapshot(3, &[(url, &[("c1", "2"), ("c2", "2")])]);
+        let pushed = stream.on_snapshot_decoded(own, now());
+        assert_eq!(pushed.len(), 1, "{url}: c1 changed");
+        assert_ne!(pushed[0].version_info, first.version_info);
+        assert_eq!(held(&pushed[0]), ["c1@2"]);
+        // What /status compares the client's holding with: the same stamp.
+        let current = snapshot(4, &[(url, &[("c1", "2"), ("c2", "2")])]);
+        let stamp = current.get("node-1", url).unwrap().named_stamp(["c1"]);
+        assert_eq!(stream.take_status()[0].held_hash, Some(stamp));
+    }
+}
+
+#[test]
+fn a_named_subscription_is_pushed_when_its_own_document_version_is_bumped() {
+    // One file per resource, each with its own version_info: a bump of c2's file is no change
+    // for a client of [c1]; a bump of c1's file is, even with the same content.
+    let at = |c1: &str, c2: &str| {
+        let entries = [
+            (resource(EDS, "c1", "1"), Some(c1)),
+            (resource(EDS, "c2", "1"), Some(c2)),
+        ];
+        let mut s = Snapshot::default();
+        s.base.insert(
+            EDS.to_string(),
+            Arc::new(TypeResources::from_documents(entries)),
+        );
+        Arc::new(s)
+    };
+    let mut stream = SotwStream::new(1, at("a1", "b1"));
+    subscribed(&mut stream, EDS, &["c1"]);
+    assert!(stream.on_snapshot_decoded(at("a1", "b2"), now()).is_empty());
+    let pushed = stream.on_snapshot_decoded(at("a2", "b2"), now());
+    assert_eq!(pushed.len(), 1, "c1's own version_info was bumped");
+    assert_eq!(held(&pushed[0]), ["c1@1"]);
+    assert!(stream.on_snapshot_decoded(at("a2", "b3"), now()).is_empty());
+}
