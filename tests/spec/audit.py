@@ -42,7 +42,8 @@ DEFAULT_RST = Path("/tmp/spec/xds_protocol.rst")
 PROTO_RS_NAME = "src/generated/envoy.service.discovery.v3.rs"
 
 KEYWORD = re.compile(r"\b(must|should|may|required|will|expected|need|needs)\b", re.IGNORECASE)
-LEVELS = {"MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY", "REQUIRED", "WILL", "EXPECTED"}
+LEVELS = {"MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY", "REQUIRED", "WILL", "EXPECTED", "STATED"}
+STRENGTHS = {"MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY"}
 BINDS = {"server", "client", "both"}
 VARIANTS = {"sotw", "delta", "both", "rest", "filesystem", "any"}
 ID_RE = re.compile(r"^(proto\.)?[a-z0-9]+(-[a-z0-9]+)*\.[1-9][0-9]*$")
@@ -178,75 +179,53 @@ def rst_sentences(text: str) -> list[Sentence]:
 def proto_sentences(text: str) -> list[Sentence]:
     """Doc comments of the discovery messages in the prost-generated file.
 
-    A comment block belongs to the item that follows it: `pub struct X` (section X, or
-    Outer.X when nested), `pub name: ...` (section Message.name) or a oneof variant
-    `Name(...)` (section Message.name in snake case).
+    A comment block belongs to the item that follows it: `pub struct X` (section X; a struct in
+    prost's `pub mod x` of nested types is Outer.X), a field `pub name: ...` (section
+    Message.name) or a oneof variant `Name(...)` (section Message.name, in snake case).
     """
-    lines = text.split("\n")
+    stack: list[tuple[int, str]] = []  # (indent, message name or "" for a oneof enum)
     blocks: list[tuple[str, str]] = []
-    stack: list[tuple[int, str]] = []  # (indent, struct or mod name)
     comment: list[str] = []
 
-    def camel(mod: str) -> str:
-        return "".join(p.capitalize() for p in mod.split("_"))
+    def path() -> list[str]:
+        return [name for _, name in stack if name]
 
-    def snake(name: str) -> str:
-        return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
-
-    def current_message() -> list[str]:
-        return [n for _, n in stack]
-
-    for line in lines:
+    for line in text.split("\n"):
         indent = len(line) - len(line.lstrip())
         s = line.strip()
-        while stack and s.startswith("}") and indent == stack[-1][0]:
+        if s.startswith("}") and stack and indent == stack[-1][0]:
             stack.pop()
-            break
+            comment = []
+            continue
         if s.startswith("///"):
-            comment.append(s[3:].removeprefix(" ") if s[3:4] == " " else s[3:])
+            comment.append(s[3:])
             continue
         if s.startswith("#["):
             continue
-        target = None
+        target: list[str] | None = None
         m = re.match(r"pub (struct|mod|enum) (\w+)", s)
+        opens = s.endswith("{") and not s.endswith("{}")
         if m:
             kind, name = m.groups()
-            path = current_message()
-            if kind == "mod":
-                name = camel(name)
-                # `pub mod resource` holds Resource's nested types.
-                stack.append((indent, name))
-                comment = []
-                continue
-            top = (path[0] if path else name)
             if kind == "struct":
-                target = ".".join(path[:-1] + [name]) if path else name
-                if path and path[-1] == name:
-                    target = ".".join(path)
-            else:  # a oneof enum: its variants are fields of the enclosing message
-                target = None
-            if s.endswith("{") and not s.endswith("{}"):
-                if kind == "struct":
-                    if path and path[-1] == name:
-                        pass
-                    else:
-                        stack.append((indent, name))
-                else:
-                    stack.append((indent, "#enum"))
-            if top not in PROTO_MESSAGES:
-                comment = []
-                continue
+                target = path() + [name]
+                if opens:
+                    stack.append((indent, name))
+            elif kind == "mod":  # prost's module of a message's nested types
+                if opens:
+                    stack.append((indent, "".join(p.capitalize() for p in name.split("_"))))
+            elif opens:  # a oneof: its variants are fields of the enclosing message
+                stack.append((indent, ""))
+        elif stack and not stack[-1][1]:
+            vm = re.match(r"([A-Z]\w*)\(", s)
+            if vm:
+                target = path() + [re.sub(r"(?<!^)(?=[A-Z])", "_", vm.group(1)).lower()]
         else:
-            path = current_message()
-            msg = [p for p in path if p != "#enum"]
             fm = re.match(r"pub (?:r#)?(\w+):", s)
-            vm = re.match(r"([A-Z]\w*)\(", s) if path and path[-1] == "#enum" else None
-            if fm and msg:
-                target = ".".join(msg + [fm.group(1)])
-            elif vm and msg:
-                target = ".".join(msg + [snake(vm.group(1))])
-        if comment and target and target.split(".")[0] in PROTO_MESSAGES:
-            blocks.extend(comment_blocks(target, comment))
+            if fm and stack:
+                target = path() + [fm.group(1)]
+        if comment and target and target[0] in PROTO_MESSAGES:
+            blocks.extend(comment_blocks(".".join(target), comment))
         comment = []
     return blocks_to_sentences(blocks)
 
@@ -382,7 +361,9 @@ def audit(kind: str, found: list[Sentence], sentences: list[dict], informative: 
             continue
         listed[key] += 1
         if "id" in e:
-            index_of[e["id"]] = by_key[key][0].index
+            # The n-th listing of a sentence that occurs more than once is its n-th occurrence.
+            nth = min(listed[key], len(by_key[key])) - 1
+            index_of[e["id"]] = by_key[key][nth].index
 
     for key, sents in by_key.items():
         n = listed[key]
@@ -423,7 +404,7 @@ def schema_problems(source: dict, sentences: list[dict], informative: list[dict]
         if n > 1:
             problems.append(f"duplicate id {i}")
     required = ["id", "section", "source", "quote", "level", "binds", "variant", "observable"]
-    allowed = set(required) | {"reading", "_line"}
+    allowed = set(required) | {"reading", "strength", "covered_by", "_line"}
     for e in sentences:
         where = f"sentences entry at line {e['_line']} ({e.get('id')})"
         for k in required:
@@ -440,6 +421,10 @@ def schema_problems(source: dict, sentences: list[dict], informative: list[dict]
             problems.append(f"{where}: source {e.get('source')!r}")
         if e.get("level") not in LEVELS:
             problems.append(f"{where}: level {e.get('level')!r}")
+        if "strength" in e and e["strength"] not in STRENGTHS:
+            problems.append(f"{where}: strength {e['strength']!r}")
+        if e.get("level") == "STATED" and "strength" not in e:
+            problems.append(f"{where}: a STATED sentence needs the strength we read it with")
         if e.get("binds") not in BINDS:
             problems.append(f"{where}: binds {e.get('binds')!r}")
         if e.get("variant") not in VARIANTS:
@@ -458,21 +443,37 @@ def schema_problems(source: dict, sentences: list[dict], informative: list[dict]
     return problems
 
 
-def find_proto_rs() -> Path | None:
+def run(cmd: list[str]) -> str | None:
     try:
-        out = subprocess.run(
-            ["cargo", "metadata", "--offline", "--format-version", "1"],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=120,
+        return subprocess.run(
+            cmd, cwd=REPO, capture_output=True, text=True, check=True, timeout=120
         ).stdout
-        for pkg in json.loads(out)["packages"]:
-            if pkg["name"] == "envoy-types":
-                return Path(pkg["manifest_path"]).parent / PROTO_RS_NAME
-    except (OSError, subprocess.SubprocessError, ValueError, KeyError):
-        pass
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def find_proto_rs() -> Path | None:
+    """envoy-types' generated discovery file, via `cargo metadata --offline`.
+
+    Offline, plain `cargo metadata` fails when the registry cache lacks crates for other
+    platforms (e.g. Windows-only dependencies), so it is retried filtered to the host platform.
+    """
+    cmd = ["cargo", "metadata", "--offline", "--format-version", "1"]
+    attempts = [cmd]
+    host = run(["rustc", "-vV"])
+    m = re.search(r"^host: (\S+)", host or "", re.MULTILINE)
+    if m:
+        attempts.append(cmd + ["--filter-platform", m.group(1)])
+    for attempt in attempts:
+        out = run(attempt)
+        if out is None:
+            continue
+        try:
+            for pkg in json.loads(out)["packages"]:
+                if pkg["name"] == "envoy-types":
+                    return Path(pkg["manifest_path"]).parent / PROTO_RS_NAME
+        except (ValueError, KeyError):
+            continue
     return None
 
 
