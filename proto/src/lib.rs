@@ -18,6 +18,7 @@
 //! - [`discovery`]: the discovery request and response messages, and the protocol constants
 //!   both ends share (wildcard, NACK code and size bound).
 //! - [`services`]: ADS and the per-type services by name: gRPC paths and REST paths.
+//! - [`spec`]: the xDS protocol spec as data: its normative sentences, what binds whom.
 //! - [`csds`]: the Client Status Discovery Service both ends serve: messages, `node_matchers`.
 //! - [`xdstp`]: `xdstp://` (federation) resource names, parsed and normalised alike on both ends.
 //! - [`grpc_frames`]: gRPC messages split out of HTTP/2 data chunks without a stream buffer.
@@ -34,6 +35,7 @@ mod parse;
 pub mod redact;
 pub mod secret;
 pub mod services;
+pub mod spec;
 mod strict;
 pub mod type_url;
 pub mod version;

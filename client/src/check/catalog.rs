@@ -1,235 +1,260 @@
-//! The checks of the suite, in the order they run: one row per check, named after the
-//! docs/protocol.md rule it proves (`FX.*` checks edit fixtures to prove a rule under change).
+//! The checks of the suite, in the order they run, each tied to the spec sentences it enforces
+//! (`xdsloop_proto::spec`: ids, quotes, levels) and to the matrix of cases it runs: the types,
+//! variants and services the sentences hold for. `--only` and `--skip` pick checks by id, by
+//! sentence id or by section.
 
-use std::fmt;
+use std::collections::BTreeSet;
 
-use serde::Serialize;
+use xdsloop_proto::spec::{self, Sentence, Strength};
+use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER};
 
-/// How binding the rule is, as the xDS protocol page words it: a MUST failure fails the run;
-/// a SHOULD failure only with `--strict`. A rule the page does not state is MUST only where
-/// breaking it ends other clients' configuration (xdsloop's rule, said so in the check's spec).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum Level {
-    /// The spec says MUST: a failure fails the run.
-    Must,
-    /// The spec says SHOULD: a failure is reported, and fails the run only with `--strict`.
-    Should,
-}
-
-impl fmt::Display for Level {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Level::Must => "MUST",
-            Level::Should => "SHOULD",
-        })
-    }
-}
+use super::case::{ALL_TYPES, BOTH, DELTA, Matrix, ROOT_TYPES, SOTW, Services};
 
 /// One check of the suite.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Check {
-    /// The check's id, e.g. `S4.stale-nonce-ignored`.
+    /// The check's id: the id of the sentence it enforces first (`resource-hints.4`), with a
+    /// `/suffix` when two checks enforce one sentence in different ways; `xdsloop.*` for the
+    /// few rules of xdsloop's own that no sentence states.
     pub id: &'static str,
-    /// The docs/protocol.md rule it proves.
-    pub rule: &'static str,
-    /// MUST or SHOULD.
-    pub level: Level,
+    /// The spec sentences it enforces; the first sets its level.
+    pub sentences: &'static [&'static str],
+    /// The cases it runs.
+    pub(super) matrix: Matrix,
     /// It edits fixture files, so it needs `--fixtures DIR` (a directory the server serves).
     pub edits: bool,
-    /// It runs on Delta streams only, so it SKIPs against a server that does not serve Delta.
-    pub delta: bool,
-    /// One line for `--list`: what goes on the wire and what must come back.
+    /// What goes on the wire and what must come back, for `--list`.
     pub about: &'static str,
-    /// The sentence a FAIL breaks, quoted from the xDS protocol page (`xds_protocol.rst`) with
-    /// its own MUST or SHOULD, or marked as xdsloop's rule where the page has none.
-    pub spec: &'static str,
+    /// For an `xdsloop.*` check: why it is checked though no sentence states it.
+    pub beyond: Option<&'static str>,
 }
 
-/// Where a check needs something beyond a plain SotW ADS stream.
-#[derive(Clone, Copy)]
-enum Needs {
-    Wire,
-    Delta,
-    Edits,
-    DeltaEdits,
+impl Check {
+    /// The sentences, from the spec file.
+    pub fn spec(&self) -> impl Iterator<Item = &'static Sentence> {
+        self.sentences.iter().filter_map(|id| spec::sentence(id))
+    }
+
+    /// How binding a FAIL is: its first sentence's strength (SHOULD for xdsloop's own rules).
+    pub fn strength(&self) -> Strength {
+        self.spec().next().map_or(Strength::Should, Sentence::strength)
+    }
+
+    /// The sentence a FAIL quotes, or the reason an `xdsloop.*` check exists.
+    pub fn cite(&self) -> String {
+        match (self.spec().next(), self.beyond) {
+            (Some(sentence), _) => sentence.cite(),
+            (None, Some(why)) => format!("xdsloop's rule (no sentence of the spec states it): {why}"),
+            (None, None) => String::new(),
+        }
+    }
+
+    /// Whether `token` (`--only`, `--skip`) names this check: its id, the id before its
+    /// `/suffix`, one of its sentences, or the section of one (`resource-hints`).
+    pub fn named_by(&self, token: &str) -> bool {
+        let base = self.id.split('/').next().unwrap_or(self.id);
+        self.id == token
+            || base == token
+            || self.sentences.contains(&token)
+            || self.spec().any(|s| s.slug() == token)
+            || (token == "xdsloop" && self.beyond.is_some())
+    }
+
+    /// Whether its cases include Delta ones.
+    pub fn delta(&self) -> bool {
+        self.matrix.variants.contains(&xdsloop_proto::Variant::Delta)
+    }
 }
 
-const fn check(
+const fn wire(
     id: &'static str,
-    rule: &'static str,
-    level: Level,
-    needs: Needs,
+    sentences: &'static [&'static str],
+    matrix: Matrix,
     about: &'static str,
-    spec: &'static str,
 ) -> Check {
     Check {
         id,
-        rule,
-        level,
-        edits: matches!(needs, Needs::Edits | Needs::DeltaEdits),
-        delta: matches!(needs, Needs::Delta | Needs::DeltaEdits),
+        sentences,
+        matrix,
+        edits: false,
         about,
-        spec,
+        beyond: None,
     }
 }
 
-use Level::{Must, Should};
-use Needs::{Delta, DeltaEdits, Edits, Wire};
+const fn edit(
+    id: &'static str,
+    sentences: &'static [&'static str],
+    matrix: Matrix,
+    about: &'static str,
+) -> Check {
+    Check {
+        edits: true,
+        ..wire(id, sentences, matrix, about)
+    }
+}
 
-/// Quoted sentences shared by several checks.
-const WHEN_TO_SEND: &str = "\"The management server should only send updates to the Envoy client when the resources in the DiscoveryResponse have changed\" (When to send an update)";
-const NEWLY_REQUESTED: &str = "\"the server must resend any newly requested resources, even if it previously sent those resources without having been asked for them and the resources have not changed since that time\" (How the client specifies what resources to return)";
-const SEPARATE_STREAMS: &str = "\"each resource type is treated as a separate logical stream within the aggregated stream\" (RPC Services and Methods); that a disturbance ends no other stream is xdsloop's rule";
+const ALL_BOTH: Matrix = Matrix::new(ALL_TYPES, BOTH, Services::Each);
+const ALL_SOTW: Matrix = Matrix::new(ALL_TYPES, SOTW, Services::Each);
+const ALL_DELTA: Matrix = Matrix::new(ALL_TYPES, DELTA, Services::Each);
+const ROOT_SOTW: Matrix = Matrix::new(ROOT_TYPES, SOTW, Services::Each);
+const ROOT_BOTH: Matrix = Matrix::new(ROOT_TYPES, BOTH, Services::Each);
+const ROOT_DELTA: Matrix = Matrix::new(ROOT_TYPES, DELTA, Services::Each);
+const ADS_BOTH: Matrix = Matrix::new(&[CLUSTER], BOTH, Services::Ads);
 
-/// Every check, in run order. The edit checks come after the wire-only ones, S13's large
-/// file after the small edits, and the bad edit last: it leaves the server rejecting the
-/// directory until the file is removed.
+/// Every check, in run order: the wire-only ones, then those that edit fixtures (the large file
+/// after the small edits), then the ones judged on every response of the run, which collect
+/// what the others saw.
 #[rustfmt::skip]
 pub const CHECKS: &[Check] = &[
-    check("S1.nonce-fresh", "S1", Must, Wire,
-        "SotW and Delta: every response has a nonce, never repeated within a type on a stream",
-        "\"All server responses will contain a nonce\" (Basic Protocol Overview); \"A nonce becomes stale following a newer nonce being presented\" (Resource updates): a repeated nonce cannot become stale; MUST is xdsloop's reading (the page says \"will\")"),
-    check("S1.type-url", "S1", Must, Wire,
-        "a response's type_url is the requested type, and every Any inside carries it",
-        "\"a separate logical stream\" per type, \"multiplexed via the type URL\" (Aggregated Discovery Service); MUST is xdsloop's reading"),
-    check("S3.no-resend-after-ack", "S3", Should, Wire,
-        "CDS, LDS and EDS ACKed: nothing more arrives while nothing changes",
-        WHEN_TO_SEND),
-    check("S3.no-resend-after-nack", "S3", Should, Wire,
-        "CDS NACKed: the rejected version is not sent again",
-        WHEN_TO_SEND),
-    check("S4.stale-nonce-ignored", "S4", Should, Wire,
-        "an EDS request carrying a superseded nonce gets no response",
-        "\"The management server should not send a DiscoveryResponse for any DiscoveryRequest that has a stale nonce\" (Resource updates)"),
-    check("S5.named-set", "S5", Must, Wire,
-        "EDS [a] then [a,b]: b is sent (a need not be: EDS may come a resource per response)",
-        NEWLY_REQUESTED),
-    check("S5.re-added-sent", "S5", Must, Wire,
-        "EDS [a], then [], then [a] on the same stream: a is sent again",
-        NEWLY_REQUESTED),
-    check("S6.wildcard", "S6", Must, Wire,
-        "CDS with no names and CDS with `*` (two streams) give the same non-empty set",
-        "a \"wildcard\" subscription \"is triggered when subscribing to the special name \"*\"\", and a request that never named a resource the server \"should treat ... identically\" (How the client specifies what resources to return)"),
-    check("S6.empty-unsubscribes", "S6", Must, Wire,
-        "EDS [a] then []: no response with resources follows",
-        "\"If the list of resource names becomes empty, that means that the client is no longer interested in any resources of the specified type\" (How the client specifies what resources to return); MUST is xdsloop's reading: resources sent anyway are pushed to a client that wants none"),
-    check("S7.types-independent", "S7", Should, Wire,
-        "CDS and LDS subscribed, CDS ACKed: no other type's response follows",
-        WHEN_TO_SEND),
-    check("S8.delta-fields", "S8", Must, Delta,
-        "Delta: every resource carries its name and a version",
-        "\"The resource name will be returned in the name field in the resource of a DeltaDiscoveryResponse\" (Resource names); the version is what initial_resource_versions declares (Incremental xDS); MUST is xdsloop's reading (the page says \"will\")"),
-    check("S8.delta-only-new", "S8", Should, Delta,
-        "Delta EDS: subscribing b after a sends b alone",
-        WHEN_TO_SEND),
-    check("S8.delta-missing-removed", "S8", Should, Delta,
-        "Delta: a subscribed name that does not exist is reported (removed_resources)",
-        "\"When a resource subscribed to by a client does not exist, the server will send a DeltaDiscoveryResponse message that contains that resource's name in the removed_resources field\" (Knowing When a Requested Resource Does Not Exist); SHOULD is xdsloop's reading of \"will\""),
-    check("S9.initial-versions", "S9", Should, Delta,
-        "Delta reconnect declaring held versions: unchanged wildcard resources are not resent",
-        "\"On reconnect the Incremental xDS client may tell the server of its known resources to avoid resending them over the network\" (Incremental xDS); resending them is what \"should only send updates ... when the resources ... have changed\" advises against"),
-    check("S9.resubscribe-answered", "S9", Must, Delta,
-        "Delta: subscribing a again on a live stream that holds it: a is sent again",
-        "\"the server *must* still provide those resources in the response; due to implementation details hidden from the server, the client may have \"forgotten\" those resources\" (Subscribing to Resources)"),
-    check("S9.stale-version-sent", "S9", Must, Delta,
-        "Delta: a new stream declaring a@<a version it never had> and subscribing a gets a",
-        "\"The management server must supply the requested resources if they exist\" (How the client specifies what resources to return); only what the client \"had already seen\" may be skipped (ACK/NACK and resource type instance version)"),
-    check("S12.unknown-type", "S12", Must, Wire,
-        "a request for an unknown type URL leaves the stream serving other types",
-        SEPARATE_STREAMS),
-    check("S12.malformed-isolated", "S12", Must, Wire,
-        "a malformed request on another connection leaves this stream serving",
-        "xdsloop's rule (the protocol page has no sentence on it): a stream is a client's own; another connection's garbage ends only that connection's stream"),
-    check("FX.push-on-edit", "S3", Must, Edits,
-        "an edited fixture is pushed as a new version",
-        "\"if one of those resources springs into existence later, the server must send an update to the client\" (Knowing When a Requested Resource Does Not Exist); \"Whenever one resource of that type changes, the version is changed\" (ACK/NACK and resource type instance version)"),
-    check("FX.nack-then-change", "S3", Should, Edits,
-        "a NACKed version is not resent; the next edit is pushed as a new version",
-        WHEN_TO_SEND),
-    check("S11.make-before-break", "S11", Must, Edits,
-        "a new cluster comes before its endpoints (the removal order is shown, not judged)",
-        "\"CDS updates (if any) must always be pushed first. EDS updates (if any) must arrive after CDS updates for the respective clusters\" (Eventual consistency considerations)"),
-    check("S10.delta-unsubscribe", "S10", Should, DeltaEdits,
-        "Delta: an unsubscribed resource is not pushed when it changes",
-        "\"When a client loses interest in some resources, it will indicate that with the resource_names_unsubscribe field\" (Unsubscribing from Resources); pushing it on is what \"should only send updates\" (When to send an update) advises against"),
-    check("FX.delta-changes", "S8", Should, DeltaEdits,
-        "Delta wildcard: an edit sends only the changed resource; a deletion removes both",
-        "\"the management server only needs to deliver the single cluster that changed\" (Incremental xDS); \"the server signals the client that a resource should be deleted via the removed_resources field\" (Deleting Resources); a resend of the unchanged one is what \"should only send updates\" (When to send an update) advises against"),
-    check("S13.large", "S13", Should, Wire,
-        "a CDS response above gRPC's 4 MiB default arrives whole (own file with --fixtures)",
-        "xdsloop's rule (the protocol page has no sentence on message sizes): large fleets need responses above gRPC's 4 MiB default"),
-    check("FX.bad-edit-keeps-last-good", "S3", Should, Edits,
-        "an invalid fixture changes nothing a client holds; removing it is pushed",
-        "xdsloop's rule, after \"The last valid configuration for an xDS API will continue to apply if a configuration update rejection occurs\" (Filesystem subscriptions, said of the client)"),
+    wire("basic-protocol.1", &["basic-protocol.1"], ALL_BOTH,
+        "a type's first request on a stream is answered with that type (LDS/CDS wildcard, RDS/EDS a name that exists)"),
+    wire("resource-hints.2", &["resource-hints.2", "multiple-resources.2"], ALL_BOTH,
+        "a request naming resources that exist (two where the server has two) gets each of them"),
+    wire("resource-hints.4", &["resource-hints.4"], ALL_BOTH,
+        "[a] then [a, b] (Delta: +b): b is sent, whatever was sent before"),
+    wire("resource-hints.4/re-added", &["resource-hints.4", "delta-subscribe.3"], ALL_BOTH,
+        "[a], then [] (Delta: -a), then [a] again (+a): a is sent again"),
+    wire("resource-hints.7", &["resource-hints.7", "resource-hints.9", "resource-hints.13", "proto.discovery-request.3"], ROOT_BOTH,
+        "LDS/CDS with no names on a fresh type and with [*] (two streams): the same resources"),
+    wire("resource-hints.8", &["resource-hints.8", "resource-hints.5", "resource-hints.12", "resource-hints.16"], ALL_BOTH,
+        "[a] then [] (Delta: -a): nothing of the type follows (no wildcard comes back)"),
+    wire("resource-hints.11", &["resource-hints.11", "resource-hints.10"], ROOT_SOTW,
+        "[] (wildcard), [*, a], [a], then [a, b]: the answer holds a and b only (the wildcard is gone)"),
+    wire("grouping.2", &["grouping.2", "four-variants.1", "four-variants.3", "resource-not-existed.1"], ROOT_SOTW,
+        "LDS/CDS [a] then [a, b]: the answer holds a and b (the full state of what is asked)"),
+    wire("resource-updates.3", &["resource-updates.3"], ALL_SOTW,
+        "a request with a superseded nonce that adds a name gets no response; the same with the latest nonce does"),
+    wire("delta.6", &["delta.6", "delta.7"], ALL_DELTA,
+        "a Delta request with a superseded nonce that subscribes a name: the name is sent"),
+    wire("delta-unsubscribe.4", &["delta-unsubscribe.4"], ALL_DELTA,
+        "unsubscribing a name never subscribed leaves the stream working: a name subscribed next is sent"),
+    wire("delta-unsubscribe.6", &["delta-unsubscribe.6"], ROOT_DELTA,
+        "with * and a specific name, unsubscribing the name is answered: in resources if it exists, else in removed_resources"),
+    wire("delta-resource-not-existed.1", &["delta-resource-not-existed.1"], ALL_DELTA,
+        "subscribing a name that does not exist is answered with it in removed_resources"),
+    wire("ack-nack.3", &["ack-nack.3", "basic-protocol.1"], ALL_SOTW,
+        "a new stream whose first request names resources and carries the current version_info is answered (the server cannot know the names are not new)"),
+    wire("proto.delta-request.5", &["proto.delta-request.5"], ALL_DELTA,
+        "a new stream subscribing a that declares a version of a the server never sent gets a"),
+    wire("resource-warming.1", &["resource-warming.1"], Matrix::new(&[CLUSTER, LISTENER], BOTH, Services::Ads),
+        "after CDS (LDS), EDS for its clusters (RDS for its listeners' routes) is answered on the same stream"),
+    wire("rpc-services.1", &["rpc-services.1"], ADS_BOTH,
+        "an unknown type URL and a malformed request on another connection leave other types and streams served; no stream gets a type it never asked for"),
+    edit("ack-nack.1", &["ack-nack.1", "basic-protocol.2"], Matrix::new(&[CLUSTER, ENDPOINT], SOTW, Services::Ads),
+        "a new fixture file is pushed, and its edit is pushed under a new version"),
+    edit("resource-not-existed.3", &["resource-not-existed.3", "proto.delta-request.4"], Matrix::new(ALL_TYPES, BOTH, Services::Ads),
+        "a subscribed name that does not exist is pushed once a fixture file creates it"),
+    edit("grouping.3", &["grouping.3", "grouping.2"], Matrix::new(ROOT_TYPES, SOTW, Services::Ads),
+        "an edit of one listener or cluster pushes every one the client holds"),
+    edit("proto.delta-request.4", &["proto.delta-request.4", "deleting-resources.1", "delta.1"], Matrix::new(&[CLUSTER], DELTA, Services::Ads),
+        "Delta: an edit of one resource sends it alone; deleting the file removes its resources"),
+    edit("eventual-consistency.2", &["eventual-consistency.2", "eventual-consistency.1", "eventual-consistency.3", "eventual-consistency.4", "eventual-consistency.5", "eventual-consistency.7"], Matrix::new(&[CLUSTER], BOTH, Services::Ads),
+        "one file adds a cluster, its endpoints, a listener and its route (routing to the cluster): they arrive CDS, EDS, LDS, RDS"),
+    Check {
+        beyond: Some("large fleets need responses above gRPC's 4 MiB default"),
+        ..edit("xdsloop.large-responses", &[], Matrix::new(&[CLUSTER], SOTW, Services::Ads),
+            "a CDS response of about 6 MB (4 clusters of 1.6 MB) arrives whole")
+    },
+    Check {
+        beyond: Some("a file-driven server keeps serving the last good fixtures when a file breaks (as Envoy keeps its last valid filesystem configuration, filesystem.1)"),
+        ..edit("xdsloop.bad-edit-keeps-last-good", &[], Matrix::new(&[CLUSTER], SOTW, Services::Ads),
+            "an invalid fixture file changes nothing a client holds, and a new stream gets the last good set")
+    },
+    wire("basic-protocol.4", &["basic-protocol.4", "delta.2", "proto.delta-request.2", "proto.delta-response.5"], ALL_BOTH,
+        "every response of the run has a nonce, not used before for its type on its stream"),
+    wire("proto.discovery-response.1", &["proto.discovery-response.1", "proto.delta-response.1", "proto.delta-response.2"], ALL_BOTH,
+        "every response of the run: each resource's Any has the response's type_url"),
+    wire("duplicate-names.1", &["duplicate-names.1"], ALL_BOTH,
+        "no response of the run holds one resource name twice"),
+    wire("resource-names.1", &["resource-names.1"], ALL_DELTA,
+        "every Delta resource of the run carries its name"),
+    wire("resource-update.1", &["resource-update.1", "resource-warming.2"], ALL_BOTH,
+        "after an ACK or a NACK, nothing the client holds is sent again; judged on every stream of the run"),
 ];
 
-/// The checks `only` selects, in run order: each entry is a check id or a rule (`S5`, `FX`).
-/// An empty list selects all.
-pub(crate) fn select(only: &[String]) -> Result<Vec<Check>, String> {
-    for wanted in only {
-        if !CHECKS.iter().any(|c| matches(c, wanted)) {
-            let ids: Vec<&str> = CHECKS.iter().map(|c| c.id).collect();
-            return Err(format!(
-                "--only {wanted:?} names no check; the checks are: {}",
-                ids.join(", ")
-            ));
-        }
+/// The checks `only` (every one if empty) less those `skip` names, in run order.
+pub(crate) fn select(only: &[String], skip: &[String]) -> Result<Vec<Check>, String> {
+    let unknown: BTreeSet<&str> = only
+        .iter()
+        .chain(skip)
+        .map(String::as_str)
+        .filter(|t| !CHECKS.iter().any(|c| c.named_by(t)))
+        .collect();
+    if !unknown.is_empty() {
+        let unknown: Vec<&str> = unknown.into_iter().collect();
+        return Err(format!(
+            "no check is named by {}: give a check id, a sentence id or a section (`xdsloop-client check --list`)",
+            unknown.join(", ")
+        ));
     }
-    let wanted = |c: &Check| only.is_empty() || only.iter().any(|w| matches(c, w));
-    Ok(CHECKS.iter().copied().filter(wanted).collect())
-}
-
-fn matches(check: &Check, wanted: &str) -> bool {
-    let group = check.id.split('.').next().unwrap_or_default();
-    check.id.eq_ignore_ascii_case(wanted) || group.eq_ignore_ascii_case(wanted)
+    let named = |c: &Check, tokens: &[String]| tokens.iter().any(|t| c.named_by(t));
+    let picked = CHECKS
+        .iter()
+        .filter(|c| only.is_empty() || named(c, only))
+        .filter(|c| !named(c, skip));
+    Ok(picked.copied().collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn ids(checks: &[Check]) -> Vec<&'static str> {
+        checks.iter().map(|c| c.id).collect()
+    }
+
     #[test]
-    fn ids_are_unique_and_cite_their_rule() {
-        let mut ids: Vec<&str> = CHECKS.iter().map(|c| c.id).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        assert_eq!(ids.len(), CHECKS.len());
-        for c in CHECKS {
-            assert!(c.rule.starts_with('S'), "{}: cites a server rule", c.id);
+    fn every_check_names_sentences_that_exist_and_bind_servers() {
+        for check in CHECKS {
+            assert_eq!(
+                check.spec().count(),
+                check.sentences.len(),
+                "{}: a sentence id is not in the spec file",
+                check.id
+            );
+            assert_eq!(check.sentences.is_empty(), check.beyond.is_some(), "{}", check.id);
+            for s in check.spec() {
+                assert!(s.binds.server(), "{}: {} binds clients only", check.id, s.id);
+            }
+            let base = check.id.split('/').next().unwrap();
             assert!(
-                c.id.starts_with(c.rule) || c.id.starts_with("FX."),
-                "{}",
-                c.id
+                check.beyond.is_some() || check.sentences[0] == base,
+                "{}: the id starts with its first sentence",
+                check.id
             );
         }
-        assert_eq!(CHECKS.last().unwrap().id, "FX.bad-edit-keeps-last-good");
-    }
-
-    /// A FAIL quotes its sentence with the page's own word, or says whose rule it is.
-    #[test]
-    fn every_spec_quote_has_its_word_or_says_it_is_xdsloops() {
-        for c in CHECKS {
-            let spec = c.spec.to_lowercase();
-            let worded = spec.contains("must") || spec.contains("should");
-            assert!(worded || spec.contains("xdsloop's"), "{}: {}", c.id, c.spec);
-        }
     }
 
     #[test]
-    fn only_selects_by_id_or_rule_in_run_order() {
-        let ids = |only: &[&str]| {
-            let only: Vec<String> = only.iter().map(|s| s.to_string()).collect();
-            select(&only).map(|v| v.iter().map(|c| c.id).collect::<Vec<_>>())
-        };
-        assert_eq!(ids(&[]).unwrap().len(), CHECKS.len());
+    fn only_and_skip_take_ids_sentences_and_sections() {
+        let all = select(&[], &[]).unwrap();
+        assert_eq!(all.len(), CHECKS.len());
+        let only = |t: &[&str]| select(&t.iter().map(|s| s.to_string()).collect::<Vec<_>>(), &[]);
         assert_eq!(
-            ids(&["S6", "S1.type-url"]).unwrap(),
-            ["S1.type-url", "S6.wildcard", "S6.empty-unsubscribes"]
+            ids(&only(&["resource-hints.4"]).unwrap()),
+            ["resource-hints.4", "resource-hints.4/re-added"]
         );
-        assert_eq!(ids(&["s5.NAMED-set"]).unwrap(), ["S5.named-set"]);
-        let error = ids(&["S2"]).unwrap_err();
-        assert!(error.contains("--only \"S2\" names no check"), "{error}");
-        assert!(error.contains("S4.stale-nonce-ignored"), "{error}");
+        assert_eq!(
+            ids(&only(&["resource-hints.4/re-added"]).unwrap()),
+            ["resource-hints.4/re-added"]
+        );
+        let section = ids(&only(&["eventual-consistency"]).unwrap());
+        assert_eq!(section, ["eventual-consistency.2"]);
+        let by_sentence = ids(&only(&["delta-subscribe.3"]).unwrap());
+        assert_eq!(by_sentence, ["resource-hints.4/re-added"]);
+        let skip = select(&[], &["resource-hints".to_string(), "xdsloop".to_string()]).unwrap();
+        assert!(skip.iter().all(|c| !c.id.starts_with("resource-hints.") && c.beyond.is_none()));
+        let err = only(&["S4", "resource-hints.99"]).unwrap_err();
+        assert!(err.contains("no check is named by S4, resource-hints.99"), "{err}");
+    }
+
+    #[test]
+    fn levels_follow_the_first_sentence() {
+        let stale = CHECKS.iter().find(|c| c.id == "resource-updates.3").unwrap();
+        assert_eq!(stale.strength(), Strength::ShouldNot);
+        let large = CHECKS.iter().find(|c| c.id == "xdsloop.large-responses").unwrap();
+        assert_eq!(large.strength(), Strength::Should);
+        assert!(large.cite().starts_with("xdsloop's rule"));
     }
 }

@@ -48,17 +48,6 @@ pub(super) fn delta(response: &DeltaDiscoveryResponse) -> String {
     text
 }
 
-/// Several SotW responses, `; `-separated.
-pub(super) fn sotw_all(codec: &Codec, responses: &[DiscoveryResponse]) -> String {
-    let each: Vec<String> = responses.iter().map(|r| sotw(codec, r)).collect();
-    each.join("; ")
-}
-
-pub(super) fn delta_all(responses: &[DeltaDiscoveryResponse]) -> String {
-    let each: Vec<String> = responses.iter().map(delta).collect();
-    each.join("; ")
-}
-
 /// `[a, b, c]`, or the first few and how many more.
 pub(super) fn list<S: AsRef<str>>(names: &[S]) -> String {
     let shown: Vec<&str> = names.iter().take(SHOWN).map(AsRef::as_ref).collect();

@@ -1,6 +1,7 @@
 //! What the server serves the suite's node, learned once before the checks: the clusters and
-//! listeners of wildcard CDS/LDS, and the EDS names those clusters point at that exist. The
-//! wire-only checks pick their resource names from here and SKIP when it is too small.
+//! listeners of wildcard CDS/LDS, the EDS names those clusters point at and the RDS names those
+//! listeners point at, each kept if it exists. The checks pick their resource names from here
+//! and SKIP when it is too small.
 
 use std::time::Duration;
 
@@ -8,7 +9,11 @@ use prost::Message;
 use xdsloop_proto::Codec;
 use xdsloop_proto::discovery::DiscoveryResponse;
 use xdsloop_proto::envoy::envoy::config::cluster::v3::{Cluster, cluster};
-use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER};
+use xdsloop_proto::envoy::envoy::config::listener::v3::{Listener, filter};
+use xdsloop_proto::envoy::envoy::extensions::filters::network::http_connection_manager::v3::{
+    HttpConnectionManager, http_connection_manager::RouteSpecifier,
+};
+use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER, ROUTE};
 
 use super::describe;
 use super::fixtures::PREFIX;
@@ -20,6 +25,8 @@ pub(super) struct Inventory {
     pub listeners: Vec<String>,
     /// ClusterLoadAssignment names that exist (answered when asked for by name).
     pub endpoints: Vec<String>,
+    /// RouteConfiguration names the listeners point at that exist.
+    pub routes: Vec<String>,
     /// Encoded size of the wildcard CDS response.
     pub cds_bytes: usize,
     /// Why a list is empty (the server did not answer, ...), for SKIP reasons.
@@ -56,32 +63,39 @@ impl Inventory {
                 .into_iter()
                 .filter(foreign)
                 .collect();
+            let candidates = route_names(&r);
+            if !candidates.is_empty() {
+                let names: Vec<&str> = candidates.iter().map(String::as_str).collect();
+                if let Some(r) = ask(&mut probe, ROUTE, &names, within, &mut inv.notes).await {
+                    let present = describe::sotw_names(codec, &r);
+                    inv.routes = candidates
+                        .into_iter()
+                        .filter(|n| present.contains(n))
+                        .collect();
+                }
+            }
         }
         inv
     }
 
-    /// The first `n` EDS names, or why there are fewer.
-    pub(super) fn endpoints(&self, n: usize) -> Result<Vec<&str>, String> {
-        if self.endpoints.len() >= n {
-            return Ok(self.endpoints.iter().take(n).map(String::as_str).collect());
+    /// The first `n` names of `url` that the server serves, or why there are fewer.
+    pub(super) fn names(&self, url: &str, n: usize) -> Result<Vec<&str>, String> {
+        let (names, whence) = match url {
+            CLUSTER => (&self.clusters, "wildcard CDS gives"),
+            LISTENER => (&self.listeners, "wildcard LDS gives"),
+            ENDPOINT => (&self.endpoints, "the server's CDS names, with endpoints that exist,"),
+            ROUTE => (&self.routes, "the server's LDS names, with route configurations that exist,"),
+            _ => return Err(format!("no names of {url} are known")),
+        };
+        if names.len() >= n {
+            return Ok(names.iter().take(n).map(String::as_str).collect());
         }
         let mut why = format!(
-            "needs {n} ClusterLoadAssignment name{} that exist{} (the server's CDS names {} EDS cluster{} with endpoints)",
+            "needs {n} {} name{} that exist ({whence} {})",
+            describe::short(url),
             if n == 1 { "" } else { "s" },
-            if n == 1 { "s" } else { "" },
-            self.endpoints.len(),
-            if self.endpoints.len() == 1 { "" } else { "s" },
+            names.len()
         );
-        self.note(&mut why);
-        Err(why)
-    }
-
-    /// Why there are no clusters, or none.
-    pub(super) fn need_clusters(&self) -> Result<(), String> {
-        if !self.clusters.is_empty() {
-            return Ok(());
-        }
-        let mut why = "needs clusters: wildcard CDS gave none".to_string();
         self.note(&mut why);
         Err(why)
     }
@@ -133,6 +147,29 @@ fn eds_names(response: &DiscoveryResponse) -> Vec<String> {
         (is_eds && !name.is_empty() && !name.starts_with(PREFIX)).then_some(name)
     });
     let mut names: Vec<String> = decoded.collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The RDS names the listeners' HTTP connection managers point at.
+fn route_names(response: &DiscoveryResponse) -> Vec<String> {
+    let listeners = response
+        .resources
+        .iter()
+        .filter_map(|any| Listener::decode(any.value.as_slice()).ok());
+    let filters = listeners.flat_map(|l| l.filter_chains.into_iter().flat_map(|c| c.filters));
+    let managers = filters.filter_map(|f| match f.config_type {
+        Some(filter::ConfigType::TypedConfig(any)) => {
+            HttpConnectionManager::decode(any.value.as_slice()).ok()
+        }
+        _ => None,
+    });
+    let rds = managers.filter_map(|m| match m.route_specifier {
+        Some(RouteSpecifier::Rds(rds)) => Some(rds.route_config_name),
+        _ => None,
+    });
+    let mut names: Vec<String> = rds.filter(|n| !n.is_empty() && !n.starts_with(PREFIX)).collect();
     names.sort();
     names.dedup();
     names

@@ -1,32 +1,43 @@
-//! `xdsloop-client check`: the client judges any ADS server. A suite of checks, each named
-//! after the docs/protocol.md server rule it proves (S1–S13), run over real ADS streams
-//! against the server under test, each ending PASS, FAIL (with the evidence: types, versions,
-//! nonces, names) or SKIP (with what is missing). With `--fixtures DIR` (the directory a
-//! file-driven server serves) the suite also edits fixtures and checks what gets pushed.
+//! `xdsloop-client check`: the client judges any xDS server, sentence by sentence of the spec
+//! (`xdsloop_proto::spec`). Each check enforces named sentences and runs across the types,
+//! variants (SotW, Delta) and services (ADS, per-type) they hold for, each case on real gRPC
+//! streams against the server under test, and ends PASS, FAIL (with the evidence: types,
+//! versions, nonces, names, and the sentence quoted) or SKIP (with what is missing). With
+//! `--fixtures DIR` (the directory a file-driven server serves) the suite also edits fixtures
+//! and checks what gets pushed.
 //!
 //! It is a scripted probe, not a client: it must send what a correct client never sends
 //! (stale nonces, an unknown type URL, a malformed message), so it drives raw tonic streams
-//! (`probe`) instead of the mux, and decides nothing about the protocol outside the checks.
+//! (`probe`) through a model of a correct client's side of each stream (`conversation`),
+//! which also judges every response against the sentences that hold for all of them.
 //!
 //! Layout:
-//! - `catalog`: the checks, their rule, level and quoted spec sentence, in run order;
-//!   `--only` selection.
-//! - `probe`: raw SotW/Delta ADS streams, one connection each; `garbage`: a malformed message.
+//! - `catalog`: the checks, their sentences and matrices, in run order; `--only`/`--skip`.
+//! - `case`: the matrix of a check: type × variant × service.
+//! - `probe`: raw SotW/Delta streams of ADS and the per-type services, a connection each;
+//!   `garbage`: a malformed message.
+//! - `conversation`: one stream as a correct client holds it; findings for the wire-wide
+//!   checks.
 //! - `preflight`: whether the server can be judged at all (else exit 2, with the reason),
-//!   and what it cannot be judged on (Delta not served, a fixture directory not its own).
-//! - `inventory`: the names the server serves, learned once (wildcard CDS/LDS, then EDS).
-//! - `suite`: the checks, one module per rule (`edit*`: the `FX.*` fixture-edit checks).
+//!   and what it cannot be judged on (Delta or the per-type services not served, a fixture
+//!   directory not its own).
+//! - `inventory`: the names the server serves, learned once (wildcard CDS/LDS, then EDS and
+//!   RDS).
+//! - `suite`: the checks' scripts, by area of the spec.
 //! - `fixtures`: the suite's own files in Envoy's filesystem-xDS shape, the journal and the
 //!   fingerprint that put the directory back as found.
-//! - [`report`]: outcomes, the text lines and summary, JSON, the exit code.
+//! - [`report`]: outcomes, the text lines and summary, JSON; `junit`: JUnit XML; the exit code.
 //! - [`command`]: the subcommand's flags and output.
 
+mod case;
 pub(crate) mod catalog;
 pub mod command;
+mod conversation;
 mod describe;
 mod fixtures;
 mod garbage;
 mod inventory;
+mod junit;
 mod preflight;
 mod probe;
 pub mod report;
@@ -39,9 +50,9 @@ use std::time::Duration;
 use tokio::time::Instant;
 use xdsloop_proto::Codec;
 
-pub use catalog::{CHECKS, Check, Level};
+pub use catalog::{CHECKS, Check};
 pub use fixtures::Restored;
-pub use report::{CheckReport, CheckResult, Event, Outcome, Summary};
+pub use report::{CaseResult, CheckReport, CheckResult, Event, JSON_SCHEMA, Outcome, Summary};
 
 use crate::ClientError;
 use crate::config::{ClientTls, DEFAULT_MAX_MESSAGE_BYTES};
@@ -59,8 +70,10 @@ pub struct CheckConfig {
     pub fixtures: Option<PathBuf>,
     /// Where inside it the suite writes (relative), e.g. `nodes/xdsloop-check`.
     pub fixtures_subdir: PathBuf,
-    /// Check ids or rules to run (empty: all).
+    /// Checks to run, by check id, sentence id or section (empty: all).
     pub only: Vec<String>,
+    /// Checks not to run, named the same ways.
+    pub skip: Vec<String>,
     /// How long to wait for a response any conforming server sends at once.
     pub timeout: Duration,
     /// How long to watch for something that must not arrive.
@@ -83,6 +96,7 @@ impl CheckConfig {
             fixtures: None,
             fixtures_subdir: PathBuf::new(),
             only: Vec::new(),
+            skip: Vec::new(),
             timeout: Duration::from_secs(5),
             quiet: Duration::from_secs(1),
             push_timeout: Duration::from_secs(10),
@@ -95,13 +109,15 @@ impl CheckConfig {
 /// Runs the selected checks in order until done or `shutdown`, calling `on_event` with each
 /// finding about the server as a whole and each check as it finishes, then puts the fixture
 /// directory back. Errors are usage errors and a server the suite cannot talk to (refused, TLS
-/// on one side only, not an ADS server); everything the server does is in the [`CheckReport`].
+/// on one side only, not an ADS server; [`CheckReport::unjudged`] holds the reason when the
+/// report is still wanted, see [`unjudged`]); everything the server does is in the
+/// [`CheckReport`].
 pub async fn run(
     config: &CheckConfig,
     shutdown: impl Future<Output = ()>,
     mut on_event: impl FnMut(Event<'_>),
 ) -> Result<CheckReport, ClientError> {
-    let checks = catalog::select(&config.only).map_err(ClientError::Argument)?;
+    let checks = catalog::select(&config.only, &config.skip).map_err(ClientError::Argument)?;
     let target = probe::Target::new(
         &config.server,
         &config.node_id,
@@ -123,7 +139,13 @@ pub async fn run(
     let mut notes = Vec::new();
     let no_delta = preflight::delta_served(&target, config.timeout).await;
     if let Some(why) = &no_delta {
-        notes.push(format!("Delta not served: {why}; the Delta checks SKIP"));
+        notes.push(format!("Delta not served: {why}; the Delta cases SKIP"));
+    }
+    let no_services = preflight::per_type_served(&target, config.timeout).await;
+    if let Some(why) = &no_services {
+        notes.push(format!(
+            "the per-type services are not served: {why}; their cases SKIP (ADS is judged)"
+        ));
     }
     // Kept aside, not used: the directory is still put back as found at the end.
     let mut unserved = None;
@@ -148,7 +170,10 @@ pub async fn run(
         run,
         fixtures,
         no_delta,
+        no_services,
         fixtures_unserved: unserved.is_some(),
+        findings: conversation::Findings::default(),
+        check: "",
     };
     let mut report = CheckReport {
         server: config.server.clone(),
@@ -160,23 +185,67 @@ pub async fn run(
     tokio::pin!(shutdown);
     for check in checks {
         let started = Instant::now();
-        let outcome = tokio::select! {
-            outcome = suite::run(check, &mut ctx) => outcome,
+        let cases = tokio::select! {
+            cases = suite::run(&check, &mut ctx) => cases,
             () = &mut shutdown => {
                 report.interrupted = true;
                 break;
             }
         };
-        let elapsed = started.elapsed();
-        let result = CheckResult {
-            check,
-            outcome,
-            elapsed,
-        };
+        let mut cases: Vec<CaseResult> = cases
+            .into_iter()
+            .map(|(case, outcome)| CaseResult {
+                case: case.to_string(),
+                outcome,
+            })
+            .collect();
+        cases.extend(whole_run(check.id, &ctx.findings));
+        let result = CheckResult::of(check, cases, started.elapsed());
         on_event(Event::Result(&result));
         report.results.push(result);
     }
     let used = ctx.fixtures.take().or(unserved);
     report.fixtures = used.map(fixtures::Fixtures::restore);
     Ok(report)
+}
+
+/// How many findings against one sentence a FAIL quotes.
+const SHOWN_FINDINGS: usize = 3;
+
+/// For a check judged on every response of the run: a FAIL case holding what the run's
+/// streams found against its sentences, if anything.
+fn whole_run(id: &str, findings: &conversation::Findings) -> Option<CaseResult> {
+    let found: Vec<conversation::Finding> = suite::collects(id)
+        .iter()
+        .flat_map(|sentence| findings.of(sentence))
+        .collect();
+    if found.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = found
+        .iter()
+        .take(SHOWN_FINDINGS)
+        .map(|f| format!("{} (during {})", f.text, f.during))
+        .collect();
+    let more = found.len().saturating_sub(SHOWN_FINDINGS);
+    let more = match more {
+        0 => String::new(),
+        n => format!("; and {n} more"),
+    };
+    Some(CaseResult {
+        case: "every response of the run".to_string(),
+        outcome: Outcome::Fail(format!("{}{more}", shown.join("; "))),
+    })
+}
+
+/// The report of a server that could not be judged: no check, the reason, exit 2 (what
+/// `--output json` and `junit` print instead of nothing).
+pub fn unjudged(config: &CheckConfig, why: &str) -> CheckReport {
+    CheckReport {
+        server: config.server.clone(),
+        node_id: config.node_id.clone(),
+        strict: config.strict,
+        unjudged: Some(why.to_string()),
+        ..CheckReport::default()
+    }
 }

@@ -19,7 +19,7 @@ use xdsloop_proto::{Codec, Format};
 use super::describe;
 use super::fixtures::PREFIX;
 use super::inventory::Inventory;
-use super::probe::{Delta, Gone, Probe, Target, chain};
+use super::probe::{Delta, Gone, Probe, Service, Sotw, Target, chain};
 use crate::ClientError;
 use crate::transport::tls;
 
@@ -119,6 +119,25 @@ pub(super) async fn delta_served(target: &Target, within: Duration) -> Option<St
     })
 }
 
+/// `None` when the server serves the per-type services (CDS over `ClusterDiscoveryService`
+/// answered, or stayed silent); why not, when the call was refused or ended at once.
+pub(super) async fn per_type_served(target: &Target, within: Duration) -> Option<String> {
+    let mut p = Probe::<Sotw>::open_on(target, Service::Clusters);
+    let gone = match p.subscribe(CLUSTER, &[]).await {
+        Err(gone) => gone,
+        Ok(()) => match p.recv(within).await {
+            Ok(_) | Err(Gone::Silent(_)) => return None,
+            Err(gone) => gone,
+        },
+    };
+    Some(match gone {
+        Gone::Ended(Some((tonic::Code::Unimplemented, message))) => {
+            format!("ClusterDiscoveryService.StreamClusters answered UNIMPLEMENTED ({message})")
+        }
+        other => format!("ClusterDiscoveryService.StreamClusters (wildcard CDS): {other}"),
+    })
+}
+
 /// `None` when `dir` looks like what the server serves, or when that cannot be told (the
 /// server serves nothing); why not, when the server serves resources and none of them is
 /// named in a fixture file under `dir`.
@@ -128,6 +147,7 @@ pub(super) fn fixtures_served(dir: &Path, codec: &Codec, inv: &Inventory) -> Opt
         .iter()
         .chain(&inv.listeners)
         .chain(&inv.endpoints)
+        .chain(&inv.routes)
         .collect();
     if served.is_empty() {
         return None;

@@ -1,5 +1,5 @@
 //! The whole suite against xdsloop-server as the binary runs it (`app::start`: watcher and
-//! every transport over a temp fixture directory), and S13 against one whose message limit
+//! every transport over a temp fixture directory), and xdsloop.large-responses against one whose message limit
 //! is gRPC's 4 MiB default.
 
 use std::{path::Path, time::Duration};
@@ -56,9 +56,9 @@ async fn xdsloop_server_passes_every_check_and_the_directory_is_put_back() {
 #[tokio::test(flavor = "multi_thread")]
 async fn without_fixtures_the_edit_checks_skip_and_say_what_they_need() {
     let server = FixtureServer::start(&base_files()).await;
-    let only = ["FX.push-on-edit", "S10", "S13.large"];
+    let only = ["ack-nack.1", "proto.delta-request.4", "xdsloop.large-responses"];
     let report = run(&config(server.addr(), None, &only)).await;
-    for id in ["FX.push-on-edit", "S10.delta-unsubscribe", "S13.large"] {
+    for id in only {
         let outcome = &result(&report, id).outcome;
         let Outcome::Skip(why) = outcome else {
             panic!("{id}: {outcome:?}");
@@ -75,15 +75,15 @@ async fn without_fixtures_the_edit_checks_skip_and_say_what_they_need() {
 async fn a_fixture_directory_the_server_does_not_serve_is_one_note_and_the_edits_skip() {
     let server = FixtureServer::start(&base_files()).await;
     let elsewhere = tempfile::tempdir().unwrap();
-    let only = ["FX.push-on-edit", "S11", "S13.large"];
+    let only = ["ack-nack.1", "eventual-consistency", "xdsloop.large-responses"];
     let report = run(&config(server.addr(), Some(elsewhere.path()), &only)).await;
     assert_eq!(report.notes.len(), 1, "{:?}", report.notes);
     let note = &report.notes[0];
     assert!(
-        note.contains("probably not the directory the server serves: it serves 3 resource names ([api, ingress, web])"),
+        note.contains("probably not the directory the server serves: it serves 7 resource names ([admin, api, db, ingress, local, metrics, web])"),
         "{note}"
     );
-    for id in ["FX.push-on-edit", "S11.make-before-break"] {
+    for id in ["ack-nack.1", "eventual-consistency.2"] {
         let outcome = &result(&report, id).outcome;
         let Outcome::Skip(why) = outcome else {
             panic!("{id}: {outcome:?}");
@@ -91,7 +91,7 @@ async fn a_fixture_directory_the_server_does_not_serve_is_one_note_and_the_edits
         assert!(why.contains("probably not the directory"), "{id}: {why}");
     }
     assert!(matches!(
-        result(&report, "S13.large").outcome,
+        result(&report, "xdsloop.large-responses").outcome,
         Outcome::Skip(_)
     ));
     assert_eq!(report.summary().exit, 0);
@@ -106,7 +106,7 @@ async fn a_fixture_directory_the_server_does_not_serve_is_one_note_and_the_edits
 async fn an_interrupted_run_still_puts_the_directory_back() {
     let server = FixtureServer::start(&base_files()).await;
     let before = tree(server.dir.path());
-    let config = config(server.addr(), Some(server.dir.path()), &["FX.push-on-edit"]);
+    let config = config(server.addr(), Some(server.dir.path()), &["ack-nack.1"]);
     let journal = server.dir.path().join(".xdsloop-check-journal");
     // The journal is written just before the check's first file: interrupt right then.
     let ctrl_c = async {
@@ -131,10 +131,10 @@ async fn an_interrupted_run_still_puts_the_directory_back() {
     assert_eq!(tree(server.dir.path()), before);
 }
 
-/// S13's breaker is the real server with gRPC's default limit: the 6.4 MB CDS response it
+/// xdsloop.large-responses' breaker is the real server with gRPC's default limit: the 6.4 MB CDS response it
 /// would send becomes OUT_OF_RANGE. The same server with its default limit passes.
 #[tokio::test(flavor = "multi_thread")]
-async fn s13_large_fails_against_a_server_limited_to_4_mib() {
+async fn large_responses_fail_against_a_server_limited_to_4_mib() {
     for (limit, passes) in [(64 << 20, true), (4 << 20, false)] {
         let dir = base_dir();
         let server = TestServer::builder()
@@ -143,8 +143,8 @@ async fn s13_large_fails_against_a_server_limited_to_4_mib() {
             .max_message_bytes(limit)
             .configure(|config| config.debounce = Duration::from_millis(20));
         let server = server.start().await.unwrap();
-        let report = run(&config(server.addr(), Some(dir.path()), &["S13.large"])).await;
-        let outcome = &result(&report, "S13.large").outcome;
+        let report = run(&config(server.addr(), Some(dir.path()), &["xdsloop.large-responses"])).await;
+        let outcome = &result(&report, "xdsloop.large-responses").outcome;
         match (passes, outcome) {
             (true, Outcome::Pass(text)) => assert!(text.contains("arrived whole"), "{text}"),
             (false, Outcome::Fail(evidence)) => {

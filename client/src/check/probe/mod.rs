@@ -11,14 +11,19 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
-use tokio::time::{Instant, timeout, timeout_at};
+use tokio::time::timeout;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Status, Streaming};
 use xdsloop_proto::discovery::{
     DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse, Node,
 };
+use xdsloop_proto::envoy::envoy::service::cluster::v3::cluster_discovery_service_client::ClusterDiscoveryServiceClient as Cds;
 use xdsloop_proto::envoy::envoy::service::discovery::v3::aggregated_discovery_service_client::AggregatedDiscoveryServiceClient as Ads;
+use xdsloop_proto::envoy::envoy::service::endpoint::v3::endpoint_discovery_service_client::EndpointDiscoveryServiceClient as Eds;
+use xdsloop_proto::envoy::envoy::service::listener::v3::listener_discovery_service_client::ListenerDiscoveryServiceClient as Lds;
+use xdsloop_proto::envoy::envoy::service::route::v3::route_discovery_service_client::RouteDiscoveryServiceClient as Rds;
+use xdsloop_proto::type_url;
 
 use crate::ClientError;
 use crate::config::ClientTls;
@@ -31,6 +36,15 @@ const REQUEST_QUEUE: usize = 16;
 /// How long a request may wait for room in the queue (a server that stopped reading), and how
 /// long a closed call may take to deliver its status.
 const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A tonic client of `$client` on a connection of its own, with the suite's message limits.
+macro_rules! client {
+    ($target:expr, $client:ty) => {
+        <$client>::new($target.channel())
+            .max_decoding_message_size($target.max_message_bytes)
+            .max_encoding_message_size($target.max_message_bytes)
+    };
+}
 
 /// Where the server is, how to reach it and who the suite says it is.
 #[derive(Clone, Debug)]
@@ -76,16 +90,15 @@ impl Target {
         }
     }
 
+    /// An ADS client on a connection of its own, with the suite's message limits.
+    pub(super) fn ads(&self) -> Ads<Channel> {
+        client!(self, Ads<Channel>)
+    }
+
     /// A channel of its own: every probe stream gets its own HTTP/2 connection, so one
     /// stream's fate (a reset connection) never decides another check.
     pub(super) fn channel(&self) -> Channel {
         self.endpoint.connect_lazy()
-    }
-
-    pub(super) fn ads(&self) -> Ads<Channel> {
-        Ads::new(self.channel())
-            .max_decoding_message_size(self.max_message_bytes)
-            .max_encoding_message_size(self.max_message_bytes)
     }
 
     pub(super) fn node(&self) -> Node {
@@ -128,20 +141,48 @@ impl fmt::Display for Gone {
     }
 }
 
-/// What arrived during a quiet window, and whether the stream ended in it.
-#[derive(Debug)]
-pub(super) struct Quiet<R> {
-    pub got: Vec<R>,
-    pub ended: Option<Gone>,
+/// Where a probe stream goes: ADS, or one of the per-type services (one type each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Service {
+    Ads,
+    Clusters,
+    Endpoints,
+    Listeners,
+    Routes,
 }
 
-/// The two ADS methods.
+impl Service {
+    /// The per-type service that serves `type_url`, if the suite exercises one.
+    pub(crate) fn for_type(type_url: &str) -> Option<Service> {
+        match type_url {
+            type_url::CLUSTER => Some(Service::Clusters),
+            type_url::ENDPOINT => Some(Service::Endpoints),
+            type_url::LISTENER => Some(Service::Listeners),
+            type_url::ROUTE => Some(Service::Routes),
+            _ => None,
+        }
+    }
+
+    /// `ads`, or the service's short name (`cds`) as the evidence writes it.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Service::Ads => "ads",
+            Service::Clusters => "cds-service",
+            Service::Endpoints => "eds-service",
+            Service::Listeners => "lds-service",
+            Service::Routes => "rds-service",
+        }
+    }
+}
+
+/// The two variants' messages and how each service opens a stream of them.
 pub(super) trait Variant: Sized + 'static {
     type Request: Send + 'static;
     type Response: Send + 'static;
     fn set_node(request: &mut Self::Request, node: Node);
     fn call(
-        ads: Ads<Channel>,
+        target: &Target,
+        service: Service,
         requests: ReceiverStream<Self::Request>,
     ) -> impl Future<Output = Result<Streaming<Self::Response>, Status>> + Send + 'static;
 }
@@ -155,14 +196,22 @@ impl Variant for Sotw {
     fn set_node(request: &mut DiscoveryRequest, node: Node) {
         request.node = Some(node);
     }
-    async fn call(
-        mut ads: Ads<Channel>,
+    fn call(
+        target: &Target,
+        service: Service,
         requests: ReceiverStream<DiscoveryRequest>,
-    ) -> Result<Streaming<DiscoveryResponse>, Status> {
-        Ok(ads
-            .stream_aggregated_resources(requests)
-            .await?
-            .into_inner())
+    ) -> impl Future<Output = Result<Streaming<DiscoveryResponse>, Status>> + Send + 'static {
+        let target = target.clone();
+        async move {
+            let stream = match service {
+                Service::Ads => client!(target, Ads<Channel>).stream_aggregated_resources(requests).await,
+                Service::Clusters => client!(target, Cds<Channel>).stream_clusters(requests).await,
+                Service::Endpoints => client!(target, Eds<Channel>).stream_endpoints(requests).await,
+                Service::Listeners => client!(target, Lds<Channel>).stream_listeners(requests).await,
+                Service::Routes => client!(target, Rds<Channel>).stream_routes(requests).await,
+            };
+            Ok(stream?.into_inner())
+        }
     }
 }
 
@@ -172,11 +221,23 @@ impl Variant for Delta {
     fn set_node(request: &mut DeltaDiscoveryRequest, node: Node) {
         request.node = Some(node);
     }
-    async fn call(
-        mut ads: Ads<Channel>,
+    fn call(
+        target: &Target,
+        service: Service,
         requests: ReceiverStream<DeltaDiscoveryRequest>,
-    ) -> Result<Streaming<DeltaDiscoveryResponse>, Status> {
-        Ok(ads.delta_aggregated_resources(requests).await?.into_inner())
+    ) -> impl Future<Output = Result<Streaming<DeltaDiscoveryResponse>, Status>> + Send + 'static
+    {
+        let target = target.clone();
+        async move {
+            let stream = match service {
+                Service::Ads => client!(target, Ads<Channel>).delta_aggregated_resources(requests).await,
+                Service::Clusters => client!(target, Cds<Channel>).delta_clusters(requests).await,
+                Service::Endpoints => client!(target, Eds<Channel>).delta_endpoints(requests).await,
+                Service::Listeners => client!(target, Lds<Channel>).delta_listeners(requests).await,
+                Service::Routes => client!(target, Rds<Channel>).delta_routes(requests).await,
+            };
+            Ok(stream?.into_inner())
+        }
     }
 }
 
@@ -202,9 +263,15 @@ pub(super) struct Probe<V: Variant> {
 }
 
 impl<V: Variant> Probe<V> {
+    /// A stream of `StreamAggregatedResources` (or `DeltaAggregatedResources`).
     pub(super) fn open(target: &Target) -> Self {
+        Self::open_on(target, Service::Ads)
+    }
+
+    /// A stream of `service` (ADS or a per-type service), on a connection of its own.
+    pub(super) fn open_on(target: &Target, service: Service) -> Self {
         let (requests, rx) = mpsc::channel(REQUEST_QUEUE);
-        let call = V::call(target.ads(), ReceiverStream::new(rx));
+        let call = V::call(target, service, ReceiverStream::new(rx));
         Self {
             requests,
             state: State::Opening(Box::pin(call)),
@@ -247,43 +314,8 @@ impl<V: Variant> Probe<V> {
             .unwrap_or(Err(Gone::Silent(within)))
     }
 
-    /// Everything that arrives within `window` (a correct server often sends nothing).
-    pub(super) async fn quiet(&mut self, window: Duration) -> Quiet<V::Response> {
-        let deadline = Instant::now() + window;
-        let mut got = Vec::new();
-        loop {
-            match timeout_at(deadline, self.next()).await {
-                Err(_) => return Quiet { got, ended: None },
-                Ok(Ok(response)) => got.push(response),
-                Ok(Err(gone)) => {
-                    return Quiet {
-                        got,
-                        ended: Some(gone),
-                    };
-                }
-            }
-        }
-    }
-
-    /// Responses until one satisfies `wanted` (returned with those before it), within `within`.
-    pub(super) async fn until(
-        &mut self,
-        within: Duration,
-        mut wanted: impl FnMut(&V::Response) -> bool,
-    ) -> Result<(V::Response, Vec<V::Response>), (Gone, Vec<V::Response>)> {
-        let deadline = Instant::now() + within;
-        let mut before = Vec::new();
-        loop {
-            match timeout_at(deadline, self.next()).await {
-                Err(_) => return Err((Gone::Silent(within), before)),
-                Ok(Err(gone)) => return Err((gone, before)),
-                Ok(Ok(r)) if wanted(&r) => return Ok((r, before)),
-                Ok(Ok(r)) => before.push(r),
-            }
-        }
-    }
-
-    async fn next(&mut self) -> Result<V::Response, Gone> {
+    /// The next response, however long it takes.
+    pub(super) async fn next(&mut self) -> Result<V::Response, Gone> {
         match self.early.pop_front() {
             Some(response) => Ok(response),
             None => self.read().await,

@@ -4,8 +4,7 @@
 use std::collections::BTreeMap;
 
 use xdsloop_proto::discovery::{
-    DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
-    Status as RpcStatus,
+    DeltaDiscoveryRequest, DiscoveryRequest, DiscoveryResponse,
 };
 
 use super::{Delta, Gone, Probe, Sotw};
@@ -42,24 +41,6 @@ impl Probe<Sotw> {
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         let (url, version, nonce) = (&response.type_url, &response.version_info, &response.nonce);
         self.request(url, &names, version, nonce).await
-    }
-
-    /// NACKs `response`, reporting `accepted` as the last good version (S2).
-    pub(crate) async fn nack(
-        &mut self,
-        response: &DiscoveryResponse,
-        accepted: &str,
-    ) -> Result<(), Gone> {
-        let names = self.interest_of(&response.type_url);
-        self.send(DiscoveryRequest {
-            version_info: accepted.to_string(),
-            resource_names: names,
-            type_url: response.type_url.clone(),
-            response_nonce: response.nonce.clone(),
-            error_detail: Some(rejection()),
-            ..Default::default()
-        })
-        .await
     }
 
     fn interest_of(&self, type_url: &str) -> Vec<String> {
@@ -99,23 +80,5 @@ impl Probe<Delta> {
             ..Default::default()
         })
         .await
-    }
-
-    pub(crate) async fn ack(&mut self, response: &DeltaDiscoveryResponse) -> Result<(), Gone> {
-        self.send(DeltaDiscoveryRequest {
-            type_url: response.type_url.clone(),
-            response_nonce: response.nonce.clone(),
-            ..Default::default()
-        })
-        .await
-    }
-}
-
-/// The `error_detail` of the suite's NACKs: INVALID_ARGUMENT, as gRPC's clients send.
-fn rejection() -> RpcStatus {
-    RpcStatus {
-        code: tonic::Code::InvalidArgument as i32,
-        message: "rejected by xdsloop-client check".to_string(),
-        details: Vec::new(),
     }
 }

@@ -1,23 +1,43 @@
-//! Checks that edit the served fixtures and watch a SotW CDS wildcard stream: an edit is
-//! pushed as a new version (S3), a NACKed version is parked until the next edit (S3), and an
-//! invalid file changes nothing a client holds.
+//! Checks that edit the served fixtures: an edit comes under a new version (ack-nack.1), a
+//! name asked for before it existed is pushed once it does (resource-not-existed.3), an LDS or
+//! CDS push holds every resource (grouping.3), and an invalid file changes nothing
+//! (xdsloop.bad-edit-keeps-last-good).
 //!
-//! Each check removes its file at the end and waits for the server to push the removal, so
-//! the next check starts from the directory as found.
+//! Each case removes its file at the end and waits for the server to serve the directory as
+//! found, so the next case starts from there.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::Value;
 use tokio::time::Instant;
-use xdsloop_proto::discovery::DiscoveryResponse;
+use xdsloop_proto::Variant;
 use xdsloop_proto::type_url::CLUSTER;
 
-use super::resources::{body, cluster};
-use super::{Ctx, OrFail, Step, fail, skip};
-use crate::check::describe;
-use crate::check::probe::{Gone, Probe, Sotw};
+use super::resources::{cluster, of_type};
+use super::{Ctx, Sent, Step, fail, judged, setup, short, skip};
+use crate::check::case::{Case, ROOT_TYPES};
+use crate::check::conversation::{Conv, Seen};
+use crate::check::probe::Service;
 use crate::check::report::Outcome;
+
+/// One case of a check that edits fixtures, its streams finished with a quiet window, its
+/// file removed.
+pub(super) async fn dispatch(id: &str, ctx: &mut Ctx, case: Case) -> Step<Outcome> {
+    let stem = format!("{}-{}", id.replace(['.', '/'], "-"), case.to_string().replace(' ', "-"));
+    let outcome = match id {
+        "ack-nack.1" => edit_versioned(ctx, case, &stem).await,
+        "resource-not-existed.3" => created_pushed(ctx, case, &stem).await,
+        "grouping.3" => full_state_pushed(ctx, case, &stem).await,
+        "proto.delta-request.4" => super::edit_delta::delta_changes(ctx, case, &stem).await,
+        "eventual-consistency.2" => super::order::make_before_break(ctx, case, &stem).await,
+        "xdsloop.large-responses" => super::large::large(ctx, case, &stem).await,
+        "xdsloop.bad-edit-keeps-last-good" => keeps_last_good(ctx, case, &stem).await,
+        other => unreachable!("{other} is in the catalog but has no implementation"),
+    };
+    clean_up(ctx, &stem).await;
+    outcome
+}
 
 /// The name of the suite's resource `what` in this run.
 pub(super) fn own(ctx: &Ctx, what: &str) -> String {
@@ -27,227 +47,201 @@ pub(super) fn own(ctx: &Ctx, what: &str) -> String {
 
 /// Writes the suite's file `stem`; a directory the suite cannot write to is a SKIP.
 pub(super) fn write(ctx: &mut Ctx, stem: &str, resources: &[Value]) -> Step<()> {
-    let fixtures = ctx
-        .fixtures
-        .as_mut()
-        .ok_or_else(|| skip("needs --fixtures"))?;
+    let fixtures = ctx.fixtures.as_mut().ok_or_else(|| skip("needs --fixtures"))?;
     fixtures.write(stem, resources).map_err(skip)
 }
 
 pub(super) fn remove(ctx: &mut Ctx, stem: &str) -> Step<()> {
-    let fixtures = ctx
-        .fixtures
-        .as_mut()
-        .ok_or_else(|| skip("needs --fixtures"))?;
+    let fixtures = ctx.fixtures.as_mut().ok_or_else(|| skip("needs --fixtures"))?;
     fixtures.remove(stem).map_err(skip)
 }
 
-/// The next CDS response satisfying `wanted` within `--push-timeout`, ACKed.
-pub(super) async fn wait_cds(
-    ctx: &Ctx,
-    p: &mut Probe<Sotw>,
-    wanted: impl FnMut(&DiscoveryResponse) -> bool,
-) -> Result<DiscoveryResponse, String> {
-    match p.until(ctx.push_timeout, wanted).await {
-        Ok((found, _)) => {
-            p.ack(&found).await.map_err(|g| g.to_string())?;
-            Ok(found)
-        }
-        Err((Gone::Silent(_), before)) if !before.is_empty() => Err(format!(
-            "not within {}; sent instead: {}",
-            humantime::format_duration(ctx.push_timeout),
-            ctx.show_all(&before)
-        )),
-        Err((gone, _)) => Err(gone.to_string()),
-    }
-}
-
-/// Deletes file `stem` and waits until the server serves CDS without `name`, asking on fresh
-/// streams (the check's own may have ended, and with the file present a new one may fail
-/// too). Best effort, within `--push-timeout`: the outcome was decided before; this only
-/// keeps the next check from seeing the removal.
-pub(super) async fn clean_up(ctx: &mut Ctx, stem: &str, name: &str) {
+/// Deletes file `stem` (if the case left it) and waits until the server no longer serves
+/// the suite's resources of this run, asking on fresh streams. Best effort, within
+/// `--push-timeout`: the outcome was decided before; this only keeps the next case from
+/// seeing the removal.
+async fn clean_up(ctx: &mut Ctx, stem: &str) {
     if remove(ctx, stem).is_err() {
         return;
     }
+    let prefix = own(ctx, "");
     let deadline = Instant::now() + ctx.push_timeout;
+    let case = Case {
+        type_url: CLUSTER,
+        variant: Variant::Sotw,
+        service: Service::Ads,
+    };
     while Instant::now() < deadline {
-        let mut p = ctx.sotw();
-        match ctx.ask(&mut p, CLUSTER, &[]).await {
-            Ok(now) if body(&ctx.codec, &now, name).is_none() => return,
-            Ok(_) => {
-                let _ = wait_cds(ctx, &mut p, |r| body(&ctx.codec, r, name).is_none()).await;
-                return;
-            }
-            // Retrying an external server, not synchronising with it.
-            Err(_) => tokio::time::sleep(RETRY).await,
+        let mut conv = ctx.conv(case);
+        let _ = conv.want(CLUSTER, &[]).await;
+        let left = deadline.saturating_duration_since(Instant::now());
+        let clean = conv
+            .until(CLUSTER, left, |s| s.names().iter().all(|n| !n.starts_with(&prefix)))
+            .await;
+        conv.finish(Duration::ZERO).await;
+        if clean.is_ok() {
+            return;
         }
+        // Retrying an external server, not synchronising with it.
+        tokio::time::sleep(RETRY).await;
     }
 }
 
 /// Pause between attempts of [`clean_up`].
 const RETRY: Duration = Duration::from_millis(100);
 
-pub(super) async fn push_on_edit(ctx: &mut Ctx) -> Step<Outcome> {
-    let name = own(ctx, "push");
-    let mut p = ctx.sotw();
-    ctx.ask(&mut p, CLUSTER, &[]).await?;
-    let outcome = pushes_edits(ctx, &mut p, &name).await;
-    clean_up(ctx, "push", &name).await;
-    outcome
+/// Subscribes `conv` to its case's type: the wildcard for LDS/CDS, else `name`.
+async fn subscribe(ctx: &Ctx, conv: &mut Conv, name: &str) -> Step<()> {
+    let url = conv.case().type_url;
+    match ROOT_TYPES.contains(&url) {
+        true => ctx.ask_for(conv, url, &[]).await.map(drop),
+        false => conv.want(url, &[name]).await.sent("subscribing"),
+    }
 }
 
-async fn pushes_edits(ctx: &mut Ctx, p: &mut Probe<Sotw>, name: &str) -> Step<Outcome> {
-    write(ctx, "push", &[cluster(name, 1)])?;
-    let added = wait_cds(ctx, p, |r| body(&ctx.codec, r, name).is_some());
-    let added = added.await.map_err(|e| {
-        fail(format!(
-            "a new file with cluster {name} was not pushed: {e}"
-        ))
-    })?;
-    let was = body(&ctx.codec, &added, name).unwrap_or_default().to_vec();
-    write(ctx, "push", &[cluster(name, 2)])?;
-    let changed = |r: &DiscoveryResponse| body(&ctx.codec, r, name).is_some_and(|b| b != was);
-    let edited = wait_cds(ctx, p, changed).await;
-    let edited =
-        edited.map_err(|e| fail(format!("the edit of cluster {name} was not pushed: {e}")))?;
-    if edited.version_info == added.version_info {
+/// Waits for `name` on `conv` within `--push-timeout`.
+async fn pushed(ctx: &Ctx, conv: &mut Conv, name: &str, mut more: impl FnMut(&Seen) -> bool) -> Result<Seen, crate::check::conversation::Miss> {
+    let url = conv.case().type_url;
+    conv.until(url, ctx.push_timeout, |s| s.has(name) && more(s)).await
+}
+
+async fn edit_versioned(ctx: &mut Ctx, case: Case, stem: &str) -> Step<Outcome> {
+    let url = case.type_url;
+    let name = own(ctx, "versioned");
+    let mut conv = ctx.conv(case);
+    subscribe(ctx, &mut conv, &name).await?;
+    write(ctx, stem, &[of_type(url, &name, 1)])?;
+    let what = format!("a new file with {} {name}", short(url));
+    let added = setup(pushed(ctx, &mut conv, &name, |_| true).await, &what)?;
+    let was = body(&added, &name);
+    write(ctx, stem, &[of_type(url, &name, 2)])?;
+    let what = format!("the edit of {} {name} was not pushed", short(url));
+    let edited = judged(pushed(ctx, &mut conv, &name, |s| body(s, &name) != was).await, what);
+    conv.finish(ctx.quiet).await;
+    let edited = edited?;
+    if edited.version == added.version {
         return Err(fail(format!(
-            "the edit of cluster {name} was pushed under the same version: {} then {}",
-            ctx.show(&added),
-            ctx.show(&edited)
+            "the edit of {name} was pushed under the same version: {} then {}",
+            added.shown, edited.shown
         )));
     }
     Ok(Outcome::Pass(format!(
-        "new file pushed as cds v{:?}, its edit as v{:?}",
-        added.version_info, edited.version_info
+        "new file pushed as {} v{:?}, its edit as v{:?}",
+        short(url),
+        added.version,
+        edited.version
     )))
 }
 
-pub(super) async fn nack_then_change(ctx: &mut Ctx) -> Step<Outcome> {
-    let name = own(ctx, "nack");
-    let mut p = ctx.sotw();
-    let accepted = ctx.ask(&mut p, CLUSTER, &[]).await?;
-    let outcome = parks_nacked(ctx, &mut p, &name, &accepted.version_info).await;
-    clean_up(ctx, "nack", &name).await;
-    outcome
+async fn created_pushed(ctx: &mut Ctx, case: Case, stem: &str) -> Step<Outcome> {
+    let url = case.type_url;
+    let name = own(ctx, "created");
+    let mut conv = ctx.conv(case);
+    conv.want(url, &[&name]).await.sent("subscribing")?;
+    // Whatever the server answers for a name that does not exist yet (nothing, an empty
+    // response, a removal) is ACKed; what counts is the push once it exists.
+    let _ = conv.quiet(ctx.quiet).await;
+    write(ctx, stem, &[of_type(url, &name, 1)])?;
+    let what = format!(
+        "{} {name} was asked for before it existed; a file creating it was not pushed",
+        short(url)
+    );
+    let created = judged(pushed(ctx, &mut conv, &name, |_| true).await, what);
+    conv.finish(ctx.quiet).await;
+    Ok(Outcome::Pass(format!(
+        "{} {name}, asked for before it existed, came once a file created it: {}",
+        short(url),
+        created?.shown
+    )))
 }
 
-async fn parks_nacked(
-    ctx: &mut Ctx,
-    p: &mut Probe<Sotw>,
-    name: &str,
-    accepted: &str,
-) -> Step<Outcome> {
-    write(ctx, "nack", &[cluster(name, 1)])?;
-    let holding = |r: &DiscoveryResponse| body(&ctx.codec, r, name).is_some();
-    let rejected = match p.until(ctx.push_timeout, holding).await {
-        Ok((r, _)) => r,
-        Err((gone, _)) => {
-            return Err(fail(format!(
-                "a new file with cluster {name} was not pushed: {gone}"
-            )));
-        }
-    };
-    p.nack(&rejected, accepted).await.or_fail("NACK")?;
-    let quiet = p.quiet(ctx.quiet).await;
-    let again = quiet
-        .got
-        .into_iter()
-        .filter(|r| r.version_info == rejected.version_info);
-    let again: Vec<DiscoveryResponse> = again.collect();
-    if !again.is_empty() {
+async fn full_state_pushed(ctx: &mut Ctx, case: Case, stem: &str) -> Step<Outcome> {
+    let url = case.type_url;
+    let name = own(ctx, "full");
+    let mut conv = ctx.conv(case);
+    ctx.ask_for(&mut conv, url, &[]).await?;
+    let held: Vec<String> = conv.last(url).map(|s| s.names().iter().map(|n| n.to_string()).collect()).unwrap_or_default();
+    write(ctx, stem, &[of_type(url, &name, 1)])?;
+    let what = format!("a new file with {} {name}", short(url));
+    let added = setup(pushed(ctx, &mut conv, &name, |_| true).await, &what)?;
+    let was = body(&added, &name);
+    write(ctx, stem, &[of_type(url, &name, 2)])?;
+    let what = format!("the edit of {name}");
+    let edited = pushed(ctx, &mut conv, &name, |s| body(s, &name) != was).await;
+    let edited = setup(edited, &what);
+    conv.finish(ctx.quiet).await;
+    let edited = edited?;
+    let lacking: Vec<&String> = held.iter().filter(|n| !edited.has(n)).collect();
+    if !lacking.is_empty() {
         return Err(fail(format!(
-            "NACKed {}; sent again: {}",
-            ctx.show(&rejected),
-            ctx.show_all(&again)
-        )));
-    }
-    write(ctx, "nack", &[cluster(name, 2)])?;
-    let was = body(&ctx.codec, &rejected, name)
-        .unwrap_or_default()
-        .to_vec();
-    let changed = |r: &DiscoveryResponse| body(&ctx.codec, r, name).is_some_and(|b| b != was);
-    let next = wait_cds(ctx, p, changed).await;
-    let next = next.map_err(|e| {
-        fail(format!(
-            "after a NACK, the next edit of {name} was not pushed: {e}"
-        ))
-    })?;
-    if next.version_info == rejected.version_info {
-        return Err(fail(format!(
-            "the edit after the NACK reuses the NACKed version: {}",
-            ctx.show(&next)
+            "an edit of {name} alone was pushed without {} the client holds (an LDS/CDS response is the full state): {}",
+            super::list(&lacking),
+            edited.shown
         )));
     }
     Ok(Outcome::Pass(format!(
-        "NACKed v{:?} not resent in {}; the next edit came as v{:?}",
-        rejected.version_info,
-        humantime::format_duration(ctx.quiet),
-        next.version_info
+        "the edit of {name} came with all {} held: {}",
+        held.len(),
+        edited.shown
     )))
 }
 
-/// name → encoded resource: what a client holds after applying a CDS response.
-fn contents(ctx: &Ctx, response: &DiscoveryResponse) -> BTreeMap<String, Vec<u8>> {
-    let names = ctx.names(response).into_iter();
-    names
-        .zip(response.resources.iter().map(|a| a.value.clone()))
-        .collect()
+/// name → encoded resource: what a client holds after applying a response.
+fn contents(seen: &Seen) -> BTreeMap<String, Option<Vec<u8>>> {
+    let items = seen.resources.iter();
+    items.map(|r| (r.name.clone(), r.body.clone())).collect()
 }
 
-pub(super) async fn bad_edit_keeps_last_good(ctx: &mut Ctx) -> Step<Outcome> {
+/// The body of `name` in `seen`.
+fn body(seen: &Seen, name: &str) -> Option<Vec<u8>> {
+    let found = seen.resources.iter().find(|r| r.name == name);
+    found.and_then(|r| r.body.clone())
+}
+
+async fn keeps_last_good(ctx: &mut Ctx, case: Case, stem: &str) -> Step<Outcome> {
     let name = own(ctx, "bad");
-    let mut p = ctx.sotw();
-    ctx.ask(&mut p, CLUSTER, &[]).await?;
-    let outcome = keeps_last_good(ctx, &mut p, &name).await;
-    clean_up(ctx, "bad", &name).await;
-    outcome
-}
-
-async fn keeps_last_good(ctx: &mut Ctx, p: &mut Probe<Sotw>, name: &str) -> Step<Outcome> {
-    write(ctx, "bad", &[cluster(name, 1)])?;
-    let good = wait_cds(ctx, p, |r| body(&ctx.codec, r, name).is_some()).await;
-    let good = good.map_err(|e| {
-        fail(format!(
-            "a new file with cluster {name} was not pushed: {e}"
-        ))
-    })?;
-    let held = contents(ctx, &good);
+    let mut conv = ctx.conv(case);
+    ctx.ask_for(&mut conv, CLUSTER, &[]).await?;
+    write(ctx, stem, &[cluster(&name, 1)])?;
+    let good = setup(pushed(ctx, &mut conv, &name, |_| true).await, format!("a new file with cluster {name}"))?;
+    let held = contents(&good);
     let broken = "{\"version_info\": \"xdsloop-check-broken\", \"resources\": [";
-    let fixtures = ctx
-        .fixtures
-        .as_mut()
-        .ok_or_else(|| skip("needs --fixtures"))?;
-    fixtures.write_text("bad", broken).map_err(skip)?;
-    let quiet = p.quiet(ctx.quiet).await;
-    if let Some(r) = quiet.got.iter().find(|r| contents(ctx, r) != held) {
+    let fixtures = ctx.fixtures.as_mut().ok_or_else(|| skip("needs --fixtures"))?;
+    fixtures.write_text(stem, broken).map_err(skip)?;
+    let quiet = conv.quiet(ctx.quiet).await;
+    if let Some(r) = quiet.got.iter().find(|r| r.type_url == CLUSTER && contents(r) != held) {
         return Err(fail(format!(
             "after {name}'s file became invalid JSON, the server pushed {} (clients held {})",
-            ctx.show(r),
-            ctx.show(&good)
+            r.shown, good.shown
         )));
     }
-    let mut fresh = ctx.sotw();
-    let now = ctx.ask(&mut fresh, CLUSTER, &[]).await?;
-    if contents(ctx, &now) != held {
+    let mut fresh = ctx.conv(case);
+    let now = ctx.ask_for(&mut fresh, CLUSTER, &[]).await;
+    let now_held = fresh.last(CLUSTER).map(contents);
+    fresh.finish(Duration::ZERO).await;
+    now?;
+    if now_held.as_ref() != Some(&held) {
         return Err(fail(format!(
             "with the invalid file, a new stream got {} instead of the last good {}",
-            ctx.show(&now),
-            ctx.show(&good)
+            fresh_shown(now_held),
+            good.shown
         )));
     }
-    remove(ctx, "bad")?;
-    let gone = wait_cds(ctx, p, |r| body(&ctx.codec, r, name).is_none()).await;
-    let gone = gone.map_err(|e| {
-        fail(format!(
-            "removing the invalid file was not pushed ({name} still served): {e}"
-        ))
-    })?;
+    remove(ctx, stem)?;
+    let what = format!("removing the invalid file was not pushed ({name} still served)");
+    let gone = judged(conv.until(CLUSTER, ctx.push_timeout, |s| !s.has(&name)).await, what);
+    conv.finish(ctx.quiet).await;
     Ok(Outcome::Pass(format!(
         "invalid file: nothing pushed in {}, a new stream got the last good {} clusters; its removal came as {}",
         humantime::format_duration(ctx.quiet),
         held.len(),
-        describe::sotw(&ctx.codec, &gone)
+        gone?.shown
     )))
+}
+
+fn fresh_shown(held: Option<BTreeMap<String, Option<Vec<u8>>>>) -> String {
+    match held {
+        Some(held) => format!("{} clusters", held.len()),
+        None => "nothing".to_string(),
+    }
 }

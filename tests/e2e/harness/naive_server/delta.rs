@@ -1,10 +1,13 @@
-//! The naive server's Delta stream: per type the subscription (wildcard and names) and what
-//! the client holds (`known`: name → version, `None` = told it does not exist).
+//! The naive server's Delta stream: per type the subscription (wildcard and names), the latest
+//! nonce and what the client holds (`known`: name → version, `None` = told it does not exist).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use tonic::Status;
-use xdsloop_proto::discovery::{Any, DeltaDiscoveryRequest, DeltaDiscoveryResponse, WireResource};
+use xdsloop_proto::{
+    discovery::{Any, DeltaDiscoveryRequest, DeltaDiscoveryResponse, WireResource},
+    type_url,
+};
 
 use super::{
     Bug, Legal,
@@ -17,6 +20,9 @@ struct TypeState {
     wildcard: bool,
     names: BTreeSet<String>,
     known: BTreeMap<String, Option<String>>,
+    nonce: String,
+    /// Names unsubscribed whose changes are still pushed ([`Legal::PushUnsubscribed`]).
+    lingering: BTreeSet<String>,
 }
 
 pub struct Delta {
@@ -33,6 +39,12 @@ struct Changes {
     removed: BTreeSet<String>,
 }
 
+impl Changes {
+    fn is_empty(&self) -> bool {
+        self.resources.is_empty() && self.removed.is_empty()
+    }
+}
+
 impl Delta {
     pub fn new(bug: Bug, legal: Legal) -> Self {
         Self {
@@ -45,24 +57,20 @@ impl Delta {
 
     /// Brings `known` in line with the set; names in `force` are sent even if held.
     fn reconcile(&mut self, set: &Set, url: &str, force: &BTreeSet<String>) -> Changes {
-        let bug = self.bug;
+        let (bug, legal) = (self.bug, self.legal);
         let state = self.types.entry(url.to_string()).or_default();
         let mut changes = Changes::default();
-        let wanted = |n: &str| state.wildcard || state.names.contains(n);
+        let wanted =
+            |n: &str| state.wildcard || state.names.contains(n) || state.lingering.contains(n);
         let present: Vec<_> = of_type(set, url).filter(|(n, _)| wanted(n)).collect();
         for (name, r) in &present {
             let held = state.known.get(*name) == Some(&Some(r.version.clone()));
-            if held && !force.contains(*name) && bug != Bug::DeltaResendAll {
+            if held && !force.contains(*name) && legal != Legal::ResendAll {
                 continue;
             }
-            let version = if bug == Bug::DeltaNoVersions {
-                String::new()
-            } else {
-                r.version.clone()
-            };
             changes.resources.push(WireResource {
-                name: r.name.clone(),
-                version,
+                name: if bug == Bug::DeltaNoNames { String::new() } else { r.name.clone() },
+                version: r.version.clone(),
                 resource: Some(Any {
                     type_url: url.to_string(),
                     value: r.bytes.to_vec(),
@@ -94,12 +102,14 @@ impl Delta {
 
     fn respond(&mut self, set: &Set, url: &str, changes: Changes) -> DeltaDiscoveryResponse {
         self.nonces += 1;
+        let nonce = self.nonces.to_string();
+        self.types.entry(url.to_string()).or_default().nonce = nonce.clone();
         DeltaDiscoveryResponse {
             system_version_info: version(of_type(set, url).map(|(_, r)| r)),
             resources: changes.resources,
             type_url: url.to_string(),
             removed_resources: changes.removed.into_iter().collect(),
-            nonce: self.nonces.to_string(),
+            nonce,
             ..Default::default()
         }
     }
@@ -118,9 +128,16 @@ impl Machine for Delta {
             return Err(Status::internal("naive server: Delta is not supported"));
         }
         let url = request.type_url.clone();
+        let (bug, legal) = (self.bug, self.legal);
+        if bug == Bug::SilentEds && url == type_url::ENDPOINT {
+            return Ok(Vec::new());
+        }
         let first = !self.types.contains_key(&url);
-        let bug = self.bug;
         let state = self.types.entry(url.clone()).or_default();
+        let nonce = request.response_nonce.as_str();
+        if bug == Bug::DeltaStaleIgnored && !nonce.is_empty() && nonce != state.nonce {
+            return Ok(Vec::new());
+        }
         let subscribe = &request.resource_names_subscribe;
         state.wildcard |= first && subscribe.is_empty();
         for name in subscribe {
@@ -128,21 +145,33 @@ impl Machine for Delta {
                 state.wildcard = true;
             } else {
                 state.names.insert(name.clone());
+                state.lingering.remove(name);
             }
         }
+        let mut dropped = BTreeSet::new();
         for name in &request.resource_names_unsubscribe {
-            if bug == Bug::IgnoreUnsubscribe {
-                break;
+            let subscribed = state.names.contains(name) || (name == "*" && state.wildcard);
+            if bug == Bug::DeltaPhantomCloses && !subscribed {
+                return Err(Status::invalid_argument(format!("{name} was never subscribed")));
             }
             if name == "*" {
                 state.wildcard = false;
+            } else if state.names.remove(name) {
+                dropped.insert(name.clone());
+            }
+        }
+        for name in &dropped {
+            if legal == Legal::PushUnsubscribed && !state.wildcard {
+                // Still pushed when it changes; what the client holds stays as it was.
+                state.lingering.insert(name.clone());
             } else {
-                state.names.remove(name);
                 state.known.remove(name);
             }
         }
+        // Named beside the wildcard and given up: the client cannot tell whether to keep it.
+        let owed = if state.wildcard { dropped } else { BTreeSet::new() };
         let declared = &request.initial_resource_versions;
-        if first && bug != Bug::DeltaIgnoreInitial {
+        if first && legal != Legal::IgnoreDeclared {
             state.known = declared
                 .iter()
                 .map(|(n, v)| (n.clone(), Some(v.clone())))
@@ -154,7 +183,7 @@ impl Machine for Delta {
                 state.known.insert(name.clone(), Some(r.version.clone()));
             }
         }
-        let trust = self.legal == Legal::TrustDeclared || bug == Bug::DeltaTrustAnyDeclared;
+        let trust = legal == Legal::TrustDeclared || bug == Bug::DeltaTrustAnyDeclared;
         let force = subscribe
             .iter()
             .filter(|n| *n != "*" && !(trust && declared.contains_key(*n)));
@@ -162,8 +191,12 @@ impl Machine for Delta {
         if bug == Bug::DeltaResubscribeIgnored && !first {
             force.clear();
         }
-        let changes = self.reconcile(set, &url, &force);
-        if !first && changes.resources.is_empty() && changes.removed.is_empty() {
+        let mut changes = self.reconcile(set, &url, &force);
+        let exists: BTreeSet<&String> = of_type(set, &url).map(|(n, _)| n).collect();
+        if bug != Bug::DeltaWildcardUnsubscribeSilent {
+            changes.removed.extend(owed.into_iter().filter(|n| !exists.contains(n)));
+        }
+        if !first && changes.is_empty() {
             return Ok(Vec::new());
         }
         Ok(vec![self.respond(set, &url, changes)])
@@ -173,8 +206,11 @@ impl Machine for Delta {
         let mut planned = Vec::new();
         let urls: Vec<String> = self.types.keys().cloned().collect();
         for url in urls {
+            if self.bug == Bug::SilentEds && url == type_url::ENDPOINT {
+                continue;
+            }
             let changes = self.reconcile(set, &url, &BTreeSet::new());
-            if changes.resources.is_empty() && changes.removed.is_empty() {
+            if changes.is_empty() {
                 continue;
             }
             let removal_only = changes.resources.is_empty();

@@ -1,13 +1,13 @@
 //! What the SotW and Delta streams of the naive server share: the stream loop, versions,
 //! the v2 type URLs two bugs use, and the order of one update's responses.
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::collections::BTreeMap;
 
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 use tonic::{Status, Streaming};
 use xdsloop_proto::{Resource, type_url, version::fnv1a};
 
-use super::{Bug, Legal, store::Set};
+use super::{Bug, Legal, Shared, store::Set};
 
 /// One stream's protocol state.
 pub trait Machine: Send + 'static {
@@ -25,12 +25,16 @@ pub trait Machine: Send + 'static {
 pub async fn run<M: Machine>(
     mut machine: M,
     mut requests: Streaming<M::Request>,
-    mut set: watch::Receiver<Arc<Set>>,
-    kill: Arc<watch::Sender<bool>>,
-    bug: Bug,
+    shared: Shared,
     responses: mpsc::Sender<Result<M::Response, Status>>,
 ) {
+    let Shared {
+        bug, mut set, kill, ..
+    } = shared;
+    // Under [`Bug::MalformedKillsAll`] a malformed request bumps the counter: the streams open
+    // then die; streams opened later work again (the server "restarted").
     let mut killed = kill.subscribe();
+    let born = *killed.borrow_and_update();
     loop {
         let out = tokio::select! {
             request = requests.message() => match request {
@@ -41,7 +45,7 @@ pub async fn run<M: Machine>(
                 Ok(None) => return,
                 Err(status) => {
                     if bug == Bug::MalformedKillsAll {
-                        kill.send_replace(true);
+                        kill.send_modify(|n| *n += 1);
                     }
                     Err(status)
                 }
@@ -53,7 +57,7 @@ pub async fn run<M: Machine>(
                 let current = set.borrow_and_update().clone();
                 Ok(machine.on_set(&current))
             }
-            _ = killed.wait_for(|k| *k) => Err(Status::internal("naive server: a worker crashed")),
+            _ = killed.wait_for(|n| *n != born) => Err(Status::internal("naive server: a worker crashed")),
         };
         match out {
             Ok(out) => {

@@ -1,16 +1,17 @@
-//! A deliberately small ADS server (SotW and Delta, real tonic on 127.0.0.1:0) over a fixture
-//! directory, with one [`Bug`] switched on: the broken control planes `xdsloop-client check`
-//! must catch. With [`Bug::None`] it passes every check, so a FAIL with the bug on is the
-//! bug's doing (each naive test runs its check both ways).
+//! A deliberately small xDS server (ADS and the CDS/EDS/LDS/RDS services, SotW and Delta, real
+//! tonic on 127.0.0.1:0) over a fixture directory, with one [`Bug`] switched on: the broken
+//! control planes `xdsloop-client check` must catch, each breaking one sentence of the spec (a
+//! few break two, and say which). With [`Bug::None`] it passes every check.
 //!
-//! Or with one [`Legal`] choice: a behaviour the xDS protocol page allows that differs from
-//! the plain one (and from xdsloop-server's), under which no check may FAIL.
+//! Or with one [`Legal`] choice: a behaviour the spec allows that differs from the plain one
+//! (and from xdsloop-server's), under which no check may FAIL.
 //!
 //! Each bug is a mistake a real control plane can make, and each choice one a correct control
 //! plane makes; none is a special case for the suite's requests.
 
 mod delta;
 mod machine;
+mod services;
 mod sotw;
 mod store;
 
@@ -18,19 +19,11 @@ use std::{net::SocketAddr, path::Path, sync::Arc};
 
 use tokio::{
     net::TcpListener,
-    sync::{mpsc, oneshot, watch},
+    sync::{oneshot, watch},
     task::JoinHandle,
 };
-use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
-use tonic::{Request, Response, Status, Streaming, transport::Server};
-use xdsloop_proto::{
-    discovery::{
-        DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
-    },
-    envoy::envoy::service::discovery::v3::aggregated_discovery_service_server::{
-        AggregatedDiscoveryService, AggregatedDiscoveryServiceServer,
-    },
-};
+use tokio_stream::wrappers::TcpListenerStream;
+use tonic::transport::Server;
 
 use self::store::Set;
 
@@ -38,51 +31,80 @@ use self::store::Set;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Bug {
     None,
-    /// The nonce is the version: a resend of unchanged content repeats it (S1).
+    /// The nonce is the version: a response of unchanged content repeats it (basic-protocol.4).
     NonceIsVersion,
-    /// Resources are wrapped in `Any`s with the v2 type URL (S1).
+    /// Resources are wrapped in `Any`s with the v2 type URL (proto.discovery-response.1).
     AnyTypeV2,
-    /// Responses name the v2 type URL while the resources are v3 (S1).
+    /// Responses name the v2 type URL while the resources are v3 (proto.discovery-response.1).
     ResponseTypeV2,
-    /// Every ACK is answered with the same content again (S3).
+    /// Every ACK is answered with the same content again: a push storm (resource-update.1).
     ResendOnAck,
-    /// Every NACK is answered with the rejected content again (S3).
+    /// Every NACK is answered with the rejected content again (resource-update.1).
     ResendOnNack,
-    /// Requests with an old nonce are served like current ones (S4).
-    AnswerStale,
-    /// Only a type's first request is answered; a widened one is not (S5).
-    IgnoreWidening,
-    /// A name sent before on the stream and asked for again after [] is not sent again (S5).
-    ReaddedNotResent,
-    /// `*` is treated as a resource name (S6).
-    StarIsLiteral,
-    /// An empty name list means wildcard even after explicit names (S6).
-    EmptyIsWildcard,
-    /// An ACK of one type pushes every subscribed type again (S7).
+    /// An ACK of one type pushes every subscribed type again (resource-update.1).
     PushAllOnAck,
-    /// Delta resources go out without a version (S8).
-    DeltaNoVersions,
-    /// Delta sends every subscribed resource on each change (S8).
-    DeltaResendAll,
-    /// Delta never reports a subscribed name that does not exist (S8).
+    /// SotW requests with an old nonce are served like current ones (resource-updates.3).
+    AnswerStale,
+    /// Only a type's first request is answered; a widened one is not (resource-hints.4).
+    IgnoreWidening,
+    /// A name sent before on the stream and asked for again after [] is not sent again
+    /// (resource-hints.4).
+    ReaddedNotResent,
+    /// `*` is treated as a resource name (resource-hints.7).
+    StarIsLiteral,
+    /// An empty name list means wildcard even after explicit names (resource-hints.8).
+    EmptyIsWildcard,
+    /// `[a]` after `[*, a]` keeps the wildcard (resource-hints.11).
+    StarStays,
+    /// LDS/CDS responses hold only what is new, not the full state (grouping.2, grouping.3).
+    PartialState,
+    /// A SotW response lists its first resource twice (duplicate-names.1).
+    DuplicateNames,
+    /// A first request that carries a version_info (a client coming back) is not answered
+    /// (ack-nack.3).
+    SkipResumed,
+    /// EDS requests are never answered: the type's first request (basic-protocol.1), named
+    /// resources (resource-hints.2), endpoints during warming (resource-warming.1) and a
+    /// client coming back (ack-nack.3) all go unanswered.
+    SilentEds,
+    /// Delta never reports a subscribed name that does not exist (delta-resource-not-existed.1;
+    /// and delta-unsubscribe.6, which asks for exactly that report).
     DeltaSilentMissing,
-    /// Delta ignores `initial_resource_versions` (S9).
-    DeltaIgnoreInitial,
-    /// Delta: a name subscribed again on a live stream that holds it is not sent (S9).
+    /// Delta: a name subscribed again on a live stream that holds it is not sent
+    /// (delta-subscribe.3, in resource-hints.4/re-added).
     DeltaResubscribeIgnored,
-    /// Delta: a declared name counts as held whatever version it declares (S9).
+    /// Delta: a declared name counts as held whatever version it declares
+    /// (proto.delta-request.5).
     DeltaTrustAnyDeclared,
-    /// An unknown type URL ends the stream (S12).
+    /// Delta requests with a superseded nonce are ignored, subscriptions and all (delta.6).
+    DeltaStaleIgnored,
+    /// Delta: unsubscribing a name never subscribed ends the stream (delta-unsubscribe.4).
+    DeltaPhantomCloses,
+    /// Delta: unsubscribing a name named beside the wildcard is not answered when the name
+    /// does not exist (delta-unsubscribe.6).
+    DeltaWildcardUnsubscribeSilent,
+    /// Delta resources go out without their name (resource-names.1).
+    DeltaNoNames,
+    /// An unknown type URL ends the stream (rpc-services.1).
     UnknownTypeCloses,
-    /// A request that does not decode takes every stream down (S12).
+    /// A request that does not decode takes every open stream down (rpc-services.1).
     MalformedKillsAll,
-    /// The fixtures are read once at start (FX: no push on edit).
+    /// The first CDS request on an ADS stream is also answered with LDS, never asked for
+    /// (rpc-services.1).
+    PushUnasked,
+    /// The fixtures are read once at start: a name asked for before it exists is never pushed
+    /// (resource-not-existed.3), nor a wildcard stream's new resources (proto.delta-request.4).
     IgnoreEdits,
-    /// Endpoints are pushed before the clusters of the same update (S11).
+    /// A subscribed name that does not exist is forgotten: its creation is not pushed
+    /// (resource-not-existed.3).
+    ForgetMissing,
+    /// The SotW version never changes (ack-nack.1).
+    FixedVersion,
+    /// Endpoints are pushed before the clusters of the same update, routes before listeners
+    /// (eventual-consistency.*).
     DependentsFirst,
-    /// Delta unsubscriptions are ignored (S10).
-    IgnoreUnsubscribe,
-    /// A fixture file that does not decode is left out instead of keeping the last good set.
+    /// A fixture file that does not decode is left out instead of keeping the last good set
+    /// (xdsloop.bad-edit-keeps-last-good).
     SkipBadFiles,
 }
 
@@ -93,18 +115,46 @@ pub enum Legal {
     /// A SotW request that narrows the interest is answered with what is left (EDS [] gets an
     /// empty response): "an empty DiscoveryResponse is effectively a no-op" for EDS.
     AnswerNarrowing,
-    /// SotW EDS a resource per response: a widened request is answered with the added names
-    /// only ("Grouping Resources into Responses").
+    /// SotW EDS/RDS a resource per response: a widened request is answered with the added
+    /// names only ("Grouping Resources into Responses").
     GroupPerResource,
     /// Delta: a new stream's names declared in `initial_resource_versions` at their current
     /// version are not sent, even when subscribed (what Envoy's reconnect sends).
     TrustDeclared,
+    /// Delta: `initial_resource_versions` ignored, everything sent again on a new stream
+    /// (servers "may" skip what the client held, ack-nack.3; they need not).
+    IgnoreDeclared,
+    /// Delta: every resource of the type goes out again with each change (delta.1: a server
+    /// only *needs* to send what changed).
+    ResendAll,
+    /// Delta: changes of unsubscribed names are still pushed ("can also send updates for
+    /// resources the client has not subscribed to", proto.delta-request.4).
+    PushUnsubscribed,
+    /// A new SotW stream's wildcard LDS/CDS request at the current version gets no response
+    /// (the optimisation ack-nack.3 allows when the only subscription is a wildcard).
+    SkipResumedWildcard,
     /// Removals parents first: the CDS response without a cluster before the EDS one.
     RemovalsParentsFirst,
-    /// DeltaAggregatedResources answers UNIMPLEMENTED.
+    /// Every resource changes every 150 ms (an unknown field appended, a new version): pushes
+    /// of every type at any moment, crossing every request.
+    Churn,
+    /// DeltaAggregatedResources (and the per-type Delta methods) answer UNIMPLEMENTED.
     DeltaUnimplemented,
     /// A Delta stream is ended at its first request.
     DeltaReset,
+    /// Only ADS: the per-type services answer UNIMPLEMENTED.
+    AdsOnly,
+}
+
+/// What every stream of one server shares.
+#[derive(Clone)]
+pub(super) struct Shared {
+    pub bug: Bug,
+    pub legal: Legal,
+    pub set: watch::Receiver<Arc<Set>>,
+    /// Bumped by a stream that met a malformed request under [`Bug::MalformedKillsAll`]: the
+    /// streams open at that moment die.
+    pub kill: Arc<watch::Sender<u64>>,
 }
 
 /// The running double.
@@ -127,17 +177,15 @@ impl NaiveServer {
     }
 
     async fn serve(dir: &Path, bug: Bug, legal: Legal) -> Self {
-        let (set, loader) = store::watch(dir.to_path_buf(), bug);
-        let (kill, _) = watch::channel(false);
-        let naive = Naive {
+        let (set, loader) = store::watch(dir.to_path_buf(), bug, legal == Legal::Churn);
+        let (kill, _) = watch::channel(0);
+        let shared = Shared {
             bug,
             legal,
             set,
             kill: Arc::new(kill),
         };
-        let service = AggregatedDiscoveryServiceServer::new(naive)
-            .max_decoding_message_size(64 << 20)
-            .max_encoding_message_size(64 << 20);
+        let router = services::router(Server::builder(), shared);
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();
@@ -146,8 +194,7 @@ impl NaiveServer {
             let stopped = async {
                 let _ = stopped.await;
             };
-            Server::builder()
-                .add_service(service)
+            router
                 .serve_with_incoming_shutdown(incoming, stopped)
                 .await
                 .expect("the naive server runs");
@@ -168,63 +215,5 @@ impl Drop for NaiveServer {
         }
         self.loader.abort();
         self.server.abort();
-    }
-}
-
-struct Naive {
-    bug: Bug,
-    legal: Legal,
-    set: watch::Receiver<Arc<Set>>,
-    /// Set by a stream that met a malformed request under [`Bug::MalformedKillsAll`].
-    kill: Arc<watch::Sender<bool>>,
-}
-
-/// Each stream's responses wait here for tonic; a few at a time.
-const RESPONSES: usize = 16;
-
-type Out<T> = ReceiverStream<Result<T, Status>>;
-
-#[tonic::async_trait]
-impl AggregatedDiscoveryService for Naive {
-    type StreamAggregatedResourcesStream = Out<DiscoveryResponse>;
-    type DeltaAggregatedResourcesStream = Out<DeltaDiscoveryResponse>;
-
-    async fn stream_aggregated_resources(
-        &self,
-        request: Request<Streaming<DiscoveryRequest>>,
-    ) -> Result<Response<Out<DiscoveryResponse>>, Status> {
-        let (tx, rx) = mpsc::channel(RESPONSES);
-        let machine = sotw::Sotw::new(self.bug, self.legal);
-        let (set, kill) = (self.set.clone(), self.kill.clone());
-        tokio::spawn(machine::run(
-            machine,
-            request.into_inner(),
-            set,
-            kill,
-            self.bug,
-            tx,
-        ));
-        Ok(Response::new(ReceiverStream::new(rx)))
-    }
-
-    async fn delta_aggregated_resources(
-        &self,
-        request: Request<Streaming<DeltaDiscoveryRequest>>,
-    ) -> Result<Response<Out<DeltaDiscoveryResponse>>, Status> {
-        if self.legal == Legal::DeltaUnimplemented {
-            return Err(Status::unimplemented("naive server: no Delta"));
-        }
-        let (tx, rx) = mpsc::channel(RESPONSES);
-        let machine = delta::Delta::new(self.bug, self.legal);
-        let (set, kill) = (self.set.clone(), self.kill.clone());
-        tokio::spawn(machine::run(
-            machine,
-            request.into_inner(),
-            set,
-            kill,
-            self.bug,
-            tx,
-        ));
-        Ok(Response::new(ReceiverStream::new(rx)))
     }
 }

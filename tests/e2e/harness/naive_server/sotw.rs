@@ -18,25 +18,27 @@ use super::{
     store::Set,
 };
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Interest {
-    Wildcard,
-    Names(BTreeSet<String>),
+/// What a stream asks of one type.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Interest {
+    wildcard: bool,
+    names: BTreeSet<String>,
 }
 
 impl Interest {
     fn wants(&self, name: &str) -> bool {
-        match self {
-            Interest::Wildcard => true,
-            Interest::Names(names) => names.contains(name),
-        }
+        self.wildcard || self.names.contains(name)
     }
 
+    fn is_empty(&self) -> bool {
+        !self.wildcard && self.names.is_empty()
+    }
+
+    /// Whether `after` asks for something `self` (`None`: nothing yet) did not.
     fn widens(before: Option<&Interest>, after: &Interest) -> bool {
-        match (before, after) {
-            (None, _) | (Some(Interest::Names(_)), Interest::Wildcard) => true,
-            (Some(Interest::Names(a)), Interest::Names(b)) => !b.is_subset(a),
-            (Some(Interest::Wildcard), _) => false,
+        match before {
+            None => true,
+            Some(b) => (after.wildcard && !b.wildcard) || !after.names.is_subset(&b.names),
         }
     }
 }
@@ -44,53 +46,61 @@ impl Interest {
 #[derive(Default)]
 struct TypeState {
     interest: Option<Interest>,
+    /// A request named resources (the legacy wildcard is over).
+    explicit: bool,
     nonce: String,
-    /// The version and content (name → body) of the last response, and the version a NACK
-    /// rejected.
-    sent_version: String,
+    /// The content hash and content (name → body) of the last response, and the hash of the
+    /// content a NACK rejected.
+    sent_hash: String,
     sent: BTreeMap<String, Bytes>,
     parked: Option<String>,
     /// Every name sent on this stream (what [`Bug::ReaddedNotResent`] wrongly trusts).
     ever: BTreeSet<String>,
+    /// Names asked for while they did not exist ([`Bug::ForgetMissing`] never pushes them).
+    forgotten: BTreeSet<String>,
 }
 
 pub struct Sotw {
     bug: Bug,
     legal: Legal,
+    /// On ADS, where types share the stream.
+    ads: bool,
     nonces: u64,
     types: BTreeMap<String, TypeState>,
 }
 
 impl Sotw {
-    pub fn new(bug: Bug, legal: Legal) -> Self {
+    pub fn new(bug: Bug, legal: Legal, ads: bool) -> Self {
         Self {
             bug,
             legal,
+            ads,
             nonces: 0,
             types: BTreeMap::new(),
         }
     }
 
-    /// The interest a request's names mean, given the one before: a wildcard entered with an
-    /// empty list (legacy) stays one while the list stays empty; after explicit names an
-    /// empty list means none.
-    fn interest(&self, names: &[String], before: Option<&Interest>) -> Interest {
+    /// The interest a request's names mean, given the one before: an empty list on a type that
+    /// never named anything is the legacy wildcard; after names, an empty list means none.
+    fn interest(&self, names: &[String], before: Option<&Interest>, explicit: bool) -> Interest {
         if names.is_empty() {
-            let legacy = matches!(before, None | Some(Interest::Wildcard));
-            let wildcard = legacy || self.bug == Bug::EmptyIsWildcard;
-            return if wildcard {
-                Interest::Wildcard
-            } else {
-                Interest::Names(BTreeSet::new())
+            let wildcard = !explicit || self.bug == Bug::EmptyIsWildcard;
+            return Interest {
+                wildcard,
+                names: BTreeSet::new(),
             };
         }
-        if names.iter().any(|n| n == "*") && self.bug != Bug::StarIsLiteral {
-            return Interest::Wildcard;
+        let star = names.iter().any(|n| n == "*") && self.bug != Bug::StarIsLiteral;
+        let stays = self.bug == Bug::StarStays && before.is_some_and(|b| b.wildcard);
+        let names = names.iter().filter(|n| *n != "*" || self.bug == Bug::StarIsLiteral);
+        Interest {
+            wildcard: star || stays,
+            names: names.cloned().collect(),
         }
-        Interest::Names(names.iter().cloned().collect())
     }
 
-    /// What `url` would be sent now (only `only` under [`Legal::GroupPerResource`]).
+    /// What `url` would be sent now (only `only` under [`Legal::GroupPerResource`] and
+    /// [`Bug::PartialState`]).
     fn content<'s>(
         &self,
         set: &'s Set,
@@ -112,7 +122,11 @@ impl Sotw {
         only: Option<&BTreeSet<String>>,
     ) -> DiscoveryResponse {
         let content = self.content(set, url, only);
-        let version = version(content.iter().copied());
+        let hash = version(content.iter().copied());
+        let version = match self.bug {
+            Bug::FixedVersion => "v1".to_string(),
+            _ => hash.clone(),
+        };
         self.nonces += 1;
         let nonce = match self.bug {
             Bug::NonceIsVersion => version.clone(),
@@ -123,16 +137,19 @@ impl Sotw {
         } else {
             url.to_string()
         };
-        let resources = content
+        let mut resources: Vec<Any> = content
             .iter()
             .map(|r| Any {
                 type_url: any_type.clone(),
                 value: r.bytes.to_vec(),
             })
             .collect();
+        if self.bug == Bug::DuplicateNames && !resources.is_empty() {
+            resources.push(resources[0].clone());
+        }
         let state = self.types.entry(url.to_string()).or_default();
         state.nonce = nonce.clone();
-        state.sent_version = version.clone();
+        state.sent_hash = hash;
         state.sent = content
             .iter()
             .map(|r| (r.name.clone(), r.bytes.clone()))
@@ -148,6 +165,35 @@ impl Sotw {
             },
             nonce,
             ..Default::default()
+        }
+    }
+
+    /// What a response for `url` holds under [`Bug::PartialState`]: only `new` of LDS/CDS.
+    fn partial(&self, url: &str, new: BTreeSet<String>) -> Option<BTreeSet<String>> {
+        let full_state = url == type_url::LISTENER || url == type_url::CLUSTER;
+        (self.bug == Bug::PartialState && full_state && !new.is_empty()).then_some(new)
+    }
+
+    /// Whether the first request of a type, carrying `version`, goes unanswered: a client
+    /// coming back under [`Bug::SkipResumed`], or holding the current wildcard set under
+    /// [`Legal::SkipResumedWildcard`].
+    fn skips_resumed(&self, set: &Set, url: &str, version: &str, interest: &Interest) -> bool {
+        if version.is_empty() {
+            return false;
+        }
+        let root = url == type_url::LISTENER || url == type_url::CLUSTER;
+        let current = super::machine::version(of_type(set, url).map(|(_, r)| r));
+        let wildcard_held = root && interest.wildcard && version == current;
+        self.bug == Bug::SkipResumed || (self.legal == Legal::SkipResumedWildcard && wildcard_held)
+    }
+
+    /// Remembers the names of `url` that `set` does not hold ([`Bug::ForgetMissing`]).
+    fn forget_missing(&mut self, set: &Set, url: &str) {
+        let exists: BTreeSet<String> = of_type(set, url).map(|(n, _)| n.clone()).collect();
+        if let Some(state) = self.types.get_mut(url) {
+            let names = state.interest.iter().flat_map(|i| i.names.iter());
+            let missing: Vec<String> = names.filter(|n| !exists.contains(*n)).cloned().collect();
+            state.forgotten.extend(missing);
         }
     }
 }
@@ -166,6 +212,7 @@ impl Machine for Sotw {
         if self.bug == Bug::UnknownTypeCloses && !known {
             return Err(Status::invalid_argument(format!("unknown type {url}")));
         }
+        let first = !self.types.contains_key(&url);
         let state = self.types.entry(url.clone()).or_default();
         let nonce = request.response_nonce.as_str();
         if !nonce.is_empty() && nonce != state.nonce && self.bug != Bug::AnswerStale {
@@ -173,7 +220,7 @@ impl Machine for Sotw {
         }
         let (answers, nack) = (!nonce.is_empty(), request.error_detail.is_some());
         if answers && nack {
-            state.parked = Some(state.sent_version.clone());
+            state.parked = Some(state.sent_hash.clone());
         }
         let resend = answers
             && match self.bug {
@@ -183,33 +230,56 @@ impl Machine for Sotw {
             };
         let before = state.interest.clone();
         let ever = state.ever.clone();
-        let after = self.interest(&request.resource_names, before.as_ref());
+        let explicit = state.explicit;
+        let after = self.interest(&request.resource_names, before.as_ref(), explicit);
         let mut widened = Interest::widens(before.as_ref(), &after);
         let narrowed = before.is_some() && before.as_ref() != Some(&after) && !widened;
-        let added: BTreeSet<String> = match (&before, &after) {
-            (Some(Interest::Names(a)), Interest::Names(b)) => b.difference(a).cloned().collect(),
-            _ => BTreeSet::new(),
+        let added: BTreeSet<String> = match &before {
+            Some(b) => after.names.difference(&b.names).cloned().collect(),
+            None => BTreeSet::new(),
         };
         match self.bug {
             Bug::IgnoreWidening => widened &= before.is_none(),
             Bug::ReaddedNotResent if !added.is_empty() => {
                 widened &= !added.iter().all(|n| ever.contains(n));
             }
+            Bug::SilentEds if url == type_url::ENDPOINT => widened = false,
             _ => {}
         }
-        let per_resource = self.legal == Legal::GroupPerResource && !added.is_empty();
-        let only = per_resource.then_some(&added);
+        if first && self.skips_resumed(set, &url, &request.version_info, &after) {
+            widened = false;
+        }
+        let grouped = self.legal == Legal::GroupPerResource && !added.is_empty();
+        let only = match grouped {
+            true => Some(added.clone()),
+            false => self.partial(&url, added),
+        };
         let answer_narrowing = narrowed && self.legal == Legal::AnswerNarrowing;
-        self.types.get_mut(&url).expect("inserted").interest = Some(after);
+        let state = self.types.get_mut(&url).expect("inserted");
+        state.explicit |= !request.resource_names.is_empty();
+        state.interest = Some(after);
+        if self.bug == Bug::ForgetMissing {
+            self.forget_missing(set, &url);
+        }
         let mut out = Vec::new();
         if widened || resend || answer_narrowing {
-            out.push(self.respond(set, &url, only));
+            out.push(self.respond(set, &url, only.as_ref()));
         }
         if resend && self.bug == Bug::PushAllOnAck {
             let others: Vec<String> = self.types.keys().filter(|u| **u != url).cloned().collect();
             for other in others {
                 out.push(self.respond(set, &other, None));
             }
+        }
+        let unasked = !self.types.contains_key(type_url::LISTENER);
+        if self.bug == Bug::PushUnasked && self.ads && first && url == type_url::CLUSTER && unasked {
+            // Pushed as if LDS had been asked for, with the wildcard.
+            self.types.entry(type_url::LISTENER.to_string()).or_default().interest = Some(Interest {
+                wildcard: true,
+                names: BTreeSet::new(),
+            });
+            out.push(self.respond(set, type_url::LISTENER, None));
+            self.types.remove(type_url::LISTENER);
         }
         Ok(out)
     }
@@ -218,22 +288,26 @@ impl Machine for Sotw {
         let mut planned = Vec::new();
         let urls: Vec<String> = self.types.keys().cloned().collect();
         for url in urls {
-            let state = &self.types[&url];
-            let wants_any = match &state.interest {
-                None => false,
-                Some(Interest::Names(names)) => !names.is_empty(),
-                Some(Interest::Wildcard) => true,
-            };
-            let now = version(self.content(set, &url, None).into_iter());
-            if !wants_any || now == state.sent_version || state.parked.as_ref() == Some(&now) {
+            if self.bug == Bug::SilentEds && url == type_url::ENDPOINT {
                 continue;
             }
-            // Removal only: nothing in the new content is new to the client.
+            let state = &self.types[&url];
+            let wants_any = state.interest.as_ref().is_some_and(|i| !i.is_empty());
             let content = self.content(set, &url, None);
-            let removal_only = content
+            let remembered = content.iter().filter(|r| !state.forgotten.contains(&r.name));
+            let now = version(remembered.copied());
+            if !wants_any || now == state.sent_hash || state.parked.as_ref() == Some(&now) {
+                continue;
+            }
+            let changed: BTreeSet<String> = content
                 .iter()
-                .all(|r| state.sent.get(&r.name) == Some(&r.bytes));
-            let response = self.respond(set, &url, None);
+                .filter(|r| state.sent.get(&r.name) != Some(&r.bytes))
+                .map(|r| r.name.clone())
+                .collect();
+            // Removal only: nothing in the new content is new to the client.
+            let removal_only = changed.is_empty();
+            let only = self.partial(&url, changed);
+            let response = self.respond(set, &url, only.as_ref());
             planned.push((url, removal_only, response));
         }
         order(planned, self.bug, self.legal)

@@ -22,31 +22,75 @@ pub type Set = BTreeMap<String, BTreeMap<String, Resource>>;
 /// kind of write (in place, by rename, several writes).
 const POLL: Duration = Duration::from_millis(25);
 
-/// Loads `dir` and keeps publishing it on change (never, with [`Bug::IgnoreEdits`]).
-pub fn watch(dir: PathBuf, bug: Bug) -> (watch::Receiver<Arc<Set>>, JoinHandle<()>) {
-    let first = load(&dir, bug).expect("the naive server's fixtures load");
-    let (tx, rx) = watch::channel(Arc::new(first));
+/// How often [`Legal::Churn`](super::Legal::Churn) changes every resource.
+const CHURN: Duration = Duration::from_millis(150);
+
+/// Loads `dir` and keeps publishing it on change (never, with [`Bug::IgnoreEdits`]); with
+/// `churn`, every resource also changes every [`CHURN`].
+pub fn watch(dir: PathBuf, bug: Bug, churn: bool) -> (watch::Receiver<Arc<Set>>, JoinHandle<()>) {
+    let mut base = load(&dir, bug).expect("the naive server's fixtures load");
+    let (tx, rx) = watch::channel(Arc::new(base.clone()));
     let task = tokio::spawn(async move {
         if bug == Bug::IgnoreEdits {
             // Keeps the sender: the streams go on serving the first set.
             std::future::pending::<()>().await;
         }
         let mut seen = content_hash(&dir);
+        let mut tick = 0u64;
+        let mut since_churn = Duration::ZERO;
         // The naive server has no file watcher: it reloads by polling its directory, the
         // simplest reload a real control plane might have.
         loop {
             tokio::time::sleep(POLL).await;
+            since_churn += POLL;
             let now = content_hash(&dir);
-            if now == seen {
-                continue;
+            let reloaded = now != seen;
+            if reloaded {
+                seen = now;
+                match load(&dir, bug) {
+                    Ok(set) => base = set,
+                    Err(_) => continue,
+                }
             }
-            seen = now;
-            if let Ok(set) = load(&dir, bug) {
+            let churned = churn && since_churn >= CHURN;
+            if churned {
+                since_churn = Duration::ZERO;
+                tick += 1;
+            }
+            if reloaded || churned {
+                let set = if churn { churn_of(&base, tick) } else { base.clone() };
                 tx.send_replace(Arc::new(set));
             }
         }
     });
     (rx, task)
+}
+
+/// `set` with every resource changed: an unknown field (number 9999, the tick) appended to
+/// its encoding, which every decoder keeps or skips, and a version of its own.
+fn churn_of(set: &Set, tick: u64) -> Set {
+    let mut out = set.clone();
+    for resource in out.values_mut().flat_map(BTreeMap::values_mut) {
+        let mut bytes = resource.bytes.to_vec();
+        // Field 9999, wire type 0 (varint): the tag (9999 << 3), then the value.
+        push_varint(&mut bytes, 9999 << 3);
+        push_varint(&mut bytes, tick);
+        resource.bytes = bytes.into();
+        resource.version = format!("{}-churn{tick}", resource.version);
+    }
+    out
+}
+
+fn push_varint(bytes: &mut Vec<u8>, mut value: u64) {
+    loop {
+        let byte = (value & 0x7f) as u8;
+        value >>= 7;
+        if value == 0 {
+            bytes.push(byte);
+            return;
+        }
+        bytes.push(byte | 0x80);
+    }
 }
 
 /// Every fixture file decoded; an error names the file (the caller keeps the last good set).
