@@ -88,6 +88,7 @@ pub use snapshot::{Snapshot, TypeResources, VersionKind};
 #[cfg(feature = "testkit")]
 pub use testkit::TestServer;
 
+pub use judge::rules::{RULES as JUDGE_RULES, Rule as JudgeRule};
 pub use judge::{Mode as ConformanceMode, Violation};
 pub use protocol::subscription::Verdict;
 

@@ -29,6 +29,7 @@ mod reload;
 mod replay;
 mod rest;
 mod security;
+mod spec;
 mod sotw;
 mod status;
 

@@ -23,6 +23,9 @@ pub struct Check {
     pub(super) matrix: Matrix,
     /// It edits fixture files, so it needs `--fixtures DIR` (a directory the server serves).
     pub edits: bool,
+    /// Its cases run one after another: what one does can reach other streams (an edit, a
+    /// malformed request that may take a server down).
+    pub serial: bool,
     /// What goes on the wire and what must come back, for `--list`.
     pub about: &'static str,
     /// For an `xdsloop.*` check: why it is checked though no sentence states it.
@@ -77,6 +80,7 @@ const fn wire(
         sentences,
         matrix,
         edits: false,
+        serial: false,
         about,
         beyond: None,
     }
@@ -90,6 +94,7 @@ const fn edit(
 ) -> Check {
     Check {
         edits: true,
+        serial: true,
         ..wire(id, sentences, matrix, about)
     }
 }
@@ -115,8 +120,8 @@ pub const CHECKS: &[Check] = &[
         "[a] then [a, b] (Delta: +b): b is sent, whatever was sent before"),
     wire("resource-hints.4/re-added", &["resource-hints.4", "delta-subscribe.3"], ALL_BOTH,
         "[a], then [] (Delta: -a), then [a] again (+a): a is sent again"),
-    wire("resource-hints.7", &["resource-hints.7", "resource-hints.9", "resource-hints.13", "proto.discovery-request.3"], ROOT_BOTH,
-        "LDS/CDS with no names on a fresh type and with [*] (two streams): the same resources"),
+    wire("resource-hints.7", &["resource-hints.7", "resource-hints.9", "resource-hints.13", "resource-hints.14", "proto.discovery-request.3"], ROOT_BOTH,
+        "LDS/CDS with no names on a fresh type and with [*] (two streams): the same resources; Delta: then +[a] is answered"),
     wire("resource-hints.8", &["resource-hints.8", "resource-hints.5", "resource-hints.12", "resource-hints.16"], ALL_BOTH,
         "[a] then [] (Delta: -a): nothing of the type follows (no wildcard comes back)"),
     wire("resource-hints.11", &["resource-hints.11", "resource-hints.10"], ROOT_SOTW,
@@ -139,8 +144,6 @@ pub const CHECKS: &[Check] = &[
         "a new stream subscribing a that declares a version of a the server never sent gets a"),
     wire("resource-warming.1", &["resource-warming.1"], Matrix::new(&[CLUSTER, LISTENER], BOTH, Services::Ads),
         "after CDS (LDS), EDS for its clusters (RDS for its listeners' routes) is answered on the same stream"),
-    wire("rpc-services.1", &["rpc-services.1"], ADS_BOTH,
-        "an unknown type URL and a malformed request on another connection leave other types and streams served; no stream gets a type it never asked for"),
     edit("ack-nack.1", &["ack-nack.1", "basic-protocol.2"], Matrix::new(&[CLUSTER, ENDPOINT], SOTW, Services::Ads),
         "a new fixture file is pushed, and its edit is pushed under a new version"),
     edit("resource-not-existed.3", &["resource-not-existed.3", "proto.delta-request.4"], Matrix::new(ALL_TYPES, BOTH, Services::Ads),
@@ -160,6 +163,11 @@ pub const CHECKS: &[Check] = &[
         beyond: Some("a file-driven server keeps serving the last good fixtures when a file breaks (as Envoy keeps its last valid filesystem configuration, filesystem.1)"),
         ..edit("xdsloop.bad-edit-keeps-last-good", &[], Matrix::new(&[CLUSTER], SOTW, Services::Ads),
             "an invalid fixture file changes nothing a client holds, and a new stream gets the last good set")
+    },
+    Check {
+        serial: true,
+        ..wire("rpc-services.1", &["rpc-services.1"], ADS_BOTH,
+            "an unknown type URL and a malformed request on another connection leave other types and streams served; no stream gets a type it never asked for")
     },
     wire("basic-protocol.4", &["basic-protocol.4", "delta.2", "proto.delta-request.2", "proto.delta-response.5"], ALL_BOTH,
         "every response of the run has a nonce, not used before for its type on its stream"),

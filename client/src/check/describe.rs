@@ -8,14 +8,17 @@ use xdsloop_proto::type_url;
 /// Names shown in one list before the rest is only counted.
 const SHOWN: usize = 8;
 
-/// The resource names in a SotW response, decoded from each `Any` by its own type URL.
+/// The resource names in a SotW response, decoded from each `Any` by its own type URL, or by
+/// the response's when that fails (an `Any` mislabelled is judged elsewhere; its name is still
+/// read); `<undecodable #n>` for one neither reads.
 pub(super) fn sotw_names(codec: &Codec, response: &DiscoveryResponse) -> Vec<String> {
-    let resources = response.resources.iter();
+    let resources = response.resources.iter().enumerate();
     resources
-        .map(|any| {
+        .map(|(i, any)| {
             codec
                 .resource_name(&any.type_url, &any.value)
-                .unwrap_or_else(|_| "<undecodable>".to_string())
+                .or_else(|_| codec.resource_name(&response.type_url, &any.value))
+                .unwrap_or_else(|_| format!("<undecodable #{}>", i + 1))
         })
         .collect()
 }

@@ -1,4 +1,5 @@
-//! C1: the first request of every stream carries the full `node`; later ones may omit it.
+//! C1: the first request of every stream carries the full `node`; later ones may omit it, and
+//! one that carries it names the same node.
 //!
 //! Per-type services open one stream per type, so each stream's own first request is judged.
 //! REST fetches are stateless and never reach a judge.
@@ -27,6 +28,20 @@ impl FirstRequest {
             ),
         ))
     }
+}
+
+/// A later request naming `node` on a stream that began as `first`: a violation if they differ.
+pub(crate) fn same(first: &str, node: &str, type_url: &str) -> Option<Violation> {
+    (first != node).then(|| {
+        Violation::new(
+            "C1.same-node",
+            Some(type_url),
+            format!(
+                "a request (for {type_url}) names node {node:?} on a stream that began as node \
+                 {first:?}: a stream is one client"
+            ),
+        )
+    })
 }
 
 #[cfg(test)]

@@ -2,13 +2,41 @@
 //! sent with it. Also: no request names a nonce this stream never sent (a nonce from an
 //! earlier stream is C11's: nonces do not survive a reconnect).
 //!
-//! "Exactly once" is not judged: gRPC buffers requests while one is in flight, so the ACK of
-//! one response can be merged into the ACK of the next, and every SotW request that changes
-//! the interest repeats the latest nonce. Neither a missing nor a repeated answer is a fault
-//! the wire can show.
+//! On SotW streams "every response answered" is not judged: gRPC buffers requests while one is
+//! in flight, so the ACK of one response can be merged into the ACK of the next, and every SotW
+//! request that changes the interest repeats the latest nonce. The spec's word is SHOULD ("The
+//! xDS client should ACK or NACK every DiscoveryResponse"), and that merging is a reason. On
+//! Delta streams each response is answered with its own nonce (Envoy queues an ACK per
+//! response), so an answer that passes over an earlier response is a violation
+//! (`C4.delta-unanswered`).
 
 use super::{Violation, c5_nack::shown};
 use crate::protocol::subscription::Ledger;
+
+/// Delta: the client answered `<stream>-<n>` of `type_url`; `unanswered` holds the responses
+/// of the type not answered yet. A violation names those before `n` it passed over.
+pub(crate) fn unanswered(
+    type_url: &str,
+    stream: u64,
+    unanswered: &mut Vec<u64>,
+    n: u64,
+) -> Option<Violation> {
+    let skipped: Vec<u64> = unanswered.iter().copied().filter(|m| *m < n).collect();
+    unanswered.retain(|m| *m > n);
+    if skipped.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = skipped.iter().map(|m| format!("{stream}-{m}")).collect();
+    Some(Violation::new(
+        "C4.delta-unanswered",
+        Some(type_url),
+        format!(
+            "the client answered {stream}-{n} of {type_url}, passing over {} never ACKed nor \
+             NACKed",
+            names.join(", ")
+        ),
+    ))
+}
 
 /// Our nonces are `<stream>-<n>` ([`crate::protocol::nonce::NonceSource`]).
 pub(crate) fn parse(nonce: &str) -> Option<(u64, u64)> {

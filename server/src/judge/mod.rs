@@ -22,6 +22,7 @@ pub(crate) mod c20_storm;
 pub(crate) mod c4_answer;
 pub(crate) mod c5_nack;
 pub(crate) mod nodes;
+pub(crate) mod rules;
 
 use std::{
     sync::{Arc, Mutex, MutexGuard},
@@ -42,10 +43,12 @@ use nodes::{NodeBook, Peer};
 /// A client behaviour a rule forbids, with the evidence in words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
-    /// The rule in docs/protocol.md (`C5`).
+    /// The rule family (`C5`).
     pub rule: &'static str,
-    /// The check within it (`C5.nack-version`).
+    /// The rule within it (`C5.nack-version`).
     pub check: &'static str,
+    /// The spec sentences the rule enforces (`ack-nack.5`); empty for xdsloop's own rules.
+    pub sentences: &'static [&'static str],
     /// The type the offending request or response was about, if one.
     pub type_url: Option<Arc<str>>,
     /// The judge's sentence: what was seen, against what was expected (nonces, versions).
@@ -56,9 +59,12 @@ impl Violation {
     /// `check` is `<rule>.<name>`.
     pub(crate) fn new(check: &'static str, type_url: Option<&str>, message: String) -> Self {
         let rule = check.split_once('.').map_or(check, |(rule, _)| rule);
+        let found = rules::rule_of(check);
+        debug_assert!(found.is_some(), "{check} is not in the judge's rule list");
         Self {
             rule,
             check,
+            sentences: found.map_or(&[], |r| r.sentences),
             type_url: type_url.map(Arc::from),
             message: message.into(),
         }
@@ -66,8 +72,13 @@ impl Violation {
 }
 
 impl std::fmt::Display for Violation {
+    /// `C5.nack-version (ack-nack.5): …`; an xdsloop rule without a sentence, `(xdsloop)`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.check, self.message)
+        let spec = match self.sentences {
+            [] => "xdsloop".to_string(),
+            ids => ids.join(", "),
+        };
+        write!(f, "{} ({spec}): {}", self.check, self.message)
     }
 }
 
@@ -135,6 +146,8 @@ struct TypeJudge {
     /// (pushes, resends, heartbeats; 0: none yet).
     latest: u64,
     highest: u64,
+    /// Delta: `n` of the responses of the type not answered yet, oldest first.
+    unanswered: Vec<u64>,
 }
 
 impl TypeJudge {
@@ -145,6 +158,7 @@ impl TypeJudge {
             storm: Storm::default(),
             latest: 0,
             highest: 0,
+            unanswered: Vec::new(),
         }
     }
 }
@@ -220,13 +234,38 @@ impl Judge {
             return;
         }
         let url = request.type_url;
+        let sotw = self.kind.variant == Variant::Sotw;
         let c1 = self.first.on_request(url, request.has_node);
         self.report(c1);
+        if let (Some(before), Some(node)) = (&self.node, request.node_id) {
+            let same = c1_node::same(before, node, url);
+            self.report(same);
+        }
         if let (None, Some(node)) = (&self.node, request.node_id) {
             self.identified(node, now);
         }
+        if url.is_empty() && self.kind.service == "ads" {
+            self.report(Some(Violation::new(
+                "C2.type-url",
+                None,
+                "a request on an aggregated stream carries no type_url: the server cannot tell \
+                 which type it is about"
+                    .to_string(),
+            )));
+        }
+        let seen_before = self.types.iter().any(|t| &*t.url == url);
+        let declared = request.initial_versions.is_some_and(|v| !v.is_empty());
+        if seen_before && declared {
+            self.report(Some(Violation::new(
+                "C11.late-initial-versions",
+                Some(url),
+                format!(
+                    "a request for {url} that is not the stream's first for the type declares \
+                     initial_resource_versions: the server already tracks what the client holds"
+                ),
+            )));
+        }
         self.deadline(now, false);
-        let sotw = self.kind.variant == Variant::Sotw;
         let index = self.type_index(request);
         self.current = Some(index);
         let storm = self.types[index].storm.on_request(url, now);
@@ -238,6 +277,10 @@ impl Judge {
         }
         let latest = (stream, self.types[index].latest);
         let echoed = c4_answer::parse(request.nonce);
+        if !sotw && let Some((_, n)) = echoed.filter(|(from, _)| *from == stream) {
+            let skipped = c4_answer::unanswered(url, stream, &mut self.types[index].unanswered, n);
+            self.report(skipped);
+        }
         self.answers_latest = echoed == Some(latest);
         if let Some((from, n)) = echoed
             && from == stream
@@ -315,6 +358,9 @@ impl Judge {
             Some((stream, n)) if stream == self.stream => {
                 t.latest = n;
                 t.highest = t.highest.max(n);
+                if self.kind.variant == Variant::Delta {
+                    t.unanswered.push(n);
+                }
                 Some(n)
             }
             _ => {

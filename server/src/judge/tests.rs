@@ -196,4 +196,120 @@ fn c4_an_answer_to_a_response_outside_the_ledger_passes() {
     assert_eq!(checks(&mut judge), ["C4.unknown-nonce"]);
 }
 
+#[test]
+fn c1_same_node_passes_the_same_or_no_node_and_fails_another() {
+    let now = Instant::now();
+    let mut judge = Conformance::new(Mode::Report).judge(1, StreamKind::ADS_SOTW, peer());
+    judge.before(&request("", ""), None, 0, now);
+    judge.after(exchange(Verdict::Initial, Change::Widened));
+    let silent = RequestView {
+        has_node: false,
+        node_id: None,
+        ..request("", "")
+    };
+    judge.before(&silent, None, 0, now);
+    judge.after(exchange(Verdict::Initial, Change::None));
+    judge.before(&request("", ""), None, 0, now);
+    judge.after(exchange(Verdict::Initial, Change::None));
+    assert!(checks(&mut judge).is_empty(), "the same node, or none, again");
+    let other = RequestView {
+        node_id: Some("other"),
+        ..request("", "")
+    };
+    judge.before(&other, None, 0, now);
+    judge.after(exchange(Verdict::Initial, Change::None));
+    let found = judge.take_violations();
+    assert_eq!(found.iter().map(|v| v.check).collect::<Vec<_>>(), ["C1.same-node"]);
+    assert_eq!(found[0].sentences, ["basic-protocol.8"]);
+    assert!(found[0].to_string().starts_with("C1.same-node (basic-protocol.8): "), "{}", found[0]);
+}
+
+#[test]
+fn c2_type_url_is_required_on_ads_only() {
+    let now = Instant::now();
+    let bare = RequestView {
+        type_url: "",
+        ..request("", "")
+    };
+    let mut ads = Conformance::new(Mode::Report).judge(1, StreamKind::ADS_SOTW, peer());
+    ads.before(&request("", ""), None, 0, now);
+    ads.after(exchange(Verdict::Initial, Change::Widened));
+    assert!(checks(&mut ads).is_empty());
+    ads.before(&bare, None, 0, now);
+    ads.after(exchange(Verdict::Ignored, Change::None));
+    assert_eq!(checks(&mut ads), ["C2.type-url"]);
+    let cds = StreamKind {
+        service: "cds",
+        ..StreamKind::ADS_SOTW
+    };
+    let mut single = Conformance::new(Mode::Report).judge(2, cds, peer());
+    single.before(&bare, None, 0, now);
+    single.after(exchange(Verdict::Initial, Change::Widened));
+    assert!(checks(&mut single).is_empty(), "implicit on a per-type service");
+}
+
+#[test]
+fn c4_a_delta_answer_passing_over_a_response_fails_and_answering_each_passes() {
+    let now = Instant::now();
+    let mut judge = Conformance::new(Mode::Report).judge(1, StreamKind::ADS_DELTA, peer());
+    judge.before(&request("", ""), None, 0, now);
+    judge.after(exchange(Verdict::Initial, Change::Widened));
+    for n in ["1-1", "1-2"] {
+        judge.on_response(CDS, n, false, now);
+    }
+    for n in ["1-1", "1-2"] {
+        judge.before(&request("", n), None, 2, now);
+        judge.after(exchange(Verdict::Ack, Change::None));
+    }
+    assert!(checks(&mut judge).is_empty(), "each answered, in order");
+    for n in ["1-3", "1-4"] {
+        judge.on_response(CDS, n, false, now);
+    }
+    judge.before(&request("", "1-4"), None, 4, now);
+    judge.after(exchange(Verdict::Ack, Change::None));
+    let found = judge.take_violations();
+    assert_eq!(found.iter().map(|v| v.check).collect::<Vec<_>>(), ["C4.delta-unanswered"]);
+    assert!(found[0].message.contains("passing over 1-3"), "{}", found[0].message);
+    // SotW: an answer folded into the next one is what gRPC does; not judged.
+    let mut sotw = Conformance::new(Mode::Report).judge(2, StreamKind::ADS_SOTW, peer());
+    sotw.before(&request("", ""), None, 0, now);
+    sotw.after(exchange(Verdict::Initial, Change::Widened));
+    sotw.on_response(CDS, "2-1", false, now);
+    sotw.on_response(CDS, "2-2", false, now);
+    let mut ledger = Ledger::default();
+    ledger.record_sent("v2", "2-2", 1, std::time::SystemTime::now());
+    sotw.before(&request("v2", "2-2"), Some(&ledger), 2, now);
+    sotw.after(exchange(Verdict::Ack, Change::None));
+    assert!(checks(&mut sotw).is_empty());
+}
+
+#[test]
+fn c11_initial_versions_belong_to_a_types_first_request_only() {
+    let now = Instant::now();
+    let held = std::collections::HashMap::from([("a".to_string(), "1".to_string())]);
+    let resumed = RequestView {
+        initial_versions: Some(&held),
+        ..request("", "")
+    };
+    let mut judge = Conformance::new(Mode::Report).judge(1, StreamKind::ADS_DELTA, peer());
+    judge.before(&resumed, None, 0, now);
+    judge.after(exchange(Verdict::Initial, Change::Widened));
+    assert!(checks(&mut judge).is_empty(), "the first request of the type declares them");
+    judge.before(&resumed, None, 0, now);
+    judge.after(exchange(Verdict::Initial, Change::None));
+    assert_eq!(checks(&mut judge), ["C11.late-initial-versions"]);
+}
+
+#[test]
+fn every_rule_names_sentences_of_the_spec_that_bind_clients_or_says_why_not() {
+    for rule in rules::RULES {
+        assert_eq!(rule.sentences.is_empty(), rule.beyond.is_some(), "{}", rule.id);
+        for id in rule.sentences {
+            let sentence = xdsloop_proto::spec::sentence(id)
+                .unwrap_or_else(|| panic!("{}: no sentence {id}", rule.id));
+            assert!(sentence.binds.client(), "{}: {id} does not bind clients", rule.id);
+        }
+    }
+}
+
 mod crossing;

@@ -34,7 +34,7 @@ pub(crate) fn make_before_break<T>(mut planned: Vec<Planned<T>>) -> Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER, ROUTE, SECRET};
+    use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER, ROUTE, SECRET, VIRTUAL_HOST};
 
     fn plan(url: &str, removal_only: bool) -> Planned<&str> {
         Planned {
@@ -61,5 +61,13 @@ mod tests {
         );
         let updates = vec![plan(ENDPOINT, false), plan(CLUSTER, false)];
         assert_eq!(make_before_break(updates), ["cds", "eds"]);
+    }
+
+    #[test]
+    fn virtual_hosts_come_after_the_route_configurations_that_use_them() {
+        // eventual-consistency.6: "VHDS updates (if any) related to the newly added
+        // RouteConfigurations must arrive after RDS updates."
+        let planned = vec![plan(VIRTUAL_HOST, false), plan(ROUTE, false), plan(LISTENER, false)];
+        assert_eq!(make_before_break(planned), ["lds", "rds", "vhds"]);
     }
 }

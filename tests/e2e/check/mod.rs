@@ -93,7 +93,7 @@ pub fn config(addr: SocketAddr, fixtures: Option<&Path>, only: &[&str]) -> Check
 }
 
 /// How many whole-suite runs against doubles go at once: each mostly waits on loopback.
-static RUNS: Semaphore = Semaphore::const_new(6);
+static RUNS: Semaphore = Semaphore::const_new(8);
 
 /// Runs the suite to the end (bounded all the same).
 pub async fn run(config: &CheckConfig) -> CheckReport {

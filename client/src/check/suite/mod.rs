@@ -140,8 +140,8 @@ pub(super) fn list<S: AsRef<str>>(names: &[S]) -> String {
 }
 
 /// Runs every case of `check` and returns each case's outcome, in matrix order. Cases run
-/// at once, each on its own connection, unless the check edits fixtures (then one after
-/// another: an edit is seen by every stream).
+/// at once, each on its own connection, unless the check is [`Check::serial`] (an edit is
+/// seen by every stream, a malformed request may take every stream down).
 pub(super) async fn run(check: &Check, ctx: &mut Ctx) -> Vec<(Case, Outcome)> {
     ctx.check = check.id;
     let cases = check.matrix.cases();
@@ -160,6 +160,17 @@ pub(super) async fn run(check: &Check, ctx: &mut Ctx) -> Vec<(Case, Outcome)> {
         return out;
     }
     let ctx = &*ctx;
+    if check.serial {
+        let mut out = Vec::new();
+        for case in cases {
+            let outcome = match unserved(ctx, case) {
+                Some(why) => skip(why),
+                None => capped(ctx.cap(), dispatch(check.id, ctx, case)).await,
+            };
+            out.push((case, outcome));
+        }
+        return out;
+    }
     let each = cases.iter().map(|&case| async move {
         let outcome = match unserved(ctx, case) {
             Some(why) => skip(why),

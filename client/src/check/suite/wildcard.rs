@@ -38,10 +38,19 @@ pub(super) async fn legacy_is_star(ctx: &Ctx, conv: &mut Conv) -> Step<Outcome> 
             legacy.shown
         )));
     }
-    Ok(Outcome::Pass(format!(
+    let mut evidence = format!(
         "{kind} with no names and {kind} [*] both gave {} resources",
         names(&legacy).len()
-    )))
+    );
+    if conv.case().variant == Variant::Delta {
+        // The wildcard continues and a name is added: the name is answered (resource-hints.14).
+        let a = legacy.names()[0].to_string();
+        conv.change(url, &[&a], &[]).await.sent("+[a]")?;
+        let what = format!("{kind} (wildcard) then +[{a}]: {a} was not sent");
+        let added = judged(conv.until(url, ctx.timeout, |s| s.has(&a)).await, what)?;
+        evidence += &format!("; then +[{a}]: {}", added.shown);
+    }
+    Ok(Outcome::Pass(evidence))
 }
 
 pub(super) async fn empty_unsubscribes(ctx: &Ctx, conv: &mut Conv) -> Step<Outcome> {

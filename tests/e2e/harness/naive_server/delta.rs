@@ -55,9 +55,10 @@ impl Delta {
         }
     }
 
-    /// Brings `known` in line with the set; names in `force` are sent even if held.
-    fn reconcile(&mut self, set: &Set, url: &str, force: &BTreeSet<String>) -> Changes {
-        let (bug, legal) = (self.bug, self.legal);
+    /// Brings `known` in line with the set; names in `force` are sent even if held, and with
+    /// `all` (a change under [`Legal::ResendAll`]) every wanted resource is.
+    fn reconcile(&mut self, set: &Set, url: &str, force: &BTreeSet<String>, all: bool) -> Changes {
+        let bug = self.bug;
         let state = self.types.entry(url.to_string()).or_default();
         let mut changes = Changes::default();
         let wanted =
@@ -65,7 +66,7 @@ impl Delta {
         let present: Vec<_> = of_type(set, url).filter(|(n, _)| wanted(n)).collect();
         for (name, r) in &present {
             let held = state.known.get(*name) == Some(&Some(r.version.clone()));
-            if held && !force.contains(*name) && legal != Legal::ResendAll {
+            if held && !force.contains(*name) && !all {
                 continue;
             }
             changes.resources.push(WireResource {
@@ -191,9 +192,11 @@ impl Machine for Delta {
         if bug == Bug::DeltaResubscribeIgnored && !first {
             force.clear();
         }
-        let mut changes = self.reconcile(set, &url, &force);
+        // A subscription that adds names is a change; an ACK is not.
+        let all = legal == Legal::ResendAll && !subscribe.is_empty() && !first;
+        let mut changes = self.reconcile(set, &url, &force, all);
         let exists: BTreeSet<&String> = of_type(set, &url).map(|(n, _)| n).collect();
-        if bug != Bug::DeltaWildcardUnsubscribeSilent {
+        if !matches!(bug, Bug::DeltaWildcardUnsubscribeSilent | Bug::DeltaSilentMissing) {
             changes.removed.extend(owed.into_iter().filter(|n| !exists.contains(n)));
         }
         if !first && changes.is_empty() {
@@ -209,7 +212,8 @@ impl Machine for Delta {
             if self.bug == Bug::SilentEds && url == type_url::ENDPOINT {
                 continue;
             }
-            let changes = self.reconcile(set, &url, &BTreeSet::new());
+            let all = self.legal == Legal::ResendAll;
+            let changes = self.reconcile(set, &url, &BTreeSet::new(), all);
             if changes.is_empty() {
                 continue;
             }
