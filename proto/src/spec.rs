@@ -375,10 +375,16 @@ pub fn parse(text: &str) -> Result<Spec, String> {
             return Err(format!("sentence id {} is listed twice", s.id));
         }
         if s.observable == Observable::Yes(false) {
-            return Err(format!("{}: observable is true or a reason, not false", s.id));
+            return Err(format!(
+                "{}: observable is true or a reason, not false",
+                s.id
+            ));
         }
         if s.level == Level::Stated && s.strength.is_none() {
-            return Err(format!("{}: a STATED sentence says how binding we read it", s.id));
+            return Err(format!(
+                "{}: a STATED sentence says how binding we read it",
+                s.id
+            ));
         }
     }
     Ok(spec)
@@ -396,7 +402,11 @@ mod tests {
         assert_eq!(stale.level, Level::ShouldNot);
         assert_eq!(stale.strength(), Strength::ShouldNot);
         assert!(!stale.strength_is_our_reading());
-        let will = spec.sentences.iter().find(|s| s.level == Level::Will).unwrap();
+        let will = spec
+            .sentences
+            .iter()
+            .find(|s| s.level == Level::Will)
+            .unwrap();
         assert_eq!(will.strength(), Strength::Must);
         assert!(will.cite().ends_with("MUST is xdsloop's reading"));
         assert_eq!(stale.slug(), "resource-updates");
@@ -407,14 +417,22 @@ mod tests {
     fn a_broken_file_is_refused_with_the_reason() {
         let base = "source: {rst: {repository: r, path: p, commit: c}, proto: {crate: c, version: v, path: p, module: m}}\ninformative: []\nsentences:\n";
         let entry = |id: &str, level: &str| {
-            format!("  - {{id: {id}, section: S, source: rst, quote: q, level: {level}, binds: server, variant: both, observable: true}}\n")
+            format!(
+                "  - {{id: {id}, section: S, source: rst, quote: q, level: {level}, binds: server, variant: both, observable: true}}\n"
+            )
         };
         let twice = format!("{base}{}{}", entry("a.1", "MUST"), entry("a.1", "MUST"));
         assert!(parse(&twice).unwrap_err().contains("a.1 is listed twice"));
         let stated = format!("{base}{}", entry("a.1", "STATED"));
         assert!(parse(&stated).unwrap_err().contains("says how binding"));
-        let unknown = format!("{base}  - {{id: a.1, section: S, source: rst, quote: q, level: MUST, binds: server, variant: both, observable: true, colour: red}}\n");
-        assert!(parse(&unknown).unwrap_err().contains("unknown field `colour`"));
+        let unknown = format!(
+            "{base}  - {{id: a.1, section: S, source: rst, quote: q, level: MUST, binds: server, variant: both, observable: true, colour: red}}\n"
+        );
+        assert!(
+            parse(&unknown)
+                .unwrap_err()
+                .contains("unknown field `colour`")
+        );
         let level = format!("{base}{}", entry("a.1", "OUGHT"));
         assert!(parse(&level).is_err());
     }

@@ -29,8 +29,8 @@ mod reload;
 mod replay;
 mod rest;
 mod security;
-mod spec;
 mod sotw;
+mod spec;
 mod status;
 
 mod streams;

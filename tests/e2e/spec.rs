@@ -13,7 +13,10 @@ use xdsloop_proto::spec::{self, Binds, Sentence, Strength};
 use xdsloop_server::JUDGE_RULES;
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// `path::function` names a test that exists: the file holds `fn function(`.
@@ -35,7 +38,9 @@ fn checks_naming(sentence: &str) -> Vec<&'static str> {
 }
 
 fn rules_naming(sentence: &str) -> Vec<&'static str> {
-    let naming = JUDGE_RULES.iter().filter(|r| r.sentences.contains(&sentence));
+    let naming = JUDGE_RULES
+        .iter()
+        .filter(|r| r.sentences.contains(&sentence));
     naming.map(|r| r.id).collect()
 }
 
@@ -74,23 +79,35 @@ fn coverage_problems(spec: &spec::Spec) -> Vec<String> {
             }
         }
         if !c.server_tests.is_empty() && !s.binds.server() {
-            problems.push(format!("{}: server tests for a sentence that binds clients only", s.id));
+            problems.push(format!(
+                "{}: server tests for a sentence that binds clients only",
+                s.id
+            ));
         }
         if !c.client_tests.is_empty() && !s.binds.client() {
-            problems.push(format!("{}: client tests for a sentence that binds servers only", s.id));
+            problems.push(format!(
+                "{}: client tests for a sentence that binds servers only",
+                s.id
+            ));
         }
     }
     for check in CHECKS {
         for id in check.sentences {
             if spec.sentence(id).is_none() {
-                problems.push(format!("check {} names {id}, which is not in the spec file", check.id));
+                problems.push(format!(
+                    "check {} names {id}, which is not in the spec file",
+                    check.id
+                ));
             }
         }
     }
     for rule in JUDGE_RULES {
         for id in rule.sentences {
             if spec.sentence(id).is_none() {
-                problems.push(format!("rule {} names {id}, which is not in the spec file", rule.id));
+                problems.push(format!(
+                    "rule {} names {id}, which is not in the spec file",
+                    rule.id
+                ));
             }
         }
     }
@@ -187,7 +204,9 @@ fn requirement_problems(spec: &spec::Spec) -> Vec<String> {
     }
     for (id, _) in NOT_CHECKED.iter().chain(NOT_FOR_XDSLOOP).chain(GAPS) {
         if spec.sentence(id).is_none() {
-            problems.push(format!("{id} is listed in spec.rs but not in the spec file"));
+            problems.push(format!(
+                "{id} is listed in spec.rs but not in the spec file"
+            ));
         }
     }
     problems
@@ -216,7 +235,10 @@ fn a_broken_spec_file_is_refused_with_what_is_wrong() {
     );
     let unjudged = broken("judge: [C2.type-url]", "judge: []");
     let found = requirement_problems(&unjudged).join("\n");
-    assert!(found.contains("proto.discovery-request.5 can be seen on the wire: no judge rule"), "{found}");
+    assert!(
+        found.contains("proto.discovery-request.5 can be seen on the wire: no judge rule"),
+        "{found}"
+    );
 }
 
 /// docs/spec-coverage.md, from the spec file, the checks and the judge's rules.
@@ -255,7 +277,10 @@ fn coverage_doc() -> String {
     totals(&mut doc, &spec.sentences);
     for (slug, title) in spec.sections() {
         let _ = writeln!(doc, "\n## {title}\n");
-        let _ = writeln!(doc, "| id | level | binds | applies | sentence | covered by |");
+        let _ = writeln!(
+            doc,
+            "| id | level | binds | applies | sentence | covered by |"
+        );
         let _ = writeln!(doc, "|---|---|---|---|---|---|");
         for s in spec.sentences.iter().filter(|s| s.slug() == slug) {
             let level = match s.strength_is_our_reading() {
@@ -285,7 +310,10 @@ fn coverage_doc() -> String {
         }
     }
     let _ = writeln!(doc, "\n## Rules of xdsloop's own\n");
-    let _ = writeln!(doc, "Judged though no sentence states them, and said so wherever they show.\n");
+    let _ = writeln!(
+        doc,
+        "Judged though no sentence states them, and said so wherever they show.\n"
+    );
     for c in CHECKS.iter().filter(|c| c.beyond.is_some()) {
         let _ = writeln!(doc, "- check `{}`: {}", c.id, c.beyond.unwrap_or_default());
     }
@@ -332,11 +360,17 @@ fn totals(doc: &mut String, sentences: &[Sentence]) {
         Strength::ShouldNot,
         Strength::May,
     ];
-    let _ = writeln!(doc, "| strength | server | client | both | all | checked | judged | tested on xdsloop | not on the wire |");
+    let _ = writeln!(
+        doc,
+        "| strength | server | client | both | all | checked | judged | tested on xdsloop | not on the wire |"
+    );
     let _ = writeln!(doc, "|---|---|---|---|---|---|---|---|---|");
     let mut all: BTreeMap<&str, usize> = BTreeMap::new();
     for strength in strengths {
-        let of: Vec<&Sentence> = sentences.iter().filter(|s| s.strength() == strength).collect();
+        let of: Vec<&Sentence> = sentences
+            .iter()
+            .filter(|s| s.strength() == strength)
+            .collect();
         let count = |f: &dyn Fn(&Sentence) -> bool| of.iter().filter(|s| f(s)).count();
         let row = [
             ("server", count(&|s| s.binds == Binds::Server)),
@@ -359,7 +393,9 @@ fn totals(doc: &mut String, sentences: &[Sentence]) {
             *all.entry(key).or_default() += n;
         }
     }
-    let keys = ["server", "client", "both", "all", "checked", "judged", "tested", "hidden"];
+    let keys = [
+        "server", "client", "both", "all", "checked", "judged", "tested", "hidden",
+    ];
     let cells: Vec<String> = keys.iter().map(|k| all[k].to_string()).collect();
     let _ = writeln!(doc, "| **all** | {} |", cells.join(" | "));
 }

@@ -142,11 +142,15 @@ pub const STEPS: [StepInfo; 10] = [
         title: "apply + ACK",
         trigger: "a request answering the latest response, no error_detail",
         envoy: "onConfigUpdate → sendDiscoveryRequest (version = the new one)",
-        envoy_delta: Some("onConfigUpdate → sendDiscoveryRequest (response_nonce = the response's nonce)"),
+        envoy_delta: Some(
+            "onConfigUpdate → sendDiscoveryRequest (response_nonce = the response's nonce)",
+        ),
         zh: Words {
             title: "确认 (ACK)",
             envoy: "onConfigUpdate 成功 → sendDiscoveryRequest（version = 新版本，nonce = 下发的 nonce）",
-            envoy_delta: Some("onConfigUpdate 成功 → sendDiscoveryRequest（response_nonce = 下发的 nonce）"),
+            envoy_delta: Some(
+                "onConfigUpdate 成功 → sendDiscoveryRequest（response_nonce = 下发的 nonce）",
+            ),
         },
     },
     StepInfo {
@@ -158,7 +162,9 @@ pub const STEPS: [StepInfo; 10] = [
         zh: Words {
             title: "拒绝 (NACK, 保留旧配置)",
             envoy: "onConfigUpdateFailed(UpdateRejected) → sendDiscoveryRequest（带 error_detail，version 仍是旧版本）",
-            envoy_delta: Some("onConfigUpdateFailed(UpdateRejected) → sendDiscoveryRequest（带 error_detail，response_nonce = 下发的 nonce）"),
+            envoy_delta: Some(
+                "onConfigUpdateFailed(UpdateRejected) → sendDiscoveryRequest（带 error_detail，response_nonce = 下发的 nonce）",
+            ),
         },
     },
     StepInfo {
@@ -330,10 +336,18 @@ mod tests {
                     "{:?} on Delta says {words:?}",
                     info.step
                 );
-                assert!(!words.contains("版本"), "{:?} on Delta says {words:?}", info.step);
+                assert!(
+                    !words.contains("版本"),
+                    "{:?} on Delta says {words:?}",
+                    info.step
+                );
             }
         }
-        assert!(Step::Ack.envoy_call_on(Variant::Sotw).contains("version = the new one"));
+        assert!(
+            Step::Ack
+                .envoy_call_on(Variant::Sotw)
+                .contains("version = the new one")
+        );
     }
 
     #[test]

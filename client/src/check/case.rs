@@ -114,6 +114,9 @@ mod tests {
                 "eds delta eds-service",
             ]
         );
-        assert_eq!(Matrix::new(ROOT_TYPES, SOTW, Services::Ads).cases().len(), 2);
+        assert_eq!(
+            Matrix::new(ROOT_TYPES, SOTW, Services::Ads).cases().len(),
+            2
+        );
     }
 }

@@ -40,14 +40,18 @@ impl Check {
 
     /// How binding a FAIL is: its first sentence's strength (SHOULD for xdsloop's own rules).
     pub fn strength(&self) -> Strength {
-        self.spec().next().map_or(Strength::Should, Sentence::strength)
+        self.spec()
+            .next()
+            .map_or(Strength::Should, Sentence::strength)
     }
 
     /// The sentence a FAIL quotes, or the reason an `xdsloop.*` check exists.
     pub fn cite(&self) -> String {
         match (self.spec().next(), self.beyond) {
             (Some(sentence), _) => sentence.cite(),
-            (None, Some(why)) => format!("xdsloop's rule (no sentence of the spec states it): {why}"),
+            (None, Some(why)) => {
+                format!("xdsloop's rule (no sentence of the spec states it): {why}")
+            }
             (None, None) => String::new(),
         }
     }
@@ -65,7 +69,9 @@ impl Check {
 
     /// Whether its cases include Delta ones.
     pub fn delta(&self) -> bool {
-        self.matrix.variants.contains(&xdsloop_proto::Variant::Delta)
+        self.matrix
+            .variants
+            .contains(&xdsloop_proto::Variant::Delta)
     }
 }
 
@@ -221,9 +227,19 @@ mod tests {
                 "{}: a sentence id is not in the spec file",
                 check.id
             );
-            assert_eq!(check.sentences.is_empty(), check.beyond.is_some(), "{}", check.id);
+            assert_eq!(
+                check.sentences.is_empty(),
+                check.beyond.is_some(),
+                "{}",
+                check.id
+            );
             for s in check.spec() {
-                assert!(s.binds.server(), "{}: {} binds clients only", check.id, s.id);
+                assert!(
+                    s.binds.server(),
+                    "{}: {} binds clients only",
+                    check.id,
+                    s.id
+                );
             }
             let base = check.id.split('/').next().unwrap();
             assert!(
@@ -252,16 +268,28 @@ mod tests {
         let by_sentence = ids(&only(&["delta-subscribe.3"]).unwrap());
         assert_eq!(by_sentence, ["resource-hints.4/re-added"]);
         let skip = select(&[], &["resource-hints".to_string(), "xdsloop".to_string()]).unwrap();
-        assert!(skip.iter().all(|c| !c.id.starts_with("resource-hints.") && c.beyond.is_none()));
+        assert!(
+            skip.iter()
+                .all(|c| !c.id.starts_with("resource-hints.") && c.beyond.is_none())
+        );
         let err = only(&["S4", "resource-hints.99"]).unwrap_err();
-        assert!(err.contains("no check is named by S4, resource-hints.99"), "{err}");
+        assert!(
+            err.contains("no check is named by S4, resource-hints.99"),
+            "{err}"
+        );
     }
 
     #[test]
     fn levels_follow_the_first_sentence() {
-        let stale = CHECKS.iter().find(|c| c.id == "resource-updates.3").unwrap();
+        let stale = CHECKS
+            .iter()
+            .find(|c| c.id == "resource-updates.3")
+            .unwrap();
         assert_eq!(stale.strength(), Strength::ShouldNot);
-        let large = CHECKS.iter().find(|c| c.id == "xdsloop.large-responses").unwrap();
+        let large = CHECKS
+            .iter()
+            .find(|c| c.id == "xdsloop.large-responses")
+            .unwrap();
         assert_eq!(large.strength(), Strength::Should);
         assert!(large.cite().starts_with("xdsloop's rule"));
     }

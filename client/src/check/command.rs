@@ -208,14 +208,16 @@ fn finish(report: &CheckReport, output: CheckOutput, out: &mut dyn Write) -> std
             }
         }
         CheckOutput::Json => writeln!(out, "{}", report.to_json())?,
-        CheckOutput::Junit => out.write_all(report.to_junit().as_bytes())?,
+        CheckOutput::Junit => out.write_all(super::junit::document(&report).as_bytes())?,
     }
     out.flush()
 }
 
 /// The checks that enforce `sentence`.
 fn checks_of(sentence: &Sentence) -> Vec<&'static str> {
-    let named = CHECKS.iter().filter(|c| c.sentences.contains(&sentence.id.as_str()));
+    let named = CHECKS
+        .iter()
+        .filter(|c| c.sentences.contains(&sentence.id.as_str()));
     named.map(|c| c.id).collect()
 }
 
@@ -360,19 +362,40 @@ mod tests {
     #[tokio::test]
     async fn list_shows_every_sentence_and_an_unknown_only_is_a_usage_error() {
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let code = run(args(&["--list"]), std::future::pending(), &mut out, &mut err).await;
+        let code = run(
+            args(&["--list"]),
+            std::future::pending(),
+            &mut out,
+            &mut err,
+        )
+        .await;
         assert_eq!(code, 0);
         let listed = String::from_utf8(out).unwrap();
         for s in &spec::spec().sentences {
-            assert!(listed.contains(&format!("  {:<30}", s.id)), "{} not listed", s.id);
+            assert!(
+                listed.contains(&format!("  {:<30}", s.id)),
+                "{} not listed",
+                s.id
+            );
         }
         assert!(
-            listed.contains("  resource-updates.3            SHOULD NOT server sotw   check resource-updates.3"),
+            listed.contains(
+                "  resource-updates.3            SHOULD NOT server sotw   check resource-updates.3"
+            ),
             "{listed}"
         );
-        assert!(listed.contains("\nHow the client specifies what resources to return\n"), "{listed}");
+        assert!(
+            listed.contains("\nHow the client specifies what resources to return\n"),
+            "{listed}"
+        );
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let code = run(args(&["--only", "S99"]), std::future::pending(), &mut out, &mut err).await;
+        let code = run(
+            args(&["--only", "S99"]),
+            std::future::pending(),
+            &mut out,
+            &mut err,
+        )
+        .await;
         assert_eq!(code, 2);
         let err = String::from_utf8(err).unwrap();
         assert!(err.contains("no check is named by S99"), "{err}");

@@ -70,13 +70,19 @@ pub(super) struct Findings(Arc<Mutex<Vec<Finding>>>);
 
 impl Findings {
     fn push(&self, finding: Finding) {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(finding);
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(finding);
     }
 
     /// The findings against `sentence`, in the order they were made.
     pub(super) fn of(&self, sentence: &str) -> Vec<Finding> {
         let all = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        all.iter().filter(|f| f.sentence == sentence).cloned().collect()
+        all.iter()
+            .filter(|f| f.sentence == sentence)
+            .cloned()
+            .collect()
     }
 }
 
@@ -138,7 +144,11 @@ impl Seen {
                 .map(|w| Item {
                     name: w.name.clone(),
                     version: w.version.clone(),
-                    type_url: w.resource.as_ref().map(|a| a.type_url.clone()).unwrap_or_default(),
+                    type_url: w
+                        .resource
+                        .as_ref()
+                        .map(|a| a.type_url.clone())
+                        .unwrap_or_default(),
                     body: w.resource.as_ref().map(|a| a.value.clone()),
                 })
                 .collect(),
@@ -154,18 +164,26 @@ impl Seen {
     }
 
     pub(super) fn has(&self, name: &str) -> bool {
-        self.resources.iter().any(|r| r.name == name && r.body.is_some())
+        self.resources
+            .iter()
+            .any(|r| r.name == name && r.body.is_some())
     }
 
     /// Delta: it says `name` does not exist (`removed_resources`, or a resource without body).
     pub(super) fn removes(&self, name: &str) -> bool {
         self.removed.iter().any(|n| n == name)
-            || self.resources.iter().any(|r| r.name == name && r.body.is_none())
+            || self
+                .resources
+                .iter()
+                .any(|r| r.name == name && r.body.is_none())
     }
 
     /// name → body, what a client holds after applying it (SotW) or what it changes (Delta).
     fn bodies(&self) -> BTreeMap<&str, &[u8]> {
-        let with_body = self.resources.iter().filter_map(|r| Some((r.name.as_str(), r.body.as_deref()?)));
+        let with_body = self
+            .resources
+            .iter()
+            .filter_map(|r| Some((r.name.as_str(), r.body.as_deref()?)));
         with_body.collect()
     }
 }
@@ -281,7 +299,11 @@ impl Conv {
         state.changed = true;
         match &mut self.wire {
             Wire::Sotw(p) => {
-                let nonce = state.last.as_ref().map(|l| l.nonce.clone()).unwrap_or_default();
+                let nonce = state
+                    .last
+                    .as_ref()
+                    .map(|l| l.nonce.clone())
+                    .unwrap_or_default();
                 let (version, listed) = (state.accepted.clone(), names.to_vec());
                 state.names = wanted;
                 state.asked = true;
@@ -299,7 +321,12 @@ impl Conv {
 
     /// Delta: subscribes `add` and unsubscribes `drop` as given (names never subscribed
     /// included), the interest following.
-    pub(super) async fn change(&mut self, url: &str, add: &[&str], drop: &[&str]) -> Result<(), Gone> {
+    pub(super) async fn change(
+        &mut self,
+        url: &str,
+        add: &[&str],
+        drop: &[&str],
+    ) -> Result<(), Gone> {
         let state = self.types.entry(url.to_string()).or_default();
         state.asked = true;
         state.changed = true;
@@ -330,7 +357,9 @@ impl Conv {
         state.names = names.iter().map(|n| n.to_string()).collect();
         state.fresh = state.names.clone();
         for (name, version) in &held {
-            state.held.insert(name.clone(), version.clone().into_bytes());
+            state
+                .held
+                .insert(name.clone(), version.clone().into_bytes());
         }
         match &mut self.wire {
             Wire::Delta(p) => p.resume(url, names, held).await,
@@ -340,7 +369,12 @@ impl Conv {
 
     /// SotW: a new stream's first request for `names` at `version`: what a client sends when
     /// it comes back holding that version.
-    pub(super) async fn resume_sotw(&mut self, url: &str, names: &[&str], version: &str) -> Result<(), Gone> {
+    pub(super) async fn resume_sotw(
+        &mut self,
+        url: &str,
+        names: &[&str],
+        version: &str,
+    ) -> Result<(), Gone> {
         let state = self.types.entry(url.to_string()).or_default();
         state.asked = true;
         state.changed = true;
@@ -527,7 +561,9 @@ impl Conv {
                 if !nack {
                     for item in &seen.resources {
                         if item.body.is_some() {
-                            state.held.insert(item.name.clone(), item.version.clone().into_bytes());
+                            state
+                                .held
+                                .insert(item.name.clone(), item.version.clone().into_bytes());
                         }
                     }
                     for name in &seen.removed {
@@ -548,50 +584,98 @@ impl Conv {
         let short = describe::short(&seen.type_url).to_string();
         let asked = self.types.get(&seen.type_url).is_some_and(|t| t.asked);
         let mut found = Vec::new();
-        let nonce = if delta { sentence::DELTA_NONCE } else { sentence::NONCE };
+        let nonce = if delta {
+            sentence::DELTA_NONCE
+        } else {
+            sentence::NONCE
+        };
         let state = self.types.entry(seen.type_url.clone()).or_default();
         if seen.nonce.is_empty() {
             found.push((nonce, format!("a response without a nonce: {}", seen.shown)));
         } else if !state.nonces.insert(seen.nonce.clone()) {
             found.push((
                 nonce,
-                format!("nonce {:?} sent twice for {short} on one stream: {}", seen.nonce, seen.shown),
+                format!(
+                    "nonce {:?} sent twice for {short} on one stream: {}",
+                    seen.nonce, seen.shown
+                ),
             ));
         }
-        let any_type = if delta { sentence::DELTA_ANY_TYPE } else { sentence::ANY_TYPE };
-        let foreign = seen.resources.iter().enumerate().find(|(_, r)| r.body.is_some() && r.type_url != seen.type_url);
+        let any_type = if delta {
+            sentence::DELTA_ANY_TYPE
+        } else {
+            sentence::ANY_TYPE
+        };
+        let foreign = seen
+            .resources
+            .iter()
+            .enumerate()
+            .find(|(_, r)| r.body.is_some() && r.type_url != seen.type_url);
         if let Some((i, r)) = foreign {
             found.push((
                 any_type,
-                format!("resource #{} has Any type_url {:?} in a {:?} response: {}", i + 1, r.type_url, seen.type_url, seen.shown),
+                format!(
+                    "resource #{} has Any type_url {:?} in a {:?} response: {}",
+                    i + 1,
+                    r.type_url,
+                    seen.type_url,
+                    seen.shown
+                ),
             ));
         }
         if !asked && foreign.is_none() {
             found.push((
                 sentence::SEPARATE,
-                format!("a response of type {:?}, which this stream never asked for: {}", seen.type_url, seen.shown),
+                format!(
+                    "a response of type {:?}, which this stream never asked for: {}",
+                    seen.type_url, seen.shown
+                ),
             ));
         }
         if !asked || foreign.is_some() {
-            self.strays.push(format!("a response under type_url {:?} ({})", seen.type_url, seen.shown));
+            self.strays.push(format!(
+                "a response under type_url {:?} ({})",
+                seen.type_url, seen.shown
+            ));
         }
         let mut names = BTreeSet::new();
-        if let Some(twice) = seen.resources.iter().find(|r| !names.insert(r.name.as_str())) {
-            found.push((sentence::DUPLICATE, format!("{} appears twice in {}", twice.name, seen.shown)));
+        if let Some(twice) = seen
+            .resources
+            .iter()
+            .find(|r| !names.insert(r.name.as_str()))
+        {
+            found.push((
+                sentence::DUPLICATE,
+                format!("{} appears twice in {}", twice.name, seen.shown),
+            ));
         }
         if delta && let Some(i) = seen.resources.iter().position(|r| r.name.is_empty()) {
-            found.push((sentence::DELTA_NAME, format!("resource #{} has no name: {}", i + 1, seen.shown)));
+            found.push((
+                sentence::DELTA_NAME,
+                format!("resource #{} has no name: {}", i + 1, seen.shown),
+            ));
         }
         if needless(state, seen, delta) {
-            let last = state.last.as_ref().map(|l| l.shown.as_str()).unwrap_or_default();
+            let last = state
+                .last
+                .as_ref()
+                .map(|l| l.shown.as_str())
+                .unwrap_or_default();
             found.push((
                 sentence::NEEDLESS,
-                format!("{} repeats what the client holds ({last}) with no change asked for", seen.shown),
+                format!(
+                    "{} repeats what the client holds ({last}) with no change asked for",
+                    seen.shown
+                ),
             ));
         }
         for (sentence, text) in found {
             let during = self.during.clone();
-            self.findings.push(Finding { sentence, during, text });
+            self.findings.push(Finding {
+                sentence,
+                during,
+                text,
+            });
         }
     }
 }
@@ -610,10 +694,16 @@ fn needless(state: &TypeState, seen: &Seen, delta: bool) -> bool {
         return last.version == seen.version && last.bodies() == seen.bodies();
     }
     let same = |r: &Item| {
-        r.body.is_some() && state.held.get(&r.name).is_some_and(|v| *v == r.version.as_bytes())
+        r.body.is_some()
+            && state
+                .held
+                .get(&r.name)
+                .is_some_and(|v| *v == r.version.as_bytes())
     };
     let removes_held = seen.removed.iter().any(|n| state.held.contains_key(n));
-    seen.resources.iter().all(same) && !removes_held && seen.removed.iter().all(|n| !state.names.contains(n))
+    seen.resources.iter().all(same)
+        && !removes_held
+        && seen.removed.iter().all(|n| !state.names.contains(n))
 }
 
 fn sotw_request(url: &str, names: &[&str], version: &str, nonce: &str) -> DiscoveryRequest {
@@ -665,11 +755,23 @@ mod tests {
             last: Some(first.clone()),
             ..TypeState::default()
         };
-        assert!(needless(&state, &first, false), "same version, same resources, only an ACK since");
-        assert!(!needless(&state, &seen("2", &[("a", "", b"x")]), false), "a new version");
-        assert!(!needless(&state, &seen("1", &[("a", "", b"y")]), false), "new content");
+        assert!(
+            needless(&state, &first, false),
+            "same version, same resources, only an ACK since"
+        );
+        assert!(
+            !needless(&state, &seen("2", &[("a", "", b"x")]), false),
+            "a new version"
+        );
+        assert!(
+            !needless(&state, &seen("1", &[("a", "", b"y")]), false),
+            "new content"
+        );
         state.changed = true;
-        assert!(!needless(&state, &first, false), "the interest changed: a repeat may answer it");
+        assert!(
+            !needless(&state, &first, false),
+            "the interest changed: a repeat may answer it"
+        );
     }
 
     #[test]
@@ -683,6 +785,9 @@ mod tests {
         assert!(needless(&state, &first, true));
         assert!(!needless(&state, &seen("s2", &[("a", "2", b"y")]), true));
         state.fresh.insert("a".into());
-        assert!(!needless(&state, &first, true), "a was subscribed again: it must be sent");
+        assert!(
+            !needless(&state, &first, true),
+            "a was subscribed again: it must be sent"
+        );
     }
 }

@@ -83,8 +83,14 @@ impl Inventory {
         let (names, whence) = match url {
             CLUSTER => (&self.clusters, "wildcard CDS gives"),
             LISTENER => (&self.listeners, "wildcard LDS gives"),
-            ENDPOINT => (&self.endpoints, "the server's CDS names, with endpoints that exist,"),
-            ROUTE => (&self.routes, "the server's LDS names, with route configurations that exist,"),
+            ENDPOINT => (
+                &self.endpoints,
+                "the server's CDS names, with endpoints that exist,",
+            ),
+            ROUTE => (
+                &self.routes,
+                "the server's LDS names, with route configurations that exist,",
+            ),
             _ => return Err(format!("no names of {url} are known")),
         };
         if names.len() >= n {
@@ -169,7 +175,9 @@ fn route_names(response: &DiscoveryResponse) -> Vec<String> {
         Some(RouteSpecifier::Rds(rds)) => Some(rds.route_config_name),
         _ => None,
     });
-    let mut names: Vec<String> = rds.filter(|n| !n.is_empty() && !n.starts_with(PREFIX)).collect();
+    let mut names: Vec<String> = rds
+        .filter(|n| !n.is_empty() && !n.starts_with(PREFIX))
+        .collect();
     names.sort();
     names.dedup();
     names

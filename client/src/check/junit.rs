@@ -46,10 +46,18 @@ pub(super) fn document(report: &CheckReport) -> String {
         );
         match &r.outcome {
             Outcome::Pass(text) => {
-                let _ = writeln!(xml, ">\n      <system-out>{}</system-out>\n    </testcase>", escape(text));
+                let _ = writeln!(
+                    xml,
+                    ">\n      <system-out>{}</system-out>\n    </testcase>",
+                    escape(text)
+                );
             }
             Outcome::Skip(why) => {
-                let _ = writeln!(xml, ">\n      <skipped message=\"{}\"/>\n    </testcase>", escape(why));
+                let _ = writeln!(
+                    xml,
+                    ">\n      <skipped message=\"{}\"/>\n    </testcase>",
+                    escape(why)
+                );
             }
             Outcome::Fail(_) => {
                 let message = format!("({}) {}", check.strength(), check.cite());
@@ -104,7 +112,10 @@ mod tests {
 
     #[test]
     fn a_failure_carries_the_sentence_id_level_and_quote_and_text_is_escaped() {
-        let check = *CHECKS.iter().find(|c| c.id == "resource-updates.3").unwrap();
+        let check = *CHECKS
+            .iter()
+            .find(|c| c.id == "resource-updates.3")
+            .unwrap();
         let cases = vec![CaseResult {
             case: "eds sotw ads".into(),
             outcome: Outcome::Fail("answered <stale> & \"late\"\u{1}".into()),
@@ -115,12 +126,23 @@ mod tests {
             ..CheckReport::default()
         };
         let xml = document(&report);
-        assert!(xml.contains("<testsuite name=\"a&amp;b\" tests=\"1\" failures=\"1\""), "{xml}");
-        assert!(xml.contains("<testcase classname=\"resource-updates\" name=\"resource-updates.3\""), "{xml}");
+        assert!(
+            xml.contains("<testsuite name=\"a&amp;b\" tests=\"1\" failures=\"1\""),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("<testcase classname=\"resource-updates\" name=\"resource-updates.3\""),
+            "{xml}"
+        );
         assert!(
             xml.contains("<failure message=\"(SHOULD NOT) resource-updates.3 &quot;The management server should not send"),
             "{xml}"
         );
-        assert!(xml.contains("eds sotw ads: answered &lt;stale&gt; &amp; &quot;late&quot;\\u{1}</failure>"), "{xml}");
+        assert!(
+            xml.contains(
+                "eds sotw ads: answered &lt;stale&gt; &amp; &quot;late&quot;\\u{1}</failure>"
+            ),
+            "{xml}"
+        );
     }
 }

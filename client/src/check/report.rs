@@ -9,7 +9,6 @@ use serde_json::Value;
 
 use super::catalog::Check;
 use super::fixtures::Restored;
-use super::junit;
 
 /// What one check (or one of its cases) found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,7 +79,11 @@ impl CheckResult {
         let outcome = if let Some(c) = first("FAIL") {
             let more = match failed {
                 1 => String::new(),
-                n => format!(" (and {} more failed case{})", n - 1, if n == 2 { "" } else { "s" }),
+                n => format!(
+                    " (and {} more failed case{})",
+                    n - 1,
+                    if n == 2 { "" } else { "s" }
+                ),
             };
             Outcome::Fail(format!("{}: {}{more}", c.case, c.outcome.text()))
         } else if let Some(c) = first("PASS") {
@@ -332,11 +335,6 @@ impl CheckReport {
         };
         serde_json::to_string_pretty(&doc).expect("plain data serializes")
     }
-
-    /// The `--output junit` document.
-    pub fn to_junit(&self) -> String {
-        junit::document(self)
-    }
 }
 
 #[cfg(test)]
@@ -385,23 +383,52 @@ mod tests {
             Outcome::Fail("eds sotw ads: b was not sent (and 1 more failed case)".into())
         );
         let lines = r.lines();
-        assert!(lines[0].starts_with("FAIL  resource-hints.4                  (MUST) eds sotw ads"), "{}", lines[0]);
-        assert!(lines[0].contains("— spec: resource-hints.4 \"When the client sends a new request"), "{}", lines[0]);
-        assert_eq!(lines[1..], ["      eds sotw ads: b was not sent", "      eds delta ads: b was not sent"]);
-        let passed = result("resource-hints.4", &[("cds sotw ads", pass), ("rds sotw ads", Outcome::Skip("why".into()))]);
-        assert_eq!(passed.outcome, Outcome::Pass("cds sotw ads: ok (1 of 2 cases; 1 skipped)".into()));
+        assert!(
+            lines[0].starts_with("FAIL  resource-hints.4                  (MUST) eds sotw ads"),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[0].contains("— spec: resource-hints.4 \"When the client sends a new request"),
+            "{}",
+            lines[0]
+        );
+        assert_eq!(
+            lines[1..],
+            [
+                "      eds sotw ads: b was not sent",
+                "      eds delta ads: b was not sent"
+            ]
+        );
+        let passed = result(
+            "resource-hints.4",
+            &[
+                ("cds sotw ads", pass),
+                ("rds sotw ads", Outcome::Skip("why".into())),
+            ],
+        );
+        assert_eq!(
+            passed.outcome,
+            Outcome::Pass("cds sotw ads: ok (1 of 2 cases; 1 skipped)".into())
+        );
     }
 
     #[test]
     fn a_should_failure_exits_zero_unless_strict_and_a_must_failure_exits_one() {
-        let stale = result("resource-updates.3", &[("eds sotw ads", Outcome::Fail("answered".into()))]);
+        let stale = result(
+            "resource-updates.3",
+            &[("eds sotw ads", Outcome::Fail("answered".into()))],
+        );
         let mut r = report(vec![stale]);
         assert_eq!(r.summary().exit, 0);
         assert_eq!(r.summary().failed_should, 1);
         r.strict = true;
         assert_eq!(r.summary().exit, 1);
         r.strict = false;
-        r.results.push(result("resource-hints.4", &[("cds sotw ads", Outcome::Fail("not sent".into()))]));
+        r.results.push(result(
+            "resource-hints.4",
+            &[("cds sotw ads", Outcome::Fail("not sent".into()))],
+        ));
         assert_eq!(r.summary().exit, 1);
         r.interrupted = true;
         assert_eq!(r.summary().exit, 2);
@@ -409,7 +436,10 @@ mod tests {
 
     #[test]
     fn json_has_schema_sentences_cases_and_summary() {
-        let r = report(vec![result("basic-protocol.1", &[("cds sotw ads", Outcome::Skip("why".into()))])]);
+        let r = report(vec![result(
+            "basic-protocol.1",
+            &[("cds sotw ads", Outcome::Skip("why".into()))],
+        )]);
         let doc: Value = serde_json::from_str(&r.to_json()).unwrap();
         assert_eq!(doc["schema"], JSON_SCHEMA);
         let check = &doc["checks"][0];
@@ -419,7 +449,12 @@ mod tests {
         assert_eq!(check["result"], "SKIP");
         assert_eq!(check["why"], "why");
         assert_eq!(check["cases"][0]["case"], "cds sotw ads");
-        assert!(check["spec"].as_str().unwrap().contains("MUST is xdsloop's reading"));
+        assert!(
+            check["spec"]
+                .as_str()
+                .unwrap()
+                .contains("MUST is xdsloop's reading")
+        );
         assert_eq!(doc["summary"]["skipped"], 1);
         assert!(doc.get("unjudged").is_none());
     }

@@ -90,7 +90,10 @@ impl Explainer {
             }
             Report::StreamClosed { stream, end } => {
                 self.closed = Some(end.reason.clone());
-                let (title, envoy) = (lang.title(Step::Closed), lang.envoy_call(Step::Closed, self.mode));
+                let (title, envoy) = (
+                    lang.title(Step::Closed),
+                    lang.envoy_call(Step::Closed, self.mode),
+                );
                 Some(stream_line(&clock, stream, "·", title, &end.reason, envoy))
             }
             Report::Sent(sent) => Some(self.sent(&clock, sent)),

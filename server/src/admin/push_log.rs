@@ -228,12 +228,11 @@ mod tests {
                 None => {}
             }
             sub.ledger = ledger;
-            let hash =
-                crate::admin::status::view_hash(
-                    &sub.status(CLUSTER, None),
-                    Some(&resources),
-                    crate::admin::registry::Variant::Sotw,
-                );
+            let hash = crate::admin::status::view_hash(
+                &sub.status(CLUSTER, None),
+                Some(&resources),
+                crate::admin::registry::Variant::Sotw,
+            );
             sub.status(CLUSTER, Some(hash))
         };
         acked.update([status(Some(true))]);

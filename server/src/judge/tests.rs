@@ -211,7 +211,10 @@ fn c1_same_node_passes_the_same_or_no_node_and_fails_another() {
     judge.after(exchange(Verdict::Initial, Change::None));
     judge.before(&request("", ""), None, 0, now);
     judge.after(exchange(Verdict::Initial, Change::None));
-    assert!(checks(&mut judge).is_empty(), "the same node, or none, again");
+    assert!(
+        checks(&mut judge).is_empty(),
+        "the same node, or none, again"
+    );
     let other = RequestView {
         node_id: Some("other"),
         ..request("", "")
@@ -219,9 +222,18 @@ fn c1_same_node_passes_the_same_or_no_node_and_fails_another() {
     judge.before(&other, None, 0, now);
     judge.after(exchange(Verdict::Initial, Change::None));
     let found = judge.take_violations();
-    assert_eq!(found.iter().map(|v| v.check).collect::<Vec<_>>(), ["C1.same-node"]);
+    assert_eq!(
+        found.iter().map(|v| v.check).collect::<Vec<_>>(),
+        ["C1.same-node"]
+    );
     assert_eq!(found[0].sentences, ["basic-protocol.8"]);
-    assert!(found[0].to_string().starts_with("C1.same-node (basic-protocol.8): "), "{}", found[0]);
+    assert!(
+        found[0]
+            .to_string()
+            .starts_with("C1.same-node (basic-protocol.8): "),
+        "{}",
+        found[0]
+    );
 }
 
 #[test]
@@ -245,7 +257,10 @@ fn c2_type_url_is_required_on_ads_only() {
     let mut single = Conformance::new(Mode::Report).judge(2, cds, peer());
     single.before(&bare, None, 0, now);
     single.after(exchange(Verdict::Initial, Change::Widened));
-    assert!(checks(&mut single).is_empty(), "implicit on a per-type service");
+    assert!(
+        checks(&mut single).is_empty(),
+        "implicit on a per-type service"
+    );
 }
 
 #[test]
@@ -268,8 +283,15 @@ fn c4_a_delta_answer_passing_over_a_response_fails_and_answering_each_passes() {
     judge.before(&request("", "1-4"), None, 4, now);
     judge.after(exchange(Verdict::Ack, Change::None));
     let found = judge.take_violations();
-    assert_eq!(found.iter().map(|v| v.check).collect::<Vec<_>>(), ["C4.delta-unanswered"]);
-    assert!(found[0].message.contains("passing over 1-3"), "{}", found[0].message);
+    assert_eq!(
+        found.iter().map(|v| v.check).collect::<Vec<_>>(),
+        ["C4.delta-unanswered"]
+    );
+    assert!(
+        found[0].message.contains("passing over 1-3"),
+        "{}",
+        found[0].message
+    );
     // SotW: an answer folded into the next one is what gRPC does; not judged.
     let mut sotw = Conformance::new(Mode::Report).judge(2, StreamKind::ADS_SOTW, peer());
     sotw.before(&request("", ""), None, 0, now);
@@ -294,7 +316,10 @@ fn c11_initial_versions_belong_to_a_types_first_request_only() {
     let mut judge = Conformance::new(Mode::Report).judge(1, StreamKind::ADS_DELTA, peer());
     judge.before(&resumed, None, 0, now);
     judge.after(exchange(Verdict::Initial, Change::Widened));
-    assert!(checks(&mut judge).is_empty(), "the first request of the type declares them");
+    assert!(
+        checks(&mut judge).is_empty(),
+        "the first request of the type declares them"
+    );
     judge.before(&resumed, None, 0, now);
     judge.after(exchange(Verdict::Initial, Change::None));
     assert_eq!(checks(&mut judge), ["C11.late-initial-versions"]);
@@ -303,11 +328,20 @@ fn c11_initial_versions_belong_to_a_types_first_request_only() {
 #[test]
 fn every_rule_names_sentences_of_the_spec_that_bind_clients_or_says_why_not() {
     for rule in rules::RULES {
-        assert_eq!(rule.sentences.is_empty(), rule.beyond.is_some(), "{}", rule.id);
+        assert_eq!(
+            rule.sentences.is_empty(),
+            rule.beyond.is_some(),
+            "{}",
+            rule.id
+        );
         for id in rule.sentences {
             let sentence = xdsloop_proto::spec::sentence(id)
                 .unwrap_or_else(|| panic!("{}: no sentence {id}", rule.id));
-            assert!(sentence.binds.client(), "{}: {id} does not bind clients", rule.id);
+            assert!(
+                sentence.binds.client(),
+                "{}: {id} does not bind clients",
+                rule.id
+            );
         }
     }
 }

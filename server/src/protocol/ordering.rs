@@ -67,7 +67,11 @@ mod tests {
     fn virtual_hosts_come_after_the_route_configurations_that_use_them() {
         // eventual-consistency.6: "VHDS updates (if any) related to the newly added
         // RouteConfigurations must arrive after RDS updates."
-        let planned = vec![plan(VIRTUAL_HOST, false), plan(ROUTE, false), plan(LISTENER, false)];
+        let planned = vec![
+            plan(VIRTUAL_HOST, false),
+            plan(ROUTE, false),
+            plan(LISTENER, false),
+        ];
         assert_eq!(make_before_break(planned), ["lds", "rds", "vhds"]);
     }
 }

@@ -117,9 +117,22 @@ async fn a_server_without_delta_is_one_note_and_the_delta_cases_skip() {
 async fn a_server_of_ads_only_is_one_note_and_the_per_type_cases_skip() {
     let report = suite(Legal::AdsOnly).await;
     assert_eq!(report.notes.len(), 1, "{:?}", report.notes);
-    assert!(report.notes[0].contains("the per-type services are not served"), "{:?}", report.notes);
-    let skipped = report.results.iter().flat_map(|r| &r.cases).filter(|c| c.case.contains("-service"));
+    assert!(
+        report.notes[0].contains("the per-type services are not served"),
+        "{:?}",
+        report.notes
+    );
+    let skipped = report
+        .results
+        .iter()
+        .flat_map(|r| &r.cases)
+        .filter(|c| c.case.contains("-service"));
     for case in skipped {
-        assert!(matches!(case.outcome, Outcome::Skip(_)), "{}: {:?}", case.case, case.outcome);
+        assert!(
+            matches!(case.outcome, Outcome::Skip(_)),
+            "{}: {:?}",
+            case.case,
+            case.outcome
+        );
     }
 }

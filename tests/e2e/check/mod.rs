@@ -29,7 +29,10 @@ pub fn fails(report: &CheckReport) -> Vec<String> {
 
 /// The ids of the checks that FAILed.
 pub fn failed_ids(report: &CheckReport) -> Vec<&'static str> {
-    let failed = report.results.iter().filter(|r| matches!(r.outcome, Outcome::Fail(_)));
+    let failed = report
+        .results
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Fail(_)));
     failed.map(|r| r.check.id).collect()
 }
 
@@ -53,7 +56,10 @@ pub fn rds_listener(name: &str, route: &str, port: u32) -> Value {
 /// and endpoints), the listeners pointing at the routes, the clusters at the endpoints.
 pub fn base_files() -> Vec<(&'static str, Vec<Value>)> {
     vec![
-        ("clusters.json", vec![cluster("web"), cluster("api"), cluster("db")]),
+        (
+            "clusters.json",
+            vec![cluster("web"), cluster("api"), cluster("db")],
+        ),
         (
             "endpoints.json",
             vec![endpoints("web", 8080), endpoints("api", 8081)],
@@ -66,7 +72,10 @@ pub fn base_files() -> Vec<(&'static str, Vec<Value>)> {
                 rds_listener("metrics", "local", 10002),
             ],
         ),
-        ("routes.json", vec![route("local", "web"), route("admin", "api")]),
+        (
+            "routes.json",
+            vec![route("local", "web"), route("admin", "api")],
+        ),
     ]
 }
 

@@ -24,11 +24,24 @@ async fn passes_over_tls(mtls: bool) {
     assert!(fails(&report).is_empty(), "{}", fails(&report).join("\n"));
     assert_eq!(report.summary().exit, 0);
     for r in report.results.iter().filter(|r| r.check.edits) {
-        assert!(matches!(r.outcome, Outcome::Skip(_)), "{}: {:?}", r.check.id, r.outcome);
+        assert!(
+            matches!(r.outcome, Outcome::Skip(_)),
+            "{}: {:?}",
+            r.check.id,
+            r.outcome
+        );
     }
-    for id in ["basic-protocol.1", "basic-protocol.4", "resource-update.1", "proto.delta-request.5"] {
+    for id in [
+        "basic-protocol.1",
+        "basic-protocol.4",
+        "resource-update.1",
+        "proto.delta-request.5",
+    ] {
         let outcome = &result(&report, id).outcome;
-        assert!(matches!(outcome, Outcome::Pass(_)), "{id} over TLS: {outcome:?}");
+        assert!(
+            matches!(outcome, Outcome::Pass(_)),
+            "{id} over TLS: {outcome:?}"
+        );
     }
 }
 

@@ -56,7 +56,11 @@ async fn xdsloop_server_passes_every_check_and_the_directory_is_put_back() {
 #[tokio::test(flavor = "multi_thread")]
 async fn without_fixtures_the_edit_checks_skip_and_say_what_they_need() {
     let server = FixtureServer::start(&base_files()).await;
-    let only = ["ack-nack.1", "proto.delta-request.4", "xdsloop.large-responses"];
+    let only = [
+        "ack-nack.1",
+        "proto.delta-request.4",
+        "xdsloop.large-responses",
+    ];
     let report = run(&config(server.addr(), None, &only)).await;
     for id in only {
         let outcome = &result(&report, id).outcome;
@@ -75,7 +79,11 @@ async fn without_fixtures_the_edit_checks_skip_and_say_what_they_need() {
 async fn a_fixture_directory_the_server_does_not_serve_is_one_note_and_the_edits_skip() {
     let server = FixtureServer::start(&base_files()).await;
     let elsewhere = tempfile::tempdir().unwrap();
-    let only = ["ack-nack.1", "eventual-consistency", "xdsloop.large-responses"];
+    let only = [
+        "ack-nack.1",
+        "eventual-consistency",
+        "xdsloop.large-responses",
+    ];
     let report = run(&config(server.addr(), Some(elsewhere.path()), &only)).await;
     assert_eq!(report.notes.len(), 1, "{:?}", report.notes);
     let note = &report.notes[0];
@@ -143,7 +151,12 @@ async fn large_responses_fail_against_a_server_limited_to_4_mib() {
             .max_message_bytes(limit)
             .configure(|config| config.debounce = Duration::from_millis(20));
         let server = server.start().await.unwrap();
-        let report = run(&config(server.addr(), Some(dir.path()), &["xdsloop.large-responses"])).await;
+        let report = run(&config(
+            server.addr(),
+            Some(dir.path()),
+            &["xdsloop.large-responses"],
+        ))
+        .await;
         let outcome = &result(&report, "xdsloop.large-responses").outcome;
         match (passes, outcome) {
             (true, Outcome::Pass(text)) => assert!(text.contains("arrived whole"), "{text}"),

@@ -204,10 +204,26 @@ impl Variant for Sotw {
         let target = target.clone();
         async move {
             let stream = match service {
-                Service::Ads => client!(target, Ads<Channel>).stream_aggregated_resources(requests).await,
-                Service::Clusters => client!(target, Cds<Channel>).stream_clusters(requests).await,
-                Service::Endpoints => client!(target, Eds<Channel>).stream_endpoints(requests).await,
-                Service::Listeners => client!(target, Lds<Channel>).stream_listeners(requests).await,
+                Service::Ads => {
+                    client!(target, Ads<Channel>)
+                        .stream_aggregated_resources(requests)
+                        .await
+                }
+                Service::Clusters => {
+                    client!(target, Cds<Channel>)
+                        .stream_clusters(requests)
+                        .await
+                }
+                Service::Endpoints => {
+                    client!(target, Eds<Channel>)
+                        .stream_endpoints(requests)
+                        .await
+                }
+                Service::Listeners => {
+                    client!(target, Lds<Channel>)
+                        .stream_listeners(requests)
+                        .await
+                }
                 Service::Routes => client!(target, Rds<Channel>).stream_routes(requests).await,
             };
             Ok(stream?.into_inner())
@@ -230,10 +246,22 @@ impl Variant for Delta {
         let target = target.clone();
         async move {
             let stream = match service {
-                Service::Ads => client!(target, Ads<Channel>).delta_aggregated_resources(requests).await,
+                Service::Ads => {
+                    client!(target, Ads<Channel>)
+                        .delta_aggregated_resources(requests)
+                        .await
+                }
                 Service::Clusters => client!(target, Cds<Channel>).delta_clusters(requests).await,
-                Service::Endpoints => client!(target, Eds<Channel>).delta_endpoints(requests).await,
-                Service::Listeners => client!(target, Lds<Channel>).delta_listeners(requests).await,
+                Service::Endpoints => {
+                    client!(target, Eds<Channel>)
+                        .delta_endpoints(requests)
+                        .await
+                }
+                Service::Listeners => {
+                    client!(target, Lds<Channel>)
+                        .delta_listeners(requests)
+                        .await
+                }
                 Service::Routes => client!(target, Rds<Channel>).delta_routes(requests).await,
             };
             Ok(stream?.into_inner())

@@ -3,9 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use xdsloop_proto::discovery::{
-    DeltaDiscoveryRequest, DiscoveryRequest, DiscoveryResponse,
-};
+use xdsloop_proto::discovery::{DeltaDiscoveryRequest, DiscoveryRequest, DiscoveryResponse};
 
 use super::{Delta, Gone, Probe, Sotw};
 

@@ -42,8 +42,14 @@ pub(super) async fn first_answered(ctx: &Ctx, conv: &mut Conv) -> Step<Outcome> 
     };
     let what = format!("the first {} request {}", short(url), list(&names));
     conv.want(url, &names).await.sent(&what)?;
-    let seen = judged(conv.next(url, ctx.timeout).await, format!("{what} was not answered"))?;
-    Ok(Outcome::Pass(format!("{what} was answered: {}", seen.shown)))
+    let seen = judged(
+        conv.next(url, ctx.timeout).await,
+        format!("{what} was not answered"),
+    )?;
+    Ok(Outcome::Pass(format!(
+        "{what} was answered: {}",
+        seen.shown
+    )))
 }
 
 pub(super) async fn named_supplied(ctx: &Ctx, conv: &mut Conv) -> Step<Outcome> {
@@ -71,7 +77,10 @@ pub(super) async fn widening_answered(ctx: &Ctx, conv: &mut Conv) -> Step<Outcom
         Variant::Delta => format!("{kind} +[{a}] then +[{b}]: {b} was not sent"),
     };
     let sent = judged(all_sent(ctx, conv, url, &[b]).await, what)?;
-    Ok(Outcome::Pass(format!("{kind} [{a}] then [{a}, {b}]: sent {}", sent.join("; "))))
+    Ok(Outcome::Pass(format!(
+        "{kind} [{a}] then [{a}, {b}]: sent {}",
+        sent.join("; ")
+    )))
 }
 
 pub(super) async fn re_added_sent(ctx: &Ctx, conv: &mut Conv) -> Step<Outcome> {
@@ -82,7 +91,9 @@ pub(super) async fn re_added_sent(ctx: &Ctx, conv: &mut Conv) -> Step<Outcome> {
     let mut evidence = Vec::new();
     if conv.case().variant == Variant::Delta {
         // Subscribed and held: subscribing again must still be answered (delta-subscribe.3).
-        conv.change(url, &[a], &[]).await.sent("subscribing again")?;
+        conv.change(url, &[a], &[])
+            .await
+            .sent("subscribing again")?;
         let what = format!("{kind} holding {a}, +[{a}] again on the same stream: {a} was not sent");
         let sent = judged(all_sent(ctx, conv, url, &[a]).await, what)?;
         evidence.push(format!("+[{a}] again: {}", sent.join("; ")));
@@ -100,9 +111,15 @@ pub(super) async fn reconnect_answered(ctx: &Ctx, conv: &mut Conv) -> Step<Outco
     let a = ctx.names(conv.case(), 1)?[0];
     let kind = short(url);
     ctx.ask_for(conv, url, &[a]).await?;
-    let version = conv.last(url).map(|l| l.version.clone()).unwrap_or_default();
+    let version = conv
+        .last(url)
+        .map(|l| l.version.clone())
+        .unwrap_or_default();
     let mut fresh = ctx.conv(conv.case());
-    fresh.resume_sotw(url, &[a], &version).await.sent("the new stream's first request")?;
+    fresh
+        .resume_sotw(url, &[a], &version)
+        .await
+        .sent("the new stream's first request")?;
     let what = format!(
         "a new stream asking {kind} [{a}] at version {version:?} (the current one) was not answered"
     );
@@ -119,7 +136,9 @@ pub(super) async fn stale_declared_sent(ctx: &Ctx, conv: &mut Conv) -> Step<Outc
     let a = ctx.names(conv.case(), 1)?[0];
     let stale = format!("{}-stale", ctx.missing("version"));
     let held = BTreeMap::from([(a.to_string(), stale.clone())]);
-    conv.resume(url, &[a], held).await.sent("the first request")?;
+    conv.resume(url, &[a], held)
+        .await
+        .sent("the first request")?;
     let what = format!(
         "a new stream subscribing {a} and declaring {a}@{stale} (a version it never had): {a} was not sent"
     );
@@ -144,7 +163,11 @@ pub(super) async fn warming_answered(ctx: &Ctx, conv: &mut Conv) -> Step<Outcome
     }
     let held = ctx.ask_for(conv, parent, &[]).await?;
     conv.want(child, &children).await.sent("the children")?;
-    let what = format!("after {held}, {} {} was not answered", short(child), list(&children));
+    let what = format!(
+        "after {held}, {} {} was not answered",
+        short(child),
+        list(&children)
+    );
     let sent = judged(all_sent(ctx, conv, child, &children).await, what)?;
     let _ = LISTENER;
     Ok(Outcome::Pass(format!("after {held}: {}", sent.join("; "))))

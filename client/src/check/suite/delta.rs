@@ -16,7 +16,9 @@ pub(super) async fn phantom_unsubscribe(ctx: &Ctx, conv: &mut Conv) -> Step<Outc
     let kind = short(url);
     let phantom = ctx.missing("phantom");
     ctx.ask_for(conv, url, &[a]).await?;
-    conv.change(url, &[], &[&phantom]).await.sent("the phantom unsubscription")?;
+    conv.change(url, &[], &[&phantom])
+        .await
+        .sent("the phantom unsubscription")?;
     conv.change(url, &[b], &[]).await.sent("subscribing b")?;
     let what = format!(
         "{kind} holding {a}, -[{phantom}] (never subscribed), then +[{b}]: {b} was not sent"
@@ -33,15 +35,23 @@ pub(super) async fn wildcard_unsubscribe(ctx: &Ctx, conv: &mut Conv) -> Step<Out
     let a = ctx.names(conv.case(), 1)?[0];
     let kind = short(url);
     let ghost = ctx.missing("ghost");
-    conv.change(url, &[WILDCARD, a, &ghost], &[]).await.sent("[*, a, ghost]")?;
+    conv.change(url, &[WILDCARD, a, &ghost], &[])
+        .await
+        .sent("[*, a, ghost]")?;
     let what = format!("{kind} +[*, {a}, {ghost}]");
     setup(conv.until(url, ctx.timeout, |s| s.has(a)).await, &what)?;
     conv.change(url, &[], &[a]).await.sent("-[a]")?;
-    let what = format!("{kind} *, {a} and {ghost} subscribed, then -[{a}]: {a} (covered by the wildcard) was not sent again");
+    let what = format!(
+        "{kind} *, {a} and {ghost} subscribed, then -[{a}]: {a} (covered by the wildcard) was not sent again"
+    );
     let kept = judged(conv.until(url, ctx.timeout, |s| s.has(a)).await, what)?;
     conv.change(url, &[], &[&ghost]).await.sent("-[ghost]")?;
-    let what = format!("then -[{ghost}] (which does not exist): it was not reported in removed_resources");
-    let removed = judged(conv.until(url, ctx.timeout, |s| s.removes(&ghost)).await, what)?;
+    let what =
+        format!("then -[{ghost}] (which does not exist): it was not reported in removed_resources");
+    let removed = judged(
+        conv.until(url, ctx.timeout, |s| s.removes(&ghost)).await,
+        what,
+    )?;
     Ok(Outcome::Pass(format!(
         "-[{a}] under the wildcard: {}; -[{ghost}]: {}",
         kept.shown, removed.shown
@@ -53,7 +63,15 @@ pub(super) async fn missing_removed(ctx: &Ctx, conv: &mut Conv) -> Step<Outcome>
     let kind = short(url);
     let missing = ctx.missing("absent");
     conv.want(url, &[&missing]).await.sent("+[missing]")?;
-    let what = format!("{kind} +[{missing}] (a name that does not exist) was not answered with it in removed_resources");
-    let seen = judged(conv.until(url, ctx.timeout, |s| s.removes(&missing)).await, what)?;
-    Ok(Outcome::Pass(format!("{kind} +[{missing}]: {}", seen.shown)))
+    let what = format!(
+        "{kind} +[{missing}] (a name that does not exist) was not answered with it in removed_resources"
+    );
+    let seen = judged(
+        conv.until(url, ctx.timeout, |s| s.removes(&missing)).await,
+        what,
+    )?;
+    Ok(Outcome::Pass(format!(
+        "{kind} +[{missing}]: {}",
+        seen.shown
+    )))
 }

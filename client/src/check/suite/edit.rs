@@ -21,24 +21,6 @@ use crate::check::conversation::{Conv, Seen};
 use crate::check::probe::Service;
 use crate::check::report::Outcome;
 
-/// One case of a check that edits fixtures, its streams finished with a quiet window, its
-/// file removed.
-pub(super) async fn dispatch(id: &str, ctx: &mut Ctx, case: Case) -> Step<Outcome> {
-    let stem = format!("{}-{}", id.replace(['.', '/'], "-"), case.to_string().replace(' ', "-"));
-    let outcome = match id {
-        "ack-nack.1" => edit_versioned(ctx, case, &stem).await,
-        "resource-not-existed.3" => created_pushed(ctx, case, &stem).await,
-        "grouping.3" => full_state_pushed(ctx, case, &stem).await,
-        "proto.delta-request.4" => super::edit_delta::delta_changes(ctx, case, &stem).await,
-        "eventual-consistency.2" => super::order::make_before_break(ctx, case, &stem).await,
-        "xdsloop.large-responses" => super::large::large(ctx, case, &stem).await,
-        "xdsloop.bad-edit-keeps-last-good" => keeps_last_good(ctx, case, &stem).await,
-        other => unreachable!("{other} is in the catalog but has no implementation"),
-    };
-    clean_up(ctx, &stem).await;
-    outcome
-}
-
 /// The name of the suite's resource `what` in this run.
 pub(super) fn own(ctx: &Ctx, what: &str) -> String {
     let prefix = ctx.fixtures.as_ref().map(|f| f.names()).unwrap_or_default();
@@ -47,12 +29,18 @@ pub(super) fn own(ctx: &Ctx, what: &str) -> String {
 
 /// Writes the suite's file `stem`; a directory the suite cannot write to is a SKIP.
 pub(super) fn write(ctx: &mut Ctx, stem: &str, resources: &[Value]) -> Step<()> {
-    let fixtures = ctx.fixtures.as_mut().ok_or_else(|| skip("needs --fixtures"))?;
+    let fixtures = ctx
+        .fixtures
+        .as_mut()
+        .ok_or_else(|| skip("needs --fixtures"))?;
     fixtures.write(stem, resources).map_err(skip)
 }
 
 pub(super) fn remove(ctx: &mut Ctx, stem: &str) -> Step<()> {
-    let fixtures = ctx.fixtures.as_mut().ok_or_else(|| skip("needs --fixtures"))?;
+    let fixtures = ctx
+        .fixtures
+        .as_mut()
+        .ok_or_else(|| skip("needs --fixtures"))?;
     fixtures.remove(stem).map_err(skip)
 }
 
@@ -60,7 +48,7 @@ pub(super) fn remove(ctx: &mut Ctx, stem: &str) -> Step<()> {
 /// the suite's resources of this run, asking on fresh streams. Best effort, within
 /// `--push-timeout`: the outcome was decided before; this only keeps the next case from
 /// seeing the removal.
-async fn clean_up(ctx: &mut Ctx, stem: &str) {
+pub(super) async fn clean_up(ctx: &mut Ctx, stem: &str) {
     if remove(ctx, stem).is_err() {
         return;
     }
@@ -76,7 +64,9 @@ async fn clean_up(ctx: &mut Ctx, stem: &str) {
         let _ = conv.want(CLUSTER, &[]).await;
         let left = deadline.saturating_duration_since(Instant::now());
         let clean = conv
-            .until(CLUSTER, left, |s| s.names().iter().all(|n| !n.starts_with(&prefix)))
+            .until(CLUSTER, left, |s| {
+                s.names().iter().all(|n| !n.starts_with(&prefix))
+            })
             .await;
         conv.finish(Duration::ZERO).await;
         if clean.is_ok() {
@@ -100,12 +90,18 @@ async fn subscribe(ctx: &Ctx, conv: &mut Conv, name: &str) -> Step<()> {
 }
 
 /// Waits for `name` on `conv` within `--push-timeout`.
-async fn pushed(ctx: &Ctx, conv: &mut Conv, name: &str, mut more: impl FnMut(&Seen) -> bool) -> Result<Seen, crate::check::conversation::Miss> {
+async fn pushed(
+    ctx: &Ctx,
+    conv: &mut Conv,
+    name: &str,
+    mut more: impl FnMut(&Seen) -> bool,
+) -> Result<Seen, crate::check::conversation::Miss> {
     let url = conv.case().type_url;
-    conv.until(url, ctx.push_timeout, |s| s.has(name) && more(s)).await
+    conv.until(url, ctx.push_timeout, |s| s.has(name) && more(s))
+        .await
 }
 
-async fn edit_versioned(ctx: &mut Ctx, case: Case, stem: &str) -> Step<Outcome> {
+pub(super) async fn edit_versioned(ctx: &mut Ctx, case: Case, stem: &str) -> Step<Outcome> {
     let url = case.type_url;
     let name = own(ctx, "versioned");
     let mut conv = ctx.conv(case);
@@ -116,7 +112,10 @@ async fn edit_versioned(ctx: &mut Ctx, case: Case, stem: &str) -> Step<Outcome> 
     let was = body(&added, &name);
     write(ctx, stem, &[of_type(url, &name, 2)])?;
     let what = format!("the edit of {} {name} was not pushed", short(url));
-    let edited = judged(pushed(ctx, &mut conv, &name, |s| body(s, &name) != was).await, what);
+    let edited = judged(
+        pushed(ctx, &mut conv, &name, |s| body(s, &name) != was).await,
+        what,
+    );
     conv.finish(ctx.quiet).await;
     let edited = edited?;
     if edited.version == added.version {
@@ -133,7 +132,7 @@ async fn edit_versioned(ctx: &mut Ctx, case: Case, stem: &str) -> Step<Outcome> 
     )))
 }
 
-async fn created_pushed(ctx: &mut Ctx, case: Case, stem: &str) -> Step<Outcome> {
+pub(super) async fn created_pushed(ctx: &mut Ctx, case: Case, stem: &str) -> Step<Outcome> {
     let url = case.type_url;
     let name = own(ctx, "created");
     let mut conv = ctx.conv(case);
@@ -155,12 +154,15 @@ async fn created_pushed(ctx: &mut Ctx, case: Case, stem: &str) -> Step<Outcome> 
     )))
 }
 
-async fn full_state_pushed(ctx: &mut Ctx, case: Case, stem: &str) -> Step<Outcome> {
+pub(super) async fn full_state_pushed(ctx: &mut Ctx, case: Case, stem: &str) -> Step<Outcome> {
     let url = case.type_url;
     let name = own(ctx, "full");
     let mut conv = ctx.conv(case);
     ctx.ask_for(&mut conv, url, &[]).await?;
-    let held: Vec<String> = conv.last(url).map(|s| s.names().iter().map(|n| n.to_string()).collect()).unwrap_or_default();
+    let held: Vec<String> = conv
+        .last(url)
+        .map(|s| s.names().iter().map(|n| n.to_string()).collect())
+        .unwrap_or_default();
     write(ctx, stem, &[of_type(url, &name, 1)])?;
     let what = format!("a new file with {} {name}", short(url));
     let added = setup(pushed(ctx, &mut conv, &name, |_| true).await, &what)?;
@@ -198,18 +200,28 @@ fn body(seen: &Seen, name: &str) -> Option<Vec<u8>> {
     found.and_then(|r| r.body.clone())
 }
 
-async fn keeps_last_good(ctx: &mut Ctx, case: Case, stem: &str) -> Step<Outcome> {
+pub(super) async fn keeps_last_good(ctx: &mut Ctx, case: Case, stem: &str) -> Step<Outcome> {
     let name = own(ctx, "bad");
     let mut conv = ctx.conv(case);
     ctx.ask_for(&mut conv, CLUSTER, &[]).await?;
     write(ctx, stem, &[cluster(&name, 1)])?;
-    let good = setup(pushed(ctx, &mut conv, &name, |_| true).await, format!("a new file with cluster {name}"))?;
+    let good = setup(
+        pushed(ctx, &mut conv, &name, |_| true).await,
+        format!("a new file with cluster {name}"),
+    )?;
     let held = contents(&good);
     let broken = "{\"version_info\": \"xdsloop-check-broken\", \"resources\": [";
-    let fixtures = ctx.fixtures.as_mut().ok_or_else(|| skip("needs --fixtures"))?;
+    let fixtures = ctx
+        .fixtures
+        .as_mut()
+        .ok_or_else(|| skip("needs --fixtures"))?;
     fixtures.write_text(stem, broken).map_err(skip)?;
     let quiet = conv.quiet(ctx.quiet).await;
-    if let Some(r) = quiet.got.iter().find(|r| r.type_url == CLUSTER && contents(r) != held) {
+    if let Some(r) = quiet
+        .got
+        .iter()
+        .find(|r| r.type_url == CLUSTER && contents(r) != held)
+    {
         return Err(fail(format!(
             "after {name}'s file became invalid JSON, the server pushed {} (clients held {})",
             r.shown, good.shown
@@ -229,7 +241,11 @@ async fn keeps_last_good(ctx: &mut Ctx, case: Case, stem: &str) -> Step<Outcome>
     }
     remove(ctx, stem)?;
     let what = format!("removing the invalid file was not pushed ({name} still served)");
-    let gone = judged(conv.until(CLUSTER, ctx.push_timeout, |s| !s.has(&name)).await, what);
+    let gone = judged(
+        conv.until(CLUSTER, ctx.push_timeout, |s| !s.has(&name))
+            .await,
+        what,
+    );
     conv.finish(ctx.quiet).await;
     Ok(Outcome::Pass(format!(
         "invalid file: nothing pushed in {}, a new stream got the last good {} clusters; its removal came as {}",

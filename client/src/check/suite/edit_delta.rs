@@ -13,7 +13,12 @@ use crate::check::conversation::{Conv, Miss};
 use crate::check::report::Outcome;
 
 /// Responses of `conv`'s type until each of `names` was sent (or, with `removed`, removed).
-async fn until_all(ctx: &Ctx, conv: &mut Conv, names: &[&str], removed: bool) -> Result<Vec<String>, Miss> {
+async fn until_all(
+    ctx: &Ctx,
+    conv: &mut Conv,
+    names: &[&str],
+    removed: bool,
+) -> Result<Vec<String>, Miss> {
     let url = conv.case().type_url;
     let mut left: BTreeSet<&str> = names.iter().copied().collect();
     let mut shown = Vec::new();
@@ -32,7 +37,8 @@ pub(super) async fn delta_changes(ctx: &mut Ctx, case: Case, stem: &str) -> Step
     let mut conv = ctx.conv(case);
     ctx.ask_for(&mut conv, url, &[]).await?;
     write(ctx, stem, &[cluster(&x, 1), cluster(&y, 1)])?;
-    let what = format!("a new file with clusters {x} and {y} on a wildcard stream: not both were sent");
+    let what =
+        format!("a new file with clusters {x} and {y} on a wildcard stream: not both were sent");
     let added = until_all(ctx, &mut conv, &[&x, &y], false).await;
     let outcome = async {
         judged(added, what)?;

@@ -20,7 +20,9 @@ fn mb(bytes: usize) -> String {
 }
 
 pub(super) async fn large(ctx: &mut Ctx, case: Case, stem: &str) -> Step<Outcome> {
-    let names: Vec<String> = (1..=CLUSTERS).map(|i| own(ctx, &format!("large-{i}"))).collect();
+    let names: Vec<String> = (1..=CLUSTERS)
+        .map(|i| own(ctx, &format!("large-{i}")))
+        .collect();
     let mut conv = ctx.conv(case);
     ctx.ask_for(&mut conv, CLUSTER, &[]).await?;
     // First a small file: a server that pushes no edit at all is judged elsewhere
@@ -28,11 +30,20 @@ pub(super) async fn large(ctx: &mut Ctx, case: Case, stem: &str) -> Step<Outcome
     let small = own(ctx, "large-probe");
     write(ctx, stem, &[large_cluster(&small, 10)])?;
     let what = format!("a new file with cluster {small}");
-    setup(conv.until(CLUSTER, ctx.push_timeout, |s| s.has(&small)).await, what)?;
-    let clusters: Vec<_> = names.iter().map(|n| large_cluster(n, CLUSTER_BYTES)).collect();
+    setup(
+        conv.until(CLUSTER, ctx.push_timeout, |s| s.has(&small))
+            .await,
+        what,
+    )?;
+    let clusters: Vec<_> = names
+        .iter()
+        .map(|n| large_cluster(n, CLUSTER_BYTES))
+        .collect();
     write(ctx, stem, &clusters)?;
     let all = conv
-        .until(CLUSTER, ctx.push_timeout, |s| names.iter().all(|n| s.has(n)))
+        .until(CLUSTER, ctx.push_timeout, |s| {
+            names.iter().all(|n| s.has(n))
+        })
         .await;
     conv.finish(ctx.quiet).await;
     let what = format!(
@@ -41,7 +52,12 @@ pub(super) async fn large(ctx: &mut Ctx, case: Case, stem: &str) -> Step<Outcome
         mb(CLUSTERS * CLUSTER_BYTES)
     );
     let seen = judged(all, what)?;
-    let bytes: usize = seen.resources.iter().filter_map(|r| r.body.as_ref()).map(Vec::len).sum();
+    let bytes: usize = seen
+        .resources
+        .iter()
+        .filter_map(|r| r.body.as_ref())
+        .map(Vec::len)
+        .sum();
     Ok(Outcome::Pass(format!(
         "a cds response of {} ({CLUSTERS} clusters of {}) arrived whole",
         mb(bytes),

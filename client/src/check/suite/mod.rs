@@ -153,7 +153,7 @@ pub(super) async fn run(check: &Check, ctx: &mut Ctx) -> Vec<(Case, Outcome)> {
         for case in cases {
             let outcome = match unserved(ctx, case) {
                 Some(why) => skip(why),
-                None => capped(ctx.cap(), edit::dispatch(check.id, ctx, case)).await,
+                None => capped(ctx.cap(), edit_case(check.id, ctx, case)).await,
             };
             out.push((case, outcome));
         }
@@ -211,6 +211,28 @@ async fn capped(cap: Duration, script: impl Future<Output = Step<Outcome>>) -> O
     }
 }
 
+/// One case of a check that edits fixtures, its streams finished with a quiet window, its
+/// file removed.
+async fn edit_case(id: &str, ctx: &mut Ctx, case: Case) -> Step<Outcome> {
+    let stem = format!(
+        "{}-{}",
+        id.replace(['.', '/'], "-"),
+        case.to_string().replace(' ', "-")
+    );
+    let outcome = match id {
+        "ack-nack.1" => edit::edit_versioned(ctx, case, &stem).await,
+        "resource-not-existed.3" => edit::created_pushed(ctx, case, &stem).await,
+        "grouping.3" => edit::full_state_pushed(ctx, case, &stem).await,
+        "proto.delta-request.4" => edit_delta::delta_changes(ctx, case, &stem).await,
+        "eventual-consistency.2" => order::make_before_break(ctx, case, &stem).await,
+        "xdsloop.large-responses" => large::large(ctx, case, &stem).await,
+        "xdsloop.bad-edit-keeps-last-good" => edit::keeps_last_good(ctx, case, &stem).await,
+        other => unreachable!("{other} is in the catalog but has no implementation"),
+    };
+    edit::clean_up(ctx, &stem).await;
+    outcome
+}
+
 /// One case of a wire-only check, its stream finished with a quiet window.
 async fn dispatch(id: &str, ctx: &Ctx, case: Case) -> Step<Outcome> {
     let mut conv = ctx.conv(case);
@@ -234,7 +256,9 @@ async fn dispatch(id: &str, ctx: &Ctx, case: Case) -> Step<Outcome> {
         "delta-resource-not-existed.1" => delta::missing_removed(ctx, c).await,
         "rpc-services.1" => wire::separate_types(ctx, c).await,
         "resource-update.1" => wire::nothing_resent(ctx, c).await,
-        "basic-protocol.4" | "proto.discovery-response.1" | "duplicate-names.1"
+        "basic-protocol.4"
+        | "proto.discovery-response.1"
+        | "duplicate-names.1"
         | "resource-names.1" => wire::session(ctx, c).await,
         other => unreachable!("{other} is in the catalog but has no implementation"),
     };

@@ -41,12 +41,23 @@ pub(super) async fn make_before_break(ctx: &mut Ctx, case: Case, stem: &str) -> 
         conv.want(url, &names).await.sent(short(url))?;
     }
     let _ = conv.quiet(ctx.quiet).await;
-    let resources = [cluster(&x, 1), endpoints(&x, 10003), listener(&y, &y, 10004), route(&y, &x)];
+    let resources = [
+        cluster(&x, 1),
+        endpoints(&x, 10003),
+        listener(&y, &y, 10004),
+        route(&y, &x),
+    ];
     write(ctx, stem, &resources)?;
     let mut arrived: BTreeMap<&str, usize> = BTreeMap::new();
     let mut shown = Vec::new();
     let mut position = 0;
-    let name_of = |url: &str| if url == CLUSTER || url == ENDPOINT { x.clone() } else { y.clone() };
+    let name_of = |url: &str| {
+        if url == CLUSTER || url == ENDPOINT {
+            x.clone()
+        } else {
+            y.clone()
+        }
+    };
     let all = loop {
         let next = conv.until_any(ctx.push_timeout).await;
         let seen = match next {
@@ -65,11 +76,16 @@ pub(super) async fn make_before_break(ctx: &mut Ctx, case: Case, stem: &str) -> 
         }
     };
     conv.finish(ctx.quiet).await;
-    let what = format!("cluster {x}, its endpoints, listener {y} and route {y} (one new file) did not all arrive");
-    judged(all.map_err(|mut miss| {
-        miss.before.clear();
-        miss
-    }), what)?;
+    let what = format!(
+        "cluster {x}, its endpoints, listener {y} and route {y} (one new file) did not all arrive"
+    );
+    judged(
+        all.map_err(|mut miss| {
+            miss.before.clear();
+            miss
+        }),
+        what,
+    )?;
     for (later, earlier, sentence) in AFTER {
         if arrived[later] < arrived[earlier] {
             return Err(fail(format!(
@@ -80,5 +96,8 @@ pub(super) async fn make_before_break(ctx: &mut Ctx, case: Case, stem: &str) -> 
             )));
         }
     }
-    Ok(Outcome::Pass(format!("added in order: {}", shown.join("; "))))
+    Ok(Outcome::Pass(format!(
+        "added in order: {}",
+        shown.join("; ")
+    )))
 }

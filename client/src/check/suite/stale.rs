@@ -16,12 +16,20 @@ use crate::check::report::Outcome;
 
 /// On `conv`, holding nothing of `url` yet: two answers for `a`; returns their nonces and the
 /// first one's version.
-async fn two_nonces(ctx: &Ctx, conv: &mut Conv, url: &str, a: &str) -> Step<(String, String, String)> {
+async fn two_nonces(
+    ctx: &Ctx,
+    conv: &mut Conv,
+    url: &str,
+    a: &str,
+) -> Step<(String, String, String)> {
     ctx.ask_for(conv, url, &[a]).await?;
     let first = conv.last(url).cloned().expect("answered");
     conv.want(url, &[]).await.sent("narrowing")?;
     conv.want(url, &[a]).await.sent("asking again")?;
-    setup(all_sent(ctx, conv, url, &[a]).await, format!("{} [{a}] asked again", short(url)))?;
+    setup(
+        all_sent(ctx, conv, url, &[a]).await,
+        format!("{} [{a}] asked again", short(url)),
+    )?;
     let second = conv.last(url).cloned().expect("answered");
     if second.nonce == first.nonce {
         return Err(skip(format!(
@@ -38,7 +46,9 @@ pub(super) async fn stale_ignored(ctx: &Ctx, conv: &mut Conv) -> Step<Outcome> {
     let (a, b) = (names[0], names[1]);
     let kind = short(url);
     let (n1, n2, v1) = two_nonces(ctx, conv, url, a).await?;
-    conv.raw(url, &[a, b], &v1, &n1).await.sent("the stale request")?;
+    conv.raw(url, &[a, b], &v1, &n1)
+        .await
+        .sent("the stale request")?;
     let quiet = conv.quiet(ctx.quiet).await;
     if let Some(answer) = quiet.got.iter().find(|s| s.type_url == url && s.has(b)) {
         return Err(fail(format!(

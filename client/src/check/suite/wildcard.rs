@@ -20,7 +20,10 @@ pub(super) async fn legacy_is_star(ctx: &Ctx, conv: &mut Conv) -> Step<Outcome> 
     let legacy = judged(conv.next(url, ctx.timeout).await, what)?;
     let mut star = ctx.conv(conv.case());
     star.want(url, &[WILDCARD]).await.sent("[*]")?;
-    let explicit = judged(star.next(url, ctx.timeout).await, format!("{kind} [*] was not answered"));
+    let explicit = judged(
+        star.next(url, ctx.timeout).await,
+        format!("{kind} [*] was not answered"),
+    );
     star.finish(ctx.quiet).await;
     let explicit = explicit?;
     let names = |s: &crate::check::conversation::Seen| -> BTreeSet<String> {
@@ -64,7 +67,10 @@ pub(super) async fn empty_unsubscribes(ctx: &Ctx, conv: &mut Conv) -> Step<Outco
         Variant::Sotw => format!("{kind} [{a}] then []"),
         Variant::Delta => format!("{kind} +[{a}] then -[{a}]"),
     };
-    let sent = quiet.got.iter().filter(|s| s.type_url == url && !s.names().is_empty());
+    let sent = quiet
+        .got
+        .iter()
+        .filter(|s| s.type_url == url && !s.names().is_empty());
     if let Some(seen) = sent.clone().next() {
         return Err(fail(format!(
             "{step} (no interest left), the server sent {}",
@@ -84,9 +90,9 @@ pub(super) async fn star_dropped(ctx: &Ctx, conv: &mut Conv) -> Step<Outcome> {
     let url = conv.case().type_url;
     let kind = short(url);
     let names = ctx.names(conv.case(), 3).map_err(|e| match e {
-        crate::check::report::Outcome::Skip(why) => skip(format!(
-            "{why}: [a, b] must differ from the wildcard's set"
-        )),
+        crate::check::report::Outcome::Skip(why) => {
+            skip(format!("{why}: [a, b] must differ from the wildcard's set"))
+        }
         other => other,
     })?;
     let (a, b, c) = (names[0], names[1], names[2]);
@@ -125,5 +131,8 @@ pub(super) async fn full_state(ctx: &Ctx, conv: &mut Conv) -> Step<Outcome> {
             answer.shown
         )));
     }
-    Ok(Outcome::Pass(format!("{kind} [{a}] then [{a}, {b}]: {}", answer.shown)))
+    Ok(Outcome::Pass(format!(
+        "{kind} [{a}] then [{a}, {b}]: {}",
+        answer.shown
+    )))
 }

@@ -83,7 +83,9 @@ pub(super) async fn separate_types(ctx: &Ctx, conv: &mut Conv) -> Step<Outcome> 
         Some(a) => ctx.ask_for(conv, ENDPOINT, &[a]).await?,
         None => "nothing".to_string(),
     };
-    conv.want(UNKNOWN_TYPE, &[]).await.sent("the unknown type")?;
+    conv.want(UNKNOWN_TYPE, &[])
+        .await
+        .sent("the unknown type")?;
     let quiet = conv.quiet(ctx.quiet).await;
     if let Some(gone) = quiet.ended {
         return Err(fail(format!(
@@ -91,7 +93,10 @@ pub(super) async fn separate_types(ctx: &Ctx, conv: &mut Conv) -> Step<Outcome> 
         )));
     }
     conv.want(CLUSTER, &[]).await.sent("cds")?;
-    let what = format!("after {UNKNOWN_TYPE}, {} (a type new on this stream) was not answered", short(CLUSTER));
+    let what = format!(
+        "after {UNKNOWN_TYPE}, {} (a type new on this stream) was not answered",
+        short(CLUSTER)
+    );
     let after_unknown = judged(conv.next(CLUSTER, ctx.timeout).await, what)?;
     let malformed = match garbage::send_malformed(&ctx.target, ctx.timeout).await {
         Gone::Silent(_) => "stayed open".to_string(),

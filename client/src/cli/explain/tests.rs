@@ -254,7 +254,9 @@ fn a_delta_nack_names_system_versions() {
     );
     let (ack, nack) = (&lines[1], &lines[3]);
     assert!(
-        ack.ends_with("onConfigUpdate 成功 → sendDiscoveryRequest（response_nonce = 下发的 nonce）"),
+        ack.ends_with(
+            "onConfigUpdate 成功 → sendDiscoveryRequest（response_nonce = 下发的 nonce）"
+        ),
         "{ack}"
     );
     assert!(
@@ -263,7 +265,10 @@ fn a_delta_nack_names_system_versions() {
     );
     for line in [ack, nack] {
         let envoy = line.split("Envoy:").nth(1).unwrap();
-        assert!(!envoy.contains("版本") && !envoy.contains("version"), "{line}");
+        assert!(
+            !envoy.contains("版本") && !envoy.contains("version"),
+            "{line}"
+        );
     }
 }
 

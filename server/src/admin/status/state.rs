@@ -75,7 +75,9 @@ pub fn sync_state(
     current: Option<&TypeResources>,
     variant: Variant,
 ) -> SyncState {
-    sync_state_with(status, current, variant, || view_hash(status, current, variant))
+    sync_state_with(status, current, variant, || {
+        view_hash(status, current, variant)
+    })
 }
 
 /// [`sync_state`], with the [`view_hash`] computed by `hash` (only if needed), so a caller
@@ -260,9 +262,15 @@ mod tests {
         // SotW names: the stamp, which also covers the version_info standing for them.
         let stamped = view_hash(&named, Some(&all), Variant::Sotw);
         assert_eq!(stamped, all.named_stamp(["a", "c"]));
-        assert_ne!(stamped, versioned(&[("a", "1"), ("b", "2"), ("c", "3")], "v2").named_stamp(["a", "c"]));
+        assert_ne!(
+            stamped,
+            versioned(&[("a", "1"), ("b", "2"), ("c", "3")], "v2").named_stamp(["a", "c"])
+        );
         let empty = TypeResources::new(BTreeMap::new(), None);
-        assert_eq!(view_hash(&status(true, &[]), None, Variant::Sotw), empty.content_hash);
+        assert_eq!(
+            view_hash(&status(true, &[]), None, Variant::Sotw),
+            empty.content_hash
+        );
         assert_eq!(served_version(None), empty.version);
     }
 

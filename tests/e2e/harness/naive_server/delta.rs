@@ -70,7 +70,11 @@ impl Delta {
                 continue;
             }
             changes.resources.push(WireResource {
-                name: if bug == Bug::DeltaNoNames { String::new() } else { r.name.clone() },
+                name: if bug == Bug::DeltaNoNames {
+                    String::new()
+                } else {
+                    r.name.clone()
+                },
                 version: r.version.clone(),
                 resource: Some(Any {
                     type_url: url.to_string(),
@@ -153,7 +157,9 @@ impl Machine for Delta {
         for name in &request.resource_names_unsubscribe {
             let subscribed = state.names.contains(name) || (name == "*" && state.wildcard);
             if bug == Bug::DeltaPhantomCloses && !subscribed {
-                return Err(Status::invalid_argument(format!("{name} was never subscribed")));
+                return Err(Status::invalid_argument(format!(
+                    "{name} was never subscribed"
+                )));
             }
             if name == "*" {
                 state.wildcard = false;
@@ -170,7 +176,11 @@ impl Machine for Delta {
             }
         }
         // Named beside the wildcard and given up: the client cannot tell whether to keep it.
-        let owed = if state.wildcard { dropped } else { BTreeSet::new() };
+        let owed = if state.wildcard {
+            dropped
+        } else {
+            BTreeSet::new()
+        };
         let declared = &request.initial_resource_versions;
         if first && legal != Legal::IgnoreDeclared {
             state.known = declared
@@ -196,8 +206,13 @@ impl Machine for Delta {
         let all = legal == Legal::ResendAll && !subscribe.is_empty() && !first;
         let mut changes = self.reconcile(set, &url, &force, all);
         let exists: BTreeSet<&String> = of_type(set, &url).map(|(n, _)| n).collect();
-        if !matches!(bug, Bug::DeltaWildcardUnsubscribeSilent | Bug::DeltaSilentMissing) {
-            changes.removed.extend(owed.into_iter().filter(|n| !exists.contains(n)));
+        if !matches!(
+            bug,
+            Bug::DeltaWildcardUnsubscribeSilent | Bug::DeltaSilentMissing
+        ) {
+            changes
+                .removed
+                .extend(owed.into_iter().filter(|n| !exists.contains(n)));
         }
         if !first && changes.is_empty() {
             return Ok(Vec::new());

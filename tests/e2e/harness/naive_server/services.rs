@@ -139,7 +139,35 @@ macro_rules! per_type {
     };
 }
 
-per_type!(ClusterDiscoveryService, stream_clusters, StreamClustersStream, delta_clusters, DeltaClustersStream, fetch_clusters);
-per_type!(EndpointDiscoveryService, stream_endpoints, StreamEndpointsStream, delta_endpoints, DeltaEndpointsStream, fetch_endpoints);
-per_type!(ListenerDiscoveryService, stream_listeners, StreamListenersStream, delta_listeners, DeltaListenersStream, fetch_listeners);
-per_type!(RouteDiscoveryService, stream_routes, StreamRoutesStream, delta_routes, DeltaRoutesStream, fetch_routes);
+per_type!(
+    ClusterDiscoveryService,
+    stream_clusters,
+    StreamClustersStream,
+    delta_clusters,
+    DeltaClustersStream,
+    fetch_clusters
+);
+per_type!(
+    EndpointDiscoveryService,
+    stream_endpoints,
+    StreamEndpointsStream,
+    delta_endpoints,
+    DeltaEndpointsStream,
+    fetch_endpoints
+);
+per_type!(
+    ListenerDiscoveryService,
+    stream_listeners,
+    StreamListenersStream,
+    delta_listeners,
+    DeltaListenersStream,
+    fetch_listeners
+);
+per_type!(
+    RouteDiscoveryService,
+    stream_routes,
+    StreamRoutesStream,
+    delta_routes,
+    DeltaRoutesStream,
+    fetch_routes
+);

@@ -92,7 +92,9 @@ impl Sotw {
         }
         let star = names.iter().any(|n| n == "*") && self.bug != Bug::StarIsLiteral;
         let stays = self.bug == Bug::StarStays && before.is_some_and(|b| b.wildcard);
-        let names = names.iter().filter(|n| *n != "*" || self.bug == Bug::StarIsLiteral);
+        let names = names
+            .iter()
+            .filter(|n| *n != "*" || self.bug == Bug::StarIsLiteral);
         Interest {
             wildcard: star || stays,
             names: names.cloned().collect(),
@@ -272,9 +274,13 @@ impl Machine for Sotw {
             }
         }
         let unasked = !self.types.contains_key(type_url::LISTENER);
-        if self.bug == Bug::PushUnasked && self.ads && first && url == type_url::CLUSTER && unasked {
+        if self.bug == Bug::PushUnasked && self.ads && first && url == type_url::CLUSTER && unasked
+        {
             // Pushed as if LDS had been asked for, with the wildcard.
-            self.types.entry(type_url::LISTENER.to_string()).or_default().interest = Some(Interest {
+            self.types
+                .entry(type_url::LISTENER.to_string())
+                .or_default()
+                .interest = Some(Interest {
                 wildcard: true,
                 names: BTreeSet::new(),
             });
@@ -294,7 +300,9 @@ impl Machine for Sotw {
             let state = &self.types[&url];
             let wants_any = state.interest.as_ref().is_some_and(|i| !i.is_empty());
             let content = self.content(set, &url, None);
-            let remembered = content.iter().filter(|r| !state.forgotten.contains(&r.name));
+            let remembered = content
+                .iter()
+                .filter(|r| !state.forgotten.contains(&r.name));
             let now = version(remembered.copied());
             if !wants_any || now == state.sent_hash || state.parked.as_ref() == Some(&now) {
                 continue;

@@ -58,7 +58,11 @@ pub fn watch(dir: PathBuf, bug: Bug, churn: bool) -> (watch::Receiver<Arc<Set>>,
                 tick += 1;
             }
             if reloaded || churned {
-                let set = if churn { churn_of(&base, tick) } else { base.clone() };
+                let set = if churn {
+                    churn_of(&base, tick)
+                } else {
+                    base.clone()
+                };
                 tx.send_replace(Arc::new(set));
             }
         }
