@@ -178,6 +178,23 @@ impl Seen {
                 .any(|r| r.name == name && r.body.is_none())
     }
 
+    /// The same version and resources (names, versions, bodies) and removals as `other`.
+    pub(super) fn same_content(&self, other: &Seen) -> bool {
+        let items = |s: &Seen| -> Vec<(String, String, Option<Vec<u8>>)> {
+            let mut v: Vec<_> = s
+                .resources
+                .iter()
+                .map(|r| (r.name.clone(), r.version.clone(), r.body.clone()))
+                .collect();
+            v.sort();
+            v
+        };
+        self.type_url == other.type_url
+            && self.version == other.version
+            && items(self) == items(other)
+            && self.removed == other.removed
+    }
+
     /// name → body, what a client holds after applying it (SotW) or what it changes (Delta).
     fn bodies(&self) -> BTreeMap<&str, &[u8]> {
         let with_body = self
@@ -203,8 +220,25 @@ impl std::fmt::Display for Miss {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.gone)?;
         if !self.before.is_empty() {
-            let shown: Vec<&str> = self.before.iter().map(|s| s.shown.as_str()).collect();
-            write!(f, "; sent instead: {}", shown.join("; "))?;
+            // The first few and the last: a server pushing in a loop would fill a screen.
+            let n = self.before.len();
+            let mut shown: Vec<&str> = self
+                .before
+                .iter()
+                .take(3)
+                .map(|s| s.shown.as_str())
+                .collect();
+            if n > 4 {
+                write!(
+                    f,
+                    "; sent instead ({n} responses): {}; …; ",
+                    shown.join("; ")
+                )?;
+                write!(f, "{}", self.before[n - 1].shown)?;
+            } else {
+                shown.extend(self.before.iter().skip(3).map(|s| s.shown.as_str()));
+                write!(f, "; sent instead: {}", shown.join("; "))?;
+            }
         }
         Ok(())
     }
@@ -491,12 +525,12 @@ impl Conv {
 
     fn miss(&self, gone: Gone, before: Vec<Seen>) -> Miss {
         let disturbed = (!self.strays.is_empty()).then(|| {
-            format!(
-                "the stream was disturbed: {} (judged by {} and {})",
-                self.strays.join("; "),
-                sentence::ANY_TYPE,
-                sentence::SEPARATE
-            )
+            let n = self.strays.len();
+            let mut shown: Vec<&str> = self.strays.iter().take(3).map(String::as_str).collect();
+            if n > 3 {
+                shown.push("…");
+            }
+            format!("the stream was disturbed: {}", shown.join("; "))
         });
         Miss {
             gone,
@@ -512,13 +546,19 @@ impl Conv {
             Wire::Delta(p) => Seen::delta(&p.next().await?),
         };
         self.judge(&seen);
-        self.answer(&seen).await?;
+        // A type never asked for is not answered: a request for it would subscribe (as Envoy,
+        // which ignores a response no subscription of its own wants).
+        if self.types.get(&seen.type_url).is_some_and(|t| t.asked) {
+            self.answer(&seen).await?;
+        }
         Ok(seen)
     }
 
     /// ACKs (or NACKs) `seen` as a client would, and records what it now holds.
     async fn answer(&mut self, seen: &Seen) -> Result<(), Gone> {
+        let delta = self.case.variant == Variant::Delta;
         let state = self.types.entry(seen.type_url.clone()).or_default();
+        let news = !repeats(state, seen, delta);
         let nack = std::mem::take(&mut state.nack_next);
         match &mut self.wire {
             Wire::Sotw(p) => {
@@ -572,9 +612,13 @@ impl Conv {
                 }
             }
         }
+        // A response that brought news after a change of interest may be a push that crossed
+        // the request on the wire: the answer to the change may still follow, and may repeat.
+        if !(state.changed && news) {
+            state.fresh.clear();
+            state.changed = false;
+        }
         state.last = Some(seen.clone());
-        state.fresh.clear();
-        state.changed = false;
         Ok(())
     }
 
@@ -611,7 +655,18 @@ impl Conv {
             .iter()
             .enumerate()
             .find(|(_, r)| r.body.is_some() && r.type_url != seen.type_url);
-        if let Some((i, r)) = foreign {
+        // One sentence per response: a type the stream never asked for is judged as that (its
+        // resources answer no request of theirs); only an asked type's resources are held to
+        // its type_url.
+        if !asked {
+            found.push((
+                sentence::SEPARATE,
+                format!(
+                    "a response of type {:?}, which this stream never asked for: {}",
+                    seen.type_url, seen.shown
+                ),
+            ));
+        } else if let Some((i, r)) = foreign {
             found.push((
                 any_type,
                 format!(
@@ -623,39 +678,37 @@ impl Conv {
                 ),
             ));
         }
-        if !asked && foreign.is_none() {
-            found.push((
-                sentence::SEPARATE,
-                format!(
-                    "a response of type {:?}, which this stream never asked for: {}",
-                    seen.type_url, seen.shown
-                ),
-            ));
-        }
-        if !asked || foreign.is_some() {
-            self.strays.push(format!(
-                "a response under type_url {:?} ({})",
-                seen.type_url, seen.shown
-            ));
-        }
-        let mut names = BTreeSet::new();
-        if let Some(twice) = seen
-            .resources
-            .iter()
-            .find(|r| !names.insert(r.name.as_str()))
-        {
-            found.push((
-                sentence::DUPLICATE,
-                format!("{} appears twice in {}", twice.name, seen.shown),
-            ));
-        }
-        if delta && let Some(i) = seen.resources.iter().position(|r| r.name.is_empty()) {
+        let unnamed = seen.resources.iter().position(|r| r.name.is_empty());
+        if delta && let Some(i) = unnamed {
             found.push((
                 sentence::DELTA_NAME,
                 format!("resource #{} has no name: {}", i + 1, seen.shown),
             ));
         }
-        if needless(state, seen, delta) {
+        // A response whose resources cannot be told apart or answer no request of theirs: a
+        // case waiting on it is disturbed (a SKIP naming the sentence that judged it).
+        let stray = match (asked, foreign.is_some(), delta && unnamed.is_some()) {
+            (false, _, _) => Some(sentence::SEPARATE),
+            (true, true, _) => Some(any_type),
+            (true, false, true) => Some(sentence::DELTA_NAME),
+            _ => None,
+        };
+        if let Some(by) = stray {
+            self.strays.push(format!(
+                "a response under type_url {:?} ({}), judged by {by}",
+                seen.type_url, seen.shown
+            ));
+        }
+        let mut names = BTreeSet::new();
+        // An unnamed resource is judged above; two of them are not "the same name twice".
+        let mut named = seen.resources.iter().filter(|r| !r.name.is_empty());
+        if let Some(twice) = named.find(|r| !names.insert(r.name.as_str())) {
+            found.push((
+                sentence::DUPLICATE,
+                format!("{} appears twice in {}", twice.name, seen.shown),
+            ));
+        }
+        if stray.is_none() && needless(state, seen, delta) {
             let last = state
                 .last
                 .as_ref()
@@ -684,12 +737,14 @@ impl Conv {
 /// change since the last response: the same version and resources again (SotW), or only
 /// resources it holds at those versions and no removal of one it holds (Delta).
 fn needless(state: &TypeState, seen: &Seen, delta: bool) -> bool {
+    !state.changed && state.fresh.is_empty() && repeats(state, seen, delta)
+}
+
+/// Whether `seen` holds nothing the client does not hold already, whatever it asked since.
+fn repeats(state: &TypeState, seen: &Seen, delta: bool) -> bool {
     let Some(last) = &state.last else {
         return false;
     };
-    if state.changed || !state.fresh.is_empty() {
-        return false;
-    }
     if !delta {
         return last.version == seen.version && last.bodies() == seen.bodies();
     }

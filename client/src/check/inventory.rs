@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use prost::Message;
 use xdsloop_proto::Codec;
 use xdsloop_proto::discovery::DiscoveryResponse;
@@ -17,7 +19,7 @@ use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER, ROUTE};
 
 use super::describe;
 use super::fixtures::PREFIX;
-use super::probe::{Probe, Sotw, Target};
+use super::probe::{Gone, Probe, Sotw, Target};
 
 #[derive(Clone, Debug, Default)]
 pub(super) struct Inventory {
@@ -113,7 +115,9 @@ impl Inventory {
     }
 }
 
-/// Subscribes, waits for the answer and ACKs it; a silence or an error becomes a note.
+/// Subscribes, waits for the answer and ACKs it; a silence or an error becomes a note. The
+/// answer is the next response of `url`: on ADS the server may push the types subscribed
+/// before at any moment, and those are ACKed and passed over.
 async fn ask(
     probe: &mut Probe<Sotw>,
     url: &str,
@@ -123,17 +127,34 @@ async fn ask(
 ) -> Option<DiscoveryResponse> {
     let short = describe::short(url);
     let answered = match probe.subscribe(url, names).await {
-        Ok(()) => probe.recv(within).await,
+        Ok(()) => answer_of(probe, url, within).await,
         Err(gone) => Err(gone),
     };
     match answered {
-        Ok(r) => {
-            let _ = probe.ack(&r).await;
-            Some(r)
-        }
+        Ok(r) => Some(r),
         Err(gone) => {
             notes.push(format!("{short} {}: {gone}", describe::list(names)));
             None
+        }
+    }
+}
+
+/// The next response of `url` within `within`, every response before it ACKed.
+async fn answer_of(
+    probe: &mut Probe<Sotw>,
+    url: &str,
+    within: Duration,
+) -> Result<DiscoveryResponse, Gone> {
+    let deadline = Instant::now() + within;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let r = probe.recv(left).await.map_err(|gone| match gone {
+            Gone::Silent(_) => Gone::Silent(within),
+            other => other,
+        })?;
+        let _ = probe.ack(&r).await;
+        if r.type_url == url {
+            return Ok(r);
         }
     }
 }

@@ -18,8 +18,8 @@ const FAULTS: &[(Bug, &[&str], &str)] = &[
     ),
     (
         Bug::ResponseTypeV2,
-        &["proto.discovery-response.1"],
-        "in a \"type.googleapis.com/envoy.api.v2.",
+        &["rpc-services.1"],
+        "a response of type \"type.googleapis.com/envoy.api.v2.",
     ),
     (
         Bug::ResendOnAck,
@@ -29,7 +29,7 @@ const FAULTS: &[(Bug, &[&str], &str)] = &[
     (
         Bug::ResendOnNack,
         &["resource-update.1"],
-        "repeats what the client holds",
+        "repeats what the client",
     ),
     (
         Bug::PushAllOnAck,
@@ -85,8 +85,10 @@ const FAULTS: &[(Bug, &[&str], &str)] = &[
         Bug::SilentEds,
         &[
             "basic-protocol.1",
+            "delta-resource-not-existed.1",
+            "proto.delta-request.5",
             "resource-hints.2",
-            "ack-nack.3",
+            "resource-not-existed.3",
             "resource-warming.1",
         ],
         "eds",

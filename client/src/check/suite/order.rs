@@ -16,7 +16,7 @@ use xdsloop_proto::type_url::{CLUSTER, ENDPOINT, LISTENER, ROUTE};
 
 use super::edit::{own, write};
 use super::resources::{cluster, endpoints, listener, route};
-use super::{Ctx, Sent, Step, fail, judged, short, type_names};
+use super::{Ctx, Sent, Step, fail, setup, short, type_names};
 use crate::check::case::Case;
 use crate::check::report::Outcome;
 
@@ -77,9 +77,9 @@ pub(super) async fn make_before_break(ctx: &mut Ctx, case: Case, stem: &str) -> 
     };
     conv.finish(ctx.quiet).await;
     let what = format!(
-        "cluster {x}, its endpoints, listener {y} and route {y} (one new file) did not all arrive"
+        "cluster {x}, its endpoints, listener {y} and route {y} (one new file) did not all arrive (their arrival is resource-not-existed.3's and proto.delta-request.4's to judge)"
     );
-    judged(
+    setup(
         all.map_err(|mut miss| {
             miss.before.clear();
             miss

@@ -68,7 +68,20 @@ pub(super) async fn nothing_resent(ctx: &Ctx, conv: &mut Conv) -> Step<Outcome> 
         conv.nack_next(url);
     }
     let held = ctx.ask_for(conv, url, &names).await?;
+    let answer = conv.last(url).cloned();
     let quiet = conv.quiet(ctx.quiet).await;
+    // The rejected response sent again as it was: judged here, as a change of interest just
+    // before may excuse one repeat in the judgement of every response.
+    let again = quiet
+        .got
+        .iter()
+        .find(|s| answer.as_ref().is_some_and(|a| a.same_content(s)));
+    if let (true, Some(again)) = (nack, again) {
+        return Err(fail(format!(
+            "NACKed {held}, the server sent it again: {} (it repeats what the client rejected, with no change asked for)",
+            again.shown
+        )));
+    }
     let answered = if nack { "NACKed" } else { "ACKed" };
     Ok(Outcome::Pass(format!(
         "{answered} {held}; {} more response(s) in {} (each judged)",
@@ -102,7 +115,11 @@ pub(super) async fn separate_types(ctx: &Ctx, conv: &mut Conv) -> Step<Outcome> 
         Gone::Silent(_) => "stayed open".to_string(),
         ended => ended.to_string(),
     };
-    conv.want(LISTENER, &[]).await.sent("lds")?;
+    if let Err(gone) = conv.want(LISTENER, &[]).await {
+        return Err(fail(format!(
+            "after a malformed request on another connection ({malformed}), this stream could not ask for lds: {gone}"
+        )));
+    }
     let what = format!(
         "after a malformed request on another connection ({malformed}), lds (new on this stream) was not answered"
     );

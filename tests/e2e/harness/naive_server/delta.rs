@@ -2,6 +2,8 @@
 //! nonce and what the client holds (`known`: name → version, `None` = told it does not exist).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 use tonic::Status;
 use xdsloop_proto::{
@@ -11,7 +13,7 @@ use xdsloop_proto::{
 
 use super::{
     Bug, Legal,
-    machine::{Machine, of_type, order, version},
+    machine::{Machine, eds_silenced, of_type, order, version},
     store::Set,
 };
 
@@ -30,6 +32,8 @@ pub struct Delta {
     legal: Legal,
     nonces: u64,
     types: BTreeMap<String, TypeState>,
+    eds_streams: Arc<AtomicU64>,
+    eds_silent: Option<bool>,
 }
 
 /// What one reconciliation found to tell the client.
@@ -46,12 +50,14 @@ impl Changes {
 }
 
 impl Delta {
-    pub fn new(bug: Bug, legal: Legal) -> Self {
+    pub fn new(bug: Bug, legal: Legal, eds_streams: Arc<AtomicU64>) -> Self {
         Self {
             bug,
             legal,
             nonces: 0,
             types: BTreeMap::new(),
+            eds_streams,
+            eds_silent: None,
         }
     }
 
@@ -134,7 +140,7 @@ impl Machine for Delta {
         }
         let url = request.type_url.clone();
         let (bug, legal) = (self.bug, self.legal);
-        if bug == Bug::SilentEds && url == type_url::ENDPOINT {
+        if url == type_url::ENDPOINT && eds_silenced(bug, &self.eds_streams, &mut self.eds_silent) {
             return Ok(Vec::new());
         }
         let first = !self.types.contains_key(&url);
@@ -224,7 +230,7 @@ impl Machine for Delta {
         let mut planned = Vec::new();
         let urls: Vec<String> = self.types.keys().cloned().collect();
         for url in urls {
-            if self.bug == Bug::SilentEds && url == type_url::ENDPOINT {
+            if url == type_url::ENDPOINT && self.eds_silent == Some(true) {
                 continue;
             }
             let all = self.legal == Legal::ResendAll;

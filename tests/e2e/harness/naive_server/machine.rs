@@ -117,3 +117,16 @@ pub fn order<R>(mut planned: Vec<(String, bool, R)>, bug: Bug, legal: Legal) -> 
     });
     planned.into_iter().map(|(_, _, r)| r).collect()
 }
+
+/// Under [`Bug::SilentEds`], whether this stream's EDS goes unanswered: decided at its first
+/// EDS request (kept in `decided`), true for every stream but the server's first to ask.
+pub fn eds_silenced(
+    bug: Bug,
+    streams: &std::sync::atomic::AtomicU64,
+    decided: &mut Option<bool>,
+) -> bool {
+    if bug != Bug::SilentEds {
+        return false;
+    }
+    *decided.get_or_insert_with(|| streams.fetch_add(1, std::sync::atomic::Ordering::SeqCst) > 0)
+}

@@ -63,9 +63,12 @@ pub enum Bug {
     /// A first request that carries a version_info (a client coming back) is not answered
     /// (ack-nack.3).
     SkipResumed,
-    /// EDS requests are never answered: the type's first request (basic-protocol.1), named
-    /// resources (resource-hints.2), endpoints during warming (resource-warming.1) and a
-    /// client coming back (ack-nack.3) all go unanswered.
+    /// EDS is answered on the first stream that asks for it only (as a server that believes
+    /// the node holds what it once sent): a later stream's first EDS request
+    /// (basic-protocol.1), named resources (resource-hints.2), endpoints during warming
+    /// (resource-warming.1), a new Delta stream's subscription (proto.delta-request.5), a
+    /// missing name on Delta (delta-resource-not-existed.1) and a name created later
+    /// (resource-not-existed.3) all go unanswered.
     SilentEds,
     /// Delta never reports a subscribed name that does not exist (delta-resource-not-existed.1;
     /// and delta-unsubscribe.6, which asks for exactly that report).
@@ -155,6 +158,8 @@ pub(super) struct Shared {
     /// Bumped by a stream that met a malformed request under [`Bug::MalformedKillsAll`]: the
     /// streams open at that moment die.
     pub kill: Arc<watch::Sender<u64>>,
+    /// How many streams asked for EDS ([`Bug::SilentEds`] answers the first only).
+    pub eds_streams: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// The running double.
@@ -184,6 +189,7 @@ impl NaiveServer {
             legal,
             set,
             kill: Arc::new(kill),
+            eds_streams: Arc::default(),
         };
         let router = services::router(Server::builder(), shared);
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -67,7 +67,7 @@ impl Shared {
             return Err(Status::unimplemented("naive server: ADS only"));
         }
         let (tx, rx) = mpsc::channel(RESPONSES);
-        let machine = sotw::Sotw::new(self.bug, self.legal, ads);
+        let machine = sotw::Sotw::new(self.bug, self.legal, ads, self.eds_streams.clone());
         tokio::spawn(machine::run(machine, requests, self.clone(), tx));
         Ok(Response::new(ReceiverStream::new(rx)))
     }
@@ -81,7 +81,7 @@ impl Shared {
             return Err(Status::unimplemented("naive server: no Delta"));
         }
         let (tx, rx) = mpsc::channel(RESPONSES);
-        let machine = delta::Delta::new(self.bug, self.legal);
+        let machine = delta::Delta::new(self.bug, self.legal, self.eds_streams.clone());
         tokio::spawn(machine::run(machine, requests, self.clone(), tx));
         Ok(Response::new(ReceiverStream::new(rx)))
     }

@@ -2,6 +2,8 @@
 //! held) and the content of a NACKed response, which is not sent again.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 use prost::bytes::Bytes;
 
@@ -14,7 +16,7 @@ use xdsloop_proto::{
 
 use super::{
     Bug, Legal,
-    machine::{Machine, of_type, order, v2, version},
+    machine::{Machine, eds_silenced, of_type, order, v2, version},
     store::Set,
 };
 
@@ -67,16 +69,20 @@ pub struct Sotw {
     ads: bool,
     nonces: u64,
     types: BTreeMap<String, TypeState>,
+    eds_streams: Arc<AtomicU64>,
+    eds_silent: Option<bool>,
 }
 
 impl Sotw {
-    pub fn new(bug: Bug, legal: Legal, ads: bool) -> Self {
+    pub fn new(bug: Bug, legal: Legal, ads: bool, eds_streams: Arc<AtomicU64>) -> Self {
         Self {
             bug,
             legal,
             ads,
             nonces: 0,
             types: BTreeMap::new(),
+            eds_streams,
+            eds_silent: None,
         }
     }
 
@@ -152,10 +158,13 @@ impl Sotw {
         let state = self.types.entry(url.to_string()).or_default();
         state.nonce = nonce.clone();
         state.sent_hash = hash;
-        state.sent = content
-            .iter()
-            .map(|r| (r.name.clone(), r.bytes.clone()))
-            .collect();
+        let sent = content.iter().map(|r| (r.name.clone(), r.bytes.clone()));
+        if self.bug == Bug::PartialState {
+            // It believes the client keeps what it was sent before, as in Delta.
+            state.sent.extend(sent);
+        } else {
+            state.sent = sent.collect();
+        }
         state.ever.extend(state.sent.keys().cloned());
         DiscoveryResponse {
             version_info: version,
@@ -245,13 +254,20 @@ impl Machine for Sotw {
             Bug::ReaddedNotResent if !added.is_empty() => {
                 widened &= !added.iter().all(|n| ever.contains(n));
             }
-            Bug::SilentEds if url == type_url::ENDPOINT => widened = false,
+            Bug::SilentEds
+                if url == type_url::ENDPOINT
+                    && eds_silenced(self.bug, &self.eds_streams, &mut self.eds_silent) =>
+            {
+                widened = false
+            }
             _ => {}
         }
         if first && self.skips_resumed(set, &url, &request.version_info, &after) {
             widened = false;
         }
-        let grouped = self.legal == Legal::GroupPerResource && !added.is_empty();
+        // Grouping is free only where the full state is not required (grouping.1, grouping.2).
+        let full_state = url == type_url::LISTENER || url == type_url::CLUSTER;
+        let grouped = self.legal == Legal::GroupPerResource && !added.is_empty() && !full_state;
         let only = match grouped {
             true => Some(added.clone()),
             false => self.partial(&url, added),
@@ -294,7 +310,7 @@ impl Machine for Sotw {
         let mut planned = Vec::new();
         let urls: Vec<String> = self.types.keys().cloned().collect();
         for url in urls {
-            if self.bug == Bug::SilentEds && url == type_url::ENDPOINT {
+            if url == type_url::ENDPOINT && self.eds_silent == Some(true) {
                 continue;
             }
             let state = &self.types[&url];
