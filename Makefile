@@ -40,9 +40,12 @@ outside: ## a crate outside the workspace tests a client with the testkit, defau
 		$(CARGO) test --locked
 
 # The two binaries: `xdsloop-client check --fixtures` judges `xdsloop-server` on a temp copy of
-# fixtures/demo; every check must pass and the directory come back byte-identical.
-conformance: bins ## xdsloop-client check judges xdsloop-server (every server rule must pass)
+# fixtures/demo; every check must pass and the directory come back byte-identical. Then
+# `check --output junit` against the server with a push storm, read by PyPI's junitparser (in
+# tests/conformance/.venv, created once from the pinned requirements.txt); broken copies refused.
+conformance: bins ## xdsloop-client check judges xdsloop-server; its JUnit output read by junitparser
 	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/conformance/run.py
+	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/conformance/junit.py
 
 # The tutorial (docs/tutorial.md and its Chinese, docs/zh/tutorial.md) and the day-12 labs
 # (docs/lab-day12.md, docs/zh/lab-day12.md), command by command, against the two binaries: each

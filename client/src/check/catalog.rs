@@ -127,7 +127,7 @@ pub const CHECKS: &[Check] = &[
     wire("resource-hints.4/re-added", &["resource-hints.4", "delta-subscribe.3"], ALL_BOTH,
         "[a], then [] (Delta: -a), then [a] again (+a): a is sent again"),
     wire("resource-hints.7", &["resource-hints.7", "resource-hints.9", "resource-hints.13", "resource-hints.14", "proto.discovery-request.3"], ROOT_BOTH,
-        "LDS/CDS with no names on a fresh type and with [*] (two streams): the same resources; Delta: then +[a] is answered"),
+        "LDS/CDS with no names on a fresh type and with [*] (two streams): the same resources; Delta: then +[a] keeps the wildcard (nothing it brought is removed)"),
     wire("resource-hints.8", &["resource-hints.8", "resource-hints.5", "resource-hints.12", "resource-hints.16"], ALL_BOTH,
         "[a] then [] (Delta: -a): nothing of the type follows (no wildcard comes back)"),
     wire("resource-hints.11", &["resource-hints.11", "resource-hints.10"], ROOT_SOTW,

@@ -273,8 +273,9 @@ struct TypeState {
     held: BTreeMap<String, Vec<u8>>,
     /// Names the client asked for since the last response (a response may repeat them).
     fresh: BTreeSet<String>,
-    /// The interest changed since the last response.
-    changed: bool,
+    /// Changes of interest sent whose answer has not come yet: each may be answered by a
+    /// response that repeats what the client holds.
+    pending: u32,
     /// NACK the next response instead of ACKing it.
     nack_next: bool,
 }
@@ -330,7 +331,7 @@ impl Conv {
         let added: Vec<String> = wanted.difference(&state.names).cloned().collect();
         let dropped: Vec<String> = state.names.difference(&wanted).cloned().collect();
         state.fresh.extend(added.iter().cloned());
-        state.changed = true;
+        state.pending += 1;
         match &mut self.wire {
             Wire::Sotw(p) => {
                 let nonce = state
@@ -363,7 +364,7 @@ impl Conv {
     ) -> Result<(), Gone> {
         let state = self.types.entry(url.to_string()).or_default();
         state.asked = true;
-        state.changed = true;
+        state.pending += 1;
         for name in add {
             state.names.insert(name.to_string());
             state.fresh.insert(name.to_string());
@@ -387,7 +388,7 @@ impl Conv {
     ) -> Result<(), Gone> {
         let state = self.types.entry(url.to_string()).or_default();
         state.asked = true;
-        state.changed = true;
+        state.pending += 1;
         state.names = names.iter().map(|n| n.to_string()).collect();
         state.fresh = state.names.clone();
         for (name, version) in &held {
@@ -411,7 +412,7 @@ impl Conv {
     ) -> Result<(), Gone> {
         let state = self.types.entry(url.to_string()).or_default();
         state.asked = true;
-        state.changed = true;
+        state.pending += 1;
         state.accepted = version.to_string();
         state.names = names.iter().map(|n| n.to_string()).collect();
         state.fresh = state.names.clone();
@@ -448,7 +449,7 @@ impl Conv {
         for name in &request.resource_names_unsubscribe {
             state.names.remove(name);
         }
-        state.changed = true;
+        state.pending += 1;
         match &mut self.wire {
             Wire::Delta(p) => p.send(request).await,
             Wire::Sotw(_) => unreachable!("raw_delta is a Delta request"),
@@ -612,11 +613,14 @@ impl Conv {
                 }
             }
         }
-        // A response that brought news after a change of interest may be a push that crossed
-        // the request on the wire: the answer to the change may still follow, and may repeat.
-        if !(state.changed && news) {
+        // A repeat is taken for the answer to the oldest change pending. A response that
+        // brought news may be a push that crossed the requests on the wire: the answers may
+        // still follow, and may repeat.
+        if !news {
+            state.pending = state.pending.saturating_sub(1);
+        }
+        if state.pending == 0 {
             state.fresh.clear();
-            state.changed = false;
         }
         state.last = Some(seen.clone());
         Ok(())
@@ -737,7 +741,7 @@ impl Conv {
 /// change since the last response: the same version and resources again (SotW), or only
 /// resources it holds at those versions and no removal of one it holds (Delta).
 fn needless(state: &TypeState, seen: &Seen, delta: bool) -> bool {
-    !state.changed && state.fresh.is_empty() && repeats(state, seen, delta)
+    state.pending == 0 && state.fresh.is_empty() && repeats(state, seen, delta)
 }
 
 /// Whether `seen` holds nothing the client does not hold already, whatever it asked since.
@@ -822,7 +826,7 @@ mod tests {
             !needless(&state, &seen("1", &[("a", "", b"y")]), false),
             "new content"
         );
-        state.changed = true;
+        state.pending = 1;
         assert!(
             !needless(&state, &first, false),
             "the interest changed: a repeat may answer it"

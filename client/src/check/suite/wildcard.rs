@@ -9,7 +9,7 @@ use xdsloop_proto::Variant;
 use xdsloop_proto::discovery::WILDCARD;
 
 use super::{Ctx, Sent, Step, fail, judged, setup, short, skip};
-use crate::check::conversation::Conv;
+use crate::check::conversation::{Conv, Seen};
 use crate::check::report::Outcome;
 
 pub(super) async fn legacy_is_star(ctx: &Ctx, conv: &mut Conv) -> Step<Outcome> {
@@ -87,8 +87,15 @@ pub(super) async fn empty_unsubscribes(ctx: &Ctx, conv: &mut Conv) -> Step<Outco
     };
     // The first response may have been sent before the server read the unsubscription (it
     // crosses it on the wire); any later one with resources was sent knowing it.
+    // A crossing response holds the old interest at most: one holding another name was sent
+    // knowing the request.
     let of_type: Vec<_> = quiet.got.iter().filter(|s| s.type_url == url).collect();
-    let late = of_type.iter().skip(1).find(|s| !s.names().is_empty());
+    let crossed = |i: usize, s: &Seen| i == 0 && s.names().iter().all(|n| *n == a);
+    let late = of_type
+        .iter()
+        .enumerate()
+        .find(|(i, s)| !s.names().is_empty() && !crossed(*i, s))
+        .map(|(_, s)| s);
     if let Some(seen) = late {
         return Err(fail(format!(
             "{step} (no interest left), the server sent {}",
