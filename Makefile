@@ -5,7 +5,7 @@ NODE ?= demo-node
 PYTHON ?= python3
 
 # `make help` lists the targets with the `## ` text on their line.
-.PHONY: help bins build test test-rust examples outside conformance tutorial browser browser-setup page-screenshot interop interop-js lint golden run-server run-client bench bench-10k bench-status fleet fleet-shards k8s-manifests
+.PHONY: help bins build test test-rust spec-audit examples outside conformance tutorial browser browser-setup page-screenshot interop interop-js lint golden run-server run-client bench bench-10k bench-status fleet fleet-shards k8s-manifests
 
 help: ## this list
 	@awk -F':.*## ' '/^[a-z0-9-]+:.*## /{printf "  %-16s %s\n",$$1,$$2}' $(MAKEFILE_LIST)
@@ -14,7 +14,7 @@ build: ## build both binaries (debug)
 	$(CARGO) build --workspace --all-targets
 
 # Rust tests first: interop needs a server that already passes its own tests.
-test: test-rust examples outside conformance tutorial browser fleet k8s-manifests ## everything CI runs: Rust tests, examples, outside crate, conformance, tutorials and labs, browser, fleet, manifests, interop
+test: test-rust spec-audit examples outside conformance tutorial browser fleet k8s-manifests ## everything CI runs: Rust tests, examples, outside crate, conformance, tutorials and labs, browser, fleet, manifests, interop
 	$(MAKE) interop
 
 test-rust: ## cargo test for the whole workspace (unit, e2e over loopback, architecture)
@@ -46,6 +46,19 @@ outside: ## a crate outside the workspace tests a client with the testkit, defau
 conformance: bins ## xdsloop-client check judges xdsloop-server; its JUnit output read by junitparser
 	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/conformance/run.py
 	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/conformance/junit.py
+
+# The spec as data (proto/spec/xds_protocol.yaml) against discovery.proto's comments, as the
+# pinned envoy-types crate ships them: every keyword sentence accounted for once, every quote
+# found. Then a copy with one quote altered must be refused. (The rst half needs the pinned
+# xds_protocol.rst: `tests/spec/audit.py --rst FILE`.)
+spec-audit: ## the spec file audited against discovery.proto's comments; a broken copy refused
+	$(PYTHON) tests/spec/audit.py
+	@broken=$$(mktemp); \
+	sed 's/Must be consistent with the type_url in the/Must be consistent with the type URL in the/' \
+		proto/spec/xds_protocol.yaml > $$broken; \
+	if $(PYTHON) tests/spec/audit.py --yaml $$broken > /dev/null 2>&1; then \
+		echo "spec-audit: a copy with an altered quote passed"; rm -f $$broken; exit 1; fi; \
+	rm -f $$broken; echo "spec-audit: a copy with an altered quote is refused"
 
 # The tutorial (docs/tutorial.md and its Chinese, docs/zh/tutorial.md) and the day-12 labs
 # (docs/lab-day12.md, docs/zh/lab-day12.md), command by command, against the two binaries: each
