@@ -55,7 +55,9 @@ async fn s12_a_malformed_request_ends_only_its_own_stream() {
 
 #[tokio::test]
 async fn s12_a_request_without_type_url_is_ignored_and_the_stream_keeps_working() {
-    let server = serve(two_clusters()).await;
+    let mut server = serve(two_clusters()).await;
+    // The request breaks C2.type-url on purpose: the judge's verdict is not what is tested here.
+    server.allow_violations();
     let mut client = SotwClient::connect(server.addr(), "node-1").await;
     client.send(DiscoveryRequest::default()).await;
     client.assert_silent("a request without type_url").await;

@@ -208,7 +208,7 @@ fn finish(report: &CheckReport, output: CheckOutput, out: &mut dyn Write) -> std
             }
         }
         CheckOutput::Json => writeln!(out, "{}", report.to_json())?,
-        CheckOutput::Junit => out.write_all(super::junit::document(&report).as_bytes())?,
+        CheckOutput::Junit => out.write_all(super::junit::document(report).as_bytes())?,
     }
     out.flush()
 }

@@ -247,7 +247,9 @@ async fn strict_ends_the_stream_with_failed_precondition_naming_the_rule() {
     assert!(
         status
             .message()
-            .starts_with("xdsloop --strict: C5.nack-version: NACK of"),
+            .starts_with(
+                "xdsloop --strict: C5.nack-version (ack-nack.5, proto.discovery-request.1): NACK of"
+            ),
         "{}",
         status.message()
     );
