@@ -5,7 +5,7 @@ NODE ?= demo-node
 PYTHON ?= python3
 
 # `make help` lists the targets with the `## ` text on their line.
-.PHONY: help bins build test test-rust examples outside conformance tutorial browser browser-setup page-screenshot interop interop-js lint golden run-server run-client bench bench-10k bench-status fleet fleet-shards k8s-manifests package python-package node-package
+.PHONY: help bins build test test-rust examples outside conformance tutorial browser browser-setup page-screenshot interop interop-js lint golden run-server run-client bench bench-10k bench-status fleet fleet-shards k8s-manifests package python-package node-package contracts
 
 help: ## this list
 	@awk -F':.*## ' '/^[a-z0-9-]+:.*## /{printf "  %-16s %s\n",$$1,$$2}' $(MAKEFILE_LIST)
@@ -14,7 +14,7 @@ build: ## build both binaries (debug)
 	$(CARGO) build --workspace --all-targets
 
 # Rust tests first: interop needs a server that already passes its own tests.
-test: test-rust examples outside conformance tutorial browser fleet k8s-manifests package python-package node-package ## everything CI runs: Rust tests, examples, outside crate, conformance, tutorials and labs, browser, fleet, manifests, the crates, wheel and npm packages, interop
+test: test-rust examples outside conformance tutorial browser fleet k8s-manifests contracts package python-package node-package ## everything CI runs: Rust tests, examples, outside crate, conformance, tutorials and labs, browser, fleet, manifests, JSON contracts, the crates, wheel and npm packages, interop
 	$(MAKE) interop
 
 test-rust: ## cargo test for the whole workspace (unit, e2e over loopback, architecture)
@@ -87,6 +87,11 @@ fleet-shards: ## the sharded fleet at scale (not in make test)
 # the manifests' command lines run by the real binaries.
 k8s-manifests: bins ## validate deploy/k8s against the Kubernetes schemas, offline
 	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/k8s/validate.py
+
+# Every JSON document the tools write (/status, transcripts, check and fleet output) made by the
+# two binaries and held to docs/contracts.md: its schema version and its fields.
+contracts: bins ## the JSON documents' schema versions and fields against docs/contracts.md
+	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/contracts/check.py
 
 # The crates as crates.io would get them: `cargo package` packs every published crate (not
 # xdsloop-tests, xdsloop-bench) and builds each from its .crate alone, the workspace's

@@ -100,6 +100,8 @@ def main() -> int:
         tests = work / "tests"
         shutil.copytree(HERE, tests, ignore=shutil.ignore_patterns(
             "run.py", "*requirements.txt", "__pycache__"))
+        # The guide: its complete test runs as it is printed there.
+        shutil.copy2(REPO / "docs" / "python.md", tests / "python.md")
         env = {k: v for k, v in os.environ.items()
                if k not in ("PYTHONPATH", "XDSLOOP_SERVER", "VIRTUAL_ENV")}
         env["PATH"] = f"{work / 'venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}"

@@ -141,3 +141,12 @@ def test_a_failing_test_shows_the_server_log(pytester: pytest.Pytester):
     result = pytester.runpytest_subprocess("--xdsloop-server", str(find_binary()))
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*xdsloop-server log: primary*", "*xDS listening on 127.0.0.1:*"])
+
+
+def test_the_guides_complete_test_passes(pytester: pytest.Pytester):
+    guide = (Path(__file__).parent / "python.md").read_text()
+    section = guide.split("## A complete test", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    pytester.makepyfile(test_guide=code)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
