@@ -97,9 +97,17 @@ contracts: bins ## the JSON documents' schema versions and fields against docs/c
 # xdsloop-tests, xdsloop-bench) and builds each from its .crate alone, the workspace's
 # unpublished siblings served from a local registry. --allow-dirty: a working tree with edits (or
 # CI's build products) is packed as it is; nothing is published.
+# The verification builds in the workspace's target dir under the default dev profile, since a
+# packaged crate carries no [profile]: PACKAGE_PROFILE gives it the workspace's, so the
+# dependencies it shares with the workspace's builds are not compiled a second time. It also
+# leaves the packaged crates' binaries in target/debug/: the `cargo build` after it puts the
+# workspace's back (the ones that name their git revision), for the targets that run them next.
 PUBLISHED_EXCLUDE = --exclude xdsloop-tests --exclude xdsloop-bench
+PACKAGE_PROFILE = --config 'profile.dev.debug="line-tables-only"' \
+	--config 'profile.dev.package."*".debug=false' --config 'profile.dev.package."*".opt-level=1'
 package: ## cargo package every published crate, with its verification build
-	$(CARGO) package --workspace $(PUBLISHED_EXCLUDE) --allow-dirty
+	$(CARGO) package --workspace $(PUBLISHED_EXCLUDE) --allow-dirty $(PACKAGE_PROFILE)
+	$(CARGO) build --workspace --bins
 
 # The wheel (docs/python.md): maturin builds it (dev profile) with both binaries, it is installed
 # into a fresh venv with nothing of the project on the path, and tests/python runs there with
