@@ -14,9 +14,16 @@ The pytest plugin (registered through the `pytest11` entry point) gives tests th
 `xds_server` and `xds_server_factory` fixtures and the `--xdsloop-server PATH` option.
 """
 
+import importlib.metadata
+
 from ._errors import FixtureRejected, ScenarioRefused, ServerFailed, WaitTimeout, XdsloopError
 from ._journal import Ack, Event, Nack
 from ._server import XdsServer, find_binary
+
+try:
+    __version__ = importlib.metadata.version("xdsloop")
+except importlib.metadata.PackageNotFoundError:  # imported from a source tree, not installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "Ack",

@@ -13,6 +13,7 @@ import tempfile
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -306,12 +307,12 @@ class XdsServer:
     def status(self, node: Optional[str] = None) -> dict:
         """The `/status` document (docs/status.md; `schema` `xdsloop.status.v1`), or only
         `node`'s streams."""
-        query = "?node=" + urllib.request.quote(node) if node else ""
+        query = "?node=" + urllib.parse.quote(node) if node else ""
         return self._request("GET", "/status" + query)
 
     def snapshot(self, node: Optional[str] = None, type: Optional[str] = None) -> dict:
         """`/snapshot`: the resources served (to `node`, of `type`), as proto3 JSON."""
-        query = "&".join(f"{k}={urllib.request.quote(v)}" for k, v in
+        query = "&".join(f"{k}={urllib.parse.quote(v)}" for k, v in
                          (("node", node), ("type", type)) if v)
         return self._request("GET", "/snapshot" + (f"?{query}" if query else ""))
 
