@@ -105,8 +105,16 @@ contracts: bins ## the JSON documents' schema versions and fields against docs/c
 PUBLISHED_EXCLUDE = --exclude xdsloop-tests --exclude xdsloop-bench
 PACKAGE_PROFILE = --config 'profile.dev.debug="line-tables-only"' \
 	--config 'profile.dev.package."*".debug=false' --config 'profile.dev.package."*".opt-level=1'
+# Between the two, target/debug/ holds the binaries built from the .crate files, outside any
+# repository: they must print the version alone.
+VERSION = $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 package: ## cargo package every published crate, with its verification build
 	$(CARGO) package --workspace $(PUBLISHED_EXCLUDE) --allow-dirty $(PACKAGE_PROFILE)
+	@for bin in xdsloop-server xdsloop-client; do \
+		line="$$($(BIN_DIR)/$$bin --version)"; \
+		if [ "$$line" != "$$bin $(VERSION)" ]; then \
+			echo "the packaged $$bin says '$$line' to --version, not '$$bin $(VERSION)'"; exit 1; fi; \
+		echo "packaged $$bin --version: $$line"; done
 	$(CARGO) build --workspace --bins
 
 # The wheel (docs/python.md): maturin builds it (dev profile) with both binaries, it is installed
