@@ -82,7 +82,7 @@ export interface WaitOptions {
   since?: number;
 }
 
-export declare class XdsServer implements AsyncDisposable {
+export declare class XdsServer {
   /** The xDS address, `127.0.0.1:PORT`. */
   readonly address: string;
   /** Where the admin routes are (the xDS address unless `adminListener`). */
@@ -94,15 +94,15 @@ export declare class XdsServer implements AsyncDisposable {
   /** The server's stderr: every push, ACK, NACK, reload and rejected edit. */
   readonly logPath: string;
   readonly running: boolean;
+  /** SIGTERM, then SIGKILL after 5 s; resolves to the exit code. */
   stop(): Promise<number | null>;
-  [Symbol.asyncDispose](): Promise<void>;
   log(): string;
   logTail(lines?: number): string;
   status(node?: string): Promise<StatusDocument>;
   /** The version of `type` (`cds` or a type URL) served to `node` now. */
   version(node: string, type: string): Promise<string | null>;
   /** Writes a fixture file (objects as JSON) and resolves once the edit is served; a rejected edit rejects with FixtureRejected. */
-  writeFixture(file: string, content: string | Buffer | object, options?: { timeoutMs?: number }): Promise<SnapshotSection>;
+  writeFixture(file: string, content: string | Uint8Array | object, options?: { timeoutMs?: number }): Promise<SnapshotSection>;
   setResources(resources: Resource[], options?: { node?: string; timeoutMs?: number }): Promise<SnapshotSection>;
   /** Puts fault rules in force (PUT /scenario); resolves to the scenario section of /status. */
   scenario(rules: Rules): Promise<StatusDocument['scenario']>;

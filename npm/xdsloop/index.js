@@ -56,7 +56,7 @@ class ScenarioRefused extends XdsloopError {}
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function fixtureText(content) {
-  if (typeof content === 'string' || Buffer.isBuffer(content)) return content;
+  if (typeof content === 'string' || content instanceof Uint8Array) return content;
   return `${JSON.stringify(content, null, 2)}\n`;
 }
 
