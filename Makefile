@@ -5,7 +5,7 @@ NODE ?= demo-node
 PYTHON ?= python3
 
 # `make help` lists the targets with the `## ` text on their line.
-.PHONY: help bins build test test-rust spec-audit examples outside conformance tutorial browser browser-setup page-screenshot interop interop-js lint golden run-server run-client bench bench-10k bench-status fleet fleet-shards k8s-manifests
+.PHONY: help bins build test test-rust spec-audit examples outside conformance tutorial browser browser-setup page-screenshot interop interop-js lint golden run-server run-client bench bench-10k bench-status fleet fleet-shards k8s-manifests package python-package node-package contracts
 
 help: ## this list
 	@awk -F':.*## ' '/^[a-z0-9-]+:.*## /{printf "  %-16s %s\n",$$1,$$2}' $(MAKEFILE_LIST)
@@ -14,7 +14,7 @@ build: ## build both binaries (debug)
 	$(CARGO) build --workspace --all-targets
 
 # Rust tests first: interop needs a server that already passes its own tests.
-test: test-rust spec-audit examples outside conformance tutorial browser fleet k8s-manifests ## everything CI runs: Rust tests, examples, outside crate, conformance, tutorials and labs, browser, fleet, manifests, interop
+test: test-rust spec-audit examples outside conformance tutorial browser fleet k8s-manifests contracts package python-package node-package ## everything CI runs: Rust tests, the spec audit, examples, outside crate, conformance, tutorials and labs, browser, fleet, manifests, JSON contracts, the crates, wheel and npm packages, interop
 	$(MAKE) interop
 
 test-rust: ## cargo test for the whole workspace (unit, e2e over loopback, architecture)
@@ -103,6 +103,48 @@ fleet-shards: ## the sharded fleet at scale (not in make test)
 # the manifests' command lines run by the real binaries.
 k8s-manifests: bins ## validate deploy/k8s against the Kubernetes schemas, offline
 	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/k8s/validate.py
+
+# Every JSON document the tools write (/status, transcripts, check and fleet output) made by the
+# two binaries and held to docs/contracts.md: its schema version and its fields.
+contracts: bins ## the JSON documents' schema versions and fields against docs/contracts.md
+	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/contracts/check.py
+
+# The crates as crates.io would get them: `cargo package` packs every published crate (not
+# xdsloop-tests, xdsloop-bench) and builds each from its .crate alone, the workspace's
+# unpublished siblings served from a local registry. --allow-dirty: a working tree with edits (or
+# CI's build products) is packed as it is; nothing is published.
+# The verification builds in the workspace's target dir under the default dev profile, since a
+# packaged crate carries no [profile]: PACKAGE_PROFILE gives it the workspace's, so the
+# dependencies it shares with the workspace's builds are not compiled a second time. It also
+# leaves the packaged crates' binaries in target/debug/: the `cargo build` after it puts the
+# workspace's back (the ones that name their git revision), for the targets that run them next.
+PUBLISHED_EXCLUDE = --exclude xdsloop-tests --exclude xdsloop-bench
+PACKAGE_PROFILE = --config 'profile.dev.debug="line-tables-only"' \
+	--config 'profile.dev.package."*".debug=false' --config 'profile.dev.package."*".opt-level=1'
+# Between the two, target/debug/ holds the binaries built from the .crate files, outside any
+# repository: they must print the version alone.
+VERSION = $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+package: ## cargo package every published crate, with its verification build
+	$(CARGO) package --workspace $(PUBLISHED_EXCLUDE) --allow-dirty $(PACKAGE_PROFILE)
+	@for bin in xdsloop-server xdsloop-client; do \
+		line="$$($(BIN_DIR)/$$bin --version)"; \
+		if [ "$$line" != "$$bin $(VERSION)" ]; then \
+			echo "the packaged $$bin says '$$line' to --version, not '$$bin $(VERSION)'"; exit 1; fi; \
+		echo "packaged $$bin --version: $$line"; done
+	$(CARGO) build --workspace --bins
+
+# The wheel (docs/python.md): maturin builds it (dev profile) with both binaries, it is installed
+# into a fresh venv with nothing of the project on the path, and tests/python runs there with
+# pytest: gRPC's xDS client (grpcio) against the plugin's xds_server. maturin lives in
+# target/python-build (made once, pinned); the test venv is new every run.
+python-package: ## build the xdsloop wheel, install it in a fresh venv, run its pytest suite with grpcio
+	CARGO="$(CARGO)" $(PYTHON) tests/python/run.py
+
+# The npm packages (docs/node.md): `npm pack` of @xdsloop/linux-x64 (this build's binaries) and
+# xdsloop, both tarballs installed into a fresh project with @grpc/grpc-js-xds (pinned in
+# tests/node/package-lock.json), then `node --test` there.
+node-package: bins ## pack the npm packages, install them in a fresh project, run node --test with grpc-js-xds
+	BIN_DIR="$(BIN_DIR)" $(PYTHON) tests/node/run.py
 
 # A real third-party xDS client (gRPC's proxyless client from PyPI grpcio) follows the server's
 # hot pushes. Creates tests/interop/.venv once (pinned requirements.txt), then reuses it.

@@ -31,7 +31,7 @@ const EXIT_USAGE: u8 = 2;
 #[derive(Debug, Parser)]
 #[command(
     name = "xdsloop-server",
-    version,
+    version = env!("XDSLOOP_VERSION"),
     about = "Mock xDS control plane: serves a directory of fixture files over ADS (SotW and Delta) \
              and hot-pushes every edit to connected clients.",
     long_about = "Mock xDS control plane: serves a directory of fixture files over the Envoy v3 \

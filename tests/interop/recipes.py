@@ -23,6 +23,7 @@ from typing import Callable
 import fixture_edits as fx
 from faults import delete_scenario, put_scenario
 from harness import Proc, Setup
+from xdsloop import XdsServer
 from status_checks import fetch_status, wait_status
 
 HERE = Path(__file__).resolve().parent
@@ -53,11 +54,14 @@ def scenario(name: str) -> str:
 @dataclass
 class Env:
     python: Path
-    binary: Path
+    # Starts an XdsServer: the pytest plugin's xds_server_factory.
+    servers: Callable[..., XdsServer]
     work: Path
     ports: dict
     report: object
     procs: list = field(default_factory=list)
+    # The servers of the recipe running now, stopped when it ends.
+    started: list = field(default_factory=list)
     # What a run printed for the docs: recipe -> lines.
     shown: dict = field(default_factory=dict)
     # The client program and its label: gRPC C-core through client.py by default, or
@@ -88,25 +92,16 @@ def fixtures_to(env: Env, name: str, backend: str) -> Path:
 
 
 def start_server(env: Env, name: str, fixtures: Path,
-                 scenario: str | None = None) -> tuple[int, str, Proc]:
-    """An xdsloop-server with its admin routes on a listener of their own (so /status answers
-    while its xDS port is down), recording to NAME.jsonl; returns xDS port, admin, process."""
-    argv = [str(env.binary), "--fixtures", str(fixtures), "--listen", "127.0.0.1:0",
-            "--admin", "127.0.0.1:0", "--record", str(env.work / f"{name}.jsonl")]
-    if scenario is not None:
-        path = env.work / f"{name}-scenario.yaml"
-        path.write_text(scenario)
-        argv += ["--scenario", str(path)]
-    run_env = dict(os.environ, NO_COLOR="1", RUST_LOG=os.environ.get("INTEROP_RUST_LOG", "info"))
-    proc = Proc(f"xdsloop-server ({name})", argv, env=run_env)
-    env.procs.append(proc)
-    lines = proc.out.wait(lambda ls: ls[:2] if len(ls) >= 2 else None, START_TIMEOUT_S)
-    grpc = next((l.rsplit(" ", 1)[1] for l in lines or [] if " listening on " in l), None)
-    admin = next((l.split("://", 1)[1].split("/", 1)[0]
-                  for l in lines or [] if l.startswith("admin: ")), None)
-    if not grpc or not admin:
-        raise Setup(f"xdsloop-server ({name}) did not print its addresses\n{proc.tail()}")
-    return int(grpc.rsplit(":", 1)[1]), admin, proc
+                 scenario: str | None = None) -> tuple[int, str, XdsServer]:
+    """An XdsServer with its admin routes on a listener of their own (so /status answers
+    while its xDS port is down), its log and transcript in server-NAME/ of the run's work
+    directory; returns xDS port, admin address, server."""
+    server = env.servers(name=f"xdsloop-server ({name})", fixtures=fixtures,
+                         admin_listener=True, scenario=scenario,
+                         workdir=env.work / f"server-{name}",
+                         env={"RUST_LOG": os.environ.get("INTEROP_RUST_LOG", "info")})
+    env.started.append(server)
+    return server.port, server.admin_address, server
 
 
 def write_bootstrap(env: Env, name: str, node: str, servers: list[int],
@@ -668,6 +663,9 @@ def run_all(env: Env, only: list[str] | None = None) -> None:
         try:
             recipe(env)
         finally:
+            for server in env.started:
+                server.stop()
+            env.started.clear()
             for proc in env.procs:
                 proc.stop()
                 # Every process's output, kept with the run (--keep) for the cookbook.

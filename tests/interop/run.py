@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
 """Interop test: gRPC's proxyless xDS client (PyPI `grpcio`) follows xdsloop-server's hot pushes.
 
-Runs with the system python3 (standard library only); the backends and the client run in a
-cached virtual environment (tests/interop/.venv) with the pinned packages of requirements.txt.
-Prints one PASS/FAIL line per check and `N passed, N failed`; exits non-zero on any failure.
-Every wait is bounded and every process it starts is stopped by its pid, also on Ctrl-C.
+`python3 tests/interop/run.py` (standard library only) builds the server, makes the cached
+virtual environment (tests/interop/.venv, the pinned packages of requirements.txt, pytest among
+them) and runs test_interop.py there with pytest and the xdsloop plugin (python/xdsloop): every
+server of the run is an `XdsServer` from the plugin's `xds_server_factory`. The backends and
+the clients run in the venv. Each test prints one PASS/FAIL line per check and fails if any
+check did; pytest ends with `N passed, N failed`. Every wait is bounded and every process is
+stopped by its pid, also on Ctrl-C.
+
+This module holds the main flow and the TLS phase (test_interop.py calls them).
 """
 
 from __future__ import annotations
@@ -12,23 +17,30 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Callable
 
-import csds_check
-import faults
-import fixture_edits as fx
-import harness
-import judge
-import recipes
-import tls_phase as tls
-from status_checks import (AUTHORITY, CLIENT_NODE, FEDERATED_NODE, PUSH_TIMEOUT_S,
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "python"))
+
+import csds_check  # noqa: E402
+import faults  # noqa: E402
+import fixture_edits as fx  # noqa: E402
+import harness  # noqa: E402
+import judge  # noqa: E402
+import recipes  # noqa: E402
+import tls_phase as tls  # noqa: E402
+from harness import Proc, Setup  # noqa: E402
+from status_checks import (AUTHORITY, CLIENT_NODE, FEDERATED_NODE, PUSH_TIMEOUT_S,  # noqa: E402
                            client_synced, federated_synced, fetch_status, rejected_in_status,
                            ttl_unbeaten, wait_status)
-from harness import Proc, Setup
+from xdsloop import WaitTimeout, XdsServer  # noqa: E402
 
+ServerFactory = Callable[..., XdsServer]
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 TARGET = f"xds:///{fx.LISTENER}"
@@ -104,14 +116,17 @@ class Calls:
         return f"{len(calls)} calls since the edit: {counts}; last: {calls[-RUN:]}"
 
 
-def wait_rejection(server: Proc, since: int, needles: list[str]) -> tuple[bool, str]:
-    """Waits for a warn/error log line naming the file, then for every needle in the log."""
-    def rejected(lines):
-        new = lines[since:]
+def wait_rejection(server: XdsServer, since: int, needles: list[str]) -> tuple[bool, str]:
+    """Waits for a warn/error log line naming the file, then for every needle in the log
+    (lines after `since`, a `server.log_mark()`)."""
+    def rejected(new):
         logged = any(("WARN" in l or "ERROR" in l) and fx.ENDPOINTS_FILE in l for l in new)
         return logged and all(any(n in l for l in new) for n in needles)
-    ok = server.err.wait(rejected, PUSH_TIMEOUT_S)
-    return bool(ok), f"no warn line naming {fx.ENDPOINTS_FILE} and {needles} in the server log"
+    try:
+        server.wait_log(rejected, PUSH_TIMEOUT_S, since)
+        return True, ""
+    except WaitTimeout:
+        return False, f"no warn line naming {fx.ENDPOINTS_FILE} and {needles} in the server log"
 
 
 def ttl(r: Report, calls: Calls, admin: str, eds: Path, ports: dict) -> None:
@@ -146,24 +161,14 @@ def start_backends(python: Path) -> tuple[dict[str, int], list[Proc]]:
     return ports, procs
 
 
-def start_server(binary: Path, fixtures: Path, work: Path, extra: list[str] | None = None,
-                 name: str = "xdsloop-server",
-                 record: str = "server.jsonl") -> tuple[int, str, Proc]:
-    """Starts the server on free ports; returns its gRPC port, its admin address and the process.
-    It records every stream to `record` in the work directory (kept with --keep)."""
-    env = dict(os.environ, NO_COLOR="1", RUST_LOG=os.environ.get("INTEROP_RUST_LOG", "info"))
-    # The admin routes (/status) are served on the xDS port: one free port is all it takes.
-    argv = [str(binary), "--fixtures", str(fixtures), "--listen", "127.0.0.1:0",
-            "--record", str(work / record), *(extra or [])]
-    server = Proc(name, argv, env=env)
-    # The server prints the addresses it bound: no port is guessed, so nothing can collide.
-    lines = server.out.wait(lambda ls: ls[:2] if len(ls) >= 2 else None, START_TIMEOUT_S)
-    grpc = next((l.rsplit(" ", 1)[1] for l in lines or [] if " listening on " in l), None)
-    admin = next((l.split("://", 1)[1].split("/", 1)[0]
-                  for l in lines or [] if l.startswith("admin: ")), None)
-    if not grpc or not admin:
-        raise Setup(f"xdsloop-server did not print its addresses\n{server.tail()}")
-    return int(grpc.rsplit(":", 1)[1]), admin, server
+def start_server(servers: ServerFactory, work: Path, fixtures: Path,
+                 extra: list[str] | None = None, name: str = "xdsloop-server") -> XdsServer:
+    """An `XdsServer` from the pytest plugin's factory, on a free port, serving `fixtures`. Its
+    log and transcript (every stream recorded) go to work/NAME/ (kept with --keep); the plugin
+    stops it after the test and shows its log if the test failed."""
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    return servers(name=name, fixtures=fixtures, args=extra or [], workdir=work / slug,
+                   env={"RUST_LOG": os.environ.get("INTEROP_RUST_LOG", "info")})
 
 
 def write_bootstrap(work: Path, server_port: int) -> Path:
@@ -210,7 +215,7 @@ def federation(r: Report, python: Path, work: Path, server_port: int, admin: str
             "sorted, every type ACKed", *wait_status(admin, federated_synced))
 
 
-def scenario(r: Report, calls: Calls, server: Proc, admin: str, fixtures: Path,
+def scenario(r: Report, calls: Calls, server: XdsServer, admin: str, fixtures: Path,
              ports: dict, csds: tuple[Path, str]) -> None:
     a, b = ports["A"], ports["B"]
     eds, rds = fixtures / fx.ENDPOINTS_FILE, fixtures / fx.ROUTES_FILE
@@ -242,7 +247,7 @@ def scenario(r: Report, calls: Calls, server: Proc, admin: str, fixtures: Path,
         ("bad YAML", fx.endpoints_bad_yaml(a, b), []),
         ("unknown field", fx.endpoints_unknown_field(a, b), [fx.BOGUS_FIELD]),
     ):
-        logged = server.err.mark()
+        logged = server.log_mark()
         fx.write_in_place(eds, text)
         ok, why = wait_rejection(server, logged, needles)
         if ok:
@@ -276,21 +281,21 @@ def scenario(r: Report, calls: Calls, server: Proc, admin: str, fixtures: Path,
     else:
         r.check("gRPC's CSDS and xdsloop-server's CSDS agree", False,
                 "client.py printed no `csds PORT` line")
-    r.check("xdsloop-server is still running", server.alive())
+    r.check("xdsloop-server is still running", server.running)
 
 
 # Calls the refused client must make, each failing, before the run believes it is refused.
 REFUSED_CALLS = 2
 
 
-def tls_scenario(r: Report, python: Path, binary: Path, work: Path, fixtures: Path,
+def tls_scenario(r: Report, python: Path, servers: ServerFactory, work: Path, fixtures: Path,
                  procs: list[Proc]) -> None:
     """A second server on fresh fixtures with --tls-cert/--tls-key/--tls-client-ca, a gRPC
     client with `tls` channel credentials, and one whose certificate another CA signed."""
     certs = tls.make_certificates(work)
-    port, admin, server = start_server(binary, fixtures, work, tls.server_args(certs),
-                                       "xdsloop-server (mTLS)", "server-mtls.jsonl")
-    procs.append(server)
+    server = start_server(servers, work, fixtures, tls.server_args(certs),
+                          "xdsloop-server (mTLS)")
+    port, admin = server.port, server.admin_address
     bootstrap = json.loads((REPO / "examples" / "grpc-bootstrap.json").read_text())
     path = tls.write_bootstrap(work, bootstrap, port, certs, "client", tls.TLS_NODE)
     client = start_client(python, path, "grpc client (mTLS)")
@@ -313,69 +318,56 @@ def tls_scenario(r: Report, python: Path, binary: Path, work: Path, fixtures: Pa
             bool(calls) and all(c.startswith("ERR") for c in calls), f"calls: {calls}")
     r.check("the server's /status names that refusal: not signed by --tls-client-ca",
             *wait_status(admin, tls.rogue_refused, fetch=fetch))
-    r.check("xdsloop-server (mTLS) is still running", server.alive())
+    r.check("xdsloop-server (mTLS) is still running", server.running)
 
 
-def run(r: Report, work: Path, only_recipes: list[str] | None = None,
-        client: str = "grpcio") -> None:
-    source = REPO / "fixtures" / "grpc"
-    problem = fx.check_fixture(source)
-    if problem:
-        raise Setup(problem)
-    python = harness.ensure_venv(HERE / ".venv", HERE / "requirements.txt")
-    # XDSLOOP_SERVER runs a prebuilt (or another) server binary instead of building one.
-    override = os.environ.get("XDSLOOP_SERVER")
-    binary = Path(override) if override else harness.build_server(REPO)
-    procs: list[Proc] = []
-    try:
-        ports, backends = start_backends(python)
-        procs += backends
-        if only_recipes is not None:
-            return run_recipes(r, python, binary, work, ports, procs, only_recipes, client)
-        fixtures = work / "fixtures"
-        fx.copy_with_ports(source, fixtures, ports["A"], ports["B"])
-        server_port, admin, server = start_server(binary, fixtures, work)
-        procs.append(server)
-        client = start_client(python, write_bootstrap(work, server_port))
-        procs.append(client)
-        failed_before = r.failed
-        csds = (python, f"127.0.0.1:{server_port}")
-        scenario(r, Calls(client), server, admin, fixtures, ports, csds)
-        ttl(r, Calls(client), admin, fixtures / fx.ENDPOINTS_FILE, ports)
-        faults.check_faults(r, Calls(client), admin, fixtures / fx.ENDPOINTS_FILE, ports,
-                            wait_status, PUSH_TIMEOUT_S)
-        federation(r, python, work, server_port, admin, procs)
-        status = fetch_status(admin)
-        r.check("the conformance judge found no client violation by gRPC's xDS clients over "
-                "the whole run (C rules)", *judge.no_violations(status))
-        r.check("that check fails on a copy of /status with a violation added",
-                *judge.notices_a_violation(status))
-        # Fixtures of its own, as first written: the phases above left greeter-a on B.
-        tls_fixtures = work / "fixtures-tls"
-        fx.copy_with_ports(source, tls_fixtures, ports["A"], ports["B"])
-        tls_scenario(r, python, binary, work, tls_fixtures, procs)
-        if r.failed > failed_before:
-            print("\n".join(p.tail() for p in procs), file=sys.stderr)
-        run_recipes(r, python, binary, work, ports, procs, [])
-    finally:
-        for proc in reversed(procs):
-            proc.stop()
+def main_flow(r: Report, python: Path, servers: ServerFactory, work: Path, ports: dict,
+              procs: list[Proc]) -> None:
+    """One server on a copy of fixtures/grpc, one gRPC client: hot pushes, rejected edits,
+    CSDS, a TTL, the scenario faults, federation, and the judge over all of it."""
+    fixtures = work / "fixtures"
+    fx.copy_with_ports(REPO / "fixtures" / "grpc", fixtures, ports["A"], ports["B"])
+    server = start_server(servers, work, fixtures)
+    admin = server.admin_address
+    client = start_client(python, write_bootstrap(work, server.port))
+    procs.append(client)
+    csds = (python, server.address)
+    scenario(r, Calls(client), server, admin, fixtures, ports, csds)
+    ttl(r, Calls(client), admin, fixtures / fx.ENDPOINTS_FILE, ports)
+    faults.check_faults(r, Calls(client), admin, fixtures / fx.ENDPOINTS_FILE, ports,
+                        wait_status, PUSH_TIMEOUT_S)
+    federation(r, python, work, server.port, admin, procs)
+    status = fetch_status(admin)
+    r.check("the conformance judge found no client violation by gRPC's xDS clients over "
+            "the whole run (C rules)", *judge.no_violations(status))
+    r.check("that check fails on a copy of /status with a violation added",
+            *judge.notices_a_violation(status))
 
 
-def run_recipes(r: Report, python: Path, binary: Path, work: Path, ports: dict,
-                procs: list[Proc], only: list[str], client: str = "grpcio") -> None:
-    """The cookbook's recipes (recipes.py), each with servers and a client of its own: gRPC
-    C-core (grpcio), or with `client` grpc-js the Node client (tests/interop/js, from npm)."""
-    env = recipes.Env(python=python, binary=binary, work=work, ports=ports, report=r)
-    if client == "grpc-js":
-        env.client = harness.ensure_node_modules(HERE / "js")
-        env.client_label = "grpc-js"
-    failed_before = r.failed
-    try:
-        recipes.run_all(env, only)
-    finally:
-        if r.failed > failed_before:
-            print("\n".join(p.tail() for p in env.procs + procs), file=sys.stderr)
+def tls_flow(r: Report, python: Path, servers: ServerFactory, work: Path, ports: dict,
+             procs: list[Proc]) -> None:
+    """The TLS phase on fixtures of its own, as first written."""
+    tls_fixtures = work / "fixtures-tls"
+    fx.copy_with_ports(REPO / "fixtures" / "grpc", tls_fixtures, ports["A"], ports["B"])
+    tls_scenario(r, python, servers, work, tls_fixtures, procs)
+
+
+def pytest_args(args: argparse.Namespace, binary: Path, work: Path) -> list[str]:
+    """The pytest command line of a run: test_interop.py's tests for the run's selection,
+    the plugin from python/ (the source tree: the wheel is tested by make python-package),
+    this server binary."""
+    tests = HERE / "test_interop.py"
+    if args.recipes is None:
+        selected = [str(tests)]
+    else:
+        names = list(recipes.RECIPES) if args.recipes == "all" else args.recipes.split(",")
+        unknown = [n for n in names if n not in recipes.RECIPES]
+        if unknown:
+            raise Setup(f"no recipe {unknown}; there are: {', '.join(recipes.RECIPES)}")
+        selected = [f"{tests}::test_recipe[{name}]" for name in names]
+    return ["-p", "xdsloop.pytest_plugin", "-p", "no:cacheprovider", "--capture=no",
+            "--rootdir", str(HERE), "--xdsloop-server", str(binary),
+            "--interop-work", str(work), "--interop-client", args.client, *selected]
 
 
 def main() -> int:
@@ -388,28 +380,35 @@ def main() -> int:
                         help="the xDS client the recipes run: gRPC C-core (grpcio, PyPI) or "
                              "@grpc/grpc-js-xds (npm); grpc-js runs only the recipes")
     args = parser.parse_args()
-    only = None
     if args.client == "grpc-js" and args.recipes is None:
         args.recipes = "all"
-    if args.recipes is not None:
-        only = [] if args.recipes == "all" else args.recipes.split(",")
     harness.install_cleanup()
-    r = Report()
     work = Path(tempfile.mkdtemp(prefix="xdsloop-interop-"))
     try:
-        run(r, work, only, args.client)
+        problem = fx.check_fixture(REPO / "fixtures" / "grpc")
+        if problem:
+            raise Setup(problem)
+        python = harness.ensure_venv(HERE / ".venv", HERE / "requirements.txt")
+        # XDSLOOP_SERVER runs a prebuilt (or another) server binary instead of building one.
+        override = os.environ.get("XDSLOOP_SERVER")
+        binary = Path(override) if override else harness.build_server(REPO)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "python"), str(HERE)]))
+        env.pop("XDSLOOP_SERVER", None)
+        argv = [str(python), "-m", "pytest", *pytest_args(args, binary, work)]
+        print("+ " + " ".join(argv), flush=True)
+        return subprocess.run(argv, cwd=HERE, env=env).returncode
     except Setup as err:
-        r.check("setup", False, str(err))
+        print(f"setup failed: {err}", file=sys.stderr)
+        return 1
     except (KeyboardInterrupt, SystemExit) as err:
-        r.check("run finished", False, f"interrupted ({type(err).__name__})")
+        print(f"interrupted ({type(err).__name__})", file=sys.stderr)
+        return 1
     finally:
         harness.stop_all()
         if args.keep:
             print(f"kept {work}", file=sys.stderr)
         else:
             shutil.rmtree(work, ignore_errors=True)
-    print(f"{r.passed} passed, {r.failed} failed", flush=True)
-    return 0 if r.failed == 0 and r.passed > 0 else 1
 
 
 if __name__ == "__main__":

@@ -63,7 +63,7 @@ pub enum CheckOutput {
 /// file-driven server serves) it also writes its own fixture files, in Envoy's filesystem-xDS
 /// shape, to check what gets pushed, and puts the directory back as it found it.
 #[derive(Debug, Parser)]
-#[command(name = "xdsloop-client check", bin_name = "xdsloop-client check", version, after_help = EXAMPLES)]
+#[command(name = "xdsloop-client check", bin_name = "xdsloop-client check", version = env!("XDSLOOP_VERSION"), after_help = EXAMPLES)]
 pub struct CheckArgs {
     /// The server under test (`host:port`, `http://host:port`, or `https://host:port` with
     /// --tls-ca).

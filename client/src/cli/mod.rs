@@ -36,7 +36,7 @@ pub const LOG_TARGET: &str = "xdsloop_client";
 #[derive(Debug, Parser)]
 #[command(
     name = "xdsloop-client",
-    version,
+    version = env!("XDSLOOP_VERSION"),
     after_help = "Follow the loop step by step: xdsloop-client --explain (docs/tutorial.md walks \
                   through it)\n\
                   Fleet mode (N simulated nodes, a load report): xdsloop-client fleet --help\n\

@@ -34,7 +34,7 @@ use crate::error::ClientError;
 #[command(
     name = "xdsloop-client fleet",
     bin_name = "xdsloop-client fleet",
-    version,
+    version = env!("XDSLOOP_VERSION"),
     args_conflicts_with_subcommands = true,
     after_help = "Examples:\n  \
                   xdsloop-client fleet --server 127.0.0.1:18000 --nodes 1000 --duration 30s\n  \

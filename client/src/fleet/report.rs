@@ -100,9 +100,15 @@ pub struct VersionReport {
     pub change_acks: Vec<(usize, Instant)>,
 }
 
+/// The `schema` of the summary `fleet --output json` and `fleet merge --output json` print
+/// (docs/contracts.md); the raw report of `--report` has a format of its own.
+pub const SUMMARY_SCHEMA: &str = "xdsloop.fleet-summary.v1";
+
 /// The whole fleet (or one shard of it, or the merge of a run's shards) at one moment.
 #[derive(Clone, Debug, Serialize)]
 pub struct FleetReport {
+    /// [`SUMMARY_SCHEMA`]: what a reader of the JSON may rely on.
+    pub schema: &'static str,
     /// Nodes this report covers.
     pub nodes: usize,
     /// Which part of a sharded run, e.g. `shard 1/4 of 10000 nodes`; absent for a whole run.
@@ -195,6 +201,7 @@ impl FleetReport {
             all => Some(format!("{} shards merged", all.len())),
         };
         Self {
+            schema: SUMMARY_SCHEMA,
             nodes,
             shards,
             mode: run.run.mode.clone(),

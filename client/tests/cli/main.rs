@@ -15,3 +15,4 @@ mod record;
 mod support;
 mod transcript;
 mod ttl;
+mod version;

@@ -12,3 +12,4 @@ mod status;
 mod support;
 mod tls;
 mod transcript;
+mod version;

@@ -1,0 +1,12 @@
+#!/usr/bin/env node
+'use strict';
+// Runs this platform's xdsloop-server with the given arguments, its exit code passed on.
+const { spawnSync } = require('child_process');
+const { binaryPath } = require('../platform.js');
+
+const done = spawnSync(binaryPath('xdsloop-server'), process.argv.slice(2), { stdio: 'inherit' });
+if (done.error) {
+  console.error(`xdsloop-server: ${done.error.message}`);
+  process.exit(1);
+}
+process.exit(done.status === null ? 1 : done.status);
