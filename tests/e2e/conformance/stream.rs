@@ -245,11 +245,9 @@ async fn strict_ends_the_stream_with_failed_precondition_naming_the_rule() {
         .expect_err("a strict server ends the stream with a status");
     assert_eq!(status.code(), tonic::Code::FailedPrecondition);
     assert!(
-        status
-            .message()
-            .starts_with(
-                "xdsloop --strict: C5.nack-version (ack-nack.5, proto.discovery-request.1): NACK of"
-            ),
+        status.message().starts_with(
+            "xdsloop --strict: C5.nack-version (ack-nack.5, proto.discovery-request.1): NACK of"
+        ),
         "{}",
         status.message()
     );
