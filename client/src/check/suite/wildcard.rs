@@ -86,9 +86,8 @@ pub(super) async fn empty_unsubscribes(ctx: &Ctx, conv: &mut Conv) -> Step<Outco
         Variant::Delta => format!("{kind} +[{a}] then -[{a}]"),
     };
     // The first response may have been sent before the server read the unsubscription (it
-    // crosses it on the wire); any later one with resources was sent knowing it.
-    // A crossing response holds the old interest at most: one holding another name was sent
-    // knowing the request.
+    // crosses it on the wire), and then holds the old interest at most; a later one with
+    // resources, or one holding another name, was sent knowing the request.
     let of_type: Vec<_> = quiet.got.iter().filter(|s| s.type_url == url).collect();
     let crossed = |i: usize, s: &Seen| i == 0 && s.names().iter().all(|n| *n == a);
     let late = of_type
