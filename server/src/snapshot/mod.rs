@@ -256,14 +256,23 @@ impl Snapshot {
         self.overlays.keys().map(String::as_str)
     }
 
-    /// Total number of resources in the base set and all overlays.
+    /// How many resources the fixtures hold: the base set's, and each overlay's own. An
+    /// overlay's type is merged with the base, so the base resources it inherits (the same
+    /// `Arc`s) are not counted again; one it replaces is a resource of the overlay's.
     pub fn resource_count(&self) -> usize {
         let base: usize = self.base.values().map(|t| t.resources.len()).sum();
+        let own = |url: &str, t: &TypeResources| {
+            let inherited = |name: &String, r: &Arc<Resource>| {
+                let base = self.base.get(url).and_then(|b| b.resources.get(name));
+                base.is_some_and(|b| Arc::ptr_eq(b, r))
+            };
+            t.resources.iter().filter(|(n, r)| !inherited(n, r)).count()
+        };
         let overlays: usize = self
             .overlays
             .values()
-            .flat_map(|types| types.values())
-            .map(|t| t.resources.len())
+            .flat_map(|types| types.iter())
+            .map(|(url, t)| own(url, t))
             .sum();
         base + overlays
     }
