@@ -118,3 +118,21 @@ async fn a_server_it_cannot_talk_to_is_exit_2_with_the_reason_not_a_fail() {
     let refused = shell(&["--server", &closed_addr]).await;
     cannot_judge(refused, "cannot connect to http://");
 }
+
+/// `--output json` still writes its document when the server cannot be judged: no checks, the
+/// reason in `unjudged`, exit 2 in the summary as in the exit code.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unjudged_server_still_gets_a_json_document_with_the_reason() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_addr = closed.local_addr().unwrap().to_string();
+    drop(closed);
+    let (code, out, err) = shell(&["--server", &closed_addr, "--output", "json"]).await;
+    assert_eq!(code, 2, "stderr: {err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("one JSON document");
+    assert_eq!(doc["schema"], "xdsloop.check.v2");
+    let why = doc["unjudged"].as_str().expect("the reason");
+    assert!(why.starts_with("cannot connect to http://"), "{why}");
+    assert_eq!(doc["checks"].as_array().map(Vec::len), Some(0));
+    assert_eq!(doc["summary"]["exit"], 2);
+    assert!(err.contains("cannot connect to http://"), "{err}");
+}
