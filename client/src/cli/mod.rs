@@ -99,8 +99,8 @@ pub struct Args {
     /// The language of --explain: `en`, or `zh` for the words and order of the Chinese course
     /// lesson xdsloop grew from (建流 → 订阅 → 下发 → 应用 → 确认, or 拒绝 (NACK, 保留旧配置);
     /// 断线 → 重连). Envoy's calls keep their names; docs/zh/lab-day12.md follows the lesson.
-    #[arg(long, value_enum, default_value = "en", requires = "explain")]
-    pub lang: Lang,
+    #[arg(long, value_enum)]
+    pub lang: Option<Lang>,
     /// Record this client's side of the loop as a transcript, one JSON line per stream opened
     /// or closed, request sent and response received (docs/transcripts.md). Read it with
     /// `xdsloop-client transcript print FILE`. Streamed sources only.
@@ -211,6 +211,23 @@ pub fn source(args: &Args) -> Result<Source, ClientError> {
         ))),
         (Some(name), None) => Source::parse(name),
         (None, None) => Ok(Source::Ads),
+    }
+}
+
+/// The language of `--explain`'s lines (English unless `--lang` says otherwise). `--lang`
+/// alone prints nothing different, so it is refused with what it is for.
+pub fn explain_lang(args: &Args) -> Result<Lang, ClientError> {
+    match (args.lang, args.explain) {
+        (None, _) => Ok(Lang::En),
+        (Some(lang), true) => Ok(lang),
+        (Some(lang), false) => Err(ClientError::Argument(format!(
+            "--lang {} is the language of --explain's lines (en, or zh: 建流 → 订阅 → 下发 → \
+             应用 → 确认); without --explain nothing is printed in it: add --explain",
+            match lang {
+                Lang::En => "en",
+                Lang::Zh => "zh",
+            }
+        ))),
     }
 }
 
@@ -327,11 +344,18 @@ mod tests {
 
     #[test]
     fn lang_is_english_unless_zh_is_asked_for_and_goes_with_explain() {
-        assert_eq!(args(&["--explain"]).lang, Lang::En);
-        assert_eq!(args(&["--explain", "--lang", "zh"]).lang, Lang::Zh);
+        assert_eq!(explain_lang(&args(&["--explain"])).unwrap(), Lang::En);
+        let zh = args(&["--explain", "--lang", "zh"]);
+        assert_eq!(explain_lang(&zh).unwrap(), Lang::Zh);
         assert!(Args::try_parse_from(["c", "--explain", "--lang", "fr"]).is_err());
-        let alone = Args::try_parse_from(["c", "--lang", "zh"]).unwrap_err();
-        assert!(alone.to_string().contains("--explain"), "{alone}");
+        let alone = explain_lang(&args(&["--lang", "zh"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            alone.contains("is the language of --explain's lines")
+                && alone.contains("add --explain"),
+            "{alone}"
+        );
     }
 
     #[test]

@@ -159,12 +159,13 @@ impl View {
             Some(path) => Some(Recorder::create(path, config, args.record_resources)?),
             None => None,
         };
+        let lang = super::explain_lang(args)?;
         Ok(Self {
             log_format: args.log_format,
             lines: (!args.dump && !args.explain).then_some(args.output),
             explain: args
                 .explain
-                .then(|| Explainer::in_lang(config.source.variant(), args.lang)),
+                .then(|| Explainer::in_lang(config.source.variant(), lang)),
             recorder,
         })
     }
