@@ -323,6 +323,10 @@ def small(bin_dir: Path, work: Path, checks: Checks) -> None:
     text = merge(bin_dir, run.reports)
     checks.check("the text summary names the merged run",
                  "merged 4 shard reports of one run: 200 nodes" in text.stdout, text.stdout)
+    alone = merge(bin_dir, [str(work / "run.json")])
+    checks.check("one report is one report, not \"1 shard reports\"",
+                 "merged 1 shard report of one run: 200 nodes" in alone.stdout,
+                 alone.stdout + alone.stderr)
 
     refusals = [
         ("a missing shard", run.reports[:2] + run.reports[3:], "missing the report of shard 2/4"),

@@ -267,14 +267,8 @@ pub async fn run(
     tokio::pin!(shutdown);
     if let Some(at) = args.start_at {
         let wait = until_start(at, SystemTime::now())?;
-        let when = humantime::format_rfc3339_millis(at);
-        let shard = config.shard;
-        let line = match wait {
-            Ok(wait) => format!("shard {shard}: opening streams at {when} (in {wait:.1?})"),
-            Err(late) => format!(
-                "shard {shard}: --start-at {when} passed {late:.1?} ago; opening streams now                  (later than the shards that started on time)"
-            ),
-        };
+        let when = humantime::format_rfc3339_millis(at).to_string();
+        let line = start_line(config.shard, &when, wait);
         let level = if wait.is_ok() {
             tracing::Level::INFO
         } else {
@@ -428,9 +422,10 @@ fn run_merge(args: &MergeArgs, out: &mut dyn Write) -> Result<(), ClientError> {
     if args.output == Format::Text {
         let run = &merged.run;
         let types: Vec<&str> = run.types.iter().map(|t| type_url::short_name(t)).collect();
+        let reports = if count == 1 { "report" } else { "reports" };
         writeln!(
             out,
-            "merged {count} shard reports of one run: {} nodes, {}, types {}, server {}",
+            "merged {count} shard {reports} of one run: {} nodes, {}, types {}, server {}",
             run.nodes,
             run.mode,
             types.join(","),
@@ -440,9 +435,48 @@ fn run_merge(args: &MergeArgs, out: &mut dyn Write) -> Result<(), ClientError> {
     print_summary(&summary, args.output, out)
 }
 
+/// What a run waiting for `--start-at` (`when`) says: the wait, or how late it is. Only a
+/// sharded run speaks of shards.
+fn start_line(shard: Shard, when: &str, wait: Result<Duration, Duration>) -> String {
+    let sharded = shard != Shard::WHOLE;
+    let who = if sharded {
+        format!("shard {shard}: ")
+    } else {
+        String::new()
+    };
+    match wait {
+        Ok(wait) => format!("{who}opening streams at {when} (in {wait:.1?})"),
+        Err(late) if sharded => format!(
+            "{who}--start-at {when} passed {late:.1?} ago; opening streams now (later than the \
+             shards that started on time)"
+        ),
+        Err(late) => format!("--start-at {when} passed {late:.1?} ago; opening streams now"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_sharded_run_speaks_of_shards_when_it_starts_late() {
+        let when = "2030-01-01T12:00:00.000Z";
+        let late = Err(Duration::from_secs(3));
+        let whole = start_line(Shard::WHOLE, when, late);
+        assert_eq!(
+            whole,
+            "--start-at 2030-01-01T12:00:00.000Z passed 3.0s ago; opening streams now"
+        );
+        let shard: Shard = "1/4".parse().unwrap();
+        let sharded = start_line(shard, when, late);
+        assert!(sharded.starts_with("shard 1/4: --start-at"), "{sharded}");
+        assert!(
+            sharded.ends_with("now (later than the shards that started on time)"),
+            "{sharded}"
+        );
+        let on_time = start_line(Shard::WHOLE, when, Ok(Duration::from_secs(2)));
+        assert_eq!(on_time, format!("opening streams at {when} (in 2.0s)"));
+    }
 
     #[test]
     fn start_at_reads_rfc3339_with_any_offset_and_unix_seconds() {
