@@ -23,7 +23,7 @@ use std::{net::SocketAddr, sync::Arc, time::SystemTime};
 use axum::{
     Json, Router,
     body::Bytes,
-    extract::{Query, State},
+    extract::{DefaultBodyLimit, Query, State},
     http::{StatusCode, header},
     middleware,
     response::{IntoResponse, Response},
@@ -205,7 +205,9 @@ impl Admin {
                 "/scenario",
                 get(scenario::get_scenario)
                     .put(scenario::put_scenario)
-                    .delete(scenario::delete_scenario),
+                    .delete(scenario::delete_scenario)
+                    .fallback(scenario::other_method)
+                    .layer(DefaultBodyLimit::max(scenario::BODY_LIMIT)),
             )
             .route("/resync", post(scenario::post_resync))
             .with_state(self.clone())

@@ -6,8 +6,9 @@
 
 use axum::{
     Json,
-    extract::State,
-    http::StatusCode,
+    body::Bytes,
+    extract::{State, rejection::BytesRejection},
+    http::{HeaderValue, Method, StatusCode, header::ALLOW},
     response::{IntoResponse, Response},
 };
 use serde_json::json;
@@ -24,7 +25,41 @@ pub(crate) async fn get_scenario(State(scenarios): State<Scenarios>) -> Response
     Json(body).into_response()
 }
 
-pub(crate) async fn put_scenario(State(scenarios): State<Scenarios>, body: String) -> Response {
+/// The largest `PUT /scenario` body read (axum's default limit, named so a refusal can say it).
+pub(crate) const BODY_LIMIT: usize = 2 * 1024 * 1024;
+
+/// A refusal of `PUT /scenario` as the route documents them: `{"error": …}`.
+fn refused(status: StatusCode, error: String) -> Response {
+    (status, Json(json!({ "error": error }))).into_response()
+}
+
+pub(crate) async fn put_scenario(
+    State(scenarios): State<Scenarios>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            let error = format!("PUT /scenario: the body is over the limit of {BODY_LIMIT} bytes");
+            return refused(StatusCode::PAYLOAD_TOO_LARGE, error);
+        }
+        Err(rejection) => {
+            let error = format!(
+                "PUT /scenario: the body could not be read: {}",
+                rejection.body_text()
+            );
+            return refused(rejection.status(), error);
+        }
+    };
+    let body = match String::from_utf8(body.to_vec()) {
+        Ok(body) => body,
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let error =
+                format!("PUT /scenario: the body is not UTF-8 (byte {at}); send the YAML as UTF-8");
+            return refused(StatusCode::BAD_REQUEST, error);
+        }
+    };
     let scenario = match Scenario::from_yaml(&body) {
         Ok(scenario) => scenario,
         Err(e) => {
@@ -46,6 +81,15 @@ pub(crate) async fn put_scenario(State(scenarios): State<Scenarios>, body: Strin
         }
         Err(error) => (StatusCode::BAD_REQUEST, Json(json!({ "error": error }))).into_response(),
     }
+}
+
+/// Any other method on `/scenario`: 405, with what the route takes.
+pub(crate) async fn other_method(method: Method) -> Response {
+    let error = format!("{method} /scenario: the scenario takes GET, PUT or DELETE");
+    let mut response = refused(StatusCode::METHOD_NOT_ALLOWED, error);
+    let allow = HeaderValue::from_static("GET, PUT, DELETE");
+    response.headers_mut().insert(ALLOW, allow);
+    response
 }
 
 pub(crate) async fn delete_scenario(State(scenarios): State<Scenarios>) -> Response {

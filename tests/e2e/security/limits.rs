@@ -236,6 +236,33 @@ async fn a_client_over_the_connection_limit_is_told_why() {
     server.shutdown().await.unwrap();
 }
 
+/// What `PUT /scenario` refuses before reading the YAML is refused as documented, a JSON
+/// `{"error": …}` saying why: a body that is not UTF-8, a body over the limit (named), and a
+/// method the route does not take.
+#[tokio::test]
+async fn scenario_refusals_are_json_errors_that_say_why() {
+    let (_dir, server) = serve_plain(|_| {}).await;
+    let addr = server.running().unwrap().addr;
+    let latin1 = b"version: 1\nrules: [] # caf\xe9\n";
+    let answer = crate::harness::http_send_bytes(addr, "PUT", "/scenario", Some(latin1)).await;
+    assert_eq!(answer.status, 400, "{answer:?}");
+    let error = answer.json()["error"].as_str().unwrap().to_string();
+    assert!(
+        error.starts_with("PUT /scenario: the body is not UTF-8"),
+        "{error}"
+    );
+    let huge = vec![b'#'; 3 * 1024 * 1024];
+    let answer = crate::harness::http_send_bytes(addr, "PUT", "/scenario", Some(&huge)).await;
+    assert_eq!(answer.status, 413, "{answer:?}");
+    let error = answer.json()["error"].as_str().unwrap().to_string();
+    assert!(error.contains("over the limit of 2097152 bytes"), "{error}");
+    let answer = crate::harness::http_send(addr, "POST", "/scenario", Some("version: 1")).await;
+    assert_eq!(answer.status, 405, "{answer:?}");
+    let error = answer.json()["error"].as_str().unwrap().to_string();
+    assert!(error.contains("GET, PUT or DELETE"), "{error}");
+    assert!(answer.header("allow").is_some(), "{answer:?}");
+}
+
 /// A scenario nested far too deep is refused at once, at its place, before the YAML parser
 /// (whose cost grows with the square of the depth) sees it; so is a fixture.
 #[tokio::test]
