@@ -307,11 +307,18 @@ impl Rule {
 /// Every size and duration within its bound.
 fn check_bounds(rule: &Rule) -> Result<(), String> {
     let longest = |field: &str, d: Option<Duration>| match d {
-        Some(d) if d > MAX_DURATION => Err(format!(
-            "{field}: at most {} (`hang` without `for` waits for ever), not {}",
-            humantime::format_duration(MAX_DURATION),
-            humantime::format_duration(d)
-        )),
+        Some(d) if d > MAX_DURATION => {
+            // Only hang has a way to wait longer; the other limits speak of themselves.
+            let beyond = match field {
+                "hang.for" => " (`hang` without `for` waits for ever)",
+                _ => "",
+            };
+            Err(format!(
+                "{field}: at most {}{beyond}, not {}",
+                humantime::format_duration(MAX_DURATION),
+                humantime::format_duration(d)
+            ))
+        }
         _ => Ok(()),
     };
     longest("when.after", rule.when.after)?;

@@ -338,6 +338,12 @@ fn sizes_and_durations_out_of_range_are_refused_with_their_line() {
     refused_at(text, 3, "flap.period: at least");
     let text = "version: 1\nrules:\n  - when: { after: 1000d }\n    do: { close: {} }\n";
     refused_at(text, 3, "when.after: at most");
+    // Each limit speaks of its own action: only hang's mentions hang.
+    for rule in ["{ delay: 30d }", "{ outage: { for: 30d } }"] {
+        let text = format!("version: 1\nrules:\n  - do: {rule}\n");
+        let e = Scenario::from_yaml(&text).unwrap_err().to_string();
+        assert!(!e.contains("hang"), "{e}");
+    }
     // The largest values in range are taken.
     let text =
         "version: 1\nrules:\n  - do: { oversize: { bytes: 64MiB } }\n  - do: { delay: 1h }\n";
