@@ -365,3 +365,22 @@ fn rust_rules_obey_the_same_bounds() {
     assert!(rule.check().unwrap_err().starts_with("delay: at most"));
 }
 mod server_wide;
+
+/// `do` holds one action: none, or two, is refused with what was found and the rule.
+#[test]
+fn a_rule_with_no_action_or_two_says_one_action_per_rule() {
+    let two = "version: 1\nrules:\n  - id: both\n    do: { delay: 2s, drop: {} }\n";
+    let e = Scenario::from_yaml(two).unwrap_err().to_string();
+    assert!(
+        e.contains("do: 2 actions given (delay, drop); one action per rule"),
+        "{e}"
+    );
+    let none = "version: 1\nrules:\n  - do: {}\n";
+    let e = Scenario::from_yaml(none).unwrap_err().to_string();
+    assert!(
+        e.contains("do: no action given; one action per rule"),
+        "{e}"
+    );
+    let one = "version: 1\nrules:\n  - do: { drop: {} }\n";
+    Scenario::from_yaml(one).unwrap();
+}

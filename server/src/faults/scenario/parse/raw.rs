@@ -26,8 +26,34 @@ pub(super) struct RawRule {
     pub(super) times: Option<u64>,
     #[serde(default)]
     pub(super) per_stream: Option<u64>,
-    #[serde(rename = "do", with = "serde_yaml_ng::with::singleton_map")]
+    #[serde(rename = "do", deserialize_with = "one_action")]
     pub(super) action: RawAction,
+}
+
+/// `do:` holds exactly one action (`do: { delay: 2s }`); none, or several, is
+/// refused naming what was found and the rule "one action per rule".
+fn one_action<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RawAction, D::Error> {
+    use serde::de::Error;
+    let value = serde_yaml_ng::Value::deserialize(d)?;
+    if let serde_yaml_ng::Value::Mapping(map) = &value
+        && map.len() != 1
+    {
+        let keys: Vec<String> = map
+            .keys()
+            .map(|k| match k.as_str() {
+                Some(key) => key.to_string(),
+                None => format!("{k:?}"),
+            })
+            .collect();
+        return Err(D::Error::custom(match keys.len() {
+            0 => "do: no action given; one action per rule, e.g. `do: { delay: 2s }`".to_string(),
+            n => format!(
+                "do: {n} actions given ({}); one action per rule: give each its own rule",
+                keys.join(", ")
+            ),
+        }));
+    }
+    serde_yaml_ng::with::singleton_map::deserialize(value).map_err(D::Error::custom)
 }
 
 #[derive(Deserialize, Default)]
