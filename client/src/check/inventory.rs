@@ -53,6 +53,7 @@ impl Inventory {
                 let names: Vec<&str> = candidates.iter().map(String::as_str).collect();
                 if let Some(r) = ask(&mut probe, ENDPOINT, &names, within, &mut inv.notes).await {
                     let present = describe::sotw_names(codec, &r);
+                    undecodable(&mut inv.notes, ENDPOINT, &names, &present);
                     inv.endpoints = candidates
                         .into_iter()
                         .filter(|n| present.contains(n))
@@ -70,6 +71,7 @@ impl Inventory {
                 let names: Vec<&str> = candidates.iter().map(String::as_str).collect();
                 if let Some(r) = ask(&mut probe, ROUTE, &names, within, &mut inv.notes).await {
                     let present = describe::sotw_names(codec, &r);
+                    undecodable(&mut inv.notes, ROUTE, &names, &present);
                     inv.routes = candidates
                         .into_iter()
                         .filter(|n| present.contains(n))
@@ -112,6 +114,22 @@ impl Inventory {
         if !self.notes.is_empty() {
             why.push_str(&format!(" ({})", self.notes.join("; ")));
         }
+    }
+}
+
+/// A note for each resource of an answer that does not decode as its type: it is not counted
+/// as existing, and a SKIP for too few names must say why.
+fn undecodable(notes: &mut Vec<String>, url: &str, asked: &[&str], present: &[String]) {
+    let bad = present
+        .iter()
+        .filter(|n| n.starts_with("<undecodable"))
+        .count();
+    if bad > 0 {
+        let short = describe::short(url);
+        notes.push(format!(
+            "{short} {}: the answer held {bad} resource(s) that do not decode as {short}, not counted",
+            describe::list(asked)
+        ));
     }
 }
 

@@ -176,3 +176,24 @@ async fn large_responses_fail_against_a_server_limited_to_4_mib() {
         server.shutdown().await.unwrap();
     }
 }
+
+/// An EDS answer whose resource does not decode: the names the suite needs are too few, and
+/// the SKIP says why (not "the server's CDS names 1 EDS cluster").
+#[tokio::test(flavor = "multi_thread")]
+async fn an_undecodable_endpoint_is_named_in_the_skip_it_causes() {
+    let yaml = "version: 1\nrules:\n- id: bad-eds\n  match: {type: eds}\n  when: {nth: 1}\n  times: 1\n  do: {corrupt: {}}\n";
+    let mut server = crate::faults::served_with(yaml).await;
+    // The suite's probes break client rules on purpose.
+    server.allow_violations();
+    // resource-hints.4 needs two EDS names; the demo serves two, one now undecodable.
+    let report = run(&config(server.addr(), None, &["resource-hints.4"])).await;
+    let r = result(&report, "resource-hints.4");
+    let eds = r.cases.iter().find(|c| c.case.starts_with("eds sotw ads"));
+    let why = eds.map(|c| c.outcome.text()).unwrap_or_default();
+    assert!(
+        matches!(eds.map(|c| &c.outcome), Some(Outcome::Skip(_))),
+        "{:?}",
+        eds
+    );
+    assert!(why.contains("do not decode as eds"), "{why}");
+}
