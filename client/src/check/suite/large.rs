@@ -40,8 +40,10 @@ pub(super) async fn large(ctx: &mut Ctx, case: Case, stem: &str) -> Step<Outcome
         .map(|n| large_cluster(n, CLUSTER_BYTES))
         .collect();
     write(ctx, stem, &clusters)?;
+    // The large push is also encoded, sent and decoded, megabytes each way: twice the time an
+    // edit's push may take.
     let all = conv
-        .until(CLUSTER, ctx.push_timeout, |s| {
+        .until(CLUSTER, ctx.push_timeout * 2, |s| {
             names.iter().all(|n| s.has(n))
         })
         .await;
