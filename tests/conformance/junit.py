@@ -51,6 +51,8 @@ if os.environ.get("XDSLOOP_JUNIT_IN_VENV") != "1":
 
 from junitparser import Failure, JUnitXml, Skipped  # noqa: E402  (from the venv)
 
+from run import start_server, stop_server  # noqa: E402  (this directory's run.py)
+
 CHECKS = "resource-update.1,rpc-services.1,resource-hints.11"
 # What each check must come out as, and what its message must hold.
 EXPECTED = {
@@ -113,35 +115,19 @@ def broken_copies(text: str) -> dict[str, str]:
     }
 
 
-def start_server(fixtures: Path) -> tuple[subprocess.Popen[str], str]:
-    server = subprocess.Popen(
-        [str(BIN_DIR / "xdsloop-server"), "--fixtures", str(fixtures), "--listen", "127.0.0.1:0",
-         "--scenario", str(REPO / "examples" / "scenarios" / "push-storm.yaml")],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )
-    first = server.stdout.readline() if server.stdout else ""
-    if "listening on" not in first:
-        server.kill()
-        sys.exit(f"xdsloop-server did not start: {first!r}")
-    return server, first.split()[-1]
-
-
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="xdsloop-junit-") as tmp:
         fixtures = Path(tmp) / "fixtures"
         shutil.copytree(REPO / "fixtures" / "demo", fixtures)
-        server, addr = start_server(fixtures)
+        storm = REPO / "examples" / "scenarios" / "push-storm.yaml"
+        server, addr = start_server(fixtures, "--scenario", str(storm))
         try:
             command = [str(BIN_DIR / "xdsloop-client"), "check", "--server", addr,
                        "--only", CHECKS, "--output", "junit"]
             print("$ " + " ".join(command[1:]) + " > check.xml", flush=True)
             run = subprocess.run(command, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                server.kill()
+            stop_server(server)
         if run.returncode != 0:
             print(f"check exited {run.returncode} (a SHOULD FAIL alone exits 0): {run.stderr}")
             return 1

@@ -35,9 +35,11 @@ def same_tree(a: Path, b: Path) -> list[str]:
     return out
 
 
-def start_server(fixtures: Path) -> tuple[subprocess.Popen[str], str]:
+def start_server(fixtures: Path, *flags: str) -> tuple[subprocess.Popen[str], str]:
+    """xdsloop-server on `fixtures` (and `flags`), on a free port; the process and its address."""
     server = subprocess.Popen(
-        [str(BIN_DIR / "xdsloop-server"), "--fixtures", str(fixtures), "--listen", "127.0.0.1:0"],
+        [str(BIN_DIR / "xdsloop-server"), "--fixtures", str(fixtures), "--listen", "127.0.0.1:0",
+         *flags],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -48,6 +50,14 @@ def start_server(fixtures: Path) -> tuple[subprocess.Popen[str], str]:
         server.kill()
         sys.exit(f"xdsloop-server did not start: {first!r}")
     return server, first.split()[-1]
+
+
+def stop_server(server: subprocess.Popen[str]) -> None:
+    server.terminate()
+    try:
+        server.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.kill()
 
 
 def main() -> int:
@@ -63,11 +73,7 @@ def main() -> int:
             print("$ " + " ".join(command), flush=True)
             code = subprocess.run(command, timeout=RUN_TIMEOUT_S).returncode
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                server.kill()
+            stop_server(server)
         differences = same_tree(REPO / "fixtures" / "demo", fixtures)
         if differences:
             print("the fixture directory was not put back: " + "; ".join(differences))
