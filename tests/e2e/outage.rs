@@ -3,18 +3,19 @@
 //! one off at the first request for a resource and that request gets no answer. Both are
 //! counted, shown in `/status` and on the kit's fault events (what `--record` marks).
 
-use std::time::Duration;
-use xdsloop_server::testkit::poll_until;
+use std::{net::SocketAddr, time::Duration};
+use xdsloop_server::testkit::{Builder, poll_until};
 
 use tokio::net::TcpStream;
 use xdsloop_client::{Client, ClientConfig, Interest, Source};
 use xdsloop_proto::type_url::CLUSTER;
 use xdsloop_server::{
+    app::Placement,
     scenario::{Action, Requested, Rule, Scenario, When},
     testkit::TestServer,
 };
 
-use crate::client_support::{drain, store_where};
+use crate::client_support::{demo_copy, drain, store_where};
 use crate::harness::{http_get, http_send};
 use crate::testkit::cluster;
 
@@ -173,4 +174,107 @@ async fn a_requested_outage_fires_once_at_the_first_request_for_the_name_which_g
     assert_eq!(server.fired("on-web"), Some(1));
     assert!(server.last_outage().is_some() && server.outage().is_none());
     client.stop().await;
+}
+
+/// A fixture server whose admin routes have a port of their own, so `/status` answers
+/// through an outage.
+fn with_own_admin(dir: &tempfile::TempDir) -> Builder {
+    TestServer::builder()
+        .fixtures(dir.path())
+        .configure(|config| config.admin = Placement::Listener("127.0.0.1:0".parse().unwrap()))
+}
+
+fn admin_addr(server: &TestServer) -> SocketAddr {
+    server
+        .running()
+        .unwrap()
+        .admin_addr
+        .expect("its own admin port")
+}
+
+fn timed_outage(id: &str, after: Duration, period: Duration) -> Rule {
+    Rule {
+        id: id.into(),
+        when: When {
+            after: Some(after),
+            ..When::default()
+        },
+        action: Action::Outage { duration: period },
+        ..Rule::default()
+    }
+}
+
+#[tokio::test]
+async fn an_outage_due_while_another_lasts_is_skipped_not_fired_and_status_names_the_one_in_progress()
+ {
+    let dir = demo_copy();
+    let server = with_own_admin(&dir)
+        .scenario(Scenario {
+            rules: vec![
+                timed_outage("first", Duration::from_millis(200), Duration::from_secs(2)),
+                timed_outage("second", Duration::from_millis(700), Duration::from_secs(2)),
+            ],
+        })
+        .start()
+        .await
+        .unwrap();
+    until("the first outage is over", || {
+        server.last_outage().is_some()
+    })
+    .await;
+    assert_eq!(server.last_outage().unwrap().rule, "first");
+    assert!(server.outage().is_none(), "the second never began");
+    let status = http_get(admin_addr(&server), "/status").await.json();
+    let rules = &status["scenario"]["rules"];
+    assert_eq!(
+        (&rules[0]["fired"], &rules[0]["skipped"]),
+        (&1.into(), &0.into()),
+        "{rules:#}"
+    );
+    assert_eq!(
+        (&rules[1]["fired"], &rules[1]["skipped"]),
+        (&0.into(), &1.into()),
+        "the second was not started: {rules:#}"
+    );
+    assert!(rules[1]["last"].is_null(), "{rules:#}");
+    assert_eq!(status["scenario"]["outage"]["count"], 1, "{status:#}");
+    assert_eq!(status["counters"]["faults"], 1, "{status:#}");
+}
+
+#[tokio::test]
+async fn an_outage_installed_again_during_its_own_is_skipped_and_the_outage_names_its_installation()
+{
+    let dir = demo_copy();
+    let server = with_own_admin(&dir).start().await.unwrap();
+    let admin = admin_addr(&server);
+    let yaml = "version: 1\nrules:\n  - id: down\n    do: { outage: { for: 2s } }\n";
+    assert_eq!(
+        http_send(admin, "PUT", "/scenario", Some(yaml))
+            .await
+            .status,
+        200
+    );
+    until("the outage began", || server.outage().is_some()).await;
+    assert_eq!(
+        http_send(admin, "PUT", "/scenario", Some(yaml))
+            .await
+            .status,
+        200
+    );
+    until("the second installation's rule was skipped", || {
+        server.scenario().counters[0].skipped_count() == 1
+    })
+    .await;
+    let status = http_get(admin, "/status").await.json();
+    let scenario = &status["scenario"];
+    assert_eq!(scenario["generation"], 2, "{scenario:#}");
+    assert_eq!(scenario["rules"][0]["fired"], 0, "{scenario:#}");
+    assert!(scenario["rules"][0]["last"].is_null(), "{scenario:#}");
+    let outage = &scenario["outage"];
+    assert_eq!(outage["active"], true, "{outage:#}");
+    assert_eq!(outage["rule"], "down", "{outage:#}");
+    assert_eq!(
+        outage["generation"], 1,
+        "set off by the first installation: {outage:#}"
+    );
 }

@@ -20,15 +20,13 @@ use crate::{
         installed::Firing,
         model::{Rule, glob_matches},
     },
-    protocol::kind::StreamKind,
+    protocol::{fetch::FETCH_STREAM_ID, kind::StreamKind},
 };
 use xdsloop_proto::type_url;
 
 /// A request as the server-wide rules see it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Asked<'a> {
-    /// When it came (the caller's clock).
-    pub at: SystemTime,
     pub stream: u64,
     pub kind: StreamKind,
     pub node: Option<&'a str>,
@@ -63,6 +61,32 @@ pub(crate) enum Trigger {
 }
 
 impl Trigger {
+    /// The rule's firing at `at`, for `/status`: server-wide (stream 0) unless a stream's
+    /// request set it off.
+    pub(crate) fn firing(&self, at: SystemTime) -> Firing {
+        match self {
+            Trigger::Installed | Trigger::After(_) => Firing {
+                at,
+                stream: FETCH_STREAM_ID,
+                node: None,
+                type_url: None,
+                nonce: None,
+            },
+            Trigger::Requested {
+                stream,
+                node,
+                type_url,
+                ..
+            } => Firing {
+                at,
+                stream: *stream,
+                node: node.clone(),
+                type_url: Some(type_url.clone()),
+                nonce: None,
+            },
+        }
+    }
+
     /// For people: the log, `/status`, the transcript.
     pub(crate) fn describe(&self) -> String {
         match self {
@@ -131,14 +155,11 @@ impl ServerRules {
             .collect()
     }
 
-    /// Takes rule `index`'s one firing and records it; `false` if it already fired.
-    pub(crate) fn take(&self, index: usize, firing: Firing) -> bool {
+    /// Takes rule `index`'s one chance; `false` if it fired or was skipped already. The
+    /// firing is recorded once it happened ([`RuleCounters::record`]).
+    pub(crate) fn take(&self, index: usize) -> bool {
         let counters = &self.installed.counters[index];
-        if !counters.try_take(Some(1)) {
-            return false;
-        }
-        counters.record(firing);
-        true
+        !counters.is_settled() && counters.try_take(Some(1))
     }
 
     /// The `when.requested` rules `asked` sets off, each with what set it off; each is taken
@@ -166,14 +187,7 @@ impl ServerRules {
                     .find(|n| glob_matches(&requested.name, n))
             };
             let Some(name) = name else { continue };
-            let firing = Firing {
-                at: asked.at,
-                stream: asked.stream,
-                node: asked.node.map(str::to_string),
-                type_url: Some(asked.type_url.to_string()),
-                nonce: None,
-            };
-            if self.take(i, firing) {
+            if self.take(i) {
                 let trigger = Trigger::Requested {
                     stream: asked.stream,
                     node: asked.node.map(str::to_string),
@@ -232,7 +246,6 @@ mod tests {
 
     fn asked<'a>(node: &'a str, type_url: &'a str, names: &'a [&'a str]) -> Asked<'a> {
         Asked {
-            at: SystemTime::UNIX_EPOCH,
             stream: 7,
             kind: StreamKind::ADS_SOTW,
             node: Some(node),
@@ -262,9 +275,11 @@ mod tests {
             rules.on_request(&asked("b", CDS, &["web"])).is_empty(),
             "once per installation"
         );
-        let counters = &rules.installed().counters[0];
-        assert_eq!(counters.fired(), 1);
-        assert_eq!(counters.last().unwrap().node.as_deref(), Some("a"));
+        assert_eq!(rules.installed().counters[0].fired(), 1);
+        assert_eq!(
+            fired[0].1.firing(SystemTime::UNIX_EPOCH).node.as_deref(),
+            Some("a")
+        );
     }
 
     #[test]
@@ -305,15 +320,10 @@ mod tests {
             rules.timed(),
             vec![(1, Duration::ZERO), (2, Duration::from_secs(3))]
         );
-        let firing = || Firing {
-            at: SystemTime::UNIX_EPOCH,
-            stream: 0,
-            node: None,
-            type_url: None,
-            nonce: None,
-        };
-        assert!(rules.take(1, firing()));
-        assert!(!rules.take(1, firing()), "one firing per installation");
+        assert!(rules.take(1));
+        assert!(!rules.take(1), "one firing per installation");
+        rules.installed().counters[2].not_started();
+        assert!(!rules.take(2), "a skipped outage does not fire later");
     }
 
     #[test]

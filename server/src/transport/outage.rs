@@ -26,7 +26,6 @@ use crate::{
     admin::registry::{Registry, stats::Tally},
     faults::scenario::{
         Installed, Scenarios,
-        installed::Firing,
         model::Action,
         outage::{Outage, Outages},
     },
@@ -128,7 +127,6 @@ impl ServerFaults {
         };
         let names: Vec<&str> = asking.names.iter().map(|n| &**n).collect();
         let asked = Asked {
-            at: asking.at,
             stream,
             kind,
             node: asking.node.as_deref(),
@@ -139,7 +137,7 @@ impl ServerFaults {
         let rules = inner.current();
         let mut began = false;
         for (index, trigger) in rules.on_request(&asked) {
-            began |= inner.fire(&rules, index, trigger);
+            began |= inner.fire(&rules, index, trigger, asking.at);
         }
         began
     }
@@ -161,15 +159,18 @@ impl Inner {
         *self.rules.write().unwrap_or_else(|e| e.into_inner()) = rules;
     }
 
-    /// Rule `index` fired (its firing already taken); `true` if an outage began.
-    fn fire(&self, rules: &ServerRules, index: usize, trigger: Trigger) -> bool {
+    /// Rule `index` fired at `at` (its one chance already taken); `true` if an outage began.
+    /// One that cannot begin (another lasts) is counted as skipped, not fired.
+    fn fire(&self, rules: &ServerRules, index: usize, trigger: Trigger, at: SystemTime) -> bool {
         let rule = rules.rule(index);
         let Action::Outage { duration } = rule.action else {
             return false;
         };
         let described = trigger.describe();
+        let counters = &rules.installed().counters[index];
         let outage = Outage {
             rule: rule.id.clone(),
+            generation: rules.installed().generation,
             trigger: described.clone(),
             started_at: SystemTime::now(),
             duration,
@@ -179,11 +180,12 @@ impl Inner {
         };
         let length = humantime::format_duration(duration);
         if !self.outages.begin(outage) {
-            rules.installed().counters[index].skipped();
+            counters.not_started();
             warn!(rule = %rule.id, trigger = %described,
                 "outage not started: another one is in progress");
             return false;
         }
+        counters.record(trigger.firing(at));
         let (node, asked_type) = match &trigger {
             Trigger::Requested { node, type_url, .. } => (node.as_deref(), Some(type_url.as_str())),
             _ => (None, None),
@@ -267,19 +269,12 @@ async fn follow_scenarios(
 }
 
 fn fire_timed(inner: &Inner, rules: &ServerRules, index: usize, after: Duration) {
-    let firing = Firing {
-        at: SystemTime::now(),
-        stream: FETCH_STREAM_ID,
-        node: None,
-        type_url: None,
-        nonce: None,
-    };
-    if !rules.take(index, firing) {
+    if !rules.take(index) {
         return;
     }
     let trigger = match after.is_zero() {
         true => Trigger::Installed,
         false => Trigger::After(after),
     };
-    inner.fire(rules, index, trigger);
+    inner.fire(rules, index, trigger, SystemTime::now());
 }

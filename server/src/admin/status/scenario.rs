@@ -41,6 +41,9 @@ pub struct OutageView {
     pub active: bool,
     /// The id of the rule that set it off.
     pub rule: String,
+    /// The installation that rule belongs to: the scenario in force while `generation` is the
+    /// same, an earlier one otherwise.
+    pub generation: u64,
     /// What set it off: `installed`, `5s after the installation`, `requested: cds web by
     /// node n on stream 3`.
     pub trigger: String,
@@ -108,6 +111,7 @@ fn outage_view(outages: &Outages) -> Option<OutageView> {
     };
     let Outage {
         rule,
+        generation,
         trigger,
         started_at,
         duration,
@@ -118,6 +122,7 @@ fn outage_view(outages: &Outages) -> Option<OutageView> {
     Some(OutageView {
         active,
         rule,
+        generation,
         trigger,
         started_at,
         ends_at: started_at + duration,

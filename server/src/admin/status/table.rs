@@ -110,14 +110,19 @@ fn scenario_line(out: &mut String, doc: &StatusDocument) {
     if !scenario.rules.is_empty() {
         let from = scenario.path.as_deref().unwrap_or(&scenario.source);
         let fired: u64 = scenario.rules.iter().map(|r| r.fired).sum();
-        let rules = scenario
-            .rules
-            .iter()
-            .map(|r| format!("{} {}", r.id, r.fired));
+        let skipped: u64 = scenario.rules.iter().map(|r| r.skipped).sum();
+        let skipped_total = match skipped {
+            0 => String::new(),
+            n => format!(", {n} skipped"),
+        };
+        let rules = scenario.rules.iter().map(|r| match r.skipped {
+            0 => format!("{} {}", r.id, r.fired),
+            n => format!("{} {} ({n} skipped)", r.id, r.fired),
+        });
         let rules: Vec<String> = rules.collect();
         let _ = writeln!(
             out,
-            "scenario  {from} · {} rules · {fired} fired ({})",
+            "scenario  {from} · {} rules · {fired} fired{skipped_total} ({})",
             scenario.rules.len(),
             rules.join(", ")
         );
@@ -131,9 +136,13 @@ fn scenario_line(out: &mut String, doc: &StatusDocument) {
             true => ("OUTAGE", "refusing connections until"),
             false => ("outage", "over; it was to last until"),
         };
+        let earlier = match outage.generation == scenario.generation {
+            true => "",
+            false => ", a rule of an earlier installation",
+        };
         let _ = writeln!(
             out,
-            "{state}    {} for {length} ({}): {until} {}",
+            "{state}    {} for {length} ({}{earlier}): {until} {}",
             outage.rule,
             outage.trigger,
             rfc3339::format(outage.ends_at)

@@ -131,6 +131,18 @@ impl RuleCounters {
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
     }
 
+    /// A one-shot firing [`Self::try_take`] took that could not start (an `outage` while
+    /// another lasts): counted as skipped, not fired, and it stays spent.
+    pub(crate) fn not_started(&self) {
+        self.give_back();
+        self.skipped();
+    }
+
+    /// A one-shot rule's chance came: it fired or was skipped.
+    pub(crate) fn is_settled(&self) -> bool {
+        self.fired() + self.skipped_count() > 0
+    }
+
     /// A firing that had nothing to act on (e.g. `stale_nonce` before any nonce).
     pub(crate) fn skipped(&self) {
         self.skipped.fetch_add(1, Ordering::Relaxed);

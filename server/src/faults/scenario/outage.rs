@@ -16,6 +16,8 @@ use tokio::sync::watch;
 pub struct Outage {
     /// The id of the rule that set it off.
     pub rule: String,
+    /// The scenario installation that rule belongs to (`/status` `scenario.generation`).
+    pub generation: u64,
     /// What set it off, for people: `installed`, `after 5s`, `requested cds web by node n on
     /// stream 3`.
     pub trigger: String,
@@ -127,6 +129,7 @@ mod tests {
     fn outage(rule: &str) -> Outage {
         Outage {
             rule: rule.into(),
+            generation: 1,
             trigger: "installed".into(),
             started_at: SystemTime::now(),
             duration: Duration::from_secs(1),

@@ -21,13 +21,22 @@ fn the_table_has_a_fault_column_only_when_a_rule_touched_a_row() {
         generation: 1,
         loaded_at: SystemTime::now(),
         error: Some("faults.yaml:3:3: rules: (slow) delay: \"soon\" is not a duration".into()),
-        rules: vec![RuleView {
-            id: "corrupt-web".into(),
-            action: "corrupt".into(),
-            fired: 2,
-            skipped: 0,
-            last: None,
-        }],
+        rules: vec![
+            RuleView {
+                id: "corrupt-web".into(),
+                action: "corrupt".into(),
+                fired: 2,
+                skipped: 0,
+                last: None,
+            },
+            RuleView {
+                id: "down".into(),
+                action: "outage".into(),
+                fired: 0,
+                skipped: 1,
+                last: None,
+            },
+        ],
         outage: None,
     });
     let text = table::render(&doc, SystemTime::now());
@@ -38,7 +47,9 @@ fn the_table_has_a_fault_column_only_when_a_rule_touched_a_row() {
     );
     assert!(text.contains("corrupt-web"), "{text}");
     assert!(
-        text.contains("scenario  faults.yaml · 1 rules · 2 fired (corrupt-web 2)"),
+        text.contains(
+            "scenario  faults.yaml · 2 rules · 2 fired, 1 skipped (corrupt-web 2, down 0 (1 skipped))"
+        ),
         "{text}"
     );
     assert!(
@@ -55,6 +66,7 @@ fn the_table_says_when_an_outage_refuses_connections_and_that_one_is_over() {
     let mut outage = OutageView {
         active: true,
         rule: "primary-down".into(),
+        generation: 1,
         trigger: "requested: cds web by node n on stream 3".into(),
         started_at: started,
         ends_at: started + std::time::Duration::from_secs(10),
@@ -85,4 +97,10 @@ fn the_table_says_when_an_outage_refuses_connections_and_that_one_is_over() {
     let text = table::render(&doc, SystemTime::now());
     assert!(text.contains("outage    primary-down for 10s"), "{text}");
     assert!(text.contains("over; it was to last until"), "{text}");
+    doc.scenario.as_mut().unwrap().generation = 2;
+    let text = table::render(&doc, SystemTime::now());
+    assert!(
+        text.contains("on stream 3, a rule of an earlier installation): over"),
+        "{text}"
+    );
 }
