@@ -278,3 +278,35 @@ async fn an_outage_installed_again_during_its_own_is_skipped_and_the_outage_name
         "set off by the first installation: {outage:#}"
     );
 }
+
+#[tokio::test]
+async fn a_requested_outage_waits_for_a_name_the_stream_was_not_sent_not_the_ack_of_one_it_was() {
+    for interest in [Interest::names(["web"]), Interest::Wildcard] {
+        let server = TestServer::builder()
+            .resources([cluster("web", "a")])
+            .start()
+            .await
+            .unwrap();
+        let client = client(&server, "n1", interest.clone()).await;
+        server.await_ack("n1", "cds", None, WAIT).await.unwrap();
+        server
+            .set_scenario(on_request_for("web", Duration::from_secs(1)))
+            .unwrap();
+        let mark = server.mark();
+        server.set_resources(None, [cluster("web", "b")]).unwrap();
+        // The client's ACK of the new web names web (or is the wildcard's), but web is what
+        // the stream already sent: nothing for the rule.
+        server
+            .since(mark)
+            .await_ack("n1", "cds", None, WAIT)
+            .await
+            .unwrap();
+        assert_eq!(
+            server.fired("on-web"),
+            Some(0),
+            "{interest:?}: an ACK set it off"
+        );
+        assert!(server.outage().is_none(), "{interest:?}");
+        client.stop().await;
+    }
+}

@@ -4,7 +4,9 @@
 //!
 //! A server-wide rule fires at most once per installation: with no `when` at the
 //! installation itself, with `when.after` that long after it, with `when.requested` at the
-//! first request, of any client the rule's `match` selects, that asks for the resource. Its
+//! first request, of any client the rule's `match` selects, that asks for the resource while
+//! the client does not hold it from that stream (never sent on it, or unsubscribed since): an
+//! ACK or a resubscription of what the stream sent is not a new ask. Its
 //! one firing is taken from the rule's shared counter, so of two streams asking at once only
 //! one sets it off.
 
@@ -35,6 +37,9 @@ pub(crate) struct Asked<'a> {
     pub names: &'a [&'a str],
     /// A wildcard subscription: every name of the type.
     pub wildcard: bool,
+    /// The names of the type the client already holds from this stream (before this
+    /// request): asking for one of them again (an ACK, a resubscription) is not a new ask.
+    pub sent: &'a [&'a str],
 }
 
 /// Whether a request with these names subscribes to everything of its type: `*`, or (the
@@ -177,14 +182,13 @@ impl ServerRules {
             {
                 continue;
             }
+            let unsent = |n: &&str| !asked.sent.contains(n);
             let name = if asked.wildcard {
-                Some(requested.name.as_str())
+                let held = asked.sent.iter().any(|n| glob_matches(&requested.name, n));
+                (!held).then_some(requested.name.as_str())
             } else {
-                asked
-                    .names
-                    .iter()
-                    .copied()
-                    .find(|n| glob_matches(&requested.name, n))
+                let names = asked.names.iter().copied().filter(unsent);
+                names.into_iter().find(|n| glob_matches(&requested.name, n))
             };
             let Some(name) = name else { continue };
             if self.take(i) {
@@ -252,7 +256,30 @@ mod tests {
             type_url,
             names,
             wildcard: false,
+            sent: &[],
         }
+    }
+
+    #[test]
+    fn requested_is_not_set_off_by_asking_again_for_what_the_stream_sent() {
+        let rules = rules(vec![outage(requested("w*"), Match::default())]);
+        let ack = Asked {
+            sent: &["api", "web"],
+            ..asked("a", CDS, &["api", "web"])
+        };
+        assert!(rules.on_request(&ack).is_empty(), "an ACK of web");
+        let wildcard_ack = Asked {
+            wildcard: true,
+            ..ack
+        };
+        assert!(rules.on_request(&wildcard_ack).is_empty(), "a wildcard holding web");
+        let new_name = Asked {
+            sent: &["api", "web"],
+            ..asked("a", CDS, &["api", "web", "www"])
+        };
+        let fired = rules.on_request(&new_name);
+        assert_eq!(fired.len(), 1);
+        assert!(fired[0].1.describe().starts_with("requested: cds www "));
     }
 
     #[test]

@@ -323,6 +323,15 @@ impl MachineHooks for DeltaStream {
         self.s.note_wire(url, planned, mark, fate, now.wall);
     }
 
+    fn sent_names(&self, url: &str) -> Vec<String> {
+        let Some(state) = self.s.types.get(url) else {
+            return Vec::new();
+        };
+        let held = state.known.iter().into_iter();
+        held.filter_map(|(name, version)| version.map(|_| name.to_string()))
+            .collect()
+    }
+
     fn withdraw(&mut self, url: &str, planned_nonce: &str) {
         self.s.withdraw(url, planned_nonce);
     }

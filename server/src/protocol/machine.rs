@@ -74,6 +74,12 @@ pub(crate) trait MachineHooks: StreamMachine {
         fate: WireFate,
         now: Now,
     );
+    /// The names of `type_url` the client holds from this stream: sent on it, not withheld,
+    /// not unsubscribed since (what a `when.requested` rule tells a new name by).
+    fn sent_names(&self, type_url: &str) -> Vec<String> {
+        let _ = type_url;
+        Vec::new()
+    }
     /// The response planned with `planned_nonce` never went on the wire (the stream ended
     /// before it was sent): the ledger forgets it, so `/status` lists only what went out.
     fn withdraw(&mut self, type_url: &str, planned_nonce: &str) {

@@ -303,6 +303,20 @@ impl MachineHooks for SotwStream {
         self.s.note_wire(url, planned, mark, fate, now.wall);
     }
 
+    fn sent_names(&self, url: &str) -> Vec<String> {
+        let Some(state) = self.s.types.get(url) else {
+            return Vec::new();
+        };
+        let (Some(from), Some(sent)) = (&state.sent_from, &state.sub.ledger.last_sent) else {
+            return Vec::new();
+        };
+        let withheld = sent.withheld.as_ref().map(|w| w.names.as_slice());
+        let names = from.resources.keys().filter(|name| {
+            state.sub.interest.contains(name) && !withheld.unwrap_or_default().contains(name)
+        });
+        names.cloned().collect()
+    }
+
     fn withdraw(&mut self, url: &str, planned_nonce: &str) {
         self.s.withdraw(url, planned_nonce);
     }

@@ -50,6 +50,8 @@ pub(crate) struct Asking {
     names: Vec<Box<str>>,
     /// SotW, or Delta's first request of the type (an empty one is then a wildcard).
     first: bool,
+    /// The names of the type the client already holds from this stream.
+    sent: Vec<String>,
 }
 
 /// The server's server-wide rules and what carries them out. Cheap to clone; the default is
@@ -98,9 +100,15 @@ impl ServerFaults {
             .is_some_and(|i| i.wants_requests.load(Ordering::Relaxed))
     }
 
-    /// What `request` asks for, kept for [`Self::asked`] (the request itself goes to the
-    /// machine first); `None` while no rule waits for a request.
-    pub(crate) fn note<R: TapRequest>(&self, node: Option<&str>, request: &R) -> Option<Asking> {
+    /// What `request` asks for, and what the stream has `sent` of its type before it, kept
+    /// for [`Self::asked`] (the request itself goes to the machine first); `None` while no
+    /// rule waits for a request.
+    pub(crate) fn note<R: TapRequest>(
+        &self,
+        node: Option<&str>,
+        request: &R,
+        sent: impl FnOnce(&str) -> Vec<String>,
+    ) -> Option<Asking> {
         if !self.wants_requests() {
             return None;
         }
@@ -116,6 +124,7 @@ impl ServerFaults {
             type_url: view.type_url.to_string(),
             names,
             first,
+            sent: sent(view.type_url),
         })
     }
 
@@ -126,6 +135,7 @@ impl ServerFaults {
             return false;
         };
         let names: Vec<&str> = asking.names.iter().map(|n| &**n).collect();
+        let sent: Vec<&str> = asking.sent.iter().map(String::as_str).collect();
         let asked = Asked {
             stream,
             kind,
@@ -133,6 +143,7 @@ impl ServerFaults {
             type_url: &asking.type_url,
             wildcard: is_wildcard(&asking.type_url, &names, asking.first),
             names: &names,
+            sent: &sent,
         };
         let rules = inner.current();
         let mut began = false;

@@ -305,7 +305,9 @@ fn on_request<M: MachineHooks>(
     // Only a stream some scenario rule applies to needs the type after the request is gone.
     let type_url = (!kit.faults.is_idle()).then(|| view.type_url.to_string());
     let facts = kit.tap.capture().map(|c| (request.facts(c), c));
-    let asking = kit.server.note(machine.node_id(), &request);
+    let asking = kit
+        .server
+        .note(machine.node_id(), &request, |url| machine.sent_names(url));
     let mut out = machine.on_request(request, now());
     let exchange = machine.exchange();
     kit.judge.after(exchange);
