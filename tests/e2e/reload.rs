@@ -316,3 +316,57 @@ async fn stopping_ends_the_channels() {
     let ended = tokio::time::timeout(WAIT, snapshots.changed()).await;
     assert!(matches!(ended, Ok(Err(_))), "the sender is dropped on stop");
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn edits_to_the_targets_of_symlinks_leaving_the_directory_are_served() {
+    let top = tempfile::tempdir().unwrap();
+    let (fx, ext) = (top.path().join("fx"), top.path().join("ext"));
+    std::fs::create_dir_all(ext.join("dir")).unwrap();
+    std::fs::create_dir_all(&fx).unwrap();
+    std::fs::write(ext.join("extc.yaml"), cluster_yaml("linked-file")).unwrap();
+    std::fs::write(ext.join("dir/d.yaml"), cluster_yaml("linked-dir")).unwrap();
+    std::os::unix::fs::symlink("../ext/extc.yaml", fx.join("link-file.yaml")).unwrap();
+    std::os::unix::fs::symlink("../ext/dir", fx.join("linkdir")).unwrap();
+    let mut watcher = Watcher::start(fx.clone(), Codec::envoy(), DEBOUNCE).unwrap();
+    let rx = &mut watcher.snapshots;
+    let first = rx.borrow().clone();
+    assert!(has(&first, "n", type_url::CLUSTER, "linked-file"));
+    assert!(has(&first, "n", type_url::CLUSTER, "linked-dir"));
+
+    std::fs::write(ext.join("extc.yaml"), cluster_yaml("linked-file-2")).unwrap();
+    wait_snapshot(rx, "the edit of a linked file", |s| {
+        has(s, "n", type_url::CLUSTER, "linked-file-2")
+    })
+    .await;
+    std::fs::write(ext.join("dir/d.yaml"), cluster_yaml("linked-dir-2")).unwrap();
+    wait_snapshot(rx, "the edit in a linked directory", |s| {
+        has(s, "n", type_url::CLUSTER, "linked-dir-2")
+    })
+    .await;
+    std::fs::write(ext.join("dir/new.yaml"), cluster_yaml("linked-dir-new")).unwrap();
+    wait_snapshot(rx, "a new file in a linked directory", |s| {
+        has(s, "n", type_url::CLUSTER, "linked-dir-new")
+    })
+    .await;
+
+    // A link made later, to another place outside, is followed from then on.
+    let other = top.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("o.yaml"), cluster_yaml("other-1")).unwrap();
+    std::os::unix::fs::symlink(&other, fx.join("later")).unwrap();
+    wait_snapshot(rx, "a new link", |s| {
+        has(s, "n", type_url::CLUSTER, "other-1")
+    })
+    .await;
+    std::fs::write(other.join("o.yaml"), cluster_yaml("other-2")).unwrap();
+    wait_snapshot(rx, "the edit behind the new link", |s| {
+        has(s, "n", type_url::CLUSTER, "other-2")
+    })
+    .await;
+    std::fs::remove_file(fx.join("later")).unwrap();
+    wait_snapshot(rx, "the link removed", |s| {
+        !has(s, "n", type_url::CLUSTER, "other-2")
+    })
+    .await;
+}

@@ -25,6 +25,7 @@
 pub(crate) mod debounce;
 mod events;
 mod follow;
+mod links;
 mod reload;
 mod supervise;
 #[cfg(test)]

@@ -272,7 +272,10 @@ mod tests {
             wildcard: true,
             ..ack
         };
-        assert!(rules.on_request(&wildcard_ack).is_empty(), "a wildcard holding web");
+        assert!(
+            rules.on_request(&wildcard_ack).is_empty(),
+            "a wildcard holding web"
+        );
         let new_name = Asked {
             sent: &["api", "web"],
             ..asked("a", CDS, &["api", "web", "www"])

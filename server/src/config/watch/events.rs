@@ -9,7 +9,7 @@
 use std::{
     path::{Path, PathBuf},
     sync::{
-        Arc,
+        Arc, RwLock,
         atomic::{AtomicBool, Ordering},
     },
 };
@@ -21,7 +21,7 @@ use notify::{
 use tokio::sync::mpsc;
 use xdsloop_proto::Format;
 
-use super::debounce::Step;
+use super::{debounce::Step, links::Links};
 use crate::config::fixtures::is_ignored;
 
 /// Steps queued for the watcher's loop. More than this pending means the loop is far behind;
@@ -40,7 +40,7 @@ pub(super) enum Signal {
     Rewatch,
 }
 
-pub(super) fn classify(root: &Path, event: &notify::Result<Event>) -> Signal {
+pub(super) fn classify(root: &Path, links: &Links, event: &notify::Result<Event>) -> Signal {
     let event = match event {
         Ok(event) => event,
         Err(_) => return Signal::Rewatch,
@@ -62,10 +62,14 @@ pub(super) fn classify(root: &Path, event: &notify::Result<Event>) -> Signal {
     ) && event.paths.iter().any(|p| root.starts_with(p));
     if root_or_above {
         Signal::Rewatch
-    } else if event.paths.iter().any(|p| p.starts_with(root)) {
+    } else if event
+        .paths
+        .iter()
+        .any(|p| p.starts_with(root) || links.reads(p))
+    {
         Signal::Reload
     } else {
-        // A sibling of the directory, seen through the parent's watch.
+        // A sibling of the directory, seen through the parent's watch, or of a linked file.
         Signal::Ignore
     }
 }
@@ -85,13 +89,28 @@ pub(crate) fn touches_content(event: &Event) -> bool {
 
 /// What a relevant event (not [`Signal::Ignore`]) says about each file it names, for the
 /// debounce: whether the file is complete.
-pub(super) fn steps(root: &Path, signal: Signal, event: &notify::Result<Event>) -> Vec<Step> {
+pub(super) fn steps(
+    root: &Path,
+    links: &Links,
+    signal: Signal,
+    event: &notify::Result<Event>,
+) -> Vec<Step> {
     let event = match event {
         Ok(event) if signal == Signal::Reload && !event.paths.is_empty() => event,
         _ => return vec![Step::Unknown],
     };
+    // A link made or removed changes what the loader reads, whatever its name: unknown
+    // until the directory is read again (and the links scanned again).
+    let link = |path: &PathBuf| {
+        links.is_link(path) || std::fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink())
+    };
+    if matches!(event.kind, EventKind::Create(_) | EventKind::Remove(_))
+        && event.paths.iter().any(link)
+    {
+        return vec![Step::Unknown];
+    }
     let step = |path: &PathBuf, make: fn(PathBuf) -> Step| {
-        if read_by_loader(root, path) {
+        if read_by_loader(root, path) || links.reads(path) {
             make(path.clone())
         } else {
             Step::Other
@@ -142,6 +161,8 @@ pub(super) struct WatchedRoot {
     identity: Option<Identity>,
     /// The parent as it was when its watch was set up; `None` if it is not watched.
     parent: Option<Identity>,
+    /// The links leading out of the directory, as last scanned (read by the event handler).
+    links: Arc<RwLock<Links>>,
 }
 
 impl WatchedRoot {
@@ -155,26 +176,32 @@ impl WatchedRoot {
     pub(super) fn start(root: PathBuf, signals: mpsc::Sender<Step>) -> Result<Self, notify::Error> {
         let rewatch = Arc::new(AtomicBool::new(false));
         let dropped = Arc::new(AtomicBool::new(false));
+        let links = Arc::new(RwLock::new(Links::scan(&root)));
         let handler = {
             let (root, rewatch, dropped) = (root.clone(), rewatch.clone(), dropped.clone());
-            move |event: notify::Result<Event>| match classify(&root, &event) {
-                Signal::Ignore => {}
-                signal => {
-                    if signal == Signal::Rewatch {
-                        rewatch.store(true, Ordering::SeqCst);
-                    }
-                    for step in steps(&root, signal, &event) {
-                        // Full: the loop has plenty pending and learns that some were lost.
-                        // Closed: the watcher is stopping.
-                        if let Err(mpsc::error::TrySendError::Full(_)) = signals.try_send(step) {
-                            dropped.store(true, Ordering::SeqCst);
-                        }
+            let links = links.clone();
+            move |event: notify::Result<Event>| {
+                let links = links.read().unwrap_or_else(|e| e.into_inner());
+                let signal = classify(&root, &links, &event);
+                if signal == Signal::Ignore {
+                    return;
+                }
+                if signal == Signal::Rewatch {
+                    rewatch.store(true, Ordering::SeqCst);
+                }
+                for step in steps(&root, &links, signal, &event) {
+                    // Full: the loop has plenty pending and learns that some were lost.
+                    // Closed: the watcher is stopping.
+                    if let Err(mpsc::error::TrySendError::Full(_)) = signals.try_send(step) {
+                        dropped.store(true, Ordering::SeqCst);
                     }
                 }
             }
         };
         let mut notifier = notify::recommended_watcher(handler)?;
         notifier.watch(&root, RecursiveMode::Recursive)?;
+        let scanned = links.read().unwrap_or_else(|e| e.into_inner()).clone();
+        watch_link_parents(&mut notifier, &scanned)?;
         let mut parent = None;
         if let Some(path) = root.parent() {
             // Best effort: without it, a replaced directory is only noticed if notify reports
@@ -194,6 +221,7 @@ impl WatchedRoot {
             dropped,
             identity,
             parent,
+            links,
         })
     }
 
@@ -224,20 +252,55 @@ impl WatchedRoot {
                 None => format!("{root} is gone, and its parent is not watched for its return"),
             });
         }
-        if !flagged && now == self.identity {
+        let links = Links::scan(&self.root);
+        let relinked = *self.links.read().unwrap_or_else(|e| e.into_inner()) != links;
+        if relinked {
+            // notify follows the links it finds while walking the directory, so a new one
+            // needs a new walk; a linked file's directory needs a watch of its own.
+            let old = std::mem::replace(
+                &mut *self.links.write().unwrap_or_else(|e| e.into_inner()),
+                links.clone(),
+            );
+            for parent in old.file_parents() {
+                let _ = self.notifier.unwatch(parent);
+            }
+            if !links.is_empty() {
+                tracing::info!(dir = %self.root.display(), links = links.len(),
+                    "watching where the symlinks leading out of the fixture directory point");
+            }
+        }
+        if !flagged && !relinked && now == self.identity {
             return Ok(());
         }
         // The old watches may already be gone with the old directory; that error is expected.
         let _ = self.notifier.unwatch(&self.root);
-        match self.notifier.watch(&self.root, RecursiveMode::Recursive) {
-            Ok(()) => {
-                tracing::info!(dir = %self.root.display(), "watching the fixture directory again");
-                self.identity = now;
-                Ok(())
-            }
-            Err(e) => Err(format!("cannot watch {} again: {e}", self.root.display())),
+        if let Err(e) = self.notifier.watch(&self.root, RecursiveMode::Recursive) {
+            return Err(format!("cannot watch {} again: {e}", self.root.display()));
         }
+        if !relinked {
+            tracing::info!(dir = %self.root.display(), "watching the fixture directory again");
+        }
+        self.identity = now;
+        let links = self.links.read().unwrap_or_else(|e| e.into_inner()).clone();
+        watch_link_parents(&mut self.notifier, &links).map_err(|e| e.to_string())
     }
+}
+
+/// Watches the directories of the linked files `links` found (a file's own watch would be
+/// lost when an editor renames a new file over it).
+fn watch_link_parents(notifier: &mut RecommendedWatcher, links: &Links) -> notify::Result<()> {
+    for parent in links.file_parents() {
+        notifier
+            .watch(parent, RecursiveMode::NonRecursive)
+            .map_err(|e| {
+                let why = format!(
+                    "cannot watch {}, where a fixture symlink points: {e}",
+                    parent.display()
+                );
+                notify::Error::generic(&why)
+            })?;
+    }
+    Ok(())
 }
 
 /// Which directory a path currently names (device, inode), to notice it was replaced.

@@ -13,11 +13,15 @@ fn changes_below_the_directory_reload() {
     let renamed = EventKind::Modify(ModifyKind::Name(RenameMode::To));
     let closed = EventKind::Access(AccessKind::Close(AccessMode::Write));
     for kind in [modify, create, renamed, closed] {
-        let signal = classify(root, &event(kind, "/srv/fixtures/sub/a.yaml"));
+        let signal = classify(
+            root,
+            &Links::default(),
+            &event(kind, "/srv/fixtures/sub/a.yaml"),
+        );
         assert_eq!(signal, Signal::Reload, "{kind:?}");
     }
     let sibling = event(modify, "/srv/fixtures-old/a.yaml");
-    assert_eq!(classify(root, &sibling), Signal::Ignore);
+    assert_eq!(classify(root, &Links::default(), &sibling), Signal::Ignore);
 }
 
 #[test]
@@ -26,15 +30,23 @@ fn the_reloads_own_reads_are_ignored() {
     let open = EventKind::Access(AccessKind::Open(AccessMode::Any));
     let read = EventKind::Access(AccessKind::Close(AccessMode::Read));
     assert_eq!(
-        classify(root, &event(open, "/srv/fixtures/a.yaml")),
+        classify(
+            root,
+            &Links::default(),
+            &event(open, "/srv/fixtures/a.yaml")
+        ),
         Signal::Ignore
     );
     assert_eq!(
-        classify(root, &event(read, "/srv/fixtures")),
+        classify(root, &Links::default(), &event(read, "/srv/fixtures")),
         Signal::Ignore
     );
     let attrib = EventKind::Modify(ModifyKind::Metadata(MetadataKind::Any));
-    let signal = classify(root, &event(attrib, "/srv/fixtures/a.yaml"));
+    let signal = classify(
+        root,
+        &Links::default(),
+        &event(attrib, "/srv/fixtures/a.yaml"),
+    );
     assert_eq!(signal, Signal::Ignore);
 }
 
@@ -44,22 +56,25 @@ fn replacing_the_directory_or_losing_events_rewatches() {
     let removed = EventKind::Remove(RemoveKind::Folder);
     let renamed = EventKind::Modify(ModifyKind::Name(RenameMode::To));
     assert_eq!(
-        classify(root, &event(removed, "/srv/fixtures")),
+        classify(root, &Links::default(), &event(removed, "/srv/fixtures")),
         Signal::Rewatch
     );
     assert_eq!(
-        classify(root, &event(renamed, "/srv/fixtures")),
+        classify(root, &Links::default(), &event(renamed, "/srv/fixtures")),
         Signal::Rewatch
     );
     assert_eq!(
-        classify(root, &event(removed, "/srv")),
+        classify(root, &Links::default(), &event(removed, "/srv")),
         Signal::Rewatch,
         "the parent removed"
     );
     let overflow = Ok(Event::new(EventKind::Other).set_flag(Flag::Rescan));
-    assert_eq!(classify(root, &overflow), Signal::Rewatch);
+    assert_eq!(
+        classify(root, &Links::default(), &overflow),
+        Signal::Rewatch
+    );
     let error = Err(notify::Error::generic("inotify failed"));
-    assert_eq!(classify(root, &error), Signal::Rewatch);
+    assert_eq!(classify(root, &Links::default(), &error), Signal::Rewatch);
 }
 
 fn steps_of(kind: EventKind, paths: &[&str]) -> Vec<Step> {
@@ -68,7 +83,8 @@ fn steps_of(kind: EventKind, paths: &[&str]) -> Vec<Step> {
         .iter()
         .fold(Event::new(kind), |e, p| e.add_path(PathBuf::from(p)));
     let event = Ok(event);
-    steps(root, classify(root, &event), &event)
+    let links = Links::default();
+    steps(root, &links, classify(root, &links, &event), &event)
 }
 
 #[test]
@@ -118,7 +134,12 @@ fn new_directories_and_lost_events_have_no_known_end() {
     let overflow = Ok(Event::new(EventKind::Other).set_flag(Flag::Rescan));
     let root = Path::new("/srv/fixtures");
     assert_eq!(
-        steps(root, classify(root, &overflow), &overflow),
+        steps(
+            root,
+            &Links::default(),
+            classify(root, &Links::default(), &overflow),
+            &overflow
+        ),
         [Step::Unknown]
     );
 }
