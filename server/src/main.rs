@@ -230,7 +230,9 @@ enum Judging {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let format = cli.log_format;
-    xdsloop_log::init(format, "info");
+    // notify logs its own bookkeeping when a watched directory goes (watch descriptors it can
+    // no longer remove); the server says what that means for the fixtures itself.
+    xdsloop_log::init(format, "info,notify=error");
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(e) => {

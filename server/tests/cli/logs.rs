@@ -83,3 +83,30 @@ fn log_format_json_reports_a_start_up_error_as_json() {
         "{message}"
     );
 }
+
+#[test]
+fn a_deleted_fixture_directory_is_reported_by_the_server_alone() {
+    let top = tempfile::tempdir().unwrap();
+    let dir = top.path().join("fx");
+    std::fs::create_dir(&dir).unwrap();
+    let source = fixtures("v1");
+    std::fs::copy(source.path().join("clusters.json"), dir.join("clusters.json")).unwrap();
+    let server = Server::spawn(&dir, &["--listen", "127.0.0.1:0"], &[]);
+    server.listening();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let mut stderr = Vec::new();
+    while let Some(line) = server.log_line() {
+        let reported = line.contains("fixtures rejected; still serving the last good snapshot");
+        stderr.push(line);
+        if reported {
+            break;
+        }
+    }
+    stderr.extend(server.stop_and_stderr());
+    assert!(
+        stderr.iter().any(|l| l.contains("cannot read fixture directory")),
+        "the server says the directory is gone: {stderr:#?}"
+    );
+    let foreign: Vec<&String> = stderr.iter().filter(|l| l.contains("notify::")).collect();
+    assert!(foreign.is_empty(), "the watcher library's own lines: {foreign:#?}");
+}
