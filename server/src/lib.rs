@@ -121,7 +121,7 @@ pub mod scenario {
     //! `xdsloop-server scenario check FILE` runs.
     pub use crate::faults::scenario::check::check_file;
     pub use crate::faults::scenario::installed::{Firing, RuleCounters};
-    pub use crate::faults::scenario::outage::Outage;
+    pub use crate::faults::scenario::outage::{Outage, RebindFailure};
     pub use crate::faults::scenario::{
         Action, Installed, Match, Origin, ParseError, Place, Requested, ResetScope, Rule, Scenario,
         Scenarios, Service, Variant, When,

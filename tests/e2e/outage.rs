@@ -310,3 +310,64 @@ async fn a_requested_outage_waits_for_a_name_the_stream_was_not_sent_not_the_ack
         client.stop().await;
     }
 }
+
+#[tokio::test]
+async fn an_outage_that_cannot_bind_its_port_again_says_so_and_healthz_is_503_until_it_can() {
+    let dir = demo_copy();
+    let server = with_own_admin(&dir).start().await.unwrap();
+    let (admin, addr) = (admin_addr(&server), server.addr());
+    assert_eq!(http_get(admin, "/healthz").await.status, 200);
+    let yaml = "version: 1\nrules:\n  - id: down\n    do: { outage: { for: 500ms } }\n";
+    assert_eq!(
+        http_send(admin, "PUT", "/scenario", Some(yaml))
+            .await
+            .status,
+        200
+    );
+    until("the outage began", || server.outage().is_some()).await;
+    // Another process takes the port while the listener is closed.
+    let squatter = poll_until("the xDS port to be free", WAIT, async || {
+        tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| e.to_string())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let health = http_get(admin, "/healthz").await;
+    assert_eq!(
+        health.status, 503,
+        "xDS is not served during the outage: {}",
+        health.body
+    );
+    assert!(health.body.contains("outage"), "{}", health.body);
+
+    let failing = poll_until("the rebind to fail", WAIT, async || {
+        let status = http_get(admin, "/status").await.json();
+        let outage = status["scenario"]["outage"].clone();
+        match outage["rebind_error"].as_str() {
+            Some(_) => Ok(outage),
+            None => Err(format!("{outage:#}")),
+        }
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(failing["active"], true, "{failing:#}");
+    let error = failing["rebind_error"].as_str().unwrap();
+    assert!(error.to_lowercase().contains("in use"), "{error}");
+    let health = http_get(admin, "/healthz").await;
+    assert_eq!(health.status, 503, "{}", health.body);
+    assert!(
+        health.body.contains("cannot be bound again"),
+        "{}",
+        health.body
+    );
+
+    drop(squatter);
+    until("the outage is over", || server.last_outage().is_some()).await;
+    assert_eq!(http_get(admin, "/healthz").await.status, 200);
+    let status = http_get(admin, "/status").await.json();
+    assert!(
+        status["scenario"]["outage"]["rebind_error"].is_null(),
+        "{status:#}"
+    );
+}

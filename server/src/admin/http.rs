@@ -240,9 +240,27 @@ pub(crate) fn elsewhere(reason: String) -> Router {
     })
 }
 
-/// Unhealthy while the fixture watcher is down: the server still serves, but edits are not
-/// picked up, which a probe should hear about rather than read `ok`.
+/// Unhealthy while xDS is not served (an `outage`, or a port that cannot be bound again after
+/// one) and while the fixture watcher is down: the server still serves, but edits are not
+/// picked up. A probe should hear about either rather than read `ok`.
 async fn healthz(State(admin): State<Admin>) -> Response {
+    let unhealthy = |error: String| {
+        let body = json!({"status": "unhealthy", "error": error});
+        (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response()
+    };
+    if let Some(outage) = admin.scenarios.outages().current() {
+        return unhealthy(match outage.rebind {
+            Some(failure) => format!(
+                "xDS is not served: the outage (rule {}) is over, but the xDS listener cannot \
+                 be bound again: {}",
+                outage.rule, failure.error
+            ),
+            None => format!(
+                "xDS is not served: an outage on purpose (rule {}, {}) closed the xDS listener",
+                outage.rule, outage.trigger
+            ),
+        });
+    }
     let watcher = match &admin.reloads {
         Some(reloads) => reloads.borrow().watcher.clone(),
         None => return Json(json!({"status": "ok"})).into_response(),
@@ -250,12 +268,10 @@ async fn healthz(State(admin): State<Admin>) -> Response {
     if watcher.ok {
         return Json(json!({"status": "ok"})).into_response();
     }
-    let error = format!(
+    unhealthy(format!(
         "the fixture watcher is down ({}); restarting it",
         watcher.error.as_deref().unwrap_or("no reason given")
-    );
-    let body = json!({"status": "unhealthy", "error": error});
-    (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response()
+    ))
 }
 
 #[derive(Debug, Deserialize)]

@@ -51,7 +51,11 @@ pub(crate) async fn sit_out(
                 return Some(listener);
             }
             Err(e) => {
-                warn!(%addr, error = %e, "outage over, but the address cannot be bound again yet; retrying");
+                let attempts = outages.rebind_failed(e.to_string());
+                if worth_logging(attempts) {
+                    warn!(%addr, error = %e, attempts,
+                        "outage over, but the address cannot be bound again; retrying every {REBIND_RETRY:?} (logged at attempts 1, 2, 4, 8, ...)");
+                }
                 tokio::select! {
                     () = tokio::time::sleep(REBIND_RETRY) => {}
                     () = &mut stopped => return None,
@@ -61,8 +65,23 @@ pub(crate) async fn sit_out(
     }
 }
 
+/// A failing rebind is logged at its 1st, 2nd, 4th, 8th, ... attempt: the first says what is
+/// wrong, the later ones that it still is, without a line every retry.
+fn worth_logging(attempts: u64) -> bool {
+    attempts.is_power_of_two()
+}
+
 async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
     // tokio sets SO_REUSEADDR on Unix: the connections just closed (TIME_WAIT) do not hold
     // the port.
     TcpListener::bind(addr).await
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_failing_rebind_is_logged_ever_more_rarely() {
+        let logged: Vec<u64> = (1..=100).filter(|a| super::worth_logging(*a)).collect();
+        assert_eq!(logged, [1, 2, 4, 8, 16, 32, 64]);
+    }
 }

@@ -188,6 +188,7 @@ impl Inner {
             until: Instant::now() + duration,
             connections_closed: 0,
             ended_at: None,
+            rebind: None,
         };
         let length = humantime::format_duration(duration);
         if !self.outages.begin(outage) {

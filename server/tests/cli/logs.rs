@@ -90,7 +90,11 @@ fn a_deleted_fixture_directory_is_reported_by_the_server_alone() {
     let dir = top.path().join("fx");
     std::fs::create_dir(&dir).unwrap();
     let source = fixtures("v1");
-    std::fs::copy(source.path().join("clusters.json"), dir.join("clusters.json")).unwrap();
+    std::fs::copy(
+        source.path().join("clusters.json"),
+        dir.join("clusters.json"),
+    )
+    .unwrap();
     let server = Server::spawn(&dir, &["--listen", "127.0.0.1:0"], &[]);
     server.listening();
     std::fs::remove_dir_all(&dir).unwrap();
@@ -104,9 +108,14 @@ fn a_deleted_fixture_directory_is_reported_by_the_server_alone() {
     }
     stderr.extend(server.stop_and_stderr());
     assert!(
-        stderr.iter().any(|l| l.contains("cannot read fixture directory")),
+        stderr
+            .iter()
+            .any(|l| l.contains("cannot read fixture directory")),
         "the server says the directory is gone: {stderr:#?}"
     );
     let foreign: Vec<&String> = stderr.iter().filter(|l| l.contains("notify::")).collect();
-    assert!(foreign.is_empty(), "the watcher library's own lines: {foreign:#?}");
+    assert!(
+        foreign.is_empty(),
+        "the watcher library's own lines: {foreign:#?}"
+    );
 }

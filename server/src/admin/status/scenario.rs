@@ -60,6 +60,13 @@ pub struct OutageView {
     pub connections_closed: usize,
     /// Outages since the server started.
     pub count: u64,
+    /// Past `ends_at`, the address cannot be bound again (another process holds the port):
+    /// the last error; xDS stays unserved while it lasts. `null` otherwise.
+    #[serde(default)]
+    pub rebind_error: Option<String>,
+    /// When binding again first failed.
+    #[serde(default, with = "rfc3339::option")]
+    pub rebind_failing_since: Option<SystemTime>,
 }
 
 /// One rule of the scenario in force and its counters.
@@ -117,6 +124,7 @@ fn outage_view(outages: &Outages) -> Option<OutageView> {
         duration,
         connections_closed,
         ended_at,
+        rebind,
         ..
     } = outage;
     Some(OutageView {
@@ -129,6 +137,8 @@ fn outage_view(outages: &Outages) -> Option<OutageView> {
         ended_at,
         connections_closed,
         count: outages.count(),
+        rebind_error: rebind.as_ref().map(|r| r.error.clone()),
+        rebind_failing_since: rebind.map(|r| r.since),
     })
 }
 

@@ -132,9 +132,15 @@ fn scenario_line(out: &mut String, doc: &StatusDocument) {
     }
     if let Some(outage) = &scenario.outage {
         let length = humantime::format_duration(super::scenario::outage_length(outage));
-        let (state, until) = match outage.active {
-            true => ("OUTAGE", "refusing connections until"),
-            false => ("outage", "over; it was to last until"),
+        let (state, until) = match (outage.active, &outage.rebind_error) {
+            (true, Some(error)) => (
+                "OUTAGE",
+                format!(
+                    "over, but the xDS listener cannot be bound again ({error}); it was to last until"
+                ),
+            ),
+            (true, None) => ("OUTAGE", "refusing connections until".to_string()),
+            (false, _) => ("outage", "over; it was to last until".to_string()),
         };
         let earlier = match outage.generation == scenario.generation {
             true => "",

@@ -31,6 +31,20 @@ pub struct Outage {
     pub connections_closed: usize,
     /// When the listener was bound again; `None` while it lasts.
     pub ended_at: Option<SystemTime>,
+    /// Past its time, the address could not be bound again (another process took the port):
+    /// the last error, while it keeps failing.
+    pub rebind: Option<RebindFailure>,
+}
+
+/// The listener's address cannot be bound again after an outage.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RebindFailure {
+    /// The last bind error.
+    pub error: String,
+    /// The first failed attempt.
+    pub since: SystemTime,
+    /// Attempts so far.
+    pub attempts: u64,
 }
 
 #[derive(Debug, Default)]
@@ -85,12 +99,29 @@ impl Outages {
         }
     }
 
+    /// Binding the address again failed with `error`; returns the attempts so far.
+    pub(crate) fn rebind_failed(&self, error: String) -> u64 {
+        let mut log = self.lock();
+        let Some(current) = &mut log.current else {
+            return 0;
+        };
+        let failure = current.rebind.get_or_insert_with(|| RebindFailure {
+            error: String::new(),
+            since: SystemTime::now(),
+            attempts: 0,
+        });
+        failure.error = error;
+        failure.attempts += 1;
+        failure.attempts
+    }
+
     /// The listener is bound again: the outage in progress is over.
     pub(crate) fn end(&self) {
         {
             let mut log = self.lock();
             if let Some(mut done) = log.current.take() {
                 done.ended_at = Some(SystemTime::now());
+                done.rebind = None;
                 log.last = Some(done);
             }
         }
@@ -136,6 +167,7 @@ mod tests {
             until: Instant::now() + Duration::from_secs(1),
             connections_closed: 0,
             ended_at: None,
+            rebind: None,
         }
     }
 
@@ -148,7 +180,19 @@ mod tests {
         assert!(outages.is_active() && signal.borrow().is_some());
         outages.closed(2);
         assert_eq!(outages.current().unwrap().connections_closed, 2);
+        assert_eq!(outages.rebind_failed("address in use".into()), 1);
+        assert_eq!(outages.rebind_failed("address in use".into()), 2);
+        let failing = outages.current().unwrap().rebind.unwrap();
+        assert_eq!(
+            (failing.error.as_str(), failing.attempts),
+            ("address in use", 2)
+        );
         outages.end();
+        assert_eq!(
+            outages.last().unwrap().rebind,
+            None,
+            "bound again in the end"
+        );
         assert!(!outages.is_active() && signal.borrow().is_none());
         let last = outages.last().unwrap();
         assert_eq!(last.rule, "first");

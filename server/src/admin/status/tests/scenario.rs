@@ -73,6 +73,8 @@ fn the_table_says_when_an_outage_refuses_connections_and_that_one_is_over() {
         ended_at: None,
         connections_closed: 2,
         count: 1,
+        rebind_error: None,
+        rebind_failing_since: None,
     };
     doc.scenario = Some(ScenarioView {
         source: "api".into(),
@@ -91,6 +93,17 @@ fn the_table_says_when_an_outage_refuses_connections_and_that_one_is_over() {
         ),
         "{text}"
     );
+    outage.rebind_error = Some("Address already in use (os error 98)".into());
+    doc.scenario.as_mut().unwrap().outage = Some(outage.clone());
+    let text = table::render(&doc, SystemTime::now());
+    assert!(
+        text.contains(
+            "over, but the xDS listener cannot be bound again (Address already in use (os error \
+             98)); it was to last until 2027-01-15T08:00:10.000Z"
+        ),
+        "{text}"
+    );
+    outage.rebind_error = None;
     outage.active = false;
     outage.ended_at = Some(outage.ends_at);
     doc.scenario.as_mut().unwrap().outage = Some(outage);
