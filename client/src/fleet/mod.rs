@@ -246,9 +246,9 @@ impl Fleet {
     pub fn run_report(&self, edit: impl FnOnce(&mut RunIdentity)) -> RunReport {
         let mut coverage = self.coverage.clone();
         edit(&mut coverage.run);
-        let now = std::time::Instant::now();
+        // The end read under the lock: no sample recorded before it lies after it.
         self.tally
-            .read(|counts| RunReport::from_counts(&coverage, counts, now))
+            .read(|counts| RunReport::from_counts(&coverage, counts, std::time::Instant::now()))
     }
 
     /// Cheap counters, for waits and progress.
