@@ -72,7 +72,8 @@ pub struct FleetArgs {
     pub start_at: Option<SystemTime>,
     /// Write the machine-readable report (run, shard, counts and every raw sample; what `fleet
     /// merge` reads) to FILE, or `-` for one JSON line on stdout (the summary then goes to
-    /// stderr).
+    /// stderr). FILE is checked before the run; a write that fails at the end still prints
+    /// the summary (exit code 1).
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
     /// Use Delta (incremental) ADS instead of State-of-the-World.
@@ -124,7 +125,9 @@ pub enum FleetCommand {
 /// report, as if one process had simulated every node: counts summed, every
 /// percentile computed from all shards' raw samples (never averaged). Refuses reports of
 /// different runs (server, nodes, types, mode, prefix, --nack, --start-at, --duration), a
-/// shard given twice and a missing shard.
+/// shard given twice, a missing shard, shards that did not run at the same time, and a
+/// damaged report (one a fleet could not have written: docs/fleet.md lists the checks),
+/// naming the file and the field; the merged report passes the same checks.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example:\n  \
                         xdsloop-client fleet merge shard-0.json shard-1.json shard-2.json shard-3.json\n  \
