@@ -5,8 +5,9 @@ one `xdsloop-server`, their reports merged by `xdsloop-client fleet merge`.
 `make fleet` (in `make test`): 4 shards of 50 nodes. Checks that the shards split the nodes
 evenly under the ids of an unsharded run (read from the server's /status), that every count
 of the merge is the shards' sum and every percentile is exactly the one computed here from all
-the shards' raw samples, that a report captured in a log (`--report -`) merges, and that a
-missing shard, a duplicate and a report of another run are refused with a clear message.
+the shards' raw samples, that a report captured in a log (`--report -`) merges, that a
+missing shard, a duplicate and a report of another run are refused with a clear message, and
+that a damaged shard report is refused naming its file and the field, and nothing is written.
 
 `make fleet-shards` (`--full`): after a warm-up run, one 10,000-node process, 4 shards of 2,500
 nodes, and the one process again,
@@ -324,6 +325,8 @@ def small(bin_dir: Path, work: Path, checks: Checks) -> None:
     checks.check("the text summary names the merged run",
                  "merged 4 shard reports of one run: 200 nodes" in text.stdout, text.stdout)
     alone = merge(bin_dir, [str(work / "run.json")])
+    checks.check("the merged report passes the checks of every report fleet merge reads",
+                 alone.returncode == 0, alone.stderr)
     checks.check("one report is one report, not \"1 shard reports\"",
                  "merged 1 shard report of one run: 200 nodes" in alone.stdout,
                  alone.stdout + alone.stderr)
@@ -340,6 +343,70 @@ def small(bin_dir: Path, work: Path, checks: Checks) -> None:
                      f"exit {result.returncode}: {result.stderr.strip()}")
     result = merge(bin_dir, run.reports[:3] + [other])
     checks.check("the refusal says what differs", "types" in result.stderr, result.stderr)
+    check_damaged_reports_are_refused(bin_dir, work, run.reports, checks)
+
+
+def check_damaged_reports_are_refused(bin_dir: Path, work: Path, paths: list[Path],
+                                      checks: Checks) -> None:
+    """Shard 1/4 (nodes 50..100) damaged in one field each, merged with the other three:
+    refused naming the file and what is wrong, exit 1, no summary, no merged report written."""
+    def first_samples(report: dict) -> dict:
+        return report["versions"][0]["first"]
+
+    def shorter_times(report: dict) -> None:
+        first_samples(report)["us"].pop()
+
+    def node_twice(report: dict) -> None:
+        first = first_samples(report)
+        first["node"].append(first["node"][0])
+        first["us"].append(first["us"][0])
+
+    def node_of_shard_0(report: dict) -> None:
+        first_samples(report)["node"][0] = 0
+
+    def holding_51(report: dict) -> None:
+        report["versions"][0]["holding"] = 51
+
+    def started_at_epoch(report: dict) -> None:
+        report["started_unix_us"] = 0
+
+    def started_an_hour_late(report: dict) -> None:
+        report["started_unix_us"] += 3_600_000_000
+
+    source = read_report(paths[1])
+    first_nodes = len(first_samples(source)["node"])
+    twice = first_samples(source)["node"][0]  # samples are in ACK order, not node order
+    cases = [
+        ("parallel sample lists of different lengths", shorter_times,
+         ["is damaged: versions[0] (cds ",
+          f"first lists {first_nodes} nodes but {first_nodes - 1} times"]),
+        ("a node counted twice", node_twice,
+         ["is damaged: versions[0] (cds ", f"node {twice} is counted twice in first"]),
+        ("a node of another shard", node_of_shard_0,
+         ["is damaged: versions[0] (cds ",
+          "first names node 0, which is not one of the report's 50 nodes (50..100, shard 1/4)"]),
+        ("holding above the shard's node count", holding_51,
+         ["is damaged: versions[0] (cds ",
+          "holding 51 is more than the report's 50 nodes (50..100, shard 1/4)"]),
+        ("started_unix_us 0", started_at_epoch,
+         ["is damaged: started_unix_us 0 (1970-01-01T00:00:00.000Z) is before"]),
+        ("a shard that ran after the others had ended", started_an_hour_late,
+         ["started at", "had ended"]),
+    ]
+    for index, (what, damage, words) in enumerate(cases):
+        report = read_report(paths[1])
+        damage(report)
+        damaged = work / f"damaged-{index}.json"
+        damaged.write_text(json.dumps(report) + "\n")
+        out = work / f"merged-from-damaged-{index}.json"
+        result = merge(bin_dir, [paths[0], damaged, *paths[2:]], ["--report", str(out)])
+        missing = [w for w in [str(damaged), *words] if w not in result.stderr]
+        checks.check(f"fleet merge refuses {what}, naming the file and what is wrong, and "
+                     "writes no merged report",
+                     result.returncode == 1 and not missing and not result.stdout
+                     and not out.exists(),
+                     f"exit {result.returncode}, missing {missing}, merged report written: "
+                     f"{out.exists()}: {result.stderr.strip()}")
 
 
 def full(bin_dir: Path, work: Path, checks: Checks) -> None:

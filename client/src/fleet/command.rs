@@ -72,7 +72,8 @@ pub struct FleetArgs {
     pub start_at: Option<SystemTime>,
     /// Write the machine-readable report (run, shard, counts and every raw sample; what `fleet
     /// merge` reads) to FILE, or `-` for one JSON line on stdout (the summary then goes to
-    /// stderr).
+    /// stderr). FILE is checked before the run; a write that fails at the end still prints
+    /// the summary (exit code 1).
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
     /// Use Delta (incremental) ADS instead of State-of-the-World.
@@ -124,7 +125,9 @@ pub enum FleetCommand {
 /// report, as if one process had simulated every node: counts summed, every
 /// percentile computed from all shards' raw samples (never averaged). Refuses reports of
 /// different runs (server, nodes, types, mode, prefix, --nack, --start-at, --duration), a
-/// shard given twice and a missing shard.
+/// shard given twice, a missing shard, shards that did not run at the same time, and a
+/// damaged report (one a fleet could not have written: docs/fleet.md lists the checks),
+/// naming the file and the field; the merged report passes the same checks.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example:\n  \
                         xdsloop-client fleet merge shard-0.json shard-1.json shard-2.json shard-3.json\n  \
@@ -261,6 +264,10 @@ pub async fn run(
         return run_merge(merge, out);
     }
     let config = args.config()?;
+    let to_stdout = args.report.as_deref() == Some(Path::new("-"));
+    if let Some(path) = args.report.as_deref().filter(|_| !to_stdout) {
+        check_writable(path)?;
+    }
     if let Some(hint) = streams_hint(config.shard.range(config.nodes).len(), config.connections) {
         log(err, &args, tracing::Level::WARN, &hint)?;
     }
@@ -308,7 +315,7 @@ pub async fn run(
     }
     let fleet = fleet.stopped().await;
     let summary = fleet.report();
-    let to_stdout = args.report.as_deref() == Some(Path::new("-"));
+    let mut written = Ok(());
     if let Some(path) = &args.report {
         let report = fleet.run_report(|run| {
             run.start_at_unix_ms = args.start_at.map(unix_ms);
@@ -317,10 +324,33 @@ pub async fn run(
         if to_stdout {
             writeln!(out, "{}", encode(&report)?)?;
         } else {
-            write_report(path, &report)?;
+            written = write_report(path, &report);
         }
     }
-    print_summary(&summary, args.output, if to_stdout { err } else { out })
+    // The summary whatever became of the file: it is all that is left of the run then.
+    print_summary(&summary, args.output, if to_stdout { err } else { out })?;
+    written.map_err(|e| {
+        ClientError::FleetReport(format!(
+            "{e}; the run's summary is printed; its raw samples are lost"
+        ))
+    })
+}
+
+/// `--report FILE` can be written where [`write_report`] will write it (a file beside it,
+/// then renamed), checked before the run: a mistyped path must not cost a whole run.
+fn check_writable(path: &Path) -> Result<(), ClientError> {
+    let refused = |why: &dyn std::fmt::Display| {
+        ClientError::FleetReport(format!(
+            "--report {}: cannot write the report there: {why}; nothing was run",
+            path.display()
+        ))
+    };
+    if path.is_dir() {
+        return Err(refused(&"is a directory; give a file name"));
+    }
+    let temp = temp_path(path);
+    std::fs::File::create(&temp).map_err(|e| refused(&e))?;
+    std::fs::remove_file(&temp).map_err(|e| refused(&e))
 }
 
 /// Turns transparent huge pages off for this process. Every HTTP/2 frame the nodes receive
@@ -390,10 +420,16 @@ fn write_report(path: &Path, report: &RunReport) -> Result<(), ClientError> {
     let failed = |e: std::io::Error| {
         ClientError::FleetReport(format!("cannot write the report {}: {e}", path.display()))
     };
-    let mut temp = path.as_os_str().to_owned();
-    temp.push(".tmp");
+    let temp = temp_path(path);
     std::fs::write(&temp, encode(report)? + "\n").map_err(failed)?;
     std::fs::rename(&temp, path).map_err(failed)
+}
+
+/// Where [`write_report`] writes before renaming into `path`.
+fn temp_path(path: &Path) -> PathBuf {
+    let mut temp = path.as_os_str().to_owned();
+    temp.push(".tmp");
+    PathBuf::from(temp)
 }
 
 /// Reads one report file (or captured log).

@@ -1,14 +1,19 @@
 //! The reports of one run's shards as one report: counts summed, samples concatenated (so
 //! every percentile of the merged report is computed from all the run's samples), and a
 //! refusal, saying why, of anything that would make the result wrong: a report of another run,
-//! a shard given twice, a shard missing.
+//! a damaged report ([`super::consistency`]), a shard given twice, a shard missing, shards
+//! that did not run at the same time. The merged report passes the checks a report read
+//! passes, or is not given.
 
 use std::collections::BTreeMap;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use xdsloop_proto::type_url;
 
+use super::consistency::{self, rfc3339, shard_names};
 use super::samples::{NodeTimes, RunIdentity, RunReport, Totals, VersionSamples};
 use super::shard::Shard;
+use super::tally::micros;
 
 /// A report and where it came from (a file name), for the messages.
 pub(crate) struct Named {
@@ -32,7 +37,27 @@ pub(crate) fn merge(reports: Vec<Named>) -> Result<RunReport, String> {
             ));
         }
     }
+    check_split(&reports)?;
+    let now = micros(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default(),
+    );
+    for Named { name, report } in &reports {
+        consistency::check(report, now)
+            .map_err(|e| format!("{name} is damaged: {e}; refusing to merge"))?;
+    }
     check_shards(&reports)?;
+    check_overlap(&reports)?;
+    let merged = concatenate(reports);
+    consistency::check(&merged, now).map_err(|e| {
+        format!("the merged report would not be one a fleet could write ({e}); refusing to merge")
+    })?;
+    Ok(merged)
+}
+
+/// The reports, checked, as one.
+fn concatenate(reports: Vec<Named>) -> RunReport {
     let mut reports = reports;
     reports.sort_by_key(|named| named.report.first_node);
     let origin = (reports.iter().map(|n| n.report.started_unix_us).min()).unwrap_or(0);
@@ -82,7 +107,7 @@ pub(crate) fn merge(reports: Vec<Named>) -> Result<RunReport, String> {
         }
     }
     shards.sort();
-    Ok(RunReport {
+    RunReport {
         format: super::samples::FORMAT.into(),
         run,
         shards,
@@ -93,7 +118,7 @@ pub(crate) fn merge(reports: Vec<Named>) -> Result<RunReport, String> {
         last_error,
         first_config_us,
         versions: versions.into_values().collect(),
-    })
+    }
 }
 
 fn add(sum: &mut Totals, more: &Totals) {
@@ -146,9 +171,8 @@ fn opt(value: Option<u64>) -> String {
     value.map_or("(none)".into(), |v| v.to_string())
 }
 
-/// Every shard exactly once, each report holding exactly its shards' nodes.
-fn check_shards(reports: &[Named]) -> Result<(), String> {
-    let total = reports[0].report.run.nodes;
+/// One split of the run: every report's shards are shards of the same count.
+fn check_split(reports: &[Named]) -> Result<(), String> {
     let count = reports[0].report.shards.first().map_or(0, |s| s.count);
     for Named { name, report } in reports {
         if let Some(other) = report.shards.iter().find(|s| s.count != count) {
@@ -159,11 +183,14 @@ fn check_shards(reports: &[Named]) -> Result<(), String> {
             ));
         }
     }
+    Ok(())
+}
+
+/// Every shard exactly once.
+fn check_shards(reports: &[Named]) -> Result<(), String> {
+    let count = reports[0].report.shards.first().map_or(0, |s| s.count);
     let mut seen: BTreeMap<usize, &str> = BTreeMap::new();
     for Named { name, report } in reports {
-        let Some(first) = report.shards.first() else {
-            return Err(format!("{name} names no shard"));
-        };
         for shard in &report.shards {
             if let Some(before) = seen.insert(shard.index, name) {
                 return Err(format!(
@@ -171,17 +198,6 @@ fn check_shards(reports: &[Named]) -> Result<(), String> {
                      once; refusing to merge"
                 ));
             }
-        }
-        let expected =
-            first.range(total).start..(report.shards.last()).expect("not empty").range(total).end;
-        let contiguous = (report.shards.windows(2)).all(|w| w[1].index == w[0].index + 1);
-        if !contiguous || report.nodes() != expected {
-            return Err(format!(
-                "{name} holds nodes {:?}, but its shards ({}) of a {total}-node run are nodes \
-                 {expected:?}: the report is damaged",
-                report.nodes(),
-                shard_list(&report.shards)
-            ));
         }
     }
     let missing: Vec<Shard> = (0..count)
@@ -193,16 +209,34 @@ fn check_shards(reports: &[Named]) -> Result<(), String> {
         return Err(format!(
             "missing the report of shard {} (have {}): an exact merge needs every shard; \
              refusing to merge",
-            shard_list(&missing),
-            shard_list(&have)
+            shard_names(&missing),
+            shard_names(&have)
         ));
     }
     Ok(())
 }
 
-fn shard_list(shards: &[Shard]) -> String {
-    let names: Vec<String> = shards.iter().map(Shard::to_string).collect();
-    names.join(", ")
+/// The shards ran at the same time: the last to start started before the first to end had
+/// ended. Otherwise their samples are not one run's, and the merged run would last from the
+/// first start to the last end.
+fn check_overlap(reports: &[Named]) -> Result<(), String> {
+    let end = |r: &RunReport| r.started_unix_us + r.ended_us;
+    let latest = (reports.iter()).max_by_key(|n| n.report.started_unix_us);
+    let earliest = reports.iter().min_by_key(|n| end(&n.report));
+    let (Some(latest), Some(earliest)) = (latest, earliest) else {
+        return Ok(());
+    };
+    if latest.report.started_unix_us > end(&earliest.report) {
+        return Err(format!(
+            "{} started at {}, after {} had ended ({}): the shards of one run run at the same \
+             time; refusing to merge",
+            latest.name,
+            rfc3339(latest.report.started_unix_us),
+            earliest.name,
+            rfc3339(end(&earliest.report))
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -212,6 +246,8 @@ mod tests {
     use crate::fleet::samples::FORMAT;
 
     const NODES: usize = 10;
+    /// 2026-09-21: every shard's start is a few ms after it.
+    const BASE: u64 = 1_790_000_000_000_000;
 
     fn identity() -> RunIdentity {
         RunIdentity {
@@ -227,7 +263,7 @@ mod tests {
     }
 
     /// Shard `index` of 4 of a 10-node run: node `n` configured after `first_config(n)` µs;
-    /// the shard started `started` µs after the epoch and saw version `v2` at `seen` (offset).
+    /// the shard started `started` µs after `BASE` and saw version `v2` at `seen` (offset).
     fn shard(index: usize, started: u64, seen: u64) -> Named {
         let shard = Shard { index, count: 4 };
         let range = shard.range(NODES);
@@ -263,7 +299,7 @@ mod tests {
                 run: identity(),
                 shards: vec![shard],
                 first_node: range.start,
-                started_unix_us: started,
+                started_unix_us: BASE + started,
                 ended_us: 2_000_000,
                 totals: Totals {
                     connections: 2,
@@ -341,7 +377,7 @@ mod tests {
         let v2 = merged.versions.iter().find(|v| v.version == "v2").unwrap();
         // Shard 3 started 2.5 ms after shard 0 and saw v2 870 ms later: 872.5 ms on the merged
         // clock, the earliest of the four (shard 1: 3 + 880 = 883 ms).
-        assert_eq!(merged.started_unix_us, 1_000_000);
+        assert_eq!(merged.started_unix_us, BASE + 1_000_000);
         assert_eq!(v2.first_seen_us, 872_500);
         // Node 0 (shard 0) ACKed at 900 ms: 27.5 ms after the first sighting anywhere.
         let converge = FleetReport::summarize(&merged)
@@ -429,8 +465,83 @@ mod tests {
         let mut parts = four();
         parts[2].report.first_config_us.pop();
         let error = merge(parts).unwrap_err();
-        assert!(error.contains("shard-2.json holds nodes 6..7"), "{error}");
+        assert!(
+            error.contains("shard-2.json is damaged: it holds nodes 6..7"),
+            "{error}"
+        );
         assert!(merge(Vec::new()).is_err());
+    }
+
+    /// The refusal of the four shards after `damage` to shard `index`, which must name its
+    /// file and contain every one of `words`.
+    fn refused(index: usize, damage: impl FnOnce(&mut RunReport), words: &[&str]) {
+        let mut parts = four();
+        damage(&mut parts[index].report);
+        let Err(error) = merge(parts) else {
+            panic!("merged a damaged shard-{index}.json; it should say {words:?}");
+        };
+        let file = format!("shard-{index}.json is damaged: ");
+        assert!(error.starts_with(&file), "{file:?} does not start: {error}");
+        assert!(error.ends_with("; refusing to merge"), "{error}");
+        for word in words {
+            assert!(error.contains(word), "{word:?} not in: {error}");
+        }
+    }
+
+    #[test]
+    fn a_damaged_report_is_refused_naming_its_file_and_field() {
+        refused(1, |r| r.started_unix_us = 0, &["started_unix_us 0"]);
+        refused(
+            2,
+            |r| {
+                r.versions[1].change.node.pop();
+            },
+            &["versions[1] (cds v2)", "change lists 1 node but 2 times"],
+        );
+        refused(
+            0,
+            |r| r.versions[0].first.node[2] = 5,
+            &[
+                "versions[0] (cds v1)",
+                "node 5",
+                "the report's 3 nodes (0..3, shard 0/4)",
+            ],
+        );
+        refused(
+            3,
+            |r| r.versions[1].first = r.versions[0].first.clone(),
+            &["versions[1] (cds v2)", "node 8", "first cds version"],
+        );
+        refused(
+            3,
+            |r| r.versions[1].holding = 3,
+            &[
+                "versions[1] (cds v2)",
+                "holding 3",
+                "the report's 2 nodes (8..10, shard 3/4)",
+            ],
+        );
+    }
+
+    #[test]
+    fn shards_that_did_not_run_at_the_same_time_are_refused() {
+        let mut parts = four();
+        // Shard 2 started a minute after the others ended (2 s runs).
+        parts[2].report.started_unix_us = BASE + 62_000_000;
+        let error = merge(parts).unwrap_err();
+        assert!(
+            error.contains("shard-2.json started")
+                && error.contains("after shard-0.json had ended")
+                && error.contains("refusing to merge"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_merged_report_passes_the_checks_every_report_read_passes() {
+        let merged = merge(four()).unwrap();
+        let now = BASE + 3_600_000_000;
+        assert_eq!(crate::fleet::consistency::check(&merged, now), Ok(()));
     }
 
     #[test]

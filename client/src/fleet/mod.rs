@@ -38,13 +38,15 @@
 //! - `streams`: shared connections and raw-bytes ADS streams.
 //! - `tally`: shared counts; [`report`]: percentiles, text, JSON, progress line.
 //! - `shard`: which of a run's nodes one process simulates; `samples`: the
-//!   machine-readable report with every raw sample; `merge`: shards' reports as one.
+//!   machine-readable report with every raw sample; `consistency`: what a report must hold
+//!   to be one a fleet could have written; `merge`: shards' reports as one.
 //! - [`command`]: `xdsloop-client fleet ...` and `xdsloop-client fleet merge ...`.
 //!
 //! A node's ids are `<prefix>0 .. <prefix>(N-1)` over the whole run, whichever shard simulates
 //! it; the `i`-th node of a shard uses that shard's connection `i % M`.
 
 pub mod command;
+pub(crate) mod consistency;
 pub(crate) mod decode;
 pub(crate) mod inspect;
 pub(crate) mod merge;
@@ -244,9 +246,9 @@ impl Fleet {
     pub fn run_report(&self, edit: impl FnOnce(&mut RunIdentity)) -> RunReport {
         let mut coverage = self.coverage.clone();
         edit(&mut coverage.run);
-        let now = std::time::Instant::now();
+        // The end read under the lock: no sample recorded before it lies after it.
         self.tally
-            .read(|counts| RunReport::from_counts(&coverage, counts, now))
+            .read(|counts| RunReport::from_counts(&coverage, counts, std::time::Instant::now()))
     }
 
     /// Cheap counters, for waits and progress.

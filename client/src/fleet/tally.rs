@@ -149,8 +149,10 @@ impl Tally {
         outcome: Option<&Outcome>,
         configured: bool,
     ) {
-        let now = Instant::now();
         self.write(|c| {
+            // Read under the lock, so times follow the order of the records: a version's
+            // first sighting is never later than an ACK of it recorded after it.
+            let now = Instant::now();
             c.responses += 1;
             c.bytes += bytes as u64;
             if configured && c.configured[node].is_none() {

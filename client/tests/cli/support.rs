@@ -108,8 +108,18 @@ impl Cli {
 
     /// [`Cli::spawn`] with `envs` set and `NO_COLOR` unset.
     pub fn spawn_with_env(server: SocketAddr, args: &[&str], envs: &[(&str, &str)]) -> Self {
+        let server = server.to_string();
+        let all = [&["--server", &server, "--node-id", NODE], args].concat();
+        Self::spawn_args(&all, envs)
+    }
+
+    /// `xdsloop-client fleet` with `args` (which name the server).
+    pub fn fleet(args: &[&str]) -> Self {
+        Self::spawn_args(&[&["fleet"], args].concat(), &[])
+    }
+
+    fn spawn_args(args: &[&str], envs: &[(&str, &str)]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_xdsloop-client"))
-            .args(["--server", &server.to_string(), "--node-id", NODE])
             .args(args)
             .env_remove("NO_COLOR")
             .envs(envs.iter().copied())
