@@ -219,6 +219,9 @@ pub struct HeldView {
     /// When it goes out.
     #[serde(with = "rfc3339")]
     pub until: SystemTime,
+    /// The stream ended while it was held: it never went out (the client never had it).
+    #[serde(default)]
+    pub never_sent: bool,
 }
 
 /// Resources a `withhold` rule left out of the latest response, and the rule.
@@ -397,6 +400,7 @@ fn type_view(status: &TypeStatus, current: Option<&TypeResources>, variant: Vari
             held: s.held.map(|h| HeldView {
                 since: h.since,
                 until: h.until,
+                never_sent: h.never_sent,
             }),
         }),
         last_acked: status.last_acked.as_ref().map(|a| AckedView {

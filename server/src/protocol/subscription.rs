@@ -172,6 +172,8 @@ pub struct HeldBack {
     pub since: SystemTime,
     /// When it goes out.
     pub until: SystemTime,
+    /// The stream ended while it was held: it never went out.
+    pub never_sent: bool,
 }
 
 /// What a `withhold` rule left out of a response: the client was never told of these.
@@ -383,12 +385,18 @@ impl Ledger {
                 sent.held = Some(HeldBack {
                     since: *since,
                     until: *until,
+                    never_sent: false,
                 });
             }
             WireFate::Delayed { .. } => {
                 // On the wire now: that is when it was sent.
                 sent.held = None;
                 sent.at = at;
+            }
+            WireFate::NeverSent => {
+                if let Some(held) = &mut sent.held {
+                    held.never_sent = true;
+                }
             }
             WireFate::Withheld { names } => {
                 sent.resources = sent.resources.saturating_sub(names.len());

@@ -44,6 +44,8 @@ pub(crate) enum WireFate {
     },
     /// Sent late, after `by`.
     Delayed { by: Duration },
+    /// Held back by a `delay`, and the stream ended before it went out.
+    NeverSent,
     /// Sent under the foreign type URL `to` instead of its own, `from` (`wrong_type_url` in
     /// the response): it is the client's latest response of `to`, not of `from`.
     Retyped { from: String, to: String },

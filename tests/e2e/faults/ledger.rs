@@ -245,3 +245,40 @@ async fn post_resync_resends_what_a_drop_left_pending_delta() {
     let yaml = "version: 1\nrules:\n- id: lost\n  match: {type: cds}\n  when: {nth: 2}\n  do: {drop: {}}\n";
     a_way_back_on(Source::AdsDelta, yaml, "PENDING", "/resync", "POST").await;
 }
+
+#[tokio::test]
+async fn a_response_held_when_its_stream_closes_is_shown_never_sent() {
+    let yaml = "version: 1\nrules:\n- id: slow\n  match: {type: cds}\n  when: {nth: 2}\n  do: {delay: 60s}\n";
+    let served = served_with(yaml).await;
+    let (client, _reports) = client_of(&served, Source::Ads, |_| {}).await;
+    let first = served.snapshot();
+    store_where(&client, |s| matches_snapshot(s, &first, &Source::Ads)).await;
+    served
+        .edit_text("clusters.yaml", |t| t.replacen("0.25s", "0.5s", 1))
+        .await;
+    let (_, row) = row_where(&served, CLUSTER, |_, row| {
+        row["last_sent"]["held"].is_object()
+    })
+    .await;
+    assert_eq!(row["last_sent"]["held"]["never_sent"], false, "{row:#}");
+    client.stop().await;
+    let closed = poll_until("the stream to be listed as closed", WAIT, async || {
+        let status = http_get(served.addr(), "/status").await.json();
+        let closed = status["recently_closed"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let row = closed.iter().find_map(|s| {
+            let types = s["types"].as_array()?;
+            types.iter().find(|t| t["type_url"] == CLUSTER).cloned()
+        });
+        row.ok_or(status)
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let held = &closed["last_sent"]["held"];
+    assert_eq!(
+        held["never_sent"], true,
+        "the stream ended while it was held: {closed:#}"
+    );
+}

@@ -360,9 +360,13 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// A response a `delay` holds back: not sent, so nothing to answer yet.
+/// A response a `delay` holds back: not sent, so nothing to answer yet; or never sent, when
+/// its stream ended first.
 fn held(sent: &super::SentView, now: SystemTime) -> String {
     let rule = sent.fault.as_ref().map_or("", |f| f.rule.as_str());
+    if sent.held.as_ref().is_some_and(|h| h.never_sent) {
+        return format!("held by {rule} (delay), never sent (stream closed)");
+    }
     let until = sent.held.as_ref().map_or(now, |h| h.until);
     let left = until.duration_since(now).unwrap_or_default();
     format!(

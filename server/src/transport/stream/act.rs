@@ -160,8 +160,13 @@ async fn carry_out<M: MachineHooks>(
                 send_one(kit, responses, response, mark, shutdown).await?;
             }
             WireStep::Wait { by, mark, target } => {
-                hold(machine, kit, by, mark, &target);
-                pause(Some(by), responses, shutdown).await?;
+                hold(machine, kit, by, mark.clone(), &target);
+                if let Err(ended) = pause(Some(by), responses, shutdown).await {
+                    let (url, nonce) = (&target.type_url, &target.nonce);
+                    machine.note_wire(url, nonce, mark, WireFate::NeverSent, now());
+                    kit.tap.publish(machine.take_status());
+                    return Err(ended.into());
+                }
             }
             WireStep::Drop { target, mark } => {
                 machine.note_wire(
@@ -304,6 +309,7 @@ pub(crate) fn fate_text(fate: &WireFate) -> String {
         WireFate::Mutated { kind } => format!("sent changed ({kind})"),
         WireFate::Withheld { names } => format!("sent without {}", names.join(", ")),
         WireFate::Held { .. } => "held back".into(),
+        WireFate::NeverSent => "never sent (stream closed)".into(),
         WireFate::Delayed { by } => format!("sent {} late", humantime::format_duration(*by)),
         WireFate::Retyped { to, .. } => format!("sent as {}", type_url::short_name(to)),
         WireFate::Cut { kind } => format!("not sent ({kind})"),

@@ -117,3 +117,34 @@ fn the_table_says_when_an_outage_refuses_connections_and_that_one_is_over() {
         "{text}"
     );
 }
+
+#[test]
+fn the_table_says_a_held_response_goes_out_later_or_never_when_its_stream_closed() {
+    use crate::admin::status::{FaultMarkView, HeldView, SentView, SyncState};
+    let mut doc = nacked_document();
+    let now = SystemTime::now();
+    let row = &mut doc.streams[0].types[0];
+    row.state = SyncState::Pending;
+    row.last_sent = Some(SentView {
+        version: "v2".into(),
+        nonce: "1-2".into(),
+        resources: 1,
+        at: now,
+        fault: Some(FaultMarkView {
+            rule: "slow".into(),
+            action: "delay".into(),
+        }),
+        held: Some(HeldView {
+            since: now,
+            until: now + std::time::Duration::from_secs(30),
+            never_sent: false,
+        }),
+    });
+    let text = table::render(&doc, now);
+    assert!(text.contains("held by slow (delay), goes out in 30.0s"), "{text}");
+    let row = &mut doc.streams[0].types[0];
+    row.last_sent.as_mut().unwrap().held.as_mut().unwrap().never_sent = true;
+    let text = table::render(&doc, now);
+    assert!(text.contains("held by slow (delay), never sent (stream closed)"), "{text}");
+    assert!(!text.contains("goes out in"), "{text}");
+}
