@@ -165,6 +165,12 @@ pub struct Sent {
     pub held: Option<HeldBack>,
 }
 
+/// Whether a fault of this action can leave the client holding something other than what is
+/// served. Repeating a response, sending it late or under an earlier nonce cannot.
+fn changes_content(action: &str) -> bool {
+    !matches!(action, "ignore_acks" | "delay" | "stale_nonce")
+}
+
 /// A response a `delay` holds back: decided at `since`, on the wire at `until`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct HeldBack {
@@ -350,20 +356,26 @@ impl Ledger {
         self.last_fault = Some(Touched { mark, at });
     }
 
-    /// Whether the client may not hold what this type's latest response carries: it did not
-    /// ACK it, or a fault touched this type since the client's last ACK (a response withdrawn
-    /// after it was decided), or a `withhold` left something out of it. A resync sends such
-    /// a type again.
+    /// Whether a fault left the client without what this type serves, so a resync sends it
+    /// again: the latest response was changed, dropped, cut or is still held, a `withhold`
+    /// left something out of it, the client NACKed it, or a fault that changes content touched
+    /// the type since the client's last ACK (a response sent under another type instead). A
+    /// response that went out as served and is merely not answered yet is on its way, and a
+    /// fault that only repeats or delays what is served (`ignore_acks`, a `delay` once sent,
+    /// `stale_nonce`) leaves nothing to repair.
     pub(crate) fn unsettled(&self) -> bool {
         let Some(sent) = &self.last_sent else {
             return false;
         };
+        let touched = sent.fault.as_ref().is_some_and(|m| changes_content(m.action));
+        let nacked = self.last_nack.as_ref().is_some_and(|n| n.nonce == sent.nonce);
         let faulted_since = match (&self.last_fault, &self.last_acked) {
-            (Some(fault), Some(acked)) => fault.at >= acked.at,
-            (Some(_), None) => true,
-            (None, _) => false,
+            (Some(fault), acked) if changes_content(fault.mark.action) => {
+                acked.as_ref().is_none_or(|acked| fault.at >= acked.at)
+            }
+            _ => false,
         };
-        !self.acked_latest() || faulted_since || sent.withheld.is_some()
+        touched || nacked || faulted_since || sent.held.is_some() || sent.withheld.is_some()
     }
 
     /// Corrects the record of the response planned with `planned_nonce` to what went on the

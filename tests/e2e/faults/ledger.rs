@@ -282,3 +282,39 @@ async fn a_response_held_when_its_stream_closes_is_shown_never_sent() {
         "the stream ended while it was held: {closed:#}"
     );
 }
+
+#[tokio::test]
+async fn delete_scenario_during_a_push_storm_sends_nothing_to_a_stream_in_sync() {
+    for source in [Source::Ads, Source::AdsDelta] {
+        let yaml =
+            "version: 1\nrules:\n- id: storm\n  match: {type: cds}\n  do: {ignore_acks: {}}\n";
+        let served = served_with(yaml).await;
+        let (client, mut reports) = client_of(&served, source.clone(), |_| {}).await;
+        for _ in 0..4 {
+            report(&mut reports, |r| match r {
+                Report::Update(u) if u.type_url == CLUSTER => Some(()),
+                _ => None,
+            })
+            .await;
+        }
+        let answer = http_send(served.addr(), "DELETE", "/scenario", None).await;
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        // An edit of the endpoints after the removal: its EDS update marks where the stream is.
+        served
+            .edit_text("endpoints.yaml", |t| t.replacen("8081", "8089", 1))
+            .await;
+        report(&mut reports, |r| match r {
+            Report::Update(u) if u.type_url == ENDPOINT => Some(()),
+            _ => None,
+        })
+        .await;
+        // The storm's last response was complete and on its way: the client ACKs it. A
+        // resync would send the same clusters once more, with no fault on them.
+        let (_, row) = row_where(&served, CLUSTER, |_, row| row["state"] == "SYNCED").await;
+        assert_eq!(
+            row["last_sent"]["fault"]["rule"], "storm",
+            "{source:?}: a stream in sync was sent its clusters again: {row:#}"
+        );
+        client.stop().await;
+    }
+}

@@ -203,3 +203,65 @@ fn a_response_withdrawn_after_a_withheld_one_leaves_that_one_withheld() {
     assert_eq!(withheld.names, vec!["web".to_string()]);
     assert!(ledger.unsettled(), "a resync still owes the client web");
 }
+
+#[test]
+fn a_resync_is_owed_only_where_a_fault_left_the_client_without_what_is_served() {
+    let at = std::time::SystemTime::now;
+    let mark = |action: &'static str| FaultMark {
+        rule: "r".into(),
+        action,
+    };
+    let mut ledger = Ledger::default();
+    assert!(!ledger.unsettled(), "nothing sent");
+    ledger.record_sent("v1", "1-1", 1, at());
+    assert!(!ledger.unsettled(), "on its way, not answered yet");
+    ledger.record_ack("v1", at());
+    assert!(!ledger.unsettled(), "ACKed");
+
+    ledger.record_sent("v1", "1-2", 1, at());
+    let repeat = WireFate::Sent { nonce: "1-2".into() };
+    assert!(ledger.note_wire("1-2", mark("ignore_acks"), &repeat, at()));
+    assert!(!ledger.unsettled(), "a storm's repeat is what is served");
+    let late = WireFate::Delayed {
+        by: std::time::Duration::from_secs(1),
+    };
+    assert!(ledger.note_wire("1-2", mark("delay"), &late, at()));
+    assert!(!ledger.unsettled(), "a delayed response that went out");
+
+    for (action, fate) in [
+        ("drop", WireFate::Dropped),
+        ("corrupt", WireFate::Mutated { kind: "corrupt" }),
+        ("close", WireFate::Cut { kind: "close" }),
+    ] {
+        let mut ledger = Ledger::default();
+        ledger.record_sent("v1", "1-1", 1, at());
+        assert!(ledger.note_wire("1-1", mark(action), &fate, at()));
+        assert!(ledger.unsettled(), "{action}");
+    }
+    let mut held = Ledger::default();
+    held.record_sent("v1", "1-1", 1, at());
+    let now = at();
+    let fate = WireFate::Held {
+        since: now,
+        until: now,
+    };
+    assert!(held.note_wire("1-1", mark("delay"), &fate, now));
+    assert!(held.unsettled(), "still held");
+
+    let mut nacked = Ledger::default();
+    nacked.record_sent("v1", "1-1", 1, at());
+    nacked.record_nack("bad", at());
+    assert!(nacked.unsettled(), "NACKed");
+
+    // The response planned for this type went out under another: this type keeps its
+    // previous response, which the client ACKed before the fault.
+    let mut retyped = Ledger::default();
+    retyped.record_sent("v1", "1-1", 1, at());
+    retyped.record_ack("v1", at());
+    retyped.record_sent("v2", "1-2", 1, at());
+    let sent = retyped.withdraw("1-2").unwrap();
+    let mut other = Ledger::default();
+    other.adopt(sent, mark("wrong_type_url"), at());
+    retyped.last_fault = other.last_fault.clone();
+    assert!(retyped.unsettled(), "what was made for it never reached it");
+}

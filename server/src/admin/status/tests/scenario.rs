@@ -141,10 +141,22 @@ fn the_table_says_a_held_response_goes_out_later_or_never_when_its_stream_closed
         }),
     });
     let text = table::render(&doc, now);
-    assert!(text.contains("held by slow (delay), goes out in 30.0s"), "{text}");
+    assert!(
+        text.contains("held by slow (delay), goes out in 30.0s"),
+        "{text}"
+    );
     let row = &mut doc.streams[0].types[0];
-    row.last_sent.as_mut().unwrap().held.as_mut().unwrap().never_sent = true;
+    row.last_sent
+        .as_mut()
+        .unwrap()
+        .held
+        .as_mut()
+        .unwrap()
+        .never_sent = true;
     let text = table::render(&doc, now);
-    assert!(text.contains("held by slow (delay), never sent (stream closed)"), "{text}");
+    assert!(
+        text.contains("held by slow (delay), never sent (stream closed)"),
+        "{text}"
+    );
     assert!(!text.contains("goes out in"), "{text}");
 }
