@@ -20,6 +20,9 @@ Then the page in Chinese, the words of the course lesson xdsloop grew from (load
 reload banner ok and rejected, the conversation's step labels (建流, 下发, 确认 (ACK), 拒绝
 (NACK, 保留旧配置)) with their Envoy calls; the choice is remembered on a plain reload, and the
 switch on the page brings English back (also remembered).
+Then, in English again: a Delta client's conversation names its wildcard subscription (its first
+request naming nothing), not its ACKs (naming nothing too); the header's count of requests with
+a stale nonce says what it counts, in both languages.
 With `--screenshot PATH` it also saves the page (README's docs/img/page.png).
 
 Standard library only (tests/browser/cdp.py drives Chromium over a pipe). Every wait is bounded;
@@ -50,6 +53,8 @@ REJECTER = "strict-1"
 REJECT = "cds:api"
 # A client started while the page is in Chinese.
 LEARNER = "learner-1"
+# A client on a Delta stream, subscribing to every cluster.
+DELTA = "delta-1"
 # `xdsloop-client fleet`: enough nodes that the grid must be cut and filtered.
 FLEET = 1000
 FLEET_TIMEOUT_S = 120
@@ -61,7 +66,12 @@ CELLS = """JSON.stringify([...document.querySelectorAll('td.cell')].map(c => ({
 RELOAD = """JSON.stringify({ok: document.getElementById('reload').dataset.ok,
   text: document.getElementById('reload').textContent})"""
 TIMELINE = """JSON.stringify([...document.querySelectorAll('#tl-events tbody tr')].map(r => ({
-  step: r.dataset.step, text: r.textContent })))"""
+  step: r.dataset.step, text: r.textContent,
+  type: r.children.length > 2 ? r.children[2].textContent : null,
+  names: r.children.length > 5 ? r.children[5].textContent : null })))"""
+# The header's counters as a reader sees them: label, then number.
+COUNTERS = """JSON.stringify(Object.fromEntries([...document.querySelectorAll('#counters span')]
+  .map(s => [s.dataset.counter, s.textContent])))"""
 GRID_SIZE = """JSON.stringify({rows: document.querySelectorAll('#grid tbody tr').length,
   streams: Number((document.querySelector('[data-counter=streams] b') || {}).textContent || 0),
   note: document.getElementById('note').textContent})"""
@@ -271,6 +281,42 @@ class Checks:
         finally:
             stop(fleet)
 
+    def delta_wildcard_subscription_is_named_in_the_conversation(self) -> str:
+        # Delta requests list changes only: the first CDS request of this client names no
+        # cluster (the wildcard), and so do its ACKs, which subscribe to nothing.
+        delta = start([str(BIN_DIR / "xdsloop-client"), "--server", self.addr,
+                       "--node-id", DELTA, "--delta", "--types", "cds"],
+                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            self.browser.wait_for("the Delta client SYNCED", CELLS,
+                                  lambda v: cds_of(json.loads(v)).get(DELTA, {}).get("state")
+                                  == "SYNCED", LIVE_TIMEOUT_S)
+            self.browser.evaluate(
+                f"document.querySelector('td.cell[data-node=\"{DELTA}\"][data-type=cds]')"
+                ".click()")
+            rows = json.loads(self.browser.wait_for(
+                "the Delta client's subscribe and ACK", TIMELINE,
+                lambda v: {"subscribe", "ack"} <= {r["step"] for r in json.loads(v)},
+                LIVE_TIMEOUT_S))
+        finally:
+            stop(delta)
+        subscribe = next(r for r in rows if r["step"] == "subscribe")
+        assert subscribe["type"] == "cds", subscribe
+        assert subscribe["names"] == "* (wildcard)", subscribe
+        acks = [r for r in rows if r["step"] == "ack"]
+        assert all(r["names"] == "" for r in acks), acks
+        return f"subscribe: {subscribe['names']!r}; {len(acks)} ACK(s) naming nothing"
+
+    def stale_nonce_counter_says_what_it_counts(self) -> str:
+        # The STALE state is a client behind the snapshot; this counter counts requests the
+        # server ignored because their nonce was not the latest (S4).
+        shown = json.loads(self.browser.wait_for(
+            "the header's counters", COUNTERS, lambda v: "stale" in json.loads(v),
+            LIVE_TIMEOUT_S))
+        label = re.sub(r"\s*\d+$", "", shown["stale"])
+        assert label == "requests with an outdated nonce", shown["stale"]
+        return repr(shown["stale"])
+
     def words(self) -> dict:
         return json.loads(self.browser.evaluate(WORDS) or "null")
 
@@ -299,6 +345,8 @@ class Checks:
                                    ("STALE", "落后", "比当前快照旧")]:
             assert legend[state].startswith(f"{name} {state}") and means in legend[state], \
                 legend[state]
+        counters = json.loads(self.browser.evaluate(COUNTERS))
+        assert counters["stale"].startswith("过期 nonce 的请求 "), counters
         return f"cells 已同步 / 已拒绝; {w['reload']!r}; legend {legend['NACKED']!r}"
 
     def chinese_reload_banner_tells_a_rejected_edit(self) -> str:
@@ -421,6 +469,10 @@ def run(browser: Browser, addr: str, fixtures: Path, report: Report, shot: str |
     ]:
         report.check(name, check)
     for name, check in [
+        ("page_delta_conversation_names_the_wildcard_subscription_not_its_acks",
+         checks.delta_wildcard_subscription_is_named_in_the_conversation),
+        ("page_counter_of_stale_nonce_requests_says_what_it_counts",
+         checks.stale_nonce_counter_says_what_it_counts),
         ("page_node_filter_shows_matching_nodes_only",
          checks.node_filter_shows_matching_nodes_only),
         ("page_with_1000_streams_shows_500_rows_and_filters_by_node",

@@ -72,6 +72,10 @@ class Env:
     def check(self, name: str, ok: bool, why: str = "") -> bool:
         return self.report.check(f"recipe ({self.client_label}): {name}", ok, why)
 
+    def observe(self, name: str, what: str) -> None:
+        """Reports what the client did where the recipe promises nothing: a SEEN line."""
+        self.report.observe(f"recipe ({self.client_label}): {name}", what)
+
     def show(self, recipe: str, line: str) -> None:
         self.shown.setdefault(recipe, []).append(line)
         print(f"  [{recipe}] {line}", flush=True)
@@ -309,18 +313,7 @@ def fallback_requested(env: Env, primary_fx: Path, s_port: int, s_admin: str) ->
     shown = (status_of(p_admin).get("scenario") or {}).get("outage")
     env.show("fallback-requested", f"primary /status scenario.outage: {json.dumps(shown)}")
     if not falls_back(env):
-        # grpc-js-xds 1.14.1: no fallback; back on the primary it gets and ACKs the cluster,
-        # then, 15 s after its first request for it, says it does not exist and drops it.
-        made = calls.wait_count(400, 0, OUTAGE_S + 20)
-        ok, why = wait_status(s_admin, no_stream(node), 1)
-        env.check("fallback mid start-up: no fallback: no call reaches B and the secondary's "
-                  "/status shows no stream of the client", ok and "B" not in made,
-                  why or calls.describe(0))
-        env.check("fallback mid start-up: back on the primary, the client's last calls fail: "
-                  "the cluster it was sent 'does not exist'",
-                  bool(made) and made[-1].startswith("ERR:UNAVAILABLE")
-                  and "does not exist" in made[-1], calls.describe(0))
-        env.show("fallback mid start-up", calls.describe(0))
+        requested_without_fallback(env, calls, p_admin, s_admin, node)
         client.stop()
         return
     ok, why = calls.wait_run("B", 0, OUTAGE_S + 5)
@@ -333,6 +326,35 @@ def fallback_requested(env: Env, primary_fx: Path, s_port: int, s_admin: str) ->
     env.check("fallback mid start-up: the primary is back; calls move to A", ok, why)
     env.show("fallback-requested", calls.describe(0))
     client.stop()
+
+
+def requested_without_fallback(env: Env, calls: Traffic, p_admin: str, s_admin: str,
+                               node: str) -> None:
+    """The mid start-up cell with a client that has no fallback. A71 gives such a client only
+    the bootstrap's order, the primary first: once the primary is back the client is on it and
+    ACKs what it serves, which is checked. Whether it fell back anyway and how its calls end
+    are reported, not judged: grpc-js-xds 1.14.1 was seen to drop the cluster the primary sent
+    it in one run and to keep it in another (docs/scenarios.md)."""
+    cell = "fallback mid start-up"
+    made = calls.wait_count(400, 0, OUTAGE_S + 20)
+    ok, why = wait_status(p_admin, serves(node), 5)
+    env.check(f"{cell}: once the primary (first in the bootstrap) is back, its /status shows "
+              "the client's stream, every type ACKed", ok, why)
+    secondary = streams_of(status_of(s_admin), node) + streams_of(status_of(s_admin), node, True)
+    if "B" in made or secondary:
+        env.observe(cell, f"it fell back: {made.count('B')} calls reached B, "
+                    f"{len(secondary)} stream(s) on the secondary")
+    else:
+        env.observe(cell, "no fallback: no call reached B, no stream on the secondary")
+    last = made[-RUN:]
+    if last and all(c == "A" for c in last):
+        env.observe(cell, "back on the primary, its last calls reach A")
+    elif last and all("does not exist" in c for c in last):
+        env.observe(cell, "back on the primary, its last calls fail: the cluster the primary "
+                    f"sent and it ACKed 'does not exist' ({last[-1]})")
+    else:
+        env.observe(cell, f"back on the primary, its last calls: {last}")
+    env.show(cell, calls.describe(0))
 
 
 def fallback_after(env: Env, primary_fx: Path, s_port: int, s_admin: str) -> None:

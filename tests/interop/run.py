@@ -62,6 +62,9 @@ class Report:
     def __init__(self) -> None:
         self.passed = 0
         self.failed = 0
+        # What a client did where no gRFC or spec sentence promises an outcome, or where it is
+        # known to deviate: printed and kept, never a pass or a failure.
+        self.observed: list[str] = []
 
     def check(self, name: str, ok: bool, why: str = "") -> bool:
         if ok:
@@ -71,6 +74,10 @@ class Report:
             self.failed += 1
             print(f"FAIL {name}" + (f": {why}" if why else ""), flush=True)
         return ok
+
+    def observe(self, name: str, what: str) -> None:
+        self.observed.append(f"{name}: {what}")
+        print(f"SEEN {name}: {what}", flush=True)
 
 
 class Calls:

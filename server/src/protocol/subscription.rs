@@ -115,7 +115,7 @@ impl Interest {
         subscribe: &[String],
         unsubscribe: &[String],
     ) {
-        if first && subscribe.is_empty() {
+        if delta_subscribes_wildcard(first, subscribe) {
             self.set_wildcard(true);
         }
         if subscribe.is_empty() && unsubscribe.is_empty() {
@@ -240,6 +240,13 @@ pub enum Verdict {
     Stale,
     /// Not classified: the request has no type URL. Never returned by the ledger's classification.
     Ignored,
+}
+
+/// Delta: whether a request subscribes to the wildcard, as [`Interest::apply_delta`] reads it:
+/// the first request for its type subscribing nothing (the legacy wildcard), or any request
+/// naming `*`. The ACKs and NACKs after a first request subscribe nothing too, and are not.
+pub(crate) fn delta_subscribes_wildcard<S: AsRef<str>>(first: bool, subscribe: &[S]) -> bool {
+    (first && subscribe.is_empty()) || subscribe.iter().any(|n| n.as_ref() == WILDCARD)
 }
 
 /// What one request did, as the machine decided it: set by every `on_request`, read by the

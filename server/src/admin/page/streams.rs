@@ -22,7 +22,10 @@ use crate::{
         registry::{StreamStatus, bus::Listener, bus::Received},
         status::{self, StreamView},
     },
-    protocol::facts::Capture,
+    protocol::{
+        facts::{Capture, Names},
+        subscription::delta_subscribes_wildcard,
+    },
     tap::{What, WireEvent},
 };
 
@@ -65,6 +68,15 @@ pub(crate) fn page_event(event: &WireEvent) -> Value {
         map.insert("step".into(), json!(step.label()));
         map.insert("title".into(), json!(step.title()));
         map.insert("envoy".into(), json!(step.envoy_call_on(variant)));
+    }
+    if let (What::Request(facts), Some(map)) = (&event.what, value.as_object_mut())
+        && let Names::Delta { subscribe, .. } = &facts.names
+    {
+        // A Delta request lists changes only, so an empty `subscribe` is the legacy wildcard on
+        // a first request and nothing at all on an ACK or NACK: the page cannot tell them
+        // apart from the line, the machine's rule can.
+        let wildcard = delta_subscribes_wildcard(facts.first_for_type, &subscribe.items);
+        map.insert("wildcard".into(), json!(wildcard));
     }
     value
 }

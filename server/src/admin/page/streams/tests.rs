@@ -5,10 +5,15 @@ use std::{sync::Arc, time::SystemTime};
 
 use futures::StreamExt;
 use tokio::sync::watch;
+use xdsloop_proto::discovery::DeltaDiscoveryRequest;
 
 use super::*;
 use crate::{
     admin::registry::{Publish, Registry, StreamKind, bus::CAPACITY},
+    protocol::{
+        facts::TapRequest,
+        subscription::{Change, Exchange, Verdict},
+    },
     tap::{CloseReason, Closed, Opened, What, WireEvent},
     test_support::snapshot,
 };
@@ -98,5 +103,59 @@ async fn a_reader_that_falls_behind_gets_a_gap_then_the_newest_events() {
         registry.bus().capture(),
         None,
         "its stream closed: the conversation stopped listening (and costing the streams)"
+    );
+}
+
+/// A Delta request for clusters as the tap reports it once the machine judged it.
+fn delta_request(subscribe: &[&str], nonce: &str, exchange: Exchange) -> Arc<WireEvent> {
+    let request = DeltaDiscoveryRequest {
+        type_url: xdsloop_proto::type_url::CLUSTER.to_string(),
+        resource_names_subscribe: subscribe.iter().map(|n| n.to_string()).collect(),
+        response_nonce: nonce.to_string(),
+        ..DeltaDiscoveryRequest::default()
+    };
+    let mut facts = request.facts(Capture::Full);
+    facts.settle(exchange, false);
+    event(1, 2, What::Request(Box::new(facts)))
+}
+
+fn exchange(verdict: Verdict, first_for_type: bool, change: Change) -> Exchange {
+    Exchange {
+        verdict,
+        first_for_type,
+        change,
+    }
+}
+
+#[test]
+fn a_delta_request_that_subscribes_the_wildcard_says_so_and_its_acks_do_not() {
+    let wildcard = |e: &Arc<WireEvent>| page_event(e)["wildcard"].as_bool();
+    let legacy = delta_request(&[], "", exchange(Verdict::Initial, true, Change::Widened));
+    assert_eq!(
+        wildcard(&legacy),
+        Some(true),
+        "a first request naming nothing is the legacy wildcard"
+    );
+    let ack = delta_request(&[], "1-1", exchange(Verdict::Ack, false, Change::None));
+    assert_eq!(
+        wildcard(&ack),
+        Some(false),
+        "an ACK names nothing too, and subscribes to nothing"
+    );
+    let named = delta_request(
+        &["a"],
+        "",
+        exchange(Verdict::Initial, true, Change::Widened),
+    );
+    assert_eq!(wildcard(&named), Some(false));
+    let star = delta_request(
+        &["a", "*"],
+        "",
+        exchange(Verdict::Initial, false, Change::Widened),
+    );
+    assert_eq!(
+        wildcard(&star),
+        Some(true),
+        "`*` is the wildcard on any request"
     );
 }
