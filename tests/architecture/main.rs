@@ -79,9 +79,9 @@ fn architecture_walk_names_functions_that_exist() {
 }
 
 #[test]
-fn the_labs_take_the_lessons_l04_to_the_mux_add_watch_definition_in_one_click() {
+fn the_labs_take_the_lessons_l04_to_the_mux_add_watch_definition() {
     // The lesson's L04: GrpcSubscriptionImpl::start() is GrpcMux::addWatch. Each lab's L04
-    // section links xdsloop's counterpart at the line that defines it (checked above).
+    // section links xdsloop's counterpart in the file that defines it (checked above).
     for doc in ["docs/lab-day12.md", "docs/zh/lab-day12.md"] {
         let text = std::fs::read_to_string(workspace().join(doc)).unwrap();
         let l04 = text
@@ -93,8 +93,8 @@ fn the_labs_take_the_lessons_l04_to_the_mux_add_watch_definition_in_one_click() 
             .iter()
             .find(|l| l.item == "Mux::add_watch" && l.target.ends_with("client/src/core/mux.rs"));
         assert!(
-            add_watch.is_some_and(|l| l.at_line.is_some()),
-            "{doc}: L04 links no [`Mux::add_watch`](…/client/src/core/mux.rs#L…): {links:?}"
+            add_watch.is_some(),
+            "{doc}: L04 links no [`Mux::add_watch`](…/client/src/core/mux.rs): {links:?}"
         );
     }
 }
