@@ -22,11 +22,11 @@ use crate::page::{PushCost, push};
 use crate::server::{ServerProcess, supports_flag};
 
 /// Readers of each kind.
-pub const POLLERS: usize = 25;
-pub const PAGES: usize = 25;
+pub(crate) const POLLERS: usize = 25;
+pub(crate) const PAGES: usize = 25;
 
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct AdminLoad {
+pub(crate) struct AdminLoad {
     pub streams: usize,
     pub clusters: usize,
     pub unloaded: PushCost,
@@ -112,7 +112,7 @@ async fn get_status(admin: SocketAddr) -> std::io::Result<usize> {
 }
 
 /// `Ok(None)` when the server has no admin endpoint.
-pub async fn admin_load(
+pub(crate) async fn admin_load(
     binary: &Path,
     streams: usize,
     clusters: usize,

@@ -31,7 +31,7 @@ use crate::extras::median;
 const NAME: &str = "big";
 
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct ApplyTiming {
+pub(crate) struct ApplyTiming {
     pub endpoints: usize,
     pub encoded_bytes: usize,
     /// Response bytes → applied and ACK built, in the client core.
@@ -116,7 +116,7 @@ fn core_once(encoded: &[u8]) -> Result<Duration, String> {
 }
 
 /// Measures both ways, `runs` times each; medians.
-pub async fn apply_big_eds(endpoints: usize, runs: usize) -> Result<ApplyTiming, String> {
+pub(crate) async fn apply_big_eds(endpoints: usize, runs: usize) -> Result<ApplyTiming, String> {
     let cla = big_assignment(endpoints, 8080);
     let value = cla.encode_to_vec();
     let encoded_bytes = value.len();

@@ -14,11 +14,11 @@ use crate::server::{ServerProcess, own_cpu_seconds};
 use crate::tls::Certs;
 
 /// The longest any one wait may take before the run is declared failed.
-pub const WAIT: Duration = Duration::from_secs(900);
+pub(crate) const WAIT: Duration = Duration::from_secs(900);
 
 /// What one run measured. Times in milliseconds.
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct CellRun {
+pub(crate) struct CellRun {
     pub first_config_p50_ms: f64,
     pub first_config_max_ms: f64,
     /// Fixture write → each node ACKed the new EDS version.
@@ -44,7 +44,7 @@ pub struct CellRun {
 }
 
 /// Waits on the fleet, printing its progress line every few seconds.
-pub async fn wait(
+pub(crate) async fn wait(
     fleet: &Fleet,
     what: &str,
     mut done: impl FnMut(&Progress) -> bool,
@@ -63,18 +63,18 @@ pub async fn wait(
 }
 
 /// Every node holds one and the same version of `type_url`; returns it.
-pub fn all_hold(p: &Progress, type_url: &str, nodes: usize) -> Option<String> {
+pub(crate) fn all_hold(p: &Progress, type_url: &str, nodes: usize) -> Option<String> {
     p.majority(type_url)
         .filter(|(_, holding)| *holding == nodes)
         .map(|(v, _)| v.to_string())
 }
 
-pub fn ms(d: Duration) -> f64 {
+pub(crate) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
 /// Runs one cell once; over TLS with `tls` (the server's certificate, the fleet trusting it).
-pub async fn run(
+pub(crate) async fn run(
     binary: &Path,
     nodes: usize,
     clusters: usize,
@@ -140,7 +140,7 @@ pub async fn run(
 }
 
 /// Nearest-rank percentile of sorted values.
-pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }
@@ -149,7 +149,7 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// A fleet of `nodes` in `mode` on `server`, synced (every node configured).
-pub async fn synced_fleet(
+pub(crate) async fn synced_fleet(
     server: &ServerProcess,
     nodes: usize,
     mode: Variant,

@@ -17,7 +17,7 @@ use crate::server::{ServerProcess, load_average};
 
 /// One run, in milliseconds from the first rename; per node, the later of its two ACKs.
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct EditRun {
+pub(crate) struct EditRun {
     pub p50_ms: f64,
     pub p99_ms: f64,
     pub max_ms: f64,
@@ -30,7 +30,7 @@ pub struct EditRun {
 
 /// Every run and the field-wise medians.
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct EditToAcked {
+pub(crate) struct EditToAcked {
     pub nodes: usize,
     pub clusters: usize,
     pub endpoints: usize,
@@ -39,7 +39,7 @@ pub struct EditToAcked {
 }
 
 /// `runs` runs, each on a fresh server and fleet.
-pub async fn edit_to_all_acked(
+pub(crate) async fn edit_to_all_acked(
     binary: &Path,
     nodes: usize,
     clusters: usize,

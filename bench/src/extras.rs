@@ -16,10 +16,10 @@ use crate::fixtures::FixtureSet;
 use crate::server::{ServerProcess, supports_flag};
 
 /// 10,000 resources: 5,000 clusters and their 5,000 endpoint sets.
-pub const BIG_CLUSTERS: usize = 5_000;
+pub(crate) const BIG_CLUSTERS: usize = 5_000;
 
 /// Median of the values (the lower middle for an even count).
-pub fn median(mut values: Vec<f64>) -> f64 {
+pub(crate) fn median(mut values: Vec<f64>) -> f64 {
     if values.is_empty() {
         return 0.0;
     }
@@ -32,7 +32,7 @@ pub fn median(mut values: Vec<f64>) -> f64 {
 /// after one file changed (its [`Loader`] decodes only that file, then checks the whole set).
 ///
 /// [`Loader`]: xdsloop_server::fixtures::Loader
-pub fn reload_10k(endpoints: usize, runs: usize) -> Result<(f64, f64), String> {
+pub(crate) fn reload_10k(endpoints: usize, runs: usize) -> Result<(f64, f64), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let mut set =
         FixtureSet::generate(dir.path(), BIG_CLUSTERS, endpoints).map_err(|e| e.to_string())?;
@@ -61,7 +61,7 @@ pub fn reload_10k(endpoints: usize, runs: usize) -> Result<(f64, f64), String> {
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct DeltaChange {
+pub(crate) struct DeltaChange {
     pub nodes: usize,
     pub resources: usize,
     /// gRPC message bytes each node received for the one-resource change.
@@ -76,7 +76,7 @@ pub struct DeltaChange {
 
 /// A Delta fleet of `nodes` on `clusters` clusters and their endpoints; one endpoint resource
 /// changes.
-pub async fn delta_one_change(
+pub(crate) async fn delta_one_change(
     binary: &Path,
     nodes: usize,
     clusters: usize,
@@ -120,7 +120,7 @@ pub async fn delta_one_change(
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct StatusTiming {
+pub(crate) struct StatusTiming {
     pub streams: usize,
     pub p50_ms: f64,
     pub bytes: usize,
@@ -128,7 +128,7 @@ pub struct StatusTiming {
 
 /// `GET /status` on a server with `streams` open SotW streams, median of `runs`. `Ok(None)`
 /// when the server has no admin endpoint.
-pub async fn status_with_streams(
+pub(crate) async fn status_with_streams(
     binary: &Path,
     streams: usize,
     clusters: usize,
@@ -161,7 +161,7 @@ pub async fn status_with_streams(
     }))
 }
 
-pub fn free_port() -> Result<SocketAddr, String> {
+pub(crate) fn free_port() -> Result<SocketAddr, String> {
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     listener.local_addr().map_err(|e| e.to_string())
 }

@@ -13,7 +13,7 @@ const PER_FILE: usize = 100;
 
 /// A generated fixture directory.
 #[derive(Debug)]
-pub struct FixtureSet {
+pub(crate) struct FixtureSet {
     pub dir: PathBuf,
     pub clusters: usize,
     pub endpoints: usize,
@@ -21,7 +21,7 @@ pub struct FixtureSet {
     edits: u32,
 }
 
-pub fn cluster_name(i: usize) -> String {
+pub(crate) fn cluster_name(i: usize) -> String {
     format!("cluster-{i:05}")
 }
 
@@ -35,7 +35,7 @@ fn cluster_json(i: usize, timeout_s: u32) -> String {
 }
 
 /// Cluster `i`'s endpoints; `first_port` is the port of its first endpoint (edits move it).
-pub fn endpoints_json(i: usize, endpoints: usize, first_port: u32) -> String {
+pub(crate) fn endpoints_json(i: usize, endpoints: usize, first_port: u32) -> String {
     let mut lb = String::new();
     for e in 0..endpoints {
         let port = if e == 0 { first_port } else { 8080 };
@@ -74,7 +74,7 @@ fn chunk_path(dir: &Path, kind: &str, chunk: usize) -> PathBuf {
 
 impl FixtureSet {
     /// Generates `clusters` clusters with `endpoints` endpoints each under `dir`.
-    pub fn generate(dir: &Path, clusters: usize, endpoints: usize) -> io::Result<Self> {
+    pub(crate) fn generate(dir: &Path, clusters: usize, endpoints: usize) -> io::Result<Self> {
         for kind in ["clusters", "endpoints"] {
             std::fs::create_dir_all(dir.join(kind))?;
         }
@@ -121,7 +121,7 @@ impl FixtureSet {
     /// The edit users make with a deploy script or an editor that saves by rename: new clusters
     /// and endpoints files (cluster 0's timeout and first port change) written beside the old
     /// ones under hidden names, then renamed into place. Returns the moment of the first rename.
-    pub fn rename_new_files_into_place(&mut self) -> io::Result<Instant> {
+    pub(crate) fn rename_new_files_into_place(&mut self) -> io::Result<Instant> {
         self.edits += 1;
         let clusters = chunk_path(&self.dir, "clusters", 0);
         let endpoints = chunk_path(&self.dir, "endpoints", 0);
@@ -138,14 +138,14 @@ impl FixtureSet {
 
     /// Changes one resource: cluster 0's endpoints (its first port). Rewrites that file by
     /// temp-then-rename. Returns the changed resource's fixture JSON.
-    pub fn edit_one_endpoint(&mut self) -> io::Result<String> {
+    pub(crate) fn edit_one_endpoint(&mut self) -> io::Result<String> {
         self.edits += 1;
         let port = 8080 + self.edits;
         self.write_endpoints(0, port)?;
         Ok(endpoints_json(0, self.endpoints, port))
     }
 
-    pub fn resource_count(&self) -> usize {
+    pub(crate) fn resource_count(&self) -> usize {
         self.clusters * 2
     }
 }

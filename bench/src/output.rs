@@ -16,7 +16,7 @@ use crate::page::PageCost;
 use crate::record::RecordCost;
 
 #[derive(Debug, Serialize)]
-pub struct Machine {
+pub(crate) struct Machine {
     pub cpus: usize,
     pub cpu_model: String,
     pub memory_gib: f64,
@@ -45,7 +45,7 @@ impl Machine {
         }
     }
 
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         format!(
             "{} CPUs ({}), {} GiB RAM, Linux {}",
             self.cpus, self.cpu_model, self.memory_gib, self.os
@@ -55,7 +55,7 @@ impl Machine {
 
 /// One matrix cell: every run and the field-wise medians.
 #[derive(Debug, Serialize)]
-pub struct CellResult {
+pub(crate) struct CellResult {
     pub nodes: usize,
     /// Server and fleet over TLS (the server's certificate, no client certificates).
     pub tls: bool,
@@ -66,7 +66,7 @@ pub struct CellResult {
 }
 
 impl CellResult {
-    pub fn new(nodes: usize, clusters: usize, endpoints: usize, runs: Vec<CellRun>) -> Self {
+    pub(crate) fn new(nodes: usize, clusters: usize, endpoints: usize, runs: Vec<CellRun>) -> Self {
         let m = |f: fn(&CellRun) -> f64| median(runs.iter().map(f).collect());
         let median = CellRun {
             first_config_p50_ms: m(|r| r.first_config_p50_ms),
@@ -96,7 +96,7 @@ impl CellResult {
 }
 
 #[derive(Debug, Serialize)]
-pub struct Results {
+pub(crate) struct Results {
     #[serde(skip)]
     path: PathBuf,
     pub machine: Machine,
@@ -129,7 +129,7 @@ fn mib(bytes: u64) -> f64 {
 }
 
 impl Results {
-    pub fn new(path: &Path, runs_per_cell: usize, quick: bool) -> Self {
+    pub(crate) fn new(path: &Path, runs_per_cell: usize, quick: bool) -> Self {
         Self {
             path: path.to_path_buf(),
             machine: Machine::detect(),
@@ -151,7 +151,7 @@ impl Results {
     }
 
     /// Writes the JSON file (after every cell, so a long run that fails keeps what it had).
-    pub fn save(&mut self) -> Result<(), String> {
+    pub(crate) fn save(&mut self) -> Result<(), String> {
         let mut all: Vec<f64> = (self.cells.iter())
             .flat_map(|c| c.runs.iter().map(|r| r.write_to_first_byte_ms))
             .collect();
@@ -165,7 +165,7 @@ impl Results {
     }
 
     /// The Markdown table and the single numbers, as printed and pasted into the README.
-    pub fn table(&self) -> String {
+    pub(crate) fn table(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "Machine: {}", self.machine.line());
         self.edit_line(&mut out);

@@ -21,7 +21,7 @@ use crate::fixtures::FixtureSet;
 use crate::server::{ServerProcess, supports_flag};
 
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct PushCost {
+pub(crate) struct PushCost {
     /// Fixture write → every node ACKed the new version.
     pub push_max_ms: f64,
     /// Server CPU over the same time.
@@ -29,7 +29,7 @@ pub struct PushCost {
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct PageCost {
+pub(crate) struct PageCost {
     pub streams: usize,
     pub closed: PushCost,
     pub open: PushCost,
@@ -93,7 +93,7 @@ impl OpenPage {
 }
 
 /// One edit pushed to every node; what it cost.
-pub async fn push(
+pub(crate) async fn push(
     server: &ServerProcess,
     fleet: &Fleet,
     set: &mut FixtureSet,
@@ -114,7 +114,7 @@ pub async fn push(
 }
 
 /// `Ok(None)` when the server has no admin endpoint (so no page).
-pub async fn page_cost(
+pub(crate) async fn page_cost(
     binary: &Path,
     streams: usize,
     clusters: usize,

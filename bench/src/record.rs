@@ -15,7 +15,7 @@ use crate::page::{PushCost, push};
 use crate::server::{ServerProcess, supports_flag};
 
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct RecordCost {
+pub(crate) struct RecordCost {
     pub streams: usize,
     pub clusters: usize,
     pub off: PushCost,
@@ -29,7 +29,7 @@ pub struct RecordCost {
 }
 
 /// `Ok(None)` when the server has no `--record`.
-pub async fn record_cost(
+pub(crate) async fn record_cost(
     binary: &Path,
     streams: usize,
     clusters: usize,

@@ -11,20 +11,20 @@ use std::time::Duration;
 /// How long the server may take to load its fixtures and listen.
 const START_TIMEOUT: Duration = Duration::from_secs(300);
 
-pub struct ServerProcess {
+pub(crate) struct ServerProcess {
     child: Child,
     pub addr: SocketAddr,
     clock_ticks: f64,
 }
 
 /// The server binary next to this one (both built by `make bench` into the same profile).
-pub fn default_binary() -> PathBuf {
+pub(crate) fn default_binary() -> PathBuf {
     let me = std::env::current_exe().unwrap_or_default();
     me.with_file_name("xdsloop-server")
 }
 
 /// Whether the binary has a flag (by its `--help`).
-pub fn supports_flag(binary: &Path, flag: &str) -> bool {
+pub(crate) fn supports_flag(binary: &Path, flag: &str) -> bool {
     Command::new(binary)
         .arg("--help")
         .output()
@@ -53,7 +53,7 @@ fn strip_ansi(line: &str) -> String {
 impl ServerProcess {
     /// Starts the server on a free port and waits for its "listening" log line. Unless `extra`
     /// says otherwise, the admin routes are off: the runs measure xDS alone.
-    pub fn start(binary: &Path, fixtures: &Path, extra: &[String]) -> Result<Self, String> {
+    pub(crate) fn start(binary: &Path, fixtures: &Path, extra: &[String]) -> Result<Self, String> {
         let mut extra = extra.to_vec();
         if !extra.iter().any(|a| a == "--admin") && supports_flag(binary, "--admin") {
             extra.extend(["--admin".to_string(), "off".to_string()]);
@@ -107,12 +107,12 @@ impl ServerProcess {
         })
     }
 
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
     /// User + system CPU seconds of the whole process so far.
-    pub fn cpu_seconds(&self) -> f64 {
+    pub(crate) fn cpu_seconds(&self) -> f64 {
         let stat =
             std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).unwrap_or_default();
         // Fields after the command name (which may hold spaces) start at field 3.
@@ -123,7 +123,7 @@ impl ServerProcess {
     }
 
     /// Peak resident set size (`VmHWM`), in bytes.
-    pub fn peak_rss_bytes(&self) -> u64 {
+    pub(crate) fn peak_rss_bytes(&self) -> u64 {
         let status =
             std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap_or_default();
         status
@@ -133,7 +133,7 @@ impl ServerProcess {
             .map_or(0, |kb| kb * 1024)
     }
 
-    pub fn stop(mut self) {
+    pub(crate) fn stop(mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -146,7 +146,7 @@ impl Drop for ServerProcess {
 }
 
 /// User + system CPU seconds of `/proc/<pid>` (all threads) so far.
-pub fn cpu_seconds(pid: &str, clock_ticks: f64) -> f64 {
+pub(crate) fn cpu_seconds(pid: &str, clock_ticks: f64) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     // Fields after the command name (which may hold spaces) start at field 3.
     let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
@@ -156,7 +156,7 @@ pub fn cpu_seconds(pid: &str, clock_ticks: f64) -> f64 {
 }
 
 /// CPU seconds of this process (the in-process fleet).
-pub fn own_cpu_seconds() -> f64 {
+pub(crate) fn own_cpu_seconds() -> f64 {
     cpu_seconds("self", clock_ticks())
 }
 
@@ -171,7 +171,7 @@ fn clock_ticks() -> f64 {
 }
 
 /// The 1-minute load average (`/proc/loadavg`), 0 if unknown.
-pub fn load_average() -> f64 {
+pub(crate) fn load_average() -> f64 {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|s| s.split_whitespace().next()?.parse().ok())

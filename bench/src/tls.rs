@@ -7,7 +7,7 @@ use std::process::Command;
 use xdsloop_client::ClientTls;
 
 /// The files a TLS run serves and trusts.
-pub struct Certs {
+pub(crate) struct Certs {
     pub ca: PathBuf,
     pub cert: PathBuf,
     pub key: PathBuf,
@@ -15,7 +15,7 @@ pub struct Certs {
 
 impl Certs {
     /// Makes them in `dir`; an error (naming openssl) if that cannot be done.
-    pub fn make(dir: &Path) -> Result<Self, String> {
+    pub(crate) fn make(dir: &Path) -> Result<Self, String> {
         let curve = [
             "-newkey",
             "ec",
@@ -85,7 +85,7 @@ impl Certs {
     }
 
     /// The server's flags.
-    pub fn server_args(&self) -> Vec<String> {
+    pub(crate) fn server_args(&self) -> Vec<String> {
         let path = |p: &PathBuf| p.display().to_string();
         vec![
             "--tls-cert".into(),
@@ -96,7 +96,7 @@ impl Certs {
     }
 
     /// The fleet's side.
-    pub fn client(&self) -> Result<ClientTls, String> {
+    pub(crate) fn client(&self) -> Result<ClientTls, String> {
         xdsloop_client::load_tls(&self.ca, None, None).map_err(|e| e.to_string())
     }
 }

@@ -156,6 +156,15 @@ pub struct TlsIdentity {
 }
 
 /// The key never shows in a debug print.
+impl std::fmt::Debug for TlsIdentity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsIdentity")
+            .field("cert_pem_bytes", &self.cert_pem.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The key never shows in a debug print.
 impl std::fmt::Debug for ClientTls {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ClientTls")
@@ -176,6 +185,37 @@ pub(crate) const DEFAULT_CALLBACK_TIMEOUT: Duration = Duration::from_secs(10);
 /// whole response (NACK). One for every type, set at start; [`crate::SubscriptionCallbacks`] decide
 /// per subscription and per update.
 pub type Validator = Arc<dyn Fn(&str, &str, &[u8]) -> Result<(), String> + Send + Sync>;
+
+/// A validator is code: a debug print says only whether there is one.
+pub(crate) fn validator_shown(validator: &Option<Validator>) -> &'static str {
+    match validator {
+        Some(_) => "Some(<fn>)",
+        None => "None",
+    }
+}
+
+impl std::fmt::Debug for ClientConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientConfig")
+            .field("server", &self.server)
+            .field("tls", &self.tls)
+            .field("node", &self.node)
+            .field("source", &self.source)
+            .field("type_sources", &self.type_sources)
+            .field("refresh_delay", &self.refresh_delay)
+            .field("request_timeout", &self.request_timeout)
+            .field("follow_deps", &self.follow_deps)
+            .field("validator", &validator_shown(&self.validator))
+            .field("callback_timeout", &self.callback_timeout)
+            .field("not_found_timeout", &self.not_found_timeout)
+            .field("backoff", &self.backoff)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("max_message_bytes", &self.max_message_bytes)
+            .field("codec", &self.codec)
+            .field("received_reports", &self.received_reports)
+            .finish()
+    }
+}
 
 /// Whether the client reports every response it receives ([`crate::Report::Received`]), for
 /// observers that narrate or record the loop. Off by default: it costs decoding each

@@ -23,7 +23,6 @@
 //!
 //! `error` is the crate's one error type.
 #![doc = include_str!("../README.md")]
-#![warn(unreachable_pub, missing_docs)]
 
 #[cfg(feature = "check")]
 pub mod check;

@@ -41,7 +41,7 @@ impl Step {
 }
 
 /// Renders a path the way users write it: `endpoints[0].load_balancing_weight`.
-pub fn display_path(path: &[Step]) -> String {
+pub(crate) fn display_path(path: &[Step]) -> String {
     let mut out = String::new();
     for step in path {
         match step {
@@ -60,7 +60,7 @@ pub fn display_path(path: &[Step]) -> String {
 /// A decode error and where it is inside its document: the value at `path`, or with `key`, the
 /// map key that ends the path. [`Failure::located`] turns the path into a line and column.
 #[derive(Debug)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// Boxed: failures travel up several `Result`s on the error path only.
     pub error: Box<DecodeError>,
     pub path: Vec<Step>,
@@ -69,7 +69,7 @@ pub struct Failure {
 
 impl Failure {
     /// A failure at the root of what is being decoded.
-    pub fn new(error: DecodeError) -> Self {
+    pub(crate) fn new(error: DecodeError) -> Self {
         Self {
             error: Box::new(error),
             path: Vec::new(),
@@ -77,21 +77,21 @@ impl Failure {
         }
     }
 
-    pub fn at(mut self, path: Vec<Step>, key: bool) -> Self {
+    pub(crate) fn at(mut self, path: Vec<Step>, key: bool) -> Self {
         self.path = path;
         self.key = key;
         self
     }
 
     /// The failure seen from `prefix` up (a resource's path inside its document).
-    pub fn under(mut self, prefix: &[Step]) -> Self {
+    pub(crate) fn under(mut self, prefix: &[Step]) -> Self {
         self.path.splice(0..0, prefix.iter().cloned());
         self
     }
 
     /// The error, with its position in YAML document `document` (0-based, counting empty
     /// documents) of `text`.
-    pub fn located(self, text: &str, format: Format, document: usize) -> DecodeError {
+    pub(crate) fn located(self, text: &str, format: Format, document: usize) -> DecodeError {
         let mut error = *self.error;
         if let Some(at) = error.position_mut() {
             *at = locate(text, format, document, &self.path, self.key);

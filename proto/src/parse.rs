@@ -31,13 +31,13 @@ impl Format {
 
 /// One parsed document: its index among all documents of the file (empty YAML documents
 /// included, for [`crate::locate`]) and its value.
-pub struct Document {
+pub(crate) struct Document {
     pub index: usize,
     pub value: Value,
 }
 
 /// Parses text into one value per document; empty YAML documents are skipped.
-pub fn documents(text: &str, format: Format) -> Result<Vec<Document>, DecodeError> {
+pub(crate) fn documents(text: &str, format: Format) -> Result<Vec<Document>, DecodeError> {
     let refusal = Cell::new(None);
     let strict = Strict { refusal: &refusal };
     match format {

@@ -13,13 +13,13 @@ use crate::{locate::Step, type_url};
 
 /// One refusal: where (the field path) and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Violation {
+pub(crate) struct Violation {
     pub path: Vec<Step>,
     pub message: String,
 }
 
 /// The first violation in `message`, walking fields in field-number order.
-pub fn check(message: &DynamicMessage, pool: &DescriptorPool) -> Result<(), Violation> {
+pub(crate) fn check(message: &DynamicMessage, pool: &DescriptorPool) -> Result<(), Violation> {
     Walk {
         pool,
         path: Vec::new(),

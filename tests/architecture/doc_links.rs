@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// One link into a `.rs` file: its text (without backticks) and target, as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SourceLink {
+pub(crate) struct SourceLink {
     pub line: usize,
     pub item: String,
     pub target: String,
@@ -19,7 +19,7 @@ pub struct SourceLink {
 }
 
 /// Every `[`item`](path.rs)` link in `markdown`.
-pub fn source_links(markdown: &str) -> Vec<SourceLink> {
+pub(crate) fn source_links(markdown: &str) -> Vec<SourceLink> {
     let mut links = Vec::new();
     for (number, line) in markdown.lines().enumerate() {
         let mut rest = line;
@@ -56,7 +56,7 @@ pub fn source_links(markdown: &str) -> Vec<SourceLink> {
 
 /// Problems with the source links of the document at `doc` (links are relative to its
 /// folder); `read` returns a file's text, `None` if it does not exist.
-pub fn broken_links(
+pub(crate) fn broken_links(
     doc: &Path,
     markdown: &str,
     read: &dyn Fn(&Path) -> Option<String>,

@@ -14,11 +14,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::rust_source::{code_only, inline_paths, use_statements, without_tests};
 
-pub type ModPath = Vec<String>;
+pub(crate) type ModPath = Vec<String>;
 
 /// One module naming something in another.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Edge {
+pub(crate) struct Edge {
     pub from: ModPath,
     pub to: ModPath,
     /// The path as written (after `use`-tree expansion), to say why the edge exists.
@@ -26,7 +26,7 @@ pub struct Edge {
 }
 
 #[derive(Debug, Default)]
-pub struct ModuleGraph {
+pub(crate) struct ModuleGraph {
     pub modules: BTreeSet<ModPath>,
     /// Per module, every path it names, absolute (from the crate root), as written.
     named: BTreeMap<ModPath, Vec<ModPath>>,
@@ -36,7 +36,7 @@ pub struct ModuleGraph {
 
 /// The module a source file (path relative to `src/`, `/`-separated) defines, or `None` for
 /// files outside the graph.
-pub fn module_of(file: &str) -> Option<ModPath> {
+pub(crate) fn module_of(file: &str) -> Option<ModPath> {
     let file = file.strip_suffix(".rs")?;
     let mut path: ModPath = file.split('/').map(String::from).collect();
     if path == ["main"] || path.first().is_some_and(|p| p == "bin") {
@@ -51,7 +51,7 @@ pub fn module_of(file: &str) -> Option<ModPath> {
 
 impl ModuleGraph {
     /// The graph of a crate given as `(file relative to src/, text)` pairs.
-    pub fn new<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+    pub(crate) fn new<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
         let sources: Vec<(ModPath, String)> = files
             .into_iter()
             .filter_map(|(file, text)| Some((module_of(file)?, without_tests(&code_only(text)))))
@@ -129,7 +129,7 @@ impl ModuleGraph {
     }
 
     /// Every edge between two modules where neither contains the other.
-    pub fn edges(&self) -> BTreeSet<Edge> {
+    pub(crate) fn edges(&self) -> BTreeSet<Edge> {
         let mut edges = BTreeSet::new();
         for (from, named) in &self.named {
             for path in named {
@@ -150,7 +150,7 @@ impl ModuleGraph {
 
     /// Sibling modules that use each other, directly or around a loop, at any level; one line
     /// per loop, naming an edge of it as evidence.
-    pub fn cycles(&self) -> Vec<String> {
+    pub(crate) fn cycles(&self) -> Vec<String> {
         // (level, from child, to child) -> an edge that caused it.
         let mut lifted: BTreeMap<(ModPath, String, String), Edge> = BTreeMap::new();
         for edge in self.edges() {
@@ -198,7 +198,7 @@ impl ModuleGraph {
 
     /// Top-level modules may only use modules listed before them in `order`; a top-level
     /// module missing from `order` is an error too (a new module must be given its layer).
-    pub fn layer_violations(&self, order: &[&str]) -> Vec<String> {
+    pub(crate) fn layer_violations(&self, order: &[&str]) -> Vec<String> {
         let position = |m: &str| order.iter().position(|o| *o == m);
         let mut found = Vec::new();
         for module in self.modules.iter().filter(|m| m.len() == 1) {
@@ -226,7 +226,7 @@ impl ModuleGraph {
 
     /// Uses between two of the top-level modules in `rooms` that `allowed` (`(from, to)`)
     /// does not list: rooms stand apart, each on the layers below.
-    pub fn room_violations(&self, rooms: &[&str], allowed: &[(&str, &str)]) -> Vec<String> {
+    pub(crate) fn room_violations(&self, rooms: &[&str], allowed: &[(&str, &str)]) -> Vec<String> {
         let room = |m: &str| rooms.contains(&m);
         let edges = self.edges().into_iter().filter(|e| {
             let (from, to) = (e.from[0].as_str(), e.to[0].as_str());

@@ -8,7 +8,7 @@
 use crate::rust_source::{code_only, use_statements, without_tests};
 
 /// Crates whose use makes a module I/O: gRPC, HTTP, the async runtime, file watching.
-pub const IO_CRATES: &[&str] = &[
+pub(crate) const IO_CRATES: &[&str] = &[
     "axum",
     "futures",
     "http",
@@ -26,10 +26,10 @@ pub const IO_CRATES: &[&str] = &[
 ];
 
 /// Parts of std that do I/O.
-pub const IO_STD: &[&str] = &["fs", "net", "process"];
+pub(crate) const IO_STD: &[&str] = &["fs", "net", "process"];
 
 /// Every I/O path the non-test code of `text` names, as `use path` or `line N: path`.
-pub fn io_uses(text: &str) -> Vec<String> {
+pub(crate) fn io_uses(text: &str) -> Vec<String> {
     let io = |path: &[&str]| match path {
         [first, ..] if IO_CRATES.contains(first) => true,
         ["std" | "core", second, ..] => IO_STD.contains(second),
@@ -98,7 +98,7 @@ fn blank_keeping_lines(code: &mut String, span: std::ops::Range<usize>) {
 }
 
 /// Functions that read a clock, as the last two segments of the path that calls them.
-pub const CLOCK_READS: &[[&str; 2]] = &[
+pub(crate) const CLOCK_READS: &[[&str; 2]] = &[
     ["SystemTime", "now"],
     ["Instant", "now"],
     ["Utc", "now"],
@@ -107,12 +107,12 @@ pub const CLOCK_READS: &[[&str; 2]] = &[
 ];
 
 /// Paths whose every use reads a clock or waits on one.
-pub const CLOCK_PATHS: &[&[&str]] = &[&["chrono"], &["tokio", "time"]];
+pub(crate) const CLOCK_PATHS: &[&[&str]] = &[&["chrono"], &["tokio", "time"]];
 
 /// Every clock read in the non-test code of `text`, as (line, what): a `SystemTime::now()` or
 /// `Instant::now()` (called or passed as a function), a clock crate's path, and
 /// `.elapsed()`, which reads the clock to measure from an instant.
-pub fn clock_reads(text: &str) -> Vec<(usize, String)> {
+pub(crate) fn clock_reads(text: &str) -> Vec<(usize, String)> {
     let code = without_tests(&code_only(text));
     let clock = |path: &[&str]| {
         let path = match path.first() {

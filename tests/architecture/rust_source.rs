@@ -4,7 +4,7 @@
 
 /// `text` with comments removed and string and character literals blanked (line breaks kept,
 /// so positions keep their line numbers).
-pub fn code_only(text: &str) -> String {
+pub(crate) fn code_only(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
@@ -114,7 +114,7 @@ fn is_char_literal(chars: &[char], i: usize) -> bool {
 /// `code` without its test-only parts: a `#[cfg(test)] mod name;` declaration is dropped, and
 /// any other `#[cfg(test)]` item (by convention the `mod tests` at the end of a file) cuts the
 /// rest of the file.
-pub fn without_tests(code: &str) -> String {
+pub(crate) fn without_tests(code: &str) -> String {
     const TEST: &str = "#[cfg(test)]";
     let mut out = String::new();
     let mut rest = code;
@@ -141,7 +141,7 @@ pub fn without_tests(code: &str) -> String {
 
 /// One `use` statement: whether it re-exports (`pub`, `pub(crate)`, ...) and its leaves.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Use {
+pub(crate) struct Use {
     pub public: bool,
     pub leaves: Vec<UseLeaf>,
     /// Where the statement is in the code (from `use` to `;`).
@@ -151,13 +151,13 @@ pub struct Use {
 /// One imported path: its segments (`self` inside braces resolved to the prefix) and the name
 /// it is known by in the importing module (`None` for a glob).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UseLeaf {
+pub(crate) struct UseLeaf {
     pub path: Vec<String>,
     pub name: Option<String>,
 }
 
 /// Every `use` statement of `code` (already through [`code_only`]).
-pub fn use_statements(code: &str) -> Vec<Use> {
+pub(crate) fn use_statements(code: &str) -> Vec<Use> {
     let mut out = Vec::new();
     let mut from = 0;
     while let Some(found) = code[from..].find("use") {
@@ -266,7 +266,7 @@ fn tree(tokens: &[String], at: &mut usize, prefix: &[String], out: &mut Vec<UseL
 
 /// Paths written in code outside `use` statements that start with `crate`, `super` or `self`
 /// (`crate::registry::TypeStatus { .. }`), as segment lists.
-pub fn inline_paths(code: &str) -> Vec<Vec<String>> {
+pub(crate) fn inline_paths(code: &str) -> Vec<Vec<String>> {
     let toks = tokens(code);
     let mut out = Vec::new();
     let mut i = 0;

@@ -9,7 +9,7 @@ use crate::purity::{clock_reads, io_uses};
 /// The layers of each crate, lowest first: a top-level module may use only those before it.
 /// The server's protocol core (`protocol`) comes before the rooms of the features around it
 /// (`judge` .. `replay`), so the core never uses a room.
-pub const SERVER_LAYERS: &[&str] = &[
+pub(crate) const SERVER_LAYERS: &[&str] = &[
     "error",
     "snapshot",
     "config",
@@ -24,7 +24,7 @@ pub const SERVER_LAYERS: &[&str] = &[
     "app",
     "testkit",
 ];
-pub const CLIENT_LAYERS: &[&str] = &[
+pub(crate) const CLIENT_LAYERS: &[&str] = &[
     "error",
     "config",
     "core",
@@ -36,16 +36,16 @@ pub const CLIENT_LAYERS: &[&str] = &[
 ];
 /// The server's rooms: features around the protocol core. A room may use the core and the
 /// layers below it, and no other room unless it is listed in [`SERVER_ROOM_USES`].
-pub const SERVER_ROOMS: &[&str] = &["judge", "tap", "faults", "replay"];
+pub(crate) const SERVER_ROOMS: &[&str] = &["judge", "tap", "faults", "replay"];
 /// The uses between rooms, each needed: `(room, the room it uses)`.
-pub const SERVER_ROOM_USES: &[(&str, &str)] = &[
+pub(crate) const SERVER_ROOM_USES: &[(&str, &str)] = &[
     // A tap event carries the judge's violation as it found it.
     ("tap", "judge"),
 ];
 
 /// Files (relative to `src/`) of the pure, sans-I/O layers: no I/O, no clock reads. A room
 /// that becomes pure is added here, and both checks hold it to that.
-pub const SERVER_PURE: &[&str] = &[
+pub(crate) const SERVER_PURE: &[&str] = &[
     "snapshot/",
     "protocol/",
     "judge/",
@@ -54,7 +54,7 @@ pub const SERVER_PURE: &[&str] = &[
     "replay/",
 ];
 /// Files inside the pure folders that are the I/O edge of their room, and why.
-pub const SERVER_PURE_EXCEPT: &[(&str, &str)] = &[
+pub(crate) const SERVER_PURE_EXCEPT: &[(&str, &str)] = &[
     (
         "faults/scenario/installed.rs",
         "the scenario in force, published to the streams on a tokio watch",
@@ -73,9 +73,9 @@ pub const SERVER_PURE_EXCEPT: &[(&str, &str)] = &[
     ),
     ("replay/script", "`--replay FILE`: reads the recording"),
 ];
-pub const CLIENT_PURE: &[&str] = &["config.rs", "core/"];
+pub(crate) const CLIENT_PURE: &[&str] = &["config.rs", "core/"];
 
-pub fn workspace() -> PathBuf {
+pub(crate) fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("tests/ is inside the workspace")
@@ -83,7 +83,7 @@ pub fn workspace() -> PathBuf {
 }
 
 /// Every `.rs` file under `<crate>/src`, as (path relative to `src/` with `/`, text).
-pub fn sources(krate: &str) -> Vec<(String, String)> {
+pub(crate) fn sources(krate: &str) -> Vec<(String, String)> {
     let src = workspace().join(krate).join("src");
     let mut files = Vec::new();
     let mut dirs = vec![src.clone()];
@@ -104,7 +104,7 @@ pub fn sources(krate: &str) -> Vec<(String, String)> {
     files
 }
 
-pub fn graph(krate: &str) -> ModuleGraph {
+pub(crate) fn graph(krate: &str) -> ModuleGraph {
     let files = sources(krate);
     ModuleGraph::new(files.iter().map(|(f, t)| (f.as_str(), t.as_str())))
 }
@@ -162,7 +162,7 @@ fn under(file: &str, module: &str) -> bool {
 }
 
 /// Clock reads in the pure files of `krate`, as `krate/src/file:line: what`.
-pub fn clock_reads_in(krate: &str, pure: &[&str], except: &[(&str, &str)]) -> Vec<String> {
+pub(crate) fn clock_reads_in(krate: &str, pure: &[&str], except: &[(&str, &str)]) -> Vec<String> {
     let files = pure_sources(krate, pure, except);
     let per_file = files.iter().flat_map(|(file, text)| {
         clock_reads(text)
@@ -174,7 +174,7 @@ pub fn clock_reads_in(krate: &str, pure: &[&str], except: &[(&str, &str)]) -> Ve
 
 /// I/O uses in the pure files of `krate`, as `file: use`: the files under `pure`, but for
 /// those that start with one of `except` (each of which must name a file that exists).
-pub fn impure(krate: &str, pure: &[&str], except: &[(&str, &str)]) -> Vec<String> {
+pub(crate) fn impure(krate: &str, pure: &[&str], except: &[(&str, &str)]) -> Vec<String> {
     let stale = except
         .iter()
         .filter(|(e, _)| !sources(krate).iter().any(|(f, _)| f.starts_with(e)));
@@ -195,7 +195,7 @@ pub fn impure(krate: &str, pure: &[&str], except: &[(&str, &str)]) -> Vec<String
 }
 
 /// Broken source links in a document (a path relative to the workspace).
-pub fn broken_doc_links(doc: &str) -> Vec<String> {
+pub(crate) fn broken_doc_links(doc: &str) -> Vec<String> {
     let root = workspace();
     let text = std::fs::read_to_string(root.join(doc)).expect("the document exists");
     let read = |p: &Path| std::fs::read_to_string(root.join(p)).ok();

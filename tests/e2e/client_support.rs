@@ -16,26 +16,26 @@ use xdsloop_client::{
 use xdsloop_server::Snapshot;
 use xdsloop_tests::copy_dir;
 
-pub use crate::harness::FixtureServer;
+pub(crate) use crate::harness::FixtureServer;
 
 /// Longest wait for something that should happen; waits end as soon as it does.
-pub const WAIT: Duration = Duration::from_secs(15);
+pub(crate) const WAIT: Duration = Duration::from_secs(15);
 /// How long to watch for something that must NOT happen.
-pub const QUIET: Duration = Duration::from_millis(500);
+pub(crate) const QUIET: Duration = Duration::from_millis(500);
 
-pub fn demo_dir() -> PathBuf {
+pub(crate) fn demo_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo")
 }
 
 /// A temp copy of the demo fixtures, to edit before or while serving it.
-pub fn demo_copy() -> TempDir {
+pub(crate) fn demo_copy() -> TempDir {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&demo_dir(), dir.path());
     dir
 }
 
 /// A client config with fast backoff for tests (the defaults would make restarts slow).
-pub fn config(addr: SocketAddr, source: Source) -> ClientConfig {
+pub(crate) fn config(addr: SocketAddr, source: Source) -> ClientConfig {
     let mut config = ClientConfig::new(addr.to_string(), "client-e2e");
     config.source = source;
     config.follow_deps = true;
@@ -48,12 +48,12 @@ pub fn config(addr: SocketAddr, source: Source) -> ClientConfig {
 }
 
 /// Keeps a subscription read (an unread one eventually holds the client up).
-pub fn drain(mut subscription: Subscription) {
+pub(crate) fn drain(mut subscription: Subscription) {
     tokio::spawn(async move { while subscription.recv().await.is_some() {} });
 }
 
 /// A client following dependencies from LDS and CDS wildcard, like the CLI's default.
-pub async fn demo_client(config: ClientConfig) -> (Client, broadcast::Receiver<Report>) {
+pub(crate) async fn demo_client(config: ClientConfig) -> (Client, broadcast::Receiver<Report>) {
     let client = Client::start(config, std::future::pending()).unwrap();
     let reports = client.reports();
     for type_url in [
@@ -71,7 +71,7 @@ pub async fn demo_client(config: ClientConfig) -> (Client, broadcast::Receiver<R
 }
 
 /// Waits until the applied store satisfies `done`.
-pub async fn store_where(client: &Client, done: impl Fn(&Store) -> bool) -> Arc<Store> {
+pub(crate) async fn store_where(client: &Client, done: impl Fn(&Store) -> bool) -> Arc<Store> {
     let mut store = client.store();
     let found = tokio::time::timeout(WAIT, store.wait_for(|s| done(s))).await;
     let found =
@@ -80,7 +80,7 @@ pub async fn store_where(client: &Client, done: impl Fn(&Store) -> bool) -> Arc<
 }
 
 /// The next report matching `pick`, skipping others.
-pub async fn report<T>(
+pub(crate) async fn report<T>(
     reports: &mut broadcast::Receiver<Report>,
     mut pick: impl FnMut(&Report) -> Option<T>,
 ) -> T {
@@ -98,7 +98,7 @@ pub async fn report<T>(
 }
 
 /// Every report until `QUIET` passes without one.
-pub async fn quiet_reports(reports: &mut broadcast::Receiver<Report>) -> Vec<Report> {
+pub(crate) async fn quiet_reports(reports: &mut broadcast::Receiver<Report>) -> Vec<Report> {
     let mut seen = Vec::new();
     while let Ok(Ok(report)) = tokio::time::timeout(QUIET, reports.recv()).await {
         seen.push(report);
@@ -108,7 +108,7 @@ pub async fn quiet_reports(reports: &mut broadcast::Receiver<Report>) -> Vec<Rep
 
 /// Whether the store holds exactly what the snapshot serves to this client, per type:
 /// SotW by type version, Delta by per-resource versions.
-pub fn matches_snapshot(store: &Store, snapshot: &Snapshot, source: &Source) -> bool {
+pub(crate) fn matches_snapshot(store: &Store, snapshot: &Snapshot, source: &Source) -> bool {
     snapshot
         .type_urls("client-e2e")
         .into_iter()

@@ -20,6 +20,14 @@ pub struct Ca {
     pub pem: String,
 }
 
+impl std::fmt::Debug for Ca {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ca")
+            .field("pem", &self.pem)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Ca {
     pub fn new(name: &str) -> Self {
         let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
@@ -68,6 +76,7 @@ impl Ca {
 
 /// Everything a TLS test needs, as files: the CA, a server certificate signed by it, a client
 /// certificate signed by it, and a second CA (untrusted) with a client certificate of its own.
+#[derive(Debug)]
 pub struct Pki {
     pub dir: TempDir,
     pub ca: Ca,

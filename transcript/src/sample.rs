@@ -7,17 +7,17 @@ use std::time::{Duration, SystemTime};
 use crate::line::*;
 use crate::step::{Step, Verdict};
 
-pub const NODE: &str = "edge-1";
+pub(crate) const NODE: &str = "edge-1";
 
-pub fn at(seconds: u64) -> SystemTime {
+pub(crate) fn at(seconds: u64) -> SystemTime {
     humantime::parse_rfc3339("2025-01-02T12:00:00Z").unwrap() + Duration::from_secs(seconds)
 }
 
-pub fn header(side: Side) -> Header {
+pub(crate) fn header(side: Side) -> Header {
     Header::new(side, "xdsloop-server 0.1.0", at(0), false)
 }
 
-pub fn event(stream: u64, seq: u32, what: What) -> Event {
+pub(crate) fn event(stream: u64, seq: u32, what: What) -> Event {
     Event {
         t: at(seq.into()),
         stream: Some(stream),
@@ -35,7 +35,7 @@ fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
 }
 
-pub fn open(stream: u64, seq: u32, transport: &str) -> Event {
+pub(crate) fn open(stream: u64, seq: u32, transport: &str) -> Event {
     let open = Open {
         transport: transport.to_string(),
         peer: Some("127.0.0.1:51234".to_string()),
@@ -45,7 +45,7 @@ pub fn open(stream: u64, seq: u32, transport: &str) -> Event {
 }
 
 /// A subscription (no nonce) or an ACK of `nonce`.
-pub fn sotw_request(
+pub(crate) fn sotw_request(
     stream: u64,
     seq: u32,
     alias: &str,
@@ -76,7 +76,14 @@ pub fn sotw_request(
     event(stream, seq, What::Request(request))
 }
 
-pub fn nack(stream: u64, seq: u32, alias: &str, version: &str, nonce: &str, why: &str) -> Event {
+pub(crate) fn nack(
+    stream: u64,
+    seq: u32,
+    alias: &str,
+    version: &str,
+    nonce: &str,
+    why: &str,
+) -> Event {
     let mut event = sotw_request(stream, seq, alias, version, nonce, &[]);
     if let What::Request(r) = &mut event.what {
         (r.step, r.verdict) = (Step::Nack, Verdict::Nack);
@@ -88,7 +95,7 @@ pub fn nack(stream: u64, seq: u32, alias: &str, version: &str, nonce: &str, why:
     event
 }
 
-pub fn sotw_response(
+pub(crate) fn sotw_response(
     stream: u64,
     seq: u32,
     alias: &str,
@@ -121,7 +128,7 @@ pub fn sotw_response(
     event(stream, seq, What::Response(response))
 }
 
-pub fn delta_request(
+pub(crate) fn delta_request(
     stream: u64,
     seq: u32,
     subscribe: &[&str],
@@ -151,7 +158,7 @@ pub fn delta_request(
     event(stream, seq, What::Request(request))
 }
 
-pub fn delta_response(
+pub(crate) fn delta_response(
     stream: u64,
     seq: u32,
     nonce: &str,
@@ -185,7 +192,7 @@ pub fn delta_response(
 }
 
 /// One line of each kind, with every optional field set somewhere.
-pub fn one_of_each() -> Vec<Event> {
+pub(crate) fn one_of_each() -> Vec<Event> {
     let mut push = sotw_response(3, 3, "cds", "v7", "3-1", &["web", "api"]);
     if let What::Response(r) = &mut push.what {
         r.fault = Some(FaultMark {

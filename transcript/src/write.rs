@@ -32,6 +32,14 @@ pub struct LineWriter<W: Write> {
     pending_since: Option<Instant>,
 }
 
+impl<W: Write> std::fmt::Debug for LineWriter<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LineWriter")
+            .field("lines", &self.lines)
+            .finish_non_exhaustive()
+    }
+}
+
 impl LineWriter<File> {
     /// Creates (or truncates) `path` and writes the header.
     pub fn create(path: &Path, header: &Header) -> Result<Self, Error> {

@@ -28,6 +28,7 @@ use crate::core::stream::{StreamEnd, StreamInfo};
 use crate::error::ClientError;
 
 /// Writes `--record`'s transcript: one line per step of the loop, as reports arrive.
+#[derive(Debug)]
 pub struct Recorder {
     writer: LineWriter<File>,
     path: String,

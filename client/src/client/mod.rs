@@ -41,7 +41,10 @@ const EVENT_QUEUE: usize = 16;
 /// never stall the protocol.
 const REPORT_QUEUE: usize = 4096;
 
-/// A running client. Dropping it stops the session.
+/// A running client: a handle, cheap to clone (as tonic's `XdsClient` is). Every clone drives
+/// the same sessions; dropping the last one stops them, and [`Client::stop`] stops them for
+/// every clone.
+#[derive(Clone)]
 pub struct Client {
     /// One session per config source in use: the first is `ClientConfig::source`'s.
     sessions: Vec<mpsc::Sender<Command>>,
@@ -53,7 +56,30 @@ pub struct Client {
     /// Set to true to stop the session; the session's shutdown future sets it too, so every
     /// wait inside the session sees one flag.
     stop: Arc<watch::Sender<bool>>,
-    tasks: Vec<JoinHandle<()>>,
+    /// Held by the handles only: the last one dropped stops the sessions.
+    last_handle: Arc<StopOnDrop>,
+    tasks: Arc<std::sync::Mutex<Vec<JoinHandle<()>>>>,
+}
+
+/// Sets the stop flag when dropped.
+#[derive(Debug)]
+struct StopOnDrop(Arc<watch::Sender<bool>>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.send_replace(true);
+    }
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("sessions", &self.sessions.len())
+            .field("routes", &self.routes)
+            .field("stopped", &*self.stop.borrow())
+            .field("handles", &Arc::strong_count(&self.last_handle))
+            .finish_non_exhaustive()
+    }
 }
 
 impl Client {
@@ -177,14 +203,26 @@ impl Client {
                 _ = flag.closed() => {}
             }
         });
+        Self::handle(sessions, routes, reports, store, stop, tasks)
+    }
+
+    fn handle(
+        sessions: Vec<mpsc::Sender<Command>>,
+        routes: BTreeMap<String, usize>,
+        reports: broadcast::Sender<Report>,
+        store: watch::Receiver<Arc<Store>>,
+        stop: Arc<watch::Sender<bool>>,
+        tasks: Vec<JoinHandle<()>>,
+    ) -> Self {
         Self {
             sessions,
             routes,
             next_id: Arc::new(AtomicU64::new(1)),
             reports,
             store,
+            last_handle: Arc::new(StopOnDrop(stop.clone())),
             stop,
-            tasks,
+            tasks: Arc::new(std::sync::Mutex::new(tasks)),
         }
     }
 
@@ -334,10 +372,11 @@ impl Client {
         }
     }
 
-    /// Stops the session and waits for it to end.
-    pub async fn stop(mut self) {
+    /// Stops the sessions, for every clone of this handle, and waits for them to end.
+    pub async fn stop(self) {
         self.stop.send_replace(true);
-        for task in self.tasks.drain(..) {
+        let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(|e| e.into_inner()));
+        for task in tasks {
             let _ = task.await;
         }
     }
@@ -413,12 +452,6 @@ impl Drop for Paused {
                 let _ = commands.send(command).await;
             });
         }
-    }
-}
-
-impl Drop for Client {
-    fn drop(&mut self) {
-        self.stop.send_replace(true);
     }
 }
 

@@ -17,6 +17,7 @@ use crate::transport::hub::{Call, Command};
 /// Events must be consumed: like Envoy's callbacks, an update is delivered before it is ACKed,
 /// so a subscription that is never read eventually holds the client up.
 #[must_use = "dropping a Subscription unsubscribes at once"]
+#[derive(Debug)]
 pub struct Subscription {
     id: WatchId,
     type_url: String,
@@ -82,6 +83,14 @@ impl Drop for Subscription {
 pub struct TypedSubscription<T> {
     inner: Subscription,
     _type: PhantomData<fn() -> T>,
+}
+
+impl<T> std::fmt::Debug for TypedSubscription<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TypedSubscription")
+            .field("inner", &self.inner)
+            .finish()
+    }
 }
 
 impl<T: XdsResource> TypedSubscription<T> {

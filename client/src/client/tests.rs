@@ -20,15 +20,14 @@ pub(super) fn client_and_hub() -> (Client, Hub) {
     let (reports, _) = broadcast::channel(REPORT_QUEUE);
     let (store_tx, store) = watch::channel(Arc::new(Store::default()));
     let (stop, stopping) = watch::channel(false);
-    let client = Client {
-        sessions: vec![commands_tx],
-        routes: Default::default(),
-        next_id: Arc::new(AtomicU64::new(1)),
-        reports: reports.clone(),
+    let client = Client::handle(
+        vec![commands_tx],
+        BTreeMap::new(),
+        reports.clone(),
         store,
-        stop: Arc::new(stop),
-        tasks: Vec::new(),
-    };
+        Arc::new(stop),
+        Vec::new(),
+    );
     let hub = Hub {
         mux: Mux::new(config),
         commands,
@@ -108,4 +107,19 @@ async fn synced_covers_every_watch_subscribed_together() {
         (ROUTE, vec!["local_route"]),
     ];
     assert_eq!(held, expected);
+}
+
+#[tokio::test]
+async fn a_client_is_a_handle_the_last_clone_dropped_stops_it() {
+    let (client, hub) = client_and_hub();
+    let stopping = hub.stopping.clone();
+    let other = client.clone();
+    drop(client);
+    assert!(!*stopping.borrow(), "a clone still holds it");
+    assert!(format!("{other:?}").contains("handles: 1"), "{other:?}");
+    drop(other);
+    assert!(
+        *stopping.borrow(),
+        "the last handle dropped stops the sessions"
+    );
 }

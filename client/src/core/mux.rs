@@ -60,6 +60,23 @@ pub struct MuxConfig {
     pub received: ReceivedReports,
 }
 
+impl std::fmt::Debug for MuxConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let validator = crate::config::validator_shown(&self.validator);
+        f.debug_struct("MuxConfig")
+            .field("variant", &self.variant)
+            .field("source", &self.source)
+            .field("node", &self.node)
+            .field("follow_deps", &self.follow_deps)
+            .field("unfollowed", &self.unfollowed)
+            .field("not_found_timeout", &self.not_found_timeout)
+            .field("validator", &validator)
+            .field("codec", &self.codec)
+            .field("received", &self.received)
+            .finish()
+    }
+}
+
 impl MuxConfig {
     /// An aggregated (ADS) mux of `mode`.
     pub fn new(mode: Variant, node: Node) -> Self {
@@ -158,6 +175,7 @@ struct Pending {
 }
 
 /// Envoy's `GrpcMux`, sans-I/O (see the module docs).
+#[derive(Debug)]
 pub struct Mux {
     config: MuxConfig,
     watches: WatchMap,

@@ -188,6 +188,7 @@ impl FleetConfig {
 }
 
 /// A running fleet. Dropping it stops the nodes.
+#[derive(Debug)]
 pub struct Fleet {
     tally: Arc<Tally>,
     coverage: Coverage,

@@ -80,6 +80,14 @@ pub struct Transport {
     inner: Inner,
 }
 
+impl std::fmt::Debug for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transport")
+            .field("kind", &self.kind)
+            .finish_non_exhaustive()
+    }
+}
+
 enum Inner {
     Grpc(Box<grpc::GrpcTransport>),
     Rest(Box<rest::RestTransport>),

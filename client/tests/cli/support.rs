@@ -12,9 +12,9 @@ use tempfile::TempDir;
 use tokio::sync::mpsc;
 use xdsloop_server::testkit::TestServer;
 
-pub const WAIT: Duration = Duration::from_secs(20);
+pub(crate) const WAIT: Duration = Duration::from_secs(20);
 const QUIET: Duration = Duration::from_millis(500);
-pub const NODE: &str = "cli-test";
+pub(crate) const NODE: &str = "cli-test";
 
 // The `xdsloop-tests` crate has the same helper; this crate cannot depend on it (it depends
 // on this one).
@@ -33,7 +33,7 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// A temp copy of `fixtures/demo` served by the testkit (as `xdsloop-server` serves a fixture
 /// directory, admin routes on the xDS port); the copy lives as long as the server.
-pub struct Demo {
+pub(crate) struct Demo {
     pub dir: TempDir,
     pub server: TestServer,
 }
@@ -45,7 +45,7 @@ impl Deref for Demo {
     }
 }
 
-pub async fn serve_demo_on(dir: TempDir, listen: SocketAddr) -> Demo {
+pub(crate) async fn serve_demo_on(dir: TempDir, listen: SocketAddr) -> Demo {
     let server = TestServer::builder()
         .fixtures(dir.path())
         .listen(listen)
@@ -59,7 +59,7 @@ pub async fn serve_demo_on(dir: TempDir, listen: SocketAddr) -> Demo {
 }
 
 /// A temp copy of `fixtures/demo`, to edit before serving it.
-pub fn demo_dir() -> TempDir {
+pub(crate) fn demo_dir() -> TempDir {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo"),
@@ -68,13 +68,13 @@ pub fn demo_dir() -> TempDir {
     dir
 }
 
-pub async fn serve_demo() -> Demo {
+pub(crate) async fn serve_demo() -> Demo {
     serve_demo_on(demo_dir(), "127.0.0.1:0".parse().unwrap()).await
 }
 
 impl Demo {
     /// The SotW version of `alias` (`cds`, ...) the CLI's node is served now.
-    pub fn served_version(&self, alias: &str) -> String {
+    pub(crate) fn served_version(&self, alias: &str) -> String {
         self.server
             .version(NODE, alias)
             .expect("the demo serves the type")
@@ -82,7 +82,7 @@ impl Demo {
 }
 
 /// The binary, running; its stdout and stderr arrive line by line.
-pub struct Cli {
+pub(crate) struct Cli {
     pub child: Child,
     stdout: mpsc::Receiver<String>,
     stderr: mpsc::Receiver<String>,
@@ -102,19 +102,19 @@ fn lines(pipe: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
 }
 
 impl Cli {
-    pub fn spawn(server: SocketAddr, args: &[&str]) -> Self {
+    pub(crate) fn spawn(server: SocketAddr, args: &[&str]) -> Self {
         Self::spawn_with_env(server, args, &[])
     }
 
     /// [`Cli::spawn`] with `envs` set and `NO_COLOR` unset.
-    pub fn spawn_with_env(server: SocketAddr, args: &[&str], envs: &[(&str, &str)]) -> Self {
+    pub(crate) fn spawn_with_env(server: SocketAddr, args: &[&str], envs: &[(&str, &str)]) -> Self {
         let server = server.to_string();
         let all = [&["--server", &server, "--node-id", NODE], args].concat();
         Self::spawn_args(&all, envs)
     }
 
     /// `xdsloop-client fleet` with `args` (which name the server).
-    pub fn fleet(args: &[&str]) -> Self {
+    pub(crate) fn fleet(args: &[&str]) -> Self {
         Self::spawn_args(&[&["fleet"], args].concat(), &[])
     }
 
@@ -137,13 +137,13 @@ impl Cli {
     }
 
     /// The next stdout line; `None` once the process closed stdout.
-    pub async fn line(&mut self) -> Option<String> {
+    pub(crate) async fn line(&mut self) -> Option<String> {
         tokio::time::timeout(WAIT, self.stdout.recv())
             .await
             .expect("a line in time")
     }
 
-    pub async fn lines(&mut self, n: usize) -> Vec<String> {
+    pub(crate) async fn lines(&mut self, n: usize) -> Vec<String> {
         let mut lines = Vec::new();
         for _ in 0..n {
             lines.push(self.line().await.expect("more output"));
@@ -152,7 +152,7 @@ impl Cli {
     }
 
     /// Stdout lines up to and including the first one `wanted` accepts.
-    pub async fn lines_until(&mut self, wanted: impl Fn(&str) -> bool) -> Vec<String> {
+    pub(crate) async fn lines_until(&mut self, wanted: impl Fn(&str) -> bool) -> Vec<String> {
         let mut seen = Vec::new();
         loop {
             let line = self.line().await.unwrap_or_else(|| {
@@ -170,7 +170,7 @@ impl Cli {
     }
 
     /// All remaining stdout, then the exit status.
-    pub async fn finish(&mut self) -> (Vec<String>, std::process::ExitStatus) {
+    pub(crate) async fn finish(&mut self) -> (Vec<String>, std::process::ExitStatus) {
         let mut rest = Vec::new();
         while let Some(line) = self.line().await {
             rest.push(line);
@@ -178,7 +178,7 @@ impl Cli {
         (rest, self.child.wait().unwrap())
     }
 
-    pub async fn stderr_until(&mut self, wanted: &str) -> String {
+    pub(crate) async fn stderr_until(&mut self, wanted: &str) -> String {
         let wait = async {
             loop {
                 let line = self.stderr.recv().await.expect("stderr open");
@@ -193,7 +193,7 @@ impl Cli {
     }
 
     /// All of stderr, once the process has ended (or is ending: it closes the pipe).
-    pub async fn all_stderr(&mut self) -> Vec<String> {
+    pub(crate) async fn all_stderr(&mut self) -> Vec<String> {
         let mut all = Vec::new();
         let wait = async {
             while let Some(line) = self.stderr.recv().await {
@@ -207,7 +207,7 @@ impl Cli {
     }
 
     /// Stdout lines arriving until it stays quiet for `QUIET`.
-    pub async fn quiet_lines(&mut self) -> Vec<String> {
+    pub(crate) async fn quiet_lines(&mut self) -> Vec<String> {
         let mut seen = Vec::new();
         while let Ok(Some(line)) = tokio::time::timeout(QUIET, self.stdout.recv()).await {
             seen.push(line);
@@ -224,7 +224,7 @@ impl Drop for Cli {
 }
 
 /// `time type version=V nonce=N ACK added=[..] updated=[..] removed=[..]` → its fields.
-pub fn text_fields(line: &str) -> (String, String, String, String) {
+pub(crate) fn text_fields(line: &str) -> (String, String, String, String) {
     let parts: Vec<&str> = line.split(' ').collect();
     assert!(
         humantime::parse_rfc3339(parts[0]).is_ok(),

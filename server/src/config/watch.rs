@@ -131,6 +131,7 @@ impl Settings {
 
 /// A running fixture watcher. Dropping it (or [`Watcher::stop`]) stops watching; the receivers
 /// then see no further changes. Clone the receivers to hand them out.
+#[derive(Debug)]
 pub struct Watcher {
     /// The snapshot being served, replaced on every good reload.
     pub snapshots: watch::Receiver<Arc<Snapshot>>,

@@ -374,8 +374,14 @@ impl Ledger {
         let Some(sent) = &self.last_sent else {
             return false;
         };
-        let touched = sent.fault.as_ref().is_some_and(|m| changes_content(m.action));
-        let nacked = self.last_nack.as_ref().is_some_and(|n| n.nonce == sent.nonce);
+        let touched = sent
+            .fault
+            .as_ref()
+            .is_some_and(|m| changes_content(m.action));
+        let nacked = self
+            .last_nack
+            .as_ref()
+            .is_some_and(|n| n.nonce == sent.nonce);
         let faulted_since = match (&self.last_fault, &self.last_acked) {
             (Some(fault), acked) if changes_content(fault.mark.action) => {
                 acked.as_ref().is_none_or(|acked| fault.at >= acked.at)

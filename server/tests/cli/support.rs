@@ -9,11 +9,11 @@ use std::{
     time::Duration,
 };
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_xdsloop-server");
-pub const WAIT: Duration = Duration::from_secs(20);
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_xdsloop-server");
+pub(crate) const WAIT: Duration = Duration::from_secs(20);
 
 /// A server process, killed when dropped.
-pub struct Server {
+pub(crate) struct Server {
     pub child: Child,
     stdout: mpsc::Receiver<String>,
     stderr: mpsc::Receiver<String>,
@@ -33,7 +33,7 @@ fn lines(pipe: impl Read + Send + 'static) -> mpsc::Receiver<String> {
 
 impl Server {
     /// `xdsloop-server --fixtures DIR ARGS...`, with `envs` set and `NO_COLOR` unset.
-    pub fn spawn(fixtures: &Path, args: &[&str], envs: &[(&str, &str)]) -> Self {
+    pub(crate) fn spawn(fixtures: &Path, args: &[&str], envs: &[(&str, &str)]) -> Self {
         let mut child = Command::new(BIN)
             .args(["--fixtures", fixtures.to_str().unwrap()])
             .args(args)
@@ -53,7 +53,7 @@ impl Server {
     }
 
     /// The next stdout line; `None` once the process closed stdout.
-    pub fn line(&self) -> Option<String> {
+    pub(crate) fn line(&self) -> Option<String> {
         match self.stdout.recv_timeout(WAIT) {
             Ok(line) => Some(line),
             Err(mpsc::RecvTimeoutError::Disconnected) => None,
@@ -62,7 +62,7 @@ impl Server {
     }
 
     /// The next stderr (log) line; `None` once the process closed stderr.
-    pub fn log_line(&self) -> Option<String> {
+    pub(crate) fn log_line(&self) -> Option<String> {
         match self.stderr.recv_timeout(WAIT) {
             Ok(line) => Some(line),
             Err(mpsc::RecvTimeoutError::Disconnected) => None,
@@ -71,7 +71,7 @@ impl Server {
     }
 
     /// The address from the first stdout line, `xdsloop-server listening on ADDR`.
-    pub fn listening(&self) -> String {
+    pub(crate) fn listening(&self) -> String {
         let line = self.line().expect("the server prints where it listens");
         line.strip_prefix("xdsloop-server listening on ")
             .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
@@ -79,7 +79,7 @@ impl Server {
     }
 
     /// The admin address from the stdout line `admin: http://ADDR/status (...)`.
-    pub fn admin(&self) -> String {
+    pub(crate) fn admin(&self) -> String {
         let line = self.line().expect("the server prints its admin address");
         let rest = line
             .strip_prefix("admin: http://")
@@ -89,7 +89,7 @@ impl Server {
     }
 
     /// Stops the process and returns everything it wrote to stderr.
-    pub fn stop_and_stderr(mut self) -> Vec<String> {
+    pub(crate) fn stop_and_stderr(mut self) -> Vec<String> {
         let _ = self.child.kill();
         let _ = self.child.wait();
         // Killed: the pipe closes, so this ends.
@@ -97,7 +97,7 @@ impl Server {
     }
 
     /// Waits for the process to exit by itself; its exit code and stderr.
-    pub fn exit(mut self) -> (Option<i32>, Vec<String>) {
+    pub(crate) fn exit(mut self) -> (Option<i32>, Vec<String>) {
         let status = self.child.wait().unwrap();
         (status.code(), self.stderr.iter().collect())
     }
@@ -111,13 +111,13 @@ impl Drop for Server {
 }
 
 /// `xdsloop-server status ARGS...`.
-pub fn status(args: &[&str]) -> std::process::Output {
+pub(crate) fn status(args: &[&str]) -> std::process::Output {
     Command::new(BIN).arg("status").args(args).output().unwrap()
 }
 
 /// A temp fixture dir with cluster `web` under the explicit CDS version `version`, so a test
 /// can tell which server answered.
-pub fn fixtures(version: &str) -> tempfile::TempDir {
+pub(crate) fn fixtures(version: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let cluster = format!(
         r#"{{"version_info": "{version}", "resources": [
@@ -129,7 +129,7 @@ pub fn fixtures(version: &str) -> tempfile::TempDir {
 }
 
 /// The CDS version in a `/status` JSON document.
-pub fn served_version(status_json: &[u8]) -> String {
+pub(crate) fn served_version(status_json: &[u8]) -> String {
     let doc: serde_json::Value = serde_json::from_slice(status_json).unwrap();
     assert_eq!(doc["schema"], "xdsloop.status.v1");
     assert_eq!(doc["snapshot"]["types"][0]["type"], "cds");

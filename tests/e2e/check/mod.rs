@@ -19,7 +19,7 @@ use xdsloop_proto::type_url;
 use crate::harness::{cluster, endpoints, route};
 
 /// The report's FAIL lines, for a failure message.
-pub fn fails(report: &CheckReport) -> Vec<String> {
+pub(crate) fn fails(report: &CheckReport) -> Vec<String> {
     let failed = report
         .results
         .iter()
@@ -28,7 +28,7 @@ pub fn fails(report: &CheckReport) -> Vec<String> {
 }
 
 /// The ids of the checks that FAILed.
-pub fn failed_ids(report: &CheckReport) -> Vec<&'static str> {
+pub(crate) fn failed_ids(report: &CheckReport) -> Vec<&'static str> {
     let failed = report
         .results
         .iter()
@@ -37,7 +37,7 @@ pub fn failed_ids(report: &CheckReport) -> Vec<&'static str> {
 }
 
 /// A listener whose routes come from RDS `route` over ADS.
-pub fn rds_listener(name: &str, route: &str, port: u32) -> Value {
+pub(crate) fn rds_listener(name: &str, route: &str, port: u32) -> Value {
     json!({
         "@type": type_url::LISTENER, "name": name,
         "address": {"socket_address": {"address": "0.0.0.0", "port_value": port}},
@@ -54,7 +54,7 @@ pub fn rds_listener(name: &str, route: &str, port: u32) -> Value {
 /// The files every check server serves: of each type enough names for every check (three
 /// listeners and clusters, so that two named ones differ from the wildcard's set; two routes
 /// and endpoints), the listeners pointing at the routes, the clusters at the endpoints.
-pub fn base_files() -> Vec<(&'static str, Vec<Value>)> {
+pub(crate) fn base_files() -> Vec<(&'static str, Vec<Value>)> {
     vec![
         (
             "clusters.json",
@@ -79,7 +79,7 @@ pub fn base_files() -> Vec<(&'static str, Vec<Value>)> {
     ]
 }
 
-pub fn base_dir() -> TempDir {
+pub(crate) fn base_dir() -> TempDir {
     let dir = tempfile::tempdir().unwrap();
     for (name, resources) in base_files() {
         let text = serde_json::to_string_pretty(&resources).unwrap();
@@ -91,7 +91,7 @@ pub fn base_dir() -> TempDir {
 /// The suite's settings for tests: shorter waits than a user's (loopback, a server in the same
 /// process or next to it), the quiet windows long enough that a broken server's wrong
 /// response lands inside them on a loaded machine.
-pub fn config(addr: SocketAddr, fixtures: Option<&Path>, only: &[&str]) -> CheckConfig {
+pub(crate) fn config(addr: SocketAddr, fixtures: Option<&Path>, only: &[&str]) -> CheckConfig {
     let mut config = CheckConfig::new(addr.to_string());
     config.fixtures = fixtures.map(Path::to_path_buf);
     config.only = only.iter().map(|s| s.to_string()).collect();
@@ -105,7 +105,7 @@ pub fn config(addr: SocketAddr, fixtures: Option<&Path>, only: &[&str]) -> Check
 static RUNS: Semaphore = Semaphore::const_new(8);
 
 /// Runs the suite to the end (bounded all the same).
-pub async fn run(config: &CheckConfig) -> CheckReport {
+pub(crate) async fn run(config: &CheckConfig) -> CheckReport {
     let _turn = RUNS.acquire().await.expect("never closed");
     let run = check::run(config, std::future::pending(), |_| {});
     let report = tokio::time::timeout(Duration::from_secs(600), run).await;
@@ -113,7 +113,7 @@ pub async fn run(config: &CheckConfig) -> CheckReport {
 }
 
 /// The result of check `id` in `report`.
-pub fn result<'r>(report: &'r CheckReport, id: &str) -> &'r CheckResult {
+pub(crate) fn result<'r>(report: &'r CheckReport, id: &str) -> &'r CheckResult {
     let found = report.results.iter().find(|r| r.check.id == id);
     found.unwrap_or_else(|| panic!("{id} did not run: {report:?}"))
 }

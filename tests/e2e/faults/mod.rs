@@ -22,7 +22,7 @@ use xdsloop_server::{
 use crate::client_support::*;
 
 /// The demo fixtures served with `yaml` in force.
-pub async fn served_with(yaml: &str) -> FixtureServer {
+pub(crate) async fn served_with(yaml: &str) -> FixtureServer {
     let served = FixtureServer::demo().await;
     let scenario = Scenario::from_yaml(yaml).unwrap_or_else(|e| panic!("{e}"));
     served.set_scenario(scenario).unwrap();
@@ -30,17 +30,17 @@ pub async fn served_with(yaml: &str) -> FixtureServer {
 }
 
 /// The scenario seam of `served`.
-pub fn scenarios(served: &FixtureServer) -> &Scenarios {
+pub(crate) fn scenarios(served: &FixtureServer) -> &Scenarios {
     &served.running().expect("a fixture server").scenarios
 }
 
 /// How often rule `i` fired.
-pub fn fired(served: &FixtureServer, i: usize) -> u64 {
+pub(crate) fn fired(served: &FixtureServer, i: usize) -> u64 {
     scenarios(served).current().counters[i].fired()
 }
 
 /// A client of `source` with fast backoff, and its reports.
-pub async fn client_of(
+pub(crate) async fn client_of(
     served: &FixtureServer,
     source: Source,
     tweak: impl FnOnce(&mut ClientConfig),
@@ -54,7 +54,7 @@ pub async fn client_of(
 }
 
 /// Polls the server's open and closed streams until `probe` finds something.
-pub async fn server_shows<T>(
+pub(crate) async fn server_shows<T>(
     served: &FixtureServer,
     mut probe: impl FnMut(&[StreamStatus]) -> Option<T>,
 ) -> T {

@@ -17,7 +17,7 @@ use xdsloop_server::app::DEFAULT_MAX_MESSAGE_BYTES;
 use super::{CODEC, QUIET, within};
 
 /// A gRPC connection of its own to the test server.
-pub async fn channel(addr: SocketAddr) -> Channel {
+pub(crate) async fn channel(addr: SocketAddr) -> Channel {
     Channel::from_shared(format!("http://{addr}"))
         .unwrap()
         .connect()
@@ -26,24 +26,24 @@ pub async fn channel(addr: SocketAddr) -> Channel {
 }
 
 /// An ADS client on its own connection, with the message limit raised like the server's.
-pub async fn ads_client(addr: SocketAddr) -> AggregatedDiscoveryServiceClient<Channel> {
+pub(crate) async fn ads_client(addr: SocketAddr) -> AggregatedDiscoveryServiceClient<Channel> {
     AggregatedDiscoveryServiceClient::new(channel(addr).await)
         .max_decoding_message_size(DEFAULT_MAX_MESSAGE_BYTES)
         .max_encoding_message_size(DEFAULT_MAX_MESSAGE_BYTES)
 }
 
-pub fn node(id: &str) -> Option<Node> {
+pub(crate) fn node(id: &str) -> Option<Node> {
     Some(Node {
         id: id.to_string(),
         ..Default::default()
     })
 }
 
-pub fn strings(list: &[&str]) -> Vec<String> {
+pub(crate) fn strings(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
 
-pub fn nack_status(message: &str) -> Option<Status> {
+pub(crate) fn nack_status(message: &str) -> Option<Status> {
     Some(Status {
         code: xdsloop_proto::discovery::INVALID_ARGUMENT,
         message: message.to_string(),
@@ -52,7 +52,7 @@ pub fn nack_status(message: &str) -> Option<Status> {
 }
 
 /// A SotW ADS stream.
-pub struct SotwClient {
+pub(crate) struct SotwClient {
     pub node: String,
     requests: mpsc::Sender<DiscoveryRequest>,
     responses: Streaming<DiscoveryResponse>,
@@ -60,7 +60,7 @@ pub struct SotwClient {
 }
 
 impl SotwClient {
-    pub async fn connect(addr: SocketAddr, node: &str) -> Self {
+    pub(crate) async fn connect(addr: SocketAddr, node: &str) -> Self {
         // Requests queue here only until the stream picks them up; tests send a few at a time.
         let (requests, rx) = mpsc::channel(16);
         let mut client = ads_client(addr).await;
@@ -73,7 +73,7 @@ impl SotwClient {
     }
 
     /// A client on a stream opened elsewhere (e.g. a per-type service's).
-    pub fn from_parts(
+    pub(crate) fn from_parts(
         node: &str,
         requests: mpsc::Sender<DiscoveryRequest>,
         responses: Streaming<DiscoveryResponse>,
@@ -87,7 +87,7 @@ impl SotwClient {
     }
 
     /// Sends a request; the node goes on the first one only (C1).
-    pub async fn send(&mut self, mut request: DiscoveryRequest) {
+    pub(crate) async fn send(&mut self, mut request: DiscoveryRequest) {
         if !self.node_sent {
             request.node = node(&self.node);
             self.node_sent = true;
@@ -95,12 +95,18 @@ impl SotwClient {
         self.requests.send(request).await.expect("stream open");
     }
 
-    pub async fn subscribe(&mut self, type_url: &str, names: &[&str]) -> DiscoveryResponse {
+    pub(crate) async fn subscribe(&mut self, type_url: &str, names: &[&str]) -> DiscoveryResponse {
         self.request(type_url, names, "", "").await;
         self.recv().await
     }
 
-    pub async fn request(&mut self, type_url: &str, names: &[&str], version: &str, nonce: &str) {
+    pub(crate) async fn request(
+        &mut self,
+        type_url: &str,
+        names: &[&str],
+        version: &str,
+        nonce: &str,
+    ) {
         let request = DiscoveryRequest {
             version_info: version.to_string(),
             resource_names: strings(names),
@@ -111,13 +117,18 @@ impl SotwClient {
         self.send(request).await;
     }
 
-    pub async fn ack(&mut self, response: &DiscoveryResponse, names: &[&str]) {
+    pub(crate) async fn ack(&mut self, response: &DiscoveryResponse, names: &[&str]) {
         let (url, version, nonce) = (&response.type_url, &response.version_info, &response.nonce);
         self.request(url, names, version, nonce).await;
     }
 
     /// Rejects `response`, reporting `accepted` as the last good version.
-    pub async fn nack(&mut self, response: &DiscoveryResponse, names: &[&str], accepted: &str) {
+    pub(crate) async fn nack(
+        &mut self,
+        response: &DiscoveryResponse,
+        names: &[&str],
+        accepted: &str,
+    ) {
         let request = DiscoveryRequest {
             version_info: accepted.to_string(),
             resource_names: strings(names),
@@ -130,11 +141,11 @@ impl SotwClient {
     }
 
     /// The next message or the stream's error status (`Ok(None)` = stream ended).
-    pub async fn try_recv(&mut self) -> Result<Option<DiscoveryResponse>, tonic::Status> {
+    pub(crate) async fn try_recv(&mut self) -> Result<Option<DiscoveryResponse>, tonic::Status> {
         self.responses.message().await
     }
 
-    pub async fn recv(&mut self) -> DiscoveryResponse {
+    pub(crate) async fn recv(&mut self) -> DiscoveryResponse {
         within("a SotW response", self.responses.message())
             .await
             .expect("stream healthy")
@@ -142,7 +153,7 @@ impl SotwClient {
     }
 
     /// Asserts that no response arrives for a while.
-    pub async fn assert_silent(&mut self, why: &str) {
+    pub(crate) async fn assert_silent(&mut self, why: &str) {
         if let Ok(got) = tokio::time::timeout(QUIET, self.responses.message()).await {
             panic!("{why}: expected no response, got {got:?}");
         }
@@ -150,7 +161,7 @@ impl SotwClient {
 }
 
 /// A Delta ADS stream.
-pub struct DeltaClient {
+pub(crate) struct DeltaClient {
     pub node: String,
     requests: mpsc::Sender<DeltaDiscoveryRequest>,
     responses: Streaming<DeltaDiscoveryResponse>,
@@ -158,7 +169,7 @@ pub struct DeltaClient {
 }
 
 impl DeltaClient {
-    pub async fn connect(addr: SocketAddr, node: &str) -> Self {
+    pub(crate) async fn connect(addr: SocketAddr, node: &str) -> Self {
         let (requests, rx) = mpsc::channel(16);
         let mut client = ads_client(addr).await;
         let responses = within("the Delta stream to open", async {
@@ -170,7 +181,7 @@ impl DeltaClient {
     }
 
     /// A client on a stream opened elsewhere (e.g. a per-type service's).
-    pub fn from_parts(
+    pub(crate) fn from_parts(
         node: &str,
         requests: mpsc::Sender<DeltaDiscoveryRequest>,
         responses: Streaming<DeltaDiscoveryResponse>,
@@ -184,11 +195,13 @@ impl DeltaClient {
     }
 
     /// The next message or the stream's error status (`Ok(None)` = stream ended).
-    pub async fn try_recv(&mut self) -> Result<Option<DeltaDiscoveryResponse>, tonic::Status> {
+    pub(crate) async fn try_recv(
+        &mut self,
+    ) -> Result<Option<DeltaDiscoveryResponse>, tonic::Status> {
         self.responses.message().await
     }
 
-    pub async fn send(&mut self, mut request: DeltaDiscoveryRequest) {
+    pub(crate) async fn send(&mut self, mut request: DeltaDiscoveryRequest) {
         if !self.node_sent {
             request.node = node(&self.node);
             self.node_sent = true;
@@ -196,7 +209,7 @@ impl DeltaClient {
         self.requests.send(request).await.expect("stream open");
     }
 
-    pub async fn change(
+    pub(crate) async fn change(
         &mut self,
         type_url: &str,
         subscribe: &[&str],
@@ -213,12 +226,12 @@ impl DeltaClient {
         self.send(request).await;
     }
 
-    pub async fn ack(&mut self, response: &DeltaDiscoveryResponse) {
+    pub(crate) async fn ack(&mut self, response: &DeltaDiscoveryResponse) {
         self.change(&response.type_url, &[], &[], &response.nonce)
             .await;
     }
 
-    pub async fn nack(&mut self, response: &DeltaDiscoveryResponse) {
+    pub(crate) async fn nack(&mut self, response: &DeltaDiscoveryResponse) {
         let request = DeltaDiscoveryRequest {
             type_url: response.type_url.clone(),
             response_nonce: response.nonce.clone(),
@@ -228,14 +241,14 @@ impl DeltaClient {
         self.send(request).await;
     }
 
-    pub async fn recv(&mut self) -> DeltaDiscoveryResponse {
+    pub(crate) async fn recv(&mut self) -> DeltaDiscoveryResponse {
         within("a Delta response", self.responses.message())
             .await
             .expect("stream healthy")
             .expect("stream still open")
     }
 
-    pub async fn assert_silent(&mut self, why: &str) {
+    pub(crate) async fn assert_silent(&mut self, why: &str) {
         if let Ok(got) = tokio::time::timeout(QUIET, self.responses.message()).await {
             panic!("{why}: expected no response, got {got:?}");
         }
@@ -244,7 +257,7 @@ impl DeltaClient {
 
 /// Resource names in a SotW response, decoded from the `Any`s (S1: each `Any` must carry the
 /// response's type URL).
-pub fn names_in(response: &DiscoveryResponse) -> Vec<String> {
+pub(crate) fn names_in(response: &DiscoveryResponse) -> Vec<String> {
     let resources = response.resources.iter();
     resources
         .map(|any| {
@@ -260,7 +273,7 @@ pub fn names_in(response: &DiscoveryResponse) -> Vec<String> {
 }
 
 /// `(name, version)` of each resource in a Delta response, checked against the decoded `Any`.
-pub fn delta_resources(response: &DeltaDiscoveryResponse) -> Vec<(String, String)> {
+pub(crate) fn delta_resources(response: &DeltaDiscoveryResponse) -> Vec<(String, String)> {
     let resources = response.resources.iter();
     resources
         .map(|r| {
@@ -281,7 +294,7 @@ pub fn delta_resources(response: &DeltaDiscoveryResponse) -> Vec<(String, String
         .collect()
 }
 
-pub fn delta_names(response: &DeltaDiscoveryResponse) -> Vec<String> {
+pub(crate) fn delta_names(response: &DeltaDiscoveryResponse) -> Vec<String> {
     delta_resources(response)
         .into_iter()
         .map(|(n, _)| n)

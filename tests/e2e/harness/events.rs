@@ -14,24 +14,24 @@ use xdsloop_server::{
 
 use super::within;
 
-pub struct Events {
+pub(crate) struct Events {
     listener: Listener,
 }
 
 impl Events {
     /// Every event from now on, with every name and version.
-    pub fn listen(registry: &Registry) -> Self {
+    pub(crate) fn listen(registry: &Registry) -> Self {
         Self::listen_with(registry, Capture::Full)
     }
 
-    pub fn listen_with(registry: &Registry, capture: Capture) -> Self {
+    pub(crate) fn listen_with(registry: &Registry, capture: Capture) -> Self {
         Self {
             listener: registry.bus().listen(capture),
         }
     }
 
     /// The next event; a gap fails the test (a test never produces that many).
-    pub async fn next(&mut self) -> Arc<WireEvent> {
+    pub(crate) async fn next(&mut self) -> Arc<WireEvent> {
         match within("an event on the bus", self.listener.recv()).await {
             Received::Event(event) => event,
             Received::Gap { lost } => panic!("the test's listener lost {lost} events"),
@@ -39,7 +39,7 @@ impl Events {
     }
 
     /// Events of `stream` up to and including the first that `last` accepts.
-    pub async fn of_stream_until(
+    pub(crate) async fn of_stream_until(
         &mut self,
         stream: u64,
         last: impl Fn(&WireEvent) -> bool,
@@ -59,7 +59,7 @@ impl Events {
     }
 
     /// The `opened` event of the next stream that opens (its `stream` is the id).
-    pub async fn opened(&mut self) -> Arc<WireEvent> {
+    pub(crate) async fn opened(&mut self) -> Arc<WireEvent> {
         loop {
             let event = self.next().await;
             if matches!(event.what, What::Opened(_)) {

@@ -22,7 +22,7 @@ const DEMO_MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// The testkit's server over its own fixture files, which live as long as it does, and the
 /// guard that fails the test if its clients broke a client rule.
-pub struct FixtureServer {
+pub(crate) struct FixtureServer {
     pub dir: TempDir,
     pub server: TestServer,
     /// Checks, when the server drops, that its clients broke no client rule.
@@ -38,13 +38,13 @@ impl Deref for FixtureServer {
 
 impl FixtureServer {
     /// Writes `files` (name → JSON list of resources) and starts the server on a free port.
-    pub async fn start(files: &[(&str, Vec<Value>)]) -> Self {
+    pub(crate) async fn start(files: &[(&str, Vec<Value>)]) -> Self {
         Self::start_with(files, |server| server).await
     }
 
     /// [`Self::start`], with `tweak` saying how the server starts (conformance mode, a
     /// recording, ...).
-    pub async fn start_with(
+    pub(crate) async fn start_with(
         files: &[(&str, Vec<Value>)],
         tweak: impl FnOnce(Builder) -> Builder,
     ) -> Self {
@@ -75,17 +75,17 @@ impl FixtureServer {
 
     /// A temp copy of `fixtures/demo`, served with a large message limit (as the client tests
     /// want it).
-    pub async fn demo() -> Self {
+    pub(crate) async fn demo() -> Self {
         Self::demo_with(|server| server).await
     }
 
     /// [`Self::demo`], with `tweak` saying how the server starts (TLS, limits, ...).
-    pub async fn demo_with(tweak: impl FnOnce(Builder) -> Builder) -> Self {
+    pub(crate) async fn demo_with(tweak: impl FnOnce(Builder) -> Builder) -> Self {
         Self::on(demo_copy(), "127.0.0.1:0".parse().unwrap(), tweak).await
     }
 
     /// The server over `dir` on `listen`: the address of one stopped earlier, to reconnect.
-    pub async fn on(
+    pub(crate) async fn on(
         dir: TempDir,
         listen: SocketAddr,
         tweak: impl FnOnce(Builder) -> Builder,
@@ -97,14 +97,14 @@ impl FixtureServer {
     }
 
     /// Stops the server completely (streams, listener, watcher), keeping its fixtures.
-    pub async fn stop(self) -> (TempDir, SocketAddr) {
+    pub(crate) async fn stop(self) -> (TempDir, SocketAddr) {
         let addr = self.server.addr();
         self.server.shutdown().await.expect("clean shutdown");
         (self.dir, addr)
     }
 
     /// Rewrites a fixture file by `edit` and waits until the server serves the result.
-    pub async fn edit_text(
+    pub(crate) async fn edit_text(
         &self,
         file: &str,
         edit: impl FnOnce(String) -> String,
@@ -115,19 +115,19 @@ impl FixtureServer {
     }
 
     /// This test's clients break client rules on purpose.
-    pub fn allow_violations(&mut self) {
+    pub(crate) fn allow_violations(&mut self) {
         self.judge.allow();
     }
 
     /// Rewrites one file and waits until the server serves the result.
-    pub async fn edit(&self, name: &str, resources: &[Value]) -> Arc<Snapshot> {
+    pub(crate) async fn edit(&self, name: &str, resources: &[Value]) -> Arc<Snapshot> {
         let text = serde_json::to_string_pretty(resources).unwrap();
         let written = self.server.write_fixture(name, &text, TIMEOUT).await;
         written.unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Writes `text` to one file and waits until the reload is rejected.
-    pub async fn break_file(&self, name: &str, text: &str) -> ReloadStatus {
+    pub(crate) async fn break_file(&self, name: &str, text: &str) -> ReloadStatus {
         std::fs::write(self.dir.path().join(name), text).unwrap();
         let mut reloads = self.server.running().expect("fixtures").reloads.clone();
         let rejected = within("the bad edit to be rejected", async {
@@ -137,7 +137,7 @@ impl FixtureServer {
     }
 
     /// Stops everything and starts a new server on the same port and fixtures.
-    pub async fn restart(self) -> Self {
+    pub(crate) async fn restart(self) -> Self {
         let addr = self.server.addr();
         self.server.shutdown().await.expect("clean shutdown");
         Self::start_in(self.dir, addr, |server| server).await
@@ -146,7 +146,7 @@ impl FixtureServer {
 
 /// Writes `text` to `file` in `running`'s fixture directory and waits until the server serves
 /// the result (a new snapshot: the edit must change what is served).
-pub async fn write_served(running: &Running, file: &Path, text: &str) -> Arc<Snapshot> {
+pub(crate) async fn write_served(running: &Running, file: &Path, text: &str) -> Arc<Snapshot> {
     let before = running.snapshots.borrow().generation;
     std::fs::write(file, text).unwrap();
     let mut snapshots = running.snapshots.clone();
@@ -160,7 +160,7 @@ pub async fn write_served(running: &Running, file: &Path, text: &str) -> Arc<Sna
 }
 
 /// Replaces `from` by `to` in `file` (it must occur there) and waits until the server serves it.
-pub async fn replace_served(running: &Running, file: &Path, from: &str, to: &str) {
+pub(crate) async fn replace_served(running: &Running, file: &Path, from: &str, to: &str) {
     let text = std::fs::read_to_string(file).unwrap();
     assert!(text.contains(from), "{}: no {from:?}", file.display());
     write_served(running, file, &text.replace(from, to)).await;

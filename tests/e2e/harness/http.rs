@@ -13,7 +13,7 @@ use super::within;
 
 /// A parsed HTTP response.
 #[derive(Debug, Clone)]
-pub struct HttpResponse {
+pub(crate) struct HttpResponse {
     pub status: u16,
     /// Header names lower-cased.
     pub headers: Vec<(String, String)>,
@@ -21,29 +21,29 @@ pub struct HttpResponse {
 }
 
 impl HttpResponse {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         let found = self.headers.iter().find(|(n, _)| n == name);
         found.map(|(_, v)| v.as_str())
     }
 
-    pub fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.body)
             .unwrap_or_else(|e| panic!("body is not JSON ({e}): {}", self.body))
     }
 }
 
 /// `POST path` with a JSON body; the whole response, read until the server closes.
-pub async fn http_post(addr: SocketAddr, path: &str, body: &str) -> HttpResponse {
+pub(crate) async fn http_post(addr: SocketAddr, path: &str, body: &str) -> HttpResponse {
     http_send(addr, "POST", path, Some(body)).await
 }
 
 /// `GET path`; the whole response, whatever its status.
-pub async fn http_get(addr: SocketAddr, path: &str) -> HttpResponse {
+pub(crate) async fn http_get(addr: SocketAddr, path: &str) -> HttpResponse {
     http_send(addr, "GET", path, None).await
 }
 
 /// Any method, with an optional JSON body; the whole response, whatever its status.
-pub async fn http_send(
+pub(crate) async fn http_send(
     addr: SocketAddr,
     method: &str,
     path: &str,
@@ -53,7 +53,7 @@ pub async fn http_send(
 }
 
 /// [`http_send`] with a body of any bytes (not UTF-8, say).
-pub async fn http_send_bytes(
+pub(crate) async fn http_send_bytes(
     addr: SocketAddr,
     method: &str,
     path: &str,

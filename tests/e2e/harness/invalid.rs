@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 /// One file of `fixtures/invalid`.
-pub struct Invalid {
+pub(crate) struct Invalid {
     pub file: &'static str,
     /// The line its rejection names (`FILE: line N, column M: …`); `None` for a rule across
     /// resources rather than a place in the text.
@@ -15,7 +15,7 @@ pub struct Invalid {
     pub says: &'static [&'static str],
 }
 
-pub const INVALID: &[Invalid] = &[
+pub(crate) const INVALID: &[Invalid] = &[
     row("bad-syntax.yaml", Some(7), &["did not find expected"]),
     row("bad-syntax.json", Some(4), &["expected `,` or `}`"]),
     row(
@@ -68,11 +68,11 @@ const fn row(file: &'static str, line: Option<u32>, says: &'static [&'static str
 }
 
 /// Text of the fake private key in `secret-not-a-map.yaml`: no rejection may quote it.
-pub const SECRET_TEXT: &[&str] = &["PRIVATE KEY", "Tk9ULUEt"];
+pub(crate) const SECRET_TEXT: &[&str] = &["PRIVATE KEY", "Tk9ULUEt"];
 
 impl Invalid {
     /// The shipped file.
-    pub fn source(&self) -> PathBuf {
+    pub(crate) fn source(&self) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../fixtures/invalid")
             .join(self.file)
@@ -80,7 +80,7 @@ impl Invalid {
 
     /// Asserts that `error`, the rejection of this file copied to `path`, names the file, the
     /// line and what the row says, and quotes no secret.
-    pub fn assert_rejection(&self, path: &Path, error: &str) {
+    pub(crate) fn assert_rejection(&self, path: &Path, error: &str) {
         let at = match self.line {
             Some(line) => format!("{}: line {line}, column ", path.display()),
             None => format!("{}: ", path.display()),

@@ -19,26 +19,26 @@ mod sse;
 use std::{future::Future, ops::Deref, time::Duration};
 
 use xdsloop_server::status::{Registry, StreamStatus};
-pub use xdsloop_server::testkit::{Builder, TestServer, poll_until};
-pub use xdsloop_tests::NoViolations;
+pub(crate) use xdsloop_server::testkit::{Builder, TestServer, poll_until};
+pub(crate) use xdsloop_tests::NoViolations;
 
-pub use clients::*;
-pub use events::Events;
-pub use fixture_server::*;
-pub use http::*;
-pub use invalid::{INVALID, SECRET_TEXT};
-pub use naive_server::{Bug, Legal, NaiveServer};
-pub use resources::*;
-pub use sse::{Sse, SseEvent};
+pub(crate) use clients::*;
+pub(crate) use events::Events;
+pub(crate) use fixture_server::*;
+pub(crate) use http::*;
+pub(crate) use invalid::{INVALID, SECRET_TEXT};
+pub(crate) use naive_server::{Bug, Legal, NaiveServer};
+pub(crate) use resources::*;
+pub(crate) use sse::{Sse, SseEvent};
 
 /// Longest wait for something that should happen.
-pub const TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(10);
 /// How long to watch for something that must NOT happen.
-pub const QUIET: Duration = Duration::from_millis(300);
+pub(crate) const QUIET: Duration = Duration::from_millis(300);
 
 /// The testkit's server on a set given in code, and the guard that fails the test when it
 /// drops if the server's clients broke a client rule.
-pub struct Judged {
+pub(crate) struct Judged {
     pub server: TestServer,
     pub judge: NoViolations,
 }
@@ -52,32 +52,32 @@ impl Deref for Judged {
 
 impl Judged {
     /// This test's clients break client rules on purpose.
-    pub fn allow_violations(&mut self) {
+    pub(crate) fn allow_violations(&mut self) {
         self.judge.allow();
     }
 }
 
 /// The testkit's server on `set`, on a free port.
-pub async fn serve(set: ResourceSet) -> Judged {
+pub(crate) async fn serve(set: ResourceSet) -> Judged {
     serve_with(TestServer::builder(), set).await
 }
 
 /// [`serve`], with `builder` saying how the server starts.
-pub async fn serve_with(builder: Builder, set: ResourceSet) -> Judged {
+pub(crate) async fn serve_with(builder: Builder, set: ResourceSet) -> Judged {
     let server = set.serve_with(builder).await;
     let judge = NoViolations::new(server.registry().clone());
     Judged { server, judge }
 }
 
 /// Waits for `future` or fails the test after [`TIMEOUT`].
-pub async fn within<T>(what: &str, future: impl Future<Output = T>) -> T {
+pub(crate) async fn within<T>(what: &str, future: impl Future<Output = T>) -> T {
     tokio::time::timeout(TIMEOUT, future)
         .await
         .unwrap_or_else(|_| panic!("timed out after {TIMEOUT:?} waiting for {what}"))
 }
 
 /// Waits until `check` holds on the registry (it changes on protocol events).
-pub async fn registry_until(
+pub(crate) async fn registry_until(
     registry: &Registry,
     what: &str,
     check: impl Fn(&[StreamStatus]) -> bool,

@@ -6,14 +6,14 @@ use serde_json::{Value, json};
 use xdsloop_proto::{Codec, Resource, type_url};
 use xdsloop_server::testkit::{Builder, Resources, TestServer};
 
-pub static CODEC: LazyLock<Codec> = LazyLock::new(Codec::envoy);
+pub(crate) static CODEC: LazyLock<Codec> = LazyLock::new(Codec::envoy);
 
-pub fn cluster(name: &str) -> Value {
+pub(crate) fn cluster(name: &str) -> Value {
     cluster_with_timeout(name, 1)
 }
 
 /// An EDS cluster; vary `timeout_secs` to change its content.
-pub fn cluster_with_timeout(name: &str, timeout_secs: u32) -> Value {
+pub(crate) fn cluster_with_timeout(name: &str, timeout_secs: u32) -> Value {
     json!({
         "@type": type_url::CLUSTER, "name": name, "type": "EDS",
         "connect_timeout": format!("{timeout_secs}s"),
@@ -21,7 +21,7 @@ pub fn cluster_with_timeout(name: &str, timeout_secs: u32) -> Value {
     })
 }
 
-pub fn endpoints(cluster: &str, port: u32) -> Value {
+pub(crate) fn endpoints(cluster: &str, port: u32) -> Value {
     json!({
         "@type": type_url::ENDPOINT, "cluster_name": cluster,
         "endpoints": [{"lb_endpoints": [{"endpoint": {"address": {"socket_address":
@@ -29,14 +29,14 @@ pub fn endpoints(cluster: &str, port: u32) -> Value {
     })
 }
 
-pub fn listener(name: &str, port: u32) -> Value {
+pub(crate) fn listener(name: &str, port: u32) -> Value {
     json!({
         "@type": type_url::LISTENER, "name": name,
         "address": {"socket_address": {"address": "0.0.0.0", "port_value": port}},
     })
 }
 
-pub fn route(name: &str, cluster: &str) -> Value {
+pub(crate) fn route(name: &str, cluster: &str) -> Value {
     json!({
         "@type": type_url::ROUTE, "name": name,
         "virtual_hosts": [{"name": "all", "domains": ["*"],
@@ -44,7 +44,7 @@ pub fn route(name: &str, cluster: &str) -> Value {
     })
 }
 
-pub fn encode(value: &Value) -> Resource {
+pub(crate) fn encode(value: &Value) -> Resource {
     CODEC
         .encode_resource(value, "test resource")
         .expect("test resources are valid")

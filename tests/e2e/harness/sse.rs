@@ -12,7 +12,7 @@ use tokio::{
 use super::within;
 
 /// One open event stream.
-pub struct Sse {
+pub(crate) struct Sse {
     reader: BufReader<TcpStream>,
     /// Body bytes read but not yet split into events.
     pending: String,
@@ -20,14 +20,14 @@ pub struct Sse {
 
 /// One event: its name and its `data` as JSON.
 #[derive(Debug, Clone)]
-pub struct SseEvent {
+pub(crate) struct SseEvent {
     pub name: String,
     pub data: Value,
 }
 
 impl Sse {
     /// `GET path` with `Accept: text/event-stream`; fails unless the answer is an event stream.
-    pub async fn open(addr: SocketAddr, path: &str) -> Self {
+    pub(crate) async fn open(addr: SocketAddr, path: &str) -> Self {
         within("the event stream's headers", async {
             let mut stream = TcpStream::connect(addr).await.expect("connects");
             let request =
@@ -54,7 +54,7 @@ impl Sse {
     }
 
     /// The next event (keep-alive comments skipped).
-    pub async fn next(&mut self) -> SseEvent {
+    pub(crate) async fn next(&mut self) -> SseEvent {
         within("the next server-sent event", async {
             loop {
                 if let Some(event) = self.split() {
@@ -67,7 +67,11 @@ impl Sse {
     }
 
     /// Events until one satisfies `check`, which is returned; fails after the harness timeout.
-    pub async fn until(&mut self, what: &str, check: impl Fn(&SseEvent) -> bool) -> SseEvent {
+    pub(crate) async fn until(
+        &mut self,
+        what: &str,
+        check: impl Fn(&SseEvent) -> bool,
+    ) -> SseEvent {
         within(what, async {
             loop {
                 let event = self.next().await;

@@ -23,7 +23,7 @@ use xdsloop_tests::{certs::Pki, copy_dir};
 use crate::client_support::{FixtureServer, WAIT, config, demo_dir};
 
 /// The demo fixtures served over TLS (mTLS with `mtls`), after `tweak` changes the config.
-pub async fn serve_tls(
+pub(crate) async fn serve_tls(
     pki: &Pki,
     mtls: bool,
     tweak: impl Fn(&mut Config) + Send + Sync + 'static,
@@ -37,7 +37,7 @@ pub async fn serve_tls(
 }
 
 /// A client config trusting `ca`, presenting `identity` (cert, key) if given.
-pub fn tls_client(
+pub(crate) fn tls_client(
     served: &FixtureServer,
     source: Source,
     ca: &Path,
@@ -49,7 +49,7 @@ pub fn tls_client(
 }
 
 /// How the tests read `/status` over TLS (from loopback: no token needed).
-pub fn admin_access(pki: &Pki, identity: Option<(&Path, &Path)>) -> remote::RemoteAccess {
+pub(crate) fn admin_access(pki: &Pki, identity: Option<(&Path, &Path)>) -> remote::RemoteAccess {
     let tls = server_tls::client_config(&pki.ca_file, identity, &[ALPN_HTTP1]).unwrap();
     remote::RemoteAccess {
         tls: Some(Arc::new(tls)),
@@ -59,7 +59,7 @@ pub fn admin_access(pki: &Pki, identity: Option<(&Path, &Path)>) -> remote::Remo
 
 /// `/status` over TLS once it satisfies `done` (with the client certificate: the xDS port of
 /// an mTLS server takes no connection without one).
-pub async fn status_where(
+pub(crate) async fn status_where(
     served: &FixtureServer,
     pki: &Pki,
     what: &str,
@@ -80,7 +80,7 @@ pub async fn status_where(
 }
 
 /// The reason of the next connection failure the client reports.
-pub async fn failure(reports: &mut tokio::sync::broadcast::Receiver<Report>) -> String {
+pub(crate) async fn failure(reports: &mut tokio::sync::broadcast::Receiver<Report>) -> String {
     crate::client_support::report(reports, |r| match r {
         Report::Connection(ConnectionReport::ConnectFailed { reason, .. })
         | Report::Connection(ConnectionReport::StreamClosed { reason }) => Some(reason.clone()),

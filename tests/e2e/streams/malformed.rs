@@ -46,7 +46,10 @@ impl Decoder for RawCodec {
 }
 
 /// Opens StreamAggregatedResources and sends `bytes` as its one request message.
-pub async fn send_raw(addr: std::net::SocketAddr, bytes: Vec<u8>) -> Streaming<DiscoveryResponse> {
+pub(super) async fn send_raw(
+    addr: std::net::SocketAddr,
+    bytes: Vec<u8>,
+) -> Streaming<DiscoveryResponse> {
     let channel = Channel::from_shared(format!("http://{addr}"))
         .unwrap()
         .connect()

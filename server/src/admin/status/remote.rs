@@ -34,6 +34,17 @@ pub struct RemoteAccess {
     pub token: Option<String>,
 }
 
+/// The token never shows in a debug print.
+impl std::fmt::Debug for RemoteAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteAccess")
+            .field("tls", &self.tls.is_some())
+            .field("server_name", &self.server_name)
+            .field("token", &self.token.as_ref().map(|_| "<hidden>"))
+            .finish()
+    }
+}
+
 /// How long a status request may take in total: the admin routes answer from memory.
 const TIMEOUT: Duration = Duration::from_secs(10);
 /// Responses larger than this are refused rather than buffered (a wrong port could stream

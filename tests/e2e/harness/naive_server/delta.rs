@@ -27,7 +27,7 @@ struct TypeState {
     lingering: BTreeSet<String>,
 }
 
-pub struct Delta {
+pub(super) struct Delta {
     bug: Bug,
     legal: Legal,
     nonces: u64,
@@ -50,7 +50,7 @@ impl Changes {
 }
 
 impl Delta {
-    pub fn new(bug: Bug, legal: Legal, eds_streams: Arc<AtomicU64>) -> Self {
+    pub(super) fn new(bug: Bug, legal: Legal, eds_streams: Arc<AtomicU64>) -> Self {
         Self {
             bug,
             legal,

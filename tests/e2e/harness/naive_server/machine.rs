@@ -10,7 +10,7 @@ use xdsloop_proto::{Resource, type_url, version::fnv1a};
 use super::{Bug, Legal, Shared, store::Set};
 
 /// One stream's protocol state.
-pub trait Machine: Send + 'static {
+pub(super) trait Machine: Send + 'static {
     type Request: prost::Message + Default + Send + 'static;
     type Response: Send + 'static;
     /// `Err` ends the stream with that status.
@@ -22,7 +22,7 @@ pub trait Machine: Send + 'static {
     fn on_set(&mut self, set: &Set) -> Vec<Self::Response>;
 }
 
-pub async fn run<M: Machine>(
+pub(super) async fn run<M: Machine>(
     mut machine: M,
     mut requests: Streaming<M::Request>,
     shared: Shared,
@@ -76,12 +76,15 @@ pub async fn run<M: Machine>(
 }
 
 /// The resources of one type (none for a type the set lacks).
-pub fn of_type<'s>(set: &'s Set, url: &str) -> impl Iterator<Item = (&'s String, &'s Resource)> {
+pub(super) fn of_type<'s>(
+    set: &'s Set,
+    url: &str,
+) -> impl Iterator<Item = (&'s String, &'s Resource)> {
     set.get(url).into_iter().flat_map(BTreeMap::iter)
 }
 
 /// A version for a set of resources: a hash of names and bodies.
-pub fn version<'r>(resources: impl Iterator<Item = &'r Resource>) -> String {
+pub(super) fn version<'r>(resources: impl Iterator<Item = &'r Resource>) -> String {
     let mut parts: Vec<&[u8]> = Vec::new();
     for r in resources {
         parts.push(r.name.as_bytes());
@@ -92,7 +95,7 @@ pub fn version<'r>(resources: impl Iterator<Item = &'r Resource>) -> String {
 
 /// `type.googleapis.com/envoy.api.v2.Cluster` for the v3 Cluster URL: the xDS v2 name two
 /// bugs put where v3 belongs.
-pub fn v2(url: &str) -> String {
+pub(super) fn v2(url: &str) -> String {
     let message = url.rsplit('.').next().unwrap_or(url);
     format!("{}envoy.api.v2.{message}", type_url::PREFIX)
 }
@@ -100,7 +103,7 @@ pub fn v2(url: &str) -> String {
 /// Orders one update's responses: additions parents first, then removals dependents first
 /// (S11); [`Bug::DependentsFirst`] reverses the additions, [`Legal::RemovalsParentsFirst`]
 /// the removals.
-pub fn order<R>(mut planned: Vec<(String, bool, R)>, bug: Bug, legal: Legal) -> Vec<R> {
+pub(super) fn order<R>(mut planned: Vec<(String, bool, R)>, bug: Bug, legal: Legal) -> Vec<R> {
     planned.sort_by_key(|(url, removal_only, _)| {
         let rank = type_url::order(url);
         let parents_first = if *removal_only {
@@ -120,7 +123,7 @@ pub fn order<R>(mut planned: Vec<(String, bool, R)>, bug: Bug, legal: Legal) -> 
 
 /// Under [`Bug::SilentEds`], whether this stream's EDS goes unanswered: decided at its first
 /// EDS request (kept in `decided`), true for every stream but the server's first to ask.
-pub fn eds_silenced(
+pub(super) fn eds_silenced(
     bug: Bug,
     streams: &std::sync::atomic::AtomicU64,
     decided: &mut Option<bool>,

@@ -29,7 +29,7 @@ use self::store::Set;
 
 /// The one mistake the server makes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Bug {
+pub(crate) enum Bug {
     None,
     /// The nonce is the version: a response of unchanged content repeats it (basic-protocol.4).
     NonceIsVersion,
@@ -113,7 +113,7 @@ pub enum Bug {
 
 /// A choice the protocol allows, made by an otherwise plain double.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Legal {
+pub(crate) enum Legal {
     Plain,
     /// A SotW request that narrows the interest is answered with what is left (EDS [] gets an
     /// empty response): "an empty DiscoveryResponse is effectively a no-op" for EDS.
@@ -163,7 +163,7 @@ pub(super) struct Shared {
 }
 
 /// The running double.
-pub struct NaiveServer {
+pub(crate) struct NaiveServer {
     pub addr: SocketAddr,
     stop: Option<oneshot::Sender<()>>,
     server: JoinHandle<()>,
@@ -172,12 +172,12 @@ pub struct NaiveServer {
 
 impl NaiveServer {
     /// Serves the fixture files under `dir` (read again whenever they change) with `bug`.
-    pub async fn start(dir: &Path, bug: Bug) -> Self {
+    pub(crate) async fn start(dir: &Path, bug: Bug) -> Self {
         Self::serve(dir, bug, Legal::Plain).await
     }
 
     /// Serves the fixture files under `dir` correctly, making the choice `legal`.
-    pub async fn start_legal(dir: &Path, legal: Legal) -> Self {
+    pub(crate) async fn start_legal(dir: &Path, legal: Legal) -> Self {
         Self::serve(dir, Bug::None, legal).await
     }
 

@@ -62,7 +62,7 @@ struct TypeState {
     forgotten: BTreeSet<String>,
 }
 
-pub struct Sotw {
+pub(super) struct Sotw {
     bug: Bug,
     legal: Legal,
     /// On ADS, where types share the stream.
@@ -74,7 +74,7 @@ pub struct Sotw {
 }
 
 impl Sotw {
-    pub fn new(bug: Bug, legal: Legal, ads: bool, eds_streams: Arc<AtomicU64>) -> Self {
+    pub(super) fn new(bug: Bug, legal: Legal, ads: bool, eds_streams: Arc<AtomicU64>) -> Self {
         Self {
             bug,
             legal,

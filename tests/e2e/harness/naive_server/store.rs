@@ -16,7 +16,7 @@ use super::Bug;
 use crate::harness::CODEC;
 
 /// type URL → name → resource.
-pub type Set = BTreeMap<String, BTreeMap<String, Resource>>;
+pub(super) type Set = BTreeMap<String, BTreeMap<String, Resource>>;
 
 /// How often the directory is read again: the double polls, which is simple and sees every
 /// kind of write (in place, by rename, several writes).
@@ -27,7 +27,11 @@ const CHURN: Duration = Duration::from_millis(150);
 
 /// Loads `dir` and keeps publishing it on change (never, with [`Bug::IgnoreEdits`]); with
 /// `churn`, every resource also changes every [`CHURN`].
-pub fn watch(dir: PathBuf, bug: Bug, churn: bool) -> (watch::Receiver<Arc<Set>>, JoinHandle<()>) {
+pub(super) fn watch(
+    dir: PathBuf,
+    bug: Bug,
+    churn: bool,
+) -> (watch::Receiver<Arc<Set>>, JoinHandle<()>) {
     let mut base = load(&dir, bug).expect("the naive server's fixtures load");
     let (tx, rx) = watch::channel(Arc::new(base.clone()));
     let task = tokio::spawn(async move {
@@ -98,7 +102,7 @@ fn push_varint(bytes: &mut Vec<u8>, mut value: u64) {
 }
 
 /// Every fixture file decoded; an error names the file (the caller keeps the last good set).
-pub fn load(dir: &Path, bug: Bug) -> Result<Set, String> {
+pub(super) fn load(dir: &Path, bug: Bug) -> Result<Set, String> {
     let mut set = Set::new();
     for path in files(dir) {
         let Some(format) = Format::from_path(&path) else {
