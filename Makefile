@@ -20,12 +20,12 @@ test: test-rust spec-audit examples outside conformance tutorial browser fleet k
 test-rust: ## cargo test for the whole workspace (unit, e2e over loopback, architecture)
 	$(CARGO) test --workspace
 
-# Every cargo example (client/examples/*.rs), each against a server it starts itself; each
+# Every cargo example (client/examples/*.rs, server/examples/*.rs), each against a server it starts itself; each
 # exits non-zero if what it shows did not happen. Built as `cargo test --workspace` builds them
 # (same features, no rebuild), then run.
-EXAMPLES = $(basename $(notdir $(wildcard client/examples/*.rs)))
+EXAMPLES = $(basename $(notdir $(wildcard client/examples/*.rs server/examples/*.rs)))
 
-examples: ## run every cargo example of the client library, each against a server it starts
+examples: ## run every cargo example (client and server), each against a server it starts
 	$(CARGO) build --workspace --examples
 	@set -e; for example in $(EXAMPLES); do \
 		echo "== cargo run --example $$example"; $(BIN_DIR)/examples/$$example; done
