@@ -23,7 +23,10 @@ fn cluster(timeout: &str) -> String {
 /// `GET /status` with nothing but a TCP socket: the admin routes speak plain HTTP/1.1.
 fn status(addr: SocketAddr) -> std::io::Result<serde_json::Value> {
     let mut stream = TcpStream::connect(addr)?;
-    write!(stream, "GET /status HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")?;
+    write!(
+        stream,
+        "GET /status HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )?;
     let mut answer = String::new();
     stream.read_to_string(&mut answer)?;
     let body = answer.split_once("\r\n\r\n").map_or("", |(_, body)| body);
@@ -40,12 +43,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.listen = "127.0.0.1:0".parse()?;
     let mut running = app::start(config).await?;
     let first = running.snapshots.borrow().clone();
-    println!("serving {} on {} (generation {})", file.display(), running.addr, first.generation);
+    println!(
+        "serving {} on {} (generation {})",
+        file.display(),
+        running.addr,
+        first.generation
+    );
 
     std::fs::write(&file, cluster("2s"))?;
     let changed = tokio::time::timeout(
         Duration::from_secs(10),
-        running.snapshots.wait_for(|s| s.generation > first.generation),
+        running
+            .snapshots
+            .wait_for(|s| s.generation > first.generation),
     );
     let generation = changed.await??.generation;
     println!("the edit is served: generation {generation}");

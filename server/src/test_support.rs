@@ -8,7 +8,7 @@ use xdsloop_proto::{
     discovery::{DiscoveryRequest, Node, Status},
 };
 
-use crate::{Snapshot, TypeResources};
+use crate::{snapshot::Snapshot, snapshot::TypeResources};
 
 pub(crate) fn resource(type_url: &str, name: &str, version: &str) -> Arc<Resource> {
     Arc::new(Resource {

@@ -111,7 +111,10 @@ fn no_crate_has_a_module_cycle() {
 fn the_readme_is_one_screen_of_at_most_200_lines_with_the_two_set_up_commands() {
     let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
     let lines = readme.lines().count();
-    assert!(lines <= 200, "README.md has {lines} lines: move detail into docs/");
+    assert!(
+        lines <= 200,
+        "README.md has {lines} lines: move detail into docs/"
+    );
     let first_block = readme.split("```sh\n").nth(1).unwrap_or_default();
     let block = first_block.split("```").next().unwrap_or_default();
     assert!(

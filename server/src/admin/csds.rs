@@ -34,10 +34,10 @@ use xdsloop_proto::{
 };
 
 use crate::{
-    Snapshot,
     admin::registry::{StreamStatus, Variant},
     admin::status::{Answer, SyncState, answer, sync_state},
     protocol::subscription::TypeStatus,
+    snapshot::Snapshot,
 };
 
 /// The answer to `request` about `streams`, or why it cannot be given.

@@ -35,7 +35,6 @@ use tokio::sync::watch;
 use xdsloop_proto::{Codec, redact::Secrets, type_url};
 
 use crate::{
-    Snapshot, TypeResources,
     admin::access::{self, AdminAccess},
     admin::csds::service::Csds,
     admin::page::{self, Page, Sources},
@@ -46,6 +45,8 @@ use crate::{
     config::watch::ReloadStatus,
     faults::scenario::Scenarios,
     net::Listening,
+    snapshot::Snapshot,
+    snapshot::TypeResources,
 };
 
 /// The admin routes' paths (and the page's, [`page::ROUTES`]).

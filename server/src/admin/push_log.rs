@@ -17,10 +17,10 @@ use tokio::{sync::watch, task::JoinHandle};
 use tracing::info;
 
 use crate::{
-    Snapshot,
     admin::registry::{Registry, StreamStatus},
     admin::status::{SyncState, sync_state},
     protocol::chatter,
+    snapshot::Snapshot,
 };
 
 /// How often the streams are tallied while a push settles.

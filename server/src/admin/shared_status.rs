@@ -160,7 +160,7 @@ mod tests {
 
     use super::*;
     use crate::admin::status::{Inputs, build};
-    use crate::{Snapshot, config::watch::ReloadStatus};
+    use crate::{config::watch::ReloadStatus, snapshot::Snapshot};
 
     fn document() -> StatusDocument {
         let snapshot = Snapshot::default();

@@ -21,13 +21,14 @@ use serde::{Deserialize, Serialize};
 use xdsloop_proto::type_url;
 
 use crate::{
-    Snapshot, TypeResources,
     admin::registry::stats::{Counters, RecorderView},
     admin::registry::{ClosedStream, StreamStatus, Variant},
     config::watch::ReloadStatus,
     net::identity::PeerIdentity,
     protocol::{subscription::TypeStatus, wire::Touched},
     replay::ReplayView,
+    snapshot::Snapshot,
+    snapshot::TypeResources,
 };
 use events::RecentEvent;
 pub use summary::{

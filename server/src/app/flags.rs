@@ -8,9 +8,9 @@ use clap::Args;
 use xdsloop_proto::redact::Secrets;
 
 use crate::{
-    Error,
     admin::status::remote::RemoteAccess,
     app::Config,
+    error::Error,
     net::{
         DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_STREAMS_PER_CONNECTION,
         tls::{self, ALPN_HTTP1, TlsFiles},

@@ -9,7 +9,7 @@ use tonic::service::Routes;
 use tracing::warn;
 
 use crate::{
-    Error,
+    error::Error,
     net::{
         close::Closer,
         incoming::{Accept, incoming},

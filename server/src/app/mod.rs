@@ -27,11 +27,19 @@ use self::source::Source;
 #[cfg(feature = "testkit")]
 pub(crate) use self::xds::serve_in_process;
 pub use self::xds::{GrpcServer, serve};
+/// What a [`Config`] and a [`Running`] server carry, under the names their fields use.
+pub use crate::{
+    admin::Placement,
+    admin::registry::timeline::DEFAULT_DEPTH as DEFAULT_TIMELINE_DEPTH,
+    net::{Limits, tls::TlsFiles},
+    transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
+    transport::record::Recording,
+};
 use crate::{
-    Error, Snapshot,
     admin::registry::{Registry, timeline},
     admin::{self, Admin, AdminAccess},
     config::watch::{ReloadStatus, Settings, Watcher},
+    error::Error,
     faults::scenario::{self, Scenarios, watch::ScenarioWatcher},
     judge::Mode,
     net::{
@@ -42,15 +50,8 @@ use crate::{
         rotation::{self, TlsView},
         tls::ClientCerts,
     },
+    snapshot::Snapshot,
     transport::record::{self, Recorder},
-};
-/// What a [`Config`] and a [`Running`] server carry, under the names their fields use.
-pub use crate::{
-    admin::Placement,
-    admin::registry::timeline::DEFAULT_DEPTH as DEFAULT_TIMELINE_DEPTH,
-    net::{Limits, tls::TlsFiles},
-    transport::discovery::DEFAULT_MAX_MESSAGE_BYTES,
-    transport::record::Recording,
 };
 
 /// Where `xdsloop-server` listens unless told otherwise (Envoy examples use 18000 for xDS).

@@ -8,11 +8,12 @@ use tracing::{info, warn};
 use xdsloop_proto::Codec;
 
 use crate::{
-    Error, Snapshot,
     app::Config,
     config::watch::{ReloadStatus, Settings, Watcher},
+    error::Error,
     replay::Replay,
     replay::script,
+    snapshot::Snapshot,
 };
 
 /// Where the snapshots come from: the watched fixture directory, or, when replaying, nowhere

@@ -8,14 +8,15 @@ use tracing::info;
 use xdsloop_proto::{Codec, csds::CSDS_SERVICE, services::ADS_SERVICE};
 
 use crate::{
-    Error, Snapshot,
     admin::csds::service::Csds,
     admin::registry::Registry,
     app::listener::{self, HttpServer},
+    error::Error,
     faults::scenario::Scenarios,
     judge::Mode,
     net::{Limits, Listening, close::Closer, incoming::Accept, refusal::NetStats},
     replay::Replay,
+    snapshot::Snapshot,
     transport::ads::Ads,
     transport::discovery::Discovery,
     transport::introspection::{self, ServingReporter},

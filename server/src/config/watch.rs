@@ -42,7 +42,7 @@ use xdsloop_proto::Codec;
 
 pub(crate) use self::events::touches_content;
 use self::{events::WatchedRoot, reload::Reloader};
-use crate::{Error, config::fixtures, snapshot::Snapshot};
+use crate::{config::fixtures, error::Error, snapshot::Snapshot};
 
 /// The outcome of the latest reload, the one running now, and whether the directory is being
 /// watched at all: for `/status`, `/healthz` and logs.

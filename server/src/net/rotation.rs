@@ -20,11 +20,11 @@ use tokio::sync::{mpsc, watch};
 use tracing::{info, warn};
 
 use crate::{
-    Error,
     config::watch::{
         debounce::{Debounce, Step},
         touches_content,
     },
+    error::Error,
     net::tls::{self, ClientCerts, Loaded, TlsFiles},
 };
 

@@ -19,7 +19,7 @@ use tokio_rustls::rustls::{
     server::WebPkiClientVerifier,
 };
 
-use crate::{Error, net::identity::PeerIdentity};
+use crate::{error::Error, net::identity::PeerIdentity};
 
 /// ALPN protocols, most preferred first.
 pub const ALPN_H2: &[u8] = b"h2";

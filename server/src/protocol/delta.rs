@@ -41,7 +41,6 @@ use xdsloop_proto::{
 };
 
 use crate::{
-    Snapshot, TypeResources,
     protocol::held::Held,
     protocol::machine::{MachineHooks, StreamMachine},
     protocol::now::Now,
@@ -55,6 +54,8 @@ use crate::{
     },
     protocol::ttl::Heartbeats,
     protocol::wire::{FaultMark, WireFate},
+    snapshot::Snapshot,
+    snapshot::TypeResources,
     snapshot::entries::delta_heartbeat,
 };
 

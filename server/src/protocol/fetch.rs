@@ -22,8 +22,9 @@ use std::{collections::BTreeMap, sync::Arc};
 use xdsloop_proto::discovery::{DiscoveryRequest, DiscoveryResponse};
 
 use crate::{
-    Snapshot, TypeResources,
     protocol::{machine::StreamMachine, now::Now, response::SotwResponse, sotw::SotwStream},
+    snapshot::Snapshot,
+    snapshot::TypeResources,
     snapshot::VersionKind,
 };
 

@@ -17,12 +17,12 @@
 use std::{sync::Arc, time::Instant};
 
 use crate::{
-    Snapshot,
     protocol::facts::{StatusFacts, TapRequest, TapResponse},
     protocol::held::Held,
     protocol::now::Now,
     protocol::subscription::{Exchange, Ledger, TypeStatus},
     protocol::wire::{FaultMark, WireFate, WireResponse},
+    snapshot::Snapshot,
 };
 
 /// A sans-I/O stream state machine (SotW or Delta): the protocol the stream loop runs.

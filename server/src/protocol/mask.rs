@@ -7,7 +7,7 @@
 
 use std::{collections::BTreeMap, sync::Arc};
 
-use crate::TypeResources;
+use crate::snapshot::TypeResources;
 
 /// What the cut sets' versions are labelled with (`<version>-flap-<names hash>`).
 const LABEL: &str = "flap";

@@ -48,7 +48,6 @@ use xdsloop_proto::{
 };
 
 use crate::{
-    Snapshot, TypeResources,
     protocol::held::Held,
     protocol::machine::{MachineHooks, StreamMachine},
     protocol::nonce::NonceSource,
@@ -62,6 +61,8 @@ use crate::{
     },
     protocol::ttl::{Features, Heartbeats},
     protocol::wire::{FaultMark, WireFate},
+    snapshot::Snapshot,
+    snapshot::TypeResources,
     snapshot::entries::sotw_heartbeat,
     snapshot::views::View,
 };

@@ -15,13 +15,14 @@ use tracing::warn;
 use xdsloop_proto::discovery::Node;
 
 use crate::{
-    Snapshot, TypeResources,
     protocol::held::{Held, TypeHeld},
     protocol::mask::Masks,
     protocol::nonce::NonceSource,
     protocol::subscription::{Exchange, Ledger, Subscription, TypeStatus},
     protocol::ttl::{Features, Heartbeats},
     protocol::wire::{FaultMark, Touched, WireFate},
+    snapshot::Snapshot,
+    snapshot::TypeResources,
 };
 
 /// One type's state in a machine: its subscription and heartbeats, and what the machine

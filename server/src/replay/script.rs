@@ -22,7 +22,7 @@ use xdsloop_transcript::{
     read_file,
 };
 
-use crate::Error;
+use crate::error::Error;
 
 pub(crate) use xdsloop_transcript::line::Request as RecordedRequest;
 

@@ -19,7 +19,6 @@ use xdsloop_transcript::{
 
 use super::{Failure, Flavor, Replay};
 use crate::{
-    Snapshot,
     protocol::{
         facts::{StatusFacts, TapRequest},
         held::Held,
@@ -30,6 +29,7 @@ use crate::{
         wire::{FaultMark, WireFate},
     },
     replay::script::{RecordedRequest, RecordedResponse, RecordedStream},
+    snapshot::Snapshot,
 };
 
 /// gRPC `FAILED_PRECONDITION`: the client is not in the state the recording needs.

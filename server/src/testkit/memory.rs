@@ -9,7 +9,7 @@ use std::{
 
 use xdsloop_proto::{Codec, DecodeError, Format, Resource};
 
-use crate::{Snapshot, TypeResources};
+use crate::{snapshot::Snapshot, snapshot::TypeResources};
 
 use super::KitError;
 

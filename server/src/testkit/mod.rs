@@ -44,10 +44,10 @@ use tokio::sync::watch;
 use crate::judge::Violation;
 use crate::tap::What;
 use crate::{
-    Snapshot,
     admin::registry::Registry,
     app::{GrpcServer, Running},
     protocol::facts::RequestFacts,
+    snapshot::Snapshot,
 };
 pub use build::Chain;
 use journal::Journal;
@@ -66,7 +66,7 @@ pub use xdsloop_proto::Resource;
 pub enum KitError {
     /// The server could not start (bind, fixtures): the server's own error.
     #[error(transparent)]
-    Server(#[from] crate::Error),
+    Server(#[from] crate::error::Error),
     #[error("{}: two {type_url} resources named {name:?} in one set", match node {
         Some(node) => format!("node {node}"),
         None => "base".to_string(),

@@ -12,7 +12,6 @@ use tonic::Status;
 use xdsloop_proto::discovery::DeltaDiscoveryRequest;
 
 use crate::{
-    Snapshot,
     admin::registry::{Registry, StreamKind},
     faults::scenario::{Installed, Scenarios},
     faults::stage::FaultStage,
@@ -24,6 +23,7 @@ use crate::{
     protocol::response::{DeltaResponse, SotwResponse},
     protocol::sotw::SotwStream,
     replay::{self, Replay, ReplayStream},
+    snapshot::Snapshot,
     transport::outage::ServerFaults,
     transport::stream::{self, Feeds, OUTBOUND_CAPACITY, StreamKit, tap::Tap},
 };

@@ -9,7 +9,7 @@ use tonic::service::RoutesBuilder;
 use tonic_health::{ServingStatus, server::HealthReporter};
 use tonic_reflection::server as reflection;
 
-use crate::Error;
+use crate::error::Error;
 
 pub(crate) const HEALTH_SERVICE: &str = "grpc.health.v1.Health";
 pub(crate) const REFLECTION_V1: &str = "grpc.reflection.v1.ServerReflection";

@@ -21,13 +21,13 @@ use xdsloop_proto::Codec;
 use xdsloop_transcript::{Header, LineWriter, line::Side};
 
 use crate::{
-    Error,
     admin::lines,
     admin::registry::{
         Registry,
         bus::{Listener, Received},
         stats::RecorderStats,
     },
+    error::Error,
     protocol::facts::Capture,
 };
 

@@ -259,7 +259,7 @@ mod tests {
     use super::*;
     use xdsloop_proto::services::CLUSTERS;
 
-    use crate::Snapshot;
+    use crate::snapshot::Snapshot;
 
     pub(super) fn rest(snapshot: Snapshot) -> Rest {
         let (_source, snapshots) = watch::channel(Arc::new(snapshot));
@@ -271,7 +271,7 @@ mod tests {
         let value = json!({"@type": CLUSTER, "name": "c1", "connect_timeout": "1s"});
         let resource = codec.encode_resource(&value, "test").unwrap();
         let resources = [(resource.name.clone(), Arc::new(resource))].into();
-        let types = crate::TypeResources::new(resources, None);
+        let types = crate::snapshot::TypeResources::new(resources, None);
         Snapshot {
             generation: 1,
             base: [(CLUSTER.to_string(), Arc::new(types))].into(),

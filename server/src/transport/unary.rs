@@ -8,11 +8,11 @@ use tracing::info;
 use xdsloop_proto::{discovery::DiscoveryRequest, type_url};
 
 use crate::{
-    Snapshot,
     protocol::{
         fetch::{Fetched, fetch_wire},
         response::SotwResponse,
     },
+    snapshot::Snapshot,
 };
 
 /// Fetches against the newest snapshot. Cheap to clone.

@@ -18,12 +18,12 @@ use xdsloop_proto::{
 };
 
 use crate::{
-    Snapshot,
     admin::{
         access::AdminAccess,
         csds::{build, hide_secrets},
         registry::Registry,
     },
+    snapshot::Snapshot,
 };
 
 /// CSDS on the registry and the snapshots. Cheap to clone.

@@ -29,13 +29,13 @@ use serde_json::json;
 use tokio::sync::watch;
 
 use crate::{
-    Snapshot,
     admin::{
         registry::Registry,
         status::{ReloadSummary, reload_summary},
     },
     config::watch::ReloadStatus,
     faults::scenario::Scenarios,
+    snapshot::Snapshot,
 };
 
 /// The page: HTML, CSS and JavaScript in one file, with a `/*TERMS*/` placeholder.

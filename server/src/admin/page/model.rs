@@ -14,13 +14,14 @@ use serde::Serialize;
 use xdsloop_proto::type_url;
 
 use crate::{
-    Snapshot, TypeResources,
     admin::registry::{StreamStatus, stats::Counters},
     admin::status::{
         ReloadSummary, SyncState, scenario::ScenarioView, served_version, sync_state_with,
         view_hash,
     },
     replay::ReplayView,
+    snapshot::Snapshot,
+    snapshot::TypeResources,
 };
 
 /// One build of the grid. Rows are shared with the connections that sent them, so a

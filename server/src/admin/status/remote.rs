@@ -20,7 +20,7 @@ use tokio_rustls::{
 };
 
 use super::{StatusDocument, table};
-use crate::Error;
+use crate::error::Error;
 
 /// How to reach an admin endpoint that is not plain HTTP on loopback.
 #[derive(Clone, Default)]

@@ -11,7 +11,9 @@
 use serde::{Deserialize, Serialize};
 use xdsloop_proto::version;
 
-use crate::{TypeResources, admin::registry::Variant, protocol::subscription::TypeStatus};
+use crate::{
+    admin::registry::Variant, protocol::subscription::TypeStatus, snapshot::TypeResources,
+};
 
 /// One stream's standing on one type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

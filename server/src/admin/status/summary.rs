@@ -7,8 +7,9 @@ use xdsloop_proto::type_url;
 
 use super::rfc3339;
 use crate::{
-    Snapshot, TypeResources,
     config::watch::{ReloadStatus, WatcherHealth},
+    snapshot::Snapshot,
+    snapshot::TypeResources,
 };
 
 /// The snapshot being served (`/status` `snapshot`).

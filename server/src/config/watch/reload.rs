@@ -16,8 +16,8 @@ use xdsloop_proto::{Codec, type_url};
 
 use super::{InProgress, ReloadStatus, WatcherHealth};
 use crate::{
-    Error,
     config::fixtures::{FixtureError, Loader},
+    error::Error,
     snapshot::Snapshot,
 };
 

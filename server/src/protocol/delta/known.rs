@@ -17,7 +17,7 @@ use std::{
     sync::Arc,
 };
 
-use crate::{TypeResources, protocol::subscription::Interest, snapshot::diff::Diff};
+use crate::{protocol::subscription::Interest, snapshot::TypeResources, snapshot::diff::Diff};
 
 /// What the client holds of one type (see the module documentation).
 #[derive(Default)]

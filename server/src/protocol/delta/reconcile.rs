@@ -8,7 +8,7 @@ use xdsloop_proto::Resource;
 
 use super::TypeState;
 use crate::{
-    TypeResources,
+    snapshot::TypeResources,
     snapshot::{diff::Diff, joined::Sent},
 };
 

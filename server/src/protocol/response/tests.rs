@@ -11,7 +11,7 @@ use xdsloop_proto::{
 };
 
 use super::*;
-use crate::TypeResources;
+use crate::snapshot::TypeResources;
 use crate::{
     protocol::delta::DeltaStream,
     protocol::sotw::{SotwStream, control_plane},
@@ -157,7 +157,7 @@ fn streams_of_one_fleet_share_the_resource_bytes() {
 }
 
 /// `count` clusters whose entries together are well over the size the transport copies.
-fn large(count: usize) -> Arc<crate::Snapshot> {
+fn large(count: usize) -> Arc<crate::snapshot::Snapshot> {
     let names: Vec<String> = (0..count).map(|i| format!("cluster-{i:03}")).collect();
     let list: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "1")).collect();
     snapshot(1, &[(CLUSTER, &list)])

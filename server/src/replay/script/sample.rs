@@ -7,7 +7,7 @@ use xdsloop_proto::{
 };
 
 use super::{Script, from_transcript};
-use crate::Error;
+use crate::error::Error;
 
 const T: &str = "2026-03-02T09:30:00.000000Z";
 

@@ -13,9 +13,9 @@ use super::{
     tests::{body, rest},
 };
 use crate::{
-    Snapshot,
     admin::registry::Registry,
     faults::scenario::{Scenario, Scenarios},
+    snapshot::Snapshot,
 };
 
 const POLL: &[u8] = br#"{"node": {"id": "n1"}}"#;
@@ -30,7 +30,7 @@ fn two_clusters() -> Snapshot {
             (resource.name.clone(), Arc::new(resource))
         })
         .collect();
-    let types = crate::TypeResources::new(resources, None);
+    let types = crate::snapshot::TypeResources::new(resources, None);
     Snapshot {
         generation: 1,
         base: [(CLUSTER.to_string(), Arc::new(types))].into(),

@@ -29,7 +29,6 @@ use judge::report_violations;
 use xdsloop_proto::type_url;
 
 use crate::{
-    Snapshot,
     admin::registry::StreamKind,
     faults::scenario::Installed,
     faults::stage::FaultStage,
@@ -39,6 +38,7 @@ use crate::{
     protocol::machine::MachineHooks,
     protocol::now::Now,
     protocol::wire::WireResponse,
+    snapshot::Snapshot,
     tap::CloseReason,
 };
 use tap::Tap;

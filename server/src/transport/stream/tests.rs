@@ -174,7 +174,7 @@ fn ttl_cluster(ttl: Duration) -> Arc<Snapshot> {
         ttl: Some(ttl),
     };
     let resources = [("c1".to_string(), Arc::new(resource))].into();
-    let types = crate::TypeResources::new(resources, None);
+    let types = crate::snapshot::TypeResources::new(resources, None);
     Arc::new(Snapshot {
         generation: 1,
         base: [(CLUSTER.to_string(), Arc::new(types))].into(),

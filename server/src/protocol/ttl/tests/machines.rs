@@ -17,8 +17,9 @@ use xdsloop_proto::{
 
 use super::*;
 use crate::{
-    Snapshot, TypeResources,
     protocol::{delta::DeltaStream, sotw::SotwStream},
+    snapshot::Snapshot,
+    snapshot::TypeResources,
     test_support::{error, sotw},
 };
 
