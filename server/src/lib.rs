@@ -54,6 +54,7 @@
 #![warn(unnameable_types)]
 
 mod admin;
+mod api;
 pub mod app;
 mod config;
 mod error;
@@ -92,75 +93,4 @@ pub use judge::rules::{RULES as JUDGE_RULES, Rule as JudgeRule};
 pub use judge::{Mode as ConformanceMode, Violation};
 pub use protocol::subscription::Verdict;
 
-pub mod events {
-    //! What happened on a stream, as plain events ([`WireEvent`]): opened, each request and
-    //! response as the server decoded and judged it, faults, closed. The server's bus carries
-    //! them to whoever listens ([`Registry::bus`](crate::status::Registry::bus)), and
-    //! [`to_line`] writes one as the transcript line `--record` would.
-    pub use crate::admin::lines::to_line;
-    pub use crate::admin::registry::bus::{Bus, Listener, Received};
-    pub use crate::protocol::facts::{
-        Capture, ErrorFacts, Listed, Names, RequestFacts, ResponseFacts, StatusFacts, TypeName,
-    };
-    pub use crate::protocol::subscription::Change;
-    pub use crate::protocol::wire::FaultMark;
-    pub use crate::tap::{CloseReason, Closed, FaultFacts, Opened, What, WireEvent};
-}
-
-pub mod fixtures {
-    //! A fixture directory as the server reads it: every `*.yaml`/`*.yml`/`*.json` file
-    //! under it, decoded into a [`Snapshot`](crate::Snapshot) (`docs/fixtures.md`), and the
-    //! watcher that reloads it on every edit.
-    pub use crate::config::fixtures::{DEFAULT_MAX_FILE_BYTES, FixtureError, Loader, load};
-    pub use crate::config::watch::{InProgress, ReloadStatus, Settings, Watcher, WatcherHealth};
-}
-
-pub mod scenario {
-    //! Fault scenarios in code: the typed rules (the vocabulary of a scenario file,
-    //! `docs/scenarios.md`), the scenario in force on a running server, and the offline check
-    //! `xdsloop-server scenario check FILE` runs.
-    pub use crate::faults::scenario::check::check_file;
-    pub use crate::faults::scenario::installed::{Firing, RuleCounters};
-    pub use crate::faults::scenario::outage::{Outage, RebindFailure};
-    pub use crate::faults::scenario::{
-        Action, Installed, Match, Origin, ParseError, Place, Requested, ResetScope, Rule, Scenario,
-        Scenarios, Service, Variant, When,
-    };
-}
-
-pub mod tls {
-    //! TLS on the xDS port: the files a server serves with ([`TlsFiles`], `--tls-cert`,
-    //! `--tls-key`, `--tls-client-ca`), and a client configuration that trusts a CA, for tests
-    //! and tools that talk to such a server.
-    pub use crate::net::tls::{ALPN_H2, ALPN_HTTP1, TlsFiles, client_config};
-}
-
-pub mod status {
-    //! What the server knows about its streams: the live [`Registry`] of open and recently
-    //! closed streams with their per-type state, the `/status` document built from it
-    //! (`docs/status.md`), and [`remote`], which reads that document from a running server.
-    pub use crate::admin::registry::stats::{Counters, RecorderView};
-    pub use crate::admin::registry::timeline::Timeline;
-    pub use crate::admin::registry::violations::Violations;
-    pub use crate::admin::registry::{ClosedStream, Registry, StreamKind, StreamStatus, Variant};
-    pub use crate::admin::status::events::RecentEvent;
-    pub use crate::admin::status::net::{
-        CertView, HandshakeFailureView, LimitsView, TlsStatusView,
-    };
-    pub use crate::admin::status::scenario::{FiringView, OutageView, RuleView, ScenarioView};
-    pub use crate::admin::status::violations::{ViolationView, ViolationsView};
-    pub use crate::admin::status::{
-        AckedView, FaultMarkView, FaultView, HeartbeatView, HeldView, InProgressView, NackView,
-        OverlaySummary, ReloadSummary, SentView, SnapshotSummary, StatusDocument, StreamView,
-        SyncState, Totals, TypeSummary, TypeView, WatcherView, WithheldView, remote, sync_state,
-        table,
-    };
-    pub use crate::net::identity::PeerIdentity;
-    pub use crate::protocol::subscription::{
-        Acked, Exchange, HeldBack, Nacked, Sent, TypeStatus, Withheld,
-    };
-    pub use crate::protocol::ttl::HeartbeatStatus;
-    pub use crate::protocol::wire::Touched;
-    pub use crate::replay::{Failure as ReplayFailure, Replay, ReplayView};
-    pub use crate::snapshot::names::SharedNames;
-}
+pub use api::{events, fixtures, scenario, status, tls};

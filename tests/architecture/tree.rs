@@ -23,6 +23,7 @@ pub(crate) const SERVER_LAYERS: &[&str] = &[
     "transport",
     "app",
     "testkit",
+    "api",
 ];
 pub(crate) const CLIENT_LAYERS: &[&str] = &[
     "error",
