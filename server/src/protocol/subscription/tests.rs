@@ -219,7 +219,9 @@ fn a_resync_is_owed_only_where_a_fault_left_the_client_without_what_is_served() 
     assert!(!ledger.unsettled(), "ACKed");
 
     ledger.record_sent("v1", "1-2", 1, at());
-    let repeat = WireFate::Sent { nonce: "1-2".into() };
+    let repeat = WireFate::Sent {
+        nonce: "1-2".into(),
+    };
     assert!(ledger.note_wire("1-2", mark("ignore_acks"), &repeat, at()));
     assert!(!ledger.unsettled(), "a storm's repeat is what is served");
     let late = WireFate::Delayed {
