@@ -21,8 +21,9 @@ reload banner ok and rejected, the conversation's step labels (建流, 下发, �
 (NACK, 保留旧配置)) with their Envoy calls; the choice is remembered on a plain reload, and the
 switch on the page brings English back (also remembered).
 Then, in English again: a Delta client's conversation names its wildcard subscription (its first
-request naming nothing), not its ACKs (naming nothing too); the header's count of requests with
-a stale nonce says what it counts, in both languages.
+request naming nothing), not its ACKs (naming nothing too); a SotW client's request naming
+nothing after it named resources is shown as unsubscribing, not as the wildcard; the header's
+count of requests with a stale nonce says what it counts, in both languages.
 With `--screenshot PATH` it also saves the page (README's docs/img/page.png).
 
 Standard library only (tests/browser/cdp.py drives Chromium over a pipe). Every wait is bounded;
@@ -55,6 +56,9 @@ REJECT = "cds:api"
 LEARNER = "learner-1"
 # A client on a Delta stream, subscribing to every cluster.
 DELTA = "delta-1"
+SOTW_UNSUBSCRIBE = "sotw-unsubscribe"
+# How the conversation shows a request naming nothing: the wildcard, or no name at all.
+EMPTY_NAMES = ("(none: unsubscribes)", "* (wildcard)")
 # `xdsloop-client fleet`: enough nodes that the grid must be cut and filtered.
 FLEET = 1000
 FLEET_TIMEOUT_S = 120
@@ -307,6 +311,40 @@ class Checks:
         assert all(r["names"] == "" for r in acks), acks
         return f"subscribe: {subscribe['names']!r}; {len(acks)} ACK(s) naming nothing"
 
+    def sotw_request_naming_nothing_after_names_unsubscribes(self) -> str:
+        # SotW: a request naming nothing is the legacy wildcard only before the client named
+        # resources of its type. This client names web and api in EDS (following CDS); once
+        # its node's clusters stop using EDS, its next EDS request names nothing: it
+        # unsubscribes from every endpoint set.
+        node_dir = self.clusters.parent / "nodes" / SOTW_UNSUBSCRIBE
+        sotw = start([str(BIN_DIR / "xdsloop-client"), "--server", self.addr, "--node-id",
+                      SOTW_UNSUBSCRIBE, "--types", "cds,eds", "--follow-deps"],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            self.browser.wait_for(
+                "the SotW client's EDS SYNCED", CELLS,
+                lambda v: any(c["node"] == SOTW_UNSUBSCRIBE and c["type"] == "eds"
+                              and c["state"] == "SYNCED" for c in json.loads(v)),
+                LIVE_TIMEOUT_S)
+            node_dir.mkdir(parents=True)
+            (node_dir / "clusters.yaml").write_text(
+                self.original.replace("type: EDS", "type: STATIC"))
+            self.browser.evaluate(
+                "document.querySelector("
+                f"'td.cell[data-node=\"{SOTW_UNSUBSCRIBE}\"][data-type=eds]').click()")
+            rows = json.loads(self.browser.wait_for(
+                "its EDS request naming nothing", TIMELINE,
+                lambda v: any(r["type"] == "eds" and r["names"] in EMPTY_NAMES
+                              for r in json.loads(v)), LIVE_TIMEOUT_S))
+        finally:
+            stop(sotw)
+            shutil.rmtree(node_dir.parent, ignore_errors=True)
+        named = [r["names"] for r in rows if r["type"] == "eds" and "web" in (r["names"] or "")]
+        empty = next(r for r in rows if r["type"] == "eds" and r["names"] in EMPTY_NAMES)
+        assert named, rows
+        assert empty["names"] == "(none: unsubscribes)", empty
+        return f"named {named[0]!r}, then {empty['names']!r} ({empty['step']})"
+
     def stale_nonce_counter_says_what_it_counts(self) -> str:
         # The STALE state is a client behind the snapshot; this counter counts requests the
         # server ignored because their nonce was not the latest (S4).
@@ -471,6 +509,8 @@ def run(browser: Browser, addr: str, fixtures: Path, report: Report, shot: str |
     for name, check in [
         ("page_delta_conversation_names_the_wildcard_subscription_not_its_acks",
          checks.delta_wildcard_subscription_is_named_in_the_conversation),
+        ("page_sotw_request_naming_nothing_after_names_shows_it_unsubscribes",
+         checks.sotw_request_naming_nothing_after_names_unsubscribes),
         ("page_counter_of_stale_nonce_requests_says_what_it_counts",
          checks.stale_nonce_counter_says_what_it_counts),
         ("page_node_filter_shows_matching_nodes_only",

@@ -107,9 +107,17 @@ def check_flap(r, calls, admin: str, wait_status, push_timeout: float) -> None:
             *wait_status(admin, cds_acked(True), push_timeout + 2))
     r.check(f"flap: {fx.CLUSTER_A} is back and gRPC ACKs the fixtures' CDS version again",
             *wait_status(admin, cds_acked(False), push_timeout + 2))
+    # Without `ignore_resource_deletion` A53's abstract has a CDS deletion fail the calls
+    # bound for the cluster (A88's default of ignoring it is behind its env var); its return
+    # is a cluster again, which the calls use (A27). Whether a call failed in the 2 s gap
+    # (this client waits for ready) is reported.
+    r.check("flap: once the cluster is back, calls reach B",
+            *calls.wait_moved("B", since, push_timeout))
     made = calls.parse(calls.client.out.lines[since:])
-    r.check("flap: gRPC kept its cached cluster throughout (gRFC A88): every call reached B",
-            bool(made) and all(c == "B" for c in made), calls.describe(since))
+    failed = [c for c in made if c != "B"]
+    r.observe("flap", f"while {fx.CLUSTER_A} was out of CDS: " + (
+        f"{len(failed)} of {len(made)} calls did not reach B ({sorted(set(failed))})"
+        if failed else f"every call reached B ({len(made)} calls)"))
     r.check("flap: the rule fired once", *wait_status(admin, fired("interop-flap")))
     delete_scenario(admin)
 

@@ -32,6 +32,7 @@ fn exchange(verdict: Verdict, change: Change) -> Exchange {
         verdict,
         first_for_type: false,
         change,
+        wildcard: false,
     }
 }
 

@@ -51,6 +51,7 @@ use crate::{
     protocol::stream::{PerType, StreamState},
     protocol::subscription::{
         Change, Exchange, Interest, Ledger, Subscription, TypeStatus, Verdict, WILDCARD,
+        delta_subscribes_wildcard,
     },
     protocol::ttl::Heartbeats,
     protocol::wire::{FaultMark, WireFate},
@@ -152,6 +153,7 @@ impl StreamMachine for DeltaStream {
             verdict,
             first_for_type: first,
             change: change(&before, interest, subscribe),
+            wildcard: delta_subscribes_wildcard(first, subscribe),
         };
         for name in unsubscribe {
             if name == WILDCARD {

@@ -53,6 +53,8 @@ pub struct RequestFacts {
     pub first_for_type: bool,
     /// Whether it widened or narrowed the interest in its type.
     pub change: Change,
+    /// Whether it subscribes to the wildcard, as the machine read it ([`Exchange::wildcard`]).
+    pub wildcard: bool,
     /// The node's earlier streams had this type: a first request for it is a resubscription.
     pub earlier_had_type: bool,
     /// SotW `version_info` (empty for Delta).
@@ -223,6 +225,7 @@ impl RequestFacts {
         self.verdict = exchange.verdict;
         self.first_for_type = exchange.first_for_type;
         self.change = exchange.change;
+        self.wildcard = exchange.wildcard;
         self.earlier_had_type = earlier_had_type;
     }
 

@@ -160,6 +160,7 @@ impl StreamMachine for SotwStream {
             verdict,
             first_for_type: first,
             change: Change::None,
+            wildcard: state.sub.interest.sotw_subscribes_wildcard(&names),
         };
         if verdict == Verdict::Stale {
             return Vec::new();

@@ -82,10 +82,9 @@ impl Interest {
     /// answer even if it sent those resources before (S5).
     pub(crate) fn replace<S: AsRef<str>>(&mut self, requested: &[S]) -> bool {
         let was_wildcard = self.wildcard;
+        let wildcard = self.sotw_subscribes_wildcard(requested);
         if requested.is_empty() {
-            // Legacy wildcard persists through the empty-named ACKs that follow it; once the
-            // client has named resources, an empty list means "nothing".
-            self.set_wildcard(!self.explicit);
+            self.set_wildcard(wildcard);
             self.set_names(SharedNames::default());
             return self.wildcard && !was_wildcard;
         }
@@ -98,13 +97,23 @@ impl Interest {
         if same {
             return false;
         }
-        let wildcard = requested.clone().any(|n| n == WILDCARD);
         let names = requested.filter(|n| *n != WILDCARD).map(str::to_string);
         let names = SharedNames::interned(names.collect());
         let widened = (wildcard && !was_wildcard) || !names.iter().all(|n| self.names.has(n));
         self.set_wildcard(wildcard);
         self.set_names(names);
         widened
+    }
+
+    /// SotW: whether a request naming `requested` subscribes to the wildcard, as
+    /// [`Interest::replace`] reads it: naming nothing before the client ever named a resource
+    /// of this type (the legacy wildcard, which the empty-named ACKs after it keep), or naming
+    /// `*`. Once the client has named resources, naming nothing unsubscribes from everything.
+    pub(crate) fn sotw_subscribes_wildcard<S: AsRef<str>>(&self, requested: &[S]) -> bool {
+        if requested.is_empty() {
+            return !self.explicit;
+        }
+        requested.iter().any(|n| n.as_ref() == WILDCARD)
     }
 
     /// Delta: requests carry changes only. A first request that subscribes nothing is the
@@ -259,6 +268,10 @@ pub struct Exchange {
     pub first_for_type: bool,
     /// Whether it widened or narrowed the interest in its type.
     pub change: Change,
+    /// Whether it subscribes to the wildcard: SotW, [`Interest::sotw_subscribes_wildcard`] (an
+    /// empty list is the wildcard only until the client names resources); Delta,
+    /// [`delta_subscribes_wildcard`].
+    pub wildcard: bool,
 }
 
 impl Default for Exchange {
@@ -268,6 +281,7 @@ impl Default for Exchange {
             verdict: Verdict::Ignored,
             first_for_type: false,
             change: Change::None,
+            wildcard: false,
         }
     }
 }

@@ -25,7 +25,9 @@ use crate::{
         kind::StreamKind,
         machine::{MachineHooks, StreamMachine},
         now::Now,
-        subscription::{Change, Exchange, Ledger, Subscription, TypeStatus, Verdict},
+        subscription::{
+            Change, Exchange, Ledger, Subscription, TypeStatus, Verdict, delta_subscribes_wildcard,
+        },
         wire::{FaultMark, WireFate},
     },
     replay::script::{RecordedRequest, RecordedResponse, RecordedStream},
@@ -101,6 +103,7 @@ impl<F: Flavor> ReplayStream<F> {
             verdict: verdict_of(verdict),
             first_for_type: first,
             change: Change::None,
+            wildcard: false,
         };
         RecordedRequest {
             dir: Dir::In,
@@ -126,6 +129,7 @@ impl<F: Flavor> ReplayStream<F> {
         let subscription = self.types.entry(type_url.clone()).or_default();
         let version = match &got.body {
             RequestBody::Sotw { version, names } => {
+                self.exchange.wildcard = subscription.interest.sotw_subscribes_wildcard(names);
                 subscription.interest.replace(names);
                 version.clone()
             }
@@ -134,6 +138,7 @@ impl<F: Flavor> ReplayStream<F> {
                 unsubscribe,
                 ..
             } => {
+                self.exchange.wildcard = delta_subscribes_wildcard(first, subscribe);
                 subscription
                     .interest
                     .apply_delta(first, subscribe, unsubscribe);
@@ -202,7 +207,11 @@ impl<F: Flavor> ReplayStream<F> {
             });
         }
         self.next.insert(type_url.clone(), at + 1);
-        self.exchange = recorded_exchange(&turn.request);
+        // The recording's judgement; whether it subscribed the wildcard is the request's own.
+        self.exchange = Exchange {
+            wildcard: self.exchange.wildcard,
+            ..recorded_exchange(&turn.request)
+        };
         replay.matched();
         if let Some(end) = &stream.ended
             && self.next.values().sum::<usize>() == stream.requests()
@@ -455,6 +464,7 @@ fn recorded_exchange(request: &RecordedRequest) -> Exchange {
             Some(StepChange::Widened) => Change::Widened,
             Some(StepChange::Narrowed) => Change::Narrowed,
         },
+        wildcard: false,
     }
 }
 

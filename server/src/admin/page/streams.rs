@@ -22,10 +22,7 @@ use crate::{
         registry::{StreamStatus, bus::Listener, bus::Received},
         status::{self, StreamView},
     },
-    protocol::{
-        facts::{Capture, Names},
-        subscription::delta_subscribes_wildcard,
-    },
+    protocol::facts::Capture,
     tap::{What, WireEvent},
 };
 
@@ -69,14 +66,12 @@ pub(crate) fn page_event(event: &WireEvent) -> Value {
         map.insert("title".into(), json!(step.title()));
         map.insert("envoy".into(), json!(step.envoy_call_on(variant)));
     }
-    if let (What::Request(facts), Some(map)) = (&event.what, value.as_object_mut())
-        && let Names::Delta { subscribe, .. } = &facts.names
-    {
-        // A Delta request lists changes only, so an empty `subscribe` is the legacy wildcard on
-        // a first request and nothing at all on an ACK or NACK: the page cannot tell them
-        // apart from the line, the machine's rule can.
-        let wildcard = delta_subscribes_wildcard(facts.first_for_type, &subscribe.items);
-        map.insert("wildcard".into(), json!(wildcard));
+    if let (What::Request(facts), Some(map)) = (&event.what, value.as_object_mut()) {
+        // A request naming nothing is the legacy wildcard only sometimes: SotW, until the
+        // client names resources of the type (then it unsubscribes from everything); Delta,
+        // on a first request (its ACKs and NACKs name nothing and change nothing). The page
+        // cannot tell them apart from the line; the machine, which read it, can.
+        map.insert("wildcard".into(), json!(facts.wildcard));
     }
     value
 }

@@ -76,6 +76,7 @@ impl Wire {
             verdict,
             first_for_type: first,
             change,
+            wildcard: false,
         });
         self.judge
             .take_violations()

@@ -26,6 +26,7 @@ fn request(view: RequestView<'_>, names: Names) -> RequestFacts {
         verdict: Verdict::Ignored,
         first_for_type: false,
         change: Change::None,
+        wildcard: false,
         earlier_had_type: false,
         version: text(view.version),
         nonce: text(view.nonce),

@@ -106,6 +106,7 @@ fn settled_facts_tell_the_loop_step() {
         verdict: Verdict::Initial,
         first_for_type: true,
         change: Change::Widened,
+        wildcard: false,
     };
     facts.settle(initial, false);
     assert_eq!(facts.step(), Step::Subscribe);
@@ -115,6 +116,7 @@ fn settled_facts_tell_the_loop_step() {
         verdict: Verdict::Ack,
         first_for_type: false,
         change: Change::None,
+        wildcard: false,
     };
     facts.settle(ack, true);
     assert_eq!(facts.step(), Step::Ack);

@@ -49,6 +49,7 @@ fn request(stream: u64, verdict: Verdict, nonce: &str) -> Arc<WireEvent> {
             verdict,
             first_for_type: false,
             change: Change::None,
+            wildcard: false,
             earlier_had_type: false,
             version: "".into(),
             nonce: nonce.into(),

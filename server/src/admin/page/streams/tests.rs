@@ -12,7 +12,7 @@ use crate::{
     admin::registry::{Publish, Registry, StreamKind, bus::CAPACITY},
     protocol::{
         facts::TapRequest,
-        subscription::{Change, Exchange, Verdict},
+        subscription::{Change, Exchange, Verdict, delta_subscribes_wildcard},
     },
     tap::{CloseReason, Closed, Opened, What, WireEvent},
     test_support::snapshot,
@@ -115,7 +115,15 @@ fn delta_request(subscribe: &[&str], nonce: &str, exchange: Exchange) -> Arc<Wir
         ..DeltaDiscoveryRequest::default()
     };
     let mut facts = request.facts(Capture::Full);
-    facts.settle(exchange, false);
+    // What the Delta machine sets from the same request.
+    let wildcard = delta_subscribes_wildcard(exchange.first_for_type, subscribe);
+    facts.settle(
+        Exchange {
+            wildcard,
+            ..exchange
+        },
+        false,
+    );
     event(1, 2, What::Request(Box::new(facts)))
 }
 
@@ -124,6 +132,7 @@ fn exchange(verdict: Verdict, first_for_type: bool, change: Change) -> Exchange 
         verdict,
         first_for_type,
         change,
+        wildcard: false,
     }
 }
 
@@ -155,6 +164,55 @@ fn a_delta_request_that_subscribes_the_wildcard_says_so_and_its_acks_do_not() {
     );
     assert_eq!(
         wildcard(&star),
+        Some(true),
+        "`*` is the wildcard on any request"
+    );
+}
+
+/// The page events of SotW cluster requests as the machine judges them, one stream, in order.
+fn sotw_conversation(requests: &[(&[&str], &str, &str)]) -> Vec<Value> {
+    use crate::protocol::{
+        machine::{MachineHooks, StreamMachine},
+        now::tests::now,
+        request::SotwRequest,
+        sotw::SotwStream,
+    };
+    use crate::test_support::sotw;
+    let cds = xdsloop_proto::type_url::CLUSTER;
+    let mut machine = SotwStream::new(1, snapshot(1, &[(cds, &[("a", "1"), ("b", "1")])]));
+    let mut events = Vec::new();
+    for (seq, (names, version, nonce)) in requests.iter().enumerate() {
+        let request = SotwRequest::from(sotw(cds, names, version, nonce));
+        let mut facts = request.facts(Capture::Full);
+        machine.on_request(request, now());
+        facts.settle(machine.exchange(), false);
+        events.push(page_event(&event(
+            1,
+            seq as u32 + 2,
+            What::Request(Box::new(facts)),
+        )));
+    }
+    events
+}
+
+#[test]
+fn a_sotw_request_naming_nothing_is_the_wildcard_only_before_the_client_named_resources() {
+    let wildcard = |e: &Value| e["wildcard"].as_bool();
+    let legacy = sotw_conversation(&[(&[], "", ""), (&[], "1", "1-1")]);
+    assert_eq!(
+        legacy.iter().map(wildcard).collect::<Vec<_>>(),
+        [Some(true), Some(true)],
+        "a first request naming nothing is the legacy wildcard, and so are its ACKs"
+    );
+    let named = sotw_conversation(&[(&["a"], "", ""), (&[], "1", "1-1")]);
+    assert_eq!(
+        named.iter().map(wildcard).collect::<Vec<_>>(),
+        [Some(false), Some(false)],
+        "after naming resources, naming nothing unsubscribes from everything"
+    );
+    let star = sotw_conversation(&[(&["a"], "", ""), (&["*"], "1", "1-1")]);
+    assert_eq!(
+        wildcard(&star[1]),
         Some(true),
         "`*` is the wildcard on any request"
     );

@@ -32,6 +32,7 @@ fn exchange(verdict: Verdict, first_for_type: bool, change: Change) -> Exchange 
         verdict,
         first_for_type,
         change,
+        wildcard: false,
     }
 }
 
