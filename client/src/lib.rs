@@ -100,7 +100,7 @@ pub use core::validate::Rejection;
 /// What a watch wants (Envoy's `addWatch` resource names, or wildcard), and its id on the
 /// [`Mux`] (Envoy's `GrpcMux::addWatch` handle).
 pub use core::watch_map::{Interest, WatchId};
-pub use error::ClientError;
+pub use error::{BoxError, ClientError, Result, chain as error_chain};
 /// Envoy's `SubscriptionFactoryImpl`: [`Transport::new`] maps a [`Source`] to the transport
 /// that implements it (gRPC, Delta gRPC, ADS, ADS Delta, REST, file).
 pub use transport::Transport;

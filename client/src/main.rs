@@ -51,7 +51,7 @@ fn exit_code(format: LogFormat, program: &str, result: Result<(), ClientError>) 
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            let message = e.to_string();
+            let message = xdsloop_client::error_chain(&e);
             let line = xdsloop_log::error_line(format, LOG_TARGET, program, &message);
             eprintln!("{line}");
             ExitCode::FAILURE

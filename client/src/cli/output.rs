@@ -246,10 +246,9 @@ fn dump_resource(
 pub(crate) fn render_dump(value: &Dump, format: Format) -> Result<String, crate::ClientError> {
     match format {
         Format::Json => serde_json::to_string_pretty(value)
-            .map_err(|e| crate::ClientError::Output(e.to_string())),
-        Format::Text => {
-            serde_yaml_ng::to_string(value).map_err(|e| crate::ClientError::Output(e.to_string()))
-        }
+            .map_err(|e| crate::ClientError::output_because("--dump as JSON", e)),
+        Format::Text => serde_yaml_ng::to_string(value)
+            .map_err(|e| crate::ClientError::output_because("--dump as YAML", e)),
     }
 }
 

@@ -50,7 +50,7 @@ impl Recorder {
         let tool = format!("xdsloop-client {}", env!("CARGO_PKG_VERSION"));
         let header = Header::new(Side::Client, tool, SystemTime::now(), bodies);
         let writer = LineWriter::create(path, &header)
-            .map_err(|e| ClientError::Output(format!("--record {e}")))?;
+            .map_err(|e| ClientError::output_because(format!("--record {}", path.display()), e))?;
         Ok(Self {
             writer,
             path: path.display().to_string(),
@@ -112,7 +112,7 @@ impl Recorder {
         self.writer
             .finish()
             .map(|_| ())
-            .map_err(|e| ClientError::Output(format!("--record {path}: {e}")))
+            .map_err(|e| ClientError::output_because(format!("--record {path}"), e))
     }
 
     fn write(&mut self, stream: u64, what: What, t: SystemTime) -> Result<(), ClientError> {
@@ -130,7 +130,7 @@ impl Recorder {
     }
 
     fn error(&self, e: std::io::Error) -> ClientError {
-        ClientError::Output(format!("--record {}: {e}", self.path))
+        ClientError::output_because(format!("--record {}", self.path), e)
     }
 
     fn opened(&self, info: &StreamInfo) -> What {

@@ -330,8 +330,9 @@ pub async fn run(
     // The summary whatever became of the file: it is all that is left of the run then.
     print_summary(&summary, args.output, if to_stdout { err } else { out })?;
     written.map_err(|e| {
-        ClientError::FleetReport(format!(
-            "{e}; the run's summary is printed; its raw samples are lost"
+        ClientError::fleet_report(format!(
+            "{}; the run's summary is printed; its raw samples are lost",
+            crate::error::chain(&e)
         ))
     })
 }
@@ -340,7 +341,7 @@ pub async fn run(
 /// then renamed), checked before the run: a mistyped path must not cost a whole run.
 fn check_writable(path: &Path) -> Result<(), ClientError> {
     let refused = |why: &dyn std::fmt::Display| {
-        ClientError::FleetReport(format!(
+        ClientError::fleet_report(format!(
             "--report {}: cannot write the report there: {why}; nothing was run",
             path.display()
         ))
@@ -403,7 +404,7 @@ fn print_summary(
         Format::Text => write!(out, "{}", report.text())?,
         Format::Json => {
             let json = serde_json::to_string_pretty(report)
-                .map_err(|e| ClientError::Output(e.to_string()))?;
+                .map_err(|e| ClientError::output_because("the fleet's summary", e))?;
             writeln!(out, "{json}")?;
         }
     }
@@ -412,13 +413,14 @@ fn print_summary(
 }
 
 fn encode(report: &RunReport) -> Result<String, ClientError> {
-    serde_json::to_string(report).map_err(|e| ClientError::Output(e.to_string()))
+    serde_json::to_string(report)
+        .map_err(|e| ClientError::output_because("the fleet report as JSON", e))
 }
 
 /// Writes next to `path` and renames into place: a collector never reads half a report.
 fn write_report(path: &Path, report: &RunReport) -> Result<(), ClientError> {
     let failed = |e: std::io::Error| {
-        ClientError::FleetReport(format!("cannot write the report {}: {e}", path.display()))
+        ClientError::fleet_report_because(format!("cannot write the report {}", path.display()), e)
     };
     let temp = temp_path(path);
     std::fs::write(&temp, encode(report)? + "\n").map_err(failed)?;
@@ -436,8 +438,8 @@ fn temp_path(path: &Path) -> PathBuf {
 pub fn read_report(path: &Path) -> Result<RunReport, ClientError> {
     let name = path.display();
     let text = std::fs::read_to_string(path)
-        .map_err(|e| ClientError::FleetReport(format!("cannot read {name}: {e}")))?;
-    RunReport::parse(&text).map_err(|e| ClientError::FleetReport(format!("{name}: {e}")))
+        .map_err(|e| ClientError::fleet_report_because(format!("cannot read {name}"), e))?;
+    RunReport::parse(&text).map_err(|e| ClientError::fleet_report(format!("{name}: {e}")))
 }
 
 /// `fleet merge`: the merged summary on `out`, the merged report in `--report`.
@@ -450,7 +452,7 @@ fn run_merge(args: &MergeArgs, out: &mut dyn Write) -> Result<(), ClientError> {
         })
         .collect::<Result<Vec<_>, ClientError>>()?;
     let count = reports.len();
-    let merged = merge::merge(reports).map_err(ClientError::FleetReport)?;
+    let merged = merge::merge(reports).map_err(ClientError::fleet_report)?;
     if let Some(path) = &args.report {
         write_report(path, &merged)?;
     }

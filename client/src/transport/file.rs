@@ -25,7 +25,7 @@ use xdsloop_proto::{Codec, Format, type_url, version};
 use crate::config::ClientConfig;
 use crate::core::event::{ConnectionReport, Report};
 use crate::core::request::Outgoing;
-use crate::error::ClientError;
+use crate::error::{BoxError, ClientError};
 use crate::transport::hub::{Hub, Wire, now};
 
 /// Editors save in several writes (or write, then rename): wait this long after the first
@@ -42,13 +42,14 @@ pub(crate) struct FileTransport {
 
 impl FileTransport {
     pub(crate) fn new(path: &Path, config: &ClientConfig) -> Result<Self, ClientError> {
-        let watch_error = |message: String| ClientError::Watch {
+        let watch_error = |message: String, source: Option<BoxError>| ClientError::Watch {
             path: path.display().to_string(),
             message,
+            source,
         };
         let name = path
             .file_name()
-            .ok_or_else(|| watch_error("not a file path".into()))?
+            .ok_or_else(|| watch_error("not a file path".into(), None))?
             .to_owned();
         let parent = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
@@ -57,7 +58,7 @@ impl FileTransport {
         // notify names events by absolute path.
         let dir = parent
             .canonicalize()
-            .map_err(|e| watch_error(format!("directory {}: {e}", parent.display())))?;
+            .map_err(|e| watch_error(format!("directory {}", parent.display()), Some(e.into())))?;
         // One pending signal already means "reload": more would add nothing.
         let (signal, changes) = mpsc::channel(1);
         let mut watcher = notify::recommended_watcher(move |event: notify::Result<Event>| {
@@ -65,10 +66,10 @@ impl FileTransport {
                 let _ = signal.try_send(());
             }
         })
-        .map_err(|e| watch_error(e.to_string()))?;
+        .map_err(|e| watch_error("the file watcher".into(), Some(e.into())))?;
         watcher
             .watch(&dir, RecursiveMode::NonRecursive)
-            .map_err(|e| watch_error(e.to_string()))?;
+            .map_err(|e| watch_error(format!("directory {}", dir.display()), Some(e.into())))?;
         Ok(Self {
             path: dir.join(path.file_name().expect("checked")),
             codec: config.codec.clone(),

@@ -103,7 +103,7 @@ fn server_name(authority: &str, tls: &ClientTls) -> Result<ServerName<'static>, 
     let host = host.trim_start_matches('[').trim_end_matches(']');
     let name = tls.server_name.as_deref().unwrap_or(host).to_string();
     ServerName::try_from(name.clone())
-        .map_err(|e| ClientError::Tls(format!("{name:?} is not a server name: {e}")))
+        .map_err(|e| ClientError::tls_because(format!("{name:?} is not a server name"), e))
 }
 
 /// What a poll got back.

@@ -40,7 +40,7 @@ pub(crate) fn endpoint(
         None => endpoint,
         Some(tls) => endpoint
             .tls_config(tls::grpc_config(tls))
-            .map_err(|e| ClientError::Tls(e.to_string()))?,
+            .map_err(|e| ClientError::tls_because("the TLS settings", e))?,
     };
     Ok(endpoint
         .connect_timeout(connect_timeout)

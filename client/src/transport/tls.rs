@@ -17,11 +17,12 @@ use crate::config::{ClientTls, TlsIdentity};
 use crate::error::ClientError;
 
 fn fail(flag: &str, path: &Path, message: impl std::fmt::Display) -> ClientError {
-    ClientError::Tls(format!("{flag} {}: {message}", path.display()))
+    ClientError::tls(format!("{flag} {}: {message}", path.display()))
 }
 
 fn read(flag: &str, path: &Path) -> Result<Vec<u8>, ClientError> {
-    std::fs::read(path).map_err(|e| fail(flag, path, e))
+    std::fs::read(path)
+        .map_err(|e| ClientError::tls_because(format!("{flag} {}", path.display()), e))
 }
 
 fn certificates(flag: &str, path: &Path, pem: &[u8]) -> Result<(), ClientError> {
@@ -111,7 +112,7 @@ pub(crate) fn grpc_config(tls: &ClientTls) -> ClientTlsConfig {
 
 /// rustls's configuration for REST polling (ALPN `http/1.1`).
 pub(crate) fn rest_config(tls: &ClientTls) -> Result<Arc<ClientConfig>, ClientError> {
-    let bad = |message: String| ClientError::Tls(message);
+    let bad = ClientError::tls;
     let mut roots = RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(&tls.ca_pem) {
         let cert = cert.map_err(|e| bad(format!("--tls-ca {}: {e}", tls.ca_file)))?;
