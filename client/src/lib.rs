@@ -1,28 +1,43 @@
-//! xdsloop-client: an Envoy-style xDS client.
+//! xdsloop-client: an xDS client that behaves on the wire as Envoy does. It watches resource
+//! types over one ADS stream (SotW or Delta), a stream per type, REST polls or a watched file;
+//! checks each response before applying it and answers it with exactly one ACK or NACK; follows
+//! listeners to routes and clusters to endpoints; and reconnects with backoff.
 //!
-//! Layout, one layer per folder; a layer uses only the layers above it in this list
-//! (`tests/architecture` checks it):
-//! - `config`: the vocabulary every layer may use: [`ClientConfig`], [`Source`] and
-//!   [`SourceKind`], [`Variant`], [`BackoffConfig`], the default limits.
-//! - `core` (pure, sans-I/O): the mux (type watches on one stream, or one per type; ACK/NACK,
-//!   pause/resume), per-type request state, validation (C6), dependency following, not-found
-//!   timers, the [`Store`] of applied resources, stream numbers, and the [`Event`]s and
-//!   [`Report`]s it emits.
-//! - `transport`: I/O, the config sources (Envoy's subscription factory): gRPC streams (ADS
-//!   or one per type), REST polling, a watched file; and the hub they all drive the mux
-//!   through, with the reconnect [`Backoff`].
-//! - `client`: the [`Client`] handle, its session, and [`Subscription`] /
-//!   [`TypedSubscription`] handles.
-//! - [`cli`]: the CLI's flags, run loop, text and JSON output, log format, the `--explain`
-//!   narration and the `--record` transcript (`main.rs` only calls it).
-//! - [`fleet`]: `xdsloop-client fleet`, N cheap simulated nodes for load tests: a deliberate
-//!   second implementation of the client protocol (see its module docs for why, and what it
-//!   shares with `core`).
-//! - [`check`]: `xdsloop-client check`, a conformance suite that judges any ADS server over raw
-//!   streams (it must send what the library never does: stale nonces, garbage).
+//! ```no_run
+//! use xdsloop_client::{Client, ClientConfig, Event, Interest, type_url};
+//! # async fn watch() -> Result<(), xdsloop_client::ClientError> {
+//! let config = ClientConfig::new("127.0.0.1:18000", "node-1");
+//! // Runs until this future resolves (here never) or the last handle is dropped.
+//! let client = Client::start(config, std::future::pending())?;
+//! let mut clusters = client.subscribe(type_url::CLUSTER, Interest::Wildcard).await?;
+//! while let Some(event) = clusters.recv().await {
+//!     if let Event::Sotw { version, resources, .. } = event {
+//!         println!("CDS {version}: {} clusters", resources.len());
+//!     }
+//!     let store = client.store().borrow().clone(); // what every watch has applied so far
+//!     println!("CDS applied: {:?}", store.version(type_url::CLUSTER));
+//! }
+//! # Ok(()) }
+//! ```
 //!
-//! `error` is the crate's one error type.
-#![doc = include_str!("../README.md")]
+//! The types to start from: [`Client`] starts the client and makes watches; [`ClientConfig`]
+//! and [`Source`] say where and how it connects; a [`Subscription`] yields [`Event`]s (a
+//! [`TypedSubscription`] decoded messages, [`SubscriptionCallbacks`] decide ACK or NACK); the
+//! [`Store`] holds what is applied; [`Report`]s tell everything that happens on the way.
+//!
+//! The crate's README.md covers the sources, the CLI and its output, CSDS, fleet mode and the
+//! conformance suite; docs/ in the repository has the rest, `examples/` runnable programs.
+//!
+//! Layout, one layer per folder; each uses only those above it (`tests/architecture` checks):
+//! - `config`: the vocabulary every layer uses ([`ClientConfig`], [`Source`], [`Variant`]).
+//! - `core`, sans-I/O: the [`Mux`] (type watches, ACK/NACK, pause/resume), validation,
+//!   dependency following, not-found timers, the store, and the events and reports.
+//! - `transport`: the config sources (gRPC streams, REST polls, a file), reconnect [`Backoff`].
+//! - `client`: the [`Client`] handle, its session, the subscription handles.
+//! - [`cli`], [`fleet`] (simulated nodes for load tests; a deliberate second implementation of
+//!   the protocol) and [`check`] (a conformance suite over raw streams): the binary's modes.
+//!
+//! `error` holds the crate's one error type, [`ClientError`].
 
 #[cfg(feature = "check")]
 pub mod check;

@@ -1,3 +1,7 @@
+//! `xdsloop-client`: picks the mode from the first argument (`fleet`, `check`, `transcript`, or
+//! else the single client), parses its flags, sets up logging, and runs it from the library
+//! until it ends or Ctrl-C.
+
 use std::process::ExitCode;
 
 use clap::Parser;

@@ -91,6 +91,7 @@ impl Codec {
             .then(|| Bytes::from(message.encode_to_vec())))
     }
 
+    /// The descriptor pool: the Envoy API plus any user descriptor sets.
     pub fn pool(&self) -> &DescriptorPool {
         &self.pool
     }

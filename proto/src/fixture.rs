@@ -17,7 +17,9 @@ use crate::{
 /// sets one) and its resources, in file order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FixtureDoc {
+    /// The document's `version_info`; `None` for a bare resource or list, or when unset.
     pub version_info: Option<String>,
+    /// The document's resources, encoded, in file order.
     pub resources: Vec<Resource>,
 }
 

@@ -21,6 +21,7 @@ pub struct Chunks {
 }
 
 impl Chunks {
+    /// Appends a chunk at the end, shared rather than copied; empty chunks are dropped.
     pub fn push(&mut self, chunk: Bytes) {
         if !chunk.is_empty() {
             self.remaining += chunk.len();
@@ -121,6 +122,7 @@ pub struct Messages {
 }
 
 impl Messages {
+    /// A splitter that refuses messages over `max_message_bytes` (the prefix not counted).
     pub fn new(max_message_bytes: usize, what: &'static str) -> Self {
         Self {
             pending: Chunks::default(),
@@ -129,6 +131,7 @@ impl Messages {
         }
     }
 
+    /// Adds the next HTTP/2 data chunk of the body.
     pub fn push(&mut self, chunk: Bytes) {
         self.pending.push(chunk);
     }

@@ -14,7 +14,9 @@ use crate::{DecodeError, Position};
 /// The syntax a fixture file is written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
+    /// One JSON value per file.
     Json,
+    /// YAML, possibly several documents separated by `---`.
     Yaml,
 }
 

@@ -65,14 +65,17 @@ impl Sensitive {
         Self { fields }
     }
 
+    /// Whether the field with this full name (`package.Message.field`) is marked sensitive.
     pub fn contains(&self, field: &str) -> bool {
         self.fields.contains(field)
     }
 
+    /// How many fields of the pool are marked sensitive.
     pub fn len(&self) -> usize {
         self.fields.len()
     }
 
+    /// Whether the pool marks no field sensitive (it lacks the option, or never uses it).
     pub fn is_empty(&self) -> bool {
         self.fields.is_empty()
     }

@@ -19,10 +19,17 @@ pub const ADS_DELTA_PATH: &str =
 /// Fetch method. An API without Fetch (VHDS, on-demand) has no SotW stream either.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PerTypeApi {
+    /// Short name, e.g. `clusters`; `/status` shows a stream of it as `clusters-sotw` or
+    /// `clusters-delta`.
     pub service: &'static str,
+    /// The one resource type the API serves.
     pub type_url: &'static str,
+    /// Fully qualified gRPC service name, e.g. `envoy.service.cluster.v3.ClusterDiscoveryService`.
     pub grpc: &'static str,
+    /// The suffix of its method names, e.g. `Clusters` for `StreamClusters`.
     pub method: &'static str,
+    /// REST-JSON path of its Fetch method, e.g. `/v3/discovery:clusters`; `None` when the API
+    /// has no Fetch (and no SotW stream).
     pub rest_path: Option<&'static str>,
 }
 
@@ -44,6 +51,7 @@ impl PerTypeApi {
     }
 }
 
+/// CDS: the Cluster Discovery Service.
 pub const CLUSTERS: PerTypeApi = api(
     "clusters",
     type_url::CLUSTER,
@@ -51,6 +59,7 @@ pub const CLUSTERS: PerTypeApi = api(
     "Clusters",
     Some("/v3/discovery:clusters"),
 );
+/// EDS: the Endpoint Discovery Service (`ClusterLoadAssignment`s).
 pub const ENDPOINTS: PerTypeApi = api(
     "endpoints",
     type_url::ENDPOINT,
@@ -58,6 +67,7 @@ pub const ENDPOINTS: PerTypeApi = api(
     "Endpoints",
     Some("/v3/discovery:endpoints"),
 );
+/// LDS: the Listener Discovery Service.
 pub const LISTENERS: PerTypeApi = api(
     "listeners",
     type_url::LISTENER,
@@ -65,6 +75,7 @@ pub const LISTENERS: PerTypeApi = api(
     "Listeners",
     Some("/v3/discovery:listeners"),
 );
+/// RDS: the Route Discovery Service (`RouteConfiguration`s).
 pub const ROUTES: PerTypeApi = api(
     "routes",
     type_url::ROUTE,
@@ -72,6 +83,7 @@ pub const ROUTES: PerTypeApi = api(
     "Routes",
     Some("/v3/discovery:routes"),
 );
+/// SRDS: the Scoped Route Discovery Service.
 pub const SCOPED_ROUTES: PerTypeApi = api(
     "scoped-routes",
     type_url::SCOPED_ROUTE,
@@ -87,6 +99,7 @@ pub const VIRTUAL_HOSTS: PerTypeApi = api(
     "VirtualHosts",
     None,
 );
+/// SDS: the Secret Discovery Service (TLS certificates, keys, validation contexts).
 pub const SECRETS: PerTypeApi = api(
     "secrets",
     type_url::SECRET,
@@ -94,6 +107,7 @@ pub const SECRETS: PerTypeApi = api(
     "Secrets",
     Some("/v3/discovery:secrets"),
 );
+/// RTDS: the Runtime Discovery Service (runtime layers).
 pub const RUNTIME: PerTypeApi = api(
     "runtime",
     type_url::RUNTIME,
@@ -101,6 +115,7 @@ pub const RUNTIME: PerTypeApi = api(
     "Runtime",
     Some("/v3/discovery:runtime"),
 );
+/// ECDS: the Extension Config Discovery Service (`TypedExtensionConfig`s, e.g. HTTP filters).
 pub const EXTENSION_CONFIGS: PerTypeApi = api(
     "extension-configs",
     type_url::EXTENSION_CONFIG,

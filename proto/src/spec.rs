@@ -27,8 +27,11 @@ pub struct Sources {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RstSource {
+    /// GitHub `owner/name`: `envoyproxy/envoy`.
     pub repository: String,
+    /// The page's path in that repository.
     pub path: String,
+    /// The full commit hash the quotes were taken at.
     pub commit: String,
 }
 
@@ -36,10 +39,15 @@ pub struct RstSource {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProtoSource {
+    /// The crate's name (`envoy-types`); `crate` in the file.
     #[serde(rename = "crate")]
     pub krate: String,
+    /// The crate's exact version, the one `Cargo.lock` pins.
     pub version: String,
+    /// The `.proto` file the comments come from, as Envoy's API tree names it.
     pub path: String,
+    /// The proto package whose generated module holds the comments
+    /// (`envoy.service.discovery.v3`).
     pub module: String,
 }
 
@@ -47,23 +55,31 @@ pub struct ProtoSource {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Origin {
+    /// The protocol page, `xds_protocol.rst`.
     Rst,
+    /// A comment of `discovery.proto`.
     Proto,
 }
 
 /// The word the spec uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 pub enum Level {
+    /// "must": an absolute requirement.
     #[serde(rename = "MUST")]
     Must,
+    /// "must not": an absolute prohibition.
     #[serde(rename = "MUST NOT")]
     MustNot,
+    /// "should": a requirement that may be set aside for a good reason.
     #[serde(rename = "SHOULD")]
     Should,
+    /// "should not": a prohibition that may be set aside for a good reason.
     #[serde(rename = "SHOULD NOT")]
     ShouldNot,
+    /// "may", or a "need not": a permission.
     #[serde(rename = "MAY")]
     May,
+    /// "required": read as MUST.
     #[serde(rename = "REQUIRED")]
     Required,
     /// "will": a requirement only in our reading.
@@ -104,14 +120,19 @@ impl fmt::Display for Level {
 /// asked to be strict; a MAY grants something and is never broken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
 pub enum Strength {
+    /// Something the party must do; not doing it fails a run.
     #[serde(rename = "MUST")]
     Must,
+    /// Something the party must not do; doing it fails a run.
     #[serde(rename = "MUST NOT")]
     MustNot,
+    /// Something the party should do; not doing it fails only a strict run.
     #[serde(rename = "SHOULD")]
     Should,
+    /// Something the party should not do; doing it fails only a strict run.
     #[serde(rename = "SHOULD NOT")]
     ShouldNot,
+    /// A permission: the party may do it or not.
     #[serde(rename = "MAY")]
     May,
 }
@@ -144,8 +165,11 @@ impl fmt::Display for Strength {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Binds {
+    /// Only the management server has to act.
     Server,
+    /// Only the xDS client has to act.
     Client,
+    /// Server and client alike.
     Both,
 }
 
@@ -249,9 +273,11 @@ pub struct Sentence {
     pub id: String,
     /// The section title, or for the proto `Message.field`.
     pub section: String,
+    /// Which source the sentence is from.
     pub source: Origin,
     /// The sentence, word for word (markup rendered to its text).
     pub quote: String,
+    /// The normative word the sentence uses, upper-cased.
     pub level: Level,
     /// How binding our reading makes a WILL, EXPECTED or STATED sentence.
     #[serde(default)]
@@ -259,9 +285,13 @@ pub struct Sentence {
     /// Where our reading goes beyond the words.
     #[serde(default)]
     pub reading: Option<String>,
+    /// Who has to act: server, client or both.
     pub binds: Binds,
+    /// The transport variant it applies on (SotW, Delta, REST, filesystem, ...).
     pub variant: Scope,
+    /// Whether a peer can see on the wire that it is followed, or why not.
     pub observable: Observable,
+    /// The checks, judge rules and tests that hold xdsloop to it; empty when none do.
     #[serde(default)]
     pub covered_by: Coverage,
 }
@@ -312,9 +342,13 @@ impl Sentence {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Informative {
+    /// The section title, or for the proto `Message.field`.
     pub section: String,
+    /// Which source the sentence is from.
     pub source: Origin,
+    /// The sentence, word for word (markup rendered to its text).
     pub quote: String,
+    /// Why it is not normative, e.g. a "will" that describes what Envoy does.
     pub why: String,
 }
 
@@ -322,8 +356,11 @@ pub struct Informative {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Spec {
+    /// The pinned sources the quotes were taken from.
     pub source: Sources,
+    /// Every normative sentence, in the order the sources have them.
     pub sentences: Vec<Sentence>,
+    /// Every sentence that uses one of the words without stating a requirement.
     pub informative: Vec<Informative>,
 }
 

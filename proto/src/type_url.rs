@@ -1,14 +1,24 @@
 //! xDS type URLs and the short aliases people type on a command line.
 
+/// What every type URL a fixture may use starts with; the message name follows it.
 pub const PREFIX: &str = "type.googleapis.com/";
+/// CDS: `Cluster`.
 pub const CLUSTER: &str = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
+/// EDS: `ClusterLoadAssignment`, named by its `cluster_name`.
 pub const ENDPOINT: &str = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
+/// LDS: `Listener`.
 pub const LISTENER: &str = "type.googleapis.com/envoy.config.listener.v3.Listener";
+/// RDS: `RouteConfiguration`.
 pub const ROUTE: &str = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration";
+/// SRDS: `ScopedRouteConfiguration`.
 pub const SCOPED_ROUTE: &str = "type.googleapis.com/envoy.config.route.v3.ScopedRouteConfiguration";
+/// VHDS: `VirtualHost`, served on demand (Delta only).
 pub const VIRTUAL_HOST: &str = "type.googleapis.com/envoy.config.route.v3.VirtualHost";
+/// SDS: `Secret`.
 pub const SECRET: &str = "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret";
+/// RTDS: `Runtime`.
 pub const RUNTIME: &str = "type.googleapis.com/envoy.service.runtime.v3.Runtime";
+/// ECDS: `TypedExtensionConfig`.
 pub const EXTENSION_CONFIG: &str = "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig";
 
 /// Every xDS type with a discovery service, with its alias, in make-before-break order:

@@ -20,10 +20,12 @@ pub struct Fnv1a(u64);
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 
 impl Fnv1a {
+    /// A hash of nothing yet (the FNV-1a offset basis).
     pub fn new() -> Self {
         Self(0xcbf2_9ce4_8422_2325)
     }
 
+    /// Adds `bytes` to the current part.
     pub fn update(&mut self, bytes: &[u8]) {
         for byte in bytes {
             self.0 ^= u64::from(*byte);
@@ -37,6 +39,7 @@ impl Fnv1a {
         self.0 = self.0.wrapping_mul(FNV_PRIME);
     }
 
+    /// The hash of everything written so far.
     pub fn finish(self) -> u64 {
         self.0
     }

@@ -29,6 +29,8 @@ pub struct XdstpName<'a> {
     pub authority: &'a str,
     /// The resource's message name.
     pub resource_type: &'a str,
+    /// The resource's id within its authority and type: everything after TYPE up to `?` or
+    /// `#`, slashes included (a collection's `*` among them).
     pub id: &'a str,
     /// Context parameters, in the order written.
     pub params: Vec<(&'a str, &'a str)>,

@@ -18,8 +18,11 @@ pub const MAX_DEPTH: usize = 100;
 /// Where a text first nests deeper than allowed (1-based line and column).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TooDeep {
+    /// 1-based line of the level that goes too deep.
     pub line: usize,
+    /// 1-based column where that level opens.
     pub column: usize,
+    /// The depth that was allowed (the `max` the text was checked against).
     pub max: usize,
 }
 

@@ -9,8 +9,9 @@ use rcgen::{
 };
 use tempfile::TempDir;
 
-/// The SPIFFE id and common name of [`Pki::client_cert`].
+/// The SPIFFE id (URI SAN) of [`Pki::client_cert`].
 pub const CLIENT_SPIFFE: &str = "spiffe://xdsloop.test/ns/e2e/sa/client";
+/// The common name of [`Pki::client_cert`]; its DNS SAN is `<CN>.xdsloop.test`.
 pub const CLIENT_CN: &str = "e2e-client";
 
 /// A certificate authority that signs leaf certificates.
@@ -29,6 +30,7 @@ impl std::fmt::Debug for Ca {
 }
 
 impl Ca {
+    /// A self-signed CA with common name `name` and a fresh key.
     pub fn new(name: &str) -> Self {
         let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
@@ -78,16 +80,25 @@ impl Ca {
 /// certificate signed by it, and a second CA (untrusted) with a client certificate of its own.
 #[derive(Debug)]
 pub struct Pki {
+    /// The temp directory holding every file below; deleted when the `Pki` drops.
     pub dir: TempDir,
+    /// The trusted CA, for a test that needs more certificates (a rotated server one).
     pub ca: Ca,
+    /// The trusted CA's certificate, PEM.
     pub ca_file: PathBuf,
+    /// The server's certificate (`localhost`, 127.0.0.1), PEM.
     pub server_cert: PathBuf,
+    /// The server certificate's private key, PEM.
     pub server_key: PathBuf,
+    /// The client's certificate ([`CLIENT_CN`], [`CLIENT_SPIFFE`]), PEM.
     pub client_cert: PathBuf,
+    /// The client certificate's private key, PEM.
     pub client_key: PathBuf,
-    /// A CA nobody trusts, and a client certificate it signed.
+    /// The certificate of a second CA, which nobody trusts, PEM.
     pub other_ca_file: PathBuf,
+    /// A client certificate signed by the untrusted CA, which a server must refuse.
     pub rogue_cert: PathBuf,
+    /// The rogue certificate's private key, PEM.
     pub rogue_key: PathBuf,
 }
 
@@ -98,6 +109,7 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 }
 
 impl Pki {
+    /// Makes both CAs and every certificate and key, and writes them to a new temp directory.
     pub fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();

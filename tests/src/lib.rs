@@ -32,6 +32,7 @@ pub struct NoViolations {
 }
 
 impl NoViolations {
+    /// A guard over the judge of the server that owns `registry`.
     pub fn new(registry: xdsloop_server::status::Registry) -> Self {
         Self {
             registry,

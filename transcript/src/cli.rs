@@ -41,10 +41,12 @@ pub const EXIT_UNREADABLE: u8 = 2;
                   transcript diff a.jsonl b.jsonl --ignore version --strict-order"
 )]
 pub struct Args {
+    /// `print` or `diff`, with its flags.
     #[command(subcommand)]
     pub command: Command,
 }
 
+/// What `transcript` does: print one transcript or compare two.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Print a transcript, one line per event: time, stream, node, type, direction, step and
@@ -68,6 +70,7 @@ pub enum Command {
     Diff(DiffArgs),
 }
 
+/// The flags of `transcript print`: the file and the filters, all of which must hold.
 #[derive(Debug, clap::Args)]
 pub struct PrintArgs {
     /// The transcript to print.
@@ -96,6 +99,7 @@ fn stream_id(text: &str) -> Result<u64, String> {
         .map_err(|_| format!("{text:?} is not a stream id: give it as print shows it, s3 or 3"))
 }
 
+/// The flags of `transcript diff`: the two files and what else to ignore.
 #[derive(Debug, clap::Args)]
 pub struct DiffArgs {
     /// The expected transcript (a golden file).
@@ -116,12 +120,16 @@ pub struct DiffArgs {
 /// How a command ended, when it could read its files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
+    /// `print` wrote the file.
     Printed,
+    /// `diff` found no difference.
     Same,
+    /// `diff` found a difference, or one transcript has a gap.
     Different,
 }
 
 impl Outcome {
+    /// The process exit status: 0, or [`EXIT_DIFFERENT`].
     pub fn exit_code(self) -> u8 {
         match self {
             Outcome::Printed | Outcome::Same => 0,

@@ -31,19 +31,26 @@ const MAX_VALUE: usize = 60;
 /// listing shows the middle as removed then added, rather than spend memory on aligning it.
 const MAX_CELLS: usize = 4_000_000;
 
+/// How to compare: `transcript diff`'s flags.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
+    /// Fields dropped before comparing, on top of [`crate::normalize::ALWAYS_IGNORED`].
     pub ignore: Ignore,
+    /// Compare each stream as one sequence, so the order between types counts too.
     pub strict_order: bool,
 }
 
 /// The outcome, and what to show a person.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Comparison {
+    /// Whether B matches A: no differing sequence and no gap in either.
     pub same: bool,
+    /// A one-line summary when the same; otherwise the `-`/`+` listing, or why the two
+    /// cannot be compared (a gap, different sides).
     pub report: String,
 }
 
+/// Compares `b` (a new run) with `a` (the expected one), after normalising both.
 pub fn diff(a: &Transcript, b: &Transcript, options: &Options) -> Comparison {
     let gaps = incomplete(a) + &incomplete(b);
     if !gaps.is_empty() {

@@ -11,6 +11,7 @@ use xdsloop_proto::type_url;
 pub struct TypeUrl(pub String);
 
 impl TypeUrl {
+    /// Wraps a full type URL as it is (no alias is resolved; see [`TypeUrl::parse`]).
     pub fn new(url: impl Into<String>) -> Self {
         Self(url.into())
     }
@@ -70,10 +71,12 @@ impl<'de> Deserialize<'de> for TypeUrl {
 pub mod rfc3339 {
     use super::*;
 
+    /// Writes `t` as RFC 3339 UTC with microseconds.
     pub fn serialize<S: Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(&humantime::format_rfc3339_micros(*t))
     }
 
+    /// Reads any RFC 3339 UTC time, whatever its precision.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SystemTime, D::Error> {
         let text = String::deserialize(d)?;
         humantime::parse_rfc3339(&text).map_err(|e| {

@@ -7,11 +7,14 @@ use std::collections::HashMap;
 
 use crate::line::{Event, Kind, TypeUrl};
 
+/// The filters of `transcript print`; `None` or empty means "any".
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
     /// Node id glob: `*` any run of characters, `?` one.
     pub node: Option<String>,
+    /// Only lines about this type.
     pub type_url: Option<TypeUrl>,
+    /// Only lines of the stream with this id (the `stream` field).
     pub stream: Option<u64>,
     /// Empty: every kind.
     pub kinds: Vec<Kind>,

@@ -23,11 +23,13 @@ pub const SCHEMA: &str = "xdsloop.transcript.v1";
 pub struct Header {
     /// Always [`SCHEMA`] in what this build writes; the reader rejects any other.
     pub schema: String,
+    /// Always `header`.
     pub kind: HeaderKind,
     /// Which end of the loop recorded it.
     pub side: Side,
     /// The recording program and its version (`xdsloop-server 0.1.0`).
     pub tool: String,
+    /// When recording started (RFC 3339, UTC, in the file).
     #[serde(with = "rfc3339")]
     pub started: SystemTime,
     /// Whether responses carry each resource's `body` (`--record-resources`).
@@ -35,6 +37,7 @@ pub struct Header {
 }
 
 impl Header {
+    /// The header of a transcript in this build's [`SCHEMA`], recorded by `tool` on `side`.
     pub fn new(side: Side, tool: impl Into<String>, started: SystemTime, resources: bool) -> Self {
         Self {
             schema: SCHEMA.to_string(),
@@ -51,13 +54,17 @@ impl Header {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HeaderKind {
+    /// The only value: this line is the header.
     Header,
 }
 
+/// Which end of the loop recorded a transcript.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Side {
+    /// The management server: requests arrive, responses leave.
     Server,
+    /// The xDS client: requests leave, responses arrive.
     Client,
 }
 
@@ -65,7 +72,9 @@ pub enum Side {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Dir {
+    /// Received by the recording side.
     In,
+    /// Sent by the recording side.
     Out,
 }
 
@@ -85,6 +94,7 @@ pub struct Event {
     /// The node id, once the stream has said it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<String>,
+    /// What happened, with the fields of its kind (flattened into the line).
     #[serde(flatten)]
     pub what: What,
 }
@@ -93,12 +103,19 @@ pub struct Event {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum What {
+    /// A stream opened.
     Open(Open),
+    /// A request passed, in either direction.
     Request(Request),
+    /// A response passed, in either direction.
     Response(Response),
+    /// A scenario fault fired with no response line to carry it (server side only).
     Fault(Fault),
+    /// The server's conformance judge flagged the client (server side only).
     Violation(Violation),
+    /// The stream ended.
     Close(Close),
+    /// The recorder lost events here.
     Gap(Gap),
 }
 
@@ -119,22 +136,29 @@ pub struct Open {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "RawRequest")]
 pub struct Request {
+    /// `in` in a server transcript, `out` in a client's.
     pub dir: Dir,
     /// Only on stream 0, which has no `open` line to say it (`rest`, `fetch`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transport: Option<String>,
+    /// The type asked for; `type` in the file, as a short name where it has one.
     #[serde(rename = "type")]
     pub type_url: TypeUrl,
+    /// Its place in the loop: subscribe, resubscribe, update, ack, nack or ignored.
     pub step: Step,
+    /// How it relates to the latest response of its type on the stream.
     pub verdict: Verdict,
+    /// Set when the request widened or narrowed the interest in its type.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub change: Option<Change>,
+    /// The SotW or Delta fields: versions and names.
     #[serde(flatten)]
     pub body: RequestBody,
     /// `response_nonce`: the response this request answers ("" for none).
     pub nonce: String,
     /// Whether the request carried a `node`.
     pub has_node: bool,
+    /// Set on a NACK: why the client rejected the response.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_detail: Option<ErrorDetail>,
 }
@@ -143,16 +167,22 @@ pub struct Request {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "RawResponse")]
 pub struct Response {
+    /// `out` in a server transcript, `in` in a client's.
     pub dir: Dir,
     /// Only on stream 0 (see [`Request::transport`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transport: Option<String>,
+    /// The type it carries; `type` in the file, as a short name where it has one.
     #[serde(rename = "type")]
     pub type_url: TypeUrl,
+    /// `push`, or `heartbeat` when it only refreshes TTL'd resources.
     pub step: Step,
+    /// The SotW `version` or the Delta `system_version` and `removed` names.
     #[serde(flatten)]
     pub body: ResponseBody,
+    /// The response's nonce, which the request answering it echoes.
     pub nonce: String,
+    /// The resources it carries, in the order they were sent.
     pub resources: Vec<ResourceEntry>,
     /// Encoded size of the message.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -172,6 +202,7 @@ fn is_zero(n: &u32) -> bool {
 /// One resource of a response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResourceEntry {
+    /// The resource's name (`cluster_name` for endpoints).
     pub name: String,
     /// The resource's own version (Delta; the server's content hash for SotW).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -184,14 +215,18 @@ pub struct ResourceEntry {
 /// A request's `error_detail`: what makes it a NACK.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorDetail {
+    /// The gRPC status code number the client gave (3, `INVALID_ARGUMENT`, is usual).
     pub code: i32,
+    /// The client's reason, in its own words.
     pub message: String,
 }
 
 /// Which scenario rule did what.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FaultMark {
+    /// The scenario rule's id.
     pub rule: String,
+    /// The action the rule applied to the response (`corrupt`, ...).
     pub action: String,
 }
 
@@ -199,7 +234,9 @@ pub struct FaultMark {
 /// or delayed, the stream closed, reset or hung, or the rule was skipped.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fault {
+    /// The scenario rule's id.
     pub rule: String,
+    /// The rule's action (`drop`, `delay`, `close`, `reset`, `hang`, ...).
     pub action: String,
     /// The type of the response it hit, if one.
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
@@ -219,6 +256,7 @@ pub struct Violation {
     pub rule: String,
     /// The check within it (`C5.nack-version`).
     pub check: String,
+    /// The type concerned, when the check is about one.
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     pub type_url: Option<TypeUrl>,
     /// The judge's sentence, with the evidence in words.
@@ -231,12 +269,14 @@ pub struct Violation {
 /// The stream ended ([`Step::Closed`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Close {
+    /// Who or what ended it.
     pub reason: CloseReason,
     /// The gRPC status, when one was sent or received.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<Status>,
 }
 
+/// Why a stream ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CloseReason {
@@ -255,7 +295,9 @@ pub enum CloseReason {
 /// A gRPC status: its code name (`UNAVAILABLE`) and message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Status {
+    /// The code's name as gRPC spells it (one of [`STATUS_CODES`]).
     pub code: String,
+    /// The status message, as sent.
     pub message: String,
 }
 
@@ -291,6 +333,7 @@ impl Status {
 /// The recorder fell behind and lost `lost` events here: the transcript is incomplete.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Gap {
+    /// How many events were lost at this point.
     pub lost: u64,
 }
 
@@ -298,16 +341,24 @@ pub struct Gap {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Kind {
+    /// [`What::Open`].
     Open,
+    /// [`What::Request`].
     Request,
+    /// [`What::Response`].
     Response,
+    /// [`What::Fault`].
     Fault,
+    /// [`What::Violation`].
     Violation,
+    /// [`What::Close`].
     Close,
+    /// [`What::Gap`].
     Gap,
 }
 
 impl Event {
+    /// Which kind of line this is.
     pub fn kind(&self) -> Kind {
         match self.what {
             What::Open(_) => Kind::Open,

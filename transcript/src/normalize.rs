@@ -75,8 +75,11 @@ pub const FIELDS: &[&str] = &[
 /// is `--strict-order` (or the line has none: open, close).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Group {
+    /// The node id of the line's stream.
     pub node: String,
+    /// Which of the node's streams, from 1 by first appearance; 0 for stateless exchanges.
     pub stream: u64,
+    /// The line's type; `None` under `--strict-order` and for lines without one.
     pub type_url: Option<TypeUrl>,
 }
 
@@ -93,6 +96,7 @@ impl std::fmt::Display for Group {
 /// One line as `diff` sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Normalised {
+    /// The sequence it is compared within.
     pub group: Group,
     /// Where it is in its file.
     pub line: usize,
@@ -109,6 +113,8 @@ pub struct Ignore {
 }
 
 impl Ignore {
+    /// Reads `--ignore` values (`version`, `resources.version`); a first part that is not in
+    /// [`FIELDS`] is a usage error.
     pub fn parse(fields: &[String]) -> Result<Self, Error> {
         let mut paths = Vec::new();
         for field in fields {

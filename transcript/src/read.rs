@@ -20,17 +20,22 @@ use crate::{
 pub struct Transcript {
     /// How errors and diffs name the file (the path as given).
     pub file: String,
+    /// The first line.
     pub header: Header,
+    /// Every event line after it, in file order, blank lines skipped.
     pub events: Vec<Numbered>,
 }
 
 /// An event and the line it was read from (1-based; the header is line 1).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Numbered {
+    /// The 1-based line number in the file.
     pub line: usize,
+    /// The event on that line.
     pub event: Event,
 }
 
+/// Reads the whole file at `path`; the first bad line is an error.
 pub fn read_file(path: &Path) -> Result<Transcript, Error> {
     let file = path.display().to_string();
     let input = File::open(path).map_err(|source| Error::Io {

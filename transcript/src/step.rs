@@ -38,6 +38,7 @@ pub enum Step {
 /// What a [`Step`] means on each side of the loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StepInfo {
+    /// The step this row describes.
     pub step: Step,
     /// How people say it ("apply + ACK").
     pub title: &'static str,
@@ -56,7 +57,9 @@ pub struct StepInfo {
 /// A step's title and Envoy call in one language.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Words {
+    /// How people say the step ([`StepInfo::title`]).
     pub title: &'static str,
+    /// The Envoy call that takes it on a State-of-the-World stream ([`StepInfo::envoy`]).
     pub envoy: &'static str,
     /// The Envoy call on a Delta stream, where it differs (see [`StepInfo::envoy_delta`]).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -214,7 +217,9 @@ pub enum Verdict {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Change {
+    /// The request asks for names (or a wildcard) it did not ask for before.
     Widened,
+    /// The request drops names it asked for before, and adds none.
     Narrowed,
 }
 
@@ -261,6 +266,7 @@ impl Step {
         }
     }
 
+    /// How people say it in English ("apply + ACK").
     pub fn title(self) -> &'static str {
         self.info().title
     }

@@ -44,9 +44,13 @@ pub enum Term {
     KeepsOldConfig,
     /// An empty first request: every resource of the type.
     Wildcard,
+    /// Names an update brought that the client did not have.
     Added,
+    /// Names an update changed.
     Updated,
+    /// Names an update took away.
     Removed,
+    /// An update that added, changed and removed nothing.
     NothingNew,
     /// The version a NACK turned down.
     RejectedVersion,
@@ -59,8 +63,11 @@ pub enum Term {
 /// One [`Term`] in both languages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TermInfo {
+    /// The term this row says.
     pub term: Term,
+    /// In English.
     pub en: &'static str,
+    /// In Chinese, as the lesson says it.
     pub zh: &'static str,
 }
 
@@ -148,14 +155,18 @@ pub const TERMS: [TermInfo; 15] = [
 pub struct StateInfo {
     /// The token `/status` uses, the same in every language.
     pub state: &'static str,
+    /// Its name and meaning in English.
     pub en: Meaning,
+    /// Its name and meaning in Chinese.
     pub zh: Meaning,
 }
 
 /// A state's name and what it means, in one language.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Meaning {
+    /// The state's name as people read it (`SYNCED`, `已同步`).
     pub name: &'static str,
+    /// One sentence on what the state says about the client and the snapshot.
     pub means: &'static str,
 }
 

@@ -23,6 +23,7 @@ pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 /// The buffer: a busy recorder writes the file in chunks of this size.
 pub const BUFFER_BYTES: usize = 64 * 1024;
 
+/// Writes a transcript to `W` (a file, or a buffer in tests): the header, then one event a line.
 pub struct LineWriter<W: Write> {
     out: BufWriter<W>,
     /// One line being serialised, reused so a line costs no allocation once warm.
@@ -105,6 +106,7 @@ impl<W: Write> LineWriter<W> {
         }
     }
 
+    /// Puts every buffered line on disk now.
     pub fn flush(&mut self) -> io::Result<()> {
         self.pending_since = None;
         self.out.flush()

@@ -115,7 +115,7 @@ async fn oversized_fixture_is_rejected_with_limit() {
     assert!(Arc::ptr_eq(&watcher.snapshots.borrow(), &good), "kept");
     drop(watcher);
     // At start-up it stops the server with the same message.
-    let err = start().err().expect("rejected at start-up").to_string();
+    let err = start().expect_err("rejected at start-up").to_string();
     assert!(err.contains("over the 64 KiB limit"), "{err}");
 
     std::fs::write(&big, big_cluster_yaml("big", 1000)).unwrap();

@@ -65,8 +65,7 @@ async fn start_up_errors_are_one_clear_line_and_empty_is_fine() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing");
     let err = Watcher::start(missing.clone(), Codec::envoy(), DEBOUNCE)
-        .err()
-        .expect("a missing directory is an error")
+        .expect_err("a missing directory is an error")
         .to_string();
     assert!(err.contains(&missing.display().to_string()), "{err}");
     assert!(!err.contains('\n'), "{err}");
@@ -77,8 +76,7 @@ async fn start_up_errors_are_one_clear_line_and_empty_is_fine() {
     )
     .unwrap();
     let err = Watcher::start(dir.path().to_path_buf(), Codec::envoy(), DEBOUNCE)
-        .err()
-        .expect("invalid fixtures are an error")
+        .expect_err("invalid fixtures are an error")
         .to_string();
     assert!(
         err.contains("bad.yaml") && err.contains("conect_timeout"),

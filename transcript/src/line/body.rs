@@ -17,12 +17,21 @@ use crate::step::{Change, Step, Verdict};
 pub enum RequestBody {
     /// SotW: the accepted `version_info` and the full list of names (empty: wildcard on a fresh
     /// type, or nothing after explicit names).
-    Sotw { version: String, names: Vec<String> },
+    Sotw {
+        /// `version_info`: the last version the client accepted ("" before any).
+        version: String,
+        /// `resource_names`, as the request lists them.
+        names: Vec<String>,
+    },
     /// Delta: the changes to the subscription, and on a stream's first request the versions
     /// the client holds.
     Delta {
+        /// `resource_names_subscribe`: names added to the interest.
         subscribe: Vec<String>,
+        /// `resource_names_unsubscribe`: names dropped from it.
         unsubscribe: Vec<String>,
+        /// Name to version of each resource the client already holds, sent only on a stream's
+        /// first request (a reconnect); empty otherwise.
         #[serde(skip_serializing_if = "BTreeMap::is_empty")]
         initial_resource_versions: BTreeMap<String, String>,
     },
@@ -33,10 +42,15 @@ pub enum RequestBody {
 #[serde(untagged)]
 pub enum ResponseBody {
     /// SotW `version_info`.
-    Sotw { version: String },
+    Sotw {
+        /// `version_info` of the whole set.
+        version: String,
+    },
     /// Delta `system_version_info` and `removed_resources`.
     Delta {
+        /// `system_version_info`, informational only in Delta.
         system_version: String,
+        /// `removed_resources`: names the client should drop.
         removed: Vec<String>,
     },
 }
