@@ -364,6 +364,7 @@ fn rust_rules_obey_the_same_bounds() {
     };
     assert!(rule.check().unwrap_err().starts_with("delay: at most"));
 }
+mod places;
 mod server_wide;
 
 /// `do` holds one action: none, or two, is refused with what was found and the rule.
