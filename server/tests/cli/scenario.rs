@@ -43,8 +43,10 @@ fn scenario_check_refuses_a_bad_file_with_file_line_and_exit_status_2() {
     let out = check("version: 1\nrules:\n  - id: huge\n    do: { oversize: { bytes: 100GiB } }\n");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("faults.yaml:3:"), "{stderr}");
-    assert!(stderr.contains("oversize.bytes: at most"), "{stderr}");
+    assert!(
+        stderr.contains("faults.yaml:4:30: rules[0] (huge): oversize.bytes: at most"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -338,10 +338,11 @@ fn an_error_inside_the_action_is_placed_inside_it() {
         "bogus",
         "rules[1] (shut): do.close: unknown field `bogus`",
     );
+    // Which of two actions is the wrong one nobody can say: the map holding them is.
     let text = format!("{FIRST}  - id: both\n    do: {{ delay: 2s, drop: {{}} }}\n");
     refused_on(
         &text,
-        "drop",
+        "{ delay",
         "rules[1] (both): do: 2 actions given (delay, drop)",
     );
     let text = format!("{FIRST}  - id: none\n    do: {{}}\n");
