@@ -85,21 +85,25 @@ fn rule(raw: RawRule, index: usize) -> Result<Rule, Refusal> {
     Ok(rule)
 }
 
-/// The second use of an id is refused at it. A default id (`rule-2`) may meet one written out.
+/// The second use of an id is refused at it. A default id (`rule-2`) may meet one written out:
+/// the refusal says which rule's default it is.
 fn check_unique_ids(text: &str, rules: &[(Rule, Option<String>)]) -> Result<(), ParseError> {
-    let mut seen = std::collections::BTreeSet::new();
+    let mut seen = std::collections::BTreeMap::new();
     for (index, (rule, written)) in rules.iter().enumerate() {
-        if seen.insert(rule.id.as_str()) {
+        let id = rule.id.as_str();
+        let Some(&(first, first_written)) = seen.get(id) else {
+            seen.insert(id, (index, written.is_some()));
             continue;
-        }
-        let refusal = match written {
-            Some(_) => Refusal::value("id", format!("the id {:?} is used twice", rule.id)),
-            None => Refusal::value(
+        };
+        let refusal = match (first_written, written.is_some()) {
+            (true, true) => Refusal::value("id", format!("the id {id:?} is used twice")),
+            (false, _) => Refusal::value(
+                "id",
+                format!("the id {id:?} is the default id of rules[{first}]: pick another"),
+            ),
+            (true, false) => Refusal::value(
                 "",
-                format!(
-                    "its default id {:?} is another rule's: give one of them another id",
-                    rule.id
-                ),
+                format!("its default id {id:?} is the id of rules[{first}]: give it another"),
             ),
         };
         return Err(refused(text, index, written.as_deref(), refusal));

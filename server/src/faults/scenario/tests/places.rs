@@ -356,3 +356,21 @@ fn a_duplicate_id_is_refused_at_its_second_use() {
     );
     refused_on(&text, "a  \n", "rules[2] (a): the id \"a\" is used twice");
 }
+
+/// A default id (`rule-<n>`) is not written in the file: a clash with one says whose it is.
+#[test]
+fn a_clash_with_a_default_id_says_whose_it_is() {
+    let text = "version: 1\nrules:\n  - do: { drop: {} }\n  - id: rule-1\n    do: { drop: {} }\n";
+    refused_on(
+        text,
+        "rule-1",
+        "rules[1] (rule-1): the id \"rule-1\" is the default id of rules[0]: pick another",
+    );
+    let text =
+        "version: 1\nrules:\n  - id: rule-2\n    do: { drop: {} }\n  - do: { reorder: {} }\n";
+    refused_on(
+        text,
+        "do: { reorder",
+        "rules[1]: its default id \"rule-2\" is the id of rules[0]: give it another",
+    );
+}
