@@ -83,6 +83,26 @@ fn every_action_of_the_schema_reads() {
     );
 }
 
+/// An action whose fields are all optional may be written with no value, or `null`, for `{}`.
+#[test]
+fn an_action_with_no_fields_given_may_be_empty_or_null() {
+    for action in [
+        "drop:",
+        "drop: null",
+        "stale_nonce: ~",
+        "hang: null",
+        "close: null",
+        "corrupt: null",
+        "duplicate:",
+        "reorder: null",
+        "ignore_acks: null",
+    ] {
+        let text =
+            format!("version: 1\nrules:\n  - match: {{ type: cds }}\n    do: {{ {action} }}\n");
+        Scenario::from_yaml(&text).unwrap_or_else(|e| panic!("{action}: {e}"));
+    }
+}
+
 #[test]
 fn an_unknown_field_is_refused_with_its_place() {
     let e = refused_at(

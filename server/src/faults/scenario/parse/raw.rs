@@ -99,22 +99,30 @@ impl ActionName {
     fn read<'de, A: MapAccess<'de>>(self, map: &mut A) -> Result<RawAction, A::Error> {
         Ok(match self {
             ActionName::Delay => RawAction::Delay(map.next_value()?),
-            ActionName::Drop => RawAction::Drop(map.next_value()?),
-            ActionName::Close => RawAction::Close(map.next_value()?),
+            ActionName::Drop => RawAction::Drop(optional_fields(map)?),
+            ActionName::Close => RawAction::Close(optional_fields(map)?),
             ActionName::Reset => RawAction::Reset(map.next_value()?),
-            ActionName::Hang => RawAction::Hang(map.next_value()?),
-            ActionName::StaleNonce => RawAction::StaleNonce(map.next_value()?),
+            ActionName::Hang => RawAction::Hang(optional_fields(map)?),
+            ActionName::StaleNonce => RawAction::StaleNonce(optional_fields(map)?),
             ActionName::WrongTypeUrl => RawAction::WrongTypeUrl(map.next_value()?),
-            ActionName::Duplicate => RawAction::Duplicate(map.next_value()?),
-            ActionName::Corrupt => RawAction::Corrupt(map.next_value()?),
+            ActionName::Duplicate => RawAction::Duplicate(optional_fields(map)?),
+            ActionName::Corrupt => RawAction::Corrupt(optional_fields(map)?),
             ActionName::Oversize => RawAction::Oversize(map.next_value()?),
-            ActionName::Reorder => RawAction::Reorder(map.next_value()?),
+            ActionName::Reorder => RawAction::Reorder(optional_fields(map)?),
             ActionName::Withhold => RawAction::Withhold(map.next_value()?),
             ActionName::Flap => RawAction::Flap(map.next_value()?),
-            ActionName::IgnoreAcks => RawAction::IgnoreAcks(map.next_value()?),
+            ActionName::IgnoreAcks => RawAction::IgnoreAcks(optional_fields(map)?),
             ActionName::Outage => RawAction::Outage(map.next_value()?),
         })
     }
+}
+
+/// An action whose fields are all optional: `null` (`drop: null`, `drop: ~`) is `{}`, as an
+/// empty value (`drop:`) is.
+fn optional_fields<'de, A: MapAccess<'de>, T: Deserialize<'de> + Default>(
+    map: &mut A,
+) -> Result<T, A::Error> {
+    Ok(map.next_value::<Option<T>>()?.unwrap_or_default())
 }
 
 /// Reads the key under `do:` as the action it names and the name as written. An unknown
@@ -216,7 +224,7 @@ pub(super) struct RawOutage {
     pub(super) duration: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawClose {
     #[serde(default)]
@@ -238,7 +246,7 @@ pub(super) enum RawScope {
     Connection,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawHang {
     #[serde(default, rename = "for")]
