@@ -9,8 +9,9 @@
 //!   DiscoveryResponse-shaped files, multi-document YAML, resources wrapped with a TTL in
 //!   [`wrapper`]) into encoded [`Resource`]s, on top of
 //!   `parse` (strict text → JSON values: no duplicate keys, no NaN/Inf), `strict` (checks on the
-//!   decoded message: enum numbers, floats, nested `@type`s) and `locate` (the line and column
-//!   of a failing path).
+//!   decoded message: enum numbers, floats, nested `@type`s) and [`locate`].
+//! - [`locate`]: the line and column of a path inside YAML or JSON text, for fixture and
+//!   scenario errors.
 //! - [`secret`]: which values are secret material, and keeping them out of error messages.
 //! - [`redact`]: secret values hidden wherever a resource is displayed (Envoy's
 //!   `udpa.annotations.sensitive` fields), unless asked to show them.
@@ -30,7 +31,7 @@ pub mod discovery;
 pub mod error;
 pub mod fixture;
 pub mod grpc_frames;
-mod locate;
+pub mod locate;
 mod parse;
 pub mod redact;
 pub mod secret;

@@ -1,4 +1,4 @@
-//! The line and column of a path inside fixture text.
+//! The line and column of a path inside YAML or JSON text (fixtures, scenario files).
 //!
 //! Decoding works on parsed values, which carry no positions. When a check fails, the text is
 //! parsed once more, walking down the failing path; at its end the walk raises an error, and the
@@ -94,15 +94,17 @@ impl Failure {
     pub(crate) fn located(self, text: &str, format: Format, document: usize) -> DecodeError {
         let mut error = *self.error;
         if let Some(at) = error.position_mut() {
-            *at = locate(text, format, document, &self.path, self.key);
+            *at = position(text, format, document, &self.path, self.key);
         }
         error
     }
 }
 
-/// Where `path` is in `text`. A path that does not exist in the text (it cannot, for paths
-/// taken from the same text, but a best effort beats a panic) gives its longest existing prefix.
-fn locate(text: &str, format: Format, document: usize, path: &[Step], key: bool) -> Position {
+/// Where `path` is in YAML document `document` (0-based) of `text`: the value at its end, or
+/// with `key` the map key that ends it. A path that does not exist in the text (it cannot, for
+/// paths taken from the same text, but a best effort beats a panic) gives its longest existing
+/// prefix; none of it, [`Position::default`].
+pub fn position(text: &str, format: Format, document: usize, path: &[Step], key: bool) -> Position {
     let mut path = path;
     let mut key = key;
     loop {

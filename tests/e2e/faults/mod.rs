@@ -7,6 +7,7 @@ mod docs;
 mod flap;
 mod grpc_recipes;
 mod ledger;
+mod refused;
 mod rest;
 mod stream;
 mod timing;

@@ -163,7 +163,10 @@ async fn rest_refuses_a_stream_only_action_with_file_line_and_why() {
     let answer = http_send(served.addr(), "PUT", "/scenario", Some(yaml)).await;
     assert_eq!(answer.status, 400, "{answer:?}");
     let error = answer.json()["error"].as_str().unwrap().to_string();
-    assert!(error.starts_with("PUT /scenario:3:"), "{error}");
+    assert!(
+        error.starts_with("PUT /scenario:3:23: rules[0]: "),
+        "{error}"
+    );
     assert!(
         error.contains(
             "`stale_nonce` is not supported with `service: rest`: a REST client echoes no nonce"

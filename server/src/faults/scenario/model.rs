@@ -284,15 +284,61 @@ pub(crate) const MIN_FLAP_PERIOD: Duration = Duration::from_millis(10);
 /// clients bound (gRPC: 8 KiB of headers in all).
 pub(crate) const MAX_CLOSE_MESSAGE_BYTES: usize = 1024;
 
+/// Why a rule breaks a check: the field it is about, as the file writes it, and what is wrong.
+/// The file's reader turns the field into a line and column; code that builds rules gets the
+/// message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refusal {
+    /// The dotted path from the rule (`do.delay`, `when.nth`); empty: the rule as a whole.
+    pub(crate) field: String,
+    /// The key is what is wrong (it does not belong there), not its value.
+    pub(crate) key: bool,
+    /// What is wrong, for people.
+    pub(crate) message: String,
+}
+
+impl Refusal {
+    /// The value of `field` is wrong; `field` as messages name it (`outage.for`, `when.nth`).
+    pub(crate) fn value(field: &str, message: impl Into<String>) -> Self {
+        Self {
+            field: written_at(field),
+            key: false,
+            message: message.into(),
+        }
+    }
+
+    /// `field` does not belong where it is written.
+    pub(crate) fn key(field: &str, message: impl Into<String>) -> Self {
+        Self {
+            key: true,
+            ..Self::value(field, message)
+        }
+    }
+}
+
+/// Where a field that messages name `outage.for` or `when.nth` is written in a rule: an
+/// action's fields are under `do`.
+fn written_at(field: &str) -> String {
+    match field.split('.').next().unwrap_or_default() {
+        "" | "id" | "match" | "when" | "times" | "per_stream" | "do" => field.to_string(),
+        _ => format!("do.{field}"),
+    }
+}
+
 impl Rule {
     /// What every rule must obey, however it was written; the error says what is wrong, for
     /// people (the file parser adds where).
     pub fn check(&self) -> Result<(), String> {
+        self.check_fields().map_err(|r| r.message)
+    }
+
+    /// [`Rule::check`], saying which field each refusal is about.
+    pub(crate) fn check_fields(&self) -> Result<(), Refusal> {
         check_id(&self.id)?;
         if let Some(url) = &self.selector.type_url
             && url.is_empty()
         {
-            return Err("`type` is empty".into());
+            return Err(Refusal::value("match.type", "`type` is empty"));
         }
         check_counts(self)?;
         check_bounds(self)?;
@@ -305,7 +351,7 @@ impl Rule {
 }
 
 /// Every size and duration within its bound.
-fn check_bounds(rule: &Rule) -> Result<(), String> {
+fn check_bounds(rule: &Rule) -> Result<(), Refusal> {
     let longest = |field: &str, d: Option<Duration>| match d {
         Some(d) if d > MAX_DURATION => {
             // Only hang has a way to wait longer; the other limits speak of themselves.
@@ -313,11 +359,12 @@ fn check_bounds(rule: &Rule) -> Result<(), String> {
                 "hang.for" => " (`hang` without `for` waits for ever)",
                 _ => "",
             };
-            Err(format!(
+            let message = format!(
                 "{field}: at most {}{beyond}, not {}",
                 humantime::format_duration(MAX_DURATION),
                 humantime::format_duration(d)
-            ))
+            );
+            Err(Refusal::value(field, message))
         }
         _ => Ok(()),
     };
@@ -326,23 +373,34 @@ fn check_bounds(rule: &Rule) -> Result<(), String> {
         Action::Delay(d) => longest("delay", Some(*d)),
         Action::Outage { duration } => longest("outage.for", Some(*duration)),
         Action::Hang { duration } => longest("hang.for", *duration),
-        Action::Oversize { bytes } if *bytes > MAX_OVERSIZE_BYTES => Err(format!(
-            "oversize.bytes: at most {MAX_OVERSIZE_BYTES} (64MiB, the server's default \
-             --max-message-bytes: a larger response shows a client nothing more), not {bytes}"
+        Action::Oversize { bytes } if *bytes > MAX_OVERSIZE_BYTES => Err(Refusal::value(
+            "oversize.bytes",
+            format!(
+                "oversize.bytes: at most {MAX_OVERSIZE_BYTES} (64MiB, the server's default \
+                 --max-message-bytes: a larger response shows a client nothing more), not {bytes}"
+            ),
         )),
         Action::Flap { period, .. } if *period < MIN_FLAP_PERIOD && !period.is_zero() => {
-            Err(format!(
-                "flap.period: at least {}, not {}",
-                humantime::format_duration(MIN_FLAP_PERIOD),
-                humantime::format_duration(*period)
+            Err(Refusal::value(
+                "flap.period",
+                format!(
+                    "flap.period: at least {}, not {}",
+                    humantime::format_duration(MIN_FLAP_PERIOD),
+                    humantime::format_duration(*period)
+                ),
             ))
         }
         Action::Flap { period, .. } => longest("flap.period", Some(*period)),
-        Action::Close { message, .. } if message.len() > MAX_CLOSE_MESSAGE_BYTES => Err(format!(
-            "close.message: at most {MAX_CLOSE_MESSAGE_BYTES} bytes (it travels in a \
-             trailer), not {}",
-            message.len()
-        )),
+        Action::Close { message, .. } if message.len() > MAX_CLOSE_MESSAGE_BYTES => {
+            Err(Refusal::value(
+                "close.message",
+                format!(
+                    "close.message: at most {MAX_CLOSE_MESSAGE_BYTES} bytes (it travels in a \
+                     trailer), not {}",
+                    message.len()
+                ),
+            ))
+        }
         _ => Ok(()),
     }
 }
@@ -350,16 +408,22 @@ fn check_bounds(rule: &Rule) -> Result<(), String> {
 /// A server-wide rule fires once per installation: at it, `when.after` later, or at the first
 /// request for `when.requested`; `match` may narrow whose requests count, but not by type
 /// (the requested resource says which).
-fn check_server_wide(rule: &Rule) -> Result<(), String> {
+fn check_server_wide(rule: &Rule) -> Result<(), Refusal> {
     let Action::Outage { duration } = &rule.action else {
-        return Err(format!(
-            "`when.requested` is a server-wide moment: it goes with a server-wide action \
-             (`outage`), not `{}`",
-            rule.action.name()
+        return Err(Refusal::key(
+            "when.requested",
+            format!(
+                "`when.requested` is a server-wide moment: it goes with a server-wide action \
+                 (`outage`), not `{}`",
+                rule.action.name()
+            ),
         ));
     };
     if duration.is_zero() {
-        return Err("`outage.for` must be above zero".into());
+        return Err(Refusal::value(
+            "outage.for",
+            "`outage.for` must be above zero",
+        ));
     }
     let when = &rule.when;
     let per_response = [
@@ -372,43 +436,55 @@ fn check_server_wide(rule: &Rule) -> Result<(), String> {
         ("times", rule.times.is_some_and(|n| n != 1)),
     ];
     if let Some((field, _)) = per_response.iter().find(|(_, set)| *set) {
-        return Err(format!(
-            "`outage` is server-wide and fires once per installation: `{field}` does not \
-             apply (its moment is the installation, `when.after` or `when.requested`)"
+        return Err(Refusal::key(
+            field,
+            format!(
+                "`outage` is server-wide and fires once per installation: `{field}` does not \
+                 apply (its moment is the installation, `when.after` or `when.requested`)"
+            ),
         ));
     }
     if when.requested.is_some() && when.after.is_some() {
-        return Err("`outage` fires at `when.requested` or at `when.after`, not both".into());
+        return Err(Refusal::key(
+            "when.after",
+            "`outage` fires at `when.requested` or at `when.after`, not both",
+        ));
     }
     if let Some(requested) = &when.requested {
         if requested.name.is_empty() {
-            return Err("`when.requested.name` is empty".into());
+            return Err(Refusal::value(
+                "when.requested.name",
+                "`when.requested.name` is empty",
+            ));
         }
         if requested.type_url.is_empty() {
-            return Err("`when.requested.type` is empty".into());
+            return Err(Refusal::value(
+                "when.requested.type",
+                "`when.requested.type` is empty",
+            ));
         }
     }
     if rule.selector.service == Some(Service::Rest) {
-        return Err(
+        return Err(Refusal::value(
+            "match.service",
             "`outage` is not supported with `service: rest`: it is server-wide, leave out \
-             `service`"
-                .into(),
-        );
+             `service`",
+        ));
     }
     let narrowed = rule.selector.node.is_some()
         || rule.selector.variant.is_some()
         || rule.selector.service.is_some();
     if narrowed && when.requested.is_none() {
-        return Err(
+        return Err(Refusal::key(
+            "match",
             "`outage` without `when.requested` takes down the whole port: `match` would not \
-             narrow it (it narrows whose requests count for `when.requested`)"
-                .into(),
-        );
+             narrow it (it narrows whose requests count for `when.requested`)",
+        ));
     }
     Ok(())
 }
 
-fn check_id(id: &str) -> Result<(), String> {
+fn check_id(id: &str) -> Result<(), Refusal> {
     let ok = !id.is_empty()
         && id
             .bytes()
@@ -416,11 +492,14 @@ fn check_id(id: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!("id {id:?} must be [a-z0-9-]+"))
+        Err(Refusal::value(
+            "id",
+            format!("id {id:?} must be [a-z0-9-]+"),
+        ))
     }
 }
 
-fn check_counts(rule: &Rule) -> Result<(), String> {
+fn check_counts(rule: &Rule) -> Result<(), Refusal> {
     let when = &rule.when;
     for (name, value) in [
         ("when.nth", when.nth),
@@ -429,13 +508,13 @@ fn check_counts(rule: &Rule) -> Result<(), String> {
         ("per_stream", rule.per_stream),
     ] {
         if value == Some(0) {
-            return Err(format!("`{name}` must be at least 1"));
+            return Err(Refusal::value(name, format!("`{name}` must be at least 1")));
         }
     }
     Ok(())
 }
 
-fn check_moments(rule: &Rule) -> Result<(), String> {
+fn check_moments(rule: &Rule) -> Result<(), Refusal> {
     let when = &rule.when;
     let needs_type = if when.nth.is_some() && !matches!(rule.action, Action::Reorder) {
         Some("when.nth")
@@ -451,50 +530,79 @@ fn check_moments(rule: &Rule) -> Result<(), String> {
     if let Some(what) = needs_type
         && rule.selector.type_url.is_none()
     {
-        return Err(format!(
-            "`{what}` needs `match.type` (which type's responses?)"
+        return Err(Refusal::key(
+            what,
+            format!("`{what}` needs `match.type` (which type's responses?)"),
         ));
     }
     let only_time = matches!(rule.action, Action::IgnoreAcks { .. }) || rule.action.is_state();
-    if only_time && !when.is_only_time() {
-        return Err(format!(
-            "`{}` is not about one response: its `when` may only hold `after`",
-            rule.action.name()
+    if only_time && let Some(moment) = response_moment(when) {
+        return Err(Refusal::key(
+            moment,
+            format!(
+                "`{}` is not about one response: its `when` may only hold `after`",
+                rule.action.name()
+            ),
         ));
     }
     Ok(())
 }
 
-fn check_action(rule: &Rule) -> Result<(), String> {
+/// The first moment set that is about one response rather than a time.
+fn response_moment(when: &When) -> Option<&'static str> {
+    [
+        ("when.nth", when.nth.is_some()),
+        ("when.every", when.every.is_some()),
+        ("when.version", when.version.is_some()),
+        ("when.after_ack", when.after_ack.is_some()),
+        ("when.requested", when.requested.is_some()),
+    ]
+    .into_iter()
+    .find_map(|(field, set)| set.then_some(field))
+}
+
+fn check_action(rule: &Rule) -> Result<(), Refusal> {
+    let name = rule.action.name();
     match &rule.action {
         Action::Withhold { names } | Action::Flap { names, .. } if names.is_empty() => {
-            return Err(format!("`{}` needs at least one name", rule.action.name()));
+            return Err(Refusal::value(
+                &format!("{name}.names"),
+                format!("`{name}` needs at least one name"),
+            ));
         }
         Action::Flap { period, .. } if period.is_zero() => {
-            return Err("`flap.period` must be above zero".into());
+            return Err(Refusal::value(
+                "flap.period",
+                "`flap.period` must be above zero",
+            ));
         }
         Action::WrongTypeUrl { type_url, .. } if type_url.is_empty() => {
-            return Err("`wrong_type_url.type` is empty".into());
+            return Err(Refusal::value(
+                "wrong_type_url.type",
+                "`wrong_type_url.type` is empty",
+            ));
         }
         Action::Flap { .. } => check_flap(rule)?,
         Action::Close { code, .. } if *code == 0 => {
-            return Err("`close.code` OK would not close anything: pick an error code".into());
+            return Err(Refusal::value(
+                "close.code",
+                "`close.code` OK would not close anything: pick an error code",
+            ));
         }
         _ => {}
     }
     if rule.selector.service == Some(Service::Rest) {
         if let Some(why) = rule.action.rest_refusal() {
-            return Err(format!(
-                "`{}` is not supported with `service: rest`: {why}",
-                rule.action.name()
+            return Err(Refusal::value(
+                "match.service",
+                format!("`{name}` is not supported with `service: rest`: {why}"),
             ));
         }
         if rule.when.after_ack.is_some() {
-            return Err(
-                "`when.after_ack` is not supported with `service: rest`: REST has \
-                        no ACKs"
-                    .into(),
-            );
+            return Err(Refusal::key(
+                "when.after_ack",
+                "`when.after_ack` is not supported with `service: rest`: REST has no ACKs",
+            ));
         }
     }
     Ok(())
@@ -502,16 +610,19 @@ fn check_action(rule: &Rule) -> Result<(), String> {
 
 /// SotW absence removes only LDS and CDS resources (S5, C7): a `flap` of another type could
 /// take nothing away from a SotW client, so such a rule must be about Delta streams.
-fn check_flap(rule: &Rule) -> Result<(), String> {
+fn check_flap(rule: &Rule) -> Result<(), Refusal> {
     let url = rule.selector.type_url.as_deref().unwrap_or_default();
     if type_url::full_state(url) || rule.selector.variant == Some(Variant::Delta) {
         return Ok(());
     }
-    Err(format!(
-        "`flap` of {} needs `match.variant: delta`: in SotW only LDS and CDS resources can \
-         be removed (a SotW response without a {} resource leaves the client's copy alone)",
-        type_url::short_name(url),
-        type_url::short_name(url),
+    Err(Refusal::value(
+        "match.type",
+        format!(
+            "`flap` of {} needs `match.variant: delta`: in SotW only LDS and CDS resources can \
+             be removed (a SotW response without a {} resource leaves the client's copy alone)",
+            type_url::short_name(url),
+            type_url::short_name(url),
+        ),
     ))
 }
 

@@ -1,18 +1,23 @@
 //! Scenario text → [`Scenario`]. Pure. Unknown fields are errors, and every error says where:
-//! the semantic checks run inside deserialisation (`try_from`), so serde_yaml_ng's location of
-//! the rule comes with them, and the path (`rules[2].do`) comes with it.
+//! the YAML reader places what it refuses itself (syntax, unknown fields, wrong types); the
+//! checks after it say which field of which rule they refuse ([`Refusal`]), and
+//! [`locate`](xdsloop_proto::locate) finds that field in the text. Either way the message
+//! names the rule: `rules[2] (id): ...`, or `rules[2]: ...` for a rule without an id.
 
 use std::{fmt, time::Duration};
 
-use serde::Deserialize;
-use xdsloop_proto::yaml_depth;
+use xdsloop_proto::{
+    Format,
+    locate::{self, Step},
+    yaml_depth,
+};
 
 mod raw;
 
 use self::raw::*;
 use super::model::{
-    Action, GRPC_CODES, Match, Place, Requested, ResetScope, Rule, Scenario, Service, Variant,
-    When, resolve_type,
+    Action, GRPC_CODES, Match, Place, Refusal, Requested, ResetScope, Rule, Scenario, Service,
+    Variant, When, resolve_type,
 };
 
 /// A scenario that could not be read: where, and what is wrong.
@@ -46,40 +51,126 @@ pub(crate) fn parse(text: &str) -> Result<Scenario, ParseError> {
         column: e.column,
         message: e.to_string(),
     })?;
-    let file: RawFile = serde_yaml_ng::from_str(text).map_err(|e| {
-        let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
-        ParseError {
-            line,
-            column,
-            message: strip_location(&e.to_string()),
-        }
-    })?;
+    let file: RawFile = serde_yaml_ng::from_str(text).map_err(|e| shape_error(text, &e))?;
     if file.version != 1 {
-        return Err(ParseError {
-            line: 1,
-            column: 1,
-            message: format!(
-                "version: {} is not known (this server reads version: 1)",
-                file.version
+        let message = format!(
+            "version: {} is not known (this server reads version: 1)",
+            file.version
+        );
+        return Err(placed(text, &[Step::Key("version".into())], false, message));
+    }
+    let mut rules = Vec::with_capacity(file.rules.len());
+    for (index, raw) in file.rules.into_iter().enumerate() {
+        let written = raw.id.clone();
+        let rule = rule(raw, index).map_err(|r| refused(text, index, written.as_deref(), r))?;
+        rules.push((rule, written));
+    }
+    check_unique_ids(text, &rules)?;
+    Ok(Scenario {
+        rules: rules.into_iter().map(|(rule, _)| rule).collect(),
+    })
+}
+
+/// One rule read and checked; an id left out is `rule-<n>` (1-based).
+fn rule(raw: RawRule, index: usize) -> Result<Rule, Refusal> {
+    let rule = Rule {
+        id: raw.id.unwrap_or_else(|| format!("rule-{}", index + 1)),
+        selector: selector(raw.selector)?,
+        when: when(raw.when)?,
+        times: raw.times,
+        per_stream: raw.per_stream,
+        action: action(raw.action)?,
+    };
+    rule.check_fields()?;
+    Ok(rule)
+}
+
+/// The second use of an id is refused at it. A default id (`rule-2`) may meet one written out:
+/// the refusal says which rule's default it is.
+fn check_unique_ids(text: &str, rules: &[(Rule, Option<String>)]) -> Result<(), ParseError> {
+    let mut seen = std::collections::BTreeMap::new();
+    for (index, (rule, written)) in rules.iter().enumerate() {
+        let id = rule.id.as_str();
+        let Some(&(first, first_written)) = seen.get(id) else {
+            seen.insert(id, (index, written.is_some()));
+            continue;
+        };
+        let refusal = match (first_written, written.is_some()) {
+            (true, true) => Refusal::value("id", format!("the id {id:?} is used twice")),
+            (false, _) => Refusal::value(
+                "id",
+                format!("the id {id:?} is the default id of rules[{first}]: pick another"),
             ),
+            (true, false) => Refusal::value(
+                "",
+                format!("its default id {id:?} is the id of rules[{first}]: give it another"),
+            ),
+        };
+        return Err(refused(text, index, written.as_deref(), refusal));
+    }
+    Ok(())
+}
+
+/// How a refusal names its rule: by position, and by id when the file gives one.
+fn rule_name(index: usize, id: Option<&str>) -> String {
+    match id {
+        Some(id) => format!("rules[{index}] ({id})"),
+        None => format!("rules[{index}]"),
+    }
+}
+
+/// A refusal of rule `index`, placed at its field in `text`.
+fn refused(text: &str, index: usize, id: Option<&str>, refusal: Refusal) -> ParseError {
+    let mut path = vec![Step::Key("rules".into()), Step::Index(index)];
+    path.extend(
+        refusal
+            .field
+            .split('.')
+            .filter(|key| !key.is_empty())
+            .map(|key| Step::Key(key.into())),
+    );
+    let message = format!("{}: {}", rule_name(index, id), refusal.message);
+    placed(text, &path, refusal.key, message)
+}
+
+fn placed(text: &str, path: &[Step], key: bool, message: String) -> ParseError {
+    let at = locate::position(text, Format::Yaml, 0, path, key);
+    ParseError {
+        line: at.line,
+        column: at.column,
+        message,
+    }
+}
+
+/// What the YAML reader refused, where it says. Its path leads the message
+/// (`rules[1].when.nth: invalid type ...`); a rule in it is named as the checks name it.
+fn shape_error(text: &str, e: &serde_yaml_ng::Error) -> ParseError {
+    let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
+    let message = strip_location(&e.to_string());
+    ParseError {
+        line,
+        column,
+        message: name_the_rule(text, &message).unwrap_or(message),
+    }
+}
+
+/// `rules[1].when.nth: what` as `rules[1] (id): when.nth: what`; `None` when the message is
+/// not about a rule.
+fn name_the_rule(text: &str, message: &str) -> Option<String> {
+    let (index, rest) = message.strip_prefix("rules[")?.split_once(']')?;
+    let index: usize = index.parse().ok()?;
+    let rest = match rest.strip_prefix('.') {
+        Some(path) => path,
+        None => rest.strip_prefix(": ")?,
+    };
+    // Only refusals pay for the second reading, and a text the reader refused may have no id.
+    let id = serde_yaml_ng::from_str::<serde_yaml_ng::Value>(text)
+        .ok()
+        .and_then(|file| {
+            let id = file.get("rules")?.get(index)?.get("id")?;
+            id.as_str().map(str::to_string)
         });
-    }
-    let mut rules: Vec<Rule> = file.rules.into_iter().map(|r| r.0).collect();
-    for (i, rule) in rules.iter_mut().enumerate() {
-        if rule.id.is_empty() {
-            rule.id = format!("rule-{}", i + 1);
-        }
-    }
-    let scenario = Scenario { rules };
-    scenario.check().map_err(|message| {
-        let (line, column) = duplicate_id_place(text, &scenario).unwrap_or((0, 0));
-        ParseError {
-            line,
-            column,
-            message,
-        }
-    })?;
-    Ok(scenario)
+    Some(format!("{}: {rest}", rule_name(index, id.as_deref())))
 }
 
 /// serde_yaml_ng ends its messages with "at line L column C"; ours lead with the place.
@@ -90,54 +181,7 @@ fn strip_location(message: &str) -> String {
     }
 }
 
-/// Where the second use of a rule id is (the only check that needs the whole file).
-fn duplicate_id_place(text: &str, scenario: &Scenario) -> Option<(usize, usize)> {
-    let mut seen = std::collections::BTreeSet::new();
-    let dup = scenario
-        .rules
-        .iter()
-        .find(|r| !seen.insert(r.id.as_str()))?;
-    let mut hits = text.lines().enumerate().filter_map(|(i, line)| {
-        let at = line.find("id:")?;
-        let value = line[at + 3..].trim().trim_matches(['"', '\'']);
-        (value == dup.id).then_some((i + 1, at + 1))
-    });
-    hits.nth(1)
-}
-
-/// A rule, checked while it is read (so errors carry its location).
-#[derive(Deserialize)]
-#[serde(try_from = "RawRule")]
-struct Checked(Rule);
-
-impl TryFrom<RawRule> for Checked {
-    type Error = String;
-
-    fn try_from(raw: RawRule) -> Result<Self, String> {
-        let id = raw.id.clone().unwrap_or_default();
-        let named = |e: String| match id.as_str() {
-            "" => e,
-            id => format!("({id}) {e}"),
-        };
-        let rule = Rule {
-            id: id.clone(),
-            selector: selector(raw.selector).map_err(named)?,
-            when: when(raw.when).map_err(named)?,
-            times: raw.times,
-            per_stream: raw.per_stream,
-            action: action(raw.action).map_err(named)?,
-        };
-        // The default id is given once every rule is read; check with a stand-in.
-        let mut checked = rule.clone();
-        if checked.id.is_empty() {
-            checked.id = "rule".into();
-        }
-        checked.check().map_err(named)?;
-        Ok(Checked(rule))
-    }
-}
-
-fn selector(raw: RawMatch) -> Result<Match, String> {
+fn selector(raw: RawMatch) -> Result<Match, Refusal> {
     Ok(Match {
         node: raw.node,
         variant: raw.variant.map(|v| match v {
@@ -152,13 +196,12 @@ fn selector(raw: RawMatch) -> Result<Match, String> {
         type_url: raw
             .type_url
             .as_deref()
-            .map(resolve_type)
-            .transpose()
-            .map_err(|e| format!("match.type: {e}"))?,
+            .map(|t| type_of("match.type", t))
+            .transpose()?,
     })
 }
 
-fn when(raw: RawWhen) -> Result<When, String> {
+fn when(raw: RawWhen) -> Result<When, Refusal> {
     Ok(When {
         nth: raw.nth,
         every: raw.every,
@@ -172,10 +215,8 @@ fn when(raw: RawWhen) -> Result<When, String> {
         requested: raw
             .requested
             .map(|r| {
-                let type_url =
-                    resolve_type(&r.type_url).map_err(|e| format!("when.requested.type: {e}"))?;
-                Ok::<_, String>(Requested {
-                    type_url,
+                Ok::<_, Refusal>(Requested {
+                    type_url: type_of("when.requested.type", &r.type_url)?,
                     name: r.name,
                 })
             })
@@ -183,7 +224,7 @@ fn when(raw: RawWhen) -> Result<When, String> {
     })
 }
 
-fn action(raw: RawAction) -> Result<Action, String> {
+fn action(raw: RawAction) -> Result<Action, Refusal> {
     Ok(match raw {
         RawAction::Delay(text) => Action::Delay(duration("delay", &text)?),
         RawAction::Drop(_) => Action::Drop,
@@ -212,7 +253,7 @@ fn action(raw: RawAction) -> Result<Action, String> {
                 RawPlace::Resource => Place::Resource,
                 RawPlace::Response => Place::Response,
             },
-            type_url: resolve_type(&w.type_url).map_err(|e| format!("wrong_type_url.type: {e}"))?,
+            type_url: type_of("wrong_type_url.type", &w.type_url)?,
         },
         RawAction::Duplicate(pick) => Action::Duplicate {
             resource: pick.resource,
@@ -236,29 +277,43 @@ fn action(raw: RawAction) -> Result<Action, String> {
     })
 }
 
-fn duration(field: &str, text: &str) -> Result<Duration, String> {
-    humantime::parse_duration(text.trim())
-        .map_err(|e| format!("{field}: {text:?} is not a duration ({e}; e.g. 500ms, 2s, 1m)"))
+fn type_of(field: &str, text: &str) -> Result<String, Refusal> {
+    resolve_type(text).map_err(|e| Refusal::value(field, format!("{field}: {e}")))
 }
 
-fn code(name: &str) -> Result<i32, String> {
+fn duration(field: &str, text: &str) -> Result<Duration, Refusal> {
+    humantime::parse_duration(text.trim()).map_err(|e| {
+        Refusal::value(
+            field,
+            format!("{field}: {text:?} is not a duration ({e}; e.g. 500ms, 2s, 1m)"),
+        )
+    })
+}
+
+fn code(name: &str) -> Result<i32, Refusal> {
     let upper = name.trim().to_ascii_uppercase();
     GRPC_CODES
         .iter()
         .position(|c| *c == upper)
         .map(|i| i as i32)
         .ok_or_else(|| {
-            format!(
-                "close.code: {name:?} is not a gRPC code name ({})",
-                GRPC_CODES[1..].join(", ")
+            Refusal::value(
+                "close.code",
+                format!(
+                    "close.code: {name:?} is not a gRPC code name ({})",
+                    GRPC_CODES[1..].join(", ")
+                ),
             )
         })
 }
 
 /// `1048576`, `512KiB`, `8MiB`, `1GiB` (also `KB`/`MB`/`GB` as powers of 1000).
-fn size(raw: &RawSize) -> Result<usize, String> {
+fn size(raw: &RawSize) -> Result<usize, Refusal> {
+    let refused = |message: String| Refusal::value("oversize.bytes", message);
     let text = match raw {
-        RawSize::Number(n) => return usize::try_from(*n).map_err(|e| e.to_string()),
+        RawSize::Number(n) => {
+            return usize::try_from(*n).map_err(|e| refused(format!("oversize.bytes: {e}")));
+        }
         RawSize::Text(text) => text.trim(),
     };
     let split = text
@@ -274,15 +329,17 @@ fn size(raw: &RawSize) -> Result<usize, String> {
         "MB" => 1_000_000,
         "GB" => 1_000_000_000,
         _ => {
-            return Err(format!(
+            return Err(refused(format!(
                 "oversize.bytes: {text:?}: unknown unit (B, KiB, MiB, GiB)"
-            ));
+            )));
         }
     };
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("oversize.bytes: {text:?} is not a size (e.g. 8MiB)"))?;
+    let n: u64 = digits.parse().map_err(|_| {
+        refused(format!(
+            "oversize.bytes: {text:?} is not a size (e.g. 8MiB)"
+        ))
+    })?;
     n.checked_mul(scale)
         .and_then(|b| usize::try_from(b).ok())
-        .ok_or_else(|| format!("oversize.bytes: {text:?} is too large"))
+        .ok_or_else(|| refused(format!("oversize.bytes: {text:?} is too large")))
 }

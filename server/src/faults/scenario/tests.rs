@@ -83,6 +83,26 @@ fn every_action_of_the_schema_reads() {
     );
 }
 
+/// An action whose fields are all optional may be written with no value, or `null`, for `{}`.
+#[test]
+fn an_action_with_no_fields_given_may_be_empty_or_null() {
+    for action in [
+        "drop:",
+        "drop: null",
+        "stale_nonce: ~",
+        "hang: null",
+        "close: null",
+        "corrupt: null",
+        "duplicate:",
+        "reorder: null",
+        "ignore_acks: null",
+    ] {
+        let text =
+            format!("version: 1\nrules:\n  - match: {{ type: cds }}\n    do: {{ {action} }}\n");
+        Scenario::from_yaml(&text).unwrap_or_else(|e| panic!("{action}: {e}"));
+    }
+}
+
 #[test]
 fn an_unknown_field_is_refused_with_its_place() {
     let e = refused_at(
@@ -106,7 +126,7 @@ fn an_unknown_action_is_refused() {
 fn a_bad_duration_is_refused_with_the_rule() {
     let e = refused_at(
         "version: 1\nrules:\n  - id: slow\n    do: { delay: soon }\n",
-        3,
+        4,
         "delay: \"soon\" is not a duration",
     );
     assert!(e.message.contains("(slow)"), "{e}");
@@ -134,7 +154,7 @@ fn a_bad_grpc_code_is_refused() {
 fn nth_zero_is_refused() {
     refused_at(
         "version: 1\nrules:\n  - match: { type: cds }\n    when: { nth: 0 }\n    do: { drop: {} }\n",
-        3,
+        4,
         "`when.nth` must be at least 1",
     );
 }
@@ -152,7 +172,7 @@ fn nth_without_a_type_is_refused() {
 fn a_state_fault_with_a_response_moment_is_refused() {
     refused_at(
         "version: 1\nrules:\n  - match: { type: cds }\n    when: { nth: 2 }\n    do: { withhold: { names: [web] } }\n",
-        3,
+        4,
         "its `when` may only hold `after`",
     );
 }
@@ -171,7 +191,7 @@ fn an_action_rest_cannot_do_is_refused_by_name_with_the_reason() {
     );
     refused_at(
         "version: 1\nrules:\n  - match: { service: rest, type: cds }\n    when: { after_ack: v1 }\n    do: { delay: 1s }\n",
-        3,
+        4,
         "`when.after_ack` is not supported with `service: rest`",
     );
 }
@@ -302,7 +322,7 @@ fn flap_of_eds_in_sotw_is_refused_it_could_remove_nothing() {
     assert!(Scenario::from_yaml(delta).is_ok());
     refused_at(
         "version: 1\nrules:\n  - match: { type: cds }\n    do: { flap: { names: [web], period: 0s } }\n",
-        3,
+        4,
         "`flap.period` must be above zero",
     );
 }
@@ -331,11 +351,11 @@ fn sizes_and_durations_out_of_range_are_refused_with_their_line() {
     ] {
         let rule = rule.replace("MESSAGE", &"x".repeat(5000));
         let text = format!("version: 1\nrules:\n  - id: big\n    do: {rule}\n");
-        let e = refused_at(&text, 3, says);
+        let e = refused_at(&text, 4, says);
         assert!(e.to_string().contains("(big)"), "{e}");
     }
     let text = "version: 1\nrules:\n  - match: { type: cds }\n    do: { flap: { names: [web], period: 1ms } }\n";
-    refused_at(text, 3, "flap.period: at least");
+    refused_at(text, 4, "flap.period: at least");
     let text = "version: 1\nrules:\n  - when: { after: 1000d }\n    do: { close: {} }\n";
     refused_at(text, 3, "when.after: at most");
     // Each limit speaks of its own action: only hang's mentions hang.
@@ -364,6 +384,7 @@ fn rust_rules_obey_the_same_bounds() {
     };
     assert!(rule.check().unwrap_err().starts_with("delay: at most"));
 }
+mod places;
 mod server_wide;
 
 /// `do` holds one action: none, or two, is refused with what was found and the rule.

@@ -20,7 +20,7 @@ fn the_table_has_a_fault_column_only_when_a_rule_touched_a_row() {
         path: Some("faults.yaml".into()),
         generation: 1,
         loaded_at: SystemTime::now(),
-        error: Some("faults.yaml:3:3: rules: (slow) delay: \"soon\" is not a duration".into()),
+        error: Some("faults.yaml:4:18: rules[0] (slow): delay: \"soon\" is not a duration".into()),
         rules: vec![
             RuleView {
                 id: "corrupt-web".into(),
@@ -53,7 +53,7 @@ fn the_table_has_a_fault_column_only_when_a_rule_touched_a_row() {
         "{text}"
     );
     assert!(
-        text.contains("scenario  REFUSED: faults.yaml:3:3"),
+        text.contains("scenario  REFUSED: faults.yaml:4:18"),
         "{text}"
     );
 }

@@ -1,16 +1,20 @@
 //! The scenario file's shape as serde reads it; [`super`] checks each part and turns it into
-//! the model.
+//! the model. Nothing here is read from a detached value, so whatever serde refuses carries
+//! the place the YAML reader was at.
 
-use serde::Deserialize;
+use std::fmt;
 
-use super::Checked;
+use serde::{
+    Deserialize,
+    de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor},
+};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawFile {
     pub(super) version: u32,
     #[serde(default)]
-    pub(super) rules: Vec<Checked>,
+    pub(super) rules: Vec<RawRule>,
 }
 
 #[derive(Deserialize)]
@@ -32,28 +36,118 @@ pub(super) struct RawRule {
 
 /// `do:` holds exactly one action (`do: { delay: 2s }`); none, or several, is
 /// refused naming what was found and the rule "one action per rule".
-fn one_action<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RawAction, D::Error> {
-    use serde::de::Error;
-    let value = serde_yaml_ng::Value::deserialize(d)?;
-    if let serde_yaml_ng::Value::Mapping(map) = &value
-        && map.len() != 1
-    {
-        let keys: Vec<String> = map
-            .keys()
-            .map(|k| match k.as_str() {
-                Some(key) => key.to_string(),
-                None => format!("{k:?}"),
-            })
-            .collect();
-        return Err(D::Error::custom(match keys.len() {
-            0 => "do: no action given; one action per rule, e.g. `do: { delay: 2s }`".to_string(),
-            n => format!(
-                "do: {n} actions given ({}); one action per rule: give each its own rule",
-                keys.join(", ")
-            ),
-        }));
+fn one_action<'de, D: de::Deserializer<'de>>(d: D) -> Result<RawAction, D::Error> {
+    d.deserialize_map(OneAction)
+}
+
+struct OneAction;
+
+impl<'de> Visitor<'de> for OneAction {
+    type Value = RawAction;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("one action, e.g. `do: { delay: 2s }`")
     }
-    serde_yaml_ng::with::singleton_map::deserialize(value).map_err(D::Error::custom)
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawAction, A::Error> {
+        let Some((action, name)) = map.next_key_seed(ActionKey)? else {
+            return Err(de::Error::custom(
+                "no action given; one action per rule, e.g. `do: { delay: 2s }`",
+            ));
+        };
+        let action = action.read(&mut map)?;
+        let mut others = Vec::new();
+        while let Some(other) = map.next_key::<String>()? {
+            map.next_value::<IgnoredAny>()?;
+            others.push(other);
+        }
+        if others.is_empty() {
+            return Ok(action);
+        }
+        others.insert(0, name);
+        Err(de::Error::custom(format!(
+            "{} actions given ({}); one action per rule: give each its own rule",
+            others.len(),
+            others.join(", ")
+        )))
+    }
+}
+
+/// The key under `do:`: which action.
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum ActionName {
+    Delay,
+    Drop,
+    Close,
+    Reset,
+    Hang,
+    StaleNonce,
+    WrongTypeUrl,
+    Duplicate,
+    Corrupt,
+    Oversize,
+    Reorder,
+    Withhold,
+    Flap,
+    IgnoreAcks,
+    Outage,
+}
+
+impl ActionName {
+    /// The action's own fields, read from the value under its name.
+    fn read<'de, A: MapAccess<'de>>(self, map: &mut A) -> Result<RawAction, A::Error> {
+        Ok(match self {
+            ActionName::Delay => RawAction::Delay(map.next_value()?),
+            ActionName::Drop => RawAction::Drop(optional_fields(map)?),
+            ActionName::Close => RawAction::Close(optional_fields(map)?),
+            ActionName::Reset => RawAction::Reset(map.next_value()?),
+            ActionName::Hang => RawAction::Hang(optional_fields(map)?),
+            ActionName::StaleNonce => RawAction::StaleNonce(optional_fields(map)?),
+            ActionName::WrongTypeUrl => RawAction::WrongTypeUrl(map.next_value()?),
+            ActionName::Duplicate => RawAction::Duplicate(optional_fields(map)?),
+            ActionName::Corrupt => RawAction::Corrupt(optional_fields(map)?),
+            ActionName::Oversize => RawAction::Oversize(map.next_value()?),
+            ActionName::Reorder => RawAction::Reorder(optional_fields(map)?),
+            ActionName::Withhold => RawAction::Withhold(map.next_value()?),
+            ActionName::Flap => RawAction::Flap(map.next_value()?),
+            ActionName::IgnoreAcks => RawAction::IgnoreAcks(optional_fields(map)?),
+            ActionName::Outage => RawAction::Outage(map.next_value()?),
+        })
+    }
+}
+
+/// An action whose fields are all optional: `null` (`drop: null`, `drop: ~`) is `{}`, as an
+/// empty value (`drop:`) is.
+fn optional_fields<'de, A: MapAccess<'de>, T: Deserialize<'de> + Default>(
+    map: &mut A,
+) -> Result<T, A::Error> {
+    Ok(map.next_value::<Option<T>>()?.unwrap_or_default())
+}
+
+/// Reads the key under `do:` as the action it names and the name as written. An unknown
+/// name is refused while the reader is on the key, so the refusal points at it.
+struct ActionKey;
+
+impl<'de> DeserializeSeed<'de> for ActionKey {
+    type Value = (ActionName, String);
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ActionKey {
+    type Value = (ActionName, String);
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an action's name")
+    }
+
+    fn visit_str<E: de::Error>(self, name: &str) -> Result<Self::Value, E> {
+        let action = ActionName::deserialize(de::value::StrDeserializer::<E>::new(name))?;
+        Ok((action, name.to_string()))
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -104,8 +198,7 @@ pub(super) struct RawRequested {
 #[serde(deny_unknown_fields)]
 pub(super) struct Empty {}
 
-#[derive(Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
+/// What `do:` holds, read by [`one_action`].
 pub(super) enum RawAction {
     Delay(String),
     Drop(Empty),
@@ -131,7 +224,7 @@ pub(super) struct RawOutage {
     pub(super) duration: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawClose {
     #[serde(default)]
@@ -153,7 +246,7 @@ pub(super) enum RawScope {
     Connection,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawHang {
     #[serde(default, rename = "for")]

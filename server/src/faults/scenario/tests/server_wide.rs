@@ -35,7 +35,7 @@ fn an_outage_on_a_requested_resource_reads_into_the_model() {
 fn an_outage_with_a_per_response_moment_is_refused_at_its_rule() {
     refused_at(
         "version: 1\nrules:\n  - id: down\n    match: { type: cds }\n    when: { nth: 2 }\n    do: { outage: { for: 10s } }\n",
-        3,
+        5,
         "`outage` is server-wide and fires once per installation: `when.nth` does not apply",
     );
     refused_at(
@@ -64,8 +64,8 @@ fn an_outage_with_a_per_response_moment_is_refused_at_its_rule() {
 fn requested_goes_only_with_a_server_wide_action() {
     refused_at(
         "version: 1\nrules:\n  - id: cut\n    when: { requested: { type: cds, name: web } }\n    do: { close: {} }\n",
-        3,
-        "(cut) `when.requested` is a server-wide moment",
+        4,
+        "rules[0] (cut): `when.requested` is a server-wide moment",
     );
     refused_at(
         "version: 1\nrules:\n  - when: { requested: { type: cds, name: web }, after: 2s }\n    do: { outage: { for: 1s } }\n",

@@ -70,3 +70,41 @@ async fn a_refused_edit_is_refused_once() {
     assert_eq!(again.at, first, "the refusal was made again without a save");
     assert_eq!(scenarios.current().generation, 1);
 }
+
+/// Three rules, the third wrong: its place is not the first rule's.
+const THIRD_RULE_WRONG: &str = "version: 1\nrules:\n  - id: a\n    do: { drop: {} }\n  - do: { drop: {} }\n  - id: down\n    do:\n      outage: { for: 0s }\n";
+
+/// The file read at start and each reload of it are refused at the offending value, naming
+/// its rule, as every other way in refuses it.
+#[tokio::test]
+async fn a_refused_file_points_at_the_offending_value_at_start_and_on_reload() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("faults.yaml");
+    std::fs::write(&path, THIRD_RULE_WRONG).unwrap();
+    let placed = format!(
+        "{}:8:22: rules[2] (down): `outage.for` must be above zero",
+        path.display()
+    );
+    let e = start(Scenarios::new(), path.clone(), QUIET).expect_err("refused at start");
+    assert!(e.starts_with(&placed), "{e}");
+
+    std::fs::write(&path, ONE_RULE).unwrap();
+    let scenarios = Scenarios::new();
+    let _watcher = start(scenarios.clone(), path.clone(), QUIET).unwrap();
+    let no_id = THIRD_RULE_WRONG.replace("  - id: down\n", "  -\n");
+    std::fs::write(&path, &no_id).unwrap();
+    let refused = async {
+        loop {
+            if let Some(r) = scenarios.rejected() {
+                return r.error;
+            }
+            tokio::time::sleep(QUIET).await;
+        }
+    };
+    let e = tokio::time::timeout(WAIT, refused).await.expect("refused");
+    let placed = format!(
+        "{}:8:22: rules[2]: `outage.for` must be above zero",
+        path.display()
+    );
+    assert!(e.starts_with(&placed), "{e}");
+}
