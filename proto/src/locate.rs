@@ -16,7 +16,12 @@ pub enum Step {
     /// A map key, as written.
     Key(String),
     /// A message field, which may be written under its proto name or its JSON name.
-    Field { name: String, json: String },
+    Field {
+        /// The proto field name (`connect_timeout`).
+        name: String,
+        /// Its JSON name (`connectTimeout`).
+        json: String,
+    },
     /// A list element.
     Index(usize),
 }
