@@ -3,20 +3,15 @@
 
 use std::{net::SocketAddr, path::PathBuf, process::ExitCode, time::Duration};
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use tracing::info;
 use xdsloop_log::LogFormat;
 use xdsloop_server::{
-    ConformanceMode,
-    app::DEFAULT_MAX_MESSAGE_BYTES,
-    app::Placement,
-    app::Recording,
     app::{
-        self, Config, DEFAULT_LISTEN,
-        flags::{RemoteArgs, SecurityArgs},
+        self, DEFAULT_LISTEN,
+        flags::{ServeArgs, StatusArgs},
     },
-    fixtures,
-    status::remote::{self, Output},
+    status::remote,
 };
 
 #[global_allocator]
@@ -104,129 +99,6 @@ enum ScenarioCommand {
     },
 }
 
-#[derive(Debug, Args)]
-struct StatusArgs {
-    /// The server's address: its --listen (the admin routes are on the xDS port), or its
-    /// --admin ADDR if it was started with one.
-    #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN)]
-    server: String,
-    /// `text`: a table for a terminal; `json`: the raw /status document.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    output: OutputFormat,
-    #[command(flatten)]
-    remote: RemoteArgs,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum OutputFormat {
-    Text,
-    Json,
-}
-
-/// `--admin ADDR`, or `--admin off`.
-fn admin_placement(value: &str) -> Result<Placement, String> {
-    if matches!(value, "off" | "none") {
-        return Ok(Placement::Off);
-    }
-    let addr = value
-        .parse()
-        .map_err(|e| format!("{e} (expected HOST:PORT or `off`)"))?;
-    Ok(Placement::Listener(addr))
-}
-
-#[derive(Debug, Args)]
-struct ServeArgs {
-    /// Fixture directory, watched recursively and reloaded on every change.
-    #[arg(long, value_name = "DIR", required_unless_present = "replay")]
-    fixtures: Option<PathBuf>,
-    /// Address to serve xDS on: gRPC (HTTP/2), REST-JSON (HTTP/1.1) and the admin routes; port 0
-    /// picks a free port (printed on stdout).
-    #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN)]
-    listen: SocketAddr,
-    /// A FileDescriptorSet (protoc --include_imports -o FILE) with your own resource types.
-    /// Repeat for several.
-    #[arg(long = "descriptor-set", value_name = "FILE")]
-    descriptor_sets: Vec<PathBuf>,
-    /// How long a burst of file changes may stay quiet before it is reloaded, in milliseconds.
-    /// A save whose fixture files are all complete (each closed after writing, or renamed into
-    /// place) is reloaded after a 10 ms settle window (or MS, if smaller); MS is the wait after
-    /// the last change while a file is still open for writing, was deleted or renamed away (an
-    /// editor may be writing its replacement), a new directory appeared, or events were lost. A
-    /// directory that never goes quiet is still reloaded every 20 x MS (at least 1 s).
-    #[arg(long, value_name = "MS", default_value_t = 100)]
-    debounce_ms: u64,
-    /// Largest fixture file read, in bytes; a larger one is a rejected reload naming the file.
-    /// The default (16 MiB, about 100,000 small clusters) is far above a hand-written or
-    /// generated fixture file: it stops a pasted blob or a runaway generator from holding up
-    /// every later edit while it decodes.
-    #[arg(long, value_name = "N", default_value_t = fixtures::DEFAULT_MAX_FILE_BYTES,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    max_fixture_bytes: u64,
-    /// Largest gRPC response sent, in bytes (gRPC's usual default of 4 MiB is too small for
-    /// large CDS and EDS sets). Requests have their own limit, --max-request-bytes.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
-    max_message_bytes: usize,
-    /// Serve the admin routes (/status, /snapshot, /healthz, the page /, CSDS) on a listener of
-    /// their own at ADDR instead of the xDS port, or `off` for none. Default: on the xDS port.
-    /// Either way all but /healthz answer only loopback peers, --admin-token and verified
-    /// client certificates.
-    #[arg(long, value_name = "ADDR|off", value_parser = admin_placement)]
-    admin: Option<Placement>,
-    /// Events each stream keeps for /status (its `recent` list: the last requests, responses
-    /// and how it ended, also for recently closed streams); 0 keeps none. Always 0 with
-    /// `--admin off`.
-    #[arg(long, value_name = "N", default_value_t = app::DEFAULT_TIMELINE_DEPTH)]
-    timeline_depth: usize,
-    /// Write a transcript to FILE: one JSON line per stream opened or closed and per request
-    /// and response on every stream (names, versions, nonces, ACK/NACK, error_detail), as
-    /// docs/transcripts.md describes. Read it with `xdsloop-server transcript print FILE`.
-    #[arg(long, value_name = "FILE")]
-    record: Option<PathBuf>,
-    /// With --record: also write every resource sent, as proto3 JSON, in each response line
-    /// (secret values redacted).
-    #[arg(long, requires = "record")]
-    record_resources: bool,
-    /// Misbehave on purpose, as the rules in FILE say (YAML, docs/scenarios.md): delay, drop
-    /// or corrupt responses, reuse nonces, close or reset streams, withhold or flap resources,
-    /// push storms, an outage of the whole xDS port (connections refused for a while, e.g. when
-    /// a client first asks for a resource). Watched like the fixtures: a bad edit is refused
-    /// (FILE:line:col in the log and /status) and the rules in force stay. Also
-    /// GET/PUT/DELETE /scenario on the admin routes.
-    #[arg(long, value_name = "FILE")]
-    scenario: Option<PathBuf>,
-    #[command(flatten)]
-    security: SecurityArgs,
-    /// Judge every client against the client rules of docs/protocol.md (C1, C4, C5, C10,
-    /// C11, C12, C20) as it runs: each violation is logged with its evidence, counted per
-    /// stream and shown in /status and transcripts. `off` turns the judge off.
-    #[arg(long, value_enum, value_name = "on|off", default_value_t = Judging::On)]
-    conformance: Judging,
-    /// End a client's stream at its first violation, with FAILED_PRECONDITION naming the
-    /// rule and the evidence (for client authors' CI: a violation fails loudly).
-    #[arg(long, conflicts_with = "conformance")]
-    strict: bool,
-    /// Serve a recording instead of fixtures: a server transcript written with `--record FILE
-    /// --record-resources`. Each stream is bound, at its first request, to the next recorded
-    /// stream of the same node id and transport; each request must be the next one recorded
-    /// for its type (nonce, ACK/NACK, version, names), and is answered with the responses
-    /// recorded after it, nonces and versions as they were. A request that differs ends the
-    /// stream with FAILED_PRECONDITION naming the recording's line, what it expected and what
-    /// came (also in the log and /status `replay`). For reproducing a bug report offline.
-    #[arg(long, value_name = "FILE", conflicts_with = "fixtures")]
-    replay: Option<PathBuf>,
-    /// With --replay: send each response as long after its request as the recorded server
-    /// did (a push that came seconds after an ACK comes seconds after it again), rather than
-    /// at once.
-    #[arg(long, requires = "replay", conflicts_with = "fixtures")]
-    replay_timing: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Judging {
-    On,
-    Off,
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let format = cli.log_format;
@@ -280,10 +152,7 @@ fn fail(format: LogFormat, program: &str, message: &dyn std::fmt::Display) {
 }
 
 async fn status(args: StatusArgs, format: LogFormat) -> ExitCode {
-    let output = match args.output {
-        OutputFormat::Text => Output::Text,
-        OutputFormat::Json => Output::Json,
-    };
+    let output = args.output.output();
     let access = match args.remote.access() {
         Ok(access) => access,
         Err(e) => {
@@ -304,27 +173,7 @@ async fn status(args: StatusArgs, format: LogFormat) -> ExitCode {
 }
 
 async fn run(cli: ServeArgs, format: LogFormat) -> ExitCode {
-    let mut config = Config::new(cli.fixtures.unwrap_or_default());
-    config.listen = cli.listen;
-    config.descriptor_sets = cli.descriptor_sets;
-    config.debounce = Duration::from_millis(cli.debounce_ms);
-    config.max_fixture_bytes = cli.max_fixture_bytes;
-    config.max_message_bytes = cli.max_message_bytes;
-    config.admin = cli.admin.unwrap_or_default();
-    config.timeline_depth = cli.timeline_depth;
-    config.record = cli.record.map(|path| Recording {
-        path,
-        resources: cli.record_resources,
-    });
-    config.scenario = cli.scenario;
-    config.replay = cli.replay;
-    config.replay_timing = cli.replay_timing;
-    config.conformance = match (cli.conformance, cli.strict) {
-        (Judging::Off, _) => ConformanceMode::Off,
-        (Judging::On, true) => ConformanceMode::Strict,
-        (Judging::On, false) => ConformanceMode::Report,
-    };
-    cli.security.apply(&mut config);
+    let config = cli.into_config();
     let tls = config.tls.is_some();
     let running = match app::start(config).await {
         Ok(running) => running,

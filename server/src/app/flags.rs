@@ -1,16 +1,23 @@
-//! The command-line flags for TLS, admin access, secrets and limits: the server's, and the
-//! ones `xdsloop-server status` reaches a protected admin endpoint with. Here rather than in
-//! `main.rs` so the binary stays a thin parser and the mapping to [`Config`] is tested.
+//! The server's command-line flags: what to serve and how ([`ServeArgs`], with the TLS,
+//! admin access, secrets and limit flags of [`SecurityArgs`]), and `xdsloop-server status`'s
+//! ([`StatusArgs`], reaching a protected admin endpoint with [`RemoteArgs`]). Here rather than
+//! in `main.rs`, so the binary stays a thin parser and the mapping to [`Config`] is tested.
 
-use std::{path::PathBuf, sync::Arc};
+use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use xdsloop_proto::redact::Secrets;
 
 use crate::{
+    admin::status::remote::Output,
     admin::status::remote::RemoteAccess,
-    app::Config,
+    app::{
+        Config, DEFAULT_LISTEN, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TIMELINE_DEPTH, Placement,
+        Recording,
+    },
+    config::fixtures::DEFAULT_MAX_FILE_BYTES,
     error::Error,
+    judge::Mode,
     net::{
         DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_STREAMS_PER_CONNECTION,
         tls::{self, ALPN_HTTP1, TlsFiles},
@@ -138,5 +145,177 @@ impl RemoteArgs {
             server_name: self.tls_server_name.clone(),
             token: self.admin_token.clone(),
         })
+    }
+}
+
+#[derive(Debug, Args)]
+/// `xdsloop-server status`: which server, in which form, and how to reach it.
+pub struct StatusArgs {
+    /// The server's address: its --listen (the admin routes are on the xDS port), or its
+    /// --admin ADDR if it was started with one.
+    #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN)]
+    pub server: String,
+    /// `text`: a table for a terminal; `json`: the raw /status document.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+    /// How to reach a server with TLS or an admin token.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+/// `status --output`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum OutputFormat {
+    /// A table for a terminal.
+    Text,
+    /// The raw `/status` document.
+    Json,
+}
+
+#[derive(Debug, Args)]
+/// The server's own flags: what to serve, where, and how (the security and limit flags are
+/// [`SecurityArgs`]).
+pub struct ServeArgs {
+    /// Fixture directory, watched recursively and reloaded on every change.
+    #[arg(long, value_name = "DIR", required_unless_present = "replay")]
+    pub fixtures: Option<PathBuf>,
+    /// Address to serve xDS on: gRPC (HTTP/2), REST-JSON (HTTP/1.1) and the admin routes; port 0
+    /// picks a free port (printed on stdout).
+    #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN)]
+    pub listen: SocketAddr,
+    /// A FileDescriptorSet (protoc --include_imports -o FILE) with your own resource types.
+    /// Repeat for several.
+    #[arg(long = "descriptor-set", value_name = "FILE")]
+    pub descriptor_sets: Vec<PathBuf>,
+    /// How long a burst of file changes may stay quiet before it is reloaded, in milliseconds.
+    /// A save whose fixture files are all complete (each closed after writing, or renamed into
+    /// place) is reloaded after a 10 ms settle window (or MS, if smaller); MS is the wait after
+    /// the last change while a file is still open for writing, was deleted or renamed away (an
+    /// editor may be writing its replacement), a new directory appeared, or events were lost. A
+    /// directory that never goes quiet is still reloaded every 20 x MS (at least 1 s).
+    #[arg(long, value_name = "MS", default_value_t = 100)]
+    pub debounce_ms: u64,
+    /// Largest fixture file read, in bytes; a larger one is a rejected reload naming the file.
+    /// The default (16 MiB, about 100,000 small clusters) is far above a hand-written or
+    /// generated fixture file: it stops a pasted blob or a runaway generator from holding up
+    /// every later edit while it decodes.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_FILE_BYTES,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_fixture_bytes: u64,
+    /// Largest gRPC response sent, in bytes (gRPC's usual default of 4 MiB is too small for
+    /// large CDS and EDS sets). Requests have their own limit, --max-request-bytes.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
+    pub max_message_bytes: usize,
+    /// Serve the admin routes (/status, /snapshot, /healthz, the page /, CSDS) on a listener of
+    /// their own at ADDR instead of the xDS port, or `off` for none. Default: on the xDS port.
+    /// Either way all but /healthz answer only loopback peers, --admin-token and verified
+    /// client certificates.
+    #[arg(long, value_name = "ADDR|off", value_parser = admin_placement)]
+    pub admin: Option<Placement>,
+    /// Events each stream keeps for /status (its `recent` list: the last requests, responses
+    /// and how it ended, also for recently closed streams); 0 keeps none. Always 0 with
+    /// `--admin off`.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_TIMELINE_DEPTH)]
+    pub timeline_depth: usize,
+    /// Write a transcript to FILE: one JSON line per stream opened or closed and per request
+    /// and response on every stream (names, versions, nonces, ACK/NACK, error_detail), as
+    /// docs/transcripts.md describes. Read it with `xdsloop-server transcript print FILE`.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// With --record: also write every resource sent, as proto3 JSON, in each response line
+    /// (secret values redacted).
+    #[arg(long, requires = "record")]
+    pub record_resources: bool,
+    /// Misbehave on purpose, as the rules in FILE say (YAML, docs/scenarios.md): delay, drop
+    /// or corrupt responses, reuse nonces, close or reset streams, withhold or flap resources,
+    /// push storms, an outage of the whole xDS port (connections refused for a while, e.g. when
+    /// a client first asks for a resource). Watched like the fixtures: a bad edit is refused
+    /// (FILE:line:col in the log and /status) and the rules in force stay. Also
+    /// GET/PUT/DELETE /scenario on the admin routes.
+    #[arg(long, value_name = "FILE")]
+    pub scenario: Option<PathBuf>,
+    /// TLS, admin access, secrets and limits.
+    #[command(flatten)]
+    pub security: SecurityArgs,
+    /// Judge every client against the client rules of docs/protocol.md (C1, C4, C5, C10,
+    /// C11, C12, C20) as it runs: each violation is logged with its evidence, counted per
+    /// stream and shown in /status and transcripts. `off` turns the judge off.
+    #[arg(long, value_enum, value_name = "on|off", default_value_t = Judging::On)]
+    pub conformance: Judging,
+    /// End a client's stream at its first violation, with FAILED_PRECONDITION naming the
+    /// rule and the evidence (for client authors' CI: a violation fails loudly).
+    #[arg(long, conflicts_with = "conformance")]
+    pub strict: bool,
+    /// Serve a recording instead of fixtures: a server transcript written with `--record FILE
+    /// --record-resources`. Each stream is bound, at its first request, to the next recorded
+    /// stream of the same node id and transport; each request must be the next one recorded
+    /// for its type (nonce, ACK/NACK, version, names), and is answered with the responses
+    /// recorded after it, nonces and versions as they were. A request that differs ends the
+    /// stream with FAILED_PRECONDITION naming the recording's line, what it expected and what
+    /// came (also in the log and /status `replay`). For reproducing a bug report offline.
+    #[arg(long, value_name = "FILE", conflicts_with = "fixtures")]
+    pub replay: Option<PathBuf>,
+    /// With --replay: send each response as long after its request as the recorded server
+    /// did (a push that came seconds after an ACK comes seconds after it again), rather than
+    /// at once.
+    #[arg(long, requires = "replay", conflicts_with = "fixtures")]
+    pub replay_timing: bool,
+}
+
+/// `--conformance`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Judging {
+    /// Judge, and log and count each violation.
+    On,
+    /// No judge.
+    Off,
+}
+
+/// `--admin ADDR`, or `--admin off`.
+fn admin_placement(value: &str) -> Result<Placement, String> {
+    if matches!(value, "off" | "none") {
+        return Ok(Placement::Off);
+    }
+    let addr = value
+        .parse()
+        .map_err(|e| format!("{e} (expected HOST:PORT or `off`)"))?;
+    Ok(Placement::Listener(addr))
+}
+
+impl ServeArgs {
+    /// The server's configuration these flags describe.
+    pub fn into_config(self) -> Config {
+        let mut config = Config::new(self.fixtures.unwrap_or_default());
+        config.listen = self.listen;
+        config.descriptor_sets = self.descriptor_sets;
+        config.debounce = Duration::from_millis(self.debounce_ms);
+        config.max_fixture_bytes = self.max_fixture_bytes;
+        config.max_message_bytes = self.max_message_bytes;
+        config.admin = self.admin.unwrap_or_default();
+        config.timeline_depth = self.timeline_depth;
+        config.record = self.record.map(|path| Recording {
+            path,
+            resources: self.record_resources,
+        });
+        config.scenario = self.scenario;
+        config.replay = self.replay;
+        config.replay_timing = self.replay_timing;
+        config.conformance = match (self.conformance, self.strict) {
+            (Judging::Off, _) => Mode::Off,
+            (Judging::On, true) => Mode::Strict,
+            (Judging::On, false) => Mode::Report,
+        };
+        self.security.apply(&mut config);
+        config
+    }
+}
+
+impl OutputFormat {
+    /// What `status` prints in this format.
+    pub fn output(self) -> Output {
+        match self {
+            OutputFormat::Text => Output::Text,
+            OutputFormat::Json => Output::Json,
+        }
     }
 }

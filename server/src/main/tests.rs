@@ -1,4 +1,5 @@
 use super::*;
+use xdsloop_server::app::Placement;
 
 fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
     Cli::try_parse_from(["xdsloop-server"].iter().chain(args))
