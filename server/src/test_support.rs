@@ -92,3 +92,17 @@ pub(crate) fn full_request() -> DiscoveryRequest {
         ..Default::default()
     }
 }
+
+/// What a request decided, for a subscription that does not subscribe the wildcard.
+pub(crate) fn exchange(
+    verdict: crate::protocol::subscription::Verdict,
+    first_for_type: bool,
+    change: crate::protocol::subscription::Change,
+) -> crate::protocol::subscription::Exchange {
+    crate::protocol::subscription::Exchange {
+        verdict,
+        first_for_type,
+        change,
+        wildcard: false,
+    }
+}

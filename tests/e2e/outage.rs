@@ -192,6 +192,12 @@ fn admin_addr(server: &TestServer) -> SocketAddr {
         .expect("its own admin port")
 }
 
+/// Installs `yaml` through the admin API, which must take it.
+async fn put_scenario(admin: SocketAddr, yaml: &str) {
+    let answer = http_send(admin, "PUT", "/scenario", Some(yaml)).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+}
+
 fn timed_outage(id: &str, after: Duration, period: Duration) -> Rule {
     Rule {
         id: id.into(),
@@ -248,19 +254,9 @@ async fn an_outage_installed_again_during_its_own_is_skipped_and_the_outage_name
     let server = with_own_admin(&dir).start().await.unwrap();
     let admin = admin_addr(&server);
     let yaml = "version: 1\nrules:\n  - id: down\n    do: { outage: { for: 2s } }\n";
-    assert_eq!(
-        http_send(admin, "PUT", "/scenario", Some(yaml))
-            .await
-            .status,
-        200
-    );
+    put_scenario(admin, yaml).await;
     until("the outage began", || server.outage().is_some()).await;
-    assert_eq!(
-        http_send(admin, "PUT", "/scenario", Some(yaml))
-            .await
-            .status,
-        200
-    );
+    put_scenario(admin, yaml).await;
     until("the second installation's rule was skipped", || {
         server.scenario().counters[0].skipped_count() == 1
     })
@@ -318,12 +314,7 @@ async fn an_outage_that_cannot_bind_its_port_again_says_so_and_healthz_is_503_un
     let (admin, addr) = (admin_addr(&server), server.addr());
     assert_eq!(http_get(admin, "/healthz").await.status, 200);
     let yaml = "version: 1\nrules:\n  - id: down\n    do: { outage: { for: 500ms } }\n";
-    assert_eq!(
-        http_send(admin, "PUT", "/scenario", Some(yaml))
-            .await
-            .status,
-        200
-    );
+    put_scenario(admin, yaml).await;
     until("the outage began", || server.outage().is_some()).await;
     // Another process takes the port while the listener is closed.
     let squatter = poll_until("the xDS port to be free", WAIT, async || {

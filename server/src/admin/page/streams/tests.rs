@@ -8,6 +8,7 @@ use tokio::sync::watch;
 use xdsloop_proto::discovery::DeltaDiscoveryRequest;
 
 use super::*;
+use crate::test_support::exchange;
 use crate::{
     admin::registry::{Publish, Registry, StreamKind, bus::CAPACITY},
     protocol::{
@@ -127,14 +128,6 @@ fn delta_request(subscribe: &[&str], nonce: &str, exchange: Exchange) -> Arc<Wir
     event(1, 2, What::Request(Box::new(facts)))
 }
 
-fn exchange(verdict: Verdict, first_for_type: bool, change: Change) -> Exchange {
-    Exchange {
-        verdict,
-        first_for_type,
-        change,
-        wildcard: false,
-    }
-}
 
 #[test]
 fn a_delta_request_that_subscribes_the_wildcard_says_so_and_its_acks_do_not() {

@@ -7,6 +7,7 @@ use xdsloop_proto::{
 };
 
 use super::super::*;
+use crate::test_support::exchange;
 use crate::{
     protocol::subscription::{Change, Verdict},
     test_support::{error, snapshot, sotw},
@@ -27,14 +28,6 @@ fn ask(
     (MachineHooks::exchange(stream), out)
 }
 
-fn exchange(verdict: Verdict, first_for_type: bool, change: Change) -> Exchange {
-    Exchange {
-        verdict,
-        first_for_type,
-        change,
-        wildcard: false,
-    }
-}
 
 #[test]
 fn exchange_says_what_each_request_was() {
