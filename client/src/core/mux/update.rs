@@ -1,0 +1,374 @@
+//! Updates: a response checked (C6), then applied to the store and ACKed, or rejected and
+//! NACKed with the last good config kept (C5); exactly one reply per response (C4). A type
+//! nobody subscribed to is NACKed and nothing else happens (C8). This is the heart of the
+//! loop; what it hands on (events, dependents, TTLs, the callbacks' verdict) lives beside it.
+
+use std::collections::BTreeSet;
+use std::time::{Instant, SystemTime};
+
+use xdsloop_proto::discovery::{
+    DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
+};
+use xdsloop_proto::type_url;
+
+use super::Mux;
+use super::csds::Nack;
+use super::delivery::{delta_events, sotw_events};
+use super::ttl::ttls;
+use crate::config::Variant;
+use crate::core::event::{Event, Failure, Report, Step, UpdateReport, Verdict};
+use crate::core::request::{Outgoing, nack_detail};
+use crate::core::store::{Diff, Stamp};
+use crate::core::validate::{self, Decoded, Heartbeat, Rejection, Validated};
+use crate::core::watch_map::WatchId;
+
+/// The reply to a response of a type nobody subscribed to (C8): a NACK with this message.
+pub(crate) const UNWATCHED: &str = "no subscription for this type";
+
+/// A validated update not applied yet.
+#[derive(Debug)]
+pub(super) struct Candidate {
+    pub(super) version: String,
+    pub(super) nonce: String,
+    pub(super) at: SystemTime,
+    pub(super) changes: Changes,
+}
+
+#[derive(Debug)]
+pub(super) enum Changes {
+    Sotw {
+        resources: Vec<Decoded>,
+        heartbeats: Vec<Heartbeat>,
+    },
+    Delta {
+        added: Vec<Decoded>,
+        removed: Vec<String>,
+        heartbeats: Vec<Heartbeat>,
+    },
+}
+
+impl Changes {
+    /// The names the update sends (CSDS reports them NACKED if it is rejected).
+    pub(super) fn names(&self) -> BTreeSet<String> {
+        let resources = match self {
+            Changes::Sotw { resources, .. } => resources,
+            Changes::Delta { added, .. } => added,
+        };
+        resources.iter().map(|r| r.name.clone()).collect()
+    }
+}
+
+impl Mux {
+    /// Handles a SotW response: exactly one ACK or NACK follows (C4).
+    pub fn on_sotw_response(
+        &mut self,
+        mut response: DiscoveryResponse,
+        now: Instant,
+        at: SystemTime,
+    ) {
+        self.report_sotw_received(&response);
+        let type_url = response.type_url.clone();
+        if !self.types.contains_key(&type_url) {
+            return self.reply_unwatched(&type_url, &response.nonce);
+        }
+        let validator = self.config.validator.as_ref();
+        let result = validate::sotw(
+            &self.config.codec,
+            &type_url,
+            std::mem::take(&mut response.resources),
+            validator,
+        );
+        let (version, nonce) = (&response.version_info, &response.nonce);
+        let result = result.and_then(|v| {
+            self.check_sotw_heartbeats(&type_url, version, &v.heartbeats)?;
+            Ok(v)
+        });
+        match result {
+            Err(rejection) => self.rejected(&type_url, version, nonce, &rejection, at),
+            Ok(v) if v.resources.is_empty() && !v.heartbeats.is_empty() => {
+                self.heartbeat_only(&type_url, version, nonce, &v.heartbeats, (now, at));
+            }
+            Ok(Validated {
+                resources: decoded,
+                heartbeats,
+            }) => {
+                let wanted = self.watches.wanted(&type_url);
+                // Resources that were not asked for are ignored (C8).
+                let resources: Vec<_> = decoded
+                    .into_iter()
+                    .filter(|d| wanted.wants(&d.name))
+                    .collect();
+                let update = Candidate {
+                    version: version.clone(),
+                    nonce: nonce.clone(),
+                    at,
+                    changes: Changes::Sotw {
+                        resources,
+                        heartbeats,
+                    },
+                };
+                let Some(update) = self.propose(&type_url, update, now) else {
+                    // Held back until the callbacks answer (`Mux::decide`).
+                    return;
+                };
+                self.commit(&type_url, update, &[], now);
+            }
+        }
+        self.finish_response(&type_url, now);
+    }
+
+    /// Handles a Delta response: exactly one ACK or NACK follows (C4).
+    pub fn on_delta_response(
+        &mut self,
+        mut response: DeltaDiscoveryResponse,
+        now: Instant,
+        at: SystemTime,
+    ) {
+        self.report_delta_received(&response);
+        let type_url = response.type_url.clone();
+        if !self.types.contains_key(&type_url) {
+            return self.reply_unwatched(&type_url, &response.nonce);
+        }
+        let validator = self.config.validator.as_ref();
+        let codec = &self.config.codec;
+        let resources = std::mem::take(&mut response.resources);
+        let removed = &response.removed_resources;
+        let result = validate::delta(codec, &type_url, resources, removed, validator);
+        let (version, nonce) = (&response.system_version_info, &response.nonce);
+        match result {
+            Err(rejection) => self.rejected(&type_url, version, nonce, &rejection, at),
+            Ok((v, removed))
+                if v.resources.is_empty() && removed.is_empty() && !v.heartbeats.is_empty() =>
+            {
+                self.heartbeat_only(&type_url, version, nonce, &v.heartbeats, (now, at));
+            }
+            Ok((
+                Validated {
+                    resources: added,
+                    heartbeats,
+                },
+                removed,
+            )) => {
+                let wanted = self.watches.wanted(&type_url);
+                let added: Vec<_> = added
+                    .into_iter()
+                    .filter(|d| wanted.wants(&d.name))
+                    .collect();
+                let update = Candidate {
+                    version: version.clone(),
+                    nonce: nonce.clone(),
+                    at,
+                    changes: Changes::Delta {
+                        added,
+                        removed,
+                        heartbeats,
+                    },
+                };
+                let Some(update) = self.propose(&type_url, update, now) else {
+                    // Held back until the callbacks answer (`Mux::decide`).
+                    return;
+                };
+                self.commit(&type_url, update, &[], now);
+            }
+        }
+        self.finish_response(&type_url, now);
+    }
+
+    /// Applies an accepted update: store, TTLs, ACK, events (except to the subscriptions in
+    /// `asked`, which saw it when they decided), the update report.
+    pub(super) fn commit(
+        &mut self,
+        type_url: &str,
+        update: Candidate,
+        asked: &[WatchId],
+        now: Instant,
+    ) {
+        let Candidate {
+            version,
+            nonce,
+            at,
+            changes,
+        } = update;
+        let stamp = Stamp {
+            version: &version,
+            nonce: &nonce,
+            at,
+        };
+        let mut missing = Vec::new();
+        let (diff, events) = match changes {
+            Changes::Sotw {
+                resources,
+                heartbeats,
+            } => {
+                for resource in &resources {
+                    self.not_found.received(type_url, &resource.name);
+                }
+                let ttls = ttls(&resources);
+                let kept = self.refresh(type_url, &heartbeats, now);
+                let full = type_url::full_state(type_url);
+                let diff = self
+                    .store
+                    .apply_sotw(type_url, stamp, resources, full, &kept);
+                self.set_ttls(type_url, ttls, &diff, now);
+                let events = sotw_events(&self.store, &self.watches, type_url, &diff);
+                (diff, events)
+            }
+            Changes::Delta {
+                added,
+                removed,
+                heartbeats,
+            } => {
+                for resource in &added {
+                    self.not_found.received(type_url, &resource.name);
+                }
+                self.refresh(type_url, &heartbeats, now);
+                let ttls = ttls(&added);
+                let diff = self.store.apply_delta(type_url, stamp, added, &removed);
+                self.set_ttls(type_url, ttls, &diff, now);
+                // A removal of an explicitly wanted name means it does not exist, at once.
+                let wanted = self.watches.wanted(type_url);
+                missing = removed
+                    .iter()
+                    .filter(|n| wanted.names.contains(*n))
+                    .filter(|n| self.not_found.mark_missing(type_url, n))
+                    .cloned()
+                    .collect();
+                let events = delta_events(&self.store, &self.watches, type_url, &diff);
+                (diff, events)
+            }
+        };
+        self.types
+            .get_mut(type_url)
+            .expect("checked")
+            .ack(&nonce, &version);
+        self.deliver(events, asked);
+        self.accepted(type_url, &version, &nonce, diff, at);
+        self.report_missing(type_url, missing, at);
+    }
+
+    /// An update that could not even be read — a REST body that is not a DiscoveryResponse, a
+    /// watched file that is unreadable or malformed — is rejected like an invalid response:
+    /// the last good config and version stay (C5) and subscriptions hear of the failure.
+    pub fn reject_update(
+        &mut self,
+        type_url: &str,
+        version: &str,
+        nonce: &str,
+        reason: &str,
+        now: Instant,
+        at: SystemTime,
+    ) {
+        if !self.types.contains_key(type_url) {
+            return;
+        }
+        let rejection = Rejection {
+            problems: vec![reason.to_string()],
+            ..Default::default()
+        };
+        self.rejected(type_url, version, nonce, &rejection, at);
+        self.finish_response(type_url, now);
+    }
+
+    pub(super) fn rejected(
+        &mut self,
+        type_url: &str,
+        version: &str,
+        nonce: &str,
+        why: &Rejection,
+        at: SystemTime,
+    ) {
+        let message = why.message();
+        tracing::warn!(type_url, version, nonce, error = %message, "update rejected");
+        // The server answered; the client refused what it got. Envoy stops the
+        // subscription's init-fetch timer on a rejected update: what was asked for is not
+        // "not found" (CSDS says NACKED).
+        self.not_found.on_rejected(type_url);
+        let state = self.types.get_mut(type_url).expect("caller checked");
+        state.nack(nonce, &message);
+        let nack = Nack {
+            version: version.to_string(),
+            message: message.clone(),
+            at,
+            names: why.names.clone(),
+        };
+        self.nacked.insert(type_url.to_string(), nack);
+        self.answered.insert(type_url.to_string());
+        self.out.reports.push(Report::Update(UpdateReport {
+            at,
+            mode: self.config.variant,
+            source: self.config.source,
+            type_url: type_url.to_string(),
+            version: version.to_string(),
+            nonce: nonce.to_string(),
+            verdict: Verdict::Nack(message.clone()),
+            diff: Diff::default(),
+        }));
+        let ids: Vec<_> = self
+            .watches
+            .subscribers(type_url)
+            .map(|(id, _, _)| id)
+            .collect();
+        for id in ids {
+            let reason = Failure::Rejected(message.clone());
+            let event = Event::Failed {
+                type_url: type_url.to_string(),
+                reason,
+            };
+            self.out.deliveries.push((id, event));
+        }
+    }
+
+    pub(super) fn accepted(
+        &mut self,
+        type_url: &str,
+        version: &str,
+        nonce: &str,
+        diff: Diff,
+        at: SystemTime,
+    ) {
+        tracing::info!(type_url, version, nonce, ?diff, "update applied");
+        self.nacked.remove(type_url);
+        self.answered.insert(type_url.to_string());
+        self.out.store_changed = true;
+        self.out.reports.push(Report::Update(UpdateReport {
+            at,
+            mode: self.config.variant,
+            source: self.config.source,
+            type_url: type_url.to_string(),
+            version: version.to_string(),
+            nonce: nonce.to_string(),
+            verdict: Verdict::Ack,
+            diff,
+        }));
+    }
+
+    /// C8: a response for a type nobody subscribed to is NACKed, and nothing else happens.
+    pub(super) fn reply_unwatched(&mut self, type_url: &str, nonce: &str) {
+        tracing::warn!(type_url, nonce, "response for a type with no subscription");
+        let stream = self.stream_of(type_url);
+        if !self.streams.is_open(&stream) {
+            return;
+        }
+        let node = (!self.node_sent.contains(&stream)).then(|| self.config.node.clone());
+        self.node_sent.insert(stream.clone());
+        let error_detail = Some(nack_detail(UNWATCHED));
+        let request = match self.config.variant {
+            Variant::Sotw => Outgoing::Sotw(DiscoveryRequest {
+                node,
+                type_url: type_url.to_string(),
+                response_nonce: nonce.to_string(),
+                error_detail,
+                ..Default::default()
+            }),
+            Variant::Delta => Outgoing::Delta(DeltaDiscoveryRequest {
+                node,
+                type_url: type_url.to_string(),
+                response_nonce: nonce.to_string(),
+                error_detail,
+                ..Default::default()
+            }),
+        };
+        self.report_sent(&stream, Step::Nack, &request);
+        self.out.requests.push(request);
+    }
+}
