@@ -15,6 +15,7 @@ mod stream;
 mod ttl;
 mod update;
 mod watch;
+mod wire;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;

@@ -5,11 +5,9 @@
 
 use std::time::Instant;
 
-use xdsloop_proto::type_url;
-
 use super::Mux;
-use super::delivery::{delta_events, sotw_events};
-use super::update::{Candidate, Changes};
+use super::delivery::events;
+use super::update::Candidate;
 use crate::core::event::Event;
 use crate::core::store::Stamp;
 use crate::core::validate::Rejection;
@@ -112,22 +110,12 @@ impl Mux {
             nonce: &update.nonce,
             at: update.at,
         };
-        let events = match &update.changes {
-            Changes::Sotw {
-                resources,
-                heartbeats,
-            } => {
-                let kept = self.current_heartbeats(type_url, heartbeats);
-                let full = type_url::full_state(type_url);
-                let resources = resources.clone();
-                let diff = trial.apply_sotw(type_url, stamp, resources, full, &kept);
-                sotw_events(&trial, &self.watches, type_url, &diff)
-            }
-            Changes::Delta { added, removed, .. } => {
-                let diff = trial.apply_delta(type_url, stamp, added.clone(), removed);
-                delta_events(&trial, &self.watches, type_url, &diff)
-            }
-        };
+        let kept = self.current_heartbeats(type_url, &update.changes.heartbeats);
+        let diff = update
+            .changes
+            .clone()
+            .apply(&mut trial, type_url, stamp, &kept);
+        let events = events(self.config.variant, &trial, &self.watches, type_url, &diff);
         let asks: Vec<(WatchId, Event)> = events
             .into_iter()
             .filter(|(id, _)| self.deciding.contains(id))

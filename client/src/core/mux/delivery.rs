@@ -56,9 +56,23 @@ impl Mux {
     }
 }
 
+/// What each subscription is told of `diff`, in the variant's shape.
+pub(super) fn events(
+    variant: Variant,
+    store: &Store,
+    watches: &WatchMap,
+    type_url: &str,
+    diff: &Diff,
+) -> Vec<(WatchId, Event)> {
+    match variant {
+        Variant::Sotw => sotw_events(store, watches, type_url, diff),
+        Variant::Delta => delta_events(store, watches, type_url, diff),
+    }
+}
+
 /// SotW: each subscription whose resources changed (or that has had nothing yet) gets every
 /// resource of `store` it wants.
-pub(super) fn sotw_events(
+fn sotw_events(
     store: &Store,
     watches: &WatchMap,
     type_url: &str,
@@ -84,7 +98,7 @@ pub(super) fn sotw_events(
 }
 
 /// Delta: each subscription gets what changed among the names it wants.
-pub(super) fn delta_events(
+fn delta_events(
     store: &Store,
     watches: &WatchMap,
     type_url: &str,

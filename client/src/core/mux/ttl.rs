@@ -6,11 +6,11 @@
 use std::time::{Duration, Instant, SystemTime};
 
 use super::Mux;
-use super::delivery::{delta_events, sotw_events};
+use super::delivery::events;
 use crate::config::Variant;
 use crate::core::event::Report;
 use crate::core::store::Diff;
-use crate::core::validate::{Decoded, Heartbeat, Rejection};
+use crate::core::validate::{Decoded, Heartbeat};
 
 /// The TTL of each resource about to be applied.
 pub(super) fn ttls(resources: &[Decoded]) -> Vec<(String, Option<Duration>)> {
@@ -32,30 +32,6 @@ impl Mux {
         for name in &diff.removed {
             self.expiry.forget(type_url, name);
         }
-    }
-
-    /// SotW: a heartbeat (a wrapper without `resource`) carries the version the client holds;
-    /// in a response of another version it is an error.
-    pub(super) fn check_sotw_heartbeats(
-        &self,
-        type_url: &str,
-        version: &str,
-        heartbeats: &[Heartbeat],
-    ) -> Result<(), Rejection> {
-        let held = self.types.get(type_url).map(|t| t.version.as_str());
-        let Some(first) = heartbeats.first().filter(|_| held != Some(version)) else {
-            return Ok(());
-        };
-        let problem = format!(
-            "resource \"{}\": a Resource without resource (a heartbeat) in a response of version \
-             {version:?}, but the held version is {:?}",
-            first.name,
-            held.unwrap_or_default()
-        );
-        Err(Rejection {
-            problems: vec![problem],
-            names: heartbeats.iter().map(|h| h.name.clone()).collect(),
-        })
     }
 
     /// Refreshes the TTLs of the heartbeats that name a held resource (Delta: at the version
@@ -140,10 +116,13 @@ impl Mux {
                 removed: names.clone(),
                 ..Diff::default()
             };
-            let events = match self.config.variant {
-                Variant::Sotw => sotw_events(&self.store, &self.watches, &type_url, &diff),
-                Variant::Delta => delta_events(&self.store, &self.watches, &type_url, &diff),
-            };
+            let events = events(
+                self.config.variant,
+                &self.store,
+                &self.watches,
+                &type_url,
+                &diff,
+            );
             self.deliver(events, &[]);
             self.out.store_changed = true;
             self.out.reports.push(Report::Expired {

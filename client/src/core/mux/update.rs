@@ -3,23 +3,18 @@
 //! nobody subscribed to is NACKed and nothing else happens (C8). This is the heart of the
 //! loop; what it hands on (events, dependents, TTLs, the callbacks' verdict) lives beside it.
 
-use std::collections::BTreeSet;
 use std::time::{Instant, SystemTime};
 
-use xdsloop_proto::discovery::{
-    DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
-};
-use xdsloop_proto::type_url;
+use xdsloop_proto::discovery::{DeltaDiscoveryResponse, DiscoveryResponse};
 
 use super::Mux;
 use super::csds::Nack;
-use super::delivery::{delta_events, sotw_events};
+use super::delivery::events;
 use super::ttl::ttls;
-use crate::config::Variant;
+use super::wire::{self, Changes, Response};
 use crate::core::event::{Event, Failure, Report, Step, UpdateReport, Verdict};
-use crate::core::request::{Outgoing, nack_detail};
 use crate::core::store::{Diff, Stamp};
-use crate::core::validate::{self, Decoded, Heartbeat, Rejection, Validated};
+use crate::core::validate::Rejection;
 use crate::core::watch_map::WatchId;
 
 /// The reply to a response of a type nobody subscribed to (C8): a NACK with this message.
@@ -34,135 +29,47 @@ pub(super) struct Candidate {
     pub(super) changes: Changes,
 }
 
-#[derive(Debug)]
-pub(super) enum Changes {
-    Sotw {
-        resources: Vec<Decoded>,
-        heartbeats: Vec<Heartbeat>,
-    },
-    Delta {
-        added: Vec<Decoded>,
-        removed: Vec<String>,
-        heartbeats: Vec<Heartbeat>,
-    },
-}
-
-impl Changes {
-    /// The names the update sends (CSDS reports them NACKED if it is rejected).
-    pub(super) fn names(&self) -> BTreeSet<String> {
-        let resources = match self {
-            Changes::Sotw { resources, .. } => resources,
-            Changes::Delta { added, .. } => added,
-        };
-        resources.iter().map(|r| r.name.clone()).collect()
-    }
-}
-
 impl Mux {
     /// Handles a SotW response: exactly one ACK or NACK follows (C4).
-    pub fn on_sotw_response(
-        &mut self,
-        mut response: DiscoveryResponse,
-        now: Instant,
-        at: SystemTime,
-    ) {
-        self.report_sotw_received(&response);
-        let type_url = response.type_url.clone();
-        if !self.types.contains_key(&type_url) {
-            return self.reply_unwatched(&type_url, &response.nonce);
-        }
-        let validator = self.config.validator.as_ref();
-        let result = validate::sotw(
-            &self.config.codec,
-            &type_url,
-            std::mem::take(&mut response.resources),
-            validator,
-        );
-        let (version, nonce) = (&response.version_info, &response.nonce);
-        let result = result.and_then(|v| {
-            self.check_sotw_heartbeats(&type_url, version, &v.heartbeats)?;
-            Ok(v)
-        });
-        match result {
-            Err(rejection) => self.rejected(&type_url, version, nonce, &rejection, at),
-            Ok(v) if v.resources.is_empty() && !v.heartbeats.is_empty() => {
-                self.heartbeat_only(&type_url, version, nonce, &v.heartbeats, (now, at));
-            }
-            Ok(Validated {
-                resources: decoded,
-                heartbeats,
-            }) => {
-                let wanted = self.watches.wanted(&type_url);
-                // Resources that were not asked for are ignored (C8).
-                let resources: Vec<_> = decoded
-                    .into_iter()
-                    .filter(|d| wanted.wants(&d.name))
-                    .collect();
-                let update = Candidate {
-                    version: version.clone(),
-                    nonce: nonce.clone(),
-                    at,
-                    changes: Changes::Sotw {
-                        resources,
-                        heartbeats,
-                    },
-                };
-                let Some(update) = self.propose(&type_url, update, now) else {
-                    // Held back until the callbacks answer (`Mux::decide`).
-                    return;
-                };
-                self.commit(&type_url, update, &[], now);
-            }
-        }
-        self.finish_response(&type_url, now);
+    pub fn on_sotw_response(&mut self, response: DiscoveryResponse, now: Instant, at: SystemTime) {
+        self.on_response(response, now, at);
     }
 
     /// Handles a Delta response: exactly one ACK or NACK follows (C4).
     pub fn on_delta_response(
         &mut self,
-        mut response: DeltaDiscoveryResponse,
+        response: DeltaDiscoveryResponse,
         now: Instant,
         at: SystemTime,
     ) {
-        self.report_delta_received(&response);
-        let type_url = response.type_url.clone();
-        if !self.types.contains_key(&type_url) {
-            return self.reply_unwatched(&type_url, &response.nonce);
-        }
+        self.on_response(response, now, at);
+    }
+
+    /// A response of either variant: the variant reads it ([`Response::read`]); validating,
+    /// deciding, applying and replying are the same for both.
+    fn on_response<R: Response>(&mut self, mut response: R, now: Instant, at: SystemTime) {
+        self.report_received(&response);
+        let type_url = response.type_url().to_string();
+        let Some(state) = self.types.get(&type_url) else {
+            return self.reply_unwatched(&type_url, response.nonce());
+        };
+        let held_version = state.version.clone();
         let validator = self.config.validator.as_ref();
-        let codec = &self.config.codec;
-        let resources = std::mem::take(&mut response.resources);
-        let removed = &response.removed_resources;
-        let result = validate::delta(codec, &type_url, resources, removed, validator);
-        let (version, nonce) = (&response.system_version_info, &response.nonce);
-        match result {
+        let read = response.read(&self.config.codec, validator, &held_version);
+        let (version, nonce) = (response.version(), response.nonce());
+        match read {
             Err(rejection) => self.rejected(&type_url, version, nonce, &rejection, at),
-            Ok((v, removed))
-                if v.resources.is_empty() && removed.is_empty() && !v.heartbeats.is_empty() =>
-            {
-                self.heartbeat_only(&type_url, version, nonce, &v.heartbeats, (now, at));
+            Ok(changes) if changes.is_heartbeat_only() => {
+                self.heartbeat_only(&type_url, version, nonce, &changes.heartbeats, (now, at));
             }
-            Ok((
-                Validated {
-                    resources: added,
-                    heartbeats,
-                },
-                removed,
-            )) => {
-                let wanted = self.watches.wanted(&type_url);
-                let added: Vec<_> = added
-                    .into_iter()
-                    .filter(|d| wanted.wants(&d.name))
-                    .collect();
+            Ok(mut changes) => {
+                // Resources that were not asked for are ignored (C8).
+                changes.keep_wanted(&self.watches.wanted(&type_url));
                 let update = Candidate {
-                    version: version.clone(),
-                    nonce: nonce.clone(),
+                    version: version.to_string(),
+                    nonce: nonce.to_string(),
                     at,
-                    changes: Changes::Delta {
-                        added,
-                        removed,
-                        heartbeats,
-                    },
+                    changes,
                 };
                 let Some(update) = self.propose(&type_url, update, now) else {
                     // Held back until the callbacks answer (`Mux::decide`).
@@ -194,49 +101,31 @@ impl Mux {
             nonce: &nonce,
             at,
         };
-        let mut missing = Vec::new();
-        let (diff, events) = match changes {
-            Changes::Sotw {
-                resources,
-                heartbeats,
-            } => {
-                for resource in &resources {
-                    self.not_found.received(type_url, &resource.name);
-                }
-                let ttls = ttls(&resources);
-                let kept = self.refresh(type_url, &heartbeats, now);
-                let full = type_url::full_state(type_url);
-                let diff = self
-                    .store
-                    .apply_sotw(type_url, stamp, resources, full, &kept);
-                self.set_ttls(type_url, ttls, &diff, now);
-                let events = sotw_events(&self.store, &self.watches, type_url, &diff);
-                (diff, events)
-            }
-            Changes::Delta {
-                added,
-                removed,
-                heartbeats,
-            } => {
-                for resource in &added {
-                    self.not_found.received(type_url, &resource.name);
-                }
-                self.refresh(type_url, &heartbeats, now);
-                let ttls = ttls(&added);
-                let diff = self.store.apply_delta(type_url, stamp, added, &removed);
-                self.set_ttls(type_url, ttls, &diff, now);
-                // A removal of an explicitly wanted name means it does not exist, at once.
-                let wanted = self.watches.wanted(type_url);
-                missing = removed
-                    .iter()
-                    .filter(|n| wanted.names.contains(*n))
-                    .filter(|n| self.not_found.mark_missing(type_url, n))
-                    .cloned()
-                    .collect();
-                let events = delta_events(&self.store, &self.watches, type_url, &diff);
-                (diff, events)
-            }
-        };
+        for resource in &changes.resources {
+            self.not_found.received(type_url, &resource.name);
+        }
+        let ttls = ttls(&changes.resources);
+        let kept = self.refresh(type_url, &changes.heartbeats, now);
+        // A removal of an explicitly wanted name means it does not exist, at once.
+        let wanted = self.watches.wanted(type_url);
+        let removed = changes.removed_names().iter();
+        let removed: Vec<String> = removed
+            .filter(|n| wanted.names.contains(*n))
+            .cloned()
+            .collect();
+        let diff = changes.apply(&mut self.store, type_url, stamp, &kept);
+        self.set_ttls(type_url, ttls, &diff, now);
+        let missing = removed
+            .into_iter()
+            .filter(|n| self.not_found.mark_missing(type_url, n))
+            .collect();
+        let events = events(
+            self.config.variant,
+            &self.store,
+            &self.watches,
+            type_url,
+            &diff,
+        );
         self.types
             .get_mut(type_url)
             .expect("checked")
@@ -351,23 +240,7 @@ impl Mux {
         }
         let node = (!self.node_sent.contains(&stream)).then(|| self.config.node.clone());
         self.node_sent.insert(stream.clone());
-        let error_detail = Some(nack_detail(UNWATCHED));
-        let request = match self.config.variant {
-            Variant::Sotw => Outgoing::Sotw(DiscoveryRequest {
-                node,
-                type_url: type_url.to_string(),
-                response_nonce: nonce.to_string(),
-                error_detail,
-                ..Default::default()
-            }),
-            Variant::Delta => Outgoing::Delta(DeltaDiscoveryRequest {
-                node,
-                type_url: type_url.to_string(),
-                response_nonce: nonce.to_string(),
-                error_detail,
-                ..Default::default()
-            }),
-        };
+        let request = wire::nack(self.config.variant, node, type_url, nonce, UNWATCHED);
         self.report_sent(&stream, Step::Nack, &request);
         self.out.requests.push(request);
     }
