@@ -53,7 +53,7 @@ impl Mux {
         }
     }
 
-    pub(super) fn type_configs(&self, type_url: &str, contents: bool) -> Vec<GenericXdsConfig> {
+    fn type_configs(&self, type_url: &str, contents: bool) -> Vec<GenericXdsConfig> {
         let wanted = self.watches.wanted(type_url);
         let mut names = wanted.names.clone();
         let held = self.store.of_type(type_url);

@@ -6,7 +6,6 @@
 use std::time::Instant;
 
 use super::Mux;
-use super::delivery::events;
 use super::update::Candidate;
 use crate::core::event::Event;
 use crate::core::store::Stamp;
@@ -115,7 +114,7 @@ impl Mux {
             .changes
             .clone()
             .apply(&mut trial, type_url, stamp, &kept);
-        let events = events(self.config.variant, &trial, &self.watches, type_url, &diff);
+        let events = self.events(&trial, type_url, &diff);
         let asks: Vec<(WatchId, Event)> = events
             .into_iter()
             .filter(|(id, _)| self.deciding.contains(id))

@@ -6,10 +6,29 @@
 use super::Mux;
 use crate::config::Variant;
 use crate::core::event::Event;
-use crate::core::store::{Diff, Store};
-use crate::core::watch_map::{WatchId, WatchMap};
+use crate::core::store::{Diff, Store, TypeStore};
+use crate::core::watch_map::{Interest, WatchId};
 
 impl Mux {
+    /// What each subscription is told of `diff` (applied to `store`).
+    pub(super) fn events(
+        &self,
+        store: &Store,
+        type_url: &str,
+        diff: &Diff,
+    ) -> Vec<(WatchId, Event)> {
+        let Some(held) = store.of_type(type_url) else {
+            return Vec::new();
+        };
+        let variant = self.config.variant;
+        let subscribers = self.watches.subscribers(type_url);
+        let told = |(id, interest, primed)| {
+            let event = event(variant, held, type_url, (interest, primed), diff)?;
+            Some((id, event))
+        };
+        subscribers.filter_map(told).collect()
+    }
+
     /// Hands `events` to their subscriptions, except those in `asked` (they saw the update
     /// when they decided it); every one of them counts as primed.
     pub(super) fn deliver(&mut self, events: Vec<(WatchId, Event)>, asked: &[WatchId]) {
@@ -21,119 +40,84 @@ impl Mux {
         }
     }
 
-    /// C15: a new watch whose resources are all held gets them now.
+    /// C15: a new watch whose resources are all held gets them now, as if they had just
+    /// arrived.
     pub(super) fn deliver_held(&mut self, id: u64, type_url: &str) {
         if self.watches.is_internal(id) {
             return;
         }
-        let (Some(store), Some(interest)) =
+        let (Some(held), Some(interest)) =
             (self.store.of_type(type_url), self.watches.interest(id))
         else {
             return;
         };
-        let resources: Vec<_> = store
-            .resources
-            .values()
-            .filter(|r| interest.wants(&r.name))
-            .cloned()
-            .collect();
-        let type_url = type_url.to_string();
-        let event = match self.config.variant {
-            Variant::Sotw => Event::Sotw {
-                type_url,
-                version: store.version.clone(),
-                resources,
-            },
-            Variant::Delta => Event::Delta {
-                type_url,
-                system_version: store.version.clone(),
-                added: resources,
-                removed: Vec::new(),
-            },
+        let added = held.resources.keys().cloned().collect();
+        let all = Diff {
+            added,
+            ..Diff::default()
         };
-        self.out.deliveries.push((id, event));
+        let told = event(self.config.variant, held, type_url, (interest, false), &all);
+        self.out.deliveries.extend(told.map(|event| (id, event)));
         self.watches.set_primed(id);
     }
 }
 
-/// What each subscription is told of `diff`, in the variant's shape.
-pub(super) fn events(
+/// What a subscription (its interest, and whether it has been told anything yet) hears of
+/// `diff` to the type's `held` resources, in the variant's shape; `None`: nothing.
+fn event(
     variant: Variant,
-    store: &Store,
-    watches: &WatchMap,
+    held: &TypeStore,
     type_url: &str,
+    subscriber: (&Interest, bool),
     diff: &Diff,
-) -> Vec<(WatchId, Event)> {
+) -> Option<Event> {
     match variant {
-        Variant::Sotw => sotw_events(store, watches, type_url, diff),
-        Variant::Delta => delta_events(store, watches, type_url, diff),
+        Variant::Sotw => sotw_event(held, type_url, subscriber, diff),
+        Variant::Delta => delta_event(held, type_url, subscriber, diff),
     }
 }
 
-/// SotW: each subscription whose resources changed (or that has had nothing yet) gets every
-/// resource of `store` it wants.
-fn sotw_events(
-    store: &Store,
-    watches: &WatchMap,
+/// SotW: a subscription whose resources changed (or that has had nothing yet) gets every
+/// resource of the type it wants.
+fn sotw_event(
+    held: &TypeStore,
     type_url: &str,
+    (interest, primed): (&Interest, bool),
     diff: &Diff,
-) -> Vec<(WatchId, Event)> {
-    let Some(store) = store.of_type(type_url) else {
-        return Vec::new();
-    };
-    let mut events = Vec::new();
-    for (id, interest, was_primed) in watches.subscribers(type_url) {
-        if was_primed && !diff.touches(|n| interest.wants(n)) {
-            continue;
-        }
-        let resources = store.resources.values().filter(|r| interest.wants(&r.name));
-        let event = Event::Sotw {
-            type_url: type_url.to_string(),
-            version: store.version.clone(),
-            resources: resources.cloned().collect(),
-        };
-        events.push((id, event));
+) -> Option<Event> {
+    if primed && !diff.touches(|n| interest.wants(n)) {
+        return None;
     }
-    events
+    let resources = held.resources.values().filter(|r| interest.wants(&r.name));
+    Some(Event::Sotw {
+        type_url: type_url.to_string(),
+        version: held.version.clone(),
+        resources: resources.cloned().collect(),
+    })
 }
 
-/// Delta: each subscription gets what changed among the names it wants.
-fn delta_events(
-    store: &Store,
-    watches: &WatchMap,
+/// Delta: a subscription gets what changed among the names it wants.
+fn delta_event(
+    held: &TypeStore,
     type_url: &str,
+    (interest, primed): (&Interest, bool),
     diff: &Diff,
-) -> Vec<(WatchId, Event)> {
-    let Some(store) = store.of_type(type_url) else {
-        return Vec::new();
-    };
-    let mut events = Vec::new();
-    for (id, interest, was_primed) in watches.subscribers(type_url) {
-        let changed = diff
-            .added
-            .iter()
-            .chain(&diff.updated)
-            .filter(|n| interest.wants(n));
-        let added: Vec<_> = changed
-            .filter_map(|n| store.resources.get(n))
-            .cloned()
-            .collect();
-        let removed: Vec<String> = diff
-            .removed
-            .iter()
-            .filter(|n| interest.wants(n))
-            .cloned()
-            .collect();
-        if was_primed && added.is_empty() && removed.is_empty() {
-            continue;
-        }
-        let event = Event::Delta {
-            type_url: type_url.to_string(),
-            system_version: store.version.clone(),
-            added,
-            removed,
-        };
-        events.push((id, event));
+) -> Option<Event> {
+    let changed = diff.added.iter().chain(&diff.updated);
+    let changed = changed.filter(|n| interest.wants(n));
+    let added: Vec<_> = changed
+        .filter_map(|n| held.resources.get(n))
+        .cloned()
+        .collect();
+    let removed = diff.removed.iter().filter(|n| interest.wants(n));
+    let removed: Vec<String> = removed.cloned().collect();
+    if primed && added.is_empty() && removed.is_empty() {
+        return None;
     }
-    events
+    Some(Event::Delta {
+        type_url: type_url.to_string(),
+        system_version: held.version.clone(),
+        added,
+        removed,
+    })
 }

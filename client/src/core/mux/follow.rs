@@ -26,11 +26,7 @@ impl Mux {
 
     /// Recomputes the dependent names of `type_url` with the child type paused; returns the
     /// paused child, which the caller resumes after the parent's reply went out.
-    pub(super) fn follow_dependencies(
-        &mut self,
-        type_url: &str,
-        now: Instant,
-    ) -> Option<&'static str> {
+    fn follow_dependencies(&mut self, type_url: &str, now: Instant) -> Option<&'static str> {
         if !self.config.follow_deps || self.nacked.contains_key(type_url) {
             return None;
         }

@@ -9,26 +9,26 @@ use crate::config::ReceivedReports;
 use crate::core::event::{ReceivedReport, Report};
 
 impl Mux {
-    pub(super) fn report_received<R: Response>(&mut self, response: &R) {
+    pub(super) fn report_received(&mut self, response: &Response) {
         let detail = self.config.received;
         if detail == ReceivedReports::Off {
             return;
         }
-        let type_url = response.type_url();
+        let (type_url, version, nonce) = response.head();
         let mut report = ReceivedReport {
             stream: self.streams.id_of(&self.stream_of(type_url)),
-            mode: R::VARIANT,
+            mode: response.variant(),
             type_url: type_url.to_string(),
-            version: response.version().to_string(),
-            nonce: response.nonce().to_string(),
+            version: version.to_string(),
+            nonce: nonce.to_string(),
             resources: Vec::new(),
             removed: response.removed().to_vec(),
             undecodable: 0,
             bytes: response.encoded_len(),
         };
-        for entry in response.entries(&self.config.codec, detail) {
-            match entry {
-                Some(entry) => report.resources.push(entry),
+        for line in response.lines(&self.config.codec, detail) {
+            match line {
+                Some(line) => report.resources.push(line),
                 None => report.undecodable += 1,
             }
         }

@@ -47,7 +47,7 @@ impl Mux {
         }
     }
 
-    pub(super) fn send_owed(&mut self, type_url: &str, now: Instant) {
+    fn send_owed(&mut self, type_url: &str, now: Instant) {
         let wanted = self.watches.wanted(type_url);
         let stream = self.stream_of(type_url);
         let node = (!self.node_sent.contains(&stream)).then(|| self.config.node.clone());

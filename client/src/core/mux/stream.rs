@@ -93,7 +93,7 @@ impl Mux {
         });
     }
 
-    pub(super) fn types_on(&self, stream: &StreamKey) -> Vec<String> {
+    fn types_on(&self, stream: &StreamKey) -> Vec<String> {
         self.types
             .keys()
             .filter(|t| self.stream_of(t) == *stream)

@@ -6,7 +6,6 @@
 use std::time::{Duration, Instant, SystemTime};
 
 use super::Mux;
-use super::delivery::events;
 use crate::config::Variant;
 use crate::core::event::Report;
 use crate::core::store::Diff;
@@ -116,13 +115,7 @@ impl Mux {
                 removed: names.clone(),
                 ..Diff::default()
             };
-            let events = events(
-                self.config.variant,
-                &self.store,
-                &self.watches,
-                &type_url,
-                &diff,
-            );
+            let events = self.events(&self.store, &type_url, &diff);
             self.deliver(events, &[]);
             self.out.store_changed = true;
             self.out.reports.push(Report::Expired {

@@ -9,7 +9,6 @@ use xdsloop_proto::discovery::{DeltaDiscoveryResponse, DiscoveryResponse};
 
 use super::Mux;
 use super::csds::Nack;
-use super::delivery::events;
 use super::ttl::ttls;
 use super::wire::{self, Changes, Response};
 use crate::core::event::{Event, Failure, Report, Step, UpdateReport, Verdict};
@@ -32,7 +31,7 @@ pub(super) struct Candidate {
 impl Mux {
     /// Handles a SotW response: exactly one ACK or NACK follows (C4).
     pub fn on_sotw_response(&mut self, response: DiscoveryResponse, now: Instant, at: SystemTime) {
-        self.on_response(response, now, at);
+        self.on_response(Response::Sotw(response), now, at);
     }
 
     /// Handles a Delta response: exactly one ACK or NACK follows (C4).
@@ -42,21 +41,21 @@ impl Mux {
         now: Instant,
         at: SystemTime,
     ) {
-        self.on_response(response, now, at);
+        self.on_response(Response::Delta(response), now, at);
     }
 
-    /// A response of either variant: the variant reads it ([`Response::read`]); validating,
-    /// deciding, applying and replying are the same for both.
-    fn on_response<R: Response>(&mut self, mut response: R, now: Instant, at: SystemTime) {
+    /// A response of either variant: the variant reads it ([`Response::read`]); deciding,
+    /// applying and replying are the same for both.
+    fn on_response(&mut self, mut response: Response, now: Instant, at: SystemTime) {
         self.report_received(&response);
-        let type_url = response.type_url().to_string();
-        let Some(state) = self.types.get(&type_url) else {
-            return self.reply_unwatched(&type_url, response.nonce());
+        let (type_url, _, nonce) = response.head();
+        let Some(state) = self.types.get(type_url) else {
+            return self.reply_unwatched(type_url, nonce);
         };
-        let held_version = state.version.clone();
+        let (type_url, held_version) = (type_url.to_string(), state.version.clone());
         let validator = self.config.validator.as_ref();
         let read = response.read(&self.config.codec, validator, &held_version);
-        let (version, nonce) = (response.version(), response.nonce());
+        let (_, version, nonce) = response.head();
         match read {
             Err(rejection) => self.rejected(&type_url, version, nonce, &rejection, at),
             Ok(changes) if changes.is_heartbeat_only() => {
@@ -64,7 +63,8 @@ impl Mux {
             }
             Ok(mut changes) => {
                 // Resources that were not asked for are ignored (C8).
-                changes.keep_wanted(&self.watches.wanted(&type_url));
+                let wanted = self.watches.wanted(&type_url);
+                changes.resources.retain(|d| wanted.wants(&d.name));
                 let update = Candidate {
                     version: version.to_string(),
                     nonce: nonce.to_string(),
@@ -108,24 +108,16 @@ impl Mux {
         let kept = self.refresh(type_url, &changes.heartbeats, now);
         // A removal of an explicitly wanted name means it does not exist, at once.
         let wanted = self.watches.wanted(type_url);
-        let removed = changes.removed_names().iter();
-        let removed: Vec<String> = removed
+        let missing = changes
+            .removed_names()
+            .iter()
             .filter(|n| wanted.names.contains(*n))
+            .filter(|n| self.not_found.mark_missing(type_url, n))
             .cloned()
             .collect();
         let diff = changes.apply(&mut self.store, type_url, stamp, &kept);
         self.set_ttls(type_url, ttls, &diff, now);
-        let missing = removed
-            .into_iter()
-            .filter(|n| self.not_found.mark_missing(type_url, n))
-            .collect();
-        let events = events(
-            self.config.variant,
-            &self.store,
-            &self.watches,
-            type_url,
-            &diff,
-        );
+        let events = self.events(&self.store, type_url, &diff);
         self.types
             .get_mut(type_url)
             .expect("checked")
@@ -207,14 +199,7 @@ impl Mux {
         }
     }
 
-    pub(super) fn accepted(
-        &mut self,
-        type_url: &str,
-        version: &str,
-        nonce: &str,
-        diff: Diff,
-        at: SystemTime,
-    ) {
+    fn accepted(&mut self, type_url: &str, version: &str, nonce: &str, diff: Diff, at: SystemTime) {
         tracing::info!(type_url, version, nonce, ?diff, "update applied");
         self.nacked.remove(type_url);
         self.answered.insert(type_url.to_string());
@@ -232,7 +217,7 @@ impl Mux {
     }
 
     /// C8: a response for a type nobody subscribed to is NACKed, and nothing else happens.
-    pub(super) fn reply_unwatched(&mut self, type_url: &str, nonce: &str) {
+    fn reply_unwatched(&mut self, type_url: &str, nonce: &str) {
         tracing::warn!(type_url, nonce, "response for a type with no subscription");
         let stream = self.stream_of(type_url);
         if !self.streams.is_open(&stream) {

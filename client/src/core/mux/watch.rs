@@ -96,12 +96,7 @@ impl Mux {
         self.check_synced();
     }
 
-    pub(super) fn can_serve_from_store(
-        &self,
-        type_url: &str,
-        before: &Wanted,
-        interest: &Interest,
-    ) -> bool {
+    fn can_serve_from_store(&self, type_url: &str, before: &Wanted, interest: &Interest) -> bool {
         let Some(store) = self.store.of_type(type_url) else {
             return false;
         };

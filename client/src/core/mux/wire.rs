@@ -19,27 +19,92 @@ use crate::core::event::ReceivedResource;
 use crate::core::request::{Outgoing, nack_detail};
 use crate::core::store::{Diff, Stamp, Store};
 use crate::core::validate::{self, Decoded, Heartbeat, Rejection};
-use crate::core::watch_map::Wanted;
 
-/// A response as the mux reads it, whichever variant carried it.
-pub(super) trait Response: Message {
-    const VARIANT: Variant;
-    fn type_url(&self) -> &str;
-    /// SotW `version_info`, Delta `system_version_info`.
-    fn version(&self) -> &str;
-    fn nonce(&self) -> &str;
-    /// The names it removes by name (Delta's `removed_resources`), as sent.
-    fn removed(&self) -> &[String];
-    /// Takes the resources out and checks them (C6). `held_version` is the type's last
-    /// accepted version, which a SotW heartbeat refers to.
-    fn read(
+/// A response of either variant.
+pub(super) enum Response {
+    Sotw(DiscoveryResponse),
+    Delta(DeltaDiscoveryResponse),
+}
+
+impl Response {
+    pub(super) fn variant(&self) -> Variant {
+        match self {
+            Response::Sotw(_) => Variant::Sotw,
+            Response::Delta(_) => Variant::Delta,
+        }
+    }
+
+    /// Its type URL, version (SotW `version_info`, Delta `system_version_info`) and nonce.
+    pub(super) fn head(&self) -> (&str, &str, &str) {
+        match self {
+            Response::Sotw(r) => (&r.type_url, &r.version_info, &r.nonce),
+            Response::Delta(r) => (&r.type_url, &r.system_version_info, &r.nonce),
+        }
+    }
+
+    /// The names it removes by name, as sent.
+    pub(super) fn removed(&self) -> &[String] {
+        match self {
+            Response::Sotw(_) => &[],
+            Response::Delta(r) => &r.removed_resources,
+        }
+    }
+
+    pub(super) fn encoded_len(&self) -> usize {
+        match self {
+            Response::Sotw(r) => r.encoded_len(),
+            Response::Delta(r) => r.encoded_len(),
+        }
+    }
+
+    /// Takes the resources out and checks them (C6); `held_version` is the type's last
+    /// accepted version, which a SotW heartbeat must refer to (C17).
+    pub(super) fn read(
         &mut self,
         codec: &Codec,
         validator: Option<&Validator>,
         held_version: &str,
-    ) -> Result<Changes, Rejection>;
-    /// Each entry as a received-report line; `None`: no name could be read.
-    fn entries(&self, codec: &Codec, detail: ReceivedReports) -> Vec<Option<ReceivedResource>>;
+    ) -> Result<Changes, Rejection> {
+        let (valid, removed) = match self {
+            Response::Sotw(r) => {
+                let resources = std::mem::take(&mut r.resources);
+                let valid = validate::sotw(codec, &r.type_url, resources, validator)?;
+                check_sotw_heartbeats(&r.version_info, held_version, &valid.heartbeats)?;
+                (valid, Removed::Unlisted)
+            }
+            Response::Delta(r) => {
+                let (resources, removed) = (std::mem::take(&mut r.resources), &r.removed_resources);
+                let read = validate::delta(codec, &r.type_url, resources, removed, validator)?;
+                (read.0, Removed::Named(read.1))
+            }
+        };
+        let (resources, heartbeats) = (valid.resources, valid.heartbeats);
+        Ok(Changes {
+            resources,
+            removed,
+            heartbeats,
+        })
+    }
+
+    /// Each entry as a received-report line.
+    pub(super) fn lines(
+        &self,
+        codec: &Codec,
+        detail: ReceivedReports,
+    ) -> Vec<Option<ReceivedResource>> {
+        match self {
+            Response::Sotw(r) => r
+                .resources
+                .iter()
+                .map(|a| sotw_entry(codec, detail, a))
+                .collect(),
+            Response::Delta(r) => r
+                .resources
+                .iter()
+                .map(|w| delta_entry(codec, detail, w))
+                .collect(),
+        }
+    }
 }
 
 /// A validated response's effect on the store.
@@ -81,11 +146,6 @@ impl Changes {
         self.resources.is_empty() && self.removed_names().is_empty() && !self.heartbeats.is_empty()
     }
 
-    /// Drops the resources that were not asked for (C8).
-    pub(super) fn keep_wanted(&mut self, wanted: &Wanted) {
-        self.resources.retain(|d| wanted.wants(&d.name));
-    }
-
     /// Applies the update to `store`; `kept` are the names its heartbeats hold in place.
     pub(super) fn apply(
         self,
@@ -101,89 +161,6 @@ impl Changes {
             }
             Removed::Named(names) => store.apply_delta(type_url, stamp, self.resources, names),
         }
-    }
-}
-
-impl Response for DiscoveryResponse {
-    const VARIANT: Variant = Variant::Sotw;
-
-    fn type_url(&self) -> &str {
-        &self.type_url
-    }
-
-    fn version(&self) -> &str {
-        &self.version_info
-    }
-
-    fn nonce(&self) -> &str {
-        &self.nonce
-    }
-
-    fn removed(&self) -> &[String] {
-        &[]
-    }
-
-    fn read(
-        &mut self,
-        codec: &Codec,
-        validator: Option<&Validator>,
-        held_version: &str,
-    ) -> Result<Changes, Rejection> {
-        let resources = std::mem::take(&mut self.resources);
-        let valid = validate::sotw(codec, &self.type_url, resources, validator)?;
-        check_sotw_heartbeats(&self.version_info, held_version, &valid.heartbeats)?;
-        Ok(Changes {
-            resources: valid.resources,
-            removed: Removed::Unlisted,
-            heartbeats: valid.heartbeats,
-        })
-    }
-
-    fn entries(&self, codec: &Codec, detail: ReceivedReports) -> Vec<Option<ReceivedResource>> {
-        let entries = self.resources.iter();
-        entries.map(|any| sotw_entry(codec, detail, any)).collect()
-    }
-}
-
-impl Response for DeltaDiscoveryResponse {
-    const VARIANT: Variant = Variant::Delta;
-
-    fn type_url(&self) -> &str {
-        &self.type_url
-    }
-
-    fn version(&self) -> &str {
-        &self.system_version_info
-    }
-
-    fn nonce(&self) -> &str {
-        &self.nonce
-    }
-
-    fn removed(&self) -> &[String] {
-        &self.removed_resources
-    }
-
-    fn read(
-        &mut self,
-        codec: &Codec,
-        validator: Option<&Validator>,
-        _held_version: &str,
-    ) -> Result<Changes, Rejection> {
-        let resources = std::mem::take(&mut self.resources);
-        let removed = &self.removed_resources;
-        let (valid, removed) =
-            validate::delta(codec, &self.type_url, resources, removed, validator)?;
-        Ok(Changes {
-            resources: valid.resources,
-            removed: Removed::Named(removed),
-            heartbeats: valid.heartbeats,
-        })
-    }
-
-    fn entries(&self, codec: &Codec, detail: ReceivedReports) -> Vec<Option<ReceivedResource>> {
-        let entries = self.resources.iter();
-        entries.map(|r| delta_entry(codec, detail, r)).collect()
     }
 }
 
@@ -216,19 +193,20 @@ pub(super) fn nack(
     nonce: &str,
     message: &str,
 ) -> Outgoing {
+    let (type_url, response_nonce) = (type_url.to_string(), nonce.to_string());
     let error_detail = Some(nack_detail(message));
     match variant {
         Variant::Sotw => Outgoing::Sotw(DiscoveryRequest {
             node,
-            type_url: type_url.to_string(),
-            response_nonce: nonce.to_string(),
+            type_url,
+            response_nonce,
             error_detail,
             ..Default::default()
         }),
         Variant::Delta => Outgoing::Delta(DeltaDiscoveryRequest {
             node,
-            type_url: type_url.to_string(),
-            response_nonce: nonce.to_string(),
+            type_url,
+            response_nonce,
             error_detail,
             ..Default::default()
         }),
