@@ -3,6 +3,17 @@
 //! Inputs are method calls (`add_watch`, `on_stream_start`, `on_sotw_response`, `on_timer`,
 //! ...) with the current time; outputs accumulate in an [`Output`] the I/O loop drains with
 //! [`Mux::take_output`]: requests for the wire, events for subscriptions, reports for observers.
+//!
+//! This file holds the mux's state; each concept is a file of its own `impl Mux`:
+//! - `watch`: what subscriptions want, merged per type; `requests`: what is owed to the wire,
+//!   in order, and pause/resume; `stream`: the streams types ride on, opened and closed;
+//! - `wire`: all that SotW and Delta differ in; `update`: a response validated, applied and
+//!   ACKed, or NACKed; `decide`: updates held for the subscriptions' callbacks; `follow`:
+//!   dependent types (C12);
+//! - `delivery`: what each subscription is told; `missing`: names that do not exist, and the
+//!   timer input; `ttl`: heartbeats and expiry (C17);
+//! - `received`: each response reported as it arrived; `csds`: what the client holds, as CSDS
+//!   shows it.
 
 mod csds;
 mod decide;

@@ -1,7 +1,7 @@
-//! Delivery: handing subscriptions what concerns them, in the variant's shape. SotW and Delta
-//! updates after a response or an expiry, and the held resources a new watch gets at once
-//! (C15). Kept apart from the store so that what a subscription is
-//! told is decided in one place, whether the change came from the server or the clock.
+//! Delivery: handing subscriptions what concerns them, in the variant's shape: updates after a
+//! response or an expiry, and the held resources a new watch gets at once (C15). Kept apart
+//! from the store so that what a subscription is told is rendered in one place, whether the
+//! change came from the server or the clock.
 
 use super::Mux;
 use crate::config::Variant;
