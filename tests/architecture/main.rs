@@ -89,12 +89,12 @@ fn the_labs_take_the_lessons_l04_to_the_mux_add_watch_definition() {
             .find(|section| section.starts_with("L04"))
             .unwrap_or_else(|| panic!("{doc}: no `## L04` section"));
         let links = doc_links::source_links(l04);
-        let add_watch = links
-            .iter()
-            .find(|l| l.item == "Mux::add_watch" && l.target.ends_with("client/src/core/mux.rs"));
+        let add_watch = links.iter().find(|l| {
+            l.item == "Mux::add_watch" && l.target.ends_with("client/src/core/mux/watch.rs")
+        });
         assert!(
             add_watch.is_some(),
-            "{doc}: L04 links no [`Mux::add_watch`](…/client/src/core/mux.rs): {links:?}"
+            "{doc}: L04 links no [`Mux::add_watch`](…/client/src/core/mux/watch.rs): {links:?}"
         );
     }
 }

@@ -23,8 +23,12 @@ use xdsloop_proto::envoy::envoy::config::route::v3::RouteConfiguration;
 use xdsloop_proto::envoy::envoy::extensions::filters::network::http_connection_manager::v3::{
     HttpConnectionManager, Rds, http_connection_manager::RouteSpecifier,
 };
+use xdsloop_proto::type_url;
 
+use super::update::UNWATCHED;
 use super::*;
+use crate::core::validate::Rejection;
+use crate::core::watch_map::Interest;
 
 pub(super) fn node() -> Node {
     Node {
