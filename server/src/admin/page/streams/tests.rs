@@ -128,7 +128,6 @@ fn delta_request(subscribe: &[&str], nonce: &str, exchange: Exchange) -> Arc<Wir
     event(1, 2, What::Request(Box::new(facts)))
 }
 
-
 #[test]
 fn a_delta_request_that_subscribes_the_wildcard_says_so_and_its_acks_do_not() {
     let wildcard = |e: &Arc<WireEvent>| page_event(e)["wildcard"].as_bool();

@@ -28,7 +28,6 @@ fn ask(
     (MachineHooks::exchange(stream), out)
 }
 
-
 #[test]
 fn exchange_says_what_each_request_was() {
     let mut stream = SotwStream::new(1, base());
