@@ -132,7 +132,12 @@ PACKAGE_PROFILE = --config 'profile.dev.debug="line-tables-only"' \
 # Between the two, target/debug/ holds the binaries built from the .crate files, outside any
 # repository: they must print the version alone.
 VERSION = $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+# Cargo unpacks the local registry's .crate files under CARGO_HOME once per name and version and
+# reuses that copy on the next run: at an unchanged version it would verify against the sources
+# of an earlier run. The stale copies go first (only the workspace's crates, never crates.io's).
+CARGO_HOME_DIR = $(or $(CARGO_HOME),$(HOME)/.cargo)
 package: ## cargo package every published crate, with its verification build
+	rm -rf $(CARGO_HOME_DIR)/registry/src/-*/xdsloop-* $(CARGO_HOME_DIR)/registry/cache/-*/xdsloop-*
 	$(CARGO) package --workspace $(PUBLISHED_EXCLUDE) --allow-dirty $(PACKAGE_PROFILE)
 	@for bin in xdsloop-server xdsloop-client; do \
 		line="$$($(BIN_DIR)/$$bin --version)"; \
