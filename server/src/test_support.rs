@@ -106,3 +106,28 @@ pub(crate) fn exchange(
         wildcard: false,
     }
 }
+
+/// A bus event at the epoch: `what` on `stream` at position `seq`, from `node` if known.
+pub(crate) fn wire_event(
+    stream: u64,
+    seq: u32,
+    node: Option<&str>,
+    what: crate::tap::What,
+) -> Arc<crate::tap::WireEvent> {
+    Arc::new(crate::tap::WireEvent {
+        at: std::time::SystemTime::UNIX_EPOCH,
+        stream,
+        seq,
+        node: node.map(Arc::from),
+        what,
+    })
+}
+
+/// Stream `stream`'s close by its client, at position `seq`: the plainest event there is.
+pub(crate) fn closed_event(stream: u64, seq: u32) -> Arc<crate::tap::WireEvent> {
+    let closed = crate::tap::Closed {
+        reason: crate::tap::CloseReason::Client,
+        status: None,
+    };
+    wire_event(stream, seq, None, crate::tap::What::Closed(closed))
+}

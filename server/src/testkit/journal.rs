@@ -122,22 +122,12 @@ async fn wake(journal: Weak<Journal>, mut ear: Listener) {
 
 #[cfg(test)]
 mod tests {
-    use std::time::{Duration, SystemTime};
+    use std::time::Duration;
 
     use super::*;
-    use crate::tap::{CloseReason, Closed, What};
 
     fn event(stream: u64) -> Arc<WireEvent> {
-        Arc::new(WireEvent {
-            at: SystemTime::UNIX_EPOCH,
-            stream,
-            seq: 1,
-            node: None,
-            what: What::Closed(Closed {
-                reason: CloseReason::Client,
-                status: None,
-            }),
-        })
+        crate::test_support::closed_event(stream, 1)
     }
 
     #[tokio::test]

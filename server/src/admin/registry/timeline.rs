@@ -54,22 +54,11 @@ impl Timeline {
 
 #[cfg(test)]
 mod tests {
-    use std::time::SystemTime;
 
     use super::*;
-    use crate::tap::{CloseReason, Closed, What};
 
     fn event(seq: u32) -> Arc<WireEvent> {
-        Arc::new(WireEvent {
-            at: SystemTime::UNIX_EPOCH,
-            stream: 1,
-            seq,
-            node: None,
-            what: What::Closed(Closed {
-                reason: CloseReason::Client,
-                status: None,
-            }),
-        })
+        crate::test_support::closed_event(1, seq)
     }
 
     #[test]

@@ -13,13 +13,7 @@ use crate::{
 };
 
 fn event(stream: u64, what: What) -> Arc<WireEvent> {
-    Arc::new(WireEvent {
-        at: SystemTime::UNIX_EPOCH,
-        stream,
-        seq: 0,
-        node: Some(Arc::from("n1")),
-        what,
-    })
+    crate::test_support::wire_event(stream, 0, Some("n1"), what)
 }
 
 fn response(stream: u64, version: &str, nonce: &str) -> Arc<WireEvent> {

@@ -1,7 +1,7 @@
 //! A conversation reader that falls behind: it is told how much it lost and goes on with the
 //! newest events; the streams that produced them never waited for it.
 
-use std::{sync::Arc, time::SystemTime};
+use std::sync::Arc;
 
 use futures::StreamExt;
 use tokio::sync::watch;
@@ -20,13 +20,7 @@ use crate::{
 };
 
 fn event(stream: u64, seq: u32, what: What) -> Arc<WireEvent> {
-    Arc::new(WireEvent {
-        at: SystemTime::UNIX_EPOCH,
-        stream,
-        seq,
-        node: Some(Arc::from("n1")),
-        what,
-    })
+    crate::test_support::wire_event(stream, seq, Some("n1"), what)
 }
 
 fn opened() -> What {
