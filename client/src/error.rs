@@ -98,6 +98,7 @@ impl ClientError {
         }
     }
 
+    #[cfg(feature = "cli")]
     pub(crate) fn output_because(message: impl Into<String>, source: impl Into<BoxError>) -> Self {
         Self::Output {
             message: message.into(),
@@ -105,6 +106,7 @@ impl ClientError {
         }
     }
 
+    #[cfg(feature = "fleet")]
     pub(crate) fn fleet_report(message: impl Into<String>) -> Self {
         Self::FleetReport {
             message: message.into(),
@@ -112,6 +114,7 @@ impl ClientError {
         }
     }
 
+    #[cfg(feature = "fleet")]
     pub(crate) fn fleet_report_because(
         message: impl Into<String>,
         source: impl Into<BoxError>,
