@@ -174,16 +174,8 @@ impl Mux {
         };
         self.nacked.insert(type_url.to_string(), nack);
         self.answered.insert(type_url.to_string());
-        self.out.reports.push(Report::Update(UpdateReport {
-            at,
-            mode: self.config.variant,
-            source: self.config.source,
-            type_url: type_url.to_string(),
-            version: version.to_string(),
-            nonce: nonce.to_string(),
-            verdict: Verdict::Nack(message.clone()),
-            diff: Diff::default(),
-        }));
+        let verdict = Verdict::Nack(message.clone());
+        self.report_update(at, type_url, (version, nonce), verdict, Diff::default());
         let ids: Vec<_> = self
             .watches
             .subscribers(type_url)
@@ -199,11 +191,15 @@ impl Mux {
         }
     }
 
-    fn accepted(&mut self, type_url: &str, version: &str, nonce: &str, diff: Diff, at: SystemTime) {
-        tracing::info!(type_url, version, nonce, ?diff, "update applied");
-        self.nacked.remove(type_url);
-        self.answered.insert(type_url.to_string());
-        self.out.store_changed = true;
+    /// The report of one update's verdict, as observers see it.
+    fn report_update(
+        &mut self,
+        at: SystemTime,
+        type_url: &str,
+        (version, nonce): (&str, &str),
+        verdict: Verdict,
+        diff: Diff,
+    ) {
         self.out.reports.push(Report::Update(UpdateReport {
             at,
             mode: self.config.variant,
@@ -211,9 +207,17 @@ impl Mux {
             type_url: type_url.to_string(),
             version: version.to_string(),
             nonce: nonce.to_string(),
-            verdict: Verdict::Ack,
+            verdict,
             diff,
         }));
+    }
+
+    fn accepted(&mut self, type_url: &str, version: &str, nonce: &str, diff: Diff, at: SystemTime) {
+        tracing::info!(type_url, version, nonce, ?diff, "update applied");
+        self.nacked.remove(type_url);
+        self.answered.insert(type_url.to_string());
+        self.out.store_changed = true;
+        self.report_update(at, type_url, (version, nonce), Verdict::Ack, diff);
     }
 
     /// C8: a response for a type nobody subscribed to is NACKed, and nothing else happens.
